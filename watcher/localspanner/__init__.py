@@ -1,0 +1,1 @@
+"""An embedded, Spanner-compatible gRPC server for local development and tests."""

@@ -1,0 +1,290 @@
+"""Every error the local Spanner server can show a client, built in one place.
+
+The backend raises :class:`SpannerError`; the gRPC edge turns it into a status once
+(``frontend/status.py``). Nothing else in the server chooses status codes or writes
+client-visible messages: add a named function here instead.
+
+Example:
+    >>> err = table_not_found("Singers")
+    >>> err.code.name, err.message
+    ('NOT_FOUND', 'Table not found: Singers')
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class Code(enum.IntEnum):
+    """Canonical status codes (same numbers as google.rpc.Code), free of any gRPC import."""
+
+    OK = 0
+    CANCELLED = 1
+    UNKNOWN = 2
+    INVALID_ARGUMENT = 3
+    DEADLINE_EXCEEDED = 4
+    NOT_FOUND = 5
+    ALREADY_EXISTS = 6
+    PERMISSION_DENIED = 7
+    RESOURCE_EXHAUSTED = 8
+    FAILED_PRECONDITION = 9
+    ABORTED = 10
+    OUT_OF_RANGE = 11
+    UNIMPLEMENTED = 12
+    INTERNAL = 13
+    UNAVAILABLE = 14
+
+
+class SpannerError(Exception):
+    """An error with a status code and a message a user can act on.
+
+    ``retry_delay`` (seconds) is sent as RetryInfo so that the client retries
+    ABORTED transactions promptly instead of backing off for seconds.
+    """
+
+    def __init__(self, code: Code, message: str, *, retry_delay: float | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.retry_delay = retry_delay
+
+    def __repr__(self) -> str:
+        return f"SpannerError({self.code.name}, {self.message!r})"
+
+
+# --- generic -------------------------------------------------------------------------
+
+def invalid_argument(message: str) -> SpannerError:
+    return SpannerError(Code.INVALID_ARGUMENT, message)
+
+
+def failed_precondition(message: str) -> SpannerError:
+    return SpannerError(Code.FAILED_PRECONDITION, message)
+
+
+def unimplemented(feature: str) -> SpannerError:
+    return SpannerError(Code.UNIMPLEMENTED, f"The local Spanner server does not support {feature}.")
+
+
+def internal(message: str) -> SpannerError:
+    return SpannerError(Code.INTERNAL, f"Internal error in the local Spanner server: {message}")
+
+
+def injected_fault(code: Code, method: str) -> SpannerError:
+    delay = 0.01 if code == Code.ABORTED else None
+    return SpannerError(code, f"Injected fault for {method} (local Spanner fault injection).", retry_delay=delay)
+
+
+# --- resources: instances, databases, sessions -----------------------------------------
+
+def bad_resource_name(kind: str, name: str, expected: str) -> SpannerError:
+    return invalid_argument(f"Invalid {kind} name {name!r}: expected {expected}.")
+
+
+def instance_not_found(name: str) -> SpannerError:
+    return SpannerError(Code.NOT_FOUND, f"Instance not found: {name}")
+
+
+def instance_already_exists(name: str) -> SpannerError:
+    return SpannerError(Code.ALREADY_EXISTS, f"Instance already exists: {name}")
+
+
+def instance_config_not_found(name: str) -> SpannerError:
+    return SpannerError(Code.NOT_FOUND, f"Instance config not found: {name} (the local server offers emulator-config)")
+
+
+def database_not_found(name: str) -> SpannerError:
+    return SpannerError(Code.NOT_FOUND, f"Database not found: {name}")
+
+
+def database_already_exists(name: str) -> SpannerError:
+    return SpannerError(Code.ALREADY_EXISTS, f"Database already exists: {name}")
+
+
+def invalid_database_id(database_id: str) -> SpannerError:
+    return invalid_argument(
+        f"Invalid database id {database_id!r}: it must be 2-30 characters, start with a lowercase letter, "
+        "and contain only lowercase letters, digits, '_' and '-'."
+    )
+
+
+def session_not_found(name: str) -> SpannerError:
+    return SpannerError(Code.NOT_FOUND, f"Session not found: {name}")
+
+
+def operation_not_found(name: str) -> SpannerError:
+    return SpannerError(Code.NOT_FOUND, f"Operation not found: {name}")
+
+
+# --- transactions -------------------------------------------------------------------------
+
+def transaction_not_found(txn_id: bytes) -> SpannerError:
+    return SpannerError(Code.NOT_FOUND, f"Transaction not found: {txn_id.hex() or '(empty id)'}; it may have ended or expired.")
+
+
+def transaction_aborted(reason: str) -> SpannerError:
+    return SpannerError(Code.ABORTED, f"Transaction was aborted: {reason}. Retry the transaction.", retry_delay=0.01)
+
+
+def transaction_already_committed(txn_id: bytes) -> SpannerError:
+    return failed_precondition(f"Transaction {txn_id.hex()} has already been committed or rolled back.")
+
+
+def read_only_transaction_write() -> SpannerError:
+    return failed_precondition("Cannot write in a read-only transaction: use a read/write transaction.")
+
+
+def dml_needs_read_write() -> SpannerError:
+    return invalid_argument("DML statements must run in a read/write or partitioned DML transaction, not a read-only or single-use read transaction.")
+
+
+def partitioned_dml_not_allowed(what: str) -> SpannerError:
+    return invalid_argument(f"{what} is not allowed in a partitioned DML transaction.")
+
+
+def stale_read_unavailable(read_ts: str, oldest: str) -> SpannerError:
+    return failed_precondition(
+        f"Cannot read at {read_ts}: the local Spanner server keeps no versions older than its latest commit "
+        f"({oldest}). Use a strong read, or a timestamp at or after the latest commit."
+    )
+
+
+def read_timestamp_too_far_in_future(read_ts: str) -> SpannerError:
+    return invalid_argument(f"Read timestamp {read_ts} is too far in the future (more than one hour).")
+
+
+def commit_timestamp_in_future(table: str, column: str, value: str) -> SpannerError:
+    return failed_precondition(
+        f"Cannot write a commit timestamp in the future: {table}.{column} = {value}. "
+        "Use spanner.commit_timestamp() or PENDING_COMMIT_TIMESTAMP(), or a time in the past."
+    )
+
+
+def pending_commit_timestamp_not_allowed(table: str, column: str) -> SpannerError:
+    return failed_precondition(
+        f"Column {table}.{column} does not have allow_commit_timestamp=true, so it cannot take "
+        "the commit timestamp (spanner.commit_timestamp() / PENDING_COMMIT_TIMESTAMP())."
+    )
+
+
+def pending_commit_timestamp_misused() -> SpannerError:
+    return invalid_argument(
+        "PENDING_COMMIT_TIMESTAMP() may only be used as a value in INSERT or UPDATE of a column with allow_commit_timestamp=true."
+    )
+
+
+# --- schema and DDL ------------------------------------------------------------------------
+
+def ddl_syntax_error(statement: str, detail: str) -> SpannerError:
+    return invalid_argument(f"Error parsing Spanner DDL statement: {_clip(statement)} : {detail}")
+
+
+def ddl_invalid(statement: str, detail: str) -> SpannerError:
+    return failed_precondition(f"Schema change rejected: {detail} (statement: {_clip(statement)})")
+
+
+def duplicate_name(kind: str, name: str) -> SpannerError:
+    return failed_precondition(f"Duplicate name in schema: {name} (a {kind} of that name already exists).")
+
+
+def table_not_found(name: str) -> SpannerError:
+    return SpannerError(Code.NOT_FOUND, f"Table not found: {name}")
+
+
+def index_not_found(name: str) -> SpannerError:
+    return SpannerError(Code.NOT_FOUND, f"Index not found: {name}")
+
+
+def column_not_found(table: str, column: str) -> SpannerError:
+    return SpannerError(Code.NOT_FOUND, f"Column not found in table {table}: {column}")
+
+
+def unknown_index_in_hint(table: str, index: str) -> SpannerError:
+    return invalid_argument(f"The table {table} does not have a secondary index called {index} (used in FORCE_INDEX).")
+
+
+# --- data ------------------------------------------------------------------------------------
+
+def row_already_exists(table: str, key: object) -> SpannerError:
+    return SpannerError(Code.ALREADY_EXISTS, f"Row {key} in table {table} already exists")
+
+
+def row_not_found(table: str, key: object) -> SpannerError:
+    return SpannerError(Code.NOT_FOUND, f"Row {key} in table {table} is missing. Row cannot be updated.")
+
+
+def parent_row_missing(table: str, parent: str, key: object) -> SpannerError:
+    return SpannerError(Code.NOT_FOUND, f"Insert failed because parent row in table {parent} is missing for row {key} in table {table}.")
+
+
+def child_rows_exist(table: str, child: str, key: object) -> SpannerError:
+    return failed_precondition(
+        f"Cannot delete row {key} of table {table}: child rows exist in {child}, which is interleaved with ON DELETE NO ACTION."
+    )
+
+
+def null_in_not_null_column(table: str, column: str) -> SpannerError:
+    return failed_precondition(f"{table}.{column} must not be NULL in table {table}.")
+
+
+def unique_index_violation(index: str, key: object) -> SpannerError:
+    return SpannerError(Code.ALREADY_EXISTS, f"Unique index violation on index {index} at index key {key}.")
+
+
+def generated_column_written(table: str, column: str) -> SpannerError:
+    return invalid_argument(f"Cannot write into generated column {table}.{column}.")
+
+
+def key_column_missing(table: str, column: str) -> SpannerError:
+    return failed_precondition(f"Mutation on table {table} is missing primary key column {column}.")
+
+
+def wrong_key_arity(table: str, expected: int, got: int) -> SpannerError:
+    return invalid_argument(f"Wrong number of key parts for table {table}: expected {expected}, got {got}.")
+
+
+def bad_value(table: str, column: str, type_name: str, value: object) -> SpannerError:
+    return invalid_argument(f"Invalid value for column {column} in table {table}: expected {type_name}, got {_clip(repr(value))}.")
+
+
+def value_too_long(table: str, column: str, limit: int) -> SpannerError:
+    return failed_precondition(f"New value exceeds the maximum size limit for column {table}.{column}: at most {limit} allowed.")
+
+
+def bad_parameter(name: str, type_name: str, value: object) -> SpannerError:
+    return invalid_argument(f"Invalid value for query parameter @{name}: expected {type_name}, got {_clip(repr(value))}.")
+
+
+def mutation_column_count(table: str, columns: int, values: int) -> SpannerError:
+    return invalid_argument(f"Mutation on table {table} has {columns} columns but a row with {values} values.")
+
+
+# --- SQL --------------------------------------------------------------------------------------
+
+def sql_syntax_error(sql: str, detail: str) -> SpannerError:
+    return invalid_argument(f"Syntax error: {detail} [in statement: {_clip(sql)}]")
+
+
+def sql_unsupported(sql: str, detail: str) -> SpannerError:
+    return SpannerError(Code.UNIMPLEMENTED, f"The local Spanner server does not support {detail} [in statement: {_clip(sql)}]")
+
+
+def sql_invalid(sql: str, detail: str) -> SpannerError:
+    return invalid_argument(f"{detail} [in statement: {_clip(sql)}]")
+
+
+def sql_runtime_error(sql: str, detail: str) -> SpannerError:
+    return SpannerError(Code.OUT_OF_RANGE, f"{detail} [in statement: {_clip(sql)}]")
+
+
+def unbound_parameter(sql: str, name: str) -> SpannerError:
+    return invalid_argument(f"No parameter found for binding: {name} [in statement: {_clip(sql)}]")
+
+
+def query_is_not_dml(sql: str) -> SpannerError:
+    return invalid_argument(f"Statement is not a DML statement (INSERT, UPDATE or DELETE): {_clip(sql)}")
+
+
+def _clip(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,182 @@
+"""The Spanner type system as plain data, independent of protobuf.
+
+Example:
+    >>> t = parse_type("ARRAY<STRING(MAX)>")
+    >>> t.code.name, t.element.code.name, str(t)
+    ('ARRAY', 'STRING', 'ARRAY<STRING(MAX)>')
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+
+from . import errors
+
+
+class TypeCode(enum.IntEnum):
+    """Same numbers as google.spanner.v1.TypeCode, so converting is a cast."""
+
+    BOOL = 1
+    INT64 = 2
+    FLOAT64 = 3
+    TIMESTAMP = 4
+    DATE = 5
+    STRING = 6
+    BYTES = 7
+    ARRAY = 8
+    STRUCT = 9
+    NUMERIC = 10
+    JSON = 11
+
+
+@dataclass(frozen=True)
+class SpannerType:
+    """A Spanner type. ``length`` is the declared STRING/BYTES length (None means MAX).
+
+    ``length`` matters for column definitions only; two types are *compatible* when
+    their codes (and element/field types) match, see :meth:`same_kind`.
+    """
+
+    code: TypeCode
+    element: SpannerType | None = None
+    fields: tuple[tuple[str, SpannerType], ...] = ()
+    length: int | None = None
+
+    def __str__(self) -> str:
+        if self.code == TypeCode.ARRAY:
+            assert self.element is not None
+            return f"ARRAY<{self.element}>"
+        if self.code == TypeCode.STRUCT:
+            inner = ", ".join(f"{n} {t}" if n else str(t) for n, t in self.fields)
+            return f"STRUCT<{inner}>"
+        if self.code in (TypeCode.STRING, TypeCode.BYTES):
+            return f"{self.code.name}({'MAX' if self.length is None else self.length})"
+        return self.code.name
+
+    @property
+    def is_array(self) -> bool:
+        return self.code == TypeCode.ARRAY
+
+    def same_kind(self, other: SpannerType) -> bool:
+        """True when values of ``other`` can be stored as this type without conversion."""
+        if self.code != other.code:
+            return False
+        if self.code == TypeCode.ARRAY:
+            assert self.element is not None and other.element is not None
+            return self.element.same_kind(other.element)
+        if self.code == TypeCode.STRUCT:
+            return len(self.fields) == len(other.fields) and all(
+                a[1].same_kind(b[1]) for a, b in zip(self.fields, other.fields)
+            )
+        return True
+
+    def without_length(self) -> SpannerType:
+        if self.code == TypeCode.ARRAY:
+            assert self.element is not None
+            return SpannerType(TypeCode.ARRAY, element=self.element.without_length())
+        return SpannerType(self.code, fields=self.fields) if self.length is not None else self
+
+
+BOOL = SpannerType(TypeCode.BOOL)
+INT64 = SpannerType(TypeCode.INT64)
+FLOAT64 = SpannerType(TypeCode.FLOAT64)
+TIMESTAMP = SpannerType(TypeCode.TIMESTAMP)
+DATE = SpannerType(TypeCode.DATE)
+STRING = SpannerType(TypeCode.STRING)
+BYTES = SpannerType(TypeCode.BYTES)
+NUMERIC = SpannerType(TypeCode.NUMERIC)
+JSON = SpannerType(TypeCode.JSON)
+
+
+def array_of(element: SpannerType) -> SpannerType:
+    return SpannerType(TypeCode.ARRAY, element=element)
+
+
+def struct_of(*fields: tuple[str, SpannerType]) -> SpannerType:
+    return SpannerType(TypeCode.STRUCT, fields=tuple(fields))
+
+
+# The largest declarable STRING/BYTES lengths (limits.py holds the rest of the limits).
+MAX_STRING_LENGTH = 2_621_440
+MAX_BYTES_LENGTH = 10_485_760
+
+_SCALAR_NAMES = {c.name: c for c in TypeCode if c not in (TypeCode.ARRAY, TypeCode.STRUCT)}
+_TOKEN = re.compile(r"\s*(?:(?P<word>[A-Za-z_][A-Za-z0-9_]*)|(?P<num>\d+)|(?P<sym>[<>(),]))")
+
+
+def parse_type(text: str) -> SpannerType:
+    """Parse a GoogleSQL column type such as ``STRING(200)`` or ``ARRAY<INT64>``.
+
+    >>> parse_type("bytes(max)")
+    SpannerType(code=<TypeCode.BYTES: 7>, element=None, fields=(), length=None)
+    """
+    tokens = _tokenize(text)
+    pos, result = _parse(tokens, 0, text)
+    if pos != len(tokens):
+        raise errors.invalid_argument(f"Unexpected {tokens[pos]!r} in type {text!r}.")
+    return result
+
+
+def _tokenize(text: str) -> list[str]:
+    out: list[str] = []
+    pos = 0
+    text = text.rstrip()
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if not m or m.end() == pos:
+            raise errors.invalid_argument(f"Invalid type {text!r}.")
+        out.append(m.group(m.lastgroup or "sym"))
+        pos = m.end()
+    return out
+
+
+def _parse(tokens: list[str], pos: int, text: str) -> tuple[int, SpannerType]:
+    if pos >= len(tokens):
+        raise errors.invalid_argument(f"Incomplete type {text!r}.")
+    name = tokens[pos].upper()
+    pos += 1
+    if name == "ARRAY":
+        pos = _expect(tokens, pos, "<", text)
+        pos, element = _parse(tokens, pos, text)
+        if element.is_array:
+            raise errors.invalid_argument(f"Arrays of arrays are not allowed: {text!r}.")
+        pos = _expect(tokens, pos, ">", text)
+        return pos, array_of(element)
+    if name == "STRUCT":
+        pos = _expect(tokens, pos, "<", text)
+        fields: list[tuple[str, SpannerType]] = []
+        while tokens[pos] != ">":
+            field_name = ""
+            if pos + 1 < len(tokens) and tokens[pos + 1] not in ("<", "(", ",", ">"):
+                field_name = tokens[pos]
+                pos += 1
+            pos, ftype = _parse(tokens, pos, text)
+            fields.append((field_name, ftype))
+            if tokens[pos] == ",":
+                pos += 1
+        return pos + 1, SpannerType(TypeCode.STRUCT, fields=tuple(fields))
+    code = _SCALAR_NAMES.get(name)
+    if code is None:
+        raise errors.invalid_argument(f"Unknown type {tokens[pos - 1]!r} in {text!r}.")
+    if code in (TypeCode.STRING, TypeCode.BYTES):
+        if pos < len(tokens) and tokens[pos] == "(":
+            size = tokens[pos + 1] if pos + 1 < len(tokens) else ""
+            pos = _expect(tokens, pos + 2, ")", text)
+            if size.upper() == "MAX":
+                return pos, SpannerType(code)
+            if not size.isdigit():
+                raise errors.invalid_argument(f"Invalid length {size!r} in type {text!r}.")
+            limit = MAX_STRING_LENGTH if code == TypeCode.STRING else MAX_BYTES_LENGTH
+            if not 1 <= int(size) <= limit:
+                raise errors.invalid_argument(f"Length {size} in type {text!r} must be between 1 and {limit}.")
+            return pos, SpannerType(code, length=int(size))
+        return pos, SpannerType(code)
+    return pos, SpannerType(code)
+
+
+def _expect(tokens: list[str], pos: int, sym: str, text: str) -> int:
+    if pos >= len(tokens) or tokens[pos] != sym:
+        raise errors.invalid_argument(f"Expected {sym!r} in type {text!r}.")
+    return pos + 1
