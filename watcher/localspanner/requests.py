@@ -1,0 +1,177 @@
+"""Plain-Python shapes of what clients ask the server and what it answers.
+
+The gRPC edge (``frontend/converters.py``) builds these from protobuf messages and
+turns the answers back into protobuf; the backend never sees a protobuf.
+Values are in *wire* form (see ``values.py``): None, bool, float, str, list.
+
+Example:
+    >>> m = Mutation("insert", "Singers", ("SingerId", "Name"), [["1", "Ann"]])
+    >>> m.op, len(m.rows)
+    ('insert', 1)
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from .types import SpannerType
+
+
+@dataclass(frozen=True)
+class KeyRange:
+    """A range of keys; each bound is a list of wire values (a key prefix) or None (unbounded)."""
+
+    start: list[Any] | None
+    end: list[Any] | None
+    start_closed: bool = True
+    end_closed: bool = False
+
+
+@dataclass(frozen=True)
+class KeySet:
+    keys: list[list[Any]] = field(default_factory=list)
+    ranges: list[KeyRange] = field(default_factory=list)
+    all: bool = False
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """One mutation. ``op`` is insert, update, insert_or_update, replace or delete."""
+
+    op: str
+    table: str
+    columns: tuple[str, ...] = ()
+    rows: list[list[Any]] = field(default_factory=list)
+    key_set: KeySet | None = None
+
+
+class Staleness(enum.Enum):
+    STRONG = "strong"
+    READ_TIMESTAMP = "read_timestamp"
+    MIN_READ_TIMESTAMP = "min_read_timestamp"
+    EXACT_STALENESS = "exact_staleness"
+    MAX_STALENESS = "max_staleness"
+
+
+@dataclass(frozen=True)
+class ReadOnlyOptions:
+    """``timestamp_nanos`` for (min_)read_timestamp, ``staleness_nanos`` for (exact|max)_staleness."""
+
+    bound: Staleness = Staleness.STRONG
+    timestamp_nanos: int | None = None
+    staleness_nanos: int | None = None
+    return_read_timestamp: bool = False
+
+
+class TransactionKind(enum.Enum):
+    READ_ONLY = "read_only"
+    READ_WRITE = "read_write"
+    PARTITIONED_DML = "partitioned_dml"
+
+
+@dataclass(frozen=True)
+class TransactionOptions:
+    kind: TransactionKind = TransactionKind.READ_ONLY
+    read_only: ReadOnlyOptions = field(default_factory=ReadOnlyOptions)
+
+
+@dataclass(frozen=True)
+class TransactionSelector:
+    """Exactly one of: single_use (options), id (an existing transaction), begin (options)."""
+
+    single_use: TransactionOptions | None = None
+    id: bytes | None = None
+    begin: TransactionOptions | None = None
+
+    @staticmethod
+    def default() -> TransactionSelector:
+        """No selector in the request means a single-use strong read-only transaction."""
+        return TransactionSelector(single_use=TransactionOptions())
+
+
+@dataclass(frozen=True)
+class TransactionInfo:
+    """What BeginTransaction (or an inline begin) reports."""
+
+    id: bytes
+    read_timestamp_nanos: int | None = None
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    type: SpannerType
+
+
+@dataclass
+class ResultStream:
+    """A query or read result: metadata first, then rows lazily, then stats.
+
+    ``rows`` yields lists of wire values; the frontend chunks them into messages.
+    ``row_count`` is set for DML (exact) or partitioned DML (lower bound) after ``rows``
+    is exhausted.
+    """
+
+    fields: list[Field]
+    rows: Iterator[list[Any]]
+    transaction: TransactionInfo | None = None
+    row_count_exact: int | None = None
+    row_count_lower_bound: int | None = None
+
+
+@dataclass(frozen=True)
+class Statement:
+    sql: str
+    params: dict[str, Any] = field(default_factory=dict)
+    param_types: dict[str, SpannerType] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class BatchDmlResult:
+    """Row counts of the statements that ran; ``error`` stops the batch at ``len(row_counts)``."""
+
+    row_counts: list[int]
+    transaction: TransactionInfo | None = None
+    error: Exception | None = None
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    commit_timestamp_nanos: int
+    mutation_count: int = 0
+
+
+@dataclass(frozen=True)
+class BatchWriteResult:
+    """One answer per mutation group of a BatchWrite: its index, and a commit time or an error."""
+
+    indexes: list[int]
+    commit_timestamp_nanos: int | None = None
+    error: Exception | None = None
+
+
+@dataclass(frozen=True)
+class InstanceInfo:
+    name: str
+    config: str
+    display_name: str
+    node_count: int = 1
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DatabaseInfo:
+    name: str
+    create_time_nanos: int
+    version_time_nanos: int
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    name: str
+    database: str
+    multiplexed: bool
+    create_time_nanos: int
+    labels: dict[str, str] = field(default_factory=dict)
