@@ -10,7 +10,9 @@ Three forms of a value meet in the server:
   SQLite turns NaN into NULL), STRING as str, BYTES as bytes, DATE as 'YYYY-MM-DD',
   TIMESTAMP as fixed-width 'YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ' (sorts as text, keeps
   nanoseconds), NUMERIC as canonical decimal text, JSON as canonical JSON text, ARRAY as
-  JSON text of the elements' wire form.
+  JSON text of the elements' *array-element* form: the stored form where JSON can hold
+  it (so SQLite's json_each yields values comparable with stored columns), BYTES as
+  base64 text, non-finite FLOAT64 as "NaN"/"Infinity"/"-Infinity".
 * **python**: what SQL functions work with (int nanoseconds for TIMESTAMP etc.).
 
 Example:
@@ -276,7 +278,29 @@ def _array_to_stored(t: SpannerType, w: Any) -> str:
     if not isinstance(w, list):
         raise ValueError_(f"expected an ARRAY, got {w!r}")
     assert t.element is not None
-    return json.dumps([stored_to_wire(t.element, wire_to_stored(t.element, e)) for e in w], separators=(",", ":"), ensure_ascii=False)
+    return array_to_stored([wire_to_stored(t.element, e) for e in w], t.element)
+
+
+def array_to_stored(elements: list[Any], element_type: SpannerType) -> str:
+    """JSON text of a list of *stored* element values (see the module docstring)."""
+    code = element_type.code
+    if code == TypeCode.BYTES:
+        elements = [None if e is None else base64.b64encode(e).decode("ascii") for e in elements]
+    elif code == TypeCode.FLOAT64:
+        elements = [e if not isinstance(e, float) or math.isfinite(e) else stored_to_wire(element_type, e) for e in elements]
+    elif code == TypeCode.BOOL:
+        elements = [None if e is None else bool(e) for e in elements]
+    return json.dumps(elements, separators=(",", ":"), ensure_ascii=False)
+
+
+def stored_array_elements(stored: str, element_type: SpannerType) -> list[Any]:
+    """The stored forms of the elements of a stored ARRAY value."""
+    items = json.loads(stored)
+    if element_type.code == TypeCode.BYTES:
+        return [None if e is None else base64.b64decode(e) for e in items]
+    if element_type.code == TypeCode.BOOL:
+        return [None if e is None else int(e) for e in items]
+    return items
 
 
 _TO_STORED: dict[TypeCode, Callable[[SpannerType, Any], Any]] = {
@@ -325,7 +349,9 @@ def stored_to_wire(t: SpannerType, stored: Any) -> Any:
     if code == TypeCode.NUMERIC:
         return canonical_numeric(stored) if not isinstance(stored, str) else stored
     if code == TypeCode.ARRAY:
-        return json.loads(stored) if isinstance(stored, str) else list(stored)
+        assert t.element is not None
+        items = stored_array_elements(stored, t.element) if isinstance(stored, str) else list(stored)
+        return [stored_to_wire(t.element, e) for e in items]
     if code == TypeCode.STRUCT:
         return list(stored)
     raise ValueError_(f"cannot encode type {t}")
