@@ -87,9 +87,13 @@ class Index:
     interleave_in: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Catalog:
-    """All tables (in creation order, parents before children) and indexes of a database."""
+    """All tables (in creation order, parents before children) and indexes of a database.
+
+    Compared and hashed by identity: each schema change makes a new catalog, and caches
+    (prepared mutation shapes, translated statements) key on it cheaply.
+    """
 
     tables: tuple[Table, ...] = ()
     indexes: tuple[Index, ...] = ()

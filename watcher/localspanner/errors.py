@@ -70,6 +70,22 @@ def internal(message: str) -> SpannerError:
     return SpannerError(Code.INTERNAL, f"Internal error in the local Spanner server: {message}")
 
 
+def malformed_request(detail: str) -> SpannerError:
+    return invalid_argument(f"Invalid request: {detail}")
+
+
+def unsupported_type(type_name: str) -> SpannerError:
+    return SpannerError(Code.UNIMPLEMENTED, f"The local Spanner server does not support the type {type_name}.")
+
+
+def invalid_resume_token(method: str) -> SpannerError:
+    return invalid_argument(f"Invalid resume token in {method} request: it was not issued by this server.")
+
+
+def unexpected_server_error(method: str) -> SpannerError:
+    return internal(f"unexpected failure in {method}; see the server log for details")
+
+
 def injected_fault(code: Code, method: str) -> SpannerError:
     delay = 0.01 if code == Code.ABORTED else None
     return SpannerError(code, f"Injected fault for {method} (local Spanner fault injection).", retry_delay=delay)
@@ -181,6 +197,15 @@ def ddl_syntax_error(statement: str, detail: str) -> SpannerError:
 
 def ddl_invalid(statement: str, detail: str) -> SpannerError:
     return failed_precondition(f"Schema change rejected: {detail} (statement: {_clip(statement)})")
+
+
+def ddl_unsupported(statement: str, feature: str) -> SpannerError:
+    return SpannerError(Code.UNIMPLEMENTED, f"The local Spanner server does not support {feature} (statement: {_clip(statement)})")
+
+
+def ddl_statement_failed(error: SpannerError, statement: str) -> SpannerError:
+    """The same error (code and message), also naming the DDL statement that caused it."""
+    return SpannerError(error.code, f"{error.message} (statement: {_clip(statement)})", retry_delay=error.retry_delay)
 
 
 def duplicate_name(kind: str, name: str) -> SpannerError:

@@ -5,17 +5,34 @@ and its answers (``requests.py`` types) back into protobuf; errors are
 :class:`~watcher.localspanner.errors.SpannerError` and the edge maps them to statuses.
 Resource names are the full Spanner names (``projects/p/instances/i/databases/d``).
 
+With a ``data_dir``, instances, databases, schemas and rows survive a restart; without
+one, everything lives in a temporary folder removed by :meth:`close`.
+
 Example:
-    >>> svc = LocalSpannerService()           # in memory (a temporary folder)
-    >>> svc.create_instance("projects/p/instances/i", config="emulator-config").name
+    >>> svc = LocalSpannerService()
+    >>> svc.create_instance("projects/p/instances/i", config="projects/p/instanceConfigs/emulator-config").name
     'projects/p/instances/i'
+    >>> db = svc.create_database("projects/p/instances/i", "CREATE DATABASE d",
+    ...                          ["CREATE TABLE T (K INT64 NOT NULL) PRIMARY KEY (K)"])
+    >>> svc.get_ddl(db.name)
+    ['CREATE TABLE T (\\n  K INT64 NOT NULL,\\n) PRIMARY KEY(K)']
     >>> svc.close()
 """
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import shutil
+import tempfile
+import threading
+import uuid
 from typing import Iterable, Iterator
 
+from . import errors
+from .clock import Clock
+from .engine import DatabaseEngine
 from .requests import (
     BatchDmlResult,
     BatchWriteResult,
@@ -31,46 +48,265 @@ from .requests import (
     TransactionOptions,
     TransactionSelector,
 )
+from .storage import FORMAT_VERSION, Storage
+
+EMULATOR_CONFIG = "emulator-config"
+STATE_FILE = "state.json"
+
+_INSTANCE_NAME = re.compile(r"^projects/([^/]+)/instances/([a-z][-a-z0-9]{1,62}[a-z0-9]|[a-z][-a-z0-9]*)$")
+_DATABASE_NAME = re.compile(r"^(projects/[^/]+/instances/[^/]+)/databases/([^/]+)$")
+_SESSION_NAME = re.compile(r"^(projects/[^/]+/instances/[^/]+/databases/[^/]+)/sessions/([^/]+)$")
+_DATABASE_ID = re.compile(r"^[a-z][a-z0-9_\-]{0,28}[a-z0-9]$")
+_CREATE_DATABASE = re.compile(r"^\s*CREATE\s+DATABASE\s+(?:`([^`]+)`|([A-Za-z0-9_\-]+))\s*;?\s*$", re.IGNORECASE)
 
 
 class LocalSpannerService:
-    """All instances, databases and sessions of one local server."""
+    """All instances, databases and sessions of one local server (thread-safe)."""
 
-    def __init__(self, data_dir: str | None = None) -> None: ...
+    def __init__(self, data_dir: str | None = None, clock: Clock | None = None) -> None:
+        self._temporary = data_dir is None
+        self.data_dir = data_dir or tempfile.mkdtemp(prefix="localspanner-")
+        os.makedirs(self.data_dir, exist_ok=True)
+        self.clock = clock or Clock()
+        self._lock = threading.RLock()
+        self._instances: dict[str, InstanceInfo] = {}
+        self._databases: dict[str, DatabaseInfo] = {}
+        self._engines: dict[str, DatabaseEngine] = {}
+        self._sessions: dict[str, SessionInfo] = {}
+        self._load_state()
 
-    def close(self) -> None: ...
+    # --- persistence -------------------------------------------------------------------------------
 
-    # instances (InstanceAdmin)
-    def list_instance_configs(self, project: str) -> list[str]: ...
+    def _state_path(self) -> str:
+        return os.path.join(self.data_dir, STATE_FILE)
+
+    def _db_path(self, name: str) -> str:
+        m = _DATABASE_NAME.match(name)
+        assert m
+        project_instance = m.group(1).replace("projects/", "").replace("/instances/", "__")
+        return os.path.join(self.data_dir, "databases", project_instance, f"{m.group(2)}.sqlite")
+
+    def _load_state(self) -> None:
+        path = self._state_path()
+        if not os.path.exists(path):
+            return
+        with open(path, encoding="utf-8") as f:
+            state = json.load(f)
+        if state.get("format_version", 1) > FORMAT_VERSION:
+            raise RuntimeError(f"{path} was written by a newer spanner-watcher (format {state['format_version']}); upgrade to read it.")
+        for i in state.get("instances", []):
+            info = InstanceInfo(i["name"], i["config"], i.get("display_name", ""), i.get("node_count", 1), i.get("labels", {}))
+            self._instances[info.name] = info
+        for d in state.get("databases", []):
+            info = DatabaseInfo(d["name"], d["create_time_nanos"], d["create_time_nanos"])
+            self._databases[info.name] = info
+            self._engines[info.name] = DatabaseEngine(info.name, Storage(self._db_path(info.name)), self.clock)
+
+    def _save_state(self) -> None:
+        state = {
+            "format_version": FORMAT_VERSION,
+            "instances": [i.__dict__ for i in self._instances.values()],
+            "databases": [{"name": d.name, "create_time_nanos": d.create_time_nanos} for d in self._databases.values()],
+        }
+        tmp = self._state_path() + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(state, f, indent=1)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self._state_path())
+
+    def close(self) -> None:
+        with self._lock:
+            engines = list(self._engines.values())
+            self._engines.clear()
+        for e in engines:
+            e.close()
+        if self._temporary:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+
+    # --- instances (InstanceAdmin) -----------------------------------------------------------------------
+
+    def list_instance_configs(self, project: str) -> list[str]:
+        return [f"{project}/instanceConfigs/{EMULATOR_CONFIG}"]
+
     def create_instance(self, name: str, *, config: str, display_name: str = "", node_count: int = 1,
-                        labels: dict[str, str] | None = None) -> InstanceInfo: ...
-    def get_instance(self, name: str) -> InstanceInfo: ...
-    def list_instances(self, project: str) -> list[InstanceInfo]: ...
-    def delete_instance(self, name: str) -> None: ...
+                        labels: dict[str, str] | None = None) -> InstanceInfo:
+        if not _INSTANCE_NAME.match(name):
+            raise errors.bad_resource_name("instance", name, "projects/<project>/instances/<instance-id>")
+        if config.rsplit("/", 1)[-1] != EMULATOR_CONFIG:
+            raise errors.instance_config_not_found(config)
+        with self._lock:
+            if name in self._instances:
+                raise errors.instance_already_exists(name)
+            info = InstanceInfo(name, config, display_name or name.rsplit("/", 1)[-1], node_count, dict(labels or {}))
+            self._instances[name] = info
+            self._save_state()
+            return info
 
-    # databases (DatabaseAdmin)
-    def create_database(self, instance: str, create_statement: str, extra_statements: Iterable[str] = ()) -> DatabaseInfo: ...
-    def get_database(self, name: str) -> DatabaseInfo: ...
-    def list_databases(self, instance: str) -> list[DatabaseInfo]: ...
-    def drop_database(self, name: str) -> None: ...
-    def update_ddl(self, database: str, statements: list[str]) -> None: ...
-    def get_ddl(self, database: str) -> list[str]: ...
+    def get_instance(self, name: str) -> InstanceInfo:
+        with self._lock:
+            info = self._instances.get(name)
+        if info is None:
+            raise errors.instance_not_found(name)
+        return info
 
-    # sessions
-    def create_session(self, database: str, *, multiplexed: bool = False, labels: dict[str, str] | None = None) -> SessionInfo: ...
-    def batch_create_sessions(self, database: str, count: int, labels: dict[str, str] | None = None) -> list[SessionInfo]: ...
-    def get_session(self, name: str) -> SessionInfo: ...
-    def list_sessions(self, database: str) -> list[SessionInfo]: ...
-    def delete_session(self, name: str) -> None: ...
+    def list_instances(self, project: str) -> list[InstanceInfo]:
+        prefix = project.rstrip("/") + "/instances/"
+        with self._lock:
+            return [i for n, i in sorted(self._instances.items()) if n.startswith(prefix)]
 
-    # data
+    def delete_instance(self, name: str) -> None:
+        with self._lock:
+            self.get_instance(name)
+            for db in [d for d in self._databases if d.startswith(name + "/databases/")]:
+                self._drop(db)
+            del self._instances[name]
+            self._save_state()
+
+    # --- databases (DatabaseAdmin) ---------------------------------------------------------------------------
+
+    def create_database(self, instance: str, create_statement: str, extra_statements: Iterable[str] = ()) -> DatabaseInfo:
+        m = _CREATE_DATABASE.match(create_statement)
+        if not m:
+            raise errors.ddl_syntax_error(create_statement, "expected CREATE DATABASE <database-id>")
+        database_id = m.group(1) or m.group(2)
+        if not _DATABASE_ID.match(database_id):
+            raise errors.invalid_database_id(database_id)
+        name = f"{instance}/databases/{database_id}"
+        with self._lock:
+            self.get_instance(instance)
+            if name in self._databases:
+                raise errors.database_already_exists(name)
+            path = self._db_path(name)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            for suffix in ("", "-wal", "-shm"):
+                if os.path.exists(path + suffix):
+                    os.remove(path + suffix)  # left over from a database dropped while the server was down
+            engine = DatabaseEngine(name, Storage(path), self.clock)
+            try:
+                engine.update_ddl(list(extra_statements))
+            except BaseException:
+                engine.close()
+                for suffix in ("", "-wal", "-shm"):
+                    if os.path.exists(path + suffix):
+                        os.remove(path + suffix)
+                raise
+            now = self.clock.next()
+            info = DatabaseInfo(name, now, now)
+            self._databases[name] = info
+            self._engines[name] = engine
+            self._save_state()
+            return info
+
+    def get_database(self, name: str) -> DatabaseInfo:
+        with self._lock:
+            info = self._databases.get(name)
+        if info is None:
+            raise errors.database_not_found(name)
+        return info
+
+    def list_databases(self, instance: str) -> list[DatabaseInfo]:
+        self.get_instance(instance)
+        prefix = instance + "/databases/"
+        with self._lock:
+            return [d for n, d in sorted(self._databases.items()) if n.startswith(prefix)]
+
+    def drop_database(self, name: str) -> None:
+        with self._lock:
+            self.get_database(name)
+            self._drop(name)
+            self._save_state()
+
+    def _drop(self, name: str) -> None:
+        engine = self._engines.pop(name)
+        del self._databases[name]
+        for s in [s for s, info in self._sessions.items() if info.database == name]:
+            del self._sessions[s]
+        engine.close()
+        path = self._db_path(name)
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(path + suffix):
+                os.remove(path + suffix)
+
+    def engine(self, database: str) -> DatabaseEngine:
+        with self._lock:
+            engine = self._engines.get(database)
+        if engine is None:
+            raise errors.database_not_found(database)
+        return engine
+
+    def update_ddl(self, database: str, statements: list[str]) -> list[int]:
+        return self.engine(database).update_ddl(list(statements))
+
+    def get_ddl(self, database: str) -> list[str]:
+        return self.engine(database).ddl()
+
+    # --- sessions ---------------------------------------------------------------------------------------------
+
+    def create_session(self, database: str, *, multiplexed: bool = False, labels: dict[str, str] | None = None) -> SessionInfo:
+        self.engine(database)
+        info = SessionInfo(f"{database}/sessions/{uuid.uuid4().hex}", database, multiplexed, self.clock.wall_nanos(), dict(labels or {}))
+        with self._lock:
+            self._sessions[info.name] = info
+        return info
+
+    def batch_create_sessions(self, database: str, count: int, labels: dict[str, str] | None = None) -> list[SessionInfo]:
+        if count < 1:
+            raise errors.invalid_argument("session_count must be at least 1.")
+        return [self.create_session(database, labels=labels) for _ in range(min(count, 100))]
+
+    def get_session(self, name: str) -> SessionInfo:
+        with self._lock:
+            info = self._sessions.get(name)
+        if info is None:
+            if not _SESSION_NAME.match(name):
+                raise errors.bad_resource_name("session", name, "projects/<p>/instances/<i>/databases/<d>/sessions/<id>")
+            raise errors.session_not_found(name)
+        return info
+
+    def list_sessions(self, database: str) -> list[SessionInfo]:
+        self.engine(database)
+        with self._lock:
+            return [s for s in self._sessions.values() if s.database == database]
+
+    def delete_session(self, name: str) -> None:
+        with self._lock:
+            if self._sessions.pop(name, None) is None:
+                raise errors.session_not_found(name)
+
+    def _session_engine(self, session: str) -> DatabaseEngine:
+        return self.engine(self.get_session(session).database)
+
+    # --- data -------------------------------------------------------------------------------------------------
+
     def execute_sql(self, session: str, statement: Statement, selector: TransactionSelector | None, *,
-                    seqno: int = 0, query_mode_plan: bool = False) -> ResultStream: ...
+                    seqno: int = 0, query_mode_plan: bool = False) -> ResultStream:
+        return self._session_engine(session).execute_sql(session, statement, selector)
+
     def read(self, session: str, table: str, columns: list[str], key_set: KeySet, selector: TransactionSelector | None, *,
-             index: str = "", limit: int = 0) -> ResultStream: ...
-    def execute_batch_dml(self, session: str, statements: list[Statement], selector: TransactionSelector, *, seqno: int = 0) -> BatchDmlResult: ...
-    def begin_transaction(self, session: str, options: TransactionOptions) -> TransactionInfo: ...
+             index: str = "", limit: int = 0) -> ResultStream:
+        return self._session_engine(session).read(session, table, columns, key_set, selector, index=index, limit=limit)
+
+    def execute_batch_dml(self, session: str, statements: list[Statement], selector: TransactionSelector, *, seqno: int = 0) -> BatchDmlResult:
+        if not statements:
+            raise errors.invalid_argument("ExecuteBatchDml needs at least one statement.")
+        return self._session_engine(session).execute_batch_dml(session, statements, selector)
+
+    def begin_transaction(self, session: str, options: TransactionOptions) -> TransactionInfo:
+        return self._session_engine(session).begin(session, options)
+
     def commit(self, session: str, mutations: list[Mutation], *, transaction_id: bytes | None = None,
-               single_use: TransactionOptions | None = None) -> CommitResult: ...
-    def rollback(self, session: str, transaction_id: bytes) -> None: ...
-    def batch_write(self, session: str, groups: list[list[Mutation]]) -> Iterator[BatchWriteResult]: ...
+               single_use: TransactionOptions | None = None) -> CommitResult:
+        return self._session_engine(session).commit(session, mutations, transaction_id=transaction_id, single_use=single_use)
+
+    def rollback(self, session: str, transaction_id: bytes) -> None:
+        self._session_engine(session).rollback(transaction_id)
+
+    def batch_write(self, session: str, groups: list[list[Mutation]]) -> Iterator[BatchWriteResult]:
+        engine = self._session_engine(session)
+        for i, group in enumerate(groups):
+            try:
+                result = engine.commit(session, group)
+                yield BatchWriteResult([i], result.commit_timestamp_nanos)
+            except errors.SpannerError as exc:
+                yield BatchWriteResult([i], None, exc)

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# One entry point for a fresh machine: sets everything up, then runs what you ask for.
+#   ./run.sh demo     set up and run the end-to-end demo on the embedded local Spanner
+#   ./run.sh test     set up and run the test suite
+#   ./run.sh setup    only set up (.venv with the project and its test tools)
+# Any other arguments are passed to the `spanner-watcher` command inside the venv.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+VENV="${SPANNER_WATCHER_VENV:-.venv}"
+PY="${PYTHON:-python3}"
+
+need_java() {
+  # PySpark 4 needs Java 17 or newer.
+  if command -v java >/dev/null 2>&1; then
+    local v
+    v=$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -1)
+    if [ -n "$v" ] && [ "$v" -ge 17 ]; then return 0; fi
+  fi
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "run.sh: installing Java 17 (needed by PySpark) with apt-get" >&2
+    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null
+  else
+    echo "run.sh: Java 17+ is missing; install it (e.g. apt-get install openjdk-17-jre-headless). Spark parts will not run." >&2
+  fi
+}
+
+setup() {
+  need_java
+  if [ ! -x "$VENV/bin/python" ]; then
+    echo "run.sh: creating virtual environment $VENV" >&2
+    "$PY" -m venv "$VENV"
+  fi
+  local stamp="$VENV/.installed-$(sha1sum pyproject.toml | cut -c1-12)"
+  if [ ! -f "$stamp" ]; then
+    echo "run.sh: installing the project and its dependencies into $VENV" >&2
+    "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null
+    "$VENV/bin/python" -m pip install -q -e ".[test]"
+    rm -f "$VENV"/.installed-* && touch "$stamp"
+  fi
+}
+
+cmd="${1:-demo}"
+[ $# -gt 0 ] && shift
+case "$cmd" in
+  setup) setup ;;
+  test)  setup; exec "$VENV/bin/python" -m pytest "$@" ;;
+  demo)  setup; exec "$VENV/bin/spanner-watcher" demo "$@" ;;
+  *)     setup; exec "$VENV/bin/spanner-watcher" "$cmd" "$@" ;;
+esac

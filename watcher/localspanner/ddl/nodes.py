@@ -1,0 +1,161 @@
+"""Spanner GoogleSQL DDL statements as typed, immutable data.
+
+``parser.parse_ddl`` turns statement text into one of these nodes,
+``schema_updater.apply_ddl`` applies a node to a catalog and ``printer.print_statement``
+turns a node back into canonical text. Columns and key parts reuse the catalog's own
+:class:`~watcher.localspanner.catalog.Column` and :class:`~watcher.localspanner.catalog.KeyPart`,
+so a ``CREATE TABLE`` node carries exactly what the new table will hold.
+
+Example:
+    >>> from watcher.localspanner import types as T
+    >>> DropTable("Singers", if_exists=True).if_exists
+    True
+    >>> CreateTable("T", (Column("K", T.INT64, not_null=True),), (KeyPart("K"),)).parent is None
+    True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+from ..catalog import Column, KeyPart
+from ..types import SpannerType
+
+__all__ = [
+    "AlterColumnSetDefault",
+    "AlterColumnSetOptions",
+    "AlterColumnType",
+    "AlterTableAddColumn",
+    "AlterTableDropColumn",
+    "Column",
+    "CreateDatabase",
+    "CreateIndex",
+    "CreateTable",
+    "DropIndex",
+    "DropTable",
+    "KeyPart",
+    "Node",
+]
+
+
+@dataclass(frozen=True)
+class CreateDatabase:
+    """``CREATE DATABASE name``: only valid as the create_statement of CreateDatabase."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class CreateTable:
+    """``CREATE TABLE [IF NOT EXISTS] name (...) PRIMARY KEY (...) [, INTERLEAVE IN PARENT p ON DELETE ...]``.
+
+    ``on_delete_cascade`` only means something when ``parent`` is set; an interleaved
+    table without an ON DELETE clause gets NO ACTION, as on Spanner.
+    """
+
+    name: str
+    columns: tuple[Column, ...]
+    primary_key: tuple[KeyPart, ...]
+    parent: str | None = None
+    on_delete_cascade: bool = False
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
+class CreateIndex:
+    """``CREATE [UNIQUE] [NULL_FILTERED] INDEX [IF NOT EXISTS] name ON table (key) [STORING (...)] [, INTERLEAVE IN t]``."""
+
+    name: str
+    table: str
+    key: tuple[KeyPart, ...]
+    storing: tuple[str, ...] = ()
+    unique: bool = False
+    null_filtered: bool = False
+    interleave_in: str | None = None
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
+class AlterTableAddColumn:
+    """``ALTER TABLE table ADD COLUMN [IF NOT EXISTS] column_definition``."""
+
+    table: str
+    column: Column
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
+class AlterTableDropColumn:
+    """``ALTER TABLE table DROP COLUMN column``."""
+
+    table: str
+    column: str
+
+
+@dataclass(frozen=True)
+class AlterColumnSetOptions:
+    """``ALTER TABLE table ALTER COLUMN column SET OPTIONS (allow_commit_timestamp = true|false|null)``.
+
+    ``allow_commit_timestamp`` is None for ``= null`` (back to the default, false).
+    """
+
+    table: str
+    column: str
+    allow_commit_timestamp: bool | None
+
+
+@dataclass(frozen=True)
+class AlterColumnSetDefault:
+    """``ALTER TABLE table ALTER COLUMN column SET DEFAULT (expr)`` or ``... DROP DEFAULT`` (default None)."""
+
+    table: str
+    column: str
+    default: str | None
+
+
+@dataclass(frozen=True)
+class AlterColumnType:
+    """``ALTER TABLE table ALTER COLUMN column type [NOT NULL] [DEFAULT (expr)] [OPTIONS (...)]``.
+
+    The statement redefines the column: its type, nullability and default are replaced.
+    ``allow_commit_timestamp`` is None when the statement has no OPTIONS clause (the
+    column keeps its option), else the value given (``= null`` is stored as False).
+    """
+
+    table: str
+    column: str
+    type: SpannerType
+    not_null: bool = False
+    default: str | None = None
+    allow_commit_timestamp: bool | None = None
+
+
+@dataclass(frozen=True)
+class DropTable:
+    """``DROP TABLE [IF EXISTS] name``."""
+
+    name: str
+    if_exists: bool = False
+
+
+@dataclass(frozen=True)
+class DropIndex:
+    """``DROP INDEX [IF EXISTS] name``."""
+
+    name: str
+    if_exists: bool = False
+
+
+Node = Union[
+    CreateDatabase,
+    CreateTable,
+    CreateIndex,
+    AlterTableAddColumn,
+    AlterTableDropColumn,
+    AlterColumnSetOptions,
+    AlterColumnSetDefault,
+    AlterColumnType,
+    DropTable,
+    DropIndex,
+]

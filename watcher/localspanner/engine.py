@@ -1,0 +1,516 @@
+"""One database's engine: schema, snapshots, transactions and commits over its storage.
+
+Two locks give Spanner's guarantees:
+
+* the *writer* (one holder at a time): a read/write transaction from its first read or
+  DML to its end, a single-use commit, a schema change. This makes read/write
+  transactions serializable.
+* the *visibility* lock, held from choosing a commit timestamp to the SQLite COMMIT, and
+  by a strong read while it chooses its read timestamp and pins its snapshot. So a read
+  at R sees exactly the commits with timestamps below R, and every later commit gets a
+  timestamp above R (external consistency, DESIGN.md invariant 4).
+
+Example (normally reached through ``service.LocalSpannerService``)::
+
+    engine = DatabaseEngine("projects/p/instances/i/databases/d", storage, clock)
+    engine.update_ddl(["CREATE TABLE T (K INT64) PRIMARY KEY (K)"])
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections import OrderedDict
+from typing import Any, Iterator
+
+from . import errors, limits, values
+from .catalog import Catalog
+from .clock import Clock
+from .errors import SpannerError
+from .mutations import apply_mutations
+from .requests import (
+    BatchDmlResult,
+    CommitResult,
+    ReadOnlyOptions,
+    ResultStream,
+    Staleness,
+    Statement,
+    TransactionInfo,
+    TransactionKind,
+    TransactionOptions,
+    TransactionSelector,
+    Mutation,
+    KeySet,
+)
+from .schema_sync import quote, sync_schema
+from .storage import Storage
+from .transactions import PendingCommitTimestamp, ReadWriteTransaction, Snapshot, mutation_count
+
+
+class DatabaseEngine:
+    def __init__(self, name: str, storage: Storage, clock: Clock) -> None:
+        self.name = name
+        self.storage = storage
+        self.clock = clock
+        self._writer = threading.Lock()
+        self._writer_owner: ReadWriteTransaction | None = None
+        self._visibility = threading.Lock()
+        self._rw: dict[bytes, ReadWriteTransaction] = {}
+        self._snapshots: OrderedDict[bytes, Snapshot] = OrderedDict()
+        self._registry_lock = threading.Lock()
+        self.latest_commit_nanos = 0
+        self.catalog = self._load_catalog()
+
+    # --- schema ------------------------------------------------------------------------------------
+
+    def _load_catalog(self) -> Catalog:
+        from .schema_updater import apply_statements
+
+        statements = self.storage.load_ddl()
+        catalog, _ = apply_statements(Catalog(), statements) if statements else (Catalog(), [])
+        conn = self.storage.writer
+        conn.execute("BEGIN")
+        try:
+            self.storage.refresh_information_schema(conn, catalog)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return catalog
+
+    def update_ddl(self, statements: list[str]) -> list[int]:
+        """Apply schema statements in order; each one commits on its own. Returns commit timestamps."""
+        from .ddl.printer import print_catalog
+        from .ddl.parser import parse_ddl
+        from .schema_updater import apply_ddl
+
+        stamps: list[int] = []
+        self._acquire_writer(None)
+        conn = self.storage.writer
+        try:
+            for statement in statements:
+                node = parse_ddl(statement)
+                new = apply_ddl(self.catalog, node)
+                if new is self.catalog:
+                    stamps.append(self.clock.next())
+                    continue
+                conn.execute("PRAGMA foreign_keys=OFF")
+                conn.execute("BEGIN")
+                try:
+                    sync_schema(conn, self.catalog, new)
+                    self._check_foreign_keys(conn, statement)
+                    self.storage.save_ddl(conn, print_catalog(new))
+                    self.storage.refresh_information_schema(conn, new)
+                    with self._visibility:
+                        ts = self.clock.next()
+                        conn.execute("COMMIT")
+                        self.catalog = new
+                        self.latest_commit_nanos = ts
+                    stamps.append(ts)
+                except sqlite3.IntegrityError as exc:
+                    conn.execute("ROLLBACK")
+                    raise errors.ddl_invalid(statement, _ddl_data_problem(exc)) from None
+                except sqlite3.Error as exc:
+                    conn.execute("ROLLBACK")
+                    raise errors.ddl_invalid(statement, str(exc)) from None
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+                finally:
+                    conn.execute("PRAGMA foreign_keys=ON")
+        finally:
+            self._release_writer(None)
+        return stamps
+
+    def _check_foreign_keys(self, conn: sqlite3.Connection, statement: str) -> None:
+        bad = conn.execute("PRAGMA foreign_key_check").fetchone()
+        if bad:
+            raise errors.ddl_invalid(statement, f"rows of table {bad[0]} have no parent row in table {bad[2]}")
+
+    def ddl(self) -> list[str]:
+        from .ddl.printer import print_catalog
+
+        return print_catalog(self.catalog)
+
+    # --- the writer -----------------------------------------------------------------------------------
+
+    def _acquire_writer(self, txn: ReadWriteTransaction | None) -> None:
+        if txn is not None and txn.holds_writer:
+            return
+        deadline = time.monotonic() + limits.WRITER_WAIT_SECONDS
+        while not self._writer.acquire(timeout=0.05):
+            owner = self._writer_owner
+            if owner is not None and time.monotonic() - owner.last_used > limits.TRANSACTION_IDLE_SECONDS:
+                self._abort(owner, "it was idle while holding the database's writer and another transaction needed it")
+            if time.monotonic() > deadline:
+                raise errors.transaction_aborted("another read/write transaction held the database too long")
+        self._writer_owner = txn
+        if txn is not None:
+            if txn.state != "active":
+                self._writer_owner = None
+                self._writer.release()
+                raise errors.transaction_aborted(txn.abort_reason or "the transaction is no longer active")
+            txn.holds_writer = True
+            self.storage.writer.execute("BEGIN")
+
+    def _release_writer(self, txn: ReadWriteTransaction | None) -> None:
+        if txn is not None:
+            if not txn.holds_writer:
+                return
+            txn.holds_writer = False
+        self._writer_owner = None
+        self._writer.release()
+
+    def _abort(self, txn: ReadWriteTransaction, reason: str) -> None:
+        if not txn.lock.acquire(blocking=False):
+            return  # it is busy, so not idle after all
+        try:
+            if txn.state == "active":
+                txn.state = "aborted"
+                txn.abort_reason = reason
+                if txn.holds_writer:
+                    conn = self.storage.writer
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    self._release_writer(txn)
+        finally:
+            txn.lock.release()
+
+    # --- snapshots -----------------------------------------------------------------------------------------
+
+    def _pin(self, options: ReadOnlyOptions) -> Snapshot:
+        """A snapshot for a read-only bound; stale bounds are served only when nothing changed since."""
+        target = self._target_timestamp(options)
+        if target is not None:
+            wait = (target - self.clock.wall_nanos()) / 1e9
+            if wait > limits.MAX_FUTURE_READ_SECONDS:
+                raise errors.read_timestamp_too_far_in_future(values.nanos_to_rfc3339(target))
+            if wait > 0:
+                time.sleep(wait)  # as Spanner does: a read in the future waits for that time to come
+        conn = self.storage.reader()
+        try:
+            with self._visibility:
+                if target is not None and target < self.latest_commit_nanos:
+                    raise errors.stale_read_unavailable(values.nanos_to_rfc3339(target), values.nanos_to_rfc3339(self.latest_commit_nanos))
+                read_ts = self.clock.next() if target is None else target
+                if target is not None:
+                    self.clock.advance_past(target)
+                conn.execute("BEGIN")
+                conn.execute(f"SELECT 1 FROM {quote('_ls_meta')} LIMIT 1").fetchall()
+                catalog = self.catalog
+        except BaseException:
+            self.storage.release(conn)
+            raise
+        return Snapshot(conn, read_ts, catalog)
+
+    def _target_timestamp(self, options: ReadOnlyOptions) -> int | None:
+        if options.bound == Staleness.READ_TIMESTAMP:
+            return options.timestamp_nanos
+        if options.bound == Staleness.EXACT_STALENESS:
+            return self.clock.wall_nanos() - (options.staleness_nanos or 0)
+        return None  # strong; min_read_timestamp and max_staleness are satisfied by a strong read
+
+    def _unpin(self, snap: Snapshot) -> None:
+        with snap.lock:
+            if not snap.released:
+                snap.released = True
+                self.storage.release(snap.conn)
+
+    def _register_snapshot(self, snap: Snapshot) -> None:
+        with self._registry_lock:
+            self._snapshots[snap.id] = snap
+            now = time.monotonic()
+            stale = [s for s in self._snapshots.values() if now - s.last_used > limits.SNAPSHOT_IDLE_SECONDS]
+            while len(self._snapshots) > limits.MAX_PINNED_SNAPSHOTS:
+                stale.append(self._snapshots.popitem(last=False)[1])
+            for s in stale:
+                self._snapshots.pop(s.id, None)
+        for s in stale:
+            self._unpin(s)
+
+    # --- transactions ----------------------------------------------------------------------------------------
+
+    def begin(self, session: str, options: TransactionOptions) -> TransactionInfo:
+        if options.kind == TransactionKind.READ_ONLY:
+            snap = self._pin(options.read_only)
+            self._register_snapshot(snap)
+            return TransactionInfo(snap.id, snap.read_nanos)
+        txn = ReadWriteTransaction(session=session, partitioned=options.kind == TransactionKind.PARTITIONED_DML)
+        with self._registry_lock:
+            self._rw[txn.id] = txn
+        return TransactionInfo(txn.id)
+
+    def _lookup(self, txn_id: bytes) -> ReadWriteTransaction | Snapshot:
+        with self._registry_lock:
+            found = self._rw.get(txn_id) or self._snapshots.get(txn_id)
+        if found is None:
+            raise errors.transaction_not_found(txn_id)
+        return found
+
+    def _resolve(self, session: str, selector: TransactionSelector | None) -> tuple[ReadWriteTransaction | Snapshot, TransactionInfo | None, bool]:
+        """The transaction a request runs in, what to report of it, and whether it is single-use."""
+        selector = selector or TransactionSelector.default()
+        if selector.id is not None:
+            return self._lookup(selector.id), None, False
+        if selector.begin is not None:
+            info = self.begin(session, selector.begin)
+            return self._lookup(info.id), info, False
+        options = selector.single_use or TransactionOptions()
+        if options.kind != TransactionKind.READ_ONLY:
+            raise errors.invalid_argument("Single-use transactions can only be read-only; begin a read/write transaction for DML.")
+        return self._pin(options.read_only), None, True
+
+    def rollback(self, txn_id: bytes) -> None:
+        with self._registry_lock:
+            txn = self._rw.pop(txn_id, None)
+            snap = self._snapshots.pop(txn_id, None)
+        if snap is not None:
+            self._unpin(snap)
+            return
+        if txn is None:
+            return  # rolling back an unknown or finished transaction is harmless, as on Spanner
+        with txn.lock:
+            if txn.state == "active":
+                txn.state = "rolled_back"
+            if txn.holds_writer:
+                conn = self.storage.writer
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                self._release_writer(txn)
+
+    # --- queries and DML --------------------------------------------------------------------------------------
+
+    def execute_sql(self, session: str, statement: Statement, selector: TransactionSelector | None) -> ResultStream:
+        from . import sql
+
+        txn, info, single_use = self._resolve(session, selector)
+        if isinstance(txn, Snapshot):
+            if sql.is_dml(statement.sql):
+                if single_use:
+                    self._unpin(txn)
+                raise errors.dml_needs_read_write()
+            return self._query_snapshot(txn, statement, info, single_use)
+        with txn.lock:
+            txn.touch()
+            if txn.partitioned:
+                return self._partitioned_dml(txn, statement, info)
+            self._acquire_writer(txn)
+            try:
+                conn = self.storage.writer
+                now = self.clock.next()
+                if sql.is_dml(statement.sql):
+                    result = self._run_dml(txn, statement, now)
+                    rows = list(result.rows or [])
+                    return ResultStream(list(result.fields or []), iter(rows), transaction=info, row_count_exact=result.row_count)
+                fields, rows_iter = sql.execute_query(conn, statement, self.catalog, now_nanos=now)
+                # Materialised: the writer connection must be free for the transaction's next statement.
+                return ResultStream(fields, iter(list(rows_iter)), transaction=info)
+            except SpannerError as exc:
+                self._fail_statement(txn, exc)
+                raise
+            finally:
+                txn.touch()
+
+    def _run_dml(self, txn: ReadWriteTransaction, statement: Statement, now: int) -> Any:
+        """One DML statement in ``txn``: all or nothing, and the transaction goes on after a failure."""
+        from . import sql
+
+        conn = self.storage.writer
+        conn.execute("SAVEPOINT ls_stmt")
+        try:
+            result = sql.execute_dml(conn, statement, self.catalog, now_nanos=now)
+        except BaseException:
+            conn.execute("ROLLBACK TO ls_stmt")
+            conn.execute("RELEASE ls_stmt")
+            raise
+        conn.execute("RELEASE ls_stmt")
+        txn.pending.extend(PendingCommitTimestamp(*p) for p in result.pending_commit_timestamps)
+        return result
+
+    def _fail_statement(self, txn: ReadWriteTransaction, exc: SpannerError) -> None:
+        """A failed statement leaves the transaction usable, as on Spanner; an ABORTED one ends it."""
+        if exc.code == errors.Code.ABORTED:
+            self._abort(txn, exc.message)
+
+    def _query_snapshot(self, snap: Snapshot, statement: Statement, info: TransactionInfo | None, single_use: bool) -> ResultStream:
+        from . import sql
+
+        snap.last_used = time.monotonic()
+        try:
+            fields, rows = sql.execute_query(snap.conn, statement, snap.catalog, now_nanos=snap.read_nanos)
+        except BaseException:
+            if single_use:
+                self._unpin(snap)
+            raise
+        if info is None and single_use:
+            info = TransactionInfo(b"", snap.read_nanos)
+        return ResultStream(fields, self._stream(snap, rows, single_use), transaction=info)
+
+    def _stream(self, snap: Snapshot, rows: Iterator[list[Any]], single_use: bool) -> Iterator[list[Any]]:
+        try:
+            yield from rows
+        finally:
+            if single_use:
+                self._unpin(snap)
+            else:
+                snap.last_used = time.monotonic()
+
+    def _partitioned_dml(self, txn: ReadWriteTransaction, statement: Statement, info: TransactionInfo | None) -> ResultStream:
+        from . import sql
+
+        if not sql.is_dml(statement.sql):
+            raise errors.partitioned_dml_not_allowed("A query")
+        if txn.state != "active":
+            raise errors.transaction_already_committed(txn.id)
+        self._acquire_writer(txn)
+        conn = self.storage.writer
+        try:
+            result = sql.execute_dml(conn, statement, self.catalog, now_nanos=self.clock.next())
+            txn.pending.extend(PendingCommitTimestamp(*p) for p in result.pending_commit_timestamps)
+            self._commit_locked(txn, [])
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            txn.state = "aborted"
+            self._release_writer(txn)
+            raise
+        return ResultStream([], iter(()), transaction=info, row_count_lower_bound=result.row_count)
+
+    def execute_batch_dml(self, session: str, statements: list[Statement], selector: TransactionSelector) -> BatchDmlResult:
+        from . import sql
+
+        txn, info, _ = self._resolve(session, selector)
+        if not isinstance(txn, ReadWriteTransaction) or txn.partitioned:
+            raise errors.dml_needs_read_write()
+        counts: list[int] = []
+        with txn.lock:
+            txn.touch()
+            self._acquire_writer(txn)
+            conn = self.storage.writer
+            for st in statements:
+                if not sql.is_dml(st.sql):
+                    return BatchDmlResult(counts, info, errors.query_is_not_dml(st.sql))
+                try:
+                    result = self._run_dml(txn, st, self.clock.next())
+                except SpannerError as exc:
+                    self._fail_statement(txn, exc)
+                    return BatchDmlResult(counts, info, exc)
+                counts.append(result.row_count)
+            txn.touch()
+        return BatchDmlResult(counts, info)
+
+    # --- reads by key ---------------------------------------------------------------------------------------------
+
+    def read(self, session: str, table: str, columns: list[str], key_set: KeySet, selector: TransactionSelector | None,
+             index: str = "", limit: int = 0) -> ResultStream:
+        from .reads import read_rows
+
+        txn, info, single_use = self._resolve(session, selector)
+        if isinstance(txn, Snapshot):
+            txn.last_used = time.monotonic()
+            try:
+                fields, rows = read_rows(txn.conn, txn.catalog, table, columns, key_set, index=index, limit=limit)
+            except BaseException:
+                if single_use:
+                    self._unpin(txn)
+                raise
+            if info is None and single_use:
+                info = TransactionInfo(b"", txn.read_nanos)
+            return ResultStream(fields, self._stream(txn, rows, single_use), transaction=info)
+        with txn.lock:
+            txn.touch()
+            self._acquire_writer(txn)
+            fields, rows = read_rows(self.storage.writer, self.catalog, table, columns, key_set, index=index, limit=limit)
+            return ResultStream(fields, iter(list(rows)), transaction=info)
+
+    # --- commits -------------------------------------------------------------------------------------------------------
+
+    def commit(self, session: str, mutations: list[Mutation], *, transaction_id: bytes | None = None,
+               single_use: TransactionOptions | None = None) -> CommitResult:
+        if len(mutations) > limits.MAX_MUTATIONS_PER_COMMIT:
+            raise errors.invalid_argument(f"Too many mutations in one commit: {len(mutations)} (at most {limits.MAX_MUTATIONS_PER_COMMIT}).")
+        if transaction_id is None:
+            txn = ReadWriteTransaction(session=session)
+        else:
+            found = self._lookup(transaction_id)
+            if isinstance(found, Snapshot):
+                if mutations:
+                    raise errors.read_only_transaction_write()
+                self.rollback(transaction_id)
+                return CommitResult(found.read_nanos)
+            txn = found
+        with txn.lock:
+            if txn.state == "aborted":
+                raise errors.transaction_aborted(txn.abort_reason or "the transaction was aborted")
+            if txn.state != "active":
+                raise errors.transaction_already_committed(txn.id)
+            if txn.partitioned:
+                raise errors.partitioned_dml_not_allowed("Commit")
+            self._acquire_writer(txn)
+            try:
+                ts = self._commit_locked(txn, mutations)
+            except SpannerError:
+                conn = self.storage.writer
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                txn.state = "rolled_back"
+                self._release_writer(txn)
+                raise
+            finally:
+                with self._registry_lock:
+                    self._rw.pop(txn.id, None)
+        return CommitResult(ts, mutation_count(mutations))
+
+    def _commit_locked(self, txn: ReadWriteTransaction, mutations: list[Mutation]) -> int:
+        """Commit ``txn`` (which holds the writer and has an open SQLite transaction)."""
+        conn = self.storage.writer
+        with self._visibility:
+            ts = self.clock.next()
+            apply_mutations(conn, self.catalog, mutations, commit_nanos=ts)
+            self._fill_pending(conn, txn.pending, ts)
+            try:
+                conn.execute("COMMIT")
+            except sqlite3.IntegrityError as exc:
+                from .sqlite_errors import integrity_error
+
+                raise integrity_error(exc, self._first_child_table(mutations), self.catalog) from None
+            self.latest_commit_nanos = ts
+        txn.state = "committed"
+        self._release_writer(txn)
+        return ts
+
+    def _first_child_table(self, mutations: list[Mutation]) -> Any:
+        for m in mutations:
+            t = self.catalog.table(m.table)
+            if t is not None and t.parent is not None:
+                return t
+        return self.catalog.table(mutations[0].table) if mutations else None
+
+    def _fill_pending(self, conn: sqlite3.Connection, pending: list[PendingCommitTimestamp], ts: int) -> None:
+        stored = values.nanos_to_stored(ts)
+        for p in pending:
+            table = self.catalog.table(p.table)
+            if table is None:
+                continue
+            sets = ", ".join(f"{quote(c)} = ?" for c in p.columns)
+            where = " AND ".join(f"{quote(k)} IS ?" for k in table.key_names) or "1"
+            conn.execute(f"UPDATE {quote(table.name)} SET {sets} WHERE {where}", [stored] * len(p.columns) + list(p.key))
+
+    def close(self) -> None:
+        with self._registry_lock:
+            snaps = list(self._snapshots.values())
+            self._snapshots.clear()
+        for s in snaps:
+            self._unpin(s)
+        self.storage.close()
+
+
+def _ddl_data_problem(exc: sqlite3.IntegrityError) -> str:
+    text = str(exc)
+    if text.startswith("NOT NULL"):
+        return f"existing rows have NULL values ({text.split(': ', 1)[-1]})"
+    if text.startswith("UNIQUE"):
+        return f"existing rows have duplicate values ({text.split(': ', 1)[-1]})"
+    return text

@@ -1,0 +1,351 @@
+"""Protobuf <-> ``requests.py`` types, for the gRPC handlers.
+
+Incoming messages are the raw protobuf classes underneath the client's proto-plus types
+(``google.cloud.spanner_v1.types.X.pb()``), read by direct field access. Results go out
+as serialized bytes (see ``wire.py``) split into messages well under the client's 4 MiB
+receive limit.
+
+Example:
+    >>> from google.protobuf import struct_pb2
+    >>> value_to_wire(struct_pb2.Value(string_value="42"))
+    '42'
+    >>> from watcher.localspanner import types as T
+    >>> type_from_pb(type_to_pb(T.array_of(T.INT64))) == T.array_of(T.INT64)
+    True
+"""
+
+from __future__ import annotations
+
+import itertools
+import struct
+from operator import attrgetter
+from typing import Any, Callable, Iterator
+
+from google.cloud.spanner_v1.types import keys as keys_types
+from google.cloud.spanner_v1.types import result_set as result_set_types
+from google.cloud.spanner_v1.types import transaction as transaction_types
+from google.cloud.spanner_v1.types import type as type_types
+from google.protobuf import struct_pb2, timestamp_pb2
+
+from .. import errors
+from ..requests import (
+    KeyRange,
+    KeySet,
+    Mutation,
+    ReadOnlyOptions,
+    ResultStream,
+    Staleness,
+    Statement,
+    TransactionInfo,
+    TransactionKind,
+    TransactionOptions,
+    TransactionSelector,
+)
+from ..types import SpannerType, TypeCode
+from . import wire
+
+TypePb = type_types.Type.pb()
+StructTypePb = type_types.StructType.pb()
+StructFieldPb = type_types.StructType.Field.pb()
+TransactionPb = transaction_types.Transaction.pb()
+ResultSetMetadataPb = result_set_types.ResultSetMetadata.pb()
+ResultSetStatsPb = result_set_types.ResultSetStats.pb()
+PartialResultSetPb = result_set_types.PartialResultSet.pb()
+ResultSetPb = result_set_types.ResultSet.pb()
+KeySetPb = keys_types.KeySet.pb()
+
+#: A streamed message is closed once its encoded values reach this size...
+MAX_MESSAGE_BYTES = 1 << 20
+#: ...or once it holds this many rows, so that clients see rows while the scan goes on.
+MAX_ROWS_PER_MESSAGE = 10_000
+
+_NANOS = 1_000_000_000
+_RESUME = struct.Struct(">Q")
+
+# --- values -------------------------------------------------------------------------------
+
+_VALUE_KIND: dict[str | None, Callable[[Any], Any]] = {
+    "null_value": lambda v: None,
+    "bool_value": attrgetter("bool_value"),
+    "number_value": attrgetter("number_value"),
+    "string_value": attrgetter("string_value"),
+    "list_value": lambda v: list_to_wire(v.list_value),
+}
+
+
+def value_to_wire(value: struct_pb2.Value) -> Any:
+    """A ``google.protobuf.Value`` as a wire value (None, bool, float, str or list).
+
+    >>> value_to_wire(struct_pb2.Value(null_value=0)) is None
+    True
+    """
+    kind = value.WhichOneof("kind")
+    convert = _VALUE_KIND.get(kind)
+    if convert is None:
+        detail = "a value with no kind set" if kind is None else f"{kind} (send STRUCT values as lists)"
+        raise errors.malformed_request(f"unsupported value: {detail}")
+    return convert(value)
+
+
+def list_to_wire(values: struct_pb2.ListValue) -> list[Any]:
+    """A ``ListValue`` (a row, a key, an array or a struct) as a list of wire values."""
+    kinds = _VALUE_KIND
+    out = []
+    for v in values.values:
+        convert = kinds.get(v.WhichOneof("kind"))
+        out.append(convert(v) if convert is not None else value_to_wire(v))
+    return out
+
+
+def value_to_pb(value: Any) -> struct_pb2.Value:
+    """A wire value as a ``google.protobuf.Value`` message (slow path; rows use ``wire``).
+
+    >>> value_to_pb(["1", None]).list_value.values[0].string_value
+    '1'
+    """
+    return struct_pb2.Value.FromString(wire.value_body(value))
+
+
+# --- types --------------------------------------------------------------------------------
+
+_KNOWN_CODES = {int(c): c for c in TypeCode}
+
+
+def type_from_pb(t: Any) -> SpannerType:
+    """A ``google.spanner.v1.Type`` as a :class:`SpannerType`."""
+    code = _KNOWN_CODES.get(t.code)
+    if code is None:
+        raise errors.unsupported_type(type_types.TypeCode(t.code).name if t.code in _SPANNER_CODES else str(t.code))
+    if code == TypeCode.ARRAY:
+        return SpannerType(code, element=type_from_pb(t.array_element_type))
+    if code == TypeCode.STRUCT:
+        return SpannerType(code, fields=tuple((f.name, type_from_pb(f.type_)) for f in t.struct_type.fields))
+    return SpannerType(code)
+
+
+_SPANNER_CODES = {int(c) for c in type_types.TypeCode}
+
+
+def type_to_pb(t: SpannerType) -> Any:
+    """A :class:`SpannerType` as a ``google.spanner.v1.Type`` (raw protobuf)."""
+    pb = TypePb(code=int(t.code))
+    if t.element is not None:
+        pb.array_element_type.CopyFrom(type_to_pb(t.element))
+    if t.code == TypeCode.STRUCT:
+        pb.struct_type.SetInParent()
+        for name, ftype in t.fields:
+            pb.struct_type.fields.append(StructFieldPb(name=name, type_=type_to_pb(ftype)))
+    return pb
+
+
+# --- statements, key sets, mutations -------------------------------------------------------
+
+def statement_from_pb(sql: str, params: struct_pb2.Struct, param_types: Any) -> Statement:
+    """SQL text, its ``params`` Struct and ``param_types`` map as a :class:`Statement`.
+
+    Parameter types the client left out (or sent unspecified) are left for the backend
+    to infer from the value.
+    """
+    return Statement(
+        sql=sql,
+        params={name: value_to_wire(v) for name, v in params.fields.items()},
+        param_types={name: type_from_pb(t) for name, t in param_types.items() if t.code},
+    )
+
+
+def key_set_from_pb(ks: Any) -> KeySet:
+    """A ``google.spanner.v1.KeySet`` as a :class:`KeySet` (keys and bounds as wire values)."""
+    return KeySet(
+        keys=[list_to_wire(k) for k in ks.keys],
+        ranges=[_key_range_from_pb(r) for r in ks.ranges],
+        all=getattr(ks, "all_"),
+    )
+
+
+def _key_range_from_pb(r: Any) -> KeyRange:
+    start_kind = r.WhichOneof("start_key_type")
+    end_kind = r.WhichOneof("end_key_type")
+    return KeyRange(
+        start=list_to_wire(getattr(r, start_kind)) if start_kind else None,
+        end=list_to_wire(getattr(r, end_kind)) if end_kind else None,
+        start_closed=start_kind != "start_open",
+        end_closed=end_kind == "end_closed",
+    )
+
+
+_WRITE_OPS = frozenset({"insert", "update", "insert_or_update", "replace"})
+
+
+def mutation_from_pb(m: Any) -> Mutation:
+    """A ``google.spanner.v1.Mutation`` as a :class:`Mutation`."""
+    op = m.WhichOneof("operation")
+    if op in _WRITE_OPS:
+        write = getattr(m, op)
+        return Mutation(op, write.table, tuple(write.columns), [list_to_wire(row) for row in write.values])
+    if op == "delete":
+        return Mutation("delete", m.delete.table, key_set=key_set_from_pb(m.delete.key_set))
+    raise errors.malformed_request(f"unsupported mutation kind {op or '(none)'}")
+
+
+# --- transactions -------------------------------------------------------------------------
+
+def nanos_from_timestamp(ts: Any) -> int:
+    return ts.seconds * _NANOS + ts.nanos
+
+
+def timestamp_pb(nanos: int) -> timestamp_pb2.Timestamp:
+    seconds, rest = divmod(nanos, _NANOS)
+    return timestamp_pb2.Timestamp(seconds=seconds, nanos=rest)
+
+
+# Read-only bound -> (Staleness, which ReadOnlyOptions field takes its nanoseconds).
+_BOUNDS: dict[str | None, tuple[Staleness, str | None]] = {
+    None: (Staleness.STRONG, None),
+    "strong": (Staleness.STRONG, None),
+    "read_timestamp": (Staleness.READ_TIMESTAMP, "timestamp_nanos"),
+    "min_read_timestamp": (Staleness.MIN_READ_TIMESTAMP, "timestamp_nanos"),
+    "exact_staleness": (Staleness.EXACT_STALENESS, "staleness_nanos"),
+    "max_staleness": (Staleness.MAX_STALENESS, "staleness_nanos"),
+}
+_KINDS = {
+    None: TransactionKind.READ_ONLY,
+    "read_only": TransactionKind.READ_ONLY,
+    "read_write": TransactionKind.READ_WRITE,
+    "partitioned_dml": TransactionKind.PARTITIONED_DML,
+}
+
+
+def transaction_options_from_pb(options: Any) -> TransactionOptions:
+    """``TransactionOptions`` as :class:`TransactionOptions`; no mode means strong read-only."""
+    kind = _KINDS[options.WhichOneof("mode")]
+    if kind != TransactionKind.READ_ONLY:
+        return TransactionOptions(kind=kind)
+    ro = options.read_only
+    bound_name = ro.WhichOneof("timestamp_bound")
+    bound, target = _BOUNDS[bound_name]
+    extra = {target: nanos_from_timestamp(getattr(ro, bound_name))} if target and bound_name else {}
+    return TransactionOptions(kind=kind, read_only=ReadOnlyOptions(
+        bound=bound, return_read_timestamp=ro.return_read_timestamp, **extra))
+
+
+def selector_from_pb(request: Any) -> TransactionSelector | None:
+    """The ``transaction`` selector of a request; None when the request has none."""
+    if not request.HasField("transaction"):
+        return None
+    sel = request.transaction
+    which = sel.WhichOneof("selector")
+    if which is None:
+        return None
+    if which == "id":
+        return TransactionSelector(id=sel.id)
+    options = transaction_options_from_pb(getattr(sel, which))
+    return TransactionSelector(single_use=options) if which == "single_use" else TransactionSelector(begin=options)
+
+
+def transaction_to_pb(info: TransactionInfo) -> Any:
+    """A :class:`TransactionInfo` as a ``google.spanner.v1.Transaction`` (raw protobuf)."""
+    pb = TransactionPb(id=info.id)
+    if info.read_timestamp_nanos is not None:
+        pb.read_timestamp.CopyFrom(timestamp_pb(info.read_timestamp_nanos))
+    return pb
+
+
+# --- results ------------------------------------------------------------------------------
+
+def metadata_pb(result: ResultStream) -> Any:
+    """The ``ResultSetMetadata`` of a result: row type, and the transaction begun inline."""
+    md = ResultSetMetadataPb()
+    md.row_type.SetInParent()
+    fields = md.row_type.fields
+    for f in result.fields:
+        fields.append(StructFieldPb(name=f.name, type_=type_to_pb(f.type)))
+    if result.transaction is not None:
+        md.transaction.CopyFrom(transaction_to_pb(result.transaction))
+    return md
+
+
+def stats_pb(result: ResultStream) -> Any | None:
+    """Row counts of a DML result, or None for a query."""
+    if result.row_count_exact is not None:
+        return ResultSetStatsPb(row_count_exact=result.row_count_exact)
+    if result.row_count_lower_bound is not None:
+        return ResultSetStatsPb(row_count_lower_bound=result.row_count_lower_bound)
+    return None
+
+
+def resume_token(rows_sent: int) -> bytes:
+    """The resume token after ``rows_sent`` rows: the stream restarts after that many rows."""
+    return _RESUME.pack(rows_sent)
+
+
+def rows_to_skip(token: bytes) -> int:
+    """The number of rows a resume token says the client already has."""
+    if not token:
+        return 0
+    if len(token) != _RESUME.size:
+        raise errors.invalid_resume_token("streaming")
+    return int(_RESUME.unpack(token)[0])
+
+
+def partial_result_sets(result: ResultStream, *, skip_rows: int = 0, max_bytes: int = MAX_MESSAGE_BYTES,
+                        max_rows: int = MAX_ROWS_PER_MESSAGE) -> Iterator[bytes]:
+    """Serialized ``PartialResultSet`` messages of a result, whole rows per message.
+
+    The first message carries the metadata, every message a resume token, the last the
+    stats; an empty result is one message. ``skip_rows`` (from a resume token) drops
+    rows the client already has.
+    """
+    rows = result.rows
+    try:
+        rows_iter = itertools.islice(rows, skip_rows, None) if skip_rows else rows
+        sent = skip_rows
+        first = True
+        parts: list[bytes] = []
+        size = count = 0
+        tag = wire.PARTIAL_RESULT_VALUE
+        for row in rows_iter:
+            items = wire.encode_items(row, tag)
+            parts += items
+            size += sum(map(len, items))
+            count += 1
+            if size >= max_bytes or count >= max_rows:
+                sent += count
+                yield _partial(result if first else None, parts, sent, None)
+                first, parts, size, count = False, [], 0, 0
+        sent += count
+        stats = stats_pb(result)
+        if first or parts or stats is not None:
+            yield _partial(result if first else None, parts, sent, stats)
+    finally:
+        close = getattr(rows, "close", None)
+        if close is not None:
+            close()
+
+
+def _partial(with_metadata: ResultStream | None, parts: list[bytes], sent: int, stats: Any | None) -> bytes:
+    head = PartialResultSetPb(resume_token=resume_token(sent))
+    if with_metadata is not None:
+        head.metadata.CopyFrom(metadata_pb(with_metadata))
+    if stats is not None:
+        head.stats.CopyFrom(stats)
+    return head.SerializeToString() + b"".join(parts)
+
+
+def result_set_bytes(result: ResultStream) -> bytes:
+    """A whole result as one serialized ``ResultSet`` (for the unary ExecuteSql and Read)."""
+    rows = result.rows
+    try:
+        row_fields = [
+            wire.field(wire.RESULT_SET_ROW, b"".join(wire.encode_items(row, wire.LIST_VALUE_ITEM)))
+            for row in rows
+        ]
+    finally:
+        close = getattr(rows, "close", None)
+        if close is not None:
+            close()
+    head = ResultSetPb()
+    head.metadata.CopyFrom(metadata_pb(result))
+    stats = stats_pb(result)
+    if stats is not None:
+        head.stats.CopyFrom(stats)
+    return head.SerializeToString() + b"".join(row_fields)

@@ -1,0 +1,97 @@
+"""The one place where errors become gRPC statuses.
+
+Every handler runs inside :func:`guard_unary` or :func:`guard_stream`: they fire an
+armed fault first, turn a :class:`SpannerError` into its status (ABORTED with RetryInfo,
+so the client retries at once instead of backing off), and turn anything else into a
+short INTERNAL status while the traceback goes to the server log only.
+
+Example:
+    >>> from watcher.localspanner import errors
+    >>> grpc_code(errors.table_not_found("T")).name
+    'NOT_FOUND'
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable, Iterator, NoReturn
+
+import grpc
+from google.protobuf import duration_pb2
+from google.rpc import error_details_pb2
+
+from .. import errors
+from ..errors import SpannerError
+from ..faults import FaultInjector
+
+log = logging.getLogger("watcher.localspanner")
+
+#: Trailing metadata key the Spanner client reads its retry delay from.
+RETRY_INFO_KEY = "google.rpc.retryinfo-bin"
+
+_GRPC_CODES = {code.value[0]: code for code in grpc.StatusCode}
+
+UnaryFn = Callable[[Any, grpc.ServicerContext], Any]
+StreamFn = Callable[[Any, grpc.ServicerContext], Iterator[Any]]
+
+
+def grpc_code(error: SpannerError) -> grpc.StatusCode:
+    """The gRPC status code of an error (the numbers are google.rpc.Code's)."""
+    return _GRPC_CODES.get(int(error.code), grpc.StatusCode.UNKNOWN)
+
+
+def retry_info(delay_seconds: float) -> bytes:
+    """A serialized ``google.rpc.RetryInfo`` asking the client to retry after the delay.
+
+    >>> error_details_pb2.RetryInfo.FromString(retry_info(0.25)).retry_delay.nanos
+    250000000
+    """
+    seconds = int(delay_seconds)
+    nanos = int(round((delay_seconds - seconds) * 1e9))
+    return error_details_pb2.RetryInfo(retry_delay=duration_pb2.Duration(seconds=seconds, nanos=nanos)).SerializeToString()
+
+
+def as_spanner_error(exc: BaseException, method: str) -> SpannerError:
+    """The client-visible error for an exception raised while serving ``method``."""
+    if isinstance(exc, SpannerError):
+        return exc
+    log.error("unexpected error in %s", method, exc_info=exc)
+    return errors.unexpected_server_error(method)
+
+
+def abort(context: grpc.ServicerContext, error: SpannerError) -> NoReturn:
+    """End the call with the error's status (raises, as ``context.abort`` does)."""
+    if error.code == errors.Code.ABORTED and error.retry_delay is not None:
+        context.set_trailing_metadata(((RETRY_INFO_KEY, retry_info(error.retry_delay)),))
+    context.abort(grpc_code(error), error.message)
+    raise AssertionError("context.abort returned")  # pragma: no cover - abort always raises
+
+
+def guard_unary(method: str, fn: UnaryFn, faults: FaultInjector) -> UnaryFn:
+    """Wrap a unary handler: injected faults first, then errors to statuses."""
+
+    def handler(request: Any, context: grpc.ServicerContext) -> Any:
+        try:
+            fault = faults.take(method)
+            if fault is not None:
+                raise fault
+            return fn(request, context)
+        except Exception as exc:  # noqa: BLE001 - every failure must become a status
+            abort(context, as_spanner_error(exc, method))
+
+    return handler
+
+
+def guard_stream(method: str, fn: StreamFn, faults: FaultInjector) -> StreamFn:
+    """Wrap a server-streaming handler; an error mid-stream ends the stream with its status."""
+
+    def handler(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
+        try:
+            fault = faults.take(method)
+            if fault is not None:
+                raise fault
+            yield from fn(request, context)
+        except Exception as exc:  # noqa: BLE001 - every failure must become a status
+            abort(context, as_spanner_error(exc, method))
+
+    return handler

@@ -1,0 +1,20 @@
+"""Limits and time-outs of the local server, as named constants."""
+
+#: A read/write transaction waiting this long for the database's writer gets ABORTED (the client retries).
+WRITER_WAIT_SECONDS = 10.0
+#: A transaction holding the writer and idle this long is aborted when another one needs the writer.
+TRANSACTION_IDLE_SECONDS = 10.0
+#: Multi-use read-only transactions (pinned snapshots) idle this long are released.
+SNAPSHOT_IDLE_SECONDS = 60.0
+#: At most this many pinned snapshots per database; the least recently used one is released beyond it.
+MAX_PINNED_SNAPSHOTS = 64
+#: Reads at a timestamp further in the future than this are refused.
+MAX_FUTURE_READ_SECONDS = 3600.0
+#: Streamed results: a message closes once its values reach about this many bytes (the client's limit is 4 MiB).
+RESULT_MESSAGE_TARGET_BYTES = 1 << 20
+#: ... or this many rows, whichever comes first.
+RESULT_MESSAGE_MAX_ROWS = 2_000
+#: Mutations per commit, as on Spanner.
+MAX_MUTATIONS_PER_COMMIT = 80_000
+#: Idle sessions are not collected; this bounds how many a database keeps.
+MAX_SESSIONS_PER_DATABASE = 10_000

@@ -1,0 +1,277 @@
+"""Applies a commit's mutations to SQLite storage, with Spanner's checks and errors.
+
+Mutations apply in order at commit. Consecutive mutations of the same kind, table and
+columns run as one ``executemany`` (a client commits 100 single-row mutations as 100
+mutations). ``spanner.commit_timestamp()`` becomes the commit timestamp, only in
+columns that allow it; a commit-timestamp column given a time after the commit is
+refused, as Spanner refuses it.
+
+Example (with a storage connection ``conn`` and catalog ``cat``)::
+
+    apply_mutations(conn, cat, [Mutation("insert", "T", ("K",), [["1"]])], commit_nanos=ts)
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import groupby
+from typing import Any, Callable, Sequence
+
+from . import errors, values
+from .catalog import Catalog, Column, Table
+from .keys import point_condition, range_condition
+from .requests import KeySet, Mutation
+from .schema_sync import quote
+from .sqlite_errors import integrity_error
+from .types import TypeCode
+
+_WRITE_OPS = ("insert", "update", "insert_or_update", "replace")
+
+
+@dataclass(frozen=True)
+class _RowShape:
+    """How to turn one mutation row (wire values) into SQL parameters, for a table and column list."""
+
+    table: Table
+    columns: tuple[Column, ...]
+    key_positions: tuple[int, ...]
+    converters: tuple[Callable[[Any], Any], ...]
+    commit_ts_positions: tuple[int, ...]
+
+
+def _converter(table: Table, column: Column) -> Callable[[Any], Any]:
+    t = column.type
+    limit = t.length
+
+    def convert(wire: Any) -> Any:
+        try:
+            stored = values.wire_to_stored(t, wire)
+        except values.ValueError_:
+            raise errors.bad_value(table.name, column.name, str(t), wire) from None
+        if limit is not None and stored is not None and len(stored) > limit:
+            raise errors.value_too_long(table.name, column.name, limit)
+        return stored
+
+    return convert
+
+
+@lru_cache(maxsize=512)
+def _shape(catalog: Catalog, table_name: str, column_names: tuple[str, ...], op: str) -> _RowShape:
+    table = catalog.table(table_name)
+    if table is None:
+        raise errors.table_not_found(table_name)
+    cols: list[Column] = []
+    seen: set[str] = set()
+    for name in column_names:
+        col = table.column(name)
+        if col is None:
+            raise errors.column_not_found(table.name, name)
+        if col.is_generated:
+            raise errors.generated_column_written(table.name, col.name)
+        if col.name.lower() in seen:
+            raise errors.invalid_argument(f"Column {col.name} appears more than once in a mutation on table {table.name}.")
+        seen.add(col.name.lower())
+        cols.append(col)
+    lowered = [c.name.lower() for c in cols]
+    key_positions = []
+    for key in table.key_names:
+        if key.lower() not in lowered:
+            raise errors.key_column_missing(table.name, key)
+        key_positions.append(lowered.index(key.lower()))
+    if op == "insert":
+        for c in table.columns:
+            if c.not_null and not c.is_generated and c.default is None and c.name.lower() not in seen:
+                raise errors.null_in_not_null_column(table.name, c.name)
+    commit_ts = tuple(i for i, c in enumerate(cols) if c.type.code == TypeCode.TIMESTAMP)
+    return _RowShape(table, tuple(cols), tuple(key_positions), tuple(_converter(table, c) for c in cols), commit_ts)
+
+
+def _convert_rows(shape: _RowShape, rows: Sequence[list[Any]], commit_nanos: int, commit_stored: str) -> list[list[Any]]:
+    out = []
+    width = len(shape.columns)
+    for row in rows:
+        if len(row) != width:
+            raise errors.mutation_column_count(shape.table.name, width, len(row))
+        converted = []
+        for i, (conv, wire) in enumerate(zip(shape.converters, row)):
+            if wire == values.COMMIT_TIMESTAMP_SENTINEL and i in shape.commit_ts_positions:
+                col = shape.columns[i]
+                if not col.allow_commit_timestamp:
+                    raise errors.pending_commit_timestamp_not_allowed(shape.table.name, col.name)
+                converted.append(commit_stored)
+                continue
+            stored = conv(wire)
+            if i in shape.commit_ts_positions and stored is not None and shape.columns[i].allow_commit_timestamp and stored > commit_stored:
+                raise errors.commit_timestamp_in_future(shape.table.name, shape.columns[i].name, str(wire))
+            converted.append(stored)
+        out.append(converted)
+    return out
+
+
+def _key_of(shape: _RowShape, row: list[Any]) -> list[Any]:
+    return [row[i] for i in shape.key_positions]
+
+
+def apply_mutations(conn: sqlite3.Connection, catalog: Catalog, mutations: Sequence[Mutation], *, commit_nanos: int) -> int:
+    """Apply ``mutations`` in order inside the caller's SQLite transaction; returns the count of mutated rows/keys."""
+    commit_stored = values.nanos_to_stored(commit_nanos)
+    count = 0
+    for (op, table_name, columns), group in groupby(mutations, key=lambda m: (m.op, m.table.lower(), m.columns)):
+        batch = list(group)
+        if op == "delete":
+            for m in batch:
+                count += _delete(conn, catalog, m.table, m.key_set or KeySet())
+            continue
+        if op not in _WRITE_OPS:
+            raise errors.invalid_argument(f"Unknown mutation operation {op!r} on table {batch[0].table}.")
+        shape = _shape(catalog, batch[0].table, tuple(columns), op)
+        rows = _convert_rows(shape, [r for m in batch for r in m.rows], commit_nanos, commit_stored)
+        count += len(rows)
+        _WRITERS[op](conn, catalog, shape, rows)
+    return count
+
+
+def _column_list(shape: _RowShape) -> str:
+    return ", ".join(quote(c.name) for c in shape.columns)
+
+
+def _run_many(conn: sqlite3.Connection, catalog: Catalog, shape: _RowShape, sql: str, rows: list[list[Any]]) -> None:
+    try:
+        conn.executemany(sql, rows)
+    except sqlite3.IntegrityError as exc:
+        # Find the offending row so the error can name its key.
+        key = _failing_key(conn, shape, sql, rows)
+        raise integrity_error(exc, shape.table, catalog, key) from None
+
+
+def _failing_key(conn: sqlite3.Connection, shape: _RowShape, sql: str, rows: list[list[Any]]) -> Any:
+    conn.execute("SAVEPOINT ls_probe")
+    try:
+        for row in rows:
+            try:
+                conn.execute(sql, row)
+            except sqlite3.IntegrityError:
+                return _key_of(shape, row)
+        return None
+    finally:
+        conn.execute("ROLLBACK TO ls_probe")
+        conn.execute("RELEASE ls_probe")
+
+
+def _insert(conn: sqlite3.Connection, catalog: Catalog, shape: _RowShape, rows: list[list[Any]]) -> None:
+    marks = ", ".join("?" * len(shape.columns))
+    _run_many(conn, catalog, shape, f"INSERT INTO {quote(shape.table.name)} ({_column_list(shape)}) VALUES ({marks})", rows)
+
+
+def _insert_or_update(conn: sqlite3.Connection, catalog: Catalog, shape: _RowShape, rows: list[list[Any]]) -> None:
+    marks = ", ".join("?" * len(shape.columns))
+    keys = ", ".join(quote(k) for k in shape.table.key_names)
+    non_key = [c for i, c in enumerate(shape.columns) if i not in shape.key_positions]
+    if not shape.table.key_names:
+        conn.execute(f"DELETE FROM {quote(shape.table.name)}")
+        return _insert(conn, catalog, shape, rows)
+    action = ", ".join(f"{quote(c.name)} = excluded.{quote(c.name)}" for c in non_key) if non_key else None
+    tail = f"ON CONFLICT ({keys}) DO UPDATE SET {action}" if action else f"ON CONFLICT ({keys}) DO NOTHING"
+    _check_not_null_on_insert(conn, catalog, shape, rows)
+    _run_many(conn, catalog, shape, f"INSERT INTO {quote(shape.table.name)} ({_column_list(shape)}) VALUES ({marks}) {tail}", rows)
+
+
+def _check_not_null_on_insert(conn: sqlite3.Connection, catalog: Catalog, shape: _RowShape, rows: list[list[Any]]) -> None:
+    """insert_or_update of a new row must name every NOT NULL column, as Spanner requires."""
+    given = {c.name.lower() for c in shape.columns}
+    missing = [c for c in shape.table.columns if c.not_null and not c.is_generated and c.default is None and c.name.lower() not in given]
+    if not missing:
+        return
+    cond, _ = point_condition(shape.table.primary_key, [None] * len(shape.key_positions))
+    for row in rows:
+        _, params = point_condition(shape.table.primary_key, _key_of(shape, row))
+        if conn.execute(f"SELECT 1 FROM {quote(shape.table.name)} WHERE {cond}", params).fetchone() is None:
+            raise errors.null_in_not_null_column(shape.table.name, missing[0].name)
+
+
+def _update(conn: sqlite3.Connection, catalog: Catalog, shape: _RowShape, rows: list[list[Any]]) -> None:
+    non_key = [(i, c) for i, c in enumerate(shape.columns) if i not in shape.key_positions]
+    cond, _ = point_condition(shape.table.primary_key, [None] * len(shape.key_positions))
+    table = quote(shape.table.name)
+    if not non_key:
+        sql = f"SELECT 1 FROM {table} WHERE {cond}"
+    else:
+        sets = ", ".join(f"{quote(c.name)} = ?" for _, c in non_key)
+        sql = f"UPDATE {table} SET {sets} WHERE {cond}"
+    for row in rows:
+        key = _key_of(shape, row)
+        params = ([row[i] for i, _ in non_key] if non_key else []) + key
+        try:
+            cur = conn.execute(sql, params)
+        except sqlite3.IntegrityError as exc:
+            raise integrity_error(exc, shape.table, catalog, key) from None
+        found = cur.rowcount > 0 if non_key else cur.fetchone() is not None
+        if not found:
+            raise errors.row_not_found(shape.table.name, key)
+
+
+def _replace(conn: sqlite3.Connection, catalog: Catalog, shape: _RowShape, rows: list[list[Any]]) -> None:
+    cond, _ = point_condition(shape.table.primary_key, [None] * len(shape.key_positions))
+    conn.executemany(f"DELETE FROM {quote(shape.table.name)} WHERE {cond}", [_key_of(shape, r) for r in rows])
+    _insert(conn, catalog, shape, rows)
+
+
+_WRITERS: dict[str, Callable[[sqlite3.Connection, Catalog, _RowShape, list[list[Any]]], None]] = {
+    "insert": _insert,
+    "update": _update,
+    "insert_or_update": _insert_or_update,
+    "replace": _replace,
+}
+
+
+def stored_key(table: Table, key_columns: Sequence[Column], wire_key: list[Any], *, prefix_ok: bool = False) -> list[Any]:
+    """A key (or key prefix) from wire values to stored values, by the key columns' types."""
+    if len(wire_key) > len(key_columns) or (not prefix_ok and len(wire_key) != len(key_columns)):
+        raise errors.wrong_key_arity(table.name, len(key_columns), len(wire_key))
+    out = []
+    for col, wire in zip(key_columns, wire_key):
+        try:
+            out.append(values.wire_to_stored(col.type, wire))
+        except values.ValueError_:
+            raise errors.bad_value(table.name, col.name, str(col.type), wire) from None
+    return out
+
+
+def keyset_condition(table: Table, parts: Sequence[Any], key_columns: Sequence[Column], key_set: KeySet) -> tuple[str, list[Any]]:
+    """SQL condition selecting the rows of ``key_set`` over key ``parts`` (a table's or an index's key).
+
+    A range bound is a key prefix: a closed start takes every key with that prefix, an
+    open start none of them, and likewise for the end.
+    """
+    if key_set.all:
+        return "1", []
+    alternatives: list[str] = []
+    params: list[Any] = []
+    for key in key_set.keys:
+        cond, p = point_condition(parts, stored_key(table, key_columns, key))
+        alternatives.append(cond)
+        params.extend(p)
+    for r in key_set.ranges:
+        conds: list[str] = []
+        for bound, op in ((r.start, ">=" if r.start_closed else ">"), (r.end, "<=" if r.end_closed else "<")):
+            if bound is None:
+                continue
+            c, p = range_condition(parts, stored_key(table, key_columns, bound, prefix_ok=True), op)
+            conds.append(f"({c})")
+            params.extend(p)
+        alternatives.append("(" + (" AND ".join(conds) or "1") + ")")
+    return " OR ".join(alternatives) or "0", params
+
+
+def _delete(conn: sqlite3.Connection, catalog: Catalog, table_name: str, key_set: KeySet) -> int:
+    table = catalog.table(table_name)
+    if table is None:
+        raise errors.table_not_found(table_name)
+    cond, params = keyset_condition(table, table.primary_key, table.key_columns, key_set)
+    try:
+        cur = conn.execute(f"DELETE FROM {quote(table.name)} WHERE {cond}", params)
+    except sqlite3.IntegrityError as exc:
+        raise integrity_error(exc, table, catalog, inserting=False) from None
+    return max(cur.rowcount, 0)

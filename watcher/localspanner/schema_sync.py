@@ -1,0 +1,145 @@
+"""Keeps the SQLite tables of a database in step with its catalog.
+
+Given the catalog before and after a schema change, :func:`sync_schema` issues the
+SQLite DDL that makes storage match: new tables and indexes are created, dropped ones
+dropped, and a table whose columns changed is altered in place when SQLite can
+(a plain nullable column added) or rebuilt otherwise (copy, drop, rename), which
+also recomputes generated columns for existing rows, as Spanner backfills them.
+
+Interleaving is a SQLite foreign key from the child's parent-key columns to the
+parent's primary key (ON DELETE CASCADE or NO ACTION), so deletes cascade and an
+orphan child is refused. The caller must run this with foreign keys off (a rebuild
+drops the old parent table) inside one transaction.
+
+Example:
+    >>> from watcher.localspanner import types as T
+    >>> from watcher.localspanner.catalog import Catalog, Column, KeyPart, Table
+    >>> t = Table("T", (Column("K", T.INT64, not_null=True), Column("V", T.STRING)), (KeyPart("K"),))
+    >>> print(create_table_sql(t, Catalog(tables=(t,))))
+    CREATE TABLE "T" ("K" NOT NULL, "V", PRIMARY KEY ("K")) WITHOUT ROWID
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Callable
+
+from .catalog import Catalog, Column, Index, Table
+
+ExpressionTranslator = Callable[[str, Table, Catalog], str]
+
+
+def quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _translator() -> ExpressionTranslator:
+    from .sql import translate_expression
+
+    return translate_expression
+
+
+def column_sql(column: Column, table: Table, catalog: Catalog, translate: ExpressionTranslator | None = None) -> str:
+    parts = [quote(column.name)]
+    if column.not_null:
+        parts.append("NOT NULL")
+    if column.generated is not None:
+        expr = (translate or _translator())(column.generated, table, catalog)
+        parts.append(f"GENERATED ALWAYS AS ({expr}) {'STORED' if column.stored else 'VIRTUAL'}")
+    elif column.default is not None:
+        expr = (translate or _translator())(column.default, table, catalog)
+        parts.append(f"DEFAULT ({expr})")
+    return " ".join(parts)
+
+
+def create_table_sql(table: Table, catalog: Catalog, name: str | None = None, translate: ExpressionTranslator | None = None) -> str:
+    cols = [column_sql(c, table, catalog, translate) for c in table.columns]
+    if table.primary_key:
+        key = ", ".join(quote(p.column) + (" DESC" if p.descending else "") for p in table.primary_key)
+        cols.append(f"PRIMARY KEY ({key})")
+        without_rowid = " WITHOUT ROWID"
+    else:
+        # PRIMARY KEY (): a table of at most one row; SQLite needs a rowid for that.
+        without_rowid = ""
+    if table.parent is not None:
+        parent = catalog.table(table.parent)
+        assert parent is not None
+        pk = ", ".join(quote(p.column) for p in parent.primary_key)
+        action = "CASCADE" if table.on_delete_cascade else "NO ACTION"
+        cols.append(f"FOREIGN KEY ({pk}) REFERENCES {quote(parent.name)} ({pk}) ON DELETE {action} DEFERRABLE INITIALLY DEFERRED")
+    return f"CREATE TABLE {quote(name or table.name)} ({', '.join(cols)}){without_rowid}"
+
+
+def create_index_sql(index: Index) -> str:
+    cols = ", ".join(quote(p.column) + (" DESC" if p.descending else "") for p in index.key)
+    unique = "UNIQUE " if index.unique else ""
+    where = ""
+    if index.null_filtered:
+        where = " WHERE " + " AND ".join(f"{quote(p.column)} IS NOT NULL" for p in index.key)
+    return f"CREATE {unique}INDEX {quote(index.name)} ON {quote(index.table)} ({cols}){where}"
+
+
+def _addable_in_place(old: Table, new: Table) -> list[Column] | None:
+    """The columns to ADD when ``new`` only appends plain nullable columns to ``old``, else None."""
+    if new.primary_key != old.primary_key or new.parent != old.parent or new.on_delete_cascade != old.on_delete_cascade:
+        return None
+    if len(new.columns) < len(old.columns):
+        return None
+    for o, n in zip(old.columns, new.columns):
+        if (o.name, o.not_null, o.generated, o.default, o.stored) != (n.name, n.not_null, n.generated, n.default, n.stored):
+            return None
+    added = list(new.columns[len(old.columns):])
+    if any(c.not_null or c.generated is not None or c.default is not None for c in added):
+        return None
+    return added
+
+
+def _storage_shape(t: Table) -> tuple:
+    """What of a table matters to SQLite (types and options do not: columns are untyped)."""
+    return (
+        tuple((c.name.lower(), c.not_null, c.generated, c.default, c.stored) for c in t.columns),
+        t.primary_key,
+        t.parent,
+        t.on_delete_cascade,
+    )
+
+
+def sync_schema(conn: sqlite3.Connection, old: Catalog, new: Catalog, translate: ExpressionTranslator | None = None) -> None:
+    """Issue the SQLite DDL that turns storage for ``old`` into storage for ``new``."""
+    old_indexes = {i.name.lower(): i for i in old.indexes}
+    new_indexes = {i.name.lower(): i for i in new.indexes}
+    for name, idx in old_indexes.items():
+        if name not in new_indexes or new_indexes[name] != idx:
+            conn.execute(f"DROP INDEX IF EXISTS {quote(idx.name)}")
+    new_tables = {t.name.lower() for t in new.tables}
+    for t in reversed(old.tables):
+        if t.name.lower() not in new_tables:
+            conn.execute(f"DROP TABLE IF EXISTS {quote(t.name)}")
+    rebuilt: list[Table] = []
+    for t in new.tables:
+        before = old.table(t.name)
+        if before is None:
+            conn.execute(create_table_sql(t, new, translate=translate))
+        elif _storage_shape(before) != _storage_shape(t):
+            added = _addable_in_place(before, t)
+            if added is not None:
+                for c in added:
+                    conn.execute(f"ALTER TABLE {quote(t.name)} ADD COLUMN {column_sql(c, t, new, translate)}")
+            else:
+                _rebuild(conn, before, t, new, translate)
+                rebuilt.append(t)
+    rebuilt_names = {t.name.lower() for t in rebuilt}
+    for name, idx in new_indexes.items():
+        if name not in old_indexes or old_indexes[name] != idx or idx.table.lower() in rebuilt_names:
+            conn.execute(f"DROP INDEX IF EXISTS {quote(idx.name)}")
+            conn.execute(create_index_sql(idx))
+
+
+def _rebuild(conn: sqlite3.Connection, old: Table, new: Table, catalog: Catalog, translate: ExpressionTranslator | None) -> None:
+    temp = f"_ls_rebuild_{new.name}"
+    conn.execute(create_table_sql(new, catalog, name=temp, translate=translate))
+    kept = [c.name for c in new.columns if c.generated is None and old.column(c.name) is not None and old.column(c.name).generated is None]  # type: ignore[union-attr]
+    cols = ", ".join(quote(c) for c in kept)
+    conn.execute(f"INSERT INTO {quote(temp)} ({cols}) SELECT {cols} FROM {quote(old.name)}")
+    conn.execute(f"DROP TABLE {quote(old.name)}")
+    conn.execute(f"ALTER TABLE {quote(temp)} RENAME TO {quote(new.name)}")

@@ -1,0 +1,51 @@
+"""Turns SQLite constraint failures into the Spanner errors a client expects.
+
+Example:
+    >>> import sqlite3
+    >>> from watcher.localspanner import types as T
+    >>> from watcher.localspanner.catalog import Catalog, Column, KeyPart, Table
+    >>> t = Table("T", (Column("K", T.INT64, not_null=True), Column("V", T.STRING, not_null=True)), (KeyPart("K"),))
+    >>> integrity_error(sqlite3.IntegrityError("NOT NULL constraint failed: T.V"), t, Catalog(tables=(t,))).message
+    'T.V must not be NULL in table T.'
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+
+from . import errors
+from .catalog import Catalog, Table
+from .errors import SpannerError
+
+_UNIQUE = re.compile(r"UNIQUE constraint failed: (?:index '(?P<index>[^']+)'|(?P<cols>.+))")
+_NOT_NULL = re.compile(r"NOT NULL constraint failed: (?P<table>[^.]+)\.(?P<col>.+)")
+
+
+def integrity_error(exc: sqlite3.Error, table: Table | None, catalog: Catalog, key: object = None, *, inserting: bool = True) -> SpannerError:
+    """The Spanner error for a constraint failure while writing ``table`` (row ``key`` when known)."""
+    text = str(exc)
+    name = table.name if table is not None else "?"
+    m = _NOT_NULL.match(text)
+    if m:
+        t = catalog.table(m.group("table"))
+        return errors.null_in_not_null_column(t.name if t else m.group("table"), m.group("col"))
+    m = _UNIQUE.match(text)
+    if m:
+        if m.group("index"):
+            return errors.unique_index_violation(m.group("index"), key)
+        cols = [c.strip().split(".", 1) for c in m.group("cols").split(",")]
+        t = catalog.table(cols[0][0]) if cols and len(cols[0]) == 2 else table
+        names = [c[-1].lower() for c in cols]
+        if t is not None and names == [k.lower() for k in t.key_names]:
+            return errors.row_already_exists(t.name, key if key is not None else "(key)")
+        for idx in catalog.indexes_of(t.name if t else name):
+            if idx.unique and [p.column.lower() for p in idx.key] == names:
+                return errors.unique_index_violation(idx.name, key)
+        return errors.row_already_exists(t.name if t else name, key if key is not None else "(key)")
+    if "FOREIGN KEY" in text:
+        if table is not None and table.parent is not None and inserting:
+            return errors.parent_row_missing(name, table.parent, key)
+        children = catalog.children_of(name) if table is not None else ()
+        return errors.child_rows_exist(name, children[0].name if children else "an interleaved table", key)
+    return errors.internal(f"constraint failure on table {name}: {text}")

@@ -1,0 +1,98 @@
+"""The SQLite file of one database: connections, and the schema kept inside it.
+
+One writer connection (used only by whoever holds the database's writer, see
+``engine.py``) and a pool of reader connections. WAL mode lets readers keep a snapshot
+while the writer commits. The catalog is stored in the file as its DDL, so a database
+reopened from a data directory has its schema back.
+
+Example:
+    >>> import tempfile, os
+    >>> s = Storage(os.path.join(tempfile.mkdtemp(), "db.sqlite"))
+    >>> s.load_ddl()
+    []
+    >>> s.close()
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+
+from .catalog import Catalog
+from .schema_sync import quote
+
+META_TABLE = "_ls_meta"
+#: Persisted state carries a format version, so a later server can tell what it reads.
+FORMAT_VERSION = 1
+
+
+class Storage:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._idle: list[sqlite3.Connection] = []
+        self._all: list[sqlite3.Connection] = []
+        self.writer = self._connect()
+        self.writer.execute(f"CREATE TABLE IF NOT EXISTS {META_TABLE} (key TEXT PRIMARY KEY, value TEXT)")
+        self.writer.execute(f"INSERT OR IGNORE INTO {META_TABLE} VALUES ('format_version', ?)", (str(FORMAT_VERSION),))
+
+    def _connect(self) -> sqlite3.Connection:
+        from .sql import register_functions
+
+        conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30.0)
+        conn.execute("PRAGMA journal_mode=WAL")
+        # NORMAL in WAL mode survives a process crash (not a power cut) and keeps commits fast.
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute("PRAGMA cache_size=-65536")
+        register_functions(conn)
+        with self._lock:
+            self._all.append(conn)
+        return conn
+
+    def reader(self) -> sqlite3.Connection:
+        with self._lock:
+            if self._idle:
+                return self._idle.pop()
+        return self._connect()
+
+    def release(self, conn: sqlite3.Connection) -> None:
+        if conn.in_transaction:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+        with self._lock:
+            self._idle.append(conn)
+
+    def load_ddl(self) -> list[str]:
+        row = self.writer.execute(f"SELECT value FROM {META_TABLE} WHERE key = 'ddl'").fetchone()
+        return json.loads(row[0]) if row else []
+
+    def save_ddl(self, conn: sqlite3.Connection, statements: list[str]) -> None:
+        conn.execute(f"INSERT OR REPLACE INTO {META_TABLE} VALUES ('ddl', ?)", (json.dumps(statements),))
+
+    def refresh_information_schema(self, conn: sqlite3.Connection, catalog: Catalog) -> None:
+        """Rewrite the tables behind the INFORMATION_SCHEMA views for ``catalog``."""
+        from . import information_schema as info
+
+        all_rows = info.rows(catalog)
+        for view, table in info.VIEWS.items():
+            name = quote(info.sqlite_table_name(view))
+            cols = ", ".join(quote(c.name) for c in table.columns)
+            conn.execute(f"CREATE TABLE IF NOT EXISTS {name} ({cols})")
+            conn.execute(f"DELETE FROM {name}")
+            rows = all_rows.get(view, [])
+            if rows:
+                marks = ", ".join("?" * len(table.columns))
+                conn.executemany(f"INSERT INTO {name} VALUES ({marks})", rows)
+
+    def close(self) -> None:
+        with self._lock:
+            conns, self._all, self._idle = self._all, [], []
+        for c in conns:
+            try:
+                c.close()
+            except sqlite3.Error:
+                pass
