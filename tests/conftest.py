@@ -1,0 +1,102 @@
+"""Shared fixtures: one Spanner for the whole run, reached only through the official client.
+
+``SPANNER_EMULATOR_HOST`` set: that server (the official emulator, or a local server
+started on its own) is used. Unset: the embedded local Spanner is started once for the
+run. Tests that need the embedded server's extras (fault injection, restart) ask for
+``local_server`` and are skipped against anything else.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import uuid
+from typing import Callable, Iterator
+
+import pytest
+
+PROJECT = "test-project"
+INSTANCE = "test-instance"
+
+_EXTERNAL = os.environ.get("SPANNER_EMULATOR_HOST")
+
+
+@pytest.fixture(scope="session")
+def _server() -> Iterator[object | None]:
+    if _EXTERNAL:
+        yield None
+        return
+    from watcher.localspanner.server import LocalSpanner
+
+    with LocalSpanner() as server:
+        os.environ["SPANNER_EMULATOR_HOST"] = server.emulator_host
+        yield server
+    os.environ.pop("SPANNER_EMULATOR_HOST", None)
+
+
+@pytest.fixture
+def local_server(_server):
+    """The embedded server object, for tests of its own extras; skipped against other servers."""
+    if _server is None:
+        pytest.skip("needs the embedded local Spanner (SPANNER_EMULATOR_HOST points elsewhere)")
+    yield _server
+    _server.faults.clear()
+
+
+@pytest.fixture(scope="session")
+def spanner_client(_server):
+    from google.cloud import spanner
+
+    return spanner.Client(project=PROJECT)
+
+
+@pytest.fixture(scope="session")
+def instance(spanner_client):
+    inst = spanner_client.instance(INSTANCE, configuration_name=f"projects/{PROJECT}/instanceConfigs/emulator-config",
+                                   display_name="tests", node_count=1)
+    if not inst.exists():
+        inst.create().result(30)
+    return inst
+
+
+_counter = itertools.count()
+
+
+@pytest.fixture
+def make_database(instance) -> Iterator[Callable[..., object]]:
+    """Create a fresh database with the given DDL; dropped after the test."""
+    created = []
+
+    def make(ddl: list[str] | tuple[str, ...] = (), **kwargs) -> object:
+        db_id = f"db-{next(_counter)}-{uuid.uuid4().hex[:8]}"
+        db = instance.database(db_id, ddl_statements=list(ddl), **kwargs)
+        db.create().result(60)
+        created.append(db)
+        return db
+
+    yield make
+    for db in created:
+        try:
+            db.drop()
+        except Exception:  # the test may have dropped it already
+            pass
+
+
+SINGERS_DDL = [
+    """CREATE TABLE Singers (
+        SingerId INT64 NOT NULL,
+        FirstName STRING(200),
+        LastName STRING(200) NOT NULL,
+        BirthDate DATE,
+        Picture BYTES(MAX),
+        LastUpdated TIMESTAMP OPTIONS (allow_commit_timestamp=true),
+        Processed BOOL,
+        ShardId INT64 AS (CASE WHEN Processed THEN NULL ELSE MOD(FARM_FINGERPRINT(COALESCE(FirstName || ' ', '') || LastName), 19) END) STORED
+    ) PRIMARY KEY (SingerId)""",
+    "CREATE NULL_FILTERED INDEX Idx_Singers_ShardId_LastUpdated ON Singers (ShardId, LastUpdated)",
+]
+
+
+@pytest.fixture
+def singers_db(make_database):
+    return make_database(SINGERS_DDL)
