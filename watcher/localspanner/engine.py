@@ -82,16 +82,14 @@ class DatabaseEngine:
     def update_ddl(self, statements: list[str]) -> list[int]:
         """Apply schema statements in order; each one commits on its own. Returns commit timestamps."""
         from .ddl.printer import print_catalog
-        from .ddl.parser import parse_ddl
-        from .schema_updater import apply_ddl
+        from .schema_updater import apply_statement
 
         stamps: list[int] = []
         self._acquire_writer(None)
         conn = self.storage.writer
         try:
             for statement in statements:
-                node = parse_ddl(statement)
-                new = apply_ddl(self.catalog, node)
+                new, _ = apply_statement(self.catalog, statement)
                 if new is self.catalog:
                     stamps.append(self.clock.next())
                     continue

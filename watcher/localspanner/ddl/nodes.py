@@ -17,7 +17,6 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 from ..catalog import Column, KeyPart
 from ..types import SpannerType
@@ -147,15 +146,15 @@ class DropIndex:
     if_exists: bool = False
 
 
-Node = Union[
-    CreateDatabase,
-    CreateTable,
-    CreateIndex,
-    AlterTableAddColumn,
-    AlterTableDropColumn,
-    AlterColumnSetOptions,
-    AlterColumnSetDefault,
-    AlterColumnType,
-    DropTable,
-    DropIndex,
-]
+Node = (
+    CreateDatabase
+    | CreateTable
+    | CreateIndex
+    | AlterTableAddColumn
+    | AlterTableDropColumn
+    | AlterColumnSetOptions
+    | AlterColumnSetDefault
+    | AlterColumnType
+    | DropTable
+    | DropIndex
+)

@@ -7,7 +7,9 @@ translated later by the SQL layer.
 
 Generated columns: ``AS (expr) STORED`` and the virtual ``AS (expr)`` are both
 accepted (``Column.stored`` tells them apart); storage may compute virtual columns on
-write, which reads the same. A single trailing ``;`` is tolerated.
+write, which reads the same. A single trailing ``;`` is tolerated. The primary key may
+also be written Spanner's newer ways, ``Id INT64 PRIMARY KEY`` on a column or
+``PRIMARY KEY (a, b)`` inside the column list; the node is the same either way.
 
 Example:
     >>> node = parse_ddl("CREATE NULL_FILTERED INDEX Idx ON Singers (ShardId, LastUpdated DESC)")
@@ -17,7 +19,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from .. import errors, types
 from ..catalog import Column, KeyPart
@@ -78,7 +80,7 @@ class _Parser:
     def accept(self, *words: str) -> bool:
         """Consume the keywords ``words`` in sequence if they all come next."""
         toks = self.tokens[self.pos : self.pos + len(words)]
-        if len(toks) == len(words) and all(t.is_word(w) for t, w in zip(toks, words)):
+        if len(toks) == len(words) and all(t.is_word(w) for t, w in zip(toks, words, strict=True)):
             self.pos += len(words)
             return True
         return False
@@ -153,16 +155,28 @@ class _Parser:
         if_not_exists = self.accept("IF", "NOT", "EXISTS")
         name = self.name("table name")
         columns: list[Column] = []
+        key: list[KeyPart] | None = None
         self.expect_symbol("(")
         while not self.at_symbol(")"):
             if self.at(*_UNSUPPORTED_TABLE_ELEMENTS):
                 raise self.unsupported(f"{self.tok.text.upper()} in CREATE TABLE")
-            columns.append(self.column_definition()[0])
-            if not self.at_symbol(")"):
-                self.expect_symbol(",")
+            start = self.tok
+            if self.accept("PRIMARY", "KEY"):
+                key = self.only_key(key, self.comma_list(self.key_part, allow_empty=True), start)
+            else:
+                column, _, inline_key = self.column_definition(inline_key=True)
+                columns.append(column)
+                if inline_key:
+                    key = self.only_key(key, [KeyPart(column.name)], start)
+            if self.at_symbol(","):
+                self.advance()
+            elif not self.at_symbol(")"):
+                raise self.fail("',' or ')'")
         self.advance()
-        self.expect("PRIMARY", "KEY")
-        key = self.comma_list(self.key_part, allow_empty=True)
+        start = self.tok
+        if key is None or self.at("PRIMARY"):
+            self.expect("PRIMARY", "KEY")
+            key = self.only_key(key, self.comma_list(self.key_part, allow_empty=True), start)
         parent, cascade = None, False
         if self.at_symbol(","):
             self.advance()
@@ -179,6 +193,14 @@ class _Parser:
                 self.reject_row_deletion_policy()
                 raise self.fail("end of statement")
         return nodes.CreateTable(name, tuple(columns), tuple(key), parent, cascade, if_not_exists)
+
+    def only_key(self, key: list[KeyPart] | None, new: list[KeyPart], where: Token) -> list[KeyPart]:
+        """The primary key may be given once: inline on a column, in the column list, or after it."""
+        if key is not None:
+            raise errors.ddl_syntax_error(
+                self.text, f"A table can have only one PRIMARY KEY; another one starts at line {where.line}, column {where.column}"
+            )
+        return new
 
     def reject_row_deletion_policy(self) -> None:
         if self.at("ROW"):
@@ -230,7 +252,7 @@ class _Parser:
             return nodes.AlterColumnSetDefault(table, column, self.expression())
         if self.accept("DROP", "DEFAULT"):
             return nodes.AlterColumnSetDefault(table, column, None)
-        col, has_options = self.column_definition(name=column)
+        col, has_options, _ = self.column_definition(name=column)
         if col.is_generated:
             raise self.unsupported("changing a generated column with ALTER COLUMN")
         allow = col.allow_commit_timestamp if has_options else None
@@ -249,8 +271,11 @@ class _Parser:
 
     # --- pieces ------------------------------------------------------------------------
 
-    def column_definition(self, name: str | None = None) -> tuple[Column, bool]:
-        """A column definition, and whether it had an OPTIONS clause."""
+    def column_definition(self, name: str | None = None, inline_key: bool = False) -> tuple[Column, bool, bool]:
+        """A column definition, whether it had an OPTIONS clause, and whether it said PRIMARY KEY.
+
+        ``PRIMARY KEY`` on a column is only allowed (``inline_key``) in CREATE TABLE.
+        """
         name = name if name is not None else self.name("column name")
         col_type = self.column_type()
         not_null = self.accept("NOT", "NULL")
@@ -263,10 +288,11 @@ class _Parser:
             stored = self.accept("STORED")
         elif self.at("GENERATED"):
             raise self.unsupported("identity columns (GENERATED BY DEFAULT AS IDENTITY)")
+        is_key = inline_key and self.accept("PRIMARY", "KEY")
         has_options = self.accept("OPTIONS")
         options = self.options() if has_options else {}
         allow = bool(options.get("allow_commit_timestamp"))
-        return Column(name, col_type, not_null, default, generated, stored, allow), has_options
+        return Column(name, col_type, not_null, default, generated, stored, allow), has_options, is_key
 
     def column_type(self) -> types.SpannerType:
         """Find the extent of a type (balanced ``<>`` and ``()``) and let types.parse_type read it."""

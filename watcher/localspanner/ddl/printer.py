@@ -15,7 +15,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from ..catalog import Catalog, Column, Index, KeyPart, Table
 from . import nodes

@@ -1,0 +1,1 @@
+ALTER TABLE Singers ADD Nick STRING(100)

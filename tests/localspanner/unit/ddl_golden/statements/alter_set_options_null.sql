@@ -1,0 +1,1 @@
+ALTER TABLE Singers ALTER COLUMN LastUpdated SET OPTIONS (allow_commit_timestamp=null)

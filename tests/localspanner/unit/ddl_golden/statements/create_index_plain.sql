@@ -1,0 +1,1 @@
+CREATE INDEX SingersByLastName ON Singers(LastName) STORING (FirstName)

@@ -1,0 +1,1 @@
+CREATE TABLE Singleton (Value STRING(10)) PRIMARY KEY ()

@@ -1,0 +1,1 @@
+CREATE TABLE Singers (SingerId INT64 NOT NULL, FirstName STRING(200), LastName STRING(200) NOT NULL, BirthDate DATE, Picture BYTES(MAX), LastUpdated TIMESTAMP OPTIONS (allow_commit_timestamp=true), Processed BOOL, ShardId INT64 AS (CASE WHEN Processed THEN NULL ELSE MOD(FARM_FINGERPRINT(COALESCE(FirstName || ' ', '') || LastName), 19) END) STORED) PRIMARY KEY (SingerId)

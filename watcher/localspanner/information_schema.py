@@ -1,0 +1,190 @@
+"""INFORMATION_SCHEMA views as tables of rows computed from a catalog.
+
+Each view is described as a :class:`~watcher.localspanner.catalog.Table` (so the SQL
+layer can type it like any table) and :func:`rows` computes its rows in stored form
+(``values.py``: BOOL as 0/1, INT64 as int, STRING as str, NULL as None). The storage
+layer materialises each view into the SQLite table named by :func:`sqlite_table_name`.
+Names, types and values follow Spanner's GoogleSQL INFORMATION_SCHEMA; the user's
+tables live in the schema ``''`` of catalog ``''``, and the views themselves are not
+listed in TABLES.
+
+Example:
+    >>> from watcher.localspanner.schema_updater import apply_statements
+    >>> cat, _ = apply_statements(Catalog(), ["CREATE TABLE T (K INT64 NOT NULL) PRIMARY KEY (K)"])
+    >>> rows(cat)["INDEX_COLUMNS"]
+    [('', '', 'T', 'PRIMARY_KEY', 'PRIMARY_KEY', 'K', 1, 'ASC', 'NO', 'INT64')]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from . import types as T
+from .catalog import Catalog, Column, KeyPart, Table
+
+SCHEMA_NAME = "INFORMATION_SCHEMA"
+_SQLITE_PREFIX = "_ls_information_schema_"
+PRIMARY_KEY = "PRIMARY_KEY"
+
+
+def _view(name: str, columns: str) -> Table:
+    """A view from ``"NAME TYPE, ..."``: every column nullable, as in Spanner's views."""
+    cols = []
+    for spec in columns.split(","):
+        col_name, type_text = spec.split()
+        cols.append(Column(col_name, T.parse_type(type_text)))
+    return Table(name, tuple(cols), ())
+
+
+_CATALOG_COLS = "TABLE_CATALOG STRING(MAX), TABLE_SCHEMA STRING(MAX), TABLE_NAME STRING(MAX)"
+
+VIEWS: dict[str, Table] = {
+    v.name: v
+    for v in (
+        _view("SCHEMATA", "CATALOG_NAME STRING(MAX), SCHEMA_NAME STRING(MAX), EFFECTIVE_TIMESTAMP INT64"),
+        _view("TABLES", f"{_CATALOG_COLS}, TABLE_TYPE STRING(MAX), PARENT_TABLE_NAME STRING(MAX), "
+              "ON_DELETE_ACTION STRING(MAX), SPANNER_STATE STRING(MAX), INTERLEAVE_TYPE STRING(MAX), "
+              "ROW_DELETION_POLICY_EXPRESSION STRING(MAX)"),
+        _view("COLUMNS", f"{_CATALOG_COLS}, COLUMN_NAME STRING(MAX), ORDINAL_POSITION INT64, "
+              "COLUMN_DEFAULT STRING(MAX), DATA_TYPE STRING(MAX), IS_NULLABLE STRING(MAX), SPANNER_TYPE STRING(MAX), "
+              "IS_GENERATED STRING(MAX), GENERATION_EXPRESSION STRING(MAX), IS_STORED STRING(MAX), "
+              "SPANNER_STATE STRING(MAX)"),
+        _view("COLUMN_OPTIONS", f"{_CATALOG_COLS}, COLUMN_NAME STRING(MAX), OPTION_NAME STRING(MAX), "
+              "OPTION_TYPE STRING(MAX), OPTION_VALUE STRING(MAX)"),
+        _view("INDEXES", f"{_CATALOG_COLS}, INDEX_NAME STRING(MAX), INDEX_TYPE STRING(MAX), "
+              "PARENT_TABLE_NAME STRING(MAX), IS_UNIQUE BOOL, IS_NULL_FILTERED BOOL, INDEX_STATE STRING(MAX), "
+              "SPANNER_IS_MANAGED BOOL"),
+        _view("INDEX_COLUMNS", f"{_CATALOG_COLS}, INDEX_NAME STRING(MAX), INDEX_TYPE STRING(MAX), "
+              "COLUMN_NAME STRING(MAX), ORDINAL_POSITION INT64, COLUMN_ORDERING STRING(MAX), "
+              "IS_NULLABLE STRING(MAX), SPANNER_TYPE STRING(MAX)"),
+        _view("TABLE_CONSTRAINTS", "CONSTRAINT_CATALOG STRING(MAX), CONSTRAINT_SCHEMA STRING(MAX), "
+              f"CONSTRAINT_NAME STRING(MAX), {_CATALOG_COLS}, CONSTRAINT_TYPE STRING(MAX), "
+              "IS_DEFERRABLE STRING(MAX), INITIALLY_DEFERRED STRING(MAX), ENFORCED STRING(MAX)"),
+        _view("CHECK_CONSTRAINTS", "CONSTRAINT_CATALOG STRING(MAX), CONSTRAINT_SCHEMA STRING(MAX), "
+              "CONSTRAINT_NAME STRING(MAX), CHECK_CLAUSE STRING(MAX), SPANNER_STATE STRING(MAX)"),
+        _view("KEY_COLUMN_USAGE", "CONSTRAINT_CATALOG STRING(MAX), CONSTRAINT_SCHEMA STRING(MAX), "
+              f"CONSTRAINT_NAME STRING(MAX), {_CATALOG_COLS}, COLUMN_NAME STRING(MAX), ORDINAL_POSITION INT64, "
+              "POSITION_IN_UNIQUE_CONSTRAINT INT64"),
+    )
+}
+
+_YES_NO = {True: "YES", False: "NO"}
+_ON_DELETE = {True: "CASCADE", False: "NO ACTION"}
+
+
+def sqlite_table_name(view: str) -> str:
+    """The SQLite table holding a view's rows.
+
+    >>> sqlite_table_name("tables")
+    '_ls_information_schema_TABLES'
+    """
+    return _SQLITE_PREFIX + view.upper()
+
+
+def rows(catalog: Catalog) -> dict[str, list[tuple]]:
+    """Every view's rows for ``catalog``, keyed like :data:`VIEWS`, each tuple in the view's column order."""
+    return {name: list(producer(catalog)) for name, producer in _PRODUCERS.items()}
+
+
+def pk_constraint_name(table: str) -> str:
+    return f"PK_{table}"
+
+
+def not_null_constraint_name(table: str, column: str) -> str:
+    return f"CK_IS_NOT_NULL_{table}_{column}"
+
+
+# --- producers, one per view -----------------------------------------------------------------
+
+def _schemata(catalog: Catalog) -> Iterator[tuple]:
+    for schema in ("", SCHEMA_NAME, "SPANNER_SYS"):
+        yield ("", schema, None)
+
+
+def _tables(catalog: Catalog) -> Iterator[tuple]:
+    for t in catalog.tables:
+        interleaved = t.parent is not None
+        yield ("", "", t.name, "BASE TABLE", t.parent,
+               _ON_DELETE[t.on_delete_cascade] if interleaved else None, "COMMITTED",
+               "IN PARENT" if interleaved else None, None)
+
+
+def _columns(catalog: Catalog) -> Iterator[tuple]:
+    for t in catalog.tables:
+        for pos, c in enumerate(t.columns, 1):
+            stored = None if c.generated is None else _YES_NO[c.stored]
+            yield ("", "", t.name, c.name, pos, c.default, None, _YES_NO[not c.not_null], str(c.type),
+                   "ALWAYS" if c.is_generated else "NEVER", c.generated, stored, "COMMITTED")
+
+
+def _column_options(catalog: Catalog) -> Iterator[tuple]:
+    for t in catalog.tables:
+        for c in t.commit_timestamp_columns:
+            yield ("", "", t.name, c.name, "allow_commit_timestamp", "BOOL", "TRUE")
+
+
+def _indexes(catalog: Catalog) -> Iterator[tuple]:
+    for t in catalog.tables:
+        yield ("", "", t.name, PRIMARY_KEY, PRIMARY_KEY, t.parent or "", 1, 0, None, 0)
+        for i in catalog.indexes_of(t.name):
+            yield ("", "", t.name, i.name, "INDEX", i.interleave_in or "", int(i.unique), int(i.null_filtered),
+                   "READ_WRITE", 0)
+
+
+def _index_columns(catalog: Catalog) -> Iterator[tuple]:
+    for t in catalog.tables:
+        yield from _key_rows(t, PRIMARY_KEY, PRIMARY_KEY, t.primary_key, (), null_filtered=False)
+        for i in catalog.indexes_of(t.name):
+            yield from _key_rows(t, i.name, "INDEX", i.key, i.storing, null_filtered=i.null_filtered)
+
+
+def _key_rows(table: Table, index: str, kind: str, key: tuple[KeyPart, ...], storing: tuple[str, ...],
+              *, null_filtered: bool) -> Iterator[tuple]:
+    for pos, part in enumerate(key, 1):
+        c = _column(table, part.column)
+        yield ("", "", table.name, index, kind, c.name, pos, "DESC" if part.descending else "ASC",
+               _YES_NO[not (c.not_null or null_filtered)], str(c.type))
+    for name in storing:
+        c = _column(table, name)
+        yield ("", "", table.name, index, kind, c.name, None, None, _YES_NO[not c.not_null], str(c.type))
+
+
+def _column(table: Table, name: str) -> Column:
+    column = table.column(name)
+    assert column is not None, f"{table.name}.{name} missing from the catalog"
+    return column
+
+
+def _table_constraints(catalog: Catalog) -> Iterator[tuple]:
+    for t in catalog.tables:
+        yield ("", "", pk_constraint_name(t.name), "", "", t.name, "PRIMARY KEY", "NO", "NO", "YES")
+        for c in t.columns:
+            if c.not_null:
+                yield ("", "", not_null_constraint_name(t.name, c.name), "", "", t.name, "CHECK", "NO", "NO", "YES")
+
+
+def _check_constraints(catalog: Catalog) -> Iterator[tuple]:
+    for t in catalog.tables:
+        for c in t.columns:
+            if c.not_null:
+                yield ("", "", not_null_constraint_name(t.name, c.name), f"{c.name} IS NOT NULL", "COMMITTED")
+
+
+def _key_column_usage(catalog: Catalog) -> Iterator[tuple]:
+    for t in catalog.tables:
+        for pos, part in enumerate(t.primary_key, 1):
+            yield ("", "", pk_constraint_name(t.name), "", "", t.name, part.column, pos, None)
+
+
+_PRODUCERS: dict[str, Callable[[Catalog], Iterator[tuple]]] = {
+    "SCHEMATA": _schemata,
+    "TABLES": _tables,
+    "COLUMNS": _columns,
+    "COLUMN_OPTIONS": _column_options,
+    "INDEXES": _indexes,
+    "INDEX_COLUMNS": _index_columns,
+    "TABLE_CONSTRAINTS": _table_constraints,
+    "CHECK_CONSTRAINTS": _check_constraints,
+    "KEY_COLUMN_USAGE": _key_column_usage,
+}
+assert _PRODUCERS.keys() == VIEWS.keys()

@@ -1,0 +1,412 @@
+"""Applies DDL nodes to a catalog, validating them as Spanner does.
+
+Each statement gives a new immutable :class:`~watcher.localspanner.catalog.Catalog`
+with ``version`` one higher. A statement that ``IF [NOT] EXISTS`` turns into a no-op
+returns the catalog it was given (same object, same version). Names that refer to
+existing objects are stored with the case they were declared with, so the catalog and
+GetDatabaseDdl show ``Singers`` even when a statement wrote ``singers``.
+
+Rules checked (each failure names the table, column or index): names are
+``[A-Za-z][A-Za-z0-9_]*`` of at most 128 characters and unique (tables and indexes
+share one case-insensitive namespace); referenced tables, columns and indexes exist;
+key columns exist, are unique and are not ARRAY or JSON; ``allow_commit_timestamp``
+only on TIMESTAMP; generated columns may only name columns of their table (a
+best-effort look at the identifiers in the expression) and DEFAULT none; an
+interleaved table starts its key with its parent's key (same names, types, order and
+nullability); tables with indexes or interleaved children cannot be dropped; key
+columns and indexed columns cannot be dropped; STORING columns exist and are not key
+columns; ALTER COLUMN changes only lengths, STRING<->BYTES and NOT NULL (not on key
+columns). Data-dependent checks (e.g. NOT NULL added to a column holding NULLs) are
+the storage layer's.
+
+Example:
+    >>> cat, _ = apply_statements(Catalog(), [
+    ...     "CREATE TABLE Singers (SingerId INT64 NOT NULL, LastUpdated TIMESTAMP) PRIMARY KEY (SingerId)",
+    ...     "ALTER TABLE Singers ALTER COLUMN LastUpdated SET OPTIONS (allow_commit_timestamp = true)",
+    ... ])
+    >>> cat.version, [c.name for c in cat.table("singers").commit_timestamp_columns]
+    (2, ['LastUpdated'])
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Iterable
+
+from . import errors
+from .catalog import Catalog, Column, Index, KeyPart, Table
+from .ddl import nodes
+from .ddl.expressions import referenced_names
+from .ddl.parser import parse_ddl
+from .ddl.printer import print_statement
+from .types import SpannerType, TypeCode
+
+MAX_NAME_LENGTH = 128
+MAX_COLUMNS_PER_TABLE = 1024
+MAX_KEY_COLUMNS = 16
+MAX_INTERLEAVE_DEPTH = 7
+
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
+_NOT_KEYABLE = frozenset({TypeCode.ARRAY, TypeCode.JSON, TypeCode.STRUCT})
+# Type codes an ALTER COLUMN may switch between (besides keeping the code).
+_CONVERTIBLE = {frozenset({TypeCode.STRING, TypeCode.BYTES})}
+
+
+def apply_ddl(catalog: Catalog, node: nodes.Node) -> Catalog:
+    """Apply one statement node to ``catalog`` and return the new catalog.
+
+    >>> from watcher.localspanner.ddl.parser import parse_ddl
+    >>> apply_ddl(Catalog(), parse_ddl("CREATE TABLE T (K INT64) PRIMARY KEY (K)")).table("t").name
+    'T'
+
+    Raises:
+        SpannerError: the statement breaks a schema rule (FAILED_PRECONDITION) or names
+            something that does not exist (NOT_FOUND); the message names the statement.
+    """
+    return _apply(catalog, node, print_statement(node))
+
+
+def apply_statement(catalog: Catalog, statement: str) -> tuple[Catalog, nodes.Node]:
+    """Parse and apply one statement; errors quote ``statement`` as the user wrote it.
+
+    >>> cat, node = apply_statement(Catalog(), "CREATE TABLE T (K INT64) PRIMARY KEY (K)")
+    >>> type(node).__name__, cat.version
+    ('CreateTable', 1)
+    """
+    node = parse_ddl(statement)
+    return _apply(catalog, node, statement), node
+
+
+def apply_statements(catalog: Catalog, statements: Iterable[str]) -> tuple[Catalog, list[nodes.Node]]:
+    """Parse and apply ``statements`` in order; return the final catalog and the parsed nodes.
+
+    Raises on the first bad statement; the caller decides what the earlier ones mean.
+
+    >>> cat, done = apply_statements(Catalog(), ["CREATE TABLE T (K INT64) PRIMARY KEY (K)", "DROP TABLE T"])
+    >>> cat.tables, cat.version, [type(n).__name__ for n in done]
+    ((), 2, ['CreateTable', 'DropTable'])
+    """
+    applied: list[nodes.Node] = []
+    for statement in statements:
+        catalog, node = apply_statement(catalog, statement)
+        applied.append(node)
+    return catalog, applied
+
+
+def _apply(catalog: Catalog, node: nodes.Node, statement: str) -> Catalog:
+    ctx = _Context(catalog, statement)
+    result = _HANDLERS[type(node)](ctx, node)
+    if result is None:
+        return catalog
+    tables, indexes = result
+    return Catalog(tables=tuple(tables), indexes=tuple(indexes), version=catalog.version + 1)
+
+
+class _Context:
+    """The catalog a statement applies to, plus error helpers that name the statement."""
+
+    def __init__(self, catalog: Catalog, statement: str) -> None:
+        self.catalog = catalog
+        self.statement = statement
+
+    def invalid(self, detail: str) -> errors.SpannerError:
+        return errors.ddl_invalid(self.statement, detail)
+
+    def wrap(self, error: errors.SpannerError) -> errors.SpannerError:
+        return errors.ddl_statement_failed(error, self.statement)
+
+    def table(self, name: str) -> Table:
+        table = self.catalog.table(name)
+        if table is None:
+            raise self.wrap(errors.table_not_found(name))
+        return table
+
+    def column(self, table: Table, name: str) -> Column:
+        column = table.column(name)
+        if column is None:
+            raise self.wrap(errors.column_not_found(table.name, name))
+        return column
+
+    def index(self, name: str) -> Index:
+        index = self.catalog.index(name)
+        if index is None:
+            raise self.wrap(errors.index_not_found(name))
+        return index
+
+    def check_new_name(self, kind: str, name: str) -> None:
+        self.check_name(kind, name)
+        existing = "table" if self.catalog.table(name) else "index" if self.catalog.index(name) else None
+        if existing is not None:
+            raise self.wrap(errors.duplicate_name(existing, name))
+
+    def check_name(self, kind: str, name: str) -> None:
+        if not _NAME.match(name) or len(name) > MAX_NAME_LENGTH:
+            raise self.invalid(
+                f"Invalid {kind} name {name!r}: names start with a letter, hold only letters, digits and '_', "
+                f"and have at most {MAX_NAME_LENGTH} characters"
+            )
+
+
+_Result = tuple[list[Table], list[Index]] | None
+
+
+def _replace_table(catalog: Catalog, table: Table) -> tuple[list[Table], list[Index]]:
+    low = table.name.lower()
+    return [table if t.name.lower() == low else t for t in catalog.tables], list(catalog.indexes)
+
+
+# --- columns ------------------------------------------------------------------------------
+
+def _check_column(ctx: _Context, table: str, column: Column, columns: Iterable[Column]) -> Column:
+    ctx.check_name("column", column.name)
+    if _has_struct(column.type):
+        raise ctx.invalid(f"Column {table}.{column.name} has type {column.type}: STRUCT columns are not allowed")
+    if column.allow_commit_timestamp and column.type.code != TypeCode.TIMESTAMP:
+        raise ctx.invalid(
+            f"Column {table}.{column.name} has type {column.type}: allow_commit_timestamp is only allowed on TIMESTAMP columns"
+        )
+    names = {c.name.lower(): c.name for c in columns}
+    if column.generated is not None:
+        for ref in referenced_names(column.generated):
+            if ref.lower() not in names:
+                raise ctx.invalid(f"Generated column {table}.{column.name} references unknown column {ref}")
+            if ref.lower() == column.name.lower():
+                raise ctx.invalid(f"Generated column {table}.{column.name} cannot reference itself")
+    if column.default is not None:
+        for ref in referenced_names(column.default):
+            if ref.lower() in names:
+                raise ctx.invalid(f"The DEFAULT of column {table}.{column.name} cannot reference column {names[ref.lower()]}")
+    return column
+
+
+def _has_struct(t: SpannerType) -> bool:
+    return t.code == TypeCode.STRUCT or (t.element is not None and _has_struct(t.element))
+
+
+def _resolve_key(ctx: _Context, table: Table, parts: Iterable[KeyPart], what: str) -> tuple[KeyPart, ...]:
+    """Key parts with declared column names; every column exists once and may be a key."""
+    out: list[KeyPart] = []
+    for part in parts:
+        column = table.column(part.column)
+        if column is None:
+            raise ctx.invalid(f"{what} names column {part.column}, which table {table.name} does not have")
+        if any(p.column == column.name for p in out):
+            raise ctx.invalid(f"{what} names column {table.name}.{column.name} twice")
+        if column.type.code in _NOT_KEYABLE:
+            raise ctx.invalid(f"{what} cannot use column {table.name}.{column.name} of type {column.type} as a key")
+        out.append(KeyPart(column.name, part.descending))
+    if len(out) > MAX_KEY_COLUMNS:
+        raise ctx.invalid(f"{what} has {len(out)} key columns; at most {MAX_KEY_COLUMNS} are allowed")
+    return tuple(out)
+
+
+# --- tables ------------------------------------------------------------------------------------
+
+def _create_table(ctx: _Context, node: nodes.CreateTable) -> _Result:
+    if node.if_not_exists and ctx.catalog.table(node.name) is not None:
+        return None
+    ctx.check_new_name("table", node.name)
+    seen: set[str] = set()
+    for column in node.columns:
+        if column.name.lower() in seen:
+            raise ctx.invalid(f"Duplicate column name {node.name}.{column.name}")
+        seen.add(column.name.lower())
+        _check_column(ctx, node.name, column, node.columns)
+    if len(node.columns) > MAX_COLUMNS_PER_TABLE:
+        raise ctx.invalid(f"Table {node.name} has {len(node.columns)} columns; at most {MAX_COLUMNS_PER_TABLE} are allowed")
+    table = Table(node.name, node.columns, ())
+    key = _resolve_key(ctx, table, node.primary_key, f"The primary key of table {node.name}")
+    parent_name = None
+    if node.parent is not None:
+        parent = ctx.table(node.parent)
+        _check_interleave(ctx, node.name, key, table, parent)
+        parent_name = parent.name
+    table = Table(node.name, node.columns, key, parent_name, node.on_delete_cascade and parent_name is not None)
+    return [*ctx.catalog.tables, table], list(ctx.catalog.indexes)
+
+
+def _check_interleave(ctx: _Context, name: str, key: tuple[KeyPart, ...], child: Table, parent: Table) -> None:
+    depth, ancestor = 1, parent
+    while ancestor.parent is not None:
+        depth += 1
+        ancestor = ctx.table(ancestor.parent)
+    if depth > MAX_INTERLEAVE_DEPTH:
+        raise ctx.invalid(f"Table {name} would be interleaved {depth} levels deep; at most {MAX_INTERLEAVE_DEPTH} are allowed")
+    if len(key) < len(parent.primary_key):
+        raise ctx.invalid(
+            f"Table {name} is interleaved in {parent.name}, so its primary key must start with "
+            f"{parent.name}'s key ({', '.join(parent.key_names)})"
+        )
+    for mine, theirs in zip(key, parent.primary_key, strict=False):
+        mine_col, theirs_col = child.column(mine.column), parent.column(theirs.column)
+        assert mine_col is not None and theirs_col is not None
+        problem = (
+            "has a different name" if mine.column.lower() != theirs.column.lower()
+            else f"has type {mine_col.type}, not {theirs_col.type}" if not mine_col.type.same_kind(theirs_col.type)
+            else "has a different sort order" if mine.descending != theirs.descending
+            else "has a different nullability" if mine_col.not_null != theirs_col.not_null
+            else None
+        )
+        if problem:
+            raise ctx.invalid(
+                f"Key column {name}.{mine.column} {problem} than parent key column {parent.name}.{theirs.column}: "
+                f"an interleaved table's key must start with its parent's key"
+            )
+
+
+def _drop_table(ctx: _Context, node: nodes.DropTable) -> _Result:
+    if node.if_exists and ctx.catalog.table(node.name) is None:
+        return None
+    table = ctx.table(node.name)
+    indexes = ctx.catalog.indexes_of(table.name)
+    if indexes:
+        raise ctx.invalid(f"Cannot drop table {table.name}: it has indexes ({', '.join(i.name for i in indexes)}); drop them first")
+    children = ctx.catalog.children_of(table.name)
+    if children:
+        raise ctx.invalid(f"Cannot drop table {table.name}: table {children[0].name} is interleaved in it")
+    return [t for t in ctx.catalog.tables if t is not table], list(ctx.catalog.indexes)
+
+
+# --- indexes -----------------------------------------------------------------------------------
+
+def _create_index(ctx: _Context, node: nodes.CreateIndex) -> _Result:
+    if node.if_not_exists and ctx.catalog.index(node.name) is not None:
+        return None
+    ctx.check_new_name("index", node.name)
+    table = ctx.table(node.table)
+    if not node.key:
+        raise ctx.invalid(f"Index {node.name} needs at least one key column")
+    key = _resolve_key(ctx, table, node.key, f"Index {node.name}")
+    storing: list[str] = []
+    for name in node.storing:
+        column = table.column(name)
+        if column is None:
+            raise ctx.invalid(f"Index {node.name} stores column {name}, which table {table.name} does not have")
+        if column.name in table.key_names or any(p.column == column.name for p in key):
+            raise ctx.invalid(f"Index {node.name} cannot store key column {table.name}.{column.name}: it is in the index already")
+        if column.name in storing:
+            raise ctx.invalid(f"Index {node.name} stores column {table.name}.{column.name} twice")
+        storing.append(column.name)
+    interleave = None
+    if node.interleave_in is not None:
+        interleave = _check_index_interleave(ctx, node.name, table, key, ctx.table(node.interleave_in))
+    index = Index(node.name, table.name, key, tuple(storing), node.unique, node.null_filtered, interleave)
+    return list(ctx.catalog.tables), [*ctx.catalog.indexes, index]
+
+
+def _check_index_interleave(ctx: _Context, name: str, table: Table, key: tuple[KeyPart, ...], parent: Table) -> str:
+    ancestor: Table | None = table
+    while ancestor is not None and ancestor.name != parent.name:
+        ancestor = ctx.catalog.table(ancestor.parent) if ancestor.parent else None
+    if ancestor is None:
+        raise ctx.invalid(f"Index {name} on {table.name} cannot be interleaved in {parent.name}: it is not {table.name} or one of its ancestors")
+    prefix = [p.column.lower() for p in key[: len(parent.primary_key)]]
+    if prefix != [c.lower() for c in parent.key_names]:
+        raise ctx.invalid(
+            f"Index {name} is interleaved in {parent.name}, so its key must start with {parent.name}'s key ({', '.join(parent.key_names)})"
+        )
+    return parent.name
+
+
+def _drop_index(ctx: _Context, node: nodes.DropIndex) -> _Result:
+    if node.if_exists and ctx.catalog.index(node.name) is None:
+        return None
+    index = ctx.index(node.name)
+    return list(ctx.catalog.tables), [i for i in ctx.catalog.indexes if i is not index]
+
+
+# --- columns of existing tables --------------------------------------------------------------------
+
+def _add_column(ctx: _Context, node: nodes.AlterTableAddColumn) -> _Result:
+    table = ctx.table(node.table)
+    column = node.column
+    if table.column(column.name) is not None:
+        if node.if_not_exists:
+            return None
+        raise ctx.invalid(f"Duplicate column name {table.name}.{column.name}")
+    _check_column(ctx, table.name, column, (*table.columns, column))
+    if column.not_null and column.default is None and column.generated is None:
+        raise ctx.invalid(f"Cannot add NOT NULL column {table.name}.{column.name} to an existing table without a DEFAULT")
+    if len(table.columns) >= MAX_COLUMNS_PER_TABLE:
+        raise ctx.invalid(f"Table {table.name} already has {MAX_COLUMNS_PER_TABLE} columns")
+    return _replace_table(ctx.catalog, dataclasses.replace(table, columns=(*table.columns, column)))
+
+
+def _drop_column(ctx: _Context, node: nodes.AlterTableDropColumn) -> _Result:
+    table = ctx.table(node.table)
+    column = ctx.column(table, node.column)
+    if column.name in table.key_names:
+        raise ctx.invalid(f"Cannot drop key column {table.name}.{column.name}")
+    for index in ctx.catalog.indexes_of(table.name):
+        if column.name in index.storing or any(p.column == column.name for p in index.key):
+            raise ctx.invalid(f"Cannot drop column {table.name}.{column.name}: index {index.name} uses it")
+    for other in table.columns:
+        if other.generated and column.name.lower() in {r.lower() for r in referenced_names(other.generated)}:
+            raise ctx.invalid(f"Cannot drop column {table.name}.{column.name}: generated column {other.name} uses it")
+    columns = tuple(c for c in table.columns if c is not column)
+    return _replace_table(ctx.catalog, dataclasses.replace(table, columns=columns))
+
+
+def _set_options(ctx: _Context, node: nodes.AlterColumnSetOptions) -> _Result:
+    table = ctx.table(node.table)
+    column = ctx.column(table, node.column)
+    new = dataclasses.replace(column, allow_commit_timestamp=bool(node.allow_commit_timestamp))
+    _check_column(ctx, table.name, new, table.columns)
+    return _replace_column(ctx.catalog, table, new)
+
+
+def _set_default(ctx: _Context, node: nodes.AlterColumnSetDefault) -> _Result:
+    table = ctx.table(node.table)
+    column = ctx.column(table, node.column)
+    if column.is_generated:
+        raise ctx.invalid(f"Column {table.name}.{column.name} is generated, so it cannot have a DEFAULT")
+    new = dataclasses.replace(column, default=node.default)
+    _check_column(ctx, table.name, new, table.columns)
+    return _replace_column(ctx.catalog, table, new)
+
+
+def _alter_column_type(ctx: _Context, node: nodes.AlterColumnType) -> _Result:
+    table = ctx.table(node.table)
+    column = ctx.column(table, node.column)
+    where = f"{table.name}.{column.name}"
+    if column.is_generated:
+        raise ctx.invalid(f"Column {where} is generated; drop and add it to change it")
+    if not _convertible(column.type, node.type):
+        raise ctx.invalid(f"Cannot change the type of column {where} from {column.type} to {node.type}")
+    if column.name in table.key_names and (str(column.type) != str(node.type) or column.not_null != node.not_null):
+        raise ctx.invalid(f"Cannot change the type or nullability of key column {where}")
+    allow = column.allow_commit_timestamp if node.allow_commit_timestamp is None else node.allow_commit_timestamp
+    new = dataclasses.replace(column, type=node.type, not_null=node.not_null, default=node.default, allow_commit_timestamp=allow)
+    _check_column(ctx, table.name, new, table.columns)
+    return _replace_column(ctx.catalog, table, new)
+
+
+def _convertible(old: SpannerType, new: SpannerType) -> bool:
+    if old.code == TypeCode.ARRAY or new.code == TypeCode.ARRAY:
+        return old.code == new.code and _convertible(old.element, new.element)  # type: ignore[arg-type]
+    return old.code == new.code or frozenset({old.code, new.code}) in _CONVERTIBLE
+
+
+def _replace_column(catalog: Catalog, table: Table, column: Column) -> tuple[list[Table], list[Index]]:
+    low = column.name.lower()
+    columns = tuple(column if c.name.lower() == low else c for c in table.columns)
+    return _replace_table(catalog, dataclasses.replace(table, columns=columns))
+
+
+def _create_database(ctx: _Context, node: nodes.CreateDatabase) -> _Result:
+    raise ctx.invalid("CREATE DATABASE is only allowed as the create statement of CreateDatabase, not in a schema update")
+
+
+_HANDLERS: dict[type, Callable[..., _Result]] = {
+    nodes.CreateDatabase: _create_database,
+    nodes.CreateTable: _create_table,
+    nodes.CreateIndex: _create_index,
+    nodes.AlterTableAddColumn: _add_column,
+    nodes.AlterTableDropColumn: _drop_column,
+    nodes.AlterColumnSetOptions: _set_options,
+    nodes.AlterColumnSetDefault: _set_default,
+    nodes.AlterColumnType: _alter_column_type,
+    nodes.DropTable: _drop_table,
+    nodes.DropIndex: _drop_index,
+}
