@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import itertools
 import struct
+from collections.abc import Callable, Iterator
 from operator import attrgetter
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from google.cloud.spanner_v1.types import keys as keys_types
 from google.cloud.spanner_v1.types import result_set as result_set_types
@@ -109,21 +110,20 @@ def value_to_pb(value: Any) -> struct_pb2.Value:
 # --- types --------------------------------------------------------------------------------
 
 _KNOWN_CODES = {int(c): c for c in TypeCode}
+# Names of the codes Spanner has but the local server does not (FLOAT32, PROTO, ...), for errors.
+_SPANNER_CODE_NAMES = {v.number: v.name for v in TypePb.DESCRIPTOR.fields_by_name["code"].enum_type.values}
 
 
 def type_from_pb(t: Any) -> SpannerType:
     """A ``google.spanner.v1.Type`` as a :class:`SpannerType`."""
     code = _KNOWN_CODES.get(t.code)
     if code is None:
-        raise errors.unsupported_type(type_types.TypeCode(t.code).name if t.code in _SPANNER_CODES else str(t.code))
+        raise errors.unsupported_type(_SPANNER_CODE_NAMES.get(t.code, f"with type code {t.code}"))
     if code == TypeCode.ARRAY:
         return SpannerType(code, element=type_from_pb(t.array_element_type))
     if code == TypeCode.STRUCT:
         return SpannerType(code, fields=tuple((f.name, type_from_pb(f.type_)) for f in t.struct_type.fields))
     return SpannerType(code)
-
-
-_SPANNER_CODES = {int(c) for c in type_types.TypeCode}
 
 
 def type_to_pb(t: SpannerType) -> Any:
@@ -158,7 +158,7 @@ def key_set_from_pb(ks: Any) -> KeySet:
     return KeySet(
         keys=[list_to_wire(k) for k in ks.keys],
         ranges=[_key_range_from_pb(r) for r in ks.ranges],
-        all=getattr(ks, "all_"),
+        all=ks.all_,
     )
 
 
@@ -302,16 +302,18 @@ def partial_result_sets(result: ResultStream, *, skip_rows: int = 0, max_bytes: 
         first = True
         parts: list[bytes] = []
         size = count = 0
-        tag = wire.PARTIAL_RESULT_VALUE
+        encode = wire.PARTIAL_RESULT_VALUES.encode
+        append = parts.append
         for row in rows_iter:
-            items = wire.encode_items(row, tag)
-            parts += items
-            size += sum(map(len, items))
+            encoded = encode(row)
+            append(encoded)
+            size += len(encoded)
             count += 1
             if size >= max_bytes or count >= max_rows:
                 sent += count
                 yield _partial(result if first else None, parts, sent, None)
                 first, parts, size, count = False, [], 0, 0
+                append = parts.append
         sent += count
         stats = stats_pb(result)
         if first or parts or stats is not None:
@@ -335,10 +337,8 @@ def result_set_bytes(result: ResultStream) -> bytes:
     """A whole result as one serialized ``ResultSet`` (for the unary ExecuteSql and Read)."""
     rows = result.rows
     try:
-        row_fields = [
-            wire.field(wire.RESULT_SET_ROW, b"".join(wire.encode_items(row, wire.LIST_VALUE_ITEM)))
-            for row in rows
-        ]
+        encode = wire.LIST_ITEMS.encode
+        row_fields = [wire.field(wire.RESULT_SET_ROW, encode(row)) for row in rows]
     finally:
         close = getattr(rows, "close", None)
         if close is not None:

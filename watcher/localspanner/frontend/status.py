@@ -14,7 +14,8 @@ Example:
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Iterator, NoReturn
+from collections.abc import Callable, Iterator
+from typing import Any, NoReturn
 
 import grpc
 from google.protobuf import duration_pb2

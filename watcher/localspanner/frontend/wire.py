@@ -3,17 +3,17 @@
 Result rows are the server's hottest path (a million rows is a few million values), so
 they are written as protobuf bytes here rather than built as message objects: a value
 becomes one length-delimited field, and a message is the concatenation of its fields
-(protobuf parses concatenated fields of a repeated field as one list). Only the
-``Value`` message is encoded by hand; everything else goes through protobuf.
+(protobuf parses concatenated fields of a repeated field as one list). Only ``Value``
+and ``ListValue`` are encoded by hand; every other message goes through protobuf.
 
-Field numbers used (from google/protobuf/struct.proto and google/spanner/v1/result_set.proto):
+Field numbers used (google/protobuf/struct.proto, google/spanner/v1/result_set.proto):
 ``Value``: null_value 1 (varint), number_value 2 (fixed64), string_value 3, bool_value 4
 (varint), list_value 6; ``ListValue.values`` 1; ``PartialResultSet.values`` 2;
 ``ResultSet.rows`` 2.
 
 Example:
     >>> from google.protobuf import struct_pb2
-    >>> body = b"".join(encode_items(["1", None, [True]], LIST_VALUE_ITEM))
+    >>> body = LIST_ITEMS.encode(["1", None, [True]])
     >>> [v.WhichOneof("kind") for v in struct_pb2.ListValue.FromString(body).values]
     ['string_value', 'null_value', 'list_value']
 """
@@ -22,21 +22,12 @@ from __future__ import annotations
 
 import base64
 import struct
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-#: Tag of ``PartialResultSet.values`` (field 2, length-delimited).
-PARTIAL_RESULT_VALUE = b"\x12"
-#: Tag of ``ListValue.values`` (field 1, length-delimited).
-LIST_VALUE_ITEM = b"\x0a"
-#: Tag of ``ResultSet.rows`` (field 2, length-delimited).
-RESULT_SET_ROW = b"\x12"
-
-_NULL_BODY = b"\x08\x00"
-_TRUE_BODY = b"\x20\x01"
-_FALSE_BODY = b"\x20\x00"
-_STRING_TAG = b"\x1a"
-_NUMBER_TAG = b"\x11"
-_LIST_TAG = b"\x32"
+_STRING = b"\x1a"
+_NUMBER = b"\x11"
+_LIST = b"\x32"
 _pack_double = struct.Struct("<d").pack
 
 
@@ -67,27 +58,61 @@ def field(tag: bytes, body: bytes) -> bytes:
     return tag + _length(len(body)) + body
 
 
-def _string_body(v: str) -> bytes:
-    data = v.encode()
-    return _STRING_TAG + _length(len(data)) + data
+class ItemEncoder:
+    """Encodes wire values as ``Value`` entries of one repeated field (``tag``).
+
+    Per Python type of the value, one function returns the whole entry (tag, length
+    and ``Value`` body); the prefixes of short strings are precomputed.
+    """
+
+    #: Strings shorter than this (in UTF-8 bytes) use a precomputed prefix.
+    PREFIXED = 4096
+
+    def __init__(self, tag: bytes) -> None:
+        self.tag = tag
+        self._string_prefix = [tag + _length(1 + len(_length(n)) + n) + _STRING + _length(n)
+                               for n in range(self.PREFIXED)]
+        null, true, false = (field(tag, body) for body in (b"\x08\x00", b"\x20\x01", b"\x20\x00"))
+        number = tag + b"\x09" + _NUMBER
+        # Python type of a wire value -> its encoded entry. int and bytes are not wire
+        # forms, but encoding them as Spanner does (decimal / base64 text) is cheap insurance.
+        self._by_type: dict[type, Callable[[Any], bytes]] = {
+            str: self._string,
+            type(None): lambda v: null,
+            bool: lambda v: true if v else false,
+            float: lambda v: number + _pack_double(v),
+            list: self._list,
+            tuple: self._list,
+            int: lambda v: self._string(str(v)),
+            bytes: lambda v: self._string(base64.b64encode(v).decode("ascii")),
+        }
+
+    def _string(self, v: str) -> bytes:
+        data = v.encode()
+        n = len(data)
+        if n < self.PREFIXED:
+            return self._string_prefix[n] + data
+        return field(self.tag, _STRING + _length(n) + data)
+
+    def _list(self, v: Any) -> bytes:
+        return field(self.tag, field(_LIST, LIST_ITEMS.encode(v)))
+
+    def encode(self, values: Any) -> bytes:
+        """All values, one entry each, concatenated."""
+        by_type = self._by_type
+        try:
+            return b"".join([by_type[type(v)](v) for v in values])
+        except KeyError:
+            bad = next(v for v in values if type(v) not in by_type)
+            raise TypeError(f"not a wire value: {type(bad).__name__}") from None
 
 
-def _list_body(v: list[Any]) -> bytes:
-    return field(_LIST_TAG, b"".join(encode_items(v, LIST_VALUE_ITEM)))
-
-
-# Python type of a wire value -> body of its Value message. int and bytes are not wire
-# forms, but encoding them as Spanner does (decimal / base64 text) is cheap insurance.
-_BODY: dict[type, Callable[[Any], bytes]] = {
-    type(None): lambda v: _NULL_BODY,
-    bool: lambda v: _TRUE_BODY if v else _FALSE_BODY,
-    float: lambda v: _NUMBER_TAG + _pack_double(v),
-    str: _string_body,
-    list: _list_body,
-    tuple: lambda v: _list_body(list(v)),
-    int: lambda v: _string_body(str(v)),
-    bytes: lambda v: _string_body(base64.b64encode(v).decode("ascii")),
-}
+#: Entries of ``ListValue.values`` (arrays, structs, rows of a ResultSet).
+LIST_ITEMS = ItemEncoder(b"\x0a")
+#: Entries of ``PartialResultSet.values``.
+PARTIAL_RESULT_VALUES = ItemEncoder(b"\x12")
+#: Tag of ``ResultSet.rows`` (field 2, length-delimited).
+RESULT_SET_ROW = b"\x12"
 
 
 def value_body(value: Any) -> bytes:
@@ -96,21 +121,9 @@ def value_body(value: Any) -> bytes:
     >>> value_body("a")
     b'\\x1a\\x01a'
     """
-    try:
-        return _BODY[type(value)](value)
-    except KeyError:
-        raise TypeError(f"not a wire value: {type(value).__name__}") from None
-
-
-def encode_items(values: list[Any], tag: bytes) -> list[bytes]:
-    """Each value as a ``Value`` field with ``tag`` (one list entry per value)."""
-    body = _BODY
-    out = []
-    append = out.append
-    for v in values:
-        try:
-            b = body[type(v)](v)
-        except KeyError:
-            raise TypeError(f"not a wire value: {type(v).__name__}") from None
-        append(tag + _length(len(b)) + b)
-    return out
+    entry = LIST_ITEMS.encode([value])
+    # Skip the entry's tag and length: what remains is the Value message itself.
+    pos = 1
+    while entry[pos] & 0x80:
+        pos += 1
+    return entry[pos + 1:]

@@ -1,0 +1,85 @@
+"""``google.spanner.admin.database.v1.DatabaseAdmin``: databases and their schema.
+
+Schema changes run synchronously, so their long-running operations are done when
+returned.
+
+Example:
+    >>> "UpdateDatabaseDdl" in [r.name for r in DatabaseAdminServicer.RPCS]
+    True
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import grpc
+from google.cloud.spanner_admin_database_v1.types import common
+from google.cloud.spanner_admin_database_v1.types import spanner_database_admin as admin
+from google.cloud.spanner_v1.testing import spanner_database_admin_pb2_grpc
+from google.protobuf import empty_pb2
+
+from ..requests import DatabaseInfo
+from ..service import LocalSpannerService
+from . import converters as conv
+from .operations import OperationRegistry
+from .rpc import Rpc
+
+A = admin
+DatabasePb = A.Database.pb()
+_READY = int(A.Database.State.READY)
+_GOOGLE_SQL = int(common.DatabaseDialect.GOOGLE_STANDARD_SQL)
+#: The local server keeps no old versions; Spanner's default retention is reported anyway.
+_VERSION_RETENTION = "1h"
+
+
+def database_to_pb(info: DatabaseInfo) -> Any:
+    pb = DatabasePb(name=info.name, state=_READY, database_dialect=_GOOGLE_SQL,
+                    version_retention_period=_VERSION_RETENTION)
+    pb.create_time.CopyFrom(conv.timestamp_pb(info.create_time_nanos))
+    pb.earliest_version_time.CopyFrom(conv.timestamp_pb(info.version_time_nanos))
+    return pb
+
+
+class DatabaseAdminServicer(spanner_database_admin_pb2_grpc.DatabaseAdminServicer):
+    """Database administration of the local server."""
+
+    SERVICE = "google.spanner.admin.database.v1.DatabaseAdmin"
+    RPCS = (
+        Rpc("CreateDatabase", A.CreateDatabaseRequest.pb()),
+        Rpc("GetDatabase", A.GetDatabaseRequest.pb()),
+        Rpc("ListDatabases", A.ListDatabasesRequest.pb()),
+        Rpc("DropDatabase", A.DropDatabaseRequest.pb()),
+        Rpc("UpdateDatabaseDdl", A.UpdateDatabaseDdlRequest.pb()),
+        Rpc("GetDatabaseDdl", A.GetDatabaseDdlRequest.pb()),
+    )
+
+    def __init__(self, service: LocalSpannerService, operations: OperationRegistry) -> None:
+        self.service = service
+        self.operations = operations
+
+    def CreateDatabase(self, request: Any, context: grpc.ServicerContext) -> Any:
+        info = self.service.create_database(request.parent, request.create_statement, list(request.extra_statements))
+        return self.operations.done(info.name, A.CreateDatabaseMetadata.pb()(database=info.name), database_to_pb(info))
+
+    def GetDatabase(self, request: Any, context: grpc.ServicerContext) -> Any:
+        return database_to_pb(self.service.get_database(request.name))
+
+    def ListDatabases(self, request: Any, context: grpc.ServicerContext) -> Any:
+        infos = self.service.list_databases(request.parent)
+        return A.ListDatabasesResponse.pb()(databases=[database_to_pb(i) for i in infos])
+
+    def DropDatabase(self, request: Any, context: grpc.ServicerContext) -> Any:
+        self.service.drop_database(request.database)
+        return empty_pb2.Empty()
+
+    def UpdateDatabaseDdl(self, request: Any, context: grpc.ServicerContext) -> Any:
+        statements = list(request.statements)
+        commit_nanos = self.service.update_ddl(request.database, statements) or [time.time_ns()] * len(statements)
+        metadata = A.UpdateDatabaseDdlMetadata.pb()(database=request.database, statements=statements)
+        for nanos in commit_nanos:
+            metadata.commit_timestamps.add().CopyFrom(conv.timestamp_pb(nanos))
+        return self.operations.done(request.database, metadata, empty_pb2.Empty(), request.operation_id)
+
+    def GetDatabaseDdl(self, request: Any, context: grpc.ServicerContext) -> Any:
+        return A.GetDatabaseDdlResponse.pb()(statements=self.service.get_ddl(request.database))
