@@ -24,6 +24,7 @@ PROG = "spanner-watcher"
 
 #: Subcommand modules, in the order ``--help`` lists them.
 COMMANDS: tuple[str, ...] = (
+    "watcher.commands.demo",
     "watcher.commands.local_spanner",
 )
 

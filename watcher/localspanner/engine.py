@@ -463,10 +463,16 @@ class DatabaseEngine:
 
     def _commit_locked(self, txn: ReadWriteTransaction, mutations: list[Mutation]) -> int:
         """Commit ``txn`` (which holds the writer and has an open SQLite transaction)."""
+        from .sql import set_statement_time
+
         conn = self.storage.writer
         with self._visibility:
             ts = self.clock.next()
-            apply_mutations(conn, self.catalog, mutations, commit_nanos=ts)
+            set_statement_time(ts)  # DEFAULT (CURRENT_TIMESTAMP()) of inserted rows is the commit time
+            try:
+                apply_mutations(conn, self.catalog, mutations, commit_nanos=ts)
+            finally:
+                set_statement_time(None)
             self._fill_pending(conn, txn.pending, ts)
             try:
                 conn.execute("COMMIT")

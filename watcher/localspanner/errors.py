@@ -302,6 +302,20 @@ def sql_runtime_error(sql: str, detail: str) -> SpannerError:
     return SpannerError(Code.OUT_OF_RANGE, f"{detail} [in statement: {_clip(sql)}]")
 
 
+def null_filtered_index_unusable(sql: str, detail: str) -> SpannerError:
+    return invalid_argument(
+        f"The query cannot use the index forced by FORCE_INDEX ({detail}): it must filter out the NULLs of the "
+        f"NULL_FILTERED index's key columns (e.g. WHERE col IS NOT NULL) [in statement: {_clip(sql)}]"
+    )
+
+
+def pending_commit_timestamp_read(sql: str) -> SpannerError:
+    return failed_precondition(
+        "A value written with PENDING_COMMIT_TIMESTAMP() cannot be read in the same transaction before it commits "
+        f"[in statement: {_clip(sql)}]"
+    )
+
+
 def unbound_parameter(sql: str, name: str) -> SpannerError:
     return invalid_argument(f"No parameter found for binding: {name} [in statement: {_clip(sql)}]")
 

@@ -22,7 +22,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-import farmhash
+import farmhash  # type: ignore[import-untyped]
 
 from .udf import UdfSpec, fail
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import re
+import threading
+import time
 from functools import lru_cache
 
 from .. import values
@@ -34,7 +36,7 @@ NANOS_PER_UNIT = {
     "HOUR": 3_600_000_000_000,
     "DAY": 86_400_000_000_000,
 }
-_EPOCH_UTC = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+_EPOCH_UTC = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _OFFSET_RE = re.compile(r"^(?:UTC)?([+-])(\d{1,2})(?::?(\d{2}))?$", re.IGNORECASE)
 
 
@@ -43,7 +45,7 @@ def zone(name: str | None) -> dt.tzinfo:
     """A tzinfo for 'UTC', an IANA name, or an offset such as '+05:30'."""
     name = DEFAULT_TIME_ZONE if name is None else name.strip()
     if name.upper() in ("UTC", "Z", "ETC/UTC"):
-        return dt.timezone.utc
+        return dt.UTC
     m = _OFFSET_RE.match(name)
     if m:
         sign, hh, mm = m.groups()
@@ -234,12 +236,9 @@ _TOKEN = re.compile(r"%(E\*S|E\d S|E\dS|Ez|E4Y|-?[A-Za-z%])")
 
 def _fraction(local: dt.datetime, sub: int, digits: int | None) -> str:
     frac = f"{local.microsecond * 1000 + sub:09d}"
-    if digits is None:  # %E*S: as many digits as needed, in groups of 3 like Spanner
+    if digits is None:  # %E*S: as many digits as the value needs
         frac = frac.rstrip("0")
-        if not frac:
-            return ""
-        frac = frac.ljust(((len(frac) + 2) // 3) * 3, "0")
-        return "." + frac
+        return "." + frac if frac else ""
     return "." + frac[:digits] if digits else ""
 
 
@@ -357,7 +356,23 @@ def date_trunc(value: str | None, unit: str) -> str | None:
     return _truncate_local(dt.datetime(d.year, d.month, d.day), unit).date().isoformat()
 
 
+# --- the statement's time ---------------------------------------------------------------------------
+
+_statement = threading.local()
+
+
+def set_statement_time(now_nanos: int | None) -> None:
+    """The time CURRENT_TIMESTAMP() means in DEFAULT expressions run on this thread (None: wall clock)."""
+    _statement.now = now_nanos
+
+
+def current_timestamp() -> str:
+    now = getattr(_statement, "now", None)
+    return values.nanos_to_stored(now if now is not None else time.time_ns() // 1000 * 1000)
+
+
 SPECS: tuple[UdfSpec, ...] = (
+    UdfSpec("ls_current_timestamp", 0, current_timestamp, deterministic=False),
     UdfSpec("ls_timestamp_add", 3, timestamp_add),
     UdfSpec("ls_timestamp_diff", 3, timestamp_diff),
     UdfSpec("ls_timestamp_trunc", 3, timestamp_trunc),

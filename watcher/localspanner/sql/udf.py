@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, NoReturn, Sequence
+from typing import Any, NoReturn
 
 _slot = threading.local()
 

@@ -1,0 +1,251 @@
+"""Translating GoogleSQL DML (INSERT, UPDATE, DELETE, THEN RETURN) into SQLite.
+
+Spanner's rules are checked here, before SQLite sees anything: UPDATE and DELETE need a
+WHERE clause, generated and key columns cannot be set, values must have the column's
+type, and ``PENDING_COMMIT_TIMESTAMP()`` may only be the whole value of an
+``allow_commit_timestamp`` column. That value is written as
+:data:`PENDING_COMMIT_TIMESTAMP_SENTINEL`, and the statement RETURNs the primary key
+of each row so that the transaction can put the real commit timestamp there at commit.
+
+Example:
+    >>> from watcher.localspanner import catalog as C, types as T
+    >>> t = C.Table("T", (C.Column("K", T.INT64, not_null=True), C.Column("V", T.STRING)), (C.KeyPart("K"),))
+    >>> d = translate_dml("UPDATE T SET V = 'x' WHERE K = 1", C.Catalog(tables=(t,)))
+    >>> d.sql
+    'UPDATE "T" AS "T" SET "V" = \\'x\\' WHERE ("T"."K" = 1)'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from .. import errors
+from ..catalog import Catalog, Column, Table
+from ..types import SpannerType, TypeCode
+from .context import Context, OutputColumn, Typed
+from .expressions import sql_string
+from .function_table import comparable
+from .scope import Scope, quote
+from .spanner_syntax import preprocess
+from .translator import Translator, _output_columns, parse, table_source
+
+PENDING_COMMIT_TIMESTAMP_SENTINEL = "9999-12-31T23:59:59.999999999Z~pending"
+
+
+@dataclass(frozen=True)
+class DmlTranslation:
+    """A translated DML statement.
+
+    When ``returning`` is true the SQLite statement has a RETURNING clause whose columns
+    are: the primary key (``key_count`` columns), then the pending-commit-timestamp
+    columns (``pending_columns``), then the THEN RETURN columns (``then_return``).
+    """
+
+    sql: str
+    table: Table
+    ctx: Context
+    key_count: int = 0
+    pending_columns: tuple[str, ...] = ()
+    then_return: tuple[OutputColumn, ...] = ()
+    returning: bool = False
+    kind: str = "INSERT"
+
+
+@dataclass
+class _Build:
+    table: Table
+    pending: list[str] = field(default_factory=list)
+
+    def note_pending(self, column: Column) -> None:
+        if column.name not in self.pending:
+            self.pending.append(column.name)
+
+
+def translate_dml(sql: str, catalog: Catalog, param_types: dict[str, SpannerType] | None = None, *,
+                  declared: frozenset[str] | None = None) -> DmlTranslation:
+    """Translate one INSERT / UPDATE / DELETE statement."""
+    pre = preprocess(sql)
+    tree = parse(pre, sql)
+    types = dict(param_types or {})
+    ctx = Context(catalog, sql, types, declared if declared is not None else frozenset(types),
+                  table_hints=[(name, dict(pairs)) for name, pairs in pre.table_hints])
+    tr = Translator(ctx)
+    if isinstance(tree, exp.Insert):
+        body, build = _insert(tr, tree, pre.insert_mode)
+        kind = "INSERT"
+    elif isinstance(tree, exp.Update):
+        body, build = _update(tr, tree)
+        kind = "UPDATE"
+    elif isinstance(tree, exp.Delete):
+        body, build = _delete(tr, tree)
+        kind = "DELETE"
+    else:
+        raise errors.query_is_not_dml(sql)
+    table = build.table
+    then_return: list[OutputColumn] = []
+    returning_sql: list[str] = []
+    if build.pending:
+        returning_sql += [quote(k) for k in table.key_names] + [quote(c) for c in build.pending]
+    if pre.then_return is not None:
+        then_return = _then_return(tr, pre.then_return, table)
+        returning_sql += [c.expr_sql for c in then_return]
+    if returning_sql:
+        body += " RETURNING " + ", ".join(returning_sql)
+    return DmlTranslation(body, table, ctx, len(table.key_names) if build.pending else 0, tuple(build.pending),
+                          tuple(then_return), bool(returning_sql), kind)
+
+
+def _target(tr: Translator, node: exp.Expression | None) -> tuple[Table, str]:
+    if not isinstance(node, exp.Table):
+        raise tr.ctx.unsupported("this DML target")
+    if node.db:
+        raise tr.ctx.invalid(f"Cannot modify {node.db}.{node.name}")
+    table = tr.ctx.catalog.table(node.name)
+    if table is None:
+        raise errors.table_not_found(node.name)
+    return table, node.alias or table.name
+
+
+def _writable(tr: Translator, table: Table, name: str, *, allow_key: bool) -> Column:
+    column = table.column(name)
+    if column is None:
+        raise tr.ctx.invalid(f"Column {name} is not present in table {table.name}")
+    if column.is_generated:
+        raise errors.generated_column_written(table.name, column.name)
+    if not allow_key and column.name in table.key_names:
+        raise tr.ctx.invalid(f"Cannot UPDATE value on non-writable column: {column.name} (a primary key column)")
+    return column
+
+
+def _is_pending(node: exp.Expression) -> bool:
+    return isinstance(node, exp.Anonymous) and str(node.this).upper() == "PENDING_COMMIT_TIMESTAMP"
+
+
+def _is_default(node: exp.Expression) -> bool:
+    return isinstance(node, (exp.Var, exp.Column)) and not getattr(node, "table", None) and node.name.upper() == "DEFAULT"
+
+
+def _value(tr: Translator, build: _Build, column: Column, node: exp.Expression, scope: Scope) -> str:
+    """The SQL for one written value, checked against the column."""
+    if _is_pending(node):
+        if not column.allow_commit_timestamp:
+            raise errors.pending_commit_timestamp_not_allowed(build.table.name, column.name)
+        if node.expressions:
+            raise tr.ctx.invalid("PENDING_COMMIT_TIMESTAMP() takes no arguments")
+        build.note_pending(column)
+        return sql_string(PENDING_COMMIT_TIMESTAMP_SENTINEL)
+    if _is_default(node):
+        if column.default is None:
+            return "NULL"
+        from .translator import translate_expression
+
+        return translate_expression(column.default, build.table, tr.ctx.catalog)
+    typed = tr.coerce(tr.expr(node, scope), column.type, node)
+    _check_type(tr, build.table, column, typed)
+    return typed.sql
+
+
+def _check_type(tr: Translator, table: Table, column: Column, typed: Typed) -> None:
+    if typed.type is None or typed.type.same_kind(column.type):
+        return
+    if column.type.code == TypeCode.FLOAT64 and comparable(typed.type, column.type) and typed.type.code == TypeCode.INT64:
+        return
+    raise tr.ctx.invalid(
+        f"Value has type {typed.type} which cannot be assigned to column {column.name} of table {table.name}, "
+        f"which has type {column.type}"
+    )
+
+
+def _insert(tr: Translator, tree: exp.Insert, mode: str | None) -> tuple[str, _Build]:
+    schema = tree.this
+    if not isinstance(schema, exp.Schema):
+        raise tr.ctx.invalid("INSERT needs a column list: INSERT INTO Table (col1, col2, ...) ...")
+    table, _ = _target(tr, schema.this)
+    build = _Build(table)
+    columns = [_writable(tr, table, ident.name, allow_key=True) for ident in schema.expressions]
+    seen = set()
+    for c in columns:
+        if c.name in seen:
+            raise tr.ctx.invalid(f"INSERT has columns with duplicate name: {c.name}")
+        seen.add(c.name)
+    source = tree.expression
+    head = f"INSERT INTO {quote(table.name)} ({', '.join(quote(c.name) for c in columns)})"
+    if isinstance(source, exp.Values):
+        rows = []
+        for row in source.expressions:
+            items = row.expressions if isinstance(row, exp.Tuple) else [row]
+            if len(items) != len(columns):
+                raise tr.ctx.invalid(f"Inserted row has wrong column count; has {len(items)}, expected {len(columns)}")
+            rows.append("(" + ", ".join(_value(tr, build, c, v, Scope()) for c, v in zip(columns, items, strict=False)) + ")")
+        body = f"{head} VALUES {', '.join(rows)}"
+    else:
+        query = tr.compile_query(source, None)
+        if len(query.columns) != len(columns):
+            raise tr.ctx.invalid(f"Inserted row has wrong column count; has {len(query.columns)}, expected {len(columns)}")
+        for c, out in zip(columns, query.columns, strict=False):
+            _check_type(tr, table, c, Typed("", out.type))
+        # "WHERE true" keeps SQLite from reading ON CONFLICT as a join constraint.
+        body = f"{head} SELECT * FROM ({query.sql}) WHERE true"
+    if mode is not None:
+        keys = ", ".join(quote(k) for k in table.key_names)
+        updates = [c.name for c in columns if c.name not in table.key_names]
+        if mode == "UPDATE" and updates:
+            sets = ", ".join(f"{quote(c)} = excluded.{quote(c)}" for c in updates)
+            body += f" ON CONFLICT ({keys}) DO UPDATE SET {sets}"
+        else:
+            body += f" ON CONFLICT ({keys}) DO NOTHING"
+    return body, build
+
+
+def _require_where(tr: Translator, tree: exp.Expression, verb: str) -> exp.Expression:
+    where = tree.args.get("where")
+    if where is None:
+        raise tr.ctx.invalid(f"{verb} must have a WHERE clause (use WHERE true to change every row)")
+    return where.this
+
+
+def _update(tr: Translator, tree: exp.Update) -> tuple[str, _Build]:
+    if tree.args.get("from") or tree.args.get("from_") or tree.args.get("joins"):
+        raise tr.ctx.unsupported("UPDATE ... FROM")
+    table, alias = _target(tr, tree.this)
+    build = _Build(table)
+    scope = Scope([table_source(table, alias)])
+    cond_node = _require_where(tr, tree, "UPDATE")
+    sets = []
+    for assignment in tree.expressions:
+        if not isinstance(assignment, exp.EQ) or not isinstance(assignment.this, exp.Column):
+            raise tr.ctx.invalid(f"Invalid SET item: {assignment.sql('bigquery')}")
+        target = assignment.this
+        if target.table and target.table.lower() != alias.lower():
+            raise tr.ctx.invalid(f"Unrecognized name: {target.table}")
+        column = _writable(tr, table, target.name, allow_key=False)
+        sets.append(f"{quote(column.name)} = {_value(tr, build, column, assignment.expression, scope)}")
+    cond = tr.expr(cond_node, scope)
+    tr._require_bool(cond, "WHERE")
+    return f"UPDATE {quote(table.name)} AS {quote(alias)} SET {', '.join(sets)} WHERE {cond.sql}", build
+
+
+def _delete(tr: Translator, tree: exp.Delete) -> tuple[str, _Build]:
+    target = tree.this if isinstance(tree.this, exp.Table) else (tree.args.get("tables") or [None])[0]
+    table, alias = _target(tr, target)
+    scope = Scope([table_source(table, alias)])
+    cond = tr.expr(_require_where(tr, tree, "DELETE"), scope)
+    tr._require_bool(cond, "WHERE")
+    return f"DELETE FROM {quote(table.name)} AS {quote(alias)} WHERE {cond.sql}", _Build(table)
+
+
+def _then_return(tr: Translator, text: str, table: Table) -> list[OutputColumn]:
+    if text.upper().startswith("WITH ACTION"):
+        raise tr.ctx.unsupported("THEN RETURN WITH ACTION")
+    select = parse(preprocess(f"SELECT {text}"), tr.ctx.sql)
+    if not isinstance(select, exp.Select) or select.args.get("from_"):
+        raise tr.ctx.invalid(f"Invalid THEN RETURN clause: {text}")
+    # RETURNING sees the modified table only, by bare column names.
+    scope = Scope([table_source(table, table.name, qualify=False)])
+    items = tr._select_items(select, scope)
+    for typed, _ in items:
+        if typed.is_aggregate or "SELECT" in typed.sql.upper():
+            raise tr.ctx.invalid("THEN RETURN may not contain aggregates or subqueries")
+    return _output_columns(items)

@@ -1,0 +1,62 @@
+"""Query parameters: their types (declared or inferred) and their values in stored form.
+
+Clients may leave ``param_types`` out for some or all parameters; then the type comes
+from what the statement does with the parameter (compared with a TIMESTAMP column, used
+as LIMIT, ...) when the translator learned it, else from the wire value itself
+(``values.infer_type``). A value that fits neither is a clear INVALID_ARGUMENT.
+
+Example:
+    >>> from watcher.localspanner.requests import Statement
+    >>> types, declared, sig = parameter_types(Statement("SELECT @n", {"n": "5"}))
+    >>> str(types["n"]), sorted(declared)
+    ('INT64', [])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import errors, values
+from ..requests import Statement
+from ..types import SpannerType
+from .context import NOW_PARAM, Context
+
+Signature = tuple[tuple[str, str, bool], ...]
+
+
+def parameter_types(statement: Statement) -> tuple[dict[str, SpannerType], frozenset[str], Signature]:
+    """Types by lower-case name, the names whose type was declared, and a hashable signature."""
+    declared = {name.lower(): t for name, t in statement.param_types.items()}
+    types = dict(declared)
+    for name, value in statement.params.items():
+        low = name.lower()
+        if low not in types:
+            types[low] = values.infer_type(value)
+    signature = tuple(sorted((n, str(t), n in declared) for n, t in types.items()))
+    return types, frozenset(declared), signature
+
+
+def bind(statement: Statement, ctx: Context, now_nanos: int) -> dict[str, Any]:
+    """The SQLite bindings (stored form) for the parameters the translation uses."""
+    wire_values = {name.lower(): (name, value) for name, value in statement.params.items()}
+    out: dict[str, Any] = {}
+    for low in ctx.used_params:
+        if low not in wire_values:
+            raise errors.unbound_parameter(statement.sql, low)
+        name, wire = wire_values[low]
+        out[low] = _stored(name, wire, ctx.param_types[low], ctx.expected.get(low) if low not in ctx.declared else None)
+    if ctx.uses_now:
+        out[NOW_PARAM] = values.nanos_to_stored(now_nanos)
+    return out
+
+
+def _stored(name: str, wire: Any, declared_or_inferred: SpannerType, expected: SpannerType | None) -> Any:
+    if expected is not None:
+        try:
+            return values.wire_to_stored(expected, wire)
+        except values.ValueError_:
+            pass  # lenient: fall back to the type the value suggests
+    try:
+        return values.wire_to_stored(declared_or_inferred, wire)
+    except values.ValueError_:
+        raise errors.bad_parameter(name, str(expected or declared_or_inferred), wire) from None
