@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import base64
 import os
 import random
 import string
@@ -78,7 +79,7 @@ def run_demo(rows: int = 500, *, quiet: bool = False, seed: int = 7) -> dict[str
                 for first in range(0, rows, 100):
                     batch_rows = [
                         (i, _name(rng), _name(rng), dt.date(1950 + rng.randint(0, 50), rng.randint(1, 12), rng.randint(1, 28)),
-                         rng.randbytes(rng.randint(1, 64)), spanner.COMMIT_TIMESTAMP, False)
+                         base64.b64encode(rng.randbytes(rng.randint(1, 64))), spanner.COMMIT_TIMESTAMP, False)
                         for i in range(first, min(first + 100, rows))
                     ]
                     with database.batch() as batch:
