@@ -1,0 +1,176 @@
+"""The watcher's data: table ids, changes, checkpoints and watermarks.
+
+Timestamps are ``DatetimeWithNanoseconds`` (what the Spanner client returns), so a
+commit timestamp keeps its full precision end to end.
+
+Example:
+    >>> from google.api_core.datetime_helpers import DatetimeWithNanoseconds as DT
+    >>> ts = DT(2024, 5, 1, 10, 0, 0, nanosecond=123456789, tzinfo=dt.timezone.utc)
+    >>> Checkpoint(ts, key=(7,)).to_text()
+    '{"v": 1, "ts": "2024-05-01T10:00:00.123456789Z", "key": [7]}'
+    >>> Checkpoint.from_text(Checkpoint(ts, key=(7,)).to_text()) == Checkpoint(ts, key=(7,))
+    True
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import decimal
+import json
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from google.api_core.datetime_helpers import DatetimeWithNanoseconds
+
+#: The format version of persisted checkpoint details (see Checkpoint.to_text).
+CHECKPOINT_FORMAT = 1
+
+EPOCH = DatetimeWithNanoseconds(1970, 1, 1, tzinfo=dt.timezone.utc)
+#: The smallest TIMESTAMP Spanner stores: start here to replay a whole table.
+MIN_TIMESTAMP = DatetimeWithNanoseconds(1, 1, 1, tzinfo=dt.timezone.utc)
+
+
+def as_nanos_timestamp(value: dt.datetime) -> DatetimeWithNanoseconds:
+    """Any aware datetime as DatetimeWithNanoseconds (naive ones are taken as UTC)."""
+    if isinstance(value, DatetimeWithNanoseconds):
+        return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=dt.timezone.utc)
+    return DatetimeWithNanoseconds(value.year, value.month, value.day, value.hour, value.minute, value.second,
+                                   value.microsecond, tzinfo=value.tzinfo).astimezone(dt.timezone.utc)
+
+
+def timestamp_nanos(ts: dt.datetime) -> int:
+    """Nanoseconds since the epoch (exact for DatetimeWithNanoseconds)."""
+    ts = as_nanos_timestamp(ts)
+    whole = ts.replace(microsecond=0, nanosecond=0) if isinstance(ts, DatetimeWithNanoseconds) else ts
+    seconds = int((whole - EPOCH).total_seconds()) if ts.year >= 1970 else (whole - EPOCH) // dt.timedelta(seconds=1)
+    return seconds * 1_000_000_000 + ts.nanosecond
+
+
+def from_nanos(nanos: int) -> DatetimeWithNanoseconds:
+    seconds, frac = divmod(nanos, 1_000_000_000)
+    base = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(seconds=seconds)
+    return DatetimeWithNanoseconds(base.year, base.month, base.day, base.hour, base.minute, base.second,
+                                   nanosecond=frac, tzinfo=dt.timezone.utc)
+
+
+@dataclass(frozen=True)
+class TableId:
+    """A table, as Spanner names it (catalog and schema are '' for the default schema)."""
+
+    table: str
+    catalog: str = ""
+    schema: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.schema}.{self.table}" if self.schema else self.table
+
+    @property
+    def sql(self) -> str:
+        """The back-quoted name for SQL."""
+        from .sqlnames import quote_identifier
+
+        return (quote_identifier(self.schema) + "." if self.schema else "") + quote_identifier(self.table)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One row version seen by a watcher.
+
+    ``row`` maps every column to its value, typed as the Spanner client types it (int,
+    float, Decimal, bytes, str, date, DatetimeWithNanoseconds, JsonObject, lists).
+    ``keys`` is the primary key in key order. ``shard`` is the shard value of the poll loop
+    that saw the change (None without a shard provider).
+    """
+
+    table: str
+    keys: tuple[Any, ...]
+    row: Mapping[str, Any]
+    commit_timestamp: DatetimeWithNanoseconds
+    shard: Any = None
+    read_timestamp: DatetimeWithNanoseconds | None = None
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """Where a poll loop stands: everything before ``commit_timestamp`` is delivered, and at
+    ``commit_timestamp`` every row up to and including primary key ``key`` (all of them
+    when ``key`` is None). The key is what makes resuming inside a large group of rows that
+    share one commit timestamp exact.
+    """
+
+    commit_timestamp: DatetimeWithNanoseconds
+    key: tuple[Any, ...] | None = None
+
+    def to_text(self) -> str:
+        """The position as versioned JSON (key values encoded by type), for storage."""
+        payload: dict[str, Any] = {"v": CHECKPOINT_FORMAT, "ts": self.commit_timestamp.rfc3339()}
+        if self.key is not None:
+            payload["key"] = [_encode_key_part(v) for v in self.key]
+        return json.dumps(payload)
+
+    @staticmethod
+    def from_text(text: str) -> Checkpoint:
+        payload = json.loads(text)
+        if payload.get("v", 1) > CHECKPOINT_FORMAT:
+            raise ValueError(f"checkpoint written by a newer spanner-watcher (format {payload['v']})")
+        ts = DatetimeWithNanoseconds.from_rfc3339(payload["ts"])
+        key = payload.get("key")
+        return Checkpoint(ts, tuple(_decode_key_part(v) for v in key) if key is not None else None)
+
+
+def _encode_key_part(v: Any) -> Any:
+    if isinstance(v, bool) or v is None or isinstance(v, (int, float, str)):
+        return v
+    if isinstance(v, bytes):
+        return {"bytes": base64.b64encode(v).decode()}
+    if isinstance(v, DatetimeWithNanoseconds):
+        return {"timestamp": v.rfc3339()}
+    if isinstance(v, dt.datetime):
+        return {"timestamp": as_nanos_timestamp(v).rfc3339()}
+    if isinstance(v, dt.date):
+        return {"date": v.isoformat()}
+    if isinstance(v, decimal.Decimal):
+        return {"numeric": str(v)}
+    raise TypeError(f"cannot store a key part of type {type(v).__name__}")
+
+
+def _decode_key_part(v: Any) -> Any:
+    if not isinstance(v, dict):
+        return v
+    (kind, text), = v.items()
+    if kind == "bytes":
+        return base64.b64decode(text)
+    if kind == "timestamp":
+        return DatetimeWithNanoseconds.from_rfc3339(text)
+    if kind == "date":
+        return dt.date.fromisoformat(text)
+    if kind == "numeric":
+        return decimal.Decimal(text)
+    raise ValueError(f"unknown key part encoding {kind!r}")
+
+
+@dataclass(frozen=True)
+class Watermark:
+    """Every change committed at or before ``timestamp`` has been delivered (for one poll loop)."""
+
+    timestamp: DatetimeWithNanoseconds
+
+
+@dataclass
+class PollStats:
+    """Figures of one poll loop, for ``stats()`` and the Prometheus endpoint."""
+
+    polls: int = 0
+    rows: int = 0
+    last_poll_at: dt.datetime | None = None
+    last_poll_seconds: float = 0.0
+    last_poll_rows: int = 0
+    failures: int = 0
+    retries: int = 0
+    watermark: DatetimeWithNanoseconds | None = None
+    last_commit_timestamp: DatetimeWithNanoseconds | None = None
+    using_with_query: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
