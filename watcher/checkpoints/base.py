@@ -1,0 +1,48 @@
+"""Checkpoint stores: where each poll loop stands, per table and shard value.
+
+A store maps (table, shard value) to a :class:`~watcher.model.Checkpoint`. Reads and
+writes are thread-safe; a write replaces the previous checkpoint of that key. The
+watcher writes a checkpoint only after the callbacks for the rows before it returned,
+so a checkpoint never runs ahead of what the application has seen.
+
+Two implementations: :class:`~watcher.checkpoints.memory.InMemoryCommitTimestampRepository`
+(tests, throw-away watchers) and
+:class:`~watcher.checkpoints.spanner.SpannerCommitTimestampRepository` (the Java library's
+table, so a user can switch from the Java library and keep their place).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from abc import ABC, abstractmethod
+from typing import Any
+
+from ..model import Checkpoint, TableId
+
+
+class CommitTimestampRepository(ABC):
+    """Stores one checkpoint per (table, shard value)."""
+
+    def initialize(self) -> None:
+        """Prepare the store (create or verify its table); called once when a watcher starts."""
+
+    @abstractmethod
+    def get(self, table: TableId, shard: Any = None) -> Checkpoint | None:
+        """The stored checkpoint, or None when this table and shard have none yet."""
+
+    @abstractmethod
+    def set(self, table: TableId, checkpoint: Checkpoint, shard: Any = None) -> None:
+        """Store ``checkpoint`` (durably, for stores that can be)."""
+
+    @abstractmethod
+    def oldest(self, table: TableId) -> dt.datetime | None:
+        """The oldest commit timestamp stored for any shard of ``table`` (for index pruning)."""
+
+
+def shard_key(shard: Any) -> Any:
+    """A hashable form of a shard value (lists become tuples)."""
+    if isinstance(shard, (list, tuple)):
+        return tuple(shard)
+    return shard
+
+

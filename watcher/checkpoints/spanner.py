@@ -1,0 +1,166 @@
+"""Checkpoints in a Spanner table, compatible with the Java library's LAST_SEEN_COMMIT_TIMESTAMPS.
+
+The table is created when missing; an existing one (perhaps written by the Java library)
+is verified column by column and key by key, with errors that say what is wrong. We add
+one nullable column, ``LAST_SEEN_POSITION``, holding the exact position inside a group of
+rows sharing a commit timestamp; the Java library ignores it, and we only trust it when it
+belongs to the stored LAST_SEEN_COMMIT_TIMESTAMP (so a Java write in between cannot
+mislead us).
+
+Example::
+
+    repo = SpannerCommitTimestampRepository(database)      # LAST_SEEN_COMMIT_TIMESTAMPS
+    repo.initialize()
+    repo.set(TableId("Singers"), Checkpoint(ts), shard=[-1, 0, 1])
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from typing import Any
+
+from google.api_core import exceptions as gexc
+from google.cloud.spanner_v1 import KeySet, param_types
+
+from ..errors import CheckpointError
+from ..model import Checkpoint, TableId
+from ..sqlnames import quote_identifier, validate_identifier
+from .base import CommitTimestampRepository
+from .java_table import DEFAULT_TABLE, JAVA_COLUMNS, KEY_COLUMNS, POSITION_COLUMN, create_table_ddl, shard_columns
+
+log = logging.getLogger(__name__)
+
+_COLUMNS_SQL = (
+    "SELECT COLUMN_NAME, SPANNER_TYPE FROM INFORMATION_SCHEMA.COLUMNS "
+    "WHERE TABLE_CATALOG = '' AND TABLE_SCHEMA = '' AND TABLE_NAME = @table ORDER BY ORDINAL_POSITION"
+)
+_KEY_SQL = (
+    "SELECT INDEX_COLUMNS.COLUMN_NAME FROM INFORMATION_SCHEMA.INDEXES AS INDEXES "
+    "JOIN INFORMATION_SCHEMA.INDEX_COLUMNS AS INDEX_COLUMNS "
+    "ON INDEXES.TABLE_CATALOG = INDEX_COLUMNS.TABLE_CATALOG AND INDEXES.TABLE_SCHEMA = INDEX_COLUMNS.TABLE_SCHEMA "
+    "AND INDEXES.TABLE_NAME = INDEX_COLUMNS.TABLE_NAME AND INDEXES.INDEX_NAME = INDEX_COLUMNS.INDEX_NAME "
+    "WHERE INDEXES.TABLE_CATALOG = '' AND INDEXES.TABLE_SCHEMA = '' AND INDEXES.TABLE_NAME = @table "
+    "AND INDEXES.INDEX_TYPE = 'PRIMARY_KEY' ORDER BY INDEX_COLUMNS.ORDINAL_POSITION"
+)
+_READ_COLUMNS = ("LAST_SEEN_COMMIT_TIMESTAMP", POSITION_COLUMN)
+
+
+class SpannerCommitTimestampRepository(CommitTimestampRepository):
+    """Checkpoints in ``table`` of ``database``.
+
+    Args:
+        database: the database holding the checkpoint table (may differ from the watched one).
+        table: the table name (default LAST_SEEN_COMMIT_TIMESTAMPS).
+        create_if_missing: create the table at :meth:`initialize` when it does not exist.
+        watched_database_name: the DATABASE_NAME written in each row (default: ``database.name``).
+    """
+
+    def __init__(self, database: Any, *, table: str = DEFAULT_TABLE, create_if_missing: bool = True,
+                 watched_database_name: str | None = None) -> None:
+        self.database = database
+        self.table = validate_identifier(table, "checkpoint table")
+        self.create_if_missing = create_if_missing
+        self.watched_database_name = watched_database_name or database.name
+        self._initialized = False
+
+    # --- schema -------------------------------------------------------------------------------------
+
+    def initialize(self) -> None:
+        if self._initialized:
+            return
+        columns = self._columns()
+        if not columns:
+            if not self.create_if_missing:
+                raise CheckpointError(f"Checkpoint table {self.table} does not exist in {self.database.name} "
+                                      "and create_if_missing is off; create it with `spanner-watcher migrate`.")
+            self._create()
+            columns = self._columns()
+        self._verify(columns)
+        if POSITION_COLUMN.upper() not in columns:
+            log.info("adding column %s to checkpoint table %s", POSITION_COLUMN, self.table)
+            self._update_ddl(f"ALTER TABLE {quote_identifier(self.table)} ADD COLUMN {quote_identifier(POSITION_COLUMN)} STRING(MAX)")
+        self._initialized = True
+
+    def _columns(self) -> dict[str, str]:
+        with self.database.snapshot() as snap:
+            rows = snap.execute_sql(_COLUMNS_SQL, params={"table": self.table}, param_types={"table": param_types.STRING})
+            return {name.upper(): spanner_type for name, spanner_type in rows}
+
+    def _create(self) -> None:
+        try:
+            self._update_ddl(create_table_ddl(self.table))
+        except (gexc.AlreadyExists, gexc.FailedPrecondition) as exc:
+            # Another watcher created it at the same moment: verify what is there instead.
+            if "uplicate" not in str(exc) and "exists" not in str(exc):
+                raise CheckpointError(f"Could not create checkpoint table {self.table}: {exc.message}") from exc
+
+    def _update_ddl(self, statement: str) -> None:
+        try:
+            self.database.update_ddl([statement]).result(120)
+        except gexc.GoogleAPICallError:
+            raise
+        except Exception as exc:  # the operation future wraps errors of its own
+            raise CheckpointError(f"Schema change on checkpoint table {self.table} failed: {exc}") from exc
+
+    def _verify(self, columns: dict[str, str]) -> None:
+        for name, expected in JAVA_COLUMNS:
+            actual = columns.get(name)
+            if actual is None:
+                raise CheckpointError(f"Checkpoint table {self.table} has no column {name} ({expected}); "
+                                      "it is not a LAST_SEEN_COMMIT_TIMESTAMPS table.")
+            if not _type_matches(expected, actual):
+                raise CheckpointError(f"Column {name} of checkpoint table {self.table} is {actual}, expected {expected}.")
+        position = columns.get(POSITION_COLUMN.upper())
+        if position is not None and not position.startswith("STRING"):
+            raise CheckpointError(f"Column {POSITION_COLUMN} of checkpoint table {self.table} is {position}, expected STRING(MAX).")
+        with self.database.snapshot() as snap:
+            key = [r[0].upper() for r in snap.execute_sql(_KEY_SQL, params={"table": self.table}, param_types={"table": param_types.STRING})]
+        if key != list(KEY_COLUMNS):
+            raise CheckpointError(f"Checkpoint table {self.table} has primary key ({', '.join(key)}), "
+                                  f"expected ({', '.join(KEY_COLUMNS)}).")
+
+    # --- rows ---------------------------------------------------------------------------------------------
+
+    def _key(self, table: TableId, shard: Any) -> list[Any]:
+        return [self.watched_database_name, table.catalog, table.schema, table.table, *shard_columns(shard)]
+
+    def get(self, table: TableId, shard: Any = None) -> Checkpoint | None:
+        self.initialize()
+        with self.database.snapshot() as snap:
+            rows = list(snap.read(self.table, _READ_COLUMNS, KeySet(keys=[self._key(table, shard)])))
+        if not rows:
+            return None
+        ts, position = rows[0]
+        if position:
+            try:
+                cp = Checkpoint.from_text(position)
+            except (ValueError, KeyError) as exc:
+                raise CheckpointError(f"Unreadable {POSITION_COLUMN} for table {table} in {self.table}: {exc}") from exc
+            if cp.commit_timestamp == ts:
+                return cp
+        return Checkpoint(ts)
+
+    def set(self, table: TableId, checkpoint: Checkpoint, shard: Any = None) -> None:
+        self.initialize()
+        position = checkpoint.to_text() if checkpoint.key is not None else None
+        with self.database.batch() as batch:
+            batch.insert_or_update(self.table, (*KEY_COLUMNS, *_READ_COLUMNS),
+                                   [[*self._key(table, shard), checkpoint.commit_timestamp, position]])
+
+    def oldest(self, table: TableId) -> dt.datetime | None:
+        self.initialize()
+        sql = (f"SELECT MIN(LAST_SEEN_COMMIT_TIMESTAMP) FROM {quote_identifier(self.table)} "
+               "WHERE DATABASE_NAME = @db AND TABLE_CATALOG = @catalog AND TABLE_SCHEMA = @schema AND TABLE_NAME = @table")
+        params = {"db": self.watched_database_name, "catalog": table.catalog, "schema": table.schema, "table": table.table}
+        with self.database.snapshot() as snap:
+            rows = list(snap.execute_sql(sql, params=params, param_types={k: param_types.STRING for k in params}))
+        return rows[0][0] if rows else None
+
+
+def _type_matches(expected: str, actual: str) -> bool:
+    if expected.startswith("STRING"):
+        return actual.startswith("STRING")
+    if expected.startswith("BYTES"):
+        return actual.startswith("BYTES")
+    return actual == expected
