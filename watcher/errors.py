@@ -55,3 +55,18 @@ class MigrationError(WatcherError):
 
 class ChangelogError(WatcherError):
     """The Spark changelog job met input it cannot process; the message names the batch or file."""
+
+
+class TableNotFoundError(SchemaError):
+    """The table does not exist (or was dropped while being watched)."""
+
+    def __init__(self, table: str, detail: str = "") -> None:
+        super().__init__(f"Table not found: {table}" + (f" ({detail})" if detail else ""))
+        self.table = table
+
+
+class ColumnNotFoundError(SchemaError):
+    def __init__(self, table: str, column: str, detail: str = "") -> None:
+        super().__init__(f"Column {column} not found in table {table}" + (f": {detail}" if detail else ""))
+        self.table = table
+        self.column = column

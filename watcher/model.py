@@ -42,11 +42,14 @@ def as_nanos_timestamp(value: dt.datetime) -> DatetimeWithNanoseconds:
 
 
 def timestamp_nanos(ts: dt.datetime) -> int:
-    """Nanoseconds since the epoch (exact for DatetimeWithNanoseconds)."""
+    """Nanoseconds since the epoch (exact for DatetimeWithNanoseconds).
+
+    >>> timestamp_nanos(from_nanos(1_700_000_000_123_456_789))
+    1700000000123456789
+    """
     ts = as_nanos_timestamp(ts)
-    whole = ts.replace(microsecond=0, nanosecond=0) if isinstance(ts, DatetimeWithNanoseconds) else ts
-    seconds = int((whole - EPOCH).total_seconds()) if ts.year >= 1970 else (whole - EPOCH) // dt.timedelta(seconds=1)
-    return seconds * 1_000_000_000 + ts.nanosecond
+    micros = (ts - EPOCH) // dt.timedelta(microseconds=1)
+    return micros * 1000 + getattr(ts, "nanosecond", 0) % 1000
 
 
 def from_nanos(nanos: int) -> DatetimeWithNanoseconds:

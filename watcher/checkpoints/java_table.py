@@ -39,7 +39,7 @@ _NOT_NULL = {"DATABASE_NAME", "TABLE_CATALOG", "TABLE_SCHEMA", "TABLE_NAME", "LA
 
 def create_table_ddl(table: str = DEFAULT_TABLE) -> str:
     """The CREATE TABLE statement of the checkpoint table (the Java schema plus the position column)."""
-    from .sqlnames import quote_identifier
+    from ..sqlnames import quote_identifier
 
     cols = [f"  {quote_identifier(n)} {t}{' NOT NULL' if n in _NOT_NULL else ''}," for n, t in JAVA_COLUMNS]
     cols.append(f"  {quote_identifier(POSITION_COLUMN)} STRING(MAX),")

@@ -1,0 +1,44 @@
+"""Watcher figures in the Prometheus text exposition format.
+
+Example:
+    >>> print(prometheus_text([{"table": "Singers", "shard": "all", "polls": 3, "rows": 10,
+    ...                          "last_poll_seconds": 0.01, "lag_seconds": 1.5, "failures": 0,
+    ...                          "retries": 0, "watermark_seconds": 1.7e9, "running": 1}]).splitlines()[2])
+    spanner_watcher_polls_total{table="Singers",shard="all"} 3
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+#: metric name, stats key, type, help
+METRICS: tuple[tuple[str, str, str, str], ...] = (
+    ("spanner_watcher_polls_total", "polls", "counter", "Polls run."),
+    ("spanner_watcher_rows_total", "rows", "counter", "Changed rows delivered to callbacks."),
+    ("spanner_watcher_last_poll_duration_seconds", "last_poll_seconds", "gauge", "Duration of the last poll."),
+    ("spanner_watcher_lag_seconds", "lag_seconds", "gauge", "Now minus the watermark."),
+    ("spanner_watcher_watermark_timestamp_seconds", "watermark_seconds", "gauge", "Every change up to this time was delivered."),
+    ("spanner_watcher_failures_total", "failures", "counter", "Polls or checkpoint writes that failed."),
+    ("spanner_watcher_retries_total", "retries", "counter", "Retries after transient errors."),
+    ("spanner_watcher_running", "running", "gauge", "1 while the watcher runs."),
+)
+
+
+def _escape(value: Any) -> str:
+    return str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def prometheus_text(samples: Iterable[Mapping[str, Any]]) -> str:
+    """One block per metric; each sample is a stats dict with ``table`` and ``shard`` labels."""
+    samples = list(samples)
+    lines: list[str] = []
+    for name, key, kind, help_text in METRICS:
+        lines.append(f"# HELP {name} {help_text}")
+        lines.append(f"# TYPE {name} {kind}")
+        for s in samples:
+            value = s.get(key)
+            if value is None:
+                continue
+            labels = f'table="{_escape(s.get("table", ""))}",shard="{_escape(s.get("shard", ""))}"'
+            lines.append(f"{name}{{{labels}}} {float(value):g}" if isinstance(value, float) else f"{name}{{{labels}}} {value}")
+    return "\n".join(lines) + "\n"
