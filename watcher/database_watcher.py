@@ -91,6 +91,7 @@ class DatabaseWatcher:
         self._user_scheduler = scheduler
         self._scheduler: BaseScheduler | None = None
         self._callbacks: list[Callback] = []
+        self._batch_callbacks: list[Callable[[list[Change]], Any]] = []
         self.watchers: dict[str, TableWatcher] = {}
         self.failure: BaseException | None = None
         self._state = State.NEW
@@ -105,6 +106,12 @@ class DatabaseWatcher:
         self._callbacks.append(callback)
         for w in self.watchers.values():
             w.add_callback(callback)
+
+    def add_batch_callback(self, callback: Callable[[list[Change]], Any]) -> None:
+        """Call ``callback(changes)`` once per poll of every table (see TableWatcher.add_batch_callback)."""
+        self._batch_callbacks.append(callback)
+        for w in self.watchers.values():
+            w.add_batch_callback(callback)
 
     def tables(self) -> list[str]:
         """The tables this watcher watches (resolved against the database's schema)."""
@@ -149,6 +156,8 @@ class DatabaseWatcher:
                             checkpoints=self.checkpoints, scheduler=scheduler, **self.options)
                         for cb in self._callbacks:
                             w.add_callback(cb)
+                        for bcb in self._batch_callbacks:
+                            w.add_batch_callback(bcb)
                         w.add_failure_listener(self._on_table_failure)
                         self.watchers[name] = w
                     w.start()

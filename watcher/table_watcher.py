@@ -131,6 +131,7 @@ class TableWatcher:
         self._job_id = f"spanner-watcher-{self.name}"
 
         self._callbacks: list[Callback] = []
+        self._batch_callbacks: list[Callable[[list[Change]], Any]] = []
         self._handoffs: list[Handoff] = []
         self._lock = threading.RLock()
         self._cycle_lock = threading.Lock()
@@ -155,6 +156,13 @@ class TableWatcher:
     @property
     def shard_value(self) -> Any:
         return self.shard_provider.shard_value if self.shard_provider is not None else None
+
+    def add_batch_callback(self, callback: Callable[[list[Change]], Any]) -> None:
+        """Call ``callback(changes)`` once per poll that found rows, before the per-change
+        callbacks and before the checkpoint moves: the hook for durable staging sinks.
+        A batch may be handed over again after a crash or a retried failure."""
+        with self._lock:
+            self._batch_callbacks.append(callback)
 
     def add_callback(self, callback: Callback) -> None:
         """Call ``callback(change)`` for every change, one at a time, in commit-timestamp order."""
@@ -346,6 +354,7 @@ class TableWatcher:
                 started = time.monotonic()
                 result = run_poll(self.database, self.info, query, limit=self.limit, shard_value=self.shard_value)
                 self._record_poll(result, time.monotonic() - started)
+                self._stage(result.changes)
                 delivered = self._deliver(result.changes)
                 self._advance(query, result, delivered)
                 self._flush_checkpoint()
@@ -386,6 +395,18 @@ class TableWatcher:
         s.last_poll_at = self.clock()
         s.last_poll_seconds = seconds
         s.last_poll_rows = len(result.changes)
+
+    def _stage(self, changes: list[Change]) -> None:
+        if not changes:
+            return
+        with self._lock:
+            batch_callbacks = list(self._batch_callbacks)
+        for cb in batch_callbacks:
+            try:
+                cb(changes)
+            except Exception as exc:
+                raise CallbackError(f"A batch callback of the watcher on {self.table} failed on a batch of {len(changes)} "
+                                    f"changes from {changes[0].commit_timestamp.isoformat()}: {exc!r}") from exc
 
     def _deliver(self, changes: list[Change]) -> int:
         """Hand changes to the callbacks; returns how many were fully delivered."""

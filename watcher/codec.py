@@ -1,0 +1,126 @@
+"""Spanner values as typed JSON, and back, exactly.
+
+The staging files, the changelog's keys/new_values/old_values and the exports all carry
+values in one JSON form (the convention of Spanner change-stream records): INT64 and
+NUMERIC as decimal strings (exact beyond 2**53), FLOAT64 as a number (or "NaN",
+"Infinity", "-Infinity"), BYTES as base64, DATE as YYYY-MM-DD, TIMESTAMP as RFC 3339
+with up to nine fractional digits, JSON as its text, ARRAY as a list.
+
+Example:
+    >>> encode_value("INT64", 2**62 + 1)
+    '4611686018427387905'
+    >>> decode_value("INT64", '4611686018427387905') == 2**62 + 1
+    True
+    >>> encode_value("ARRAY<BYTES(MAX)>", [b"hi", None])
+    ['aGk=', None]
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import decimal
+import json
+import math
+from typing import Any, Callable, Mapping
+
+from google.api_core.datetime_helpers import DatetimeWithNanoseconds
+
+from .model import as_nanos_timestamp
+
+
+def base_type(spanner_type: str) -> str:
+    """'STRING(MAX)' -> 'STRING'; 'ARRAY<INT64>' -> 'ARRAY'."""
+    t = spanner_type.strip().upper()
+    if t.startswith("ARRAY"):
+        return "ARRAY"
+    return t.split("(", 1)[0].strip()
+
+
+def element_type(spanner_type: str) -> str:
+    t = spanner_type.strip()
+    return t[t.index("<") + 1: t.rindex(">")]
+
+
+def timestamp_text(ts: dt.datetime) -> str:
+    """RFC 3339 UTC with all nine fractional digits: sorts as text in time order."""
+    ts = as_nanos_timestamp(ts)
+    nanos = ts.nanosecond if isinstance(ts, DatetimeWithNanoseconds) else ts.microsecond * 1000
+    return ts.strftime("%Y-%m-%dT%H:%M:%S") + f".{nanos:09d}Z"
+
+
+def _float(v: float) -> Any:
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "Infinity" if v > 0 else "-Infinity"
+    return v
+
+
+def _json_text(v: Any) -> str:
+    if isinstance(v, str):
+        return v
+    serialize = getattr(v, "serialize", None)  # the client's JsonObject
+    if callable(serialize):
+        return serialize()
+    return json.dumps(v, sort_keys=True, separators=(",", ":"))
+
+
+_ENCODERS: dict[str, Callable[[Any], Any]] = {
+    "INT64": lambda v: str(int(v)),
+    "FLOAT64": lambda v: _float(float(v)),
+    "NUMERIC": lambda v: format(decimal.Decimal(v), "f"),
+    "BOOL": bool,
+    "STRING": str,
+    "BYTES": lambda v: base64.b64encode(v if isinstance(v, bytes) else str(v).encode()).decode("ascii"),
+    "DATE": lambda v: v.isoformat() if isinstance(v, dt.date) else str(v),
+    "TIMESTAMP": lambda v: timestamp_text(v) if isinstance(v, dt.datetime) else str(v),
+    "JSON": _json_text,
+}
+
+_FLOAT_WORDS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+_DECODERS: dict[str, Callable[[Any], Any]] = {
+    "INT64": int,
+    "FLOAT64": lambda v: _FLOAT_WORDS[v] if isinstance(v, str) else float(v),
+    "NUMERIC": decimal.Decimal,
+    "BOOL": bool,
+    "STRING": str,
+    "BYTES": lambda v: base64.b64decode(v),
+    "DATE": dt.date.fromisoformat,
+    "TIMESTAMP": DatetimeWithNanoseconds.from_rfc3339,
+    "JSON": str,
+}
+
+
+def encode_value(spanner_type: str, value: Any) -> Any:
+    """The typed-JSON form of a value of ``spanner_type`` (a SPANNER_TYPE string)."""
+    if value is None:
+        return None
+    kind = base_type(spanner_type)
+    if kind == "ARRAY":
+        inner = element_type(spanner_type)
+        return [encode_value(inner, v) for v in value]
+    encoder = _ENCODERS.get(kind)
+    if encoder is None:
+        raise TypeError(f"cannot encode a value of Spanner type {spanner_type}")
+    return encoder(value)
+
+
+def decode_value(spanner_type: str, encoded: Any) -> Any:
+    """The Python value (as the Spanner client types it, JSON as text) of a typed-JSON value."""
+    if encoded is None:
+        return None
+    kind = base_type(spanner_type)
+    if kind == "ARRAY":
+        inner = element_type(spanner_type)
+        return [decode_value(inner, v) for v in encoded]
+    return _DECODERS[kind](encoded)
+
+
+def encode_row(types: Mapping[str, str], row: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: encode_value(types.get(name, "STRING"), value) for name, value in row.items()}
+
+
+def decode_row(types: Mapping[str, str], row: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: decode_value(types.get(name, "STRING"), value) for name, value in row.items()}
