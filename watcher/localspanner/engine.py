@@ -43,7 +43,7 @@ from .requests import (
     Mutation,
     KeySet,
 )
-from .schema_sync import quote, sync_schema
+from .schema_sync import quote, sync_schema, user_facing
 from .storage import Storage
 from .transactions import PendingCommitTimestamp, ReadWriteTransaction, Snapshot, mutation_count
 
@@ -284,6 +284,22 @@ class DatabaseEngine:
         from . import sql
 
         txn, info, single_use = self._resolve(session, selector)
+        try:
+            return self._execute_in(txn, info, single_use, statement)
+        except BaseException:
+            self._discard_unreported(txn, info)
+            raise
+
+    def _discard_unreported(self, txn: ReadWriteTransaction | Snapshot, info: TransactionInfo | None) -> None:
+        """A transaction begun inline by a request that failed was never reported to the client,
+        which cannot use or end it: end it here, so it does not keep the writer or a snapshot."""
+        if info is not None:
+            self.rollback(txn.id)
+
+    def _execute_in(self, txn: ReadWriteTransaction | Snapshot, info: TransactionInfo | None, single_use: bool,
+                    statement: Statement) -> ResultStream:
+        from . import sql
+
         if isinstance(txn, Snapshot):
             if sql.is_dml(statement.sql):
                 if single_use:
@@ -381,7 +397,17 @@ class DatabaseEngine:
 
         txn, info, _ = self._resolve(session, selector)
         if not isinstance(txn, ReadWriteTransaction) or txn.partitioned:
+            self._discard_unreported(txn, info)
             raise errors.dml_needs_read_write()
+        result = self._batch_dml_in(txn, info, statements)
+        if result.error is not None and not result.row_counts:
+            # No result set carries the inline-begun transaction back to the client.
+            self._discard_unreported(txn, info)
+        return result
+
+    def _batch_dml_in(self, txn: ReadWriteTransaction, info: TransactionInfo | None, statements: list[Statement]) -> BatchDmlResult:
+        from . import sql
+
         counts: list[int] = []
         with txn.lock:
             txn.touch()
@@ -512,7 +538,8 @@ class DatabaseEngine:
 
 
 def _ddl_data_problem(exc: sqlite3.IntegrityError) -> str:
-    text = str(exc)
+    # A rebuild copies rows into a temporary table: name the user's table, not the copy.
+    text = user_facing(str(exc))
     if text.startswith("NOT NULL"):
         return f"existing rows have NULL values ({text.split(': ', 1)[-1]})"
     if text.startswith("UNIQUE"):
