@@ -26,6 +26,10 @@ PROG = "spanner-watcher"
 COMMANDS: tuple[str, ...] = (
     "watcher.commands.demo",
     "watcher.commands.local_spanner",
+    "watcher.commands.migrate",
+    "watcher.commands.ddl",
+    "watcher.commands.changelog",
+    "watcher.commands.export",
 )
 
 #: Exit status for usage errors and for errors the user can fix (bad option, busy port).

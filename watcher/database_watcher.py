@@ -96,6 +96,7 @@ class DatabaseWatcher:
         self.failure: BaseException | None = None
         self._state = State.NEW
         self._lock = threading.RLock()
+        self._stopper: threading.Thread | None = None
 
     @property
     def state(self) -> State:
@@ -134,6 +135,10 @@ class DatabaseWatcher:
 
     def start(self) -> DatabaseWatcher:
         with self._lock:
+            stopper = self._stopper
+        if stopper is not None and stopper is not threading.current_thread():
+            stopper.join(30)  # after a failure: the other tables finish stopping before the restart
+        with self._lock:
             if self._state == State.RUNNING:
                 return self
             names = self.tables()
@@ -160,6 +165,9 @@ class DatabaseWatcher:
                             w.add_batch_callback(bcb)
                         w.add_failure_listener(self._on_table_failure)
                         self.watchers[name] = w
+                    else:
+                        # A restart after stop() runs on a new private scheduler (the old one was shut down).
+                        w._user_scheduler = scheduler
                     w.start()
                     started.append(w)
             except BaseException:
@@ -174,8 +182,10 @@ class DatabaseWatcher:
             if self.failure is None:
                 self.failure = exc
             self._state = State.FAILED
+            # Assigned with the state, so that a restart always finds (and waits for) it.
+            self._stopper = threading.Thread(target=self._stop_all, daemon=True)
+            self._stopper.start()
         log.error("database watcher failed because the watcher on %s failed: %s", watcher.table, exc)
-        threading.Thread(target=self._stop_all, daemon=True).start()
 
     def _stop_all(self) -> None:
         for w in list(self.watchers.values()):

@@ -49,8 +49,46 @@ class DdlError(WatcherError):
     """Generated DDL cannot be built from the given names and options."""
 
 
+class HotspotError(DdlError):
+    """A commit-timestamp column would lead a primary key or an index: every write lands on one split."""
+
+    def __init__(self, column: str, place: str) -> None:
+        super().__init__(
+            f"Commit-timestamp column {column} would be the first column of {place}: its values only grow, "
+            "so every write would go to the same split (a hot spot). Put another column first (e.g. a shard "
+            "column), or pass allow_hotspot=True if that is what you want."
+        )
+        self.column = column
+        self.place = place
+
+
 class MigrationError(WatcherError):
     """A migration file could not be applied; the message names the file and line."""
+
+
+class MigrationChangedError(MigrationError):
+    """A migration file was edited after it had been applied."""
+
+    def __init__(self, folder: str, file: str, recorded: str, current: str) -> None:
+        super().__init__(
+            f"Migration {file} of folder {folder!r} was changed after it was applied (checksum {current[:12]}..., "
+            f"applied as {recorded[:12]}...). Applied migrations must not change: undo the edit and put the change "
+            "in a new file with a higher version."
+        )
+        self.folder, self.file, self.recorded, self.current = folder, file, recorded, current
+
+
+class MigrationStatementError(MigrationError):
+    """A statement of a migration file failed; earlier files (and earlier statements of it) stay applied."""
+
+    def __init__(self, path: str, line: int, statement: str, reason: str, applied_before: int = 0) -> None:
+        first = " ".join(statement.split())
+        first = first if len(first) <= 120 else first[:117] + "..."
+        kept = (f" The {applied_before} statement(s) before it in this file stay applied (schema changes cannot be "
+                "rolled back): make the file re-runnable (IF NOT EXISTS) or undo them before running migrate again."
+                if applied_before else "")
+        super().__init__(f"{path}:{line}: statement failed: {reason}\n  statement: {first}\n{kept.strip()}".rstrip())
+        self.path, self.line, self.statement, self.reason, self.applied_before = path, line, statement, reason, applied_before
 
 
 class ChangelogError(WatcherError):

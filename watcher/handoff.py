@@ -27,18 +27,20 @@ class Handoff:
         self._has_item = False
         self._taken = False
         self._closed = False
+        self._handled = False
 
-    def put(self, item: Any) -> None:
-        """Offer ``item`` and wait until the consumer handled it (or closed)."""
+    def put(self, item: Any) -> bool:
+        """Offer ``item`` and wait until the consumer handled it (True) or the handoff closed first (False)."""
         with self._cond:
             while self._has_item and not self._closed:
                 self._cond.wait()
             if self._closed:
-                return
-            self._item, self._has_item, self._taken = item, True, False
+                return False
+            self._item, self._has_item, self._taken, self._handled = item, True, False, False
             self._cond.notify_all()
             while self._has_item and not self._closed:
                 self._cond.wait()
+            return self._handled
 
     def take(self, timeout: float | None = None) -> Any:
         """The next item, or None when closed or after ``timeout`` seconds without one."""
@@ -54,6 +56,7 @@ class Handoff:
         """The consumer finished with the item it took."""
         with self._cond:
             self._item, self._has_item, self._taken = None, False, False
+            self._handled = True
             self._cond.notify_all()
 
     def close(self) -> None:

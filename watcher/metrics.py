@@ -40,5 +40,6 @@ def prometheus_text(samples: Iterable[Mapping[str, Any]]) -> str:
             if value is None:
                 continue
             labels = f'table="{_escape(s.get("table", ""))}",shard="{_escape(s.get("shard", ""))}"'
-            lines.append(f"{name}{{{labels}}} {float(value):g}" if isinstance(value, float) else f"{name}{{{labels}}} {value}")
+            # repr keeps every digit: ':g' would round a Unix-time watermark to 1.7e+09.
+            lines.append(f"{name}{{{labels}}} {value!r}" if isinstance(value, float) else f"{name}{{{labels}}} {value}")
     return "\n".join(lines) + "\n"

@@ -85,7 +85,8 @@ class Change:
     ``row`` maps every column to its value, typed as the Spanner client types it (int,
     float, Decimal, bytes, str, date, DatetimeWithNanoseconds, JsonObject, lists).
     ``keys`` is the primary key in key order. ``shard`` is the shard value of the poll loop
-    that saw the change (None without a shard provider).
+    that saw the change (None without a shard provider). For a DELETE (history tables
+    only), ``row`` holds just the key columns.
     """
 
     table: str
@@ -94,6 +95,9 @@ class Change:
     commit_timestamp: DatetimeWithNanoseconds
     shard: Any = None
     read_timestamp: DatetimeWithNanoseconds | None = None
+    #: INSERT, UPDATE or DELETE where the source knows it (history tables); None when polling
+    #: rows, which cannot tell an insert from an update.
+    mod_type: str | None = None
 
 
 @dataclass(frozen=True)

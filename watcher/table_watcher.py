@@ -24,6 +24,7 @@ import datetime as dt
 import enum
 import logging
 import random
+import re
 import threading
 import time
 import uuid
@@ -48,6 +49,8 @@ from .shards import ShardProvider
 log = logging.getLogger(__name__)
 
 Callback = Callable[[Change], Any]
+
+_TABLE_NOT_FOUND = re.compile(r"table not found|table \S+ (was )?not found|no such table", re.IGNORECASE)
 
 
 class State(enum.Enum):
@@ -135,6 +138,9 @@ class TableWatcher:
         self._handoffs: list[Handoff] = []
         self._lock = threading.RLock()
         self._cycle_lock = threading.Lock()
+        self._cycle_thread: int | None = None
+        self._cleanup: threading.Thread | None = None
+        self._stop_in_cycle = False
         self._stopping = threading.Event()
         self._state = State.NEW
         self.failure: BaseException | None = None
@@ -182,6 +188,9 @@ class TableWatcher:
         with self._lock:
             if self._state == State.RUNNING:
                 return self
+            if self._cleanup is not None:
+                self._cleanup.join(10)  # a failure's scheduler shutdown must not hit the restarted watcher
+                self._cleanup = None
             self._stopping.clear()
             self.failure = None
             self.info = discover(self.database, self.table, self.commit_timestamp_column)
@@ -205,9 +214,15 @@ class TableWatcher:
             for h in list(self._handoffs):
                 h.close()
             self._unschedule()
+        if threading.get_ident() == self._cycle_thread:
+            # Called by a callback: the cycle stops after this change, stores the position and
+            # then finishes the stop (see _cycle), since it cannot wait for itself here.
+            self._stop_in_cycle = True
+            return
         acquired = self._cycle_lock.acquire(timeout=timeout if timeout is not None else -1)
         try:
-            self._flush_checkpoint(best_effort=True)
+            if acquired:
+                self._flush_checkpoint(best_effort=True)
         finally:
             if acquired:
                 self._cycle_lock.release()
@@ -224,13 +239,20 @@ class TableWatcher:
 
     def changes(self, timeout: float | None = None) -> Iterator[Change]:
         """A blocking iterator over changes. A change counts as handled when the next one is asked
-        for (or the iterator is closed), and only then may the checkpoint move past it. Ends when
-        the watcher stops or fails, or after ``timeout`` seconds without a change.
+        for (or the iterator is closed), and only then may the checkpoint move past it; a change
+        held when the watcher stops is delivered again after a restart. Ends when the watcher
+        stops or fails, or after ``timeout`` seconds without a change. A watcher whose only
+        consumer is an iterator not yet asked for a change does not poll.
         """
         handoff = Handoff()
+
+        def offer(change: Change) -> None:
+            if not handoff.put(change) and self._stopping.is_set():
+                raise _StopDelivery()  # stopped while the consumer held it: not handled, delivered again later
+
         with self._lock:
             self._handoffs.append(handoff)
-            self._callbacks.append(handoff.put)
+            self._callbacks.append(offer)
         try:
             while True:
                 change = handoff.take(timeout)
@@ -241,7 +263,7 @@ class TableWatcher:
         finally:
             handoff.close()
             with self._lock:
-                self.remove_callback(handoff.put)
+                self.remove_callback(offer)
                 if handoff in self._handoffs:
                     self._handoffs.remove(handoff)
 
@@ -346,10 +368,15 @@ class TableWatcher:
     def _cycle(self) -> None:
         if self._stopping.is_set() or not self._cycle_lock.acquire(blocking=False):
             return
+        self._cycle_thread = threading.get_ident()
         self._next_delay = self.poll_interval
         try:
             self._flush_checkpoint()
-            while not self._stopping.is_set():
+            with self._lock:
+                # Nobody to hand changes to (e.g. `with w: for c in w.changes()` before the first
+                # next()): do not poll, or the checkpoint would move past unseen changes.
+                idle = not self._callbacks and not self._batch_callbacks
+            while not idle and not self._stopping.is_set():
                 query = self._next_query()
                 started = time.monotonic()
                 result = run_poll(self.database, self.info, query, limit=self.limit, shard_value=self.shard_value)
@@ -362,13 +389,20 @@ class TableWatcher:
                     break
             self._attempt = 0
         except _StopDelivery:
-            pass
+            self._flush_checkpoint(best_effort=True)
         except CallbackError as exc:
             self._on_callback_error(exc)
         except Exception as exc:  # noqa: BLE001 - every failure is classified below
             self._on_error(exc)
         finally:
+            self._cycle_thread = None
             self._cycle_lock.release()
+            if self._stop_in_cycle:
+                self._stop_in_cycle = False
+                self._shutdown_scheduler()
+                with self._lock:
+                    if self._state == State.STOPPING:
+                        self._state = State.STOPPED
             if self._state == State.RUNNING:
                 try:
                     self._next_cycle_in(self._next_delay)
@@ -419,6 +453,9 @@ class TableWatcher:
             for cb in callbacks:
                 try:
                     cb(change)
+                except _StopDelivery:
+                    self._set_partial(changes, i)
+                    raise
                 except Exception as exc:
                     self._set_partial(changes, i)
                     raise CallbackError(f"A callback of the watcher on {self.table} failed on the change with key "
@@ -478,7 +515,9 @@ class TableWatcher:
     def _explain(self, exc: BaseException) -> BaseException:
         if isinstance(exc, WatcherError):
             return exc
-        if isinstance(exc, gexc.NotFound) and "able" in str(exc):
+        # Spanner (and the emulator) answer a query on a dropped table with INVALID_ARGUMENT
+        # "Table not found: T"; some servers use NOT_FOUND.
+        if isinstance(exc, (gexc.NotFound, gexc.InvalidArgument)) and _TABLE_NOT_FOUND.search(str(exc)):
             err: WatcherError = TableNotFoundError(str(self.table), f"it was dropped or is not readable: {exc.message}")
         else:
             err = PollError(f"Polling {self.table} failed: {exc}")
@@ -509,12 +548,14 @@ class TableWatcher:
             self._unschedule()
             for h in list(self._handoffs):
                 h.close()
+            # Started under the lock, so that a restart (start() joins it) never races with it.
+            self._cleanup = threading.Thread(target=self._shutdown_scheduler, daemon=True)
+            self._cleanup.start()
         for listener in list(self._failure_listeners):
             try:
                 listener(self, exc)
             except Exception:
                 log.exception("failure listener raised")
-        threading.Thread(target=self._shutdown_scheduler, daemon=True).start()
 
 
 def _shard_label(value: Any) -> str:

@@ -40,9 +40,15 @@ class CommitTimestampRepository(ABC):
 
 
 def shard_key(shard: Any) -> Any:
-    """A hashable form of a shard value (lists become tuples)."""
+    """A hashable form of a shard value (lists become tuples), tagged with its type.
+
+    The tag keeps apart values Python finds equal but Spanner stores apart (True and 1, 1 and 1.0).
+
+    >>> shard_key(True) == shard_key(1), shard_key([1, 2]) == shard_key((1, 2))
+    (False, True)
+    """
     if isinstance(shard, (list, tuple)):
-        return tuple(shard)
-    return shard
+        return ("array", tuple(shard_key(v) for v in shard))
+    return (type(shard).__name__, shard)
 
 

@@ -216,6 +216,11 @@ def table_not_found(name: str) -> SpannerError:
     return SpannerError(Code.NOT_FOUND, f"Table not found: {name}")
 
 
+def query_table_not_found(name: str) -> SpannerError:
+    """An unknown table named in SQL text: an analysis error (INVALID_ARGUMENT) on Spanner, unlike reads and mutations."""
+    return invalid_argument(f"Table not found: {name}")
+
+
 def index_not_found(name: str) -> SpannerError:
     return SpannerError(Code.NOT_FOUND, f"Index not found: {name}")
 

@@ -23,7 +23,7 @@ from . import errors, values
 from .catalog import Catalog, Column, Table
 from .keys import point_condition, range_condition
 from .requests import KeySet, Mutation
-from .schema_sync import quote
+from .schema_sync import has_nullable_key, quote
 from .sqlite_errors import integrity_error
 from .types import TypeCode
 
@@ -172,10 +172,20 @@ def _insert_or_update(conn: sqlite3.Connection, catalog: Catalog, shape: _RowSha
     if not shape.table.key_names:
         conn.execute(f"DELETE FROM {quote(shape.table.name)}")
         return _insert(conn, catalog, shape, rows)
+    if has_nullable_key(shape.table):
+        return _insert_or_update_by_row(conn, catalog, shape, rows)
     action = ", ".join(f"{quote(c.name)} = excluded.{quote(c.name)}" for c in non_key) if non_key else None
     tail = f"ON CONFLICT ({keys}) DO UPDATE SET {action}" if action else f"ON CONFLICT ({keys}) DO NOTHING"
     _check_not_null_on_insert(conn, catalog, shape, rows)
     _run_many(conn, catalog, shape, f"INSERT INTO {quote(shape.table.name)} ({_column_list(shape)}) VALUES ({marks}) {tail}", rows)
+
+
+def _insert_or_update_by_row(conn: sqlite3.Connection, catalog: Catalog, shape: _RowShape, rows: list[list[Any]]) -> None:
+    """insert_or_update for a table whose key may hold NULL (no SQLite PRIMARY KEY for ON CONFLICT to use)."""
+    for row in rows:
+        if not _update_row(conn, catalog, shape, row):
+            _check_not_null_on_insert(conn, catalog, shape, [row])
+            _insert(conn, catalog, shape, [row])
 
 
 def _check_not_null_on_insert(conn: sqlite3.Connection, catalog: Catalog, shape: _RowShape, rows: list[list[Any]]) -> None:
@@ -191,7 +201,8 @@ def _check_not_null_on_insert(conn: sqlite3.Connection, catalog: Catalog, shape:
             raise errors.null_in_not_null_column(shape.table.name, missing[0].name)
 
 
-def _update(conn: sqlite3.Connection, catalog: Catalog, shape: _RowShape, rows: list[list[Any]]) -> None:
+def _update_row(conn: sqlite3.Connection, catalog: Catalog, shape: _RowShape, row: list[Any]) -> bool:
+    """Update the row with ``row``'s key; False when there is no such row."""
     non_key = [(i, c) for i, c in enumerate(shape.columns) if i not in shape.key_positions]
     cond, _ = point_condition(shape.table.primary_key, [None] * len(shape.key_positions))
     table = quote(shape.table.name)
@@ -200,16 +211,19 @@ def _update(conn: sqlite3.Connection, catalog: Catalog, shape: _RowShape, rows: 
     else:
         sets = ", ".join(f"{quote(c.name)} = ?" for _, c in non_key)
         sql = f"UPDATE {table} SET {sets} WHERE {cond}"
+    key = _key_of(shape, row)
+    params = ([row[i] for i, _ in non_key] if non_key else []) + key
+    try:
+        cur = conn.execute(sql, params)
+    except sqlite3.IntegrityError as exc:
+        raise integrity_error(exc, shape.table, catalog, key) from None
+    return cur.rowcount > 0 if non_key else cur.fetchone() is not None
+
+
+def _update(conn: sqlite3.Connection, catalog: Catalog, shape: _RowShape, rows: list[list[Any]]) -> None:
     for row in rows:
-        key = _key_of(shape, row)
-        params = ([row[i] for i, _ in non_key] if non_key else []) + key
-        try:
-            cur = conn.execute(sql, params)
-        except sqlite3.IntegrityError as exc:
-            raise integrity_error(exc, shape.table, catalog, key) from None
-        found = cur.rowcount > 0 if non_key else cur.fetchone() is not None
-        if not found:
-            raise errors.row_not_found(shape.table.name, key)
+        if not _update_row(conn, catalog, shape, row):
+            raise errors.row_not_found(shape.table.name, _key_of(shape, row))
 
 
 def _replace(conn: sqlite3.Connection, catalog: Catalog, shape: _RowShape, rows: list[list[Any]]) -> None:

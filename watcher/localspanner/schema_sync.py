@@ -54,7 +54,11 @@ def column_sql(column: Column, table: Table, catalog: Catalog, translate: Expres
 
 def create_table_sql(table: Table, catalog: Catalog, name: str | None = None, translate: ExpressionTranslator | None = None) -> str:
     cols = [column_sql(c, table, catalog, translate) for c in table.columns]
-    if table.primary_key:
+    if table.primary_key and has_nullable_key(table):
+        # SQLite makes PRIMARY KEY columns of a WITHOUT ROWID table NOT NULL; Spanner
+        # allows NULL in a key column, so such a table keeps its key in unique indexes.
+        without_rowid = ""
+    elif table.primary_key:
         key = ", ".join(quote(p.column) + (" DESC" if p.descending else "") for p in table.primary_key)
         cols.append(f"PRIMARY KEY ({key})")
         without_rowid = " WITHOUT ROWID"
@@ -70,6 +74,31 @@ def create_table_sql(table: Table, catalog: Catalog, name: str | None = None, tr
     return f"CREATE TABLE {quote(name or table.name)} ({', '.join(cols)}){without_rowid}"
 
 
+def has_nullable_key(table: Table) -> bool:
+    """Whether a key column of ``table`` may hold NULL (its storage then has no SQLite PRIMARY KEY)."""
+    return any(not c.not_null for c in table.key_columns)
+
+
+#: Name prefix of the unique index that holds the key of a table with a nullable key column.
+KEY_INDEX_PREFIX = "_ls_pk_"
+
+
+def key_index_sql(table: Table) -> list[str]:
+    """The unique indexes that stand in for the primary key of a table with a nullable key column.
+
+    >>> from watcher.localspanner import types as T
+    >>> from watcher.localspanner.catalog import Column, KeyPart, Table
+    >>> t = Table("T", (Column("K", T.INT64),), (KeyPart("K"),))
+    >>> for sql in key_index_sql(t): print(sql)
+    CREATE UNIQUE INDEX "_ls_pk_T" ON "T" ("K")
+    CREATE UNIQUE INDEX "_ls_nulls__ls_pk_T" ON "T" (("K" IS NULL), IFNULL("K", 0)) WHERE "K" IS NULL
+    """
+    if not table.primary_key or not has_nullable_key(table):
+        return []
+    index = Index(KEY_INDEX_PREFIX + table.name, table.name, table.primary_key, unique=True)
+    return [create_index_sql(index), unique_nulls_index_sql(index) or ""]
+
+
 def create_index_sql(index: Index) -> str:
     cols = ", ".join(quote(p.column) + (" DESC" if p.descending else "") for p in index.key)
     unique = "UNIQUE " if index.unique else ""
@@ -77,6 +106,38 @@ def create_index_sql(index: Index) -> str:
     if index.null_filtered:
         where = " WHERE " + " AND ".join(f"{quote(p.column)} IS NOT NULL" for p in index.key)
     return f"CREATE {unique}INDEX {quote(index.name)} ON {quote(index.table)} ({cols}){where}"
+
+
+#: Name prefix of the companion index that makes NULLs collide in a UNIQUE index.
+UNIQUE_NULLS_PREFIX = "_ls_nulls_"
+
+
+def unique_nulls_index_sql(index: Index) -> str | None:
+    """The companion of a UNIQUE index that is not NULL_FILTERED, else None.
+
+    Spanner compares NULL index keys as equal, SQLite's UNIQUE as distinct; this
+    partial index covers only rows with a NULL key column and indexes a NULL as
+    ``(1, 0)``, a value ``v`` as ``(0, v)``, so two such rows collide exactly when Spanner's do.
+
+    >>> from watcher.localspanner.catalog import Index, KeyPart
+    >>> print(unique_nulls_index_sql(Index("U", "T", (KeyPart("V"),), unique=True)))
+    CREATE UNIQUE INDEX "_ls_nulls_U" ON "T" (("V" IS NULL), IFNULL("V", 0)) WHERE "V" IS NULL
+    """
+    if not index.unique or index.null_filtered:
+        return None
+    exprs = ", ".join(f"({quote(p.column)} IS NULL), IFNULL({quote(p.column)}, 0)" for p in index.key)
+    where = " OR ".join(f"{quote(p.column)} IS NULL" for p in index.key)
+    return f"CREATE UNIQUE INDEX {quote(UNIQUE_NULLS_PREFIX + index.name)} ON {quote(index.table)} ({exprs}) WHERE {where}"
+
+
+def user_facing(text: str) -> str:
+    """``text`` (a SQLite message) with the names of internal helper tables and indexes made the user's."""
+    return text.replace(REBUILD_PREFIX, "").replace(UNIQUE_NULLS_PREFIX, "")
+
+
+def _drop_index(conn: sqlite3.Connection, index: Index) -> None:
+    conn.execute(f"DROP INDEX IF EXISTS {quote(index.name)}")
+    conn.execute(f"DROP INDEX IF EXISTS {quote(UNIQUE_NULLS_PREFIX + index.name)}")
 
 
 def _addable_in_place(old: Table, new: Table) -> list[Column] | None:
@@ -110,7 +171,7 @@ def sync_schema(conn: sqlite3.Connection, old: Catalog, new: Catalog, translate:
     new_indexes = {i.name.lower(): i for i in new.indexes}
     for name, idx in old_indexes.items():
         if name not in new_indexes or new_indexes[name] != idx:
-            conn.execute(f"DROP INDEX IF EXISTS {quote(idx.name)}")
+            _drop_index(conn, idx)
     new_tables = {t.name.lower() for t in new.tables}
     for t in reversed(old.tables):
         if t.name.lower() not in new_tables:
@@ -120,6 +181,8 @@ def sync_schema(conn: sqlite3.Connection, old: Catalog, new: Catalog, translate:
         before = old.table(t.name)
         if before is None:
             conn.execute(create_table_sql(t, new, translate=translate))
+            for sql in key_index_sql(t):
+                conn.execute(sql)
         elif _storage_shape(before) != _storage_shape(t):
             added = _addable_in_place(before, t)
             if added is not None:
@@ -131,15 +194,24 @@ def sync_schema(conn: sqlite3.Connection, old: Catalog, new: Catalog, translate:
     rebuilt_names = {t.name.lower() for t in rebuilt}
     for name, idx in new_indexes.items():
         if name not in old_indexes or old_indexes[name] != idx or idx.table.lower() in rebuilt_names:
-            conn.execute(f"DROP INDEX IF EXISTS {quote(idx.name)}")
+            _drop_index(conn, idx)
             conn.execute(create_index_sql(idx))
+            companion = unique_nulls_index_sql(idx)
+            if companion is not None:
+                conn.execute(companion)
+
+
+#: Name prefix of the temporary copy a table rebuild writes into (kept out of user-facing messages).
+REBUILD_PREFIX = "_ls_rebuild_"
 
 
 def _rebuild(conn: sqlite3.Connection, old: Table, new: Table, catalog: Catalog, translate: ExpressionTranslator | None) -> None:
-    temp = f"_ls_rebuild_{new.name}"
+    temp = f"{REBUILD_PREFIX}{new.name}"
     conn.execute(create_table_sql(new, catalog, name=temp, translate=translate))
     kept = [c.name for c in new.columns if c.generated is None and old.column(c.name) is not None and old.column(c.name).generated is None]  # type: ignore[union-attr]
     cols = ", ".join(quote(c) for c in kept)
     conn.execute(f"INSERT INTO {quote(temp)} ({cols}) SELECT {cols} FROM {quote(old.name)}")
     conn.execute(f"DROP TABLE {quote(old.name)}")
     conn.execute(f"ALTER TABLE {quote(temp)} RENAME TO {quote(new.name)}")
+    for sql in key_index_sql(new):  # named after the table, so created only once the old one is gone
+        conn.execute(sql)

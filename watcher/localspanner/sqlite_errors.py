@@ -17,6 +17,7 @@ import sqlite3
 from . import errors
 from .catalog import Catalog, Table
 from .errors import SpannerError
+from .schema_sync import KEY_INDEX_PREFIX, user_facing
 
 _UNIQUE = re.compile(r"UNIQUE constraint failed: (?:index '(?P<index>[^']+)'|(?P<cols>.+))")
 _NOT_NULL = re.compile(r"NOT NULL constraint failed: (?P<table>[^.]+)\.(?P<col>.+)")
@@ -24,7 +25,7 @@ _NOT_NULL = re.compile(r"NOT NULL constraint failed: (?P<table>[^.]+)\.(?P<col>.
 
 def integrity_error(exc: sqlite3.Error, table: Table | None, catalog: Catalog, key: object = None, *, inserting: bool = True) -> SpannerError:
     """The Spanner error for a constraint failure while writing ``table`` (row ``key`` when known)."""
-    text = str(exc)
+    text = user_facing(str(exc))
     name = table.name if table is not None else "?"
     m = _NOT_NULL.match(text)
     if m:
@@ -32,6 +33,8 @@ def integrity_error(exc: sqlite3.Error, table: Table | None, catalog: Catalog, k
         return errors.null_in_not_null_column(t.name if t else m.group("table"), m.group("col"))
     m = _UNIQUE.match(text)
     if m:
+        if m.group("index", ) and m.group("index").startswith(KEY_INDEX_PREFIX) and table is not None:
+            return errors.row_already_exists(table.name, key if key is not None else "(key)")
         if m.group("index"):
             return errors.unique_index_violation(m.group("index"), key)
         cols = [c.strip().split(".", 1) for c in m.group("cols").split(",")]

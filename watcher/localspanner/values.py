@@ -160,7 +160,7 @@ def canonical_numeric(value: str | int | float | decimal.Decimal) -> str:
     if not d.is_finite():
         raise ValueError_(f"invalid NUMERIC {value!r}")
     q = d.quantize(decimal.Decimal(1).scaleb(-NUMERIC_SCALE), rounding=decimal.ROUND_HALF_EVEN, context=_DEC_CTX)
-    if abs(q) > _NUMERIC_MAX:
+    if q.copy_abs() > _NUMERIC_MAX:  # abs() would round to the default 28-digit context
         raise ValueError_(f"NUMERIC {value!r} is out of range (precision 38, scale 9)")
     text = format(q.normalize(_DEC_CTX), "f")
     if "." in text:

@@ -75,12 +75,26 @@ def guard_unary(method: str, fn: UnaryFn, faults: FaultInjector) -> UnaryFn:
         try:
             fault = faults.take(method)
             if fault is not None:
+                _end_aborted_transaction(fault, fn, request)
                 raise fault
             return fn(request, context)
         except Exception as exc:  # noqa: BLE001 - every failure must become a status
             abort(context, as_spanner_error(exc, method))
 
     return handler
+
+
+def _end_aborted_transaction(fault: SpannerError, fn: UnaryFn, request: Any) -> None:
+    """An injected ABORTED on a call naming a transaction (Commit) ends that transaction, as a
+    real abort does; otherwise its locks would stall the client's retry of the same work."""
+    transaction_id = getattr(request, "transaction_id", b"")
+    service = getattr(getattr(fn, "__self__", None), "service", None)
+    if fault.code != errors.Code.ABORTED or not transaction_id or not hasattr(service, "rollback"):
+        return
+    try:
+        service.rollback(request.session, transaction_id)
+    except Exception:  # noqa: BLE001 - already gone: nothing to release
+        log.debug("no transaction to end after an injected abort", exc_info=True)
 
 
 def guard_stream(method: str, fn: StreamFn, faults: FaultInjector) -> StreamFn:

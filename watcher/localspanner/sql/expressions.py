@@ -39,6 +39,9 @@ _COMPARISONS: dict[type[exp.Expression], str] = {
 _ARITHMETIC: dict[type[exp.Expression], str] = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*"}
 _NUMERIC_CODES = (TypeCode.INT64, TypeCode.FLOAT64, TypeCode.NUMERIC)
 _COERCIBLE_FROM_STRING = (TypeCode.TIMESTAMP, TypeCode.DATE, TypeCode.NUMERIC, TypeCode.JSON, TypeCode.BYTES)
+#: (type of an untyped parameter's wire value, type the statement wants) pairs where the
+#: wire value wins: a JSON number with a fraction (FLOAT64) must not be truncated to INT64.
+_PARAM_KEEPS_WIRE_TYPE = frozenset({(TypeCode.FLOAT64, TypeCode.INT64)})
 
 _DTYPES: dict[str, SpannerType] = {
     "BIGINT": T.INT64, "INT": T.INT64, "DOUBLE": T.FLOAT64, "FLOAT": T.FLOAT64, "BOOLEAN": T.BOOL,
@@ -191,6 +194,8 @@ class ExpressionTranslator:
         if target is None:
             return typed
         if isinstance(node, exp.Parameter) and node.name.lower() not in self.ctx.declared:
+            if typed.type is not None and (typed.type.code, target.code) in _PARAM_KEEPS_WIRE_TYPE:
+                return typed
             # An untyped parameter takes the type the statement needs; binding converts to it.
             self.ctx.expect_param(node.name.lower(), target)
             return Typed(typed.sql, target)

@@ -291,7 +291,7 @@ class Translator(FunctionTranslator):
             return f"{quote(name)} AS {quote(alias)}"
         table = self.ctx.catalog.table(name)
         if table is None:
-            raise errors.table_not_found(name)
+            raise errors.query_table_not_found(name)
         scope.sources.append(table_source(table, alias))
         return f"{quote(table.name)} AS {quote(alias)}" + self._index_hint(table)
 
@@ -301,8 +301,10 @@ class Translator(FunctionTranslator):
             if hinted == table.name.lower():
                 del hints[i]
                 index = pairs.get("FORCE_INDEX")
-                if index is None or index.upper() == "_BASE_TABLE":
+                if index is None:
                     return ""
+                if index.upper() == "_BASE_TABLE":
+                    return _base_table_hint(table)
                 found = next((ix for ix in self.ctx.catalog.indexes_of(table.name) if ix.name.lower() == index.lower()), None)
                 if found is None:
                     raise errors.unknown_index_in_hint(table.name, index)
@@ -314,14 +316,14 @@ class Translator(FunctionTranslator):
         if db.upper() == "SPANNER_SYS":
             raise self.ctx.unsupported(f"SPANNER_SYS tables ({db}.{name})")
         if db.upper() != "INFORMATION_SCHEMA":
-            raise errors.table_not_found(f"{db}.{name}")
+            raise errors.query_table_not_found(f"{db}.{name}")
         try:
             from .. import information_schema
         except ImportError:
             raise self.ctx.unsupported("INFORMATION_SCHEMA (not available in this build)") from None
         view = information_schema.VIEWS.get(name.upper())
         if view is None:
-            raise errors.table_not_found(f"INFORMATION_SCHEMA.{name}")
+            raise errors.query_table_not_found(f"INFORMATION_SCHEMA.{name}")
         scope.sources.append(table_source(view, alias))
         return f"{quote(information_schema.sqlite_table_name(view.name))} AS {quote(alias)}"
 
@@ -344,6 +346,21 @@ class Translator(FunctionTranslator):
             off = SourceColumn(offset.name, T.INT64, f"{quote(internal)}.key")
             scope.sources.append(Source(offset.name, [], value_column=off))
         return f"json_each({arr.sql}) AS {quote(internal)}"
+
+
+def _base_table_hint(table: Table) -> str:
+    """``FORCE_INDEX=_BASE_TABLE``: read the table's own key-ordered storage, never a secondary index.
+
+    Without a hint SQLite may still pick a (partial) secondary index, and ``NOT INDEXED`` does not
+    stop it on a WITHOUT ROWID table; naming the primary-key b-tree does.
+    """
+    from ..schema_sync import KEY_INDEX_PREFIX, has_nullable_key
+
+    if not table.primary_key:
+        return " NOT INDEXED"
+    if has_nullable_key(table):
+        return f" INDEXED BY {quote(KEY_INDEX_PREFIX + table.name)}"
+    return f" INDEXED BY {quote(f'sqlite_autoindex_{table.name}_1')}"
 
 
 def table_source(table: Table, alias: str, *, qualify: bool = True) -> Source:

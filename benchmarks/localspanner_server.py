@@ -1,0 +1,294 @@
+"""What the local-server benchmarks share: the server process, the client, the Singers table.
+
+The server runs as a separate process (``python -m watcher local-spanner``), so the
+benchmark's client and the server never share a Python interpreter (nor its GIL); the
+benchmark reaches it only through the official ``google-cloud-spanner`` client. The
+server's memory and CPU are read from ``/proc/<pid>``.
+
+Example:
+    >>> with ServerProcess(data_dir=None) as server:          # doctest: +SKIP
+    ...     database = singers_database(connect(server), "singers")
+    ...     load_singers(database, 0, 10_000)
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import os
+import random
+import signal
+import string
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+PROJECT = "bench-project"
+INSTANCE = "bench"
+#: Seconds the server gets to print its address, and to stop after SIGTERM.
+START_TIMEOUT = 60.0
+STOP_TIMEOUT = 30.0
+
+SINGERS_DDL = [
+    """CREATE TABLE Singers (
+  SingerId INT64 NOT NULL,
+  FirstName STRING(200),
+  LastName STRING(200) NOT NULL,
+  BirthDate DATE,
+  Picture BYTES(MAX),
+  LastUpdated TIMESTAMP OPTIONS (allow_commit_timestamp=true),
+  Processed BOOL,
+  ShardId INT64 AS (CASE WHEN Processed THEN NULL ELSE MOD(FARM_FINGERPRINT(COALESCE(FirstName || ' ', '') || LastName), 19) END) STORED
+) PRIMARY KEY (SingerId)""",
+    "CREATE NULL_FILTERED INDEX Idx_Singers_ShardId_LastUpdated ON Singers (ShardId, LastUpdated)",
+]
+SINGERS_COLUMNS = ("SingerId", "FirstName", "LastName", "BirthDate", "Picture", "LastUpdated", "Processed")
+#: The 37 values MOD(FARM_FINGERPRINT(...), 19) can take.
+ALL_SHARDS = list(range(-18, 19))
+_CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+# --- the server process -------------------------------------------------------------------------------
+
+class ServerProcess:
+    """``python -m watcher local-spanner --port 0 [--data-dir DIR]`` as a child process.
+
+    ``data_dir=None`` lets the server use its own temporary folder.
+    """
+
+    def __init__(self, data_dir: str | None, *, log_path: str | None = None) -> None:
+        self.data_dir = data_dir
+        self.log_path = log_path or os.path.join(tempfile.gettempdir(), f"bench-local-spanner-{os.getpid()}.log")
+        self.process: subprocess.Popen[str] | None = None
+        self.emulator_host = ""
+
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
+    def start(self) -> ServerProcess:
+        command = [sys.executable, "-m", "watcher", "local-spanner", "--port", "0"]
+        if self.data_dir:
+            command += ["--data-dir", self.data_dir]
+        with open(self.log_path, "a") as log:
+            self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True)
+        line = _read_line(self.process, START_TIMEOUT)
+        if not line.startswith("export SPANNER_EMULATOR_HOST="):
+            self.stop()
+            raise RuntimeError(f"the local server did not start (printed {line!r}; see {self.log_path})")
+        self.emulator_host = line.strip().split("=", 1)[1]
+        return self
+
+    def stop(self) -> None:
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+    def rss_bytes(self) -> int:
+        return rss_bytes(self.pid)
+
+    def cpu_seconds(self) -> float:
+        return cpu_seconds(self.pid)
+
+    def __enter__(self) -> ServerProcess:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _read_line(process: subprocess.Popen[str], timeout: float) -> str:
+    box: list[str] = []
+    reader = threading.Thread(target=lambda: box.append(process.stdout.readline() if process.stdout else ""), daemon=True)
+    reader.start()
+    reader.join(timeout)
+    return box[0] if box else ""
+
+
+def rss_bytes(pid: int) -> int:
+    """Resident set size of a process (``VmRSS`` in ``/proc/<pid>/status``)."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def cpu_seconds(pid: int | None = None) -> float:
+    """User plus system CPU time of a process (all its threads); this process when ``pid`` is None."""
+    if pid is None:
+        t = os.times()
+        return t.user + t.system
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _CLK_TCK
+
+
+@dataclass
+class RssSampler:
+    """Samples a process's RSS every ``interval`` seconds in a background thread."""
+
+    pid: int
+    interval: float = 0.1
+    samples: list[tuple[float, int]] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def __enter__(self) -> RssSampler:
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _run(self) -> None:
+        start = time.monotonic()
+        while True:
+            self.samples.append((time.monotonic() - start, rss_bytes(self.pid)))
+            if self._stop.wait(self.interval):
+                return
+
+    def values(self) -> list[int]:
+        return [rss for _, rss in self.samples]
+
+
+# --- the client ---------------------------------------------------------------------------------------
+
+def connect(server: ServerProcess) -> Any:
+    """An official client for ``server`` (through ``SPANNER_EMULATOR_HOST``) and its instance."""
+    from google.cloud import spanner
+
+    os.environ["SPANNER_EMULATOR_HOST"] = server.emulator_host
+    client = spanner.Client(project=PROJECT)
+    instance = client.instance(INSTANCE, configuration_name=f"projects/{PROJECT}/instanceConfigs/emulator-config",
+                               display_name="benchmarks", node_count=1)
+    if not instance.exists():
+        instance.create().result(60)
+    return instance
+
+
+def singers_database(instance: Any, database_id: str) -> Any:
+    """The database ``database_id`` with the Singers table, created when missing."""
+    database = instance.database(database_id, ddl_statements=SINGERS_DDL)
+    if not database.exists():
+        database.create().result(120)
+    return database
+
+
+def count_rows(database: Any, table: str = "Singers") -> int:
+    with database.snapshot() as snap:
+        return int(next(iter(snap.execute_sql(f"SELECT COUNT(*) FROM {table}")))[0])
+
+
+def max_last_updated(database: Any) -> Any:
+    """The newest ``LastUpdated`` of the Singers table (None when empty)."""
+    with database.snapshot() as snap:
+        return next(iter(snap.execute_sql("SELECT MAX(LastUpdated) FROM Singers")))[0]
+
+
+# --- Singers rows -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RowShape:
+    """How the benchmark's Singers rows look: picture sizes in bytes (inclusive)."""
+
+    picture_min: int = 1
+    picture_max: int = 1024
+
+    def describe(self) -> str:
+        return (f"random names (4-10 letters), a random date 1950-2000, Picture {self.picture_min}-{self.picture_max} "
+                "random bytes, Processed=false, LastUpdated=commit timestamp")
+
+
+def _names(rng: random.Random, count: int) -> list[str]:
+    letters = string.ascii_lowercase
+    return ["".join(rng.choices(letters, k=rng.randint(4, 10))).title() for _ in range(count)]
+
+
+class RowMaker:
+    """Random Singers rows in the client's form (BYTES as base64 text, commit timestamp sentinel)."""
+
+    def __init__(self, seed: int, shape: RowShape = RowShape()) -> None:
+        from google.cloud import spanner
+
+        self.rng = random.Random(seed)
+        self.shape = shape
+        self.first = _names(self.rng, 5000)
+        self.last = _names(self.rng, 5000)
+        base = dt.date(1950, 1, 1)
+        self.dates = [base + dt.timedelta(days=d) for d in range(0, 365 * 50, 7)]
+        # Pictures cut from a block of random bytes: random contents without a randbytes call per row.
+        self.block = self.rng.randbytes(1 << 16)
+        self.commit_ts = spanner.COMMIT_TIMESTAMP
+
+    def row(self, singer_id: int) -> tuple[Any, ...]:
+        rng = self.rng
+        size = rng.randint(self.shape.picture_min, self.shape.picture_max)
+        start = rng.randrange(len(self.block) - size)
+        return (singer_id, rng.choice(self.first), rng.choice(self.last), rng.choice(self.dates),
+                base64.b64encode(self.block[start:start + size]), self.commit_ts, False)
+
+    def rows(self, ids: Sequence[int]) -> list[tuple[Any, ...]]:
+        return [self.row(i) for i in ids]
+
+
+def _chunks(start: int, stop: int, size: int) -> Iterator[range]:
+    for first in range(start, stop, size):
+        yield range(first, min(first + size, stop))
+
+
+def load_singers(database: Any, start_id: int, stop_id: int, *, batch_rows: int = 2000, threads: int = 4,
+                 shape: RowShape = RowShape(), seed: int = 1) -> dict[str, float]:
+    """Insert-or-update Singers ``start_id .. stop_id-1``: one mutation of ``batch_rows`` rows per commit, in threads.
+
+    Returns rows, seconds, rows per second, and client and server CPU seconds are left to the caller.
+    """
+    local = threading.local()
+
+    def commit(ids: range) -> int:
+        maker = getattr(local, "maker", None)
+        if maker is None:
+            maker = local.maker = RowMaker(seed * 1000 + threading.get_ident() % 1000, shape)
+        rows = maker.rows(ids)
+        with database.batch() as batch:
+            batch.insert_or_update("Singers", SINGERS_COLUMNS, rows)
+        return len(rows)
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(threads) as pool:
+        done = sum(pool.map(commit, _chunks(start_id, stop_id, batch_rows)))
+    seconds = time.perf_counter() - started
+    return {"rows": done, "seconds": seconds, "rows_per_second": done / seconds if seconds else 0.0}
+
+
+# --- figures ------------------------------------------------------------------------------------------
+
+def percentile(samples: Sequence[float], q: float) -> float:
+    """The ``q`` quantile (0..1) of ``samples`` by nearest rank.
+
+    >>> percentile([1, 2, 3, 4], 0.5), percentile([1, 2, 3, 4], 0.95)
+    (2, 4)
+    """
+    ordered = sorted(samples)
+    rank = max(1, int(-(-q * len(ordered) // 1)))
+    return ordered[min(rank, len(ordered)) - 1]
+
+
+def mib(n: float) -> float:
+    return round(n / (1 << 20), 1)

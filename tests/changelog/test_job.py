@@ -1,0 +1,181 @@
+"""The changelog job on staged batches: dedup, idempotence, incrementality, classification."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from watcher.changelog import Changelog, write_marker
+from watcher.changelog.fs import HadoopFS
+from watcher.errors import ConfigurationError
+
+from tests.changelog.support import SINGERS_TYPES, singer
+
+KEY = ["SingerId"]
+
+
+def run(spark, dirs, **soft):
+    job = Changelog(spark).staging(dirs["staging"]).warehouse(dirs["warehouse"])
+    for table, column in soft.items():
+        job.soft_delete_column(table, column)
+    return job.run()
+
+
+def changes(spark, table="Singers"):
+    rows = spark.sql(f"SELECT keys, mod_type, new_values, old_values, commit_timestamp, change_id FROM changelog "
+                     f"WHERE table_name = '{table}' ORDER BY commit_timestamp, keys").collect()
+    return [(json.loads(r.keys)["SingerId"], r.mod_type, json.loads(r.new_values), json.loads(r.old_values),
+             r.commit_timestamp) for r in rows]
+
+
+def test_batch_staged_twice_yields_each_change_once(spark, stager, dirs):
+    rows = [singer(1, "a"), singer(2, "b")]
+    stager.stage("Singers", rows, types=SINGERS_TYPES, key_columns=KEY, commits=[10, 20])
+    stager.stage("Singers", rows, types=SINGERS_TYPES, key_columns=KEY, commits=[10, 20])  # crash before checkpoint
+    result = run(spark, dirs)
+    assert result.batches_read == 2 and result.records_read == 4
+    assert result.changes_written == 2 and result.duplicates_dropped == 2
+    assert [(k, m) for k, m, *_ in changes(spark)] == [("1", "UPSERT"), ("2", "UPSERT")]
+
+
+def test_restaged_change_in_a_later_run_is_dropped(spark, stager, dirs):
+    stager.stage("Singers", [singer(1, "a")], types=SINGERS_TYPES, key_columns=KEY, commits=[10])
+    run(spark, dirs)
+    stager.stage("Singers", [singer(1, "a")], types=SINGERS_TYPES, key_columns=KEY, commits=[10])
+    second = run(spark, dirs)
+    assert second.batches_read == 1 and second.changes_written == 0 and second.duplicates_dropped == 1
+    assert len(changes(spark)) == 1
+
+
+def test_rerun_changes_nothing_and_reads_no_old_batch(spark, stager, dirs):
+    first_batch = stager.stage("Singers", [singer(1, "a")], types=SINGERS_TYPES, key_columns=KEY, commits=[10])
+    first = run(spark, dirs)
+    before = spark.sql("SELECT * FROM changelog").collect()
+    again = run(spark, dirs)
+    assert not again.committed and again.version == first.version and again.batches_read == 0
+    assert sorted(map(str, spark.sql("SELECT * FROM changelog").collect())) == sorted(map(str, before))
+    # Incremental: a processed batch is never read again (garbage in it now goes unnoticed).
+    with open(first_batch, "w") as f:
+        f.write("not json at all\n")
+    stager.stage("Singers", [singer(2, "b")], types=SINGERS_TYPES, key_columns=KEY, commits=[20])
+    third = run(spark, dirs)
+    assert third.batches_read == 1 and third.records_read == 1 and third.quarantined == []
+    assert [k for k, *_ in changes(spark)] == ["1", "2"]
+
+
+def test_first_sightings_are_upserts_until_the_table_is_complete(spark, stager, dirs):
+    stager.stage("Singers", [singer(1, "a")], types=SINGERS_TYPES, key_columns=KEY, commits=[10])
+    run(spark, dirs)
+    # A backfill made the state complete as of commit 15 (its rows would be staged first).
+    write_marker(HadoopFS(spark, dirs["warehouse"]), "Singers", "2024-05-01T10:00:00.000000015Z")
+    stager.stage("Singers", [singer(1, "a2"), singer(2, "b"), singer(3, "c")], types=SINGERS_TYPES, key_columns=KEY,
+                 commits=[20, 20, 12])
+    run(spark, dirs)
+    # Key 3 committed at 12, before the snapshot: it may have existed, so no INSERT claim.
+    by_key = {}
+    for k, m, *_ in changes(spark):
+        by_key.setdefault(k, []).append(m)
+    assert by_key == {"1": ["UPSERT", "UPDATE"], "2": ["INSERT"], "3": ["UPSERT"]}
+    assert spark.sql("SELECT complete_from FROM watermarks").first()[0] == "2024-05-01T10:00:00.000000015Z"
+
+
+def test_soft_delete_and_return_of_a_key(spark, stager, dirs):
+    stager.stage("Singers", [singer(1, "a")], types=SINGERS_TYPES, key_columns=KEY, commits=[10])
+    stager.stage("Singers", [singer(1, "a", deleted=True)], types=SINGERS_TYPES, key_columns=KEY, commits=[20])
+    run(spark, dirs, Singers="Deleted")
+    assert spark.sql("SELECT count(*) FROM current_state").first()[0] == 0
+    stager.stage("Singers", [singer(1, "back")], types=SINGERS_TYPES, key_columns=KEY, commits=[30])
+    run(spark, dirs, Singers="Deleted")
+    got = changes(spark)
+    assert [m for _, m, *_ in got] == ["UPSERT", "DELETE", "INSERT"]
+    assert got[1][3] == {"SingerId": "1", "Name": "a", "Deleted": False, "LastUpdated": "2024-05-01T00:00:00.000000000Z"}
+    assert got[1][2]["Deleted"] is True
+    state = spark.sql("SELECT keys, new_values FROM current_state").collect()
+    assert [(json.loads(r.keys), json.loads(r.new_values)["Name"]) for r in state] == [({"SingerId": "1"}, "back")]
+
+
+def test_without_soft_delete_config_a_flag_is_just_an_update(spark, stager, dirs):
+    stager.stage("Singers", [singer(1, "a"), singer(1, "a", deleted=True)], types=SINGERS_TYPES, key_columns=KEY,
+                 commits=[10, 20])
+    run(spark, dirs)
+    assert [m for _, m, *_ in changes(spark)] == ["UPSERT", "UPDATE"]
+
+
+def test_history_input_carries_its_mod_types(spark, stager, dirs):
+    stager.stage("Singers", [singer(1, "a"), singer(1, "b"), singer(1, "b")], types=SINGERS_TYPES, key_columns=KEY,
+                 commits=[10, 20, 30], mod_types=["INSERT", "UPDATE", "DELETE"])
+    run(spark, dirs)
+    got = changes(spark)
+    assert [m for _, m, *_ in got] == ["INSERT", "UPDATE", "DELETE"]
+    assert got[1][3] == {"Name": "a"}
+    assert got[2][3]["Name"] == "b"  # DELETE: the whole previous row
+    assert spark.sql("SELECT count(*) FROM current_state").first()[0] == 0
+
+
+def test_old_values_hold_exactly_the_changed_columns(spark, stager, dirs):
+    types = {"Id": "INT64", "A": "STRING(MAX)", "B": "FLOAT64", "C": "ARRAY<INT64>"}
+    rows = [{"Id": 1, "A": "x", "B": 1.5, "C": [1, 2]}, {"Id": 1, "A": "x", "B": 2.5, "C": [1, 2]},
+            {"Id": 1, "A": None, "B": 2.5, "C": [3]}]
+    stager.stage("T", rows[:2], types=types, key_columns=["Id"], commits=[10, 20])
+    run(spark, dirs)
+    stager.stage("T", rows[2:], types=types, key_columns=["Id"], commits=[30])  # previous row from the state
+    run(spark, dirs)
+    got = spark.sql("SELECT mod_type, old_values FROM changelog ORDER BY commit_timestamp").collect()
+    assert [(r.mod_type, json.loads(r.old_values)) for r in got] == [
+        ("UPSERT", {}), ("UPDATE", {"B": 1.5}), ("UPDATE", {"A": "x", "C": ["1", "2"]})]
+
+
+def test_transaction_groups_span_tables_and_runs(spark, stager, dirs):
+    other = {"Id": "INT64", "V": "STRING(MAX)"}
+    stager.stage("Singers", [singer(1, "a"), singer(2, "b")], types=SINGERS_TYPES, key_columns=KEY, commits=[10, 10])
+    stager.stage("Albums", [{"Id": 5, "V": "x"}], types=other, key_columns=["Id"], commits=[10])
+    stager.stage("Albums", [{"Id": 6, "V": "y"}], types=other, key_columns=["Id"], commits=[20])
+    run(spark, dirs)
+    stager.stage("Tracks", [{"Id": 7, "V": "z"}], types=other, key_columns=["Id"], commits=[10])  # polled later
+    run(spark, dirs)
+    rows = spark.sql("SELECT table_name, transaction_group, record_sequence, number_of_records_in_group, run_version "
+                     "FROM changelog ORDER BY commit_timestamp, record_sequence").collect()
+    group = [r for r in rows if r.transaction_group == rows[0].transaction_group]
+    assert [(r.table_name, r.record_sequence) for r in group] == [("Albums", 0), ("Singers", 1), ("Singers", 2),
+                                                                    ("Tracks", 3)]
+    assert [r.number_of_records_in_group for r in group] == [3, 3, 3, 4]
+    assert rows[-1].number_of_records_in_group == 1 and rows[-1].record_sequence == 0
+    assert len({r.transaction_group for r in rows}) == 2
+
+
+def test_corrupt_and_truncated_batches_are_quarantined_by_name(spark, stager, dirs):
+    good = stager.stage("Singers", [singer(1, "a")], types=SINGERS_TYPES, key_columns=KEY, commits=[10])
+    cut = stager.stage("Singers", [singer(2, "b"), singer(3, "c")], types=SINGERS_TYPES, key_columns=KEY, commits=[20, 30])
+    with open(cut, "rb+") as f:  # a crash mid-write (without the sink's rename) leaves half a line
+        f.truncate(os.path.getsize(cut) - 25)
+    empty = stager.stage("Singers", [singer(4, "d")], types=SINGERS_TYPES, key_columns=KEY, commits=[40])
+    open(empty, "w").close()
+    result = run(spark, dirs)
+    names = {q.batch.split("/")[-1]: q.reason for q in result.quarantined}
+    assert set(names) == {os.path.basename(cut), os.path.basename(empty)}
+    assert "1 of 2 lines" in names[os.path.basename(cut)] and "empty" in names[os.path.basename(empty)]
+    assert result.changes_written == 1 and os.path.exists(good) and not os.path.exists(cut)
+    report = os.path.join(dirs["warehouse"], "_quarantine", "table=Singers", os.path.basename(cut) + ".report.json")
+    assert json.load(open(report))["batch"].endswith(os.path.basename(cut))
+    assert os.path.exists(report[: -len(".report.json")])
+    assert [k for k, *_ in changes(spark)] == ["1"]
+
+
+def test_watermark_is_the_slowest_shard(spark, stager, dirs):
+    stager.stage("Singers", [singer(1, "a")], types=SINGERS_TYPES, key_columns=KEY, commits=[10], shard=1, read_offset=100)
+    stager.stage("Singers", [singer(2, "b")], types=SINGERS_TYPES, key_columns=KEY, commits=[20], shard=2, read_offset=50)
+    result = run(spark, dirs)
+    assert result.watermarks == {"Singers": "2024-05-01T10:00:00.000000050Z"}
+    stager.stage("Singers", [singer(2, "c")], types=SINGERS_TYPES, key_columns=KEY, commits=[60], shard=2, read_offset=200)
+    assert run(spark, dirs).watermarks["Singers"] == "2024-05-01T10:00:00.000000100Z"
+
+
+def test_arguments_are_checked_on_entry(spark, dirs):
+    with pytest.raises(ConfigurationError, match="staging is not set"):
+        Changelog(spark).warehouse(dirs["warehouse"]).run()
+    with pytest.raises(ConfigurationError, match="column"):
+        Changelog(spark).soft_delete_column("Singers", "")
+    with pytest.raises(ConfigurationError, match="spark must be a SparkSession"):
+        Changelog(None)

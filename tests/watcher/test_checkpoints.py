@@ -1,0 +1,269 @@
+"""Checkpoint stores: one suite over the in-memory and the Spanner repository, then the Spanner table's schema."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+
+import pytest
+from google.api_core.datetime_helpers import DatetimeWithNanoseconds as DT
+from google.cloud.spanner_v1 import KeySet
+
+from watcher import CheckpointError, InMemoryCommitTimestampRepository, SpannerCommitTimestampRepository
+from watcher.checkpoints.java_table import JAVA_COLUMNS, KEY_COLUMNS, POSITION_COLUMN
+from watcher.model import MIN_TIMESTAMP, Checkpoint, TableId
+
+UTC = dt.timezone.utc
+T1 = DT(2024, 5, 1, 10, 0, 0, 123456, tzinfo=UTC)
+T2 = DT(2024, 5, 1, 10, 0, 1, 5, tzinfo=UTC)
+T3 = DT(2024, 5, 2, 0, 0, 0, tzinfo=UTC)
+SINGERS = TableId("Singers")
+
+#: The table the Java library (1.2.1) creates: no position column.
+JAVA_DDL = """CREATE TABLE LAST_SEEN_COMMIT_TIMESTAMPS (
+    DATABASE_NAME STRING(MAX) NOT NULL, TABLE_CATALOG STRING(MAX) NOT NULL, TABLE_SCHEMA STRING(MAX) NOT NULL,
+    TABLE_NAME STRING(MAX) NOT NULL, SHARD_ID_BOOL BOOL, SHARD_ID_BYTES BYTES(MAX), SHARD_ID_DATE DATE,
+    SHARD_ID_FLOAT64 FLOAT64, SHARD_ID_INT64 INT64, SHARD_ID_STRING STRING(MAX), SHARD_ID_TIMESTAMP TIMESTAMP,
+    LAST_SEEN_COMMIT_TIMESTAMP TIMESTAMP NOT NULL
+) PRIMARY KEY (DATABASE_NAME, TABLE_CATALOG, TABLE_SCHEMA, TABLE_NAME, SHARD_ID_BOOL, SHARD_ID_BYTES,
+    SHARD_ID_DATE, SHARD_ID_FLOAT64, SHARD_ID_INT64, SHARD_ID_STRING, SHARD_ID_TIMESTAMP)"""
+
+SHARD_VALUES = [
+    None, True, False, 0, -7, 2**62, 1.5, "eu-west", "", b"\x00\xffbytes", dt.date(2024, 2, 29),
+    DT(2024, 1, 1, 12, 0, 0, 1, tzinfo=UTC), decimal.Decimal("12.50"), [1, 2, 3], [-18, 18], ["a", "b"],
+]
+
+
+@pytest.fixture(params=["memory", "spanner"])
+def repo(request, make_database):
+    if request.param == "memory":
+        return InMemoryCommitTimestampRepository()
+    db = make_database([])
+    r = SpannerCommitTimestampRepository(db)
+    r.initialize()
+    return r
+
+
+def _same(a: Checkpoint | None, b: Checkpoint | None) -> bool:
+    """Equal including nanoseconds (datetime equality ignores them)."""
+    if a is None or b is None:
+        return a is b
+    return a.to_text() == b.to_text()
+
+
+# --- the contract, for every store --------------------------------------------------------------------------
+
+def test_get_of_nothing_is_none(repo):
+    assert repo.get(SINGERS) is None
+    assert repo.get(SINGERS, shard=3) is None
+    assert repo.oldest(SINGERS) is None
+
+
+@pytest.mark.parametrize("shard", SHARD_VALUES, ids=repr)
+def test_set_then_get_per_shard_value_of_every_type(repo, shard):
+    repo.set(SINGERS, Checkpoint(T1), shard=shard)
+    assert _same(repo.get(SINGERS, shard=shard), Checkpoint(T1))
+    repo.set(SINGERS, Checkpoint(T2, (5,)), shard=shard)
+    assert _same(repo.get(SINGERS, shard=shard), Checkpoint(T2, (5,)))
+
+
+def test_shard_values_are_kept_apart(repo):
+    distinct = [None, True, 1, 1.0, 1.25, "x", b"x", dt.date(2024, 1, 1), T3, [1, 2], [2, 1], [True, False]]
+    for i, shard in enumerate(distinct):
+        repo.set(SINGERS, Checkpoint(DT(2024, 1, 1, 0, 0, i, tzinfo=UTC)), shard=shard)
+    for i, shard in enumerate(distinct):
+        assert _same(repo.get(SINGERS, shard=shard), Checkpoint(DT(2024, 1, 1, 0, 0, i, tzinfo=UTC))), shard
+    # A list and a tuple of the same values name the same shard.
+    assert _same(repo.get(SINGERS, shard=(1, 2)), repo.get(SINGERS, shard=[1, 2]))
+
+
+def test_tables_catalogs_and_schemas_are_kept_apart(repo):
+    ids = [TableId("A"), TableId("B"), TableId("A", schema="s"), TableId("A", catalog="c")]
+    for i, t in enumerate(ids):
+        repo.set(t, Checkpoint(DT(2024, 1, 1, 0, 0, i, tzinfo=UTC)))
+    for i, t in enumerate(ids):
+        assert _same(repo.get(t), Checkpoint(DT(2024, 1, 1, 0, 0, i, tzinfo=UTC)))
+
+
+@pytest.mark.parametrize("key", [
+    (1,), (2**63 - 1,), ("a", None), (b"\x01\x02", dt.date(2024, 1, 1)), (T1,), (decimal.Decimal("-1.5"), True, 0.25),
+], ids=repr)
+def test_exact_position_round_trips_with_typed_key_parts(repo, key):
+    repo.set(SINGERS, Checkpoint(T2, key), shard=[1, 2])
+    got = repo.get(SINGERS, shard=[1, 2])
+    assert got is not None and got.key == key and _same(got, Checkpoint(T2, key))
+    assert [type(v) for v in got.key] == [type(v) for v in key]
+
+
+def test_nanoseconds_are_kept(repo):
+    ts = DT(2024, 5, 1, 10, 0, 0, nanosecond=123456789, tzinfo=UTC)
+    repo.set(SINGERS, Checkpoint(ts, (1,)))
+    got = repo.get(SINGERS)
+    assert got.commit_timestamp.rfc3339() == "2024-05-01T10:00:00.123456789Z"
+
+
+def test_a_later_set_replaces_and_may_move_back(repo):
+    repo.set(SINGERS, Checkpoint(T2, (9,)))
+    repo.set(SINGERS, Checkpoint(T1))
+    assert _same(repo.get(SINGERS), Checkpoint(T1))
+
+
+def test_oldest_over_the_shards_of_one_table(repo):
+    repo.set(SINGERS, Checkpoint(T2), shard=1)
+    repo.set(SINGERS, Checkpoint(T1, (3,)), shard=2)
+    repo.set(SINGERS, Checkpoint(T3), shard=None)
+    repo.set(TableId("Other"), Checkpoint(MIN_TIMESTAMP))
+    assert repo.oldest(SINGERS) == T1
+    assert repo.oldest(TableId("Other")) == MIN_TIMESTAMP
+    assert repo.oldest(TableId("Nothing")) is None
+
+
+# --- the Spanner table ---------------------------------------------------------------------------------------
+
+def _columns(db, table="LAST_SEEN_COMMIT_TIMESTAMPS"):
+    sql = ("SELECT COLUMN_NAME, SPANNER_TYPE, IS_NULLABLE FROM INFORMATION_SCHEMA.COLUMNS "
+           f"WHERE TABLE_SCHEMA = '' AND TABLE_NAME = '{table}' ORDER BY ORDINAL_POSITION")
+    with db.snapshot() as snap:
+        return [tuple(r) for r in snap.execute_sql(sql)]
+
+
+def _key(db, table="LAST_SEEN_COMMIT_TIMESTAMPS"):
+    sql = ("SELECT COLUMN_NAME FROM INFORMATION_SCHEMA.INDEX_COLUMNS WHERE TABLE_SCHEMA = '' "
+           f"AND TABLE_NAME = '{table}' AND INDEX_NAME = 'PRIMARY_KEY' ORDER BY ORDINAL_POSITION")
+    with db.snapshot() as snap:
+        return [r[0] for r in snap.execute_sql(sql)]
+
+
+def _raw_row(db):
+    with db.snapshot() as snap:
+        rows = list(snap.execute_sql("SELECT * FROM LAST_SEEN_COMMIT_TIMESTAMPS"))
+    assert len(rows) == 1
+    return rows[0]
+
+
+def test_table_created_with_the_java_schema_plus_the_position_column(make_database):
+    db = make_database([])
+    SpannerCommitTimestampRepository(db).initialize()
+    not_null = {"DATABASE_NAME", "TABLE_CATALOG", "TABLE_SCHEMA", "TABLE_NAME", "LAST_SEEN_COMMIT_TIMESTAMP"}
+    expected = [(n, t, "NO" if n in not_null else "YES") for n, t in JAVA_COLUMNS] + [(POSITION_COLUMN, "STRING(MAX)", "YES")]
+    assert _columns(db) == expected
+    assert _key(db) == list(KEY_COLUMNS) == [n for n, _ in JAVA_COLUMNS[:-1]]
+
+
+def test_initialize_twice_and_by_two_repositories_is_harmless(make_database):
+    db = make_database([])
+    SpannerCommitTimestampRepository(db).initialize()
+    r2 = SpannerCommitTimestampRepository(db)
+    r2.initialize()
+    r2.initialize()
+    assert len(_columns(db)) == len(JAVA_COLUMNS) + 1
+
+
+def test_custom_table_name(make_database):
+    db = make_database([])
+    r = SpannerCommitTimestampRepository(db, table="MY_CHECKPOINTS")
+    r.set(SINGERS, Checkpoint(T1))
+    assert _columns(db, "MY_CHECKPOINTS") and not _columns(db)
+    assert _same(r.get(SINGERS), Checkpoint(T1))
+
+
+def test_missing_table_without_create_if_missing_fails_clearly(make_database):
+    db = make_database([])
+    with pytest.raises(CheckpointError, match="LAST_SEEN_COMMIT_TIMESTAMPS does not exist"):
+        SpannerCommitTimestampRepository(db, create_if_missing=False).initialize()
+
+
+@pytest.mark.parametrize("shard, column, stored", [
+    # The client returns BYTES as their base64 text: b"YWI=" is b"ab".
+    (None, None, None), (True, "SHARD_ID_BOOL", True), (b"ab", "SHARD_ID_BYTES", b"YWI="),
+    (dt.date(2024, 1, 2), "SHARD_ID_DATE", dt.date(2024, 1, 2)), (2.5, "SHARD_ID_FLOAT64", 2.5),
+    (7, "SHARD_ID_INT64", 7), ("eu", "SHARD_ID_STRING", "eu"), (T1, "SHARD_ID_TIMESTAMP", T1),
+    ([1, 2, 3], "SHARD_ID_STRING", "1,2,3"), (decimal.Decimal("1.50"), "SHARD_ID_STRING", "1.50"),
+], ids=repr)
+def test_rows_are_stored_as_the_java_library_stores_them(make_database, shard, column, stored):
+    db = make_database([])
+    SpannerCommitTimestampRepository(db).set(TableId("Singers"), Checkpoint(T1), shard=shard)
+    row = dict(zip([n for n, _ in JAVA_COLUMNS] + [POSITION_COLUMN], _raw_row(db), strict=True))
+    assert row["DATABASE_NAME"] == db.name
+    assert (row["TABLE_CATALOG"], row["TABLE_SCHEMA"], row["TABLE_NAME"]) == ("", "", "Singers")
+    shard_cols = {n: v for n, v in row.items() if n.startswith("SHARD_ID_") and v is not None}
+    assert shard_cols == ({} if column is None else {column: stored})
+    assert row["LAST_SEEN_COMMIT_TIMESTAMP"] == T1
+    assert row[POSITION_COLUMN] is None  # no key: the Java library sees exactly what it writes itself
+
+
+def test_watched_database_name_is_what_goes_in_database_name(make_database):
+    db = make_database([])
+    SpannerCommitTimestampRepository(db, watched_database_name="projects/p/instances/i/databases/other").set(
+        SINGERS, Checkpoint(T1))
+    assert _raw_row(db)[0] == "projects/p/instances/i/databases/other"
+
+
+def test_existing_java_table_is_accepted_and_gets_the_position_column(make_database):
+    db = make_database([JAVA_DDL])
+    with db.batch() as b:  # a row the Java library wrote
+        b.insert("LAST_SEEN_COMMIT_TIMESTAMPS", (*KEY_COLUMNS, "LAST_SEEN_COMMIT_TIMESTAMP"),
+                 [(db.name, "", "", "Singers", None, None, None, None, 4, None, None, T1)])
+    repo = SpannerCommitTimestampRepository(db)
+    repo.initialize()
+    assert _columns(db)[-1] == (POSITION_COLUMN, "STRING(MAX)", "YES")
+    assert _same(repo.get(SINGERS, shard=4), Checkpoint(T1))  # the Java user's place is kept
+    repo.set(SINGERS, Checkpoint(T2, (10,)), shard=4)
+    assert _same(repo.get(SINGERS, shard=4), Checkpoint(T2, (10,)))
+
+
+def test_position_of_another_timestamp_is_ignored(make_database):
+    db = make_database([])
+    repo = SpannerCommitTimestampRepository(db)
+    repo.set(SINGERS, Checkpoint(T1, (3,)), shard=1)
+    with db.batch() as b:  # the Java library moves the timestamp and leaves our column alone
+        b.update("LAST_SEEN_COMMIT_TIMESTAMPS", (*KEY_COLUMNS, "LAST_SEEN_COMMIT_TIMESTAMP"),
+                 [(db.name, "", "", "Singers", None, None, None, None, 1, None, None, T2)])
+    got = repo.get(SINGERS, shard=1)
+    assert _same(got, Checkpoint(T2)) and got.key is None
+
+
+def test_unreadable_position_fails_with_a_checkpoint_error(make_database):
+    db = make_database([])
+    repo = SpannerCommitTimestampRepository(db)
+    repo.set(SINGERS, Checkpoint(T1, (3,)))
+    with db.batch() as b:
+        b.update("LAST_SEEN_COMMIT_TIMESTAMPS", (*KEY_COLUMNS, POSITION_COLUMN),
+                 [(db.name, "", "", "Singers", None, None, None, None, None, None, None, '{"v": 99, "ts": "x"}')])
+    with pytest.raises(CheckpointError, match=POSITION_COLUMN):
+        repo.get(SINGERS)
+
+
+def _java_ddl_with(replace: str, by: str) -> str:
+    assert replace in JAVA_DDL
+    return JAVA_DDL.replace(replace, by)
+
+
+@pytest.mark.parametrize("ddl, message", [
+    (_java_ddl_with("SHARD_ID_INT64 INT64", "SHARD_ID_INT64 STRING(MAX)"), "SHARD_ID_INT64 .* is STRING\\(MAX\\), expected INT64"),
+    (_java_ddl_with("SHARD_ID_BOOL BOOL", "SHARD_ID_BOOL INT64"), "SHARD_ID_BOOL .* is INT64, expected BOOL"),
+    (_java_ddl_with("LAST_SEEN_COMMIT_TIMESTAMP TIMESTAMP NOT NULL", "LAST_SEEN_COMMIT_TIMESTAMP DATE NOT NULL"),
+     "LAST_SEEN_COMMIT_TIMESTAMP .* is DATE, expected TIMESTAMP"),
+    (_java_ddl_with("TABLE_NAME STRING(MAX) NOT NULL", "TABLE_NAME BYTES(MAX) NOT NULL"), "TABLE_NAME .* is BYTES"),
+    (_java_ddl_with("SHARD_ID_DATE DATE,", "").replace("SHARD_ID_DATE,", ""), "no column SHARD_ID_DATE"),
+    (_java_ddl_with("PRIMARY KEY (DATABASE_NAME, TABLE_CATALOG", "PRIMARY KEY (TABLE_CATALOG, DATABASE_NAME"),
+     "primary key \\(TABLE_CATALOG, DATABASE_NAME"),
+    (_java_ddl_with(", SHARD_ID_TIMESTAMP)", ")"), "primary key"),
+    (_java_ddl_with("LAST_SEEN_COMMIT_TIMESTAMP TIMESTAMP NOT NULL",
+                    "LAST_SEEN_COMMIT_TIMESTAMP TIMESTAMP NOT NULL, LAST_SEEN_POSITION INT64"),
+     "LAST_SEEN_POSITION .* is INT64, expected STRING"),
+], ids=["int-as-string", "bool-as-int", "ts-as-date", "name-as-bytes", "missing-column", "key-order", "short-key",
+        "position-type"])
+def test_wrong_existing_table_gives_an_error_naming_the_column(make_database, ddl, message):
+    db = make_database([ddl])
+    with pytest.raises(CheckpointError, match=message):
+        SpannerCommitTimestampRepository(db).initialize()
+
+
+def test_get_and_set_initialize_on_first_use(make_database):
+    db = make_database([])
+    repo = SpannerCommitTimestampRepository(db)
+    assert repo.get(SINGERS) is None
+    assert _columns(db)
+    with db.snapshot() as snap:
+        assert list(snap.read("LAST_SEEN_COMMIT_TIMESTAMPS", ("TABLE_NAME",), KeySet(all_=True))) == []

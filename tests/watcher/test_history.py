@@ -1,0 +1,163 @@
+"""History-table mode: every version and every delete, with the right operation, in order."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import decimal
+import math
+
+import pytest
+from google.cloud.spanner_v1 import COMMIT_TIMESTAMP, KeySet
+from google.cloud.spanner_v1.data_types import JsonObject
+
+from tests.watcher.core_support import Collector, wait_until
+from watcher import MIN_TIMESTAMP, InMemoryCommitTimestampRepository
+from watcher.errors import ConfigurationError, DdlError
+from watcher.history import HistoryTable, HistoryWatcher, history_table_ddl
+
+DOCUMENTS = """CREATE TABLE Documents (
+    UserId INT64 NOT NULL,
+    DocumentId STRING(36) NOT NULL,
+    Contents STRING(MAX),
+    Score NUMERIC,
+    Blob BYTES(MAX),
+    Day DATE,
+    Tags ARRAY<STRING(MAX)>,
+    Meta JSON,
+    F FLOAT64,
+    Big INT64,
+    Updated TIMESTAMP OPTIONS (allow_commit_timestamp=true)
+) PRIMARY KEY (UserId, DocumentId)"""
+
+
+@pytest.fixture
+def docs(make_database):
+    db = make_database([DOCUMENTS])
+    history = HistoryTable.discover(db, "Documents")
+    assert history.create(db) is True and history.create(db) is False
+    return db, history
+
+
+def watch(db, **kw):
+    kw.setdefault("checkpoints", InMemoryCommitTimestampRepository())
+    return HistoryWatcher(db, "Documents", poll_interval=0.01, initial_timestamp=MIN_TIMESTAMP, **kw)
+
+
+def run(db, history, fn):
+    """Run ``fn(writer)`` in a transaction; returns the commit timestamp."""
+    txns = []
+
+    def work(txn):
+        txns.append(txn)
+        fn(history.writer(txn))
+
+    db.run_in_transaction(work)
+    return txns[-1].committed
+
+
+def collect(db, n, **kw):
+    got = Collector()
+    with watch(db, **kw) as w:
+        w.add_callback(got)
+        got.wait_for(n)
+        wait_until(lambda: w.stats()["last_poll_rows"] == 0)
+    return got.changes
+
+
+def test_ddl_puts_the_data_key_first_and_rejects_clashing_names():
+    ddl = history_table_ddl("T", [("A", "INT64"), ("B", "STRING(10)", True)], history_table="TLog")
+    assert ddl.startswith("CREATE TABLE `TLog` (") and "`B` STRING(10),\n" in ddl
+    assert ddl.endswith("PRIMARY KEY (`A`, `B`, `CommitTimestamp`, `Seq`)")
+    with pytest.raises(DdlError, match="Seq"):
+        history_table_ddl("T", [("Seq", "INT64")])
+
+
+def test_every_operation_is_recorded_with_its_values_in_order(docs):
+    db, history = docs
+    cols = ["UserId", "DocumentId", "Contents", "Score", "Blob", "Day", "Tags", "Meta", "F", "Big", "Updated"]
+    blob = base64.b64encode(b"\x00\xffbin")
+    t1 = run(db, history, lambda h: h.insert(cols, [[1, "a", "v1", decimal.Decimal("12.50"), blob, dt.date(2024, 2, 29),
+                                                     ["x", None], JsonObject({"k": [1, 2]}), math.nan, 2**62 + 1,
+                                                     COMMIT_TIMESTAMP]]))
+    t2 = run(db, history, lambda h: h.insert_or_update(["UserId", "DocumentId", "Contents"], [[1, "a", "v2"], [1, "b", "new"]]))
+    t3 = run(db, history, lambda h: h.update(["UserId", "DocumentId", "F"], [[1, "b", -math.inf]]))
+    t4 = run(db, history, lambda h: h.replace(["UserId", "DocumentId", "Contents"], [[1, "a", "replaced"], [2, "c", "fresh"]]))
+    t5 = run(db, history, lambda h: h.delete([(1, "b"), (9, "missing")]))
+    changes = collect(db, 7)
+    assert [(c.mod_type, c.keys, c.commit_timestamp) for c in changes] == [
+        ("INSERT", (1, "a"), t1),
+        ("UPDATE", (1, "a"), t2), ("INSERT", (1, "b"), t2),
+        ("UPDATE", (1, "b"), t3),
+        ("UPDATE", (1, "a"), t4), ("INSERT", (2, "c"), t4),
+        ("DELETE", (1, "b"), t5),
+    ]
+    first = changes[0]
+    assert first.table == "Documents"
+    assert first.row["Score"] == decimal.Decimal("12.50") and first.row["Blob"] == b"\x00\xffbin"
+    assert first.row["Day"] == dt.date(2024, 2, 29) and first.row["Tags"] == ["x", None]
+    assert first.row["Meta"] == {"k": [1, 2]} and math.isnan(first.row["F"]) and first.row["Big"] == 2**62 + 1
+    assert first.row["Updated"] == t1  # the commit-timestamp placeholder, resolved
+    assert changes[1].row == {"UserId": 1, "DocumentId": "a", "Contents": "v2"}
+    assert changes[3].row["F"] == -math.inf
+    assert changes[6].row == {"UserId": 1, "DocumentId": "b"}
+
+
+def test_several_changes_of_one_key_in_one_transaction_stay_distinct_and_ordered(docs):
+    db, history = docs
+    cols = ["UserId", "DocumentId", "Contents"]
+
+    def churn(h):
+        h.insert_or_update(cols, [[5, "k", "one"]])
+        h.insert_or_update(cols, [[5, "k", "two"]])
+        h.delete([(5, "k")])
+        h.delete([(5, "k")])  # already gone in this transaction: nothing to record
+        h.insert(cols, [[5, "k", "three"]])
+        assert history.writer(h.transaction) is h
+
+    ts = run(db, history, churn)
+    changes = collect(db, 4)
+    assert [(c.mod_type, c.row.get("Contents")) for c in changes] == [
+        ("INSERT", "one"), ("UPDATE", "two"), ("DELETE", None), ("INSERT", "three")]
+    assert {c.commit_timestamp for c in changes} == {ts}
+    with db.snapshot() as snap:
+        assert list(snap.read("Documents", ["Contents"], KeySet(keys=[[5, "k"]]))) == [["three"]]
+
+
+def test_aborted_attempts_leave_no_history_rows(docs, local_server):
+    db, history = docs
+    attempts = []
+
+    def write(txn):
+        attempts.append(txn)
+        history.writer(txn).insert_or_update(["UserId", "DocumentId", "Contents"], [[1, "z", "v"], [1, "y", "w"]])
+
+    local_server.faults.inject("Commit", "ABORTED", count=2)
+    db.run_in_transaction(write)
+    assert len(attempts) >= 3  # the client may also retry the inline begin of the first read
+    with db.snapshot() as snap:
+        rows = list(snap.execute_sql("SELECT DocumentId, Seq, Operation FROM DocumentsHistory ORDER BY Seq"))
+    assert rows == [["z", 1, "INSERT"], ["y", 2, "INSERT"]]
+
+
+def test_writer_checks_columns(docs):
+    db, history = docs
+    with pytest.raises(ConfigurationError, match="DocumentId"):
+        run(db, history, lambda h: h.insert(["UserId", "Contents"], [[1, "x"]]))
+    with pytest.raises(ConfigurationError, match="Nope"):
+        run(db, history, lambda h: h.insert(["UserId", "DocumentId", "Nope"], [[1, "x", 1]]))
+
+
+def test_watcher_resumes_from_its_checkpoint(docs):
+    db, history = docs
+    repo = InMemoryCommitTimestampRepository()
+    run(db, history, lambda h: h.insert(["UserId", "DocumentId"], [[1, "a"]]))
+    assert [c.mod_type for c in collect(db, 1, checkpoints=repo)] == ["INSERT"]
+    run(db, history, lambda h: h.delete([(1, "a")]))
+    assert [(c.mod_type, c.keys) for c in collect(db, 1, checkpoints=repo)] == [("DELETE", (1, "a"))]
+
+
+def test_not_a_history_table(docs):
+    db, _ = docs
+    with pytest.raises(ConfigurationError, match="not a history table"):
+        HistoryWatcher(db, "Other", history_table="Documents", checkpoints=InMemoryCommitTimestampRepository()).start()

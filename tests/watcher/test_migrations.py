@@ -1,0 +1,337 @@
+"""The migration runner: files, folders, the packaged default set, and runs against the local Spanner."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import filecmp
+import os
+import re
+import uuid
+
+import pytest
+
+from watcher import migrations as m
+from watcher.errors import ConfigurationError, MigrationChangedError, MigrationError, MigrationStatementError
+from watcher.migrations import MigrationSet, Migrator, split_statements
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DDL_WATCHER = os.path.join(ROOT, "ddl", "watcher")
+PACKAGED = os.path.join(ROOT, "watcher", "migrations_data", "watcher")
+
+
+# --- statements -------------------------------------------------------------------------------------
+
+def test_split_keeps_semicolons_in_strings_names_and_comments():
+    text = """-- header; with a semicolon
+CREATE TABLE `A;B` (K INT64, S STRING(MAX) DEFAULT ('x;y')) PRIMARY KEY (K);  # trailing; comment
+
+/* block;
+   comment */ INSERT INTO `A;B` (K, S) VALUES (1, "a\\";b"), (2, '''multi;
+line''');
+;
+UPDATE X SET S = r'a\\b' WHERE TRUE"""
+    statements = split_statements(text)
+    assert [(s.line, s.kind) for s in statements] == [(2, "ddl"), (5, "dml"), (8, "dml")]
+    assert statements[0].sql == "CREATE TABLE `A;B` (K INT64, S STRING(MAX) DEFAULT ('x;y')) PRIMARY KEY (K)"
+    assert statements[1].sql.startswith("INSERT INTO `A;B`") and "'''multi;\nline'''" in statements[1].sql
+    assert statements[2].sql == "UPDATE X SET S = r'a\\b' WHERE TRUE"
+
+
+@pytest.mark.parametrize("text, line, what", [
+    ("CREATE TABLE A (S STRING(MAX) DEFAULT ('x)) PRIMARY KEY (K);", 1, "unterminated string"),
+    ("\n\nSELECT 1 /* never closed", 3, "unterminated /* comment"),
+    ("\nCREATE TABLE `A (K INT64) PRIMARY KEY (K)", 2, "unterminated quoted name"),
+    ("INSERT INTO T VALUES ('''open\n\n", 1, "unterminated string"),
+])
+def test_split_reports_unterminated_text_with_its_line(text, line, what):
+    with pytest.raises(MigrationError, match="^" + re.escape(f"f.sql:{line}: {what}")):
+        split_statements(text, "f.sql")
+
+
+def test_checksum_ignores_line_ends_and_bom_only():
+    assert m.checksum(b"\xef\xbb\xbfA;\r\nB;") == m.checksum(b"A;\nB;")
+    assert m.checksum(b"A;\nB;") != m.checksum(b"A;\nB; ")
+    assert m.checksum(b"x").startswith("sha256:")
+
+
+# --- files and folders -----------------------------------------------------------------------------------
+
+def write(folder, name, text):
+    path = os.path.join(folder, name)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path
+
+
+@pytest.mark.parametrize("name, text, message", [
+    ("V1_missing_underscore.sql", "DROP TABLE A", "are named V<version>__<name>.sql"),
+    ("001__no_v.sql", "DROP TABLE A", "are named V<version>__<name>.sql"),
+    ("V1__empty.sql", "-- only a comment\n", "holds no statement"),
+    ("V1__select.sql", "CREATE TABLE A (K INT64) PRIMARY KEY (K);\n\nSELECT 1", r"V1__select.sql:3: only schema statements"),
+])
+def test_bad_files_are_refused_with_their_name(tmp_path, name, text, message):
+    write(tmp_path, name, text)
+    with pytest.raises(MigrationError, match=message) as info:
+        MigrationSet.from_directory(tmp_path)
+    assert name in str(info.value)
+
+
+def test_folder_loading(tmp_path):
+    write(tmp_path, "V2__second.sql", "DROP TABLE B")
+    write(tmp_path, "V10__tenth.sql", "DROP TABLE C")
+    write(tmp_path, "V1__first.sql", "DROP TABLE A")
+    write(tmp_path, "README.md", "not a migration")
+    loaded = MigrationSet.from_directory(tmp_path)
+    assert loaded.folder_id == tmp_path.name
+    assert [(f.version, f.name) for f in loaded.files] == [(1, "first"), (2, "second"), (10, "tenth")]
+    assert MigrationSet.from_directory(tmp_path, "custom").folder_id == "custom"
+    with pytest.raises(MigrationError, match="invalid migration folder id"):
+        MigrationSet.from_directory(tmp_path, "bad id; --")
+    with pytest.raises(MigrationError, match="does not exist"):
+        MigrationSet.from_directory(tmp_path / "nope")
+    write(tmp_path, "V001__again.sql", "DROP TABLE D")
+    with pytest.raises(MigrationError, match="have the same version 1"):
+        MigrationSet.from_directory(tmp_path)
+
+
+def test_packaged_default_set_is_identical_to_ddl_watcher():
+    names = sorted(n for n in os.listdir(DDL_WATCHER) if n.endswith(".sql"))
+    assert names == sorted(n for n in os.listdir(PACKAGED) if n.endswith(".sql"))
+    match, mismatch, errors = filecmp.cmpfiles(DDL_WATCHER, PACKAGED, names, shallow=False)
+    assert (mismatch, errors) == ([], []), "copy ddl/watcher/*.sql to watcher/migrations_data/watcher/"
+    packaged = m.default_migrations()
+    assert [f.checksum for f in packaged.files] == [f.checksum for f in MigrationSet.from_directory(DDL_WATCHER).files]
+    assert packaged.folder_id == MigrationSet.from_directory(DDL_WATCHER).folder_id == "watcher"
+
+
+# --- runs against the server -----------------------------------------------------------------------------------
+
+def tables(database):
+    with database.snapshot() as snap:
+        return {r[0] for r in snap.execute_sql("SELECT TABLE_NAME FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_SCHEMA = ''")}
+
+
+def records(database, table=m.MIGRATIONS_TABLE):
+    with database.snapshot() as snap:
+        return [tuple(r) for r in snap.execute_sql(
+            f"SELECT FOLDER_ID, VERSION, NAME, CHECKSUM, APPLIED_AT IS NOT NULL FROM {table} ORDER BY FOLDER_ID, VERSION")]
+
+
+@pytest.fixture
+def folder(tmp_path):
+    path = tmp_path / "app"
+    path.mkdir()
+    write(path, "V001__singers.sql", "-- the table\nCREATE TABLE Singers (\n  Id INT64 NOT NULL,\n  Name STRING(MAX),\n) PRIMARY KEY (Id);\n")
+    write(path, "V002__seed_and_index.sql",
+          "CREATE INDEX SingersByName ON Singers (Name);\nINSERT INTO Singers (Id, Name) VALUES (1, 'Ann; the first');\n")
+    return path
+
+
+def test_fresh_run_then_rerun_then_new_file(make_database, folder):
+    database = make_database([])
+    report = Migrator(database).migrate(MigrationSet.from_directory(folder))
+    assert [(fid, f.version) for fid, f, _ in report.applied] == [("app", 1), ("app", 2)]
+    assert {"Singers", m.MIGRATIONS_TABLE} <= tables(database)
+    files = MigrationSet.from_directory(folder).files
+    assert records(database) == [("app", 1, "singers", files[0].checksum, True), ("app", 2, "seed_and_index", files[1].checksum, True)]
+    with database.snapshot() as snap:
+        assert list(snap.execute_sql("SELECT Name FROM Singers@{FORCE_INDEX=SingersByName}")) == [["Ann; the first"]]
+
+    database.reload()
+    ddl_before = list(database.ddl_statements)
+    again = Migrator(database).migrate(MigrationSet.from_directory(folder))
+    assert again.applied == [] and again.plans[0].pending == ()
+    database.reload()
+    assert list(database.ddl_statements) == ddl_before
+    with database.snapshot() as snap:   # the DML did not run twice
+        assert list(snap.execute_sql("SELECT COUNT(*) FROM Singers")) == [[1]]
+
+    write(folder, "V003__albums.sql", "CREATE TABLE Albums (Id INT64 NOT NULL) PRIMARY KEY (Id)")
+    third = Migrator(database).migrate(MigrationSet.from_directory(folder))
+    assert [f.filename for _, f, _ in third.applied] == ["V003__albums.sql"]
+    assert "Albums" in tables(database)
+
+
+def test_an_edited_applied_file_is_refused(make_database, folder):
+    database = make_database([])
+    Migrator(database).migrate(MigrationSet.from_directory(folder))
+    write(folder, "V001__singers.sql", "CREATE TABLE Singers (Id INT64 NOT NULL, Name STRING(100)) PRIMARY KEY (Id);\n")
+    write(folder, "V003__albums.sql", "CREATE TABLE Albums (Id INT64 NOT NULL) PRIMARY KEY (Id)")
+    with pytest.raises(MigrationChangedError, match="V001__singers.sql of folder 'app' was changed after it was applied"):
+        Migrator(database).migrate(MigrationSet.from_directory(folder))
+    assert "Albums" not in tables(database)   # nothing ran
+
+
+def test_a_failing_statement_names_file_and_line_and_keeps_what_was_applied(make_database, folder):
+    database = make_database([])
+    Migrator(database).migrate(MigrationSet.from_directory(folder))
+    bad = write(folder, "V003__broken.sql",
+                "CREATE TABLE Albums (Id INT64 NOT NULL) PRIMARY KEY (Id);\n\n-- oops:\nCREATE INDEX AlbumsByTitle ON Albums (Title);\n")
+    write(folder, "V004__later.sql", "CREATE TABLE Later (Id INT64 NOT NULL) PRIMARY KEY (Id)")
+    with pytest.raises(MigrationStatementError) as info:
+        Migrator(database).migrate(MigrationSet.from_directory(folder))
+    error = info.value
+    assert (error.path, error.line, error.applied_before) == (bad, 4, 1)
+    assert str(error).startswith(f"{bad}:4: statement failed: ") and "Title" in str(error)
+    assert "CREATE INDEX AlbumsByTitle ON Albums (Title)" in str(error)
+    assert [r[1] for r in records(database)] == [1, 2]           # earlier migrations kept, V003 not recorded
+    assert "Albums" in tables(database) and "Later" not in tables(database)
+
+
+def test_folders_are_tracked_on_their_own(make_database, folder, tmp_path):
+    other = tmp_path / "other"
+    other.mkdir()
+    write(other, "V001__other.sql", "CREATE TABLE Other (Id INT64 NOT NULL) PRIMARY KEY (Id)")
+    database = make_database([])
+    report = Migrator(database).migrate([MigrationSet.from_directory(folder), MigrationSet.from_directory(other)])
+    assert len(report.applied) == 3
+    assert [(r[0], r[1]) for r in records(database)] == [("app", 1), ("app", 2), ("other", 1)]
+    with pytest.raises(MigrationError, match="share a folder id"):
+        Migrator(database).migrate([MigrationSet.from_directory(folder), MigrationSet.from_directory(other, "app")])
+
+
+def test_a_new_file_below_an_applied_version_is_refused(make_database, folder):
+    os.rename(folder / "V002__seed_and_index.sql", folder / "V005__seed_and_index.sql")
+    database = make_database([])
+    Migrator(database).migrate(MigrationSet.from_directory(folder))
+    write(folder, "V003__between.sql", "CREATE TABLE Between (Id INT64 NOT NULL) PRIMARY KEY (Id)")
+    with pytest.raises(MigrationError, match="V003__between.sql is new, but version 5 of folder 'app' is already applied"):
+        Migrator(database).migrate(MigrationSet.from_directory(folder))
+
+
+def test_a_removed_file_is_reported_not_fatal(make_database, folder):
+    database = make_database([])
+    Migrator(database).migrate(MigrationSet.from_directory(folder))
+    os.remove(folder / "V002__seed_and_index.sql")
+    plan = Migrator(database).plan(MigrationSet.from_directory(folder))
+    assert [a.version for a in plan.missing] == [2]
+    assert any("no longer in the folder" in line for line in plan.describe())
+
+
+def test_dry_run_changes_nothing(make_database, folder):
+    database = make_database([])
+    report = Migrator(database).migrate(MigrationSet.from_directory(folder), dry_run=True)
+    assert report.dry_run and [f.version for f in report.plans[0].pending] == [1, 2] and report.applied == []
+    assert tables(database) == set()
+    lines = report.plans[0].describe(statements=True)
+    assert any(line.endswith("V002__seed_and_index.sql:2") for line in lines)
+    assert "    CREATE INDEX SingersByName ON Singers (Name);" in lines
+
+
+def test_default_set_creates_the_checkpoint_table_of_the_repository(make_database):
+    from google.api_core.datetime_helpers import DatetimeWithNanoseconds
+
+    from watcher.checkpoints import SpannerCommitTimestampRepository
+    from watcher.model import Checkpoint, TableId
+
+    ts = DatetimeWithNanoseconds(2024, 5, 1, 10, 0, 0, nanosecond=123456789, tzinfo=dt.UTC)
+    database = make_database([])
+    Migrator(database).migrate(m.default_migrations())
+    assert {"LAST_SEEN_COMMIT_TIMESTAMPS", "CHANGE_SETS", "WATCHER_CHANGELOG", "WATCHER_CHANGELOG_WATERMARKS"} <= tables(database)
+    repo = SpannerCommitTimestampRepository(database, create_if_missing=False)
+    repo.initialize()   # verifies every Java column, the key order and the position column
+    repo.set(TableId("Singers"), Checkpoint(ts, key=(7,)), shard=[-1, 0, 1])
+    assert repo.get(TableId("Singers"), shard=[-1, 0, 1]) == Checkpoint(ts, key=(7,))
+    assert repo.oldest(TableId("Singers")) == ts
+
+
+def test_checkpoint_migration_is_the_repository_table_ddl():
+    from watcher.checkpoints.java_table import create_table_ddl
+    from watcher.localspanner.ddl.parser import parse_ddl
+
+    ours = parse_ddl(m.default_migrations().files[0].statements[0].sql)   # a pure parse, no server involved
+    assert ours.if_not_exists
+    assert dataclasses.replace(ours, if_not_exists=False) == parse_ddl(create_table_ddl())
+
+
+JAVA_KEY = ("DATABASE_NAME", "TABLE_CATALOG", "TABLE_SCHEMA", "TABLE_NAME", "SHARD_ID_BOOL", "SHARD_ID_BYTES", "SHARD_ID_DATE",
+            "SHARD_ID_FLOAT64", "SHARD_ID_INT64", "SHARD_ID_STRING", "SHARD_ID_TIMESTAMP")
+
+
+def test_default_set_on_a_table_the_java_library_created(make_database):
+    java = ("CREATE TABLE LAST_SEEN_COMMIT_TIMESTAMPS (DATABASE_NAME STRING(MAX) NOT NULL, TABLE_CATALOG STRING(MAX) NOT NULL, "
+            "TABLE_SCHEMA STRING(MAX) NOT NULL, TABLE_NAME STRING(MAX) NOT NULL, SHARD_ID_BOOL BOOL, SHARD_ID_BYTES BYTES(MAX), "
+            "SHARD_ID_DATE DATE, SHARD_ID_FLOAT64 FLOAT64, SHARD_ID_INT64 INT64, SHARD_ID_STRING STRING(MAX), "
+            "SHARD_ID_TIMESTAMP TIMESTAMP, LAST_SEEN_COMMIT_TIMESTAMP TIMESTAMP NOT NULL) PRIMARY KEY (DATABASE_NAME, "
+            "TABLE_CATALOG, TABLE_SCHEMA, TABLE_NAME, SHARD_ID_BOOL, SHARD_ID_BYTES, SHARD_ID_DATE, SHARD_ID_FLOAT64, "
+            "SHARD_ID_INT64, SHARD_ID_STRING, SHARD_ID_TIMESTAMP)")
+    database = make_database([java])
+    with database.batch() as batch:
+        batch.insert("LAST_SEEN_COMMIT_TIMESTAMPS", JAVA_KEY + ("LAST_SEEN_COMMIT_TIMESTAMP",),
+                     [("db", "", "", "T", *[None] * 7, dt.datetime(2024, 1, 1, tzinfo=dt.UTC))])
+    Migrator(database).migrate(m.default_migrations())
+    with database.snapshot() as snap:   # the Java row is kept, and the position column was added
+        assert list(snap.execute_sql("SELECT TABLE_NAME, LAST_SEEN_POSITION FROM LAST_SEEN_COMMIT_TIMESTAMPS")) == [["T", None]]
+
+
+# --- the command and the connection ----------------------------------------------------------------------------------
+
+@pytest.fixture
+def cli_database(instance):
+    """A database id for the command to create on the test server; dropped afterwards."""
+    database_id = f"cli-{uuid.uuid4().hex[:12]}"
+    yield database_id
+    db = instance.database(database_id)
+    if db.exists():
+        db.drop()
+
+
+def run_cli(*argv):
+    from watcher.cli import main
+
+    return main(["migrate", *argv])
+
+
+def test_command_against_the_emulator_creates_the_database(capsys, spanner_client, instance, folder, cli_database):
+    names = ["--project", spanner_client.project, "--instance", instance.instance_id, "--database", cli_database]
+    assert run_cli("--dir", str(folder), "--dry-run", *names) == 0
+    out = capsys.readouterr().out
+    assert "on the emulator at" in out and "app (" in out and "0 applied, 2 pending" in out and "dry run" in out
+    assert instance.database(cli_database).exists()        # created, as the Java emulator helper does
+    assert run_cli("--dir", str(folder), *names) == 0
+    out = capsys.readouterr().out
+    assert "app: applied V001__singers.sql" in out and "done: 2 file(s) applied" in out
+    assert run_cli("--dir", str(folder), *names) == 0
+    assert "up to date" in capsys.readouterr().out
+    write(folder, "V001__singers.sql", "CREATE TABLE Changed (Id INT64) PRIMARY KEY (Id)")
+    assert run_cli("--dir", str(folder), *names) == 1
+    err = capsys.readouterr().err
+    assert "V001__singers.sql of folder 'app' was changed after it was applied" in err
+
+
+def test_command_with_bad_options(capsys, folder, tmp_path):
+    assert run_cli("--dir", str(folder), "--dir", str(folder), "--folder-id", "x") == 2
+    assert "--folder-id needs exactly one --dir" in capsys.readouterr().err
+    write(folder, "oops.sql", "DROP TABLE A")
+    assert run_cli("--dir", str(folder)) == 1
+    assert "oops.sql: migration files are named" in capsys.readouterr().err
+
+
+def test_command_on_the_embedded_default(capsys, monkeypatch, tmp_path):
+    monkeypatch.delenv("SPANNER_EMULATOR_HOST", raising=False)
+    data = tmp_path / "data"
+    assert run_cli("--data-dir", str(data)) == 0
+    out = capsys.readouterr().out
+    assert "on the embedded local Spanner" in out and "watcher: applied V003__watcher_changelog.sql" in out
+    assert run_cli("--data-dir", str(data)) == 0      # the data dir kept the database and its records
+    assert "up to date" in capsys.readouterr().out
+
+
+def test_real_spanner_needs_all_three_names(monkeypatch):
+    from watcher.connection import open_database
+
+    monkeypatch.delenv("SPANNER_EMULATOR_HOST", raising=False)
+    with pytest.raises(ConfigurationError, match="--instance, --database missing"):
+        with open_database(project="p"):
+            pass
+
+
+def test_emulator_creates_a_missing_instance(spanner_client):
+    from watcher.connection import open_database
+
+    instance_id = f"inst-{uuid.uuid4().hex[:8]}"
+    with open_database(spanner_client.project, instance_id, "created-db") as target:
+        assert target.kind == "emulator" and target.instance.exists() and target.database.exists()
+        target.database.drop()
+        target.instance.delete()

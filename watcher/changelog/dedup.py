@@ -1,0 +1,37 @@
+"""De-duplication: a deterministic change_id, and the tests that find a change seen twice.
+
+A change is identified by (table, primary key, exact commit timestamp); a batch staged
+twice (a crash between staging and the watcher's checkpoint) or a row polled by two
+loops yields the same change_id, and the job keeps it once. Within a run, duplicates
+are found in the per-key window (same key and commit timestamp as the row before it);
+against earlier runs, the current state catches re-deliveries of a key's latest change,
+and late changes (older than the state) are checked against the changelog partitions
+they belong to.
+
+Example:
+    >>> "sha2" in CHANGE_ID_SQL
+    True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Separator that cannot occur in a table name, a JSON text or a timestamp.
+_SEP = "\\u001f"
+CHANGE_ID_SQL = f"substring(sha2(concat_ws('{_SEP}', table_name, keys, commit_timestamp), 256), 1, 32)"
+
+
+def change_id_sql() -> str:
+    """SQL for the change_id of a row with table_name, keys (JSON object text) and commit_timestamp."""
+    return CHANGE_ID_SQL
+
+
+def duplicate_sql(previous_commit: str = "_prev_ts") -> str:
+    """SQL: a new row whose key's previous row (in commit order) has the same commit timestamp."""
+    return f"(_src = 1 AND {previous_commit} IS NOT NULL AND {previous_commit} = commit_timestamp)"
+
+
+def drop_known(changes: Any, known_ids: Any) -> Any:
+    """``changes`` without the change_ids in ``known_ids`` (a DataFrame with a change_id column)."""
+    return changes.join(known_ids.select("change_id").distinct(), "change_id", "left_anti")

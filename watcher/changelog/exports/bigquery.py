@@ -1,0 +1,83 @@
+"""BigQuery CDC rows: the changed row plus ``_CHANGE_TYPE`` and ``_CHANGE_SEQUENCE_NUMBER``.
+
+``_CHANGE_TYPE`` is ``DELETE`` for deletions and ``UPSERT`` for everything else (INSERT,
+UPDATE and the changelog's own UPSERT). ``_CHANGE_SEQUENCE_NUMBER`` follows BigQuery's
+format (seed 004): up to four sections of at most 16 hex digits separated by ``/``,
+compared section by section as unsigned numbers. It is ``<commit nanos>/<record_sequence>``
+in hex: the nanoseconds since the epoch of the exact commit timestamp, then the record's
+place in its transaction group, so the later change of a key always wins.
+
+Example:
+    >>> format_sequence_number(1714557600123456789, 2)
+    '17CB550D9E4E0D15/2'
+    >>> compare_sequence_numbers("77", "7B"), compare_sequence_numbers("FFF/B", "FFF/ABC")
+    (-1, -1)
+    >>> compare_sequence_numbers("BA/FFFFFFFF", "ABC"), compare_sequence_numbers("FFF/ABC", "ABC")
+    (-1, 1)
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ...errors import ChangelogError
+
+MAX_SECTIONS = 4
+SECTION_DIGITS = 16
+_SECTION = re.compile(r"^[0-9A-Fa-f]{1,16}$")
+CHANGE_TYPES = {"INSERT": "UPSERT", "UPDATE": "UPSERT", "UPSERT": "UPSERT", "DELETE": "DELETE"}
+
+#: Exact nanoseconds since the epoch of the 9-digit commit_timestamp text.
+COMMIT_NANOS_SQL = ("(unix_seconds(cast(commit_timestamp AS timestamp)) * 1000000000 "
+                    "+ cast(substring(commit_timestamp, 21, 9) AS bigint))")
+SEQUENCE_NUMBER_SQL = f"concat(hex({COMMIT_NANOS_SQL}), '/', hex(record_sequence))"
+CHANGE_TYPE_SQL = "CASE WHEN mod_type = 'DELETE' THEN 'DELETE' ELSE 'UPSERT' END"
+
+
+def format_sequence_number(*sections: int) -> str:
+    """Sections (unsigned, < 2**64) as a _CHANGE_SEQUENCE_NUMBER."""
+    if not 1 <= len(sections) <= MAX_SECTIONS:
+        raise ChangelogError(f"a _CHANGE_SEQUENCE_NUMBER has 1 to {MAX_SECTIONS} sections, got {len(sections)}")
+    for s in sections:
+        if not 0 <= s < 1 << 64:
+            raise ChangelogError(f"a _CHANGE_SEQUENCE_NUMBER section must be an unsigned 64-bit number, got {s}")
+    return "/".join(format(s, "X") for s in sections)
+
+
+def parse_sequence_number(text: str) -> tuple[int, ...]:
+    """The sections of a _CHANGE_SEQUENCE_NUMBER (upper or lower case hex)."""
+    parts = text.split("/")
+    if not 1 <= len(parts) <= MAX_SECTIONS or not all(_SECTION.match(p) for p in parts):
+        raise ChangelogError(f"not a _CHANGE_SEQUENCE_NUMBER (1 to {MAX_SECTIONS} sections of 1 to "
+                             f"{SECTION_DIGITS} hex digits separated by '/'): {text!r}")
+    return tuple(int(p, 16) for p in parts)
+
+
+def compare_sequence_numbers(a: str, b: str) -> int:
+    """-1, 0 or 1 as BigQuery orders ``a`` against ``b`` (the greater one is the newer record)."""
+    left, right = parse_sequence_number(a), parse_sequence_number(b)
+    return (left > right) - (left < right)
+
+
+def bigquery_rows(changelog: Any) -> Any:
+    """Changelog rows as BigQuery CDC rows: table_name, _CHANGE_TYPE, _CHANGE_SEQUENCE_NUMBER, row (JSON).
+
+    ``row`` is the full row (typed JSON values) with the two pseudo-columns added.
+    """
+    from pyspark.sql import functions as F
+
+    pseudo = ("concat('\"_CHANGE_TYPE\":\"', _CHANGE_TYPE, '\",\"_CHANGE_SEQUENCE_NUMBER\":\"', "
+              "_CHANGE_SEQUENCE_NUMBER, '\"}')")
+    row = (f"concat(substring(new_values, 1, length(new_values) - 1), "
+           f"CASE WHEN new_values = '{{}}' THEN '' ELSE ',' END, {pseudo})")
+    return (changelog
+            .withColumn("_CHANGE_TYPE", F.expr(CHANGE_TYPE_SQL))
+            .withColumn("_CHANGE_SEQUENCE_NUMBER", F.expr(SEQUENCE_NUMBER_SQL))
+            .select("table_name", "keys", "commit_timestamp", "_CHANGE_TYPE", "_CHANGE_SEQUENCE_NUMBER",
+                    F.expr(row).alias("row")))
+
+
+def write(changelog: Any, path: str) -> None:
+    """Write the rows as JSON lines, one folder per table (``table_name=<T>/part-*.txt``)."""
+    bigquery_rows(changelog).select("table_name", "row").write.mode("overwrite").partitionBy("table_name").text(path)

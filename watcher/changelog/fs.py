@@ -1,0 +1,128 @@
+"""Files through Hadoop's FileSystem API, reached via the Spark JVM.
+
+The job lists staging batches, reads and writes its small state files (manifests,
+completeness markers, quarantine reports) and moves bad batches aside with this module,
+never with Python's ``open()``: on a cluster the driver may not see the data's
+filesystem, but Hadoop's FileSystem (local, HDFS, GCS, S3 connectors) always does.
+
+Example:
+    >>> fs = HadoopFS(spark, "/tmp/warehouse")          # doctest: +SKIP
+    >>> fs.write_text("_state/x.json", "{}")            # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """One listed file: its qualified URI, size in bytes and modification time (ms)."""
+
+    uri: str
+    length: int
+    modified_ms: int
+
+    @property
+    def name(self) -> str:
+        return self.uri.rstrip("/").rsplit("/", 1)[-1]
+
+
+class HadoopFS:
+    """A folder (``root``) on any Hadoop filesystem; relative paths are taken under it."""
+
+    def __init__(self, spark: Any, root: str) -> None:
+        self._jvm = spark.sparkContext._jvm
+        self._conf = spark.sparkContext._jsc.hadoopConfiguration()
+        root_path = self._jvm.org.apache.hadoop.fs.Path(str(root))
+        self._fs = root_path.getFileSystem(self._conf)
+        # Checksum side files (.crc) would only clutter the folders users look at.
+        self._fs.setWriteChecksum(False)
+        self.root = str(self._fs.makeQualified(root_path).toString()).rstrip("/")
+
+    def uri(self, relative: str = "") -> str:
+        """The qualified URI of ``relative`` (already qualified URIs pass through)."""
+        if not relative:
+            return self.root
+        if "://" in relative or relative.startswith("file:"):
+            return relative
+        return f"{self.root}/{relative.lstrip('/')}"
+
+    def _path(self, relative: str) -> Any:
+        return self._jvm.org.apache.hadoop.fs.Path(self.uri(relative))
+
+    def exists(self, relative: str) -> bool:
+        return bool(self._fs.exists(self._path(relative)))
+
+    def glob(self, pattern: str) -> list[FileEntry]:
+        """Files matching a glob under the root, hidden (``.``/``_``) names left out, sorted by URI."""
+        statuses = self._fs.globStatus(self._path(pattern))
+        if statuses is None:
+            return []
+        entries = []
+        for status in statuses:
+            if not status.isFile():
+                continue
+            entry = FileEntry(str(status.getPath().toString()), int(status.getLen()), int(status.getModificationTime()))
+            if not entry.name.startswith((".", "_")):
+                entries.append(entry)
+        return sorted(entries, key=lambda e: e.uri)
+
+    def glob_dirs(self, pattern: str) -> list[str]:
+        """URIs of the folders matching a glob under the root, sorted."""
+        statuses = self._fs.globStatus(self._path(pattern))
+        return sorted(str(s.getPath().toString()) for s in (statuses or []) if s.isDirectory())
+
+    def list_names(self, relative: str) -> list[str]:
+        """Names of the entries of a folder ([] when it does not exist)."""
+        path = self._path(relative)
+        if not self._fs.exists(path):
+            return []
+        return sorted(str(s.getPath().getName()) for s in self._fs.listStatus(path))
+
+    def read_text(self, relative: str) -> str:
+        stream = self._fs.open(self._path(relative))
+        try:
+            return str(self._jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
+        finally:
+            stream.close()
+
+    def write_text(self, relative: str, text: str, *, overwrite: bool = False) -> bool:
+        """Write a small file atomically (temp file + rename); False when it exists and not ``overwrite``."""
+        final = self._path(relative)
+        if self._fs.exists(final) and not overwrite:
+            return False
+        temp = self._jvm.org.apache.hadoop.fs.Path(final.getParent(), f".{final.getName()}.{uuid.uuid4().hex}.tmp")
+        stream = self._fs.create(temp, True)
+        try:
+            self._jvm.org.apache.commons.io.IOUtils.write(text, stream, "UTF-8")
+        finally:
+            stream.close()
+        if overwrite and self._fs.exists(final):
+            self._fs.delete(final, False)
+        if not self._fs.rename(temp, final):
+            self._fs.delete(temp, False)
+            return False
+        return True
+
+    def create_exclusive(self, relative: str) -> bool:
+        """Create an empty file; False when it already exists (claims a name once)."""
+        return bool(self._fs.createNewFile(self._path(relative)))
+
+    def move(self, source_uri: str, relative: str) -> str:
+        """Move a file (possibly from another filesystem) to ``relative``; returns its new URI."""
+        jpath = self._jvm.org.apache.hadoop.fs.Path
+        source = jpath(source_uri)
+        target = self._path(relative)
+        self._fs.mkdirs(target.getParent())
+        source_fs = source.getFileSystem(self._conf)
+        moved = source_fs.getUri().equals(self._fs.getUri()) and self._fs.rename(source, target)
+        if not moved:
+            self._jvm.org.apache.hadoop.fs.FileUtil.copy(source_fs, source, self._fs, target, True, self._conf)
+        return str(target.toString())
+
+    def delete(self, relative: str, *, recursive: bool = True) -> bool:
+        path = self._path(relative)
+        return bool(self._fs.exists(path) and self._fs.delete(path, recursive))

@@ -1,0 +1,284 @@
+"""The changelog job: staged batches in, changelog + current state + watermarks out.
+
+Build it, then run it::
+
+    from watcher.changelog import Changelog
+    result = (Changelog(spark)
+              .staging("/data/staging")              # where StagingSink writes
+              .warehouse("/data/warehouse")          # changelog/, current_state/, _state/, _quarantine/
+              .soft_delete_column("Singers", "Deleted")
+              .run())
+    spark.sql("SELECT table_name, mod_type, keys FROM changelog ORDER BY commit_timestamp").show()
+
+A run reads only batch files it has not processed before (the processed-batches log in
+``_state/processed``), so its cost follows the new changes and the partitions they
+touch. It is idempotent: a second run over the same input writes nothing, and a batch
+staged twice yields each change once. It commits atomically (:mod:`.manifest`). Bad
+batch files are moved to ``_quarantine`` with a report, and the rest is processed.
+
+From the command line: ``spanner-watcher changelog --staging DIR --warehouse DIR``, or on a
+cluster ``spark-submit watcher/changelog/job.py --staging DIR --warehouse DIR`` (the job
+runs only Spark SQL on executors; the driver needs this package, e.g. ``--py-files``).
+"""
+
+from __future__ import annotations
+
+import sys
+
+if __name__ == "__main__" and not __package__:  # spark-submit watcher/changelog/job.py: import as a package
+    import pathlib
+
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
+    from watcher.changelog.job import main
+
+    sys.exit(main())
+
+import datetime as dt
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ConfigurationError
+from ..sqlnames import quote_identifier
+from . import completeness, current_state, manifest, pipeline, staging_reader, views, watermarks
+from .dedup import drop_known
+from .fs import HadoopFS
+from .grouping import add_grouping
+from .staging_reader import Quarantined
+
+PROCESSED_DIR = "_state/processed"
+PROCESSED_SCHEMA = "batch STRING, table_name STRING, records BIGINT, run_version INT"
+
+
+@dataclass
+class ChangelogResult:
+    """What a run did. ``version`` is the committed version the warehouse is at afterwards."""
+
+    version: int
+    committed: bool = False
+    batches_read: int = 0
+    records_read: int = 0
+    changes_written: int = 0
+    duplicates_dropped: int = 0
+    late_changes: int = 0
+    mod_types: dict[str, int] = field(default_factory=dict)
+    tables: dict[str, int] = field(default_factory=dict)
+    watermarks: dict[str, str | None] = field(default_factory=dict)
+    quarantined: list[Quarantined] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def summary(self) -> dict[str, Any]:
+        out = dict(self.__dict__)
+        out["quarantined"] = [q.__dict__ for q in self.quarantined]
+        return out
+
+
+def _utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+class Changelog:
+    """Builder of one changelog run over a staging folder into a warehouse folder.
+
+    Args:
+        spark: the SparkSession to run on.
+    """
+
+    def __init__(self, spark: Any) -> None:
+        if spark is None or not hasattr(spark, "read"):
+            raise ConfigurationError(f"spark must be a SparkSession, got {type(spark).__name__}")
+        self._spark = spark
+        self._staging: str | None = None
+        self._warehouse: str | None = None
+        self._soft_delete: dict[str, str] = {}
+        self._clock: Callable[[], dt.datetime] = _utcnow
+
+    def staging(self, path: str) -> Changelog:
+        """The staging folder (``<path>/table=<T>/<batch>.jsonl``, as StagingSink writes)."""
+        self._staging = _path_arg("staging", path)
+        return self
+
+    def warehouse(self, path: str) -> Changelog:
+        """The output folder (created when missing)."""
+        self._warehouse = _path_arg("warehouse", path)
+        return self
+
+    def soft_delete_column(self, table: str, column: str) -> Changelog:
+        """Rows of ``table`` whose ``column`` is set (and not false) are deletions."""
+        for name, value in (("table", table), ("column", column)):
+            if not isinstance(value, str) or not value:
+                raise ConfigurationError(f"soft_delete_column: {name} must be a non-empty name, got {value!r}")
+            quote_identifier(value)  # raises InvalidIdentifierError naming it
+        self._soft_delete[table] = column
+        return self
+
+    def clock(self, now: Callable[[], dt.datetime]) -> Changelog:
+        """The time source for reports and manifests (tests drive it)."""
+        self._clock = now
+        return self
+
+    def run(self) -> ChangelogResult:
+        """Process the new batches; returns what was done."""
+        if self._staging is None:
+            raise ConfigurationError("staging is not set: call .staging(path) before .run()")
+        if self._warehouse is None:
+            raise ConfigurationError("warehouse is not set: call .warehouse(path) before .run()")
+        return _Run(self._spark, self._staging, self._warehouse, dict(self._soft_delete), self._clock).execute()
+
+
+def _path_arg(name: str, path: Any) -> str:
+    if not isinstance(path, str) and not hasattr(path, "__fspath__"):
+        raise ConfigurationError(f"{name} must be a path, got {type(path).__name__}")
+    text = str(path)
+    if not text.strip():
+        raise ConfigurationError(f"{name} must be a non-empty path")
+    return text
+
+
+class _Run:
+    """One execution of the job (see the module docstring for the steps)."""
+
+    def __init__(self, spark: Any, staging: str, warehouse: str, soft_delete: dict[str, str],
+                 clock: Callable[[], dt.datetime]) -> None:
+        self.spark = spark
+        self.staging_fs = HadoopFS(spark, staging)
+        self.fs = HadoopFS(spark, warehouse)
+        self.soft_delete = soft_delete
+        self.clock = clock
+
+    def execute(self) -> ChangelogResult:
+        started = time.perf_counter()
+        base = manifest.load(self.fs)
+        markers = completeness.read_markers(self.fs)  # before listing: a marker's batches are already staged
+        files = staging_reader.list_new_batches(self.staging_fs, self._processed(base))
+        result = ChangelogResult(version=base.version)
+        if files:
+            self._process(base, markers, files, result)
+        views.register_views(self.spark, self.fs.root)
+        result.watermarks = {t: info.get("watermark") for t, info in manifest.load(self.fs).tables.items()}
+        result.seconds = round(time.perf_counter() - started, 3)
+        return result
+
+    def _processed(self, base: manifest.Manifest) -> set[str]:
+        if base.version == 0 or not self.fs.exists(PROCESSED_DIR):
+            return set()
+        log = self.spark.read.schema(PROCESSED_SCHEMA).parquet(self.fs.uri(PROCESSED_DIR)).where(base.visible_sql())
+        return {r["batch"] for r in log.select("batch").collect()}
+
+    def _process(self, base: manifest.Manifest, markers: dict[str, str], files: list[Any],
+                 result: ChangelogResult) -> None:
+        parsed = staging_reader.read_batches(self.spark, files)
+        stats, bad = staging_reader.inspect_batches(parsed, files)
+        if stats:
+            self._write(base, markers, parsed, stats, result)
+        result.quarantined = staging_reader.quarantine(self.staging_fs, self.fs, files, bad, self.clock())
+
+    def _write(self, base: manifest.Manifest, markers: dict[str, str], parsed: Any, stats: list[Any],
+               result: ChangelogResult) -> None:
+        from pyspark import StorageLevel
+        from pyspark.sql import functions as F
+
+        version, aborted = manifest.claim_version(self.fs, base)
+        good = [s.batch for s in stats]
+        touched = sorted({s.table for s in stats if s.table})
+        result.batches_read, result.records_read = len(stats), sum(s.records for s in stats)
+
+        changes = pipeline.normalize(parsed.where(F.col("batch").isin(good)).drop("batch", "_bad"))
+        state = current_state.load(self.spark, self.fs, base, touched)
+        rows = pipeline.per_key_window(changes, state, markers=markers, soft_delete_columns=self.soft_delete)
+        rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            counts = (rows.where("_src = 1").groupBy("table_name", "commit_date", "mod_type", "_is_dup", "_is_late")
+                      .count().collect())
+            new = pipeline.changelog_rows(rows, version)
+            late_parts = sorted({(c["table_name"], c["commit_date"]) for c in counts if c["_is_late"] and not c["_is_dup"]})
+            late_known = 0
+            if late_parts:
+                known = views.read_changelog(self.spark, self.fs, base, self._partitions(late_parts)).select("change_id")
+                late_known = new.where("_is_late").join(known, "change_id", "left_semi").count()
+                new = drop_known(new, known)
+            dates = sorted({c["commit_date"] for c in counts if not c["_is_dup"]})
+            existing = self._existing_groups(base, dates, new)
+            grouped = add_grouping(new.drop("_is_late"), existing)
+            names = [n for n, _, _ in pipeline.records.CHANGELOG_FIELDS]
+            grouped.select(*names).write.mode("append").partitionBy("table_name", "commit_date").parquet(
+                self.fs.uri(views.CHANGELOG_DIR))
+            current_state.write(pipeline.state_rows(rows, version), self.fs, version)
+        finally:
+            rows.unpersist()
+        self._log_processed(stats, version)
+        self._commit(base, version, aborted, touched, stats)
+        self._summarize(counts, late_known, result)
+        result.version, result.committed = version, True
+
+    def _partitions(self, parts: list[tuple[str, str]]) -> list[str]:
+        dirs: list[str] = []
+        for table, date in parts:
+            dirs += self.fs.glob_dirs(f"{views.CHANGELOG_DIR}/table_name={table}/commit_date={date}")
+        return dirs
+
+    def _existing_groups(self, base: manifest.Manifest, dates: list[str], new: Any) -> Any | None:
+        if base.version == 0:
+            return None
+        dirs: list[str] = []
+        for date in dates:
+            dirs += self.fs.glob_dirs(f"{views.CHANGELOG_DIR}/table_name=*/commit_date={date}")
+        if not dirs:
+            return None
+        existing = views.read_changelog(self.spark, self.fs, base, dirs).select("commit_timestamp", "record_sequence")
+        return existing.join(new.select("commit_timestamp").distinct(), "commit_timestamp", "left_semi")
+
+    def _log_processed(self, stats: list[Any], version: int) -> None:
+        rows = [(s.batch, s.table, s.records, version) for s in stats]
+        (self.spark.createDataFrame(rows, PROCESSED_SCHEMA).coalesce(1)
+         .write.mode("append").parquet(self.fs.uri(PROCESSED_DIR)))
+
+    def _commit(self, base: manifest.Manifest, version: int, aborted: list[int], touched: list[str],
+                stats: list[Any]) -> None:
+        tables = {t: dict(info) for t, info in base.tables.items()}
+        new_loops = watermarks.loops_from_batches(stats)
+        for table in touched:
+            info = tables.setdefault(table, {})
+            info["state_version"] = version
+            info["loops"] = watermarks.merge_loops(info.get("loops", {}), new_loops.get(table, {}))
+            info["watermark"] = watermarks.table_watermark(info["loops"])
+        new = manifest.Manifest(version, aborted=aborted, tables=tables)
+        manifest.commit(self.fs, base, new, self.clock())
+        current_state.prune(self.fs, new)
+
+    @staticmethod
+    def _summarize(counts: list[Any], late_known: int, result: ChangelogResult) -> None:
+        for c in counts:
+            if c["_is_dup"]:
+                result.duplicates_dropped += c["count"]
+                continue
+            result.changes_written += c["count"]
+            result.tables[c["table_name"]] = result.tables.get(c["table_name"], 0) + c["count"]
+            result.mod_types[c["mod_type"]] = result.mod_types.get(c["mod_type"], 0) + c["count"]
+            if c["_is_late"]:
+                result.late_changes += c["count"]
+        result.changes_written -= late_known
+        result.duplicates_dropped += late_known
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``spark-submit watcher/changelog/job.py --staging DIR --warehouse DIR [--soft-delete T=COL ...]``."""
+    import argparse
+    import json
+
+    parser = argparse.ArgumentParser(prog="changelog job", description="Build the changelog from staged batches.")
+    parser.add_argument("--staging", required=True)
+    parser.add_argument("--warehouse", required=True)
+    parser.add_argument("--soft-delete", action="append", default=[], metavar="TABLE=COLUMN")
+    args = parser.parse_args(argv)
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.builder.appName("spanner-watcher changelog").getOrCreate()
+    job = Changelog(spark).staging(args.staging).warehouse(args.warehouse)
+    for item in args.soft_delete:
+        table, _, column = item.partition("=")
+        job.soft_delete_column(table, column)
+    result = job.run()
+    print(json.dumps(result.summary(), indent=1, default=str))
+    return 3 if result.quarantined else 0

@@ -1,0 +1,98 @@
+"""The changelog's record layouts, as data: staged input, changelog rows, current state.
+
+Each layout is a tuple of ``(name, Spark SQL type, meaning)``; the Spark schemas, the
+README's field list and the tests all come from these tables, so they cannot drift.
+
+Example:
+    >>> [name for name, _, _ in CHANGELOG_FIELDS][:3]
+    ['change_id', 'table_name', 'keys']
+    >>> schema_ddl(STAGING_FIELDS).startswith("v INT, batch_id STRING")
+    True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+Field = tuple[str, str, str]
+
+#: A staged record (watcher.sinks.StagingSink). ``keys`` is read as raw JSON text (Spark
+#: keeps non-string JSON as its text); ``values`` maps a column to its typed-JSON value as
+#: text (strings unquoted, numbers, booleans and arrays as JSON text).
+STAGING_FIELDS: tuple[Field, ...] = (
+    ("v", "INT", "staging format version"),
+    ("batch_id", "STRING", "the batch (one poll)"),
+    ("seq", "BIGINT", "position in the batch, from 0"),
+    ("table", "STRING", "table name"),
+    ("key_columns", "ARRAY<STRING>", "primary key columns in key order"),
+    ("keys", "STRING", "typed-JSON key values, in key order (JSON array text)"),
+    ("commit_timestamp", "STRING", "RFC 3339, nine fractional digits"),
+    ("read_timestamp", "STRING", "strong read timestamp of the poll"),
+    ("shard", "STRING", "shard value of the poll loop (JSON text)"),
+    ("watcher_id", "STRING", "the staging sink's watcher id"),
+    ("read_method", "STRING", "cdc, backfill or reconcile"),
+    ("mod_type", "STRING", "given by history-table and reconcile input; null for polled rows"),
+    ("values", "MAP<STRING, STRING>", "the full row, typed JSON per column"),
+    ("types", "MAP<STRING, STRING>", "column -> SPANNER_TYPE"),
+)
+
+#: One changelog row (one change). Names follow Spanner change-stream records (seed 000).
+CHANGELOG_FIELDS: tuple[Field, ...] = (
+    ("change_id", "STRING", "32 hex digits of SHA-256(table, keys, commit timestamp): deterministic, for de-duplication"),
+    ("table_name", "STRING", "table (partition column)"),
+    ("keys", "STRING", "primary key as a JSON object, in key order, typed JSON values"),
+    ("key_columns", "ARRAY<STRING>", "primary key columns in key order"),
+    ("mod_type", "STRING", "INSERT, UPDATE, DELETE, or UPSERT when the key may have existed unseen"),
+    ("new_values", "STRING", "the full row after the change (JSON object, typed JSON values)"),
+    ("old_values", "STRING", "UPDATE: previous values of the changed columns; DELETE: the previous row; else {}"),
+    ("value_capture_type", "STRING", "OLD_AND_NEW_VALUES"),
+    ("column_types", "MAP<STRING, STRING>", "column -> SPANNER_TYPE"),
+    ("commit_timestamp", "STRING", "exact commit timestamp, RFC 3339 with nine fractional digits (sorts as text)"),
+    ("commit_ts", "TIMESTAMP", "the commit timestamp as a Spark timestamp (microseconds)"),
+    ("commit_date", "STRING", "UTC date of the commit, YYYY-MM-DD (partition column)"),
+    ("transaction_group", "STRING", "16 hex digits identifying the commit timestamp: rows of all tables sharing it"),
+    ("record_sequence", "BIGINT", "order of the record within its transaction group, from 0"),
+    ("number_of_records_in_group", "BIGINT", "records in the group when it was written"),
+    ("read_timestamp", "STRING", "when the row was polled (RFC 3339)"),
+    ("read_method", "STRING", "cdc, backfill or reconcile"),
+    ("shard", "STRING", "shard value of the poll loop"),
+    ("watcher_id", "STRING", "the watcher that staged the change"),
+    ("batch_id", "STRING", "the staging batch it came from"),
+    ("run_version", "INT", "the job run that wrote it"),
+)
+
+#: The current state: the latest row per key (deleted keys kept, flagged).
+STATE_FIELDS: tuple[Field, ...] = (
+    ("table_name", "STRING", "table (partition column)"),
+    ("keys", "STRING", "primary key as a JSON object"),
+    ("key_columns", "ARRAY<STRING>", "primary key columns"),
+    ("vals", "MAP<STRING, STRING>", "the row, typed JSON per column (as staged)"),
+    ("column_types", "MAP<STRING, STRING>", "column -> SPANNER_TYPE"),
+    ("new_values", "STRING", "the row as a JSON object"),
+    ("commit_timestamp", "STRING", "commit timestamp of the latest change"),
+    ("commit_ts", "TIMESTAMP", "the same as a Spark timestamp"),
+    ("is_deleted", "BOOLEAN", "the latest change deleted the row"),
+    ("mod_type", "STRING", "mod_type of the latest change"),
+    ("change_id", "STRING", "change_id of the latest change"),
+    ("run_version", "INT", "the job run that wrote it"),
+)
+
+#: Partition columns of the changelog table, outermost first.
+CHANGELOG_PARTITIONS = ("table_name", "commit_date")
+VALUE_CAPTURE_TYPE = "OLD_AND_NEW_VALUES"
+
+
+def schema_ddl(fields: tuple[Field, ...]) -> str:
+    """The fields as a Spark DDL schema string."""
+    return ", ".join(f"{name} {kind}" for name, kind, _ in fields)
+
+
+def schema(fields: tuple[Field, ...]) -> Any:
+    """The fields as a Spark ``StructType``."""
+    from pyspark.sql.types import StructType
+
+    return StructType.fromDDL(schema_ddl(fields))
+
+
+def names(fields: tuple[Field, ...]) -> list[str]:
+    return [name for name, _, _ in fields]

@@ -1,0 +1,32 @@
+"""The Spark session the command line uses (spark-submit brings its own).
+
+Example:
+    >>> spark = get_session("local[2]")       # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Settings for a single-machine run: few shuffle partitions, no UI, UTC.
+LOCAL_SETTINGS = {
+    "spark.sql.shuffle.partitions": "8",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.session.timeZone": "UTC",
+}
+
+
+def get_session(master: str | None = None, app: str = "spanner-watcher") -> Any:
+    """The active session, or a new one on ``master`` (default ``local[*]``) with LOCAL_SETTINGS."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    builder = SparkSession.builder.appName(app).master(master or "local[*]")
+    for key, value in LOCAL_SETTINGS.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    return session

@@ -1,0 +1,140 @@
+"""Reading staged batches: list the new ones, parse them with Spark, set bad files aside.
+
+A batch file is ``<staging>/table=<T>/<batch_id>.jsonl`` (watcher.sinks.StagingSink).
+Files are listed with Hadoop's FileSystem API and read by Spark's text reader, so the
+job runs unchanged on a cluster. A file is *bad* when it is empty, when a line is not a
+valid staging record (a truncated or corrupt file), when it was written by a newer
+staging format, or when its ``seq`` numbers are not 0..n-1. Bad files are moved whole into
+``<warehouse>/_quarantine/table=<T>/`` with a ``.report.json`` next to each, naming the
+file and the reason; the rest of the input is processed.
+
+Example:
+    >>> batch_name("file:/s/table=Singers/20240501T100000.123456789Z-ab12.jsonl")
+    'table=Singers/20240501T100000.123456789Z-ab12.jsonl'
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..sinks import BATCH_SUFFIX, STAGING_FORMAT
+from . import records
+from .classify import INPUT_MOD_TYPES
+from .fs import FileEntry, HadoopFS
+
+#: Batch files under a staging folder, relative to it.
+BATCH_GLOB = f"table=*/*{BATCH_SUFFIX}"
+QUARANTINE_DIR = "_quarantine"
+#: A commit or read timestamp as the sink writes it (nine fractional digits, UTC).
+TIMESTAMP_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{9}Z$"
+_NAME = re.compile(r"(table=[^/]*/[^/]*)$")
+
+
+def batch_name(uri: str) -> str:
+    """A batch's identity: ``table=<T>/<file name>`` (independent of where staging lives)."""
+    match = _NAME.search(uri)
+    return match.group(1) if match else uri.rsplit("/", 1)[-1]
+
+
+@dataclass(frozen=True)
+class Quarantined:
+    """A batch file set aside: where it was, where it went, and why."""
+
+    batch: str
+    source: str
+    moved_to: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class BatchStats:
+    """What one batch file held, for the processed-batches log."""
+
+    batch: str
+    records: int
+    table: str | None
+    shard: str | None = None
+    read_ts: str | None = None
+    read_method: str | None = None
+
+
+def list_new_batches(fs: HadoopFS, processed: set[str]) -> list[FileEntry]:
+    """Batch files under the staging folder that are not in ``processed`` (by batch name)."""
+    return [entry for entry in fs.glob(BATCH_GLOB) if batch_name(entry.uri) not in processed]
+
+
+def read_batches(spark: Any, files: list[FileEntry]) -> Any:
+    """The records of ``files`` as a DataFrame: the staging fields plus ``batch`` and ``_bad``."""
+    from pyspark.sql import functions as F
+
+    lines = spark.read.text([f.uri for f in files])
+    parsed = lines.select(F.from_json("value", records.schema(records.STAGING_FIELDS)).alias("r"),
+                          F.input_file_name().alias("_file"))
+    bad = (F.col("r").isNull() | F.col("r.v").isNull() | (F.col("r.v") > STAGING_FORMAT)
+           | F.col("r.batch_id").isNull() | F.col("r.seq").isNull() | F.col("r.table").isNull()
+           | F.col("r.key_columns").isNull() | F.col("r.keys").isNull() | F.col("r.values").isNull()
+           | F.col("r.types").isNull()
+           | ~F.coalesce(F.upper("r.mod_type").isin(*INPUT_MOD_TYPES), F.col("r.mod_type").isNull()) | ~F.coalesce(F.col("r.commit_timestamp").rlike(TIMESTAMP_PATTERN), F.lit(False)))
+    return parsed.select("r.*", F.regexp_extract("_file", _NAME.pattern, 1).alias("batch"), bad.alias("_bad"))
+
+
+def inspect_batches(parsed: Any, files: list[FileEntry]) -> tuple[list[BatchStats], dict[str, str]]:
+    """One pass over the parsed records: per-file counts, and the bad files with their reasons."""
+    from pyspark.sql import functions as F
+
+    rows = (parsed.groupBy("batch")
+            .agg(F.count(F.lit(1)).alias("n"), F.sum(F.col("_bad").cast("int")).alias("bad"),
+                 F.min("seq").alias("min_seq"), F.max("seq").alias("max_seq"),
+                 F.countDistinct("seq").alias("distinct_seq"), F.max(F.col("v")).alias("max_v"),
+                 F.first("table", ignorenulls=True).alias("table"), F.first("shard", ignorenulls=True).alias("shard"),
+                 F.max("read_timestamp").alias("read_ts"), F.first("read_method", ignorenulls=True).alias("read_method"))
+            .collect())
+    seen = {r["batch"]: r for r in rows}
+    stats: list[BatchStats] = []
+    bad: dict[str, str] = {}
+    for entry in files:
+        name = batch_name(entry.uri)
+        row = seen.get(name)
+        reason = _bad_reason(entry, row)
+        if reason:
+            bad[name] = reason
+        else:
+            stats.append(BatchStats(name, int(row["n"]), row["table"], row["shard"], row["read_ts"], row["read_method"]))
+    return stats, bad
+
+
+def _bad_reason(entry: FileEntry, row: Any) -> str | None:
+    if row is None:
+        return f"empty file ({entry.length} bytes, no records): truncated or never written"
+    if row["max_v"] is not None and row["max_v"] > STAGING_FORMAT:
+        return f"written by a newer staging format (v={row['max_v']}, this job reads v<={STAGING_FORMAT})"
+    if row["bad"]:
+        return (f"{row['bad']} of {row['n']} lines are not valid staging records "
+                "(corrupt or truncated JSON, or missing fields)")
+    if not (row["min_seq"] == 0 and row["max_seq"] == row["n"] - 1 and row["distinct_seq"] == row["n"]):
+        return (f"records seq {row['min_seq']}..{row['max_seq']} do not match its {row['n']} lines "
+                "(lines lost or repeated)")
+    return None
+
+
+def quarantine(staging: HadoopFS, warehouse: HadoopFS, files: list[FileEntry], bad: dict[str, str],
+               now: dt.datetime) -> list[Quarantined]:
+    """Move the bad files into ``<warehouse>/_quarantine`` with a report each."""
+    moved = []
+    for entry in files:
+        name = batch_name(entry.uri)
+        if name not in bad:
+            continue
+        target = f"{QUARANTINE_DIR}/{name}"
+        if warehouse.exists(target):  # the same name quarantined before: keep both
+            target = f"{target}.{int(now.timestamp() * 1000)}"
+        new_uri = warehouse.move(entry.uri, target)
+        report = {"v": 1, "batch": name, "source": entry.uri, "moved_to": new_uri, "reason": bad[name],
+                  "bytes": entry.length, "quarantined_at": now.isoformat()}
+        warehouse.write_text(f"{target}.report.json", json.dumps(report, indent=2) + "\n", overwrite=True)
+        moved.append(Quarantined(name, entry.uri, new_uri, bad[name]))
+    return moved
