@@ -34,6 +34,9 @@ from typing import Any
 
 #: Suite name -> benchmark modules, in the order they run.
 SUITES: dict[str, tuple[str, ...]] = {
+    "changelog": (
+        "benchmarks.changelog_job",
+    ),
     "ddl": (
         "benchmarks.ddl_index_poll",
     ),

@@ -20,7 +20,8 @@ adds is its scheduling, per-change bookkeeping, checkpoint writes and the contin
 query after each full poll (its exact position inside a commit-timestamp group).
 
 The three run in rounds, rotating which goes first, in one run against one server
-process. Target: the watchers' median rows/s at most 20% below the loop's.
+process. Target: the watchers' rows/s at most 20% below the loop's (median over rounds of
+each round's ratio; the ratio of the median rates and the CPU per row are reported too).
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ LOAD_THREADS = 4
 TARGET_OVERHEAD = 0.20
 MODES = ("bare_loop", "watcher_memory", "watcher_spanner")
 
-FULL = {"rows": 200_000, "rounds": 4}
+FULL = {"rows": 200_000, "rounds": 5}
 QUICK = {"rows": 20_000, "rounds": 2}
 #: Runs of the informational single-query timings.
 PROBE_RUNS = 20
@@ -157,6 +158,7 @@ def _measure(mode: str, database: Any, server: ServerProcess, rows: int, run_id:
         raise AssertionError(f"{mode} delivered {callback.count:,} of {rows:,} rows")
     seconds = callback.done_at - started
     return {"mode": mode, "seconds": round(seconds, 3), "rows_per_second": round(rows / seconds), "polls": polls,
+            "loadavg_1min": round(os.getloadavg()[0], 1),
             "client_cpu_us_per_row": round(client_cpu / rows * 1e6, 1), "server_cpu_us_per_row": round(server_cpu / rows * 1e6, 1)}
 
 
@@ -221,11 +223,16 @@ def run(ctx: RunContext) -> Result:
     base = summary["bare_loop"]["median_rows_per_second"]
     result.figures = {"table_rows": rows, "load": load, "summary": summary, "runs": runs, "probes": probes}
     for mode in MODES[1:]:
-        overhead = round(1 - summary[mode]["median_rows_per_second"] / base, 3)
+        # Each round's runs follow each other within seconds, so a round's ratio sees about the same
+        # background load on both sides; the median of those ratios is the figure checked.
         paired = [1 - w["rows_per_second"] / b["rows_per_second"] for w, b in zip(per_mode[mode], per_mode["bare_loop"], strict=True)]
+        overhead = round(statistics.median(paired), 3)
+        of_medians = round(1 - summary[mode]["median_rows_per_second"] / base, 3)
         result.figures[f"{mode}_overhead"] = overhead
         result.figures[f"{mode}_overhead_per_round"] = [round(x, 3) for x in paired]
-        result.figures[f"{mode}_overhead_median_of_rounds"] = round(statistics.median(paired), 3)
-        ctx.log(f"{mode}: overhead {overhead:.1%} (medians of rows/s), {statistics.median(paired):.1%} (median of rounds)")
-        result.checks.append(check(f"{mode} rows/s below the bare loop's (median, fraction)", overhead, "<=", TARGET_OVERHEAD))
+        result.figures[f"{mode}_overhead_of_median_rates"] = of_medians
+        result.figures[f"{mode}_client_cpu_per_row_ratio"] = round(
+            summary[mode]["median_client_cpu_us_per_row"] / summary["bare_loop"]["median_client_cpu_us_per_row"], 2)
+        ctx.log(f"{mode}: overhead {overhead:.1%} (median of rounds), {of_medians:.1%} (of median rows/s)")
+        result.checks.append(check(f"{mode} rows/s below the bare loop's (median of rounds, fraction)", overhead, "<=", TARGET_OVERHEAD))
     return result

@@ -222,6 +222,7 @@ def run(ctx: RunContext) -> Result:
         "achieved_changes_per_second": round(written["rows"] / written["seconds"]),
         "watcher_polls": stats["polls"], "rows_per_poll": round(len(recorder.seen) / max(1, stats["polls"]), 1),
         "cpu_cores_during_writes": {"watcher_process": round(client_cpu / window, 2), "server": round(server_cpu / window, 2)},
+        "loadavg_1min_after": round(os.getloadavg()[0], 1),
     }
     ctx.log("commit -> poll read: " + ", ".join(f"{k} {v}" for k, v in result.figures["lag_commit_to_poll_read"].items()))
     ctx.log("poll read -> callback: " + ", ".join(f"{k} {v}" for k, v in result.figures["lag_poll_read_to_callback"].items()))

@@ -36,8 +36,9 @@ from __future__ import annotations
 import contextlib
 import time
 import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 from google.cloud.spanner_v1 import COMMIT_TIMESTAMP, param_types
 
@@ -45,9 +46,9 @@ from .checkpoints import CommitTimestampRepository, SpannerCommitTimestampReposi
 from .database_watcher import ALL
 from .errors import ConfigurationError, TableNotFoundError, TableNotWatchableError
 from .model import Change, TableId
+from .retry import is_transient
 from .schema import _COLUMNS_SQL, _KEY_SQL, _query
 from .sqlnames import quote_identifier, validate_identifier
-from .retry import is_transient
 from .table_watcher import State, TableWatcher
 from .translated import RenamedCheckpoints, TranslatingWatcher
 
@@ -270,7 +271,7 @@ class ChangeSetWatcher(TranslatingWatcher):
         key_index = [names.index(k) for k in table.key_columns]
         for row in rows:
             # The commit timestamp is filled in per change set by _translate.
-            yield row[id_index], Change(table.name, tuple(row[i] for i in key_index), dict(zip(names, row)), None)  # type: ignore[arg-type]
+            yield row[id_index], Change(table.name, tuple(row[i] for i in key_index), dict(zip(names, row, strict=True)), None)  # type: ignore[arg-type]
 
     def _read(self, ids: Sequence[str]) -> dict[str, list[Change]]:
         """The data rows of change sets ``ids``, grouped by id, tables in order, keys in order.

@@ -45,8 +45,9 @@ from __future__ import annotations
 
 import threading
 import weakref
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from google.cloud.spanner_v1 import COMMIT_TIMESTAMP, KeySet, param_types
 from google.cloud.spanner_v1.data_types import JsonObject
@@ -226,12 +227,12 @@ class HistoryWriter:
 
     def delete(self, keys: Iterable[Sequence[Any]]) -> None:
         """Delete rows by primary key; a DELETE is recorded only for rows that existed."""
-        keys = [tuple(k) for k in keys]
-        if not keys:
+        wanted = [tuple(k) for k in keys]
+        if not wanted:
             return
-        existing = self._existing(keys)
-        self.transaction.delete(self.history.table, KeySet(keys=[list(k) for k in keys]))
-        for key in keys:
+        existing = self._existing(wanted)
+        self.transaction.delete(self.history.table, KeySet(keys=[list(k) for k in wanted]))
+        for key in wanted:
             if existing[key]:
                 self._append(key, DELETE, None)
             self._exists[key] = False
@@ -256,13 +257,13 @@ class HistoryWriter:
     def _write(self, method: str, columns: Sequence[str], values: Sequence[Sequence[Any]], operation: Any,
                check: bool = False) -> None:
         names = self._columns(columns)
-        rows = [dict(zip(names, row)) for row in values]
+        rows = [dict(zip(names, row, strict=True)) for row in values]
         if not rows:
             return
         keys = [self.history.key_of(r) for r in rows]
         existing = self._existing(keys) if check else {}
         getattr(self.transaction, method)(self.history.table, names, [list(v) for v in values])
-        for key, row in zip(keys, rows):
+        for key, row in zip(keys, rows, strict=True):
             self._append(key, operation(existing.get(key, True) if check else None), row)
             self._exists[key] = True
             existing[key] = True  # a later row with the same key in this call updates it
@@ -330,7 +331,7 @@ class HistoryWatcher(TranslatingWatcher):
     def _translate(self, change: Change) -> Iterable[Change]:
         row = change.row
         keys = tuple(row[k] for k in self._key_columns)
-        values: dict[str, Any] = dict(zip(self._key_columns, keys))
+        values: dict[str, Any] = dict(zip(self._key_columns, keys, strict=True))
         new_values = row.get(NEW_VALUES_COLUMN)
         if new_values is not None and not getattr(new_values, "_is_null", False):
             values.update(decode_values(dict(new_values), self._types, change.commit_timestamp))

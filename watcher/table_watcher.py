@@ -32,6 +32,7 @@ from typing import Any, Callable, Iterator
 
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.schedulers import SchedulerNotRunningError
 from apscheduler.schedulers.base import BaseScheduler
 from apscheduler.triggers.date import DateTrigger
 from google.api_core import exceptions as gexc
@@ -226,6 +227,9 @@ class TableWatcher:
         finally:
             if acquired:
                 self._cycle_lock.release()
+        cleanup = self._cleanup
+        if cleanup is not None and cleanup is not threading.current_thread():
+            cleanup.join(10)  # a failure's own scheduler shutdown runs first: never shut down twice
         self._shutdown_scheduler()
         with self._lock:
             if not was_failed:
@@ -345,8 +349,12 @@ class TableWatcher:
                 self._scheduler.remove_executor(self._executor_alias, shutdown=False)
             except KeyError:
                 pass
-        self._scheduler.shutdown(wait=False)
-        self._scheduler = None
+        scheduler, self._scheduler = self._scheduler, None
+        try:
+            if scheduler is not None:
+                scheduler.shutdown(wait=False)
+        except SchedulerNotRunningError:
+            pass  # shut down by a concurrent failure cleanup
 
     # --- the poll cycle -------------------------------------------------------------------------------------
 

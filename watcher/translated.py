@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from typing import Any, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from .checkpoints import CommitTimestampRepository
 from .handoff import Handoff
@@ -129,7 +130,7 @@ class TranslatingWatcher(ABC):
         self.inner.start()
         return self
 
-    def _prepare(self) -> None:
+    def _prepare(self) -> None:  # noqa: B027 - an optional hook, empty by default
         """Hook run at each start, before the inner watcher starts (schema discovery)."""
 
     def stop(self, timeout: float | None = 30.0) -> None:

@@ -117,7 +117,7 @@ def test_batch_update_with_bad_first_statement(db):
         return txn.batch_update(["UPDATE NoSuchTable SET X = 1 WHERE TRUE", "DELETE FROM Acc WHERE TRUE"])
 
     status, counts = db.run_in_transaction(work)
-    assert status.code == code_pb2.NOT_FOUND and "NoSuchTable" in status.message
+    assert status.code == code_pb2.INVALID_ARGUMENT and "NoSuchTable" in status.message
     assert counts == []
     assert _rows(db, "SELECT COUNT(*) FROM Acc") == [[10]]
 

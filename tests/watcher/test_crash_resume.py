@@ -20,8 +20,8 @@ import threading
 import time
 from pathlib import Path
 
-from google.cloud import spanner
 from google.api_core.datetime_helpers import DatetimeWithNanoseconds
+from google.cloud import spanner
 
 from tests.conftest import INSTANCE, PROJECT
 from tests.watcher.core_support import wait_until
@@ -75,7 +75,7 @@ def test_killed_watcher_resumes_without_loss(make_database, tmp_path):
             proc = spawn(segment)
             try:
                 # Kill at a random moment once this process is delivering (or soon after it started).
-                wait_until(lambda: any(s == segment for s, _, _ in read_lines(out)) or proc.poll() is not None, 20, 0.01)
+                wait_until(lambda seg=segment, p=proc: any(s == seg for s, _, _ in read_lines(out)) or p.poll() is not None, 20, 0.01)
                 time.sleep(rng.uniform(0.0, 0.4))
                 assert proc.poll() is None, proc.stderr.read().decode()
             finally:

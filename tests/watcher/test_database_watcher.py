@@ -7,7 +7,7 @@ import time
 
 import pytest
 from apscheduler.schedulers.background import BackgroundScheduler
-from core_support import Collector, insert, wait_until
+from tests.watcher.core_support import Collector, insert, wait_until
 from google.cloud import spanner
 
 from watcher import (

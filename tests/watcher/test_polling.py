@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from core_support import C_DDL, insert
+from tests.watcher.core_support import C_DDL, insert
 from google.api_core.datetime_helpers import DatetimeWithNanoseconds as DT
 from google.cloud.spanner_v1 import param_types
 

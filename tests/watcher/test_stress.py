@@ -16,7 +16,8 @@ import random
 import threading
 import time
 from collections import defaultdict
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from google.cloud import spanner
 
@@ -102,7 +103,7 @@ def test_stress_data_table(make_database):
         for version, ts in versions_seen:
             assert written[version] == (k, ts), f"key {k}: delivered version {version} at {ts} was not written so"
         stamps = [ts for _, ts in versions_seen]
-        assert all(a < b for a, b in zip(stamps, stamps[1:])), f"key {k}: commit timestamps not increasing"
+        assert all(a < b for a, b in zip(stamps, stamps[1:], strict=False)), f"key {k}: commit timestamps not increasing"
         assert versions_seen[-1][0] == last_written[k][1]
     assert set(delivered) == set(last_written)
     print(f"\ndata-table stress: {UPSERTS} upserts in {seconds:.2f}s ({UPSERTS / seconds:.0f}/s), "

@@ -12,7 +12,7 @@ import time
 
 import pytest
 from apscheduler.executors.pool import ThreadPoolExecutor
-from core_support import NO_TS_DDL, T_DDL, Collector, insert, insert_t, wait_until
+from tests.watcher.core_support import NO_TS_DDL, T_DDL, Collector, insert, insert_t, wait_until
 from google.api_core import exceptions as gexc
 from google.cloud import spanner
 

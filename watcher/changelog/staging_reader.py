@@ -60,6 +60,7 @@ class BatchStats:
     shard: str | None = None
     read_ts: str | None = None
     read_method: str | None = None
+    max_commit: str | None = None
 
 
 def list_new_batches(fs: HadoopFS, processed: set[str]) -> list[FileEntry]:
@@ -91,7 +92,8 @@ def inspect_batches(parsed: Any, files: list[FileEntry]) -> tuple[list[BatchStat
                  F.min("seq").alias("min_seq"), F.max("seq").alias("max_seq"),
                  F.countDistinct("seq").alias("distinct_seq"), F.max(F.col("v")).alias("max_v"),
                  F.first("table", ignorenulls=True).alias("table"), F.first("shard", ignorenulls=True).alias("shard"),
-                 F.max("read_timestamp").alias("read_ts"), F.first("read_method", ignorenulls=True).alias("read_method"))
+                 F.max("read_timestamp").alias("read_ts"), F.first("read_method", ignorenulls=True).alias("read_method"),
+                 F.max("commit_timestamp").alias("max_commit"))
             .collect())
     seen = {r["batch"]: r for r in rows}
     stats: list[BatchStats] = []
@@ -103,7 +105,8 @@ def inspect_batches(parsed: Any, files: list[FileEntry]) -> tuple[list[BatchStat
         if reason:
             bad[name] = reason
         else:
-            stats.append(BatchStats(name, int(row["n"]), row["table"], row["shard"], row["read_ts"], row["read_method"]))
+            stats.append(BatchStats(name, int(row["n"]), row["table"], row["shard"], row["read_ts"], row["read_method"],
+                                    row["max_commit"]))
     return stats, bad
 
 

@@ -6,6 +6,10 @@ keeps, per loop, the greatest R it has processed; a table's watermark is the sma
 its loops' (the slowest shard holds it back). Backfill and reconcile batches do not
 move watermarks.
 
+A poll saw at least the changes it returned, so a batch counts as seen up to the greater of
+its read timestamp and its newest commit timestamp (guarding against a read timestamp
+reported with less precision than the commits).
+
 Caveat: a poll cut by its LIMIT has not seen everything up to R; the watcher polls again
 at once, so the gap closes with the next batch, but a run that happens in between may
 publish a watermark slightly ahead of what it holds.
@@ -42,13 +46,14 @@ def table_watermark(loops: Mapping[str, str]) -> str | None:
 
 
 def loops_from_batches(batches: Iterable[Any]) -> dict[str, dict[str, str]]:
-    """Table -> loop -> greatest read timestamp, from per-batch rows (table, shard, read_ts, read_method)."""
+    """Table -> loop -> greatest timestamp seen, from per-batch rows (table, shard, read_ts, max_commit, read_method)."""
     found: dict[str, dict[str, str]] = {}
     for b in batches:
-        if b.read_method not in WATERMARK_METHODS or not b.read_ts or not b.table:
+        seen = max(t for t in (b.read_ts, b.max_commit, "") if t is not None)
+        if b.read_method not in WATERMARK_METHODS or not seen or not b.table:
             continue
         loops = found.setdefault(b.table, {})
         loop = NO_SHARD if b.shard is None else str(b.shard)
-        if loop not in loops or b.read_ts > loops[loop]:
-            loops[loop] = b.read_ts
+        if loop not in loops or seen > loops[loop]:
+            loops[loop] = seen
     return found

@@ -503,9 +503,11 @@ class DatabaseEngine:
             try:
                 conn.execute("COMMIT")
             except sqlite3.IntegrityError as exc:
-                from .sqlite_errors import integrity_error
+                from .sqlite_errors import commit_interleaving_error, integrity_error
 
-                raise integrity_error(exc, self._first_child_table(mutations), self.catalog) from None
+                deleted = {m.table.lower() for m in mutations if m.op == "delete"}
+                found = commit_interleaving_error(conn, self.catalog, deleted) if "FOREIGN KEY" in str(exc) else None
+                raise found or integrity_error(exc, self._first_child_table(mutations), self.catalog) from None
             self.latest_commit_nanos = ts
         txn.state = "committed"
         self._release_writer(txn)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from sql_fixtures import CATALOG, build
+from tests.localspanner.unit.sql_fixtures import CATALOG, build
 
 from watcher.localspanner import errors, values
 from watcher.localspanner import types as T

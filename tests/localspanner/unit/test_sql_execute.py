@@ -8,7 +8,7 @@ import time
 
 import farmhash
 import pytest
-from sql_fixtures import CATALOG, build
+from tests.localspanner.unit.sql_fixtures import CATALOG, build
 
 from watcher.localspanner import errors, values
 from watcher.localspanner import types as T

@@ -6,7 +6,7 @@ import base64
 import hashlib
 
 import pytest
-from sql_fixtures import CATALOG, build
+from tests.localspanner.unit.sql_fixtures import CATALOG, build
 
 from watcher.localspanner import types as T
 from watcher.localspanner import values

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from sql_fixtures import CATALOG, SINGERS, build
+from tests.localspanner.unit.sql_fixtures import CATALOG, SINGERS, build
 
 from watcher.localspanner import types as T
 from watcher.localspanner import values

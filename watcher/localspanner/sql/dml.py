@@ -104,7 +104,7 @@ def _target(tr: Translator, node: exp.Expression | None) -> tuple[Table, str]:
         raise tr.ctx.invalid(f"Cannot modify {node.db}.{node.name}")
     table = tr.ctx.catalog.table(node.name)
     if table is None:
-        raise errors.table_not_found(node.name)
+        raise errors.query_table_not_found(node.name)
     return table, node.alias or table.name
 
 

@@ -257,7 +257,9 @@ def execute_dml(conn: sqlite3.Connection, statement: Statement, catalog: Catalog
     binds = bind(statement, d.ctx, now_nanos)
     set_statement_time(now_nanos)
     try:
-        return _execute_dml(conn, d, binds)
+        result = _execute_dml(conn, d, binds)
+        _check_interleaving(conn, d, catalog)
+        return result
     except sqlite3.IntegrityError as exc:
         from ..sqlite_errors import integrity_error
 
@@ -265,6 +267,18 @@ def execute_dml(conn: sqlite3.Connection, statement: Statement, catalog: Catalog
         raise integrity_error(exc, d.table, catalog, inserting=d.kind != "DELETE") from None
     finally:
         set_statement_time(None)
+
+
+def _check_interleaving(conn: sqlite3.Connection, d: DmlTranslation, catalog: Catalog) -> None:
+    """A DML statement must keep interleaving intact when it ends (the storage defers the check to commit)."""
+    from ..sqlite_errors import interleaving_violation
+
+    deleting = d.kind == "DELETE"
+    if not deleting and (d.kind != "INSERT" or d.table.parent is None):
+        return  # key columns cannot be updated: an UPDATE never orphans a row
+    problem = interleaving_violation(conn, d.table, catalog, deleting=deleting)
+    if problem is not None:
+        raise problem
 
 
 def _execute_dml(conn: sqlite3.Connection, d: DmlTranslation, binds: dict[str, Any]) -> DmlResult:

@@ -1,0 +1,147 @@
+"""The changelog job against a plain Spark read + Parquet write, and its incremental cost.
+
+1,000,000 staged changes over 10 tables (10,000 keys per table, 10 versions of each key,
+commits spread over 10 days, 100 batch files of 1,000 changes per table) are generated
+directly as staging files (the StagingSink's format). In one run, against one Spark
+session (local[2]):
+
+* baseline: ``spark.read.json`` of those files with the staging schema, written as Parquet;
+* first run: the changelog job over the same files (dedup, classify, old values, groups,
+  changelog + current state + watermarks);
+* second run: 10,000 new changes (updates of existing keys, on the next day), staged as
+  10 more files, then the job again.
+
+Targets: first run <= 3x the baseline; second run <= 10% of the first. Both Spark code
+paths are warmed up on a small data set first, so neither pays the JVM's warm-up.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from typing import Any
+
+from . import Result, RunContext, check
+
+NAME = "changelog_job"
+TITLE = "changelog job: 1M staged changes vs plain Spark read+write; 10K-change incremental run"
+
+FULL = {"tables": 10, "keys_per_table": 10_000, "versions": 10, "batch_size": 1_000, "new_changes": 10_000}
+QUICK = {"tables": 10, "keys_per_table": 200, "versions": 10, "batch_size": 500, "new_changes": 1_000}
+TARGET_FIRST_RATIO = 3.0
+TARGET_SECOND_RATIO = 0.10
+TYPES = {"Id": "INT64", "Name": "STRING(MAX)", "Score": "FLOAT64", "Amount": "NUMERIC", "Active": "BOOL",
+         "Tags": "ARRAY<STRING(MAX)>", "LastUpdated": "TIMESTAMP"}
+DAY_SECONDS = 86_400
+EPOCH_DAY0 = 1_714_521_600  # 2024-05-01T00:00:00Z
+
+
+def _ts(seconds: int, nanos: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{nanos:09d}Z"
+
+
+def _line(table: str, batch_id: str, seq: int, key: int, version: int, commit: str, read: str) -> str:
+    values = {"Id": str(key), "Name": f"name-{key}-{version}", "Score": key * 0.5 + version,
+              "Amount": f"{key}.{version:02d}", "Active": version % 2 == 0, "Tags": ["t", str(version)],
+              "LastUpdated": commit}
+    record = {"v": 1, "batch_id": batch_id, "seq": seq, "table": table, "key_columns": ["Id"], "keys": [str(key)],
+              "commit_timestamp": commit, "read_timestamp": read, "shard": None, "watcher_id": "bench",
+              "read_method": "cdc", "mod_type": None, "values": values, "types": TYPES}
+    return json.dumps(record, separators=(",", ":"))
+
+
+def generate(staging: str, s: dict[str, Any], *, day: int, versions: range, keys: range, tag: str) -> int:
+    """Write batch files: each table's changes for ``versions`` x ``keys``, commits spread over the day(s)."""
+    written = 0
+    per_day = max(1, len(versions) // 10) if len(versions) > 1 else 1
+    for t in range(s["tables"]):
+        table = f"Table{t:02d}"
+        folder = os.path.join(staging, f"table={table}")
+        os.makedirs(folder, exist_ok=True)
+        changes = [(v, k) for v in versions for k in keys]
+        for b in range(0, len(changes), s["batch_size"]):
+            chunk = changes[b:b + s["batch_size"]]
+            batch_id = f"{tag}-{t:02d}-{b // s['batch_size']:05d}"
+            lines = []
+            for seq, (v, k) in enumerate(chunk):
+                seconds = EPOCH_DAY0 + (day + (v - versions.start) // per_day) * DAY_SECONDS + k
+                commit = _ts(seconds, v * 1000 + t)  # tables share seconds: cross-table transaction groups
+                lines.append(_line(table, batch_id, seq, k, v, commit, _ts(seconds + 1, 0)))
+            with open(os.path.join(folder, f"{batch_id}.jsonl"), "w") as f:
+                f.write("\n".join(lines) + "\n")
+            written += len(chunk)
+    return written
+
+
+def _session() -> Any:
+    from pyspark.sql import SparkSession
+
+    spark = (SparkSession.builder.master("local[2]").appName("bench-changelog")
+             .config("spark.driver.memory", "6g").config("spark.sql.shuffle.partitions", "4")
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.session.timeZone", "UTC").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def _baseline(spark: Any, staging: str, out: str) -> float:
+    from watcher.changelog import records
+
+    started = time.perf_counter()
+    (spark.read.schema(records.schema(records.STAGING_FIELDS)).json(os.path.join(staging, "table=*", "*.jsonl"))
+     .write.mode("overwrite").parquet(out))
+    return time.perf_counter() - started
+
+
+def _job(spark: Any, staging: str, warehouse: str) -> tuple[float, Any]:
+    from watcher.changelog import Changelog
+
+    started = time.perf_counter()
+    result = Changelog(spark).staging(staging).warehouse(warehouse).run()
+    return time.perf_counter() - started, result
+
+
+def run(ctx: RunContext) -> Result:
+    s = QUICK if ctx.quick else FULL
+    root = os.path.join(ctx.workdir, "changelog_job")
+    shutil.rmtree(root, ignore_errors=True)
+    staging, warehouse, plain = (os.path.join(root, n) for n in ("staging", "warehouse", "plain"))
+    spark = _session()
+
+    warm = os.path.join(root, "warmup")
+    generate(os.path.join(warm, "staging"), {**QUICK, "keys_per_table": 20}, day=0, versions=range(2), keys=range(20), tag="w")
+    _baseline(spark, os.path.join(warm, "staging"), os.path.join(warm, "plain"))
+    _job(spark, os.path.join(warm, "staging"), os.path.join(warm, "warehouse"))
+    ctx.log("warmed up")
+
+    started = time.perf_counter()
+    total = generate(staging, s, day=0, versions=range(s["versions"]), keys=range(s["keys_per_table"]), tag="a")
+    ctx.log(f"staged {total} changes in {time.perf_counter() - started:.1f} s")
+    baseline = _baseline(spark, staging, plain)
+    ctx.log(f"plain read + Parquet write: {baseline:.1f} s")
+    first, r1 = _job(spark, staging, warehouse)
+    ctx.log(f"first run: {first:.1f} s ({r1.changes_written} changes)")
+
+    per_table = s["new_changes"] // s["tables"]
+    new = generate(staging, {**s, "batch_size": per_table}, day=10, versions=range(s["versions"], s["versions"] + 1),
+                   keys=range(per_table), tag="b")
+    second, r2 = _job(spark, staging, warehouse)
+    ctx.log(f"second run: {second:.1f} s ({r2.changes_written} changes, {r2.batches_read} batches)")
+    rows = spark.sql("SELECT count(*) FROM changelog").first()[0]
+
+    result = Result(settings={**s, "changes": total, "new_changes": new, "master": "local[2]", "shuffle_partitions": 4})
+    result.figures = {
+        "baseline_seconds": round(baseline, 2), "first_run_seconds": round(first, 2), "second_run_seconds": round(second, 2),
+        "first_vs_baseline": round(first / baseline, 2), "second_vs_first": round(second / first, 3),
+        "first_run_changes": r1.changes_written, "second_run_changes": r2.changes_written,
+        "second_run_batches": r2.batches_read, "changelog_rows": rows, "mod_types_first": r1.mod_types,
+        "mod_types_second": r2.mod_types,
+    }
+    result.checks = [check("first run / plain read+write", round(first / baseline, 2), "<=", TARGET_FIRST_RATIO),
+                     check("second run / first run", round(second / first, 3), "<=", TARGET_SECOND_RATIO),
+                     check("changelog rows", rows, ">=", total + new)]
+    result.notes.append("Generated staging files (StagingSink format), not a live watcher; all in one Spark session.")
+    spark.stop()
+    return result
