@@ -16,7 +16,7 @@ To add a suite, write its modules and add a row here.
 
 Example:
     >>> sorted(SUITES)
-    ['ddl', 'localspanner', 'watcher']
+    ['changelog', 'ddl', 'localspanner', 'watcher']
     >>> check("ratio", 1.2, "<=", 1.5).passed
     True
 """

@@ -129,6 +129,7 @@ def run(ctx: RunContext) -> Result:
                    keys=range(per_table), tag="b")
     second, r2 = _job(spark, staging, warehouse)
     ctx.log(f"second run: {second:.1f} s ({r2.changes_written} changes, {r2.batches_read} batches)")
+    ctx.log(f"phases: first {r1.phases}; second {r2.phases}")
     rows = spark.sql("SELECT count(*) FROM changelog").first()[0]
 
     result = Result(settings={**s, "changes": total, "new_changes": new, "master": "local[2]", "shuffle_partitions": 4})
@@ -137,7 +138,7 @@ def run(ctx: RunContext) -> Result:
         "first_vs_baseline": round(first / baseline, 2), "second_vs_first": round(second / first, 3),
         "first_run_changes": r1.changes_written, "second_run_changes": r2.changes_written,
         "second_run_batches": r2.batches_read, "changelog_rows": rows, "mod_types_first": r1.mod_types,
-        "mod_types_second": r2.mod_types,
+        "mod_types_second": r2.mod_types, "phases_first": r1.phases, "phases_second": r2.phases,
     }
     result.checks = [check("first run / plain read+write", round(first / baseline, 2), "<=", TARGET_FIRST_RATIO),
                      check("second run / first run", round(second / first, 3), "<=", TARGET_SECOND_RATIO),

@@ -30,7 +30,7 @@ class Stager:
               read_method: str = "cdc") -> Any:
         read_ts = ts(read_offset if read_offset is not None else max(commits) + 1_000)
         changes = [Change(table, tuple(row[k] for k in key_columns), dict(row), ts(c), shard, read_ts)
-                   for row, c in zip(rows, commits)]
+                   for row, c in zip(rows, commits, strict=True)]
         return self.sink.write(changes, types, key_columns, read_method=read_method, mod_types=mod_types)
 
 
@@ -40,4 +40,4 @@ SINGERS_TYPES = {"SingerId": "INT64", "Name": "STRING(MAX)", "Deleted": "BOOL", 
 
 def singer(singer_id: int, name: str, deleted: bool = False) -> dict[str, Any]:
     return {"SingerId": singer_id, "Name": name, "Deleted": deleted,
-            "LastUpdated": dt.datetime(2024, 5, 1, tzinfo=dt.timezone.utc)}
+            "LastUpdated": dt.datetime(2024, 5, 1, tzinfo=dt.UTC)}

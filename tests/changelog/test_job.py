@@ -7,11 +7,10 @@ import os
 
 import pytest
 
+from tests.changelog.support import SINGERS_TYPES, singer
 from watcher.changelog import Changelog, write_marker
 from watcher.changelog.fs import HadoopFS
 from watcher.errors import ConfigurationError
-
-from tests.changelog.support import SINGERS_TYPES, singer
 
 KEY = ["SingerId"]
 

@@ -10,7 +10,6 @@ from google.cloud.spanner_admin_database_v1 import DatabaseDialect
 from google.cloud.spanner_admin_database_v1.types import Database as DatabasePb
 
 
-
 def _config(client) -> str:
     return f"projects/{client.project}/instanceConfigs/emulator-config"
 

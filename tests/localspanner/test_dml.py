@@ -136,11 +136,10 @@ def test_pending_commit_timestamp_in_insert_and_update(db):
         return txn.execute_update(
             "INSERT INTO Acc (Id, Owner, Balance, Changed) VALUES (60, 'c', 0, PENDING_COMMIT_TIMESTAMP())")
 
-    before = dt.datetime.now(dt.timezone.utc)
+    before = dt.datetime.now(dt.UTC)
     with db.batch() as marker:  # a commit whose timestamp bounds the next one from below
         marker.update("Acc", ("Id", "Balance"), [(1, 100)])
-    session_txn = db.run_in_transaction(insert)
-    assert session_txn == 1
+    assert db.run_in_transaction(insert) == 1
     (first,) = _rows(db, "SELECT Changed FROM Acc WHERE Id = 60")
     assert first[0] > marker.committed >= before - dt.timedelta(seconds=5)
 

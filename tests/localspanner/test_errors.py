@@ -97,7 +97,7 @@ CASES = {
                                 exceptions.InvalidArgument, ["Items"]),
     "mutation future commit timestamp": (
         lambda db: _write(db, "insert_or_update", "Items", ("Id", "Name", "Ts"),
-                          [(1, "one", dt.datetime.now(dt.timezone.utc) + dt.timedelta(hours=1))]),
+                          [(1, "one", dt.datetime.now(dt.UTC) + dt.timedelta(hours=1))]),
         exceptions.FailedPrecondition, ["Ts"]),
     "update missing row": (lambda db: _write(db, "update", "Items", ("Id", "Qty"), [(404, 1)]),
                            exceptions.NotFound, ["Items"]),
@@ -108,7 +108,7 @@ CASES = {
 
 
 def _future_read(db):
-    with db.snapshot(read_timestamp=dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=2)) as snap:
+    with db.snapshot(read_timestamp=dt.datetime.now(dt.UTC) + dt.timedelta(days=2)) as snap:
         return list(snap.read("Items", ("Id",), spanner.KeySet(all_=True)))
 
 

@@ -8,7 +8,6 @@ official client.
 from __future__ import annotations
 
 import base64
-import datetime as dt
 import os
 import tempfile
 from decimal import Decimal

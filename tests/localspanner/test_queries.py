@@ -12,7 +12,7 @@ from google.api_core.datetime_helpers import DatetimeWithNanoseconds
 from google.cloud import spanner
 from google.cloud.spanner_v1 import TypeCode, param_types
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 DDL = [
     """CREATE TABLE Q (Id INT64 NOT NULL, F FLOAT64, B BOOL, S STRING(MAX), Y BYTES(MAX), D DATE,

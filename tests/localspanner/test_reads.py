@@ -127,7 +127,7 @@ def test_read_unknown_index_is_an_error(rdb):
     assert "NoSuchIndex" in info.value.message
 
 
-def test_read_inside_read_write_transaction_sees_own_writes(make_database):
+def test_read_in_read_write_transaction_does_not_see_buffered_mutations(make_database):
     db = make_database(DDL[:1])
 
     def work(txn):

@@ -196,7 +196,7 @@ def test_commit_returns_increasing_commit_timestamps(db):
     stamps.append(holder["txn"].committed)
     assert all(isinstance(s, dt.datetime) for s in stamps)
     assert stamps == sorted(stamps) and len(set(stamps)) == len(stamps)
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     assert abs((now - stamps[-1]).total_seconds()) < 60
     with db.snapshot() as snap:
         stored = [r[0] for r in snap.execute_sql("SELECT Ts FROM Log ORDER BY Id")]

@@ -18,7 +18,7 @@ from google.api_core.datetime_helpers import DatetimeWithNanoseconds
 from google.cloud import spanner
 from google.cloud.spanner_v1 import JsonObject, param_types
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 TS_NANOS = DatetimeWithNanoseconds(2024, 2, 29, 23, 59, 58, nanosecond=123456789, tzinfo=UTC)
 TS_MICROS = dt.datetime(1970, 1, 1, 0, 0, 0, 1, tzinfo=UTC)
 RAW = bytes(range(256))
@@ -54,7 +54,7 @@ DDL = [
 def _same(a, b) -> bool:
     """Equality that treats NaN as equal to NaN, JSON by content and -0.0 by sign."""
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, float) and isinstance(b, float):
         if math.isnan(a) or math.isnan(b):
             return math.isnan(a) and math.isnan(b)
@@ -63,7 +63,7 @@ def _same(a, b) -> bool:
         return json.loads(JsonObject(a).serialize()) == json.loads(JsonObject(b).serialize())
     if isinstance(a, dt.datetime) and isinstance(b, dt.datetime):
         return a == b and _nanos(a) == _nanos(b)
-    return type(a) is type(b) and a == b or (isinstance(a, int) and isinstance(b, int) and a == b)
+    return type(a) is type(b) and a == b
 
 
 def _nanos(t: dt.datetime) -> int:

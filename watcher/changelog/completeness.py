@@ -45,7 +45,7 @@ def write_marker(fs: HadoopFS, table: str, read_timestamp: str, method: str = "b
         raise ChangelogError(f"read_timestamp must be RFC 3339 UTC with nine fractional digits, got {read_timestamp!r}")
     if method not in METHODS:
         raise ChangelogError(f"method must be one of {METHODS}, got {method!r}")
-    now = now or dt.datetime.now(dt.timezone.utc)
+    now = now or dt.datetime.now(dt.UTC)
     doc = {"v": MARKER_FORMAT, "table": table, "read_timestamp": read_timestamp, "method": method,
            "written_at": now.isoformat()}
     fs.write_text(marker_path(table), json.dumps(doc, indent=1) + "\n", overwrite=True)

@@ -26,13 +26,13 @@ from __future__ import annotations
 import sys
 
 if __name__ == "__main__" and not __package__:  # spark-submit watcher/changelog/job.py: import as a package
+    import importlib
     import pathlib
 
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
-    from watcher.changelog.job import main
+    sys.exit(importlib.import_module("watcher.changelog.job").main())
 
-    sys.exit(main())
-
+import contextlib
 import datetime as dt
 import time
 from collections.abc import Callable
@@ -67,6 +67,7 @@ class ChangelogResult:
     watermarks: dict[str, str | None] = field(default_factory=dict)
     quarantined: list[Quarantined] = field(default_factory=list)
     seconds: float = 0.0
+    phases: dict[str, float] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
         out = dict(self.__dict__)
@@ -75,7 +76,7 @@ class ChangelogResult:
 
 
 def _utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
 class Changelog:
@@ -147,15 +148,25 @@ class _Run:
         self.soft_delete = soft_delete
         self.clock = clock
 
+    @contextlib.contextmanager
+    def _phase(self, name: str) -> Any:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.result.phases[name] = round(self.result.phases.get(name, 0.0) + time.perf_counter() - started, 3)
+
     def execute(self) -> ChangelogResult:
         started = time.perf_counter()
         base = manifest.load(self.fs)
-        markers = completeness.read_markers(self.fs)  # before listing: a marker's batches are already staged
-        files = staging_reader.list_new_batches(self.staging_fs, self._processed(base))
-        result = ChangelogResult(version=base.version)
+        self.result = result = ChangelogResult(version=base.version)
+        with self._phase("list"):
+            markers = completeness.read_markers(self.fs)  # before listing: a marker's batches are already staged
+            files = staging_reader.list_new_batches(self.staging_fs, self._processed(base))
         if files:
             self._process(base, markers, files, result)
-        views.register_views(self.spark, self.fs.root)
+        with self._phase("views"):
+            views.register_views(self.spark, self.fs.root)
         result.watermarks = {t: info.get("watermark") for t, info in manifest.load(self.fs).tables.items()}
         result.seconds = round(time.perf_counter() - started, 3)
         return result
@@ -168,10 +179,17 @@ class _Run:
 
     def _process(self, base: manifest.Manifest, markers: dict[str, str], files: list[Any],
                  result: ChangelogResult) -> None:
-        parsed = staging_reader.read_batches(self.spark, files)
-        stats, bad = staging_reader.inspect_batches(parsed, files)
-        if stats:
-            self._write(base, markers, parsed, stats, result)
+        from pyspark import StorageLevel
+
+        # Parsed once: the inspection pass fills the cache the job then reads.
+        parsed = staging_reader.read_batches(self.spark, files).persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            with self._phase("inspect"):
+                stats, bad = staging_reader.inspect_batches(parsed, files)
+            if stats:
+                self._write(base, markers, parsed, stats, result)
+        finally:
+            parsed.unpersist()
         result.quarantined = staging_reader.quarantine(self.staging_fs, self.fs, files, bad, self.clock())
 
     def _write(self, base: manifest.Manifest, markers: dict[str, str], parsed: Any, stats: list[Any],
@@ -189,8 +207,9 @@ class _Run:
         rows = pipeline.per_key_window(changes, state, markers=markers, soft_delete_columns=self.soft_delete)
         rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
         try:
-            counts = (rows.where("_src = 1").groupBy("table_name", "commit_date", "mod_type", "_is_dup", "_is_late")
-                      .count().collect())
+            with self._phase("classify"):
+                counts = (rows.where("_src = 1").groupBy("table_name", "commit_date", "mod_type", "_is_dup", "_is_late")
+                          .count().collect())
             new = pipeline.changelog_rows(rows, version)
             late_parts = sorted({(c["table_name"], c["commit_date"]) for c in counts if c["_is_late"] and not c["_is_dup"]})
             late_known = 0
@@ -202,13 +221,16 @@ class _Run:
             existing = self._existing_groups(base, dates, new)
             grouped = add_grouping(new.drop("_is_late"), existing)
             names = [n for n, _, _ in pipeline.records.CHANGELOG_FIELDS]
-            grouped.select(*names).write.mode("append").partitionBy("table_name", "commit_date").parquet(
-                self.fs.uri(views.CHANGELOG_DIR))
-            current_state.write(pipeline.state_rows(rows, version), self.fs, version)
+            with self._phase("write_changelog"):
+                grouped.select(*names).write.mode("append").partitionBy("table_name", "commit_date").parquet(
+                    self.fs.uri(views.CHANGELOG_DIR))
+            with self._phase("write_state"):
+                current_state.write(pipeline.state_rows(rows, version), self.fs, version)
         finally:
             rows.unpersist()
-        self._log_processed(stats, version)
-        self._commit(base, version, aborted, touched, stats)
+        with self._phase("commit"):
+            self._log_processed(stats, version)
+            self._commit(base, version, aborted, touched, stats)
         self._summarize(counts, late_known, result)
         result.version, result.committed = version, True
 

@@ -102,8 +102,8 @@ def inspect_batches(parsed: Any, files: list[FileEntry]) -> tuple[list[BatchStat
         name = batch_name(entry.uri)
         row = seen.get(name)
         reason = _bad_reason(entry, row)
-        if reason:
-            bad[name] = reason
+        if reason or row is None:
+            bad[name] = reason or "no records"
         else:
             stats.append(BatchStats(name, int(row["n"]), row["table"], row["shard"], row["read_ts"], row["read_method"],
                                     row["max_commit"]))

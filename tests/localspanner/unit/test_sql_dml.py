@@ -145,7 +145,7 @@ def test_query_is_not_dml(conn):
 def test_default_keyword_uses_the_column_default():
     from dataclasses import replace
 
-    from sql_fixtures import ALBUMS, SHARD_INDEX, SINGERS
+    from tests.localspanner.unit.sql_fixtures import ALBUMS, SHARD_INDEX, SINGERS
 
     from watcher.localspanner.catalog import Catalog
 

@@ -40,7 +40,9 @@ class DmlTranslation:
 
     When ``returning`` is true the SQLite statement has a RETURNING clause whose columns
     are: the primary key (``key_count`` columns), then the pending-commit-timestamp
-    columns (``pending_columns``), then the THEN RETURN columns (``then_return``).
+    columns (``pending_columns``: every ``allow_commit_timestamp`` column the statement
+    writes, whether with PENDING_COMMIT_TIMESTAMP() or a value), then the THEN RETURN
+    columns (``then_return``).
     """
 
     sql: str
@@ -144,6 +146,8 @@ def _value(tr: Translator, build: _Build, column: Column, node: exp.Expression, 
         return translate_expression(column.default, build.table, tr.ctx.catalog)
     typed = tr.coerce(tr.expr(node, scope), column.type, node)
     _check_type(tr, build.table, column, typed)
+    if column.allow_commit_timestamp:
+        build.note_pending(column)  # returned too, so that a time after the commit can be refused
     return typed.sql
 
 

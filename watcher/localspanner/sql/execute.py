@@ -257,7 +257,7 @@ def execute_dml(conn: sqlite3.Connection, statement: Statement, catalog: Catalog
     binds = bind(statement, d.ctx, now_nanos)
     set_statement_time(now_nanos)
     try:
-        result = _execute_dml(conn, d, binds)
+        result = _execute_dml(conn, d, binds, values.nanos_to_stored(now_nanos))
         _check_interleaving(conn, d, catalog)
         return result
     except sqlite3.IntegrityError as exc:
@@ -281,7 +281,7 @@ def _check_interleaving(conn: sqlite3.Connection, d: DmlTranslation, catalog: Ca
         raise problem
 
 
-def _execute_dml(conn: sqlite3.Connection, d: DmlTranslation, binds: dict[str, Any]) -> DmlResult:
+def _execute_dml(conn: sqlite3.Connection, d: DmlTranslation, binds: dict[str, Any], now_stored: str) -> DmlResult:
     cursor = _run(conn, d.sql, binds, d.ctx)
     try:
         if not d.returning:
@@ -294,13 +294,17 @@ def _execute_dml(conn: sqlite3.Connection, d: DmlTranslation, binds: dict[str, A
             raise _sqlite_error(exc, d.ctx) from None
     finally:
         cursor.close()
-    return _dml_result(d, rows)
+    return _dml_result(d, rows, now_stored)
 
 
-def _dml_result(d: DmlTranslation, rows: list[tuple]) -> DmlResult:
+def _dml_result(d: DmlTranslation, rows: list[tuple], now_stored: str) -> DmlResult:
     nk, npend = d.key_count, len(d.pending_columns)
     pending = []
     for row in rows:
+        for col, v in zip(d.pending_columns, row[nk:nk + npend], strict=False):
+            # The commit comes after the statement: a time after now is after the commit too.
+            if v is not None and v != PENDING_COMMIT_TIMESTAMP_SENTINEL and v > now_stored:
+                raise errors.commit_timestamp_in_future(d.table.name, col, v)
         cols = tuple(c for c, v in zip(d.pending_columns, row[nk:nk + npend], strict=False) if v == PENDING_COMMIT_TIMESTAMP_SENTINEL)
         if cols:
             pending.append((d.table.name, cols, tuple(row[:nk])))

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
+from google.api_core import exceptions
+from google.cloud import spanner
 from google.cloud.spanner_v1 import param_types
 
 # The Java watcher's statements (spanner-change-watcher 1.2.1), including its quirks: the
@@ -156,12 +160,9 @@ def test_last_seen_commit_timestamps_table_with_nullable_key_columns(make_databa
         ["SHARD_ID_TIMESTAMP", "TIMESTAMP"], ["LAST_SEEN_COMMIT_TIMESTAMP", "TIMESTAMP"]]
     # The repository writes one row per (table, shard), NULL in every unused shard column, with
     # InsertOrUpdate: NULL key columns must match each other as Spanner keys do.
-    from google.cloud import spanner
-    import datetime as dt
-
     cols = tuple(key_names) + ("LAST_SEEN_COMMIT_TIMESTAMP",)
-    t1 = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
-    t2 = dt.datetime(2024, 1, 2, tzinfo=dt.timezone.utc)
+    t1 = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
+    t2 = dt.datetime(2024, 1, 2, tzinfo=dt.UTC)
     no_shard = ["db", "", "", "Singers"] + [None] * 7
     shard_5 = ["db", "", "", "Singers"] + [None] * 4 + [5, None, None]
     for ts in (t1, t2):
@@ -172,8 +173,6 @@ def test_last_seen_commit_timestamps_table_with_nullable_key_columns(make_databa
                              spanner.KeySet(keys=[no_shard])))
     assert got == [[None, t2]]
     assert _query(db, "SELECT SHARD_ID_INT64 FROM LAST_SEEN_COMMIT_TIMESTAMPS ORDER BY SHARD_ID_INT64") == [[None], [5]]
-    from google.api_core import exceptions
-
     with pytest.raises(exceptions.AlreadyExists):
         with db.batch() as b:
             b.insert("LAST_SEEN_COMMIT_TIMESTAMPS", cols, [no_shard + [t1]])
