@@ -6,38 +6,46 @@ Example::
     with TableWatcher(database, "Singers", shard_provider=FixedShardProvider("ShardId", range(-18, 19))) as w:
         for change in w.changes():
             ...
+
+The public names are loaded on first use, so that ``spanner-watcher --help`` and the
+commands that do not need the Spanner client start quickly.
 """
 
-from .checkpoints import CommitTimestampRepository, InMemoryCommitTimestampRepository, SpannerCommitTimestampRepository
-from .database_watcher import ALL, DatabaseWatcher
-from .errors import (
-    CallbackError,
-    CheckpointError,
-    ConfigurationError,
-    PollError,
-    SchemaError,
-    TableNotFoundError,
-    TableNotWatchableError,
-    WatcherError,
-)
-from .model import MIN_TIMESTAMP, Change, Checkpoint, TableId, Watermark
-from .retry import RetryPolicy
-from .shards import (
-    FixedShardProvider,
-    Interval,
-    NotNullShardProvider,
-    ShardIdCache,
-    ShardProvider,
-    TimebasedShardProvider,
-)
-from .table_watcher import CallbackErrorPolicy, State, TableWatcher
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "ALL", "CallbackError", "CallbackErrorPolicy", "Change", "Checkpoint", "CheckpointError", "CommitTimestampRepository",
-    "ConfigurationError", "DatabaseWatcher", "FixedShardProvider", "InMemoryCommitTimestampRepository", "Interval",
-    "MIN_TIMESTAMP", "NotNullShardProvider", "PollError", "RetryPolicy", "SchemaError", "ShardIdCache", "ShardProvider",
-    "SpannerCommitTimestampRepository", "State", "TableId", "TableNotFoundError", "TableNotWatchableError", "TableWatcher",
-    "TimebasedShardProvider", "Watermark", "WatcherError",
-]
+#: public name -> module that defines it
+_EXPORTS = {
+    "ALL": "database_watcher", "DatabaseWatcher": "database_watcher",
+    "CommitTimestampRepository": "checkpoints", "InMemoryCommitTimestampRepository": "checkpoints",
+    "SpannerCommitTimestampRepository": "checkpoints",
+    "CallbackError": "errors", "CheckpointError": "errors", "ConfigurationError": "errors", "PollError": "errors",
+    "SchemaError": "errors", "TableNotFoundError": "errors", "TableNotWatchableError": "errors", "WatcherError": "errors",
+    "MIN_TIMESTAMP": "model", "Change": "model", "Checkpoint": "model", "TableId": "model", "Watermark": "model",
+    "RetryPolicy": "retry",
+    "FixedShardProvider": "shards", "Interval": "shards", "NotNullShardProvider": "shards", "ShardIdCache": "shards",
+    "ShardProvider": "shards", "TimebasedShardProvider": "shards",
+    "CallbackErrorPolicy": "table_watcher", "State": "table_watcher", "TableWatcher": "table_watcher",
+    "ChangeSetWatcher": "changesets", "run_in_change_set_transaction": "changesets", "change_set_batch": "changesets",
+    "HistoryTable": "history", "HistoryWatcher": "history",
+    "StagingSink": "sinks",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'watcher' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

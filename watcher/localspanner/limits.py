@@ -18,3 +18,6 @@ RESULT_MESSAGE_MAX_ROWS = 2_000
 MAX_MUTATIONS_PER_COMMIT = 80_000
 #: Idle sessions are not collected; this bounds how many a database keeps.
 MAX_SESSIONS_PER_DATABASE = 10_000
+#: Where `spanner-watcher local-spanner` listens unless told otherwise (loopback only).
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 9010

@@ -25,12 +25,11 @@ from .frontend.instance_admin_service import InstanceAdminServicer
 from .frontend.operations import OperationRegistry, OperationsServicer
 from .frontend.rpc import generic_handler
 from .frontend.spanner_service import SpannerServicer
+from .limits import DEFAULT_HOST, DEFAULT_PORT  # re-exported: the CLI reads them without importing gRPC
 from .service import LocalSpannerService
 
 log = logging.getLogger("watcher.localspanner")
 
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 9010
 #: Enough for 32+ client threads plus long-running streams; a stream holds a worker.
 DEFAULT_WORKERS = 64
 #: Clients send large batches of mutations; the 4 MiB gRPC default is too small.
