@@ -16,7 +16,7 @@ To add a suite, write its modules and add a row here.
 
 Example:
     >>> sorted(SUITES)
-    ['changelog', 'ddl', 'localspanner', 'watcher']
+    ['app', 'changelog', 'ddl', 'localspanner', 'watcher']
     >>> check("ratio", 1.2, "<=", 1.5).passed
     True
 """
@@ -34,6 +34,9 @@ from typing import Any
 
 #: Suite name -> benchmark modules, in the order they run.
 SUITES: dict[str, tuple[str, ...]] = {
+    "app": (
+        "benchmarks.java_app",
+    ),
     "changelog": (
         "benchmarks.changelog_job",
     ),

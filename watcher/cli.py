@@ -27,6 +27,8 @@ COMMANDS: tuple[str, ...] = (
     "watcher.commands.demo",
     "watcher.commands.local_spanner",
     "watcher.commands.migrate",
+    "watcher.commands.watch",
+    "watcher.commands.bench",
     "watcher.commands.ddl",
     "watcher.commands.changelog",
     "watcher.commands.export",

@@ -26,7 +26,7 @@ from typing import Any, Callable, Mapping
 
 from google.api_core.datetime_helpers import DatetimeWithNanoseconds
 
-from .model import as_nanos_timestamp
+from .model import rfc3339_nanos
 
 
 def base_type(spanner_type: str) -> str:
@@ -42,11 +42,8 @@ def element_type(spanner_type: str) -> str:
     return t[t.index("<") + 1: t.rindex(">")]
 
 
-def timestamp_text(ts: dt.datetime) -> str:
-    """RFC 3339 UTC with all nine fractional digits: sorts as text in time order."""
-    ts = as_nanos_timestamp(ts)
-    nanos = ts.nanosecond if isinstance(ts, DatetimeWithNanoseconds) else ts.microsecond * 1000
-    return ts.strftime("%Y-%m-%dT%H:%M:%S") + f".{nanos:09d}Z"
+#: RFC 3339 UTC with all nine fractional digits: sorts as text in time order.
+timestamp_text = rfc3339_nanos
 
 
 def _float(v: float) -> Any:

@@ -12,7 +12,9 @@ partitioned DML, without deleting them:
 The cutoff never passes what the watchers have delivered: it is the oldest checkpoint of the
 table (over all its shards) or now, whichever is earlier, minus the retention. A table
 without any checkpoint is not pruned. Rows a watcher has not yet seen are newer than its
-checkpoint, so pruning never hides a change from it.
+checkpoint, so pruning never hides a change from it. A watcher that has never stored a
+checkpoint is invisible to the store, so add a new watcher (or shard set) before pruning
+runs again, or start it from its first checkpoint rather than from the beginning of time.
 
 :func:`prune_index` does one run for a given ``now``; :class:`IndexPruningJob` runs it on an
 APScheduler 3 scheduler.

@@ -232,7 +232,13 @@ class MigrationSet:
         folder = Path(path)
         if not folder.is_dir():
             raise MigrationError(f"migration folder {str(path)!r} does not exist or is not a folder")
-        return MigrationSet.from_entries(folder_id or folder.resolve().name, str(path).rstrip("/"), folder.iterdir())
+        loaded = MigrationSet.from_entries(folder_id or folder.resolve().name, str(path).rstrip("/"), folder.iterdir())
+        if not loaded.files:
+            # A parent such as ddl/ holds migration folders, not migrations: name them rather than do nothing.
+            inside = sorted(str(d) for d in folder.rglob("*") if d.is_dir() and any(d.glob("V*__*.sql")))
+            hint = f"; the folders in it with migrations: {', '.join(inside)} (pass each with --dir)" if inside else ""
+            raise MigrationError(f"migration folder {str(path)!r} holds no V<version>__<name>.sql file{hint}")
+        return loaded
 
 
 def default_migrations() -> MigrationSet:

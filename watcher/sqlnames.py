@@ -23,7 +23,7 @@ _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,127}$")
 
 
 def validate_identifier(name: str, what: str = "identifier") -> str:
-    if not isinstance(name, str) or not _NAME.match(name):
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise InvalidIdentifierError(
             f"invalid {what} {name!r}: Spanner names start with a letter and contain only letters, digits "
             "and underscores (at most 128 characters)"

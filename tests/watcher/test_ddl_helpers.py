@@ -238,8 +238,6 @@ def test_hostile_identifiers_are_refused(request, name, build):
     assert "invalid" in str(info.value)
 
 
-@pytest.mark.xfail(strict=True, reason="watcher.sqlnames matches with `$`, which also accepts a trailing newline; "
-                                       "fullmatch (or \\Z) there fixes it, and then this mark must go")
 def test_a_trailing_newline_is_not_a_name():
     with pytest.raises(InvalidIdentifierError):
         ddl.enable_commit_timestamp("Singers\n", "LastUpdated")

@@ -95,6 +95,12 @@ def test_folder_loading(tmp_path):
         MigrationSet.from_directory(tmp_path)
 
 
+def test_a_parent_folder_names_the_migration_folders_inside():
+    with pytest.raises(MigrationError, match="holds no V<version>__<name>.sql file; the folders in it with migrations: "
+                                             ".*ddl/samples/singers, .*ddl/watcher"):
+        MigrationSet.from_directory(os.path.join(ROOT, "ddl"))
+
+
 def test_packaged_default_set_is_identical_to_ddl_watcher():
     names = sorted(n for n in os.listdir(DDL_WATCHER) if n.endswith(".sql"))
     assert names == sorted(n for n in os.listdir(PACKAGED) if n.endswith(".sql"))

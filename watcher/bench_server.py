@@ -1,0 +1,113 @@
+"""The local Spanner server as a separate process, for benchmarks.
+
+A benchmark's writers and watchers should not share a Python interpreter (nor its GIL)
+with the server they measure, so :class:`ServerProcess` runs ``python -m watcher
+local-spanner`` as a child and reads the address it prints.
+
+Example::
+
+    with ServerProcess(port=0) as server:
+        os.environ["SPANNER_EMULATOR_HOST"] = server.emulator_host
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+from .errors import ConfigurationError
+
+#: Seconds the server gets to print its address, and to stop after SIGTERM.
+START_TIMEOUT = 60.0
+STOP_TIMEOUT = 30.0
+_READY = "export SPANNER_EMULATOR_HOST="
+
+
+class ServerProcess:
+    """``python -m watcher local-spanner --port PORT [--data-dir DIR]`` as a child process."""
+
+    def __init__(self, port: int = 0, data_dir: str | None = None, host: str = "127.0.0.1") -> None:
+        self.port, self.data_dir, self.host = port, data_dir, host
+        self.process: subprocess.Popen[str] | None = None
+        self.emulator_host = ""
+
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
+    def start(self) -> ServerProcess:
+        """Start the server; a port in use or a bad folder raises ConfigurationError with its message."""
+        command = [sys.executable, "-m", "watcher", "local-spanner", "--host", self.host, "--port", str(self.port)]
+        if self.data_dir:
+            command += ["--data-dir", self.data_dir]
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = _read_line(self.process, START_TIMEOUT)
+        if not line.startswith(_READY):
+            error = ""
+            if self.process.stderr is not None:
+                try:  # it printed no address: it is exiting with an error, or hangs
+                    self.process.wait(5)
+                    error = self.process.stderr.read()
+                except subprocess.TimeoutExpired:
+                    pass
+            self.stop()
+            raise ConfigurationError(_reason(error) or f"the local Spanner server did not start within {START_TIMEOUT:g} s")
+        self.emulator_host = line.strip()[len(_READY):]
+        # The server logs to stderr; drain it so a chatty server never blocks on a full pipe.
+        threading.Thread(target=_drain, args=(self.process,), daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+    def cpu_seconds(self) -> float:
+        """User plus system CPU seconds the server has used (Linux /proc)."""
+        try:
+            with open(f"/proc/{self.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (OSError, AssertionError):
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def __enter__(self) -> ServerProcess:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _reason(stderr: str) -> str:
+    """The server's one-line error, without its program prefix."""
+    lines = [line for line in stderr.strip().splitlines() if line.strip()]
+    if not lines:
+        return ""
+    last = lines[-1]
+    return last.split(": error: ", 1)[1] if ": error: " in last else last
+
+
+def _read_line(process: subprocess.Popen[str], timeout: float) -> str:
+    box: list[str] = []
+    reader = threading.Thread(target=lambda: box.append(process.stdout.readline() if process.stdout else ""), daemon=True)
+    reader.start()
+    reader.join(timeout)
+    return box[0] if box else ""
+
+
+def _drain(process: subprocess.Popen[str]) -> None:
+    stream = process.stderr
+    if stream is None:
+        return
+    for _ in stream:
+        pass

@@ -1,0 +1,251 @@
+"""Backfill: an initial snapshot of a table at one read timestamp, so what follows classifies exactly.
+
+Polling sees only rows that change after a watcher starts; a key that never changes again
+would be missing from the current state, and a key first seen later could be an old row.
+A backfill reads the whole table at one strong read timestamp R, in parallel by shard (or
+by a hash of the key) as Spark partitions (see :mod:`.spanner_source` for how R is kept
+on every kind of Spanner), and then, in this order:
+
+1. stages every row as a ``backfill`` record (one batch per partition, in the StagingSink's
+   layout) with the row's own commit timestamp, so the changelog job reads it like a poll;
+2. writes the table's completeness marker with R (:mod:`.completeness`): a key first seen
+   in a change committed after R is then an INSERT;
+3. sets the watchers' checkpoints (LAST_SEEN_COMMIT_TIMESTAMPS, one per shard value) to R,
+   so the watchers continue exactly where the snapshot ends (a checkpoint already past R
+   is left alone: moving it back would only re-deliver).
+
+Run it before the watchers start (or while they are stopped): a running watcher would
+overwrite the checkpoint with its own. A crash part way leaves no marker and no
+checkpoint; running it again stages the rows again and the job drops the duplicates
+(same table, key and commit timestamp). Rows whose commit-timestamp column is NULL were
+never written with one; they are recorded at R.
+
+Example::
+
+    from watcher.changelog.backfill import Backfill
+    result = (Backfill(spark, database).table("Singers")
+              .staging("/data/staging").warehouse("/data/warehouse")
+              .shards("ShardId", range(-18, 19))            # partitions and checkpoint keys
+              .checkpoints(SpannerCommitTimestampRepository(database), [list(range(-18, 19))])
+              .run())
+    result.read_timestamp, result.rows
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..checkpoints import CommitTimestampRepository
+from ..errors import ConfigurationError
+from ..model import Checkpoint, TableId
+from ..schema import discover
+from . import completeness, spanner_source, staging_writer
+from .fs import HadoopFS
+from .spanner_source import READ_MODES, ReadPartition, ReadPlan, ReadPoint, SpannerLocation
+
+#: Partitions for a table read without a shard column (by a hash of the first key column).
+DEFAULT_HASH_PARTITIONS = 4
+BACKFILL_WATCHER_ID = "spanner-watcher-backfill"
+
+
+@dataclass
+class SnapshotStats:
+    """What a read at one timestamp did."""
+
+    table: str
+    read_timestamp: str = ""
+    rows: int = 0
+    partitions: int = 0
+    batches: list[str] = field(default_factory=list)
+    #: Partitions read at the exact timestamp, and inside the driver's shared transaction.
+    read_at_timestamp: int = 0
+    read_in_shared_transaction: int = 0
+    seconds: float = 0.0
+
+
+@dataclass
+class BackfillResult(SnapshotStats):
+    marker_written: bool = False
+    checkpoints_set: list[Any] = field(default_factory=list)
+    checkpoints_kept: list[Any] = field(default_factory=list)
+
+
+def _utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+class SnapshotJob:
+    """The builder steps backfill and reconcile share: which table, how to split it, where to stage."""
+
+    method = "backfill"
+
+    def __init__(self, spark: Any, database: Any) -> None:
+        if spark is None or not hasattr(spark, "sparkContext"):
+            raise ConfigurationError(f"spark must be a SparkSession, got {type(spark).__name__}")
+        if database is None or not hasattr(database, "database_id"):
+            raise ConfigurationError(f"database must be a google.cloud.spanner Database, got {type(database).__name__}")
+        self._spark = spark
+        self._database = database
+        self._table: str | None = None
+        self._staging: str | None = None
+        self._warehouse: str | None = None
+        self._shard_column: str | None = None
+        self._shard_values: list[Any] = []
+        self._per_partition = 4
+        self._hash_partitions = DEFAULT_HASH_PARTITIONS
+        self._mode = "auto"
+        self._commit_timestamp_column: str | None = None
+        self._clock: Callable[[], dt.datetime] = _utcnow
+
+    def table(self, name: str) -> Any:
+        if not isinstance(name, str) or not name:
+            raise ConfigurationError(f"table must be a non-empty name, got {name!r}")
+        self._table = name
+        return self
+
+    def staging(self, path: str) -> Any:
+        self._staging = _path("staging", path)
+        return self
+
+    def warehouse(self, path: str) -> Any:
+        self._warehouse = _path("warehouse", path)
+        return self
+
+    def shards(self, column: str, values: Iterable[Any], per_partition: int = 4) -> Any:
+        """Split the read by shard values of ``column`` (``per_partition`` values per Spark partition)."""
+        values = list(values)
+        if not values or any(v is None for v in values):
+            raise ConfigurationError(f"shards({column!r}): give at least one shard value, none of them NULL")
+        if not isinstance(per_partition, int) or per_partition < 1:
+            raise ConfigurationError(f"per_partition must be a positive integer, got {per_partition!r}")
+        self._shard_column, self._shard_values, self._per_partition = column, values, per_partition
+        return self
+
+    def partitions(self, count: int) -> Any:
+        """Without shards: split the read in ``count`` partitions by a hash of the first key column."""
+        if not isinstance(count, int) or count < 1:
+            raise ConfigurationError(f"partitions must be a positive integer, got {count!r}")
+        self._hash_partitions = count
+        return self
+
+    def read_mode(self, mode: str) -> Any:
+        """How tasks read at R: 'auto' (default), 'timestamp' or 'shared' (see spanner_source)."""
+        if mode not in READ_MODES:
+            raise ConfigurationError(f"read_mode must be one of {READ_MODES}, got {mode!r}")
+        self._mode = mode
+        return self
+
+    def commit_timestamp_column(self, column: str) -> Any:
+        self._commit_timestamp_column = column
+        return self
+
+    def clock(self, now: Callable[[], dt.datetime]) -> Any:
+        self._clock = now
+        return self
+
+    # --- shared steps ---------------------------------------------------------------------------------
+
+    def _require(self, *names: str) -> None:
+        for name in names:
+            if getattr(self, f"_{name}") is None:
+                raise ConfigurationError(f"{name} is not set: call .{name}(...) before .run()")
+
+    def _partitions(self, info: Any) -> list[ReadPartition]:
+        if self._shard_column is not None:
+            if self._shard_column not in info.column_types:
+                raise ConfigurationError(f"shard column {self._shard_column} is not a column of {self._table}")
+            return spanner_source.shard_partitions(self._shard_column, self._shard_values, self._per_partition)
+        first = info.key_columns[0] if info.key_columns else None
+        if first is None:
+            return spanner_source.single_partition()
+        return spanner_source.hash_partitions(first, info.column_types[first], self._hash_partitions)
+
+    def _read(self, stats: SnapshotStats, stage: Callable[[Any, ReadPoint, ReadPlan], None]) -> Any:
+        """Discover the table, fix R, read it in parallel and hand the lines to ``stage`` (R still held)."""
+        info = discover(self._database, TableId(self._table), self._commit_timestamp_column)  # type: ignore[arg-type]
+        parts = self._partitions(info)
+        stats.partitions = len(parts)
+        with ReadPoint(self._database) as point:
+            stats.read_timestamp = point.read_timestamp_text
+            plan = ReadPlan(SpannerLocation.of(self._database), str(info.table), tuple(info.key_columns),
+                            info.commit_timestamp_column, dict(info.column_types), stats.read_timestamp,
+                            point.shared() if self._mode != "timestamp" else None, self.method,
+                            f"spanner-watcher-{self.method}",
+                            spanner_source.batch_prefix(stats.read_timestamp, self.method), self._mode)
+            lines, counters = spanner_source.snapshot_lines(self._spark, plan, parts)
+            stage(lines, point, plan)
+        stats.rows = counters["rows"].value
+        stats.read_at_timestamp = counters["timestamp"].value
+        stats.read_in_shared_transaction = counters["shared"].value
+        return info
+
+
+class Backfill(SnapshotJob):
+    """Builder of one backfill of one table (see the module docstring).
+
+    Args:
+        spark: the SparkSession.
+        database: the ``google.cloud.spanner`` Database to read (its location is handed to the tasks).
+    """
+
+    method = "backfill"
+
+    def __init__(self, spark: Any, database: Any) -> None:
+        super().__init__(spark, database)
+        self._repo: CommitTimestampRepository | None = None
+        self._checkpoint_shards: list[Any] = [None]
+
+    def checkpoints(self, repository: CommitTimestampRepository, shard_values: Sequence[Any] = (None,)) -> Backfill:
+        """Set these watchers' checkpoints to R: one per shard value, as each watcher stores it
+        (None without a shard provider; the list of values for a FixedShardProvider of a list)."""
+        if not isinstance(repository, CommitTimestampRepository):
+            raise ConfigurationError(f"checkpoints needs a CommitTimestampRepository, got {type(repository).__name__}")
+        if not list(shard_values):
+            raise ConfigurationError("checkpoints: give at least one shard value (None for a watcher without shards)")
+        self._repo, self._checkpoint_shards = repository, list(shard_values)
+        return self
+
+    def run(self) -> BackfillResult:
+        self._require("table", "staging", "warehouse")
+        started = time.perf_counter()
+        result = BackfillResult(self._table)  # type: ignore[arg-type]
+
+        def stage(lines: Any, point: ReadPoint, plan: ReadPlan) -> None:
+            result.batches = staging_writer.write_batches(self._spark, self._staging, plan.table, lines)
+
+        info = self._read(result, stage)
+        # Only now are the rows staged: the marker and the checkpoints may say "complete as of R".
+        completeness.write_marker(HadoopFS(self._spark, self._warehouse), str(info.table), result.read_timestamp,
+                                  "backfill", self._clock())
+        result.marker_written = True
+        if self._repo is not None:
+            self._set_checkpoints(info.table, result)
+        result.seconds = round(time.perf_counter() - started, 3)
+        return result
+
+    def _set_checkpoints(self, table: TableId, result: BackfillResult) -> None:
+        from google.api_core.datetime_helpers import DatetimeWithNanoseconds
+
+        assert self._repo is not None
+        at = DatetimeWithNanoseconds.from_rfc3339(result.read_timestamp)
+        self._repo.initialize()
+        for shard in self._checkpoint_shards:
+            stored = self._repo.get(table, shard)
+            if stored is not None and stored.commit_timestamp > at:
+                result.checkpoints_kept.append(shard)
+                continue
+            self._repo.set(table, Checkpoint(at), shard)
+            result.checkpoints_set.append(shard)
+
+
+def _path(name: str, path: Any) -> str:
+    if not isinstance(path, str) and not hasattr(path, "__fspath__"):
+        raise ConfigurationError(f"{name} must be a path, got {type(path).__name__}")
+    text = str(path)
+    if not text.strip():
+        raise ConfigurationError(f"{name} must be a non-empty path")
+    return text

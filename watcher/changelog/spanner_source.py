@@ -1,0 +1,296 @@
+"""Reading a whole table at one read timestamp, in parallel, as Spark partitions.
+
+Backfill and reconcile both need "every row of table T as of read timestamp R". The
+driver chooses R with a strong read (a multi-use read-only transaction:
+:class:`ReadPoint`), splits the table into :class:`ReadPartition` s (by shard value
+groups, or by a hash of the first key column), and each Spark task opens its own
+Spanner client and reads its partition **at exactly R**: ``database.snapshot(read_timestamp=R)``.
+That is stateless and retry-safe, and it is what runs on Cloud Spanner and on the
+official emulator.
+
+The embedded local Spanner keeps no old row versions: once anything committed after R
+it refuses a read at R (FAILED_PRECONDITION). For that case a task falls back to the
+driver's read-only transaction itself, shared by id (the client's ``BatchSnapshot``
+mechanism): the tasks still read in parallel, each with its own client, but inside the
+one transaction the driver keeps open until every task is done, so they still see the
+table exactly as of R. :class:`ReadPoint` must therefore stay open while the Spark job
+runs; :data:`READ_MODES` lets a caller force one of the two ways.
+
+Rows come out as staging records (the StagingSink's JSON lines, ``read_method`` backfill
+or reconcile), so the changelog job reads them like anything a watcher staged.
+
+Example:
+    >>> [p.label for p in shard_partitions("ShardId", [0, 1, 2], per_partition=2)]
+    ['ShardId in [0, 1]', 'ShardId in [2]', 'ShardId: NULL or other values']
+    >>> hash_partitions("Id", "INT64", 2)[1].where
+    'MOD(MOD(`Id`, 2) + 2, 2) = 1'
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..codec import encode_value, timestamp_text
+from ..errors import ChangelogError, ConfigurationError
+from ..sinks import STAGING_FORMAT
+from ..sqlnames import quote_identifier
+
+#: How tasks read: "timestamp" (exact read timestamp only), "shared" (inside the driver's
+#: transaction only), "auto" (the exact read, falling back to the shared transaction).
+READ_MODES = ("auto", "timestamp", "shared")
+#: Hash expressions that spread a key column over N partitions, by the column's base type.
+HASH_SQL = {
+    "INT64": "MOD(MOD({col}, {n}) + {n}, {n})",
+    "STRING": "MOD(MOD(FARM_FINGERPRINT({col}), {n}) + {n}, {n})",
+    "BYTES": "MOD(MOD(FARM_FINGERPRINT({col}), {n}) + {n}, {n})",
+}
+#: Seconds a task waits for its Spanner client's first answer before giving up.
+READ_TIMEOUT = 600.0
+
+
+@dataclass(frozen=True)
+class SpannerLocation:
+    """Where a task connects (picklable): names, and the emulator host (None: real Spanner)."""
+
+    project: str
+    instance: str
+    database: str
+    emulator_host: str | None = None
+
+    @staticmethod
+    def of(database: Any) -> SpannerLocation:
+        """The location of a client ``Database`` object."""
+        client = database._instance._client  # the client keeps no public accessor for these
+        return SpannerLocation(client.project, database._instance.instance_id, database.database_id,
+                               getattr(client, "_emulator_host", None) or None)
+
+    def open(self) -> Any:
+        """A new client's ``Database`` for this location."""
+        from google.cloud import spanner
+
+        if self.emulator_host:
+            from google.auth.credentials import AnonymousCredentials
+
+            client = spanner.Client(project=self.project, credentials=AnonymousCredentials(),
+                                    client_options={"api_endpoint": self.emulator_host}, disable_builtin_metrics=True)
+        else:
+            client = spanner.Client(project=self.project)
+        return client.instance(self.instance).database(self.database)
+
+
+@dataclass(frozen=True)
+class ReadPartition:
+    """One Spark partition's slice of the table: a WHERE condition and its parameters."""
+
+    index: int
+    where: str = ""
+    params: Mapping[str, Any] = field(default_factory=dict)
+    label: str = "all rows"
+
+
+def single_partition() -> list[ReadPartition]:
+    return [ReadPartition(0)]
+
+
+def shard_partitions(column: str, values: Sequence[Any], per_partition: int = 4) -> list[ReadPartition]:
+    """Groups of shard values, plus one partition for NULL and unlisted values (the whole table)."""
+    if not values:
+        raise ConfigurationError("shard_partitions needs at least one shard value")
+    if per_partition < 1:
+        raise ConfigurationError(f"per_partition must be >= 1, got {per_partition}")
+    col = quote_identifier(column, "shard column")
+    values = list(values)
+    parts = [ReadPartition(i, f"{col} IN UNNEST(@shards)", {"shards": values[start:start + per_partition]},
+                           f"{column} in {values[start:start + per_partition]}")
+             for i, start in enumerate(range(0, len(values), per_partition))]
+    parts.append(ReadPartition(len(parts), f"({col} IS NULL OR {col} NOT IN UNNEST(@shards))", {"shards": values},
+                               f"{column}: NULL or other values"))
+    return parts
+
+
+def hash_partitions(key_column: str, key_type: str, count: int) -> list[ReadPartition]:
+    """``count`` partitions by a hash of the key column (one partition when its type has no hash)."""
+    template = HASH_SQL.get(key_type.split("(", 1)[0].strip().upper())
+    if template is None or count <= 1:
+        return single_partition()
+    expr = template.format(col=quote_identifier(key_column), n=count)
+    return [ReadPartition(i, f"{expr} = {i}", {}, f"hash({key_column}) = {i} of {count}") for i in range(count)]
+
+
+@dataclass(frozen=True)
+class ReadPlan:
+    """What every task needs (picklable): the table, its layout, the read point, the method."""
+
+    location: SpannerLocation
+    table: str
+    key_columns: tuple[str, ...]
+    commit_timestamp_column: str
+    column_types: Mapping[str, str]
+    read_timestamp: str
+    shared: Mapping[str, Any] | None
+    read_method: str
+    watcher_id: str
+    batch_prefix: str
+    mode: str = "auto"
+
+    def sql(self, part: ReadPartition) -> str:
+        table = ".".join(quote_identifier(p) for p in self.table.split("."))
+        return f"SELECT * FROM {table}" + (f" WHERE {part.where}" if part.where else "")
+
+
+class ReadPoint:
+    """The driver's strong multi-use read-only transaction: R, and the id tasks may share.
+
+    Use as a context manager; keep it open until the Spark job that reads at R finished.
+    """
+
+    def __init__(self, database: Any) -> None:
+        self._database = database
+        self._batch: Any = None
+        self.read_timestamp: Any = None
+
+    def __enter__(self) -> ReadPoint:
+        from google.cloud.spanner_v1.database import BatchSnapshot
+
+        self._batch = BatchSnapshot(self._database)
+        snapshot = self._batch._get_snapshot()  # begins the transaction: R is fixed here
+        self.read_timestamp = getattr(snapshot, "_transaction_read_timestamp", None)
+        if self.read_timestamp is None:
+            self.close()
+            raise ChangelogError("the Spanner client did not report the read timestamp of its read-only transaction")
+        return self
+
+    @property
+    def read_timestamp_text(self) -> str:
+        return timestamp_text(self.read_timestamp)
+
+    def shared(self) -> dict[str, Any]:
+        """The (session, transaction) ids a task needs to read inside this transaction."""
+        state = self._batch.to_dict()
+        return {"session_id": state["session_id"], "transaction_id": state["transaction_id"]}
+
+    def close(self) -> None:
+        if self._batch is not None:
+            try:
+                self._batch.close()
+            finally:
+                self._batch = None
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def record_line(plan: ReadPlan, batch_id: str, seq: int, row: Mapping[str, Any], *,
+                commit_timestamp: str, mod_type: str | None = None) -> str:
+    """One staging record (watcher.sinks' layout) for a row read at the plan's read timestamp."""
+    types = plan.column_types
+    record = {
+        "v": STAGING_FORMAT, "batch_id": batch_id, "seq": seq, "table": plan.table,
+        "key_columns": list(plan.key_columns),
+        "keys": [encode_value(types[k], row[k]) for k in plan.key_columns],
+        "commit_timestamp": commit_timestamp, "read_timestamp": plan.read_timestamp, "shard": None,
+        "watcher_id": plan.watcher_id, "read_method": plan.read_method, "mod_type": mod_type,
+        "values": {c: encode_value(types.get(c, "STRING"), v) for c, v in row.items()},
+        "types": dict(types),
+    }
+    return json.dumps(record, separators=(",", ":"), ensure_ascii=False)
+
+
+def _param_types(params: Mapping[str, Any]) -> dict[str, Any]:
+    from google.cloud.spanner_v1 import param_types
+
+    from ..shards import param_type_of
+
+    return {name: param_types.Array(param_type_of(value[0])) if isinstance(value, list) else param_type_of(value)
+            for name, value in params.items()}
+
+
+def _is_stale_read_refused(exc: BaseException) -> bool:
+    from google.api_core import exceptions as gexc
+
+    return isinstance(exc, gexc.FailedPrecondition)
+
+
+def _rows(plan: ReadPlan, part: ReadPartition, database: Any, used: dict[str, int]) -> Iterator[tuple[Any, ...]]:
+    """The partition's field names, then its rows, at exactly the plan's read timestamp."""
+    from google.api_core.datetime_helpers import DatetimeWithNanoseconds
+    from google.cloud.spanner_v1.database import BatchSnapshot
+
+    sql, params = plan.sql(part), dict(part.params)
+    kwargs = {"params": params, "param_types": _param_types(params)} if params else {}
+    if plan.mode in ("auto", "timestamp"):
+        at = DatetimeWithNanoseconds.from_rfc3339(plan.read_timestamp)
+        started = False
+        try:
+            with database.snapshot(read_timestamp=at) as snap:
+                results = snap.execute_sql(sql, **kwargs)
+                first = next(iter(results), None)  # a refused stale read fails here, before any row
+                used["timestamp"] += 1
+                started = True
+                if first is not None:
+                    yield tuple(f.name for f in results.fields)
+                    yield tuple(first)
+                    yield from (tuple(r) for r in results)
+            return
+        except Exception as exc:
+            # Fall back only when the read was refused up front: rows already handed on cannot be taken back.
+            if started or plan.mode == "timestamp" or plan.shared is None or not _is_stale_read_refused(exc):
+                raise
+    if plan.shared is None:
+        raise ChangelogError("read mode 'shared' needs the driver's transaction, but none was given")
+    results = BatchSnapshot.from_dict(database, dict(plan.shared)).execute_sql(sql, **kwargs)
+    used["shared"] += 1
+    names: tuple[str, ...] | None = None
+    for row in results:
+        if names is None:
+            names = tuple(f.name for f in results.fields)
+            yield names
+        yield tuple(row)
+
+
+def read_partition(plan: ReadPlan, part: ReadPartition, counters: Any = None) -> Iterator[tuple[str, str]]:
+    """Runs in a Spark task: (batch_id, staging line) for every row of ``part`` (one batch per partition)."""
+    database = plan.location.open()
+    used = {"timestamp": 0, "shared": 0}
+    batch_id = f"{plan.batch_prefix}-p{part.index:05d}"
+    ts_column = plan.commit_timestamp_column
+    names: tuple[str, ...] | None = None
+    seq = 0
+    for item in _rows(plan, part, database, used):
+        if names is None:
+            names = item
+            continue
+        row = dict(zip(names, item))
+        # A row that never got a commit timestamp existed at R: record it at R (watchers never see it).
+        commit = row.get(ts_column)
+        commit_text = timestamp_text(commit) if commit is not None else plan.read_timestamp
+        yield batch_id, record_line(plan, batch_id, seq, row, commit_timestamp=commit_text)
+        seq += 1
+    if counters is not None:
+        counters["rows"].add(seq)
+        counters["timestamp"].add(used["timestamp"])
+        counters["shared"].add(used["shared"])
+
+
+def batch_prefix(read_timestamp: str, method: str) -> str:
+    """A unique, file-name-safe batch id prefix for one backfill/reconcile run."""
+    compact = read_timestamp.replace(":", "").replace("-", "")
+    return f"{compact}-{method}-{uuid.uuid4().hex[:12]}"
+
+
+def snapshot_lines(spark: Any, plan: ReadPlan, partitions: Sequence[ReadPartition]) -> tuple[Any, dict[str, Any]]:
+    """A DataFrame (batch_id, value) of the table's rows at R, and the accumulators it fills when evaluated."""
+    sc = spark.sparkContext
+    counters = {name: sc.accumulator(0) for name in ("rows", "timestamp", "shared")}
+    parts = list(partitions)
+
+    def run(items: Iterator[ReadPartition]) -> Iterator[tuple[str, str]]:
+        for part in items:
+            yield from read_partition(plan, part, counters)
+
+    rdd = sc.parallelize(parts, len(parts)).mapPartitions(run)
+    return spark.createDataFrame(rdd, "batch_id STRING, value STRING"), counters

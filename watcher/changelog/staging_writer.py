@@ -1,0 +1,53 @@
+"""Staging batches written by Spark (backfill and reconcile), in the StagingSink's layout.
+
+The rows come from Spark tasks as ``(batch_id, line)``; each batch is written by one task.
+Spark writes them under a hidden temporary folder of the staging folder (one folder per
+batch id), then each file is renamed to ``<staging>/table=<T>/<batch_id>.jsonl``: a
+rename is atomic, so the changelog job never sees half a batch, and only Hadoop's
+FileSystem API is used, so it works wherever the staging folder lives.
+
+Example:
+    >>> staged_name("Singers", "20240501T100000.000000000Z-backfill-ab12-p00000")
+    'table=Singers/20240501T100000.000000000Z-backfill-ab12-p00000.jsonl'
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any
+
+from ..errors import ChangelogError
+from ..sinks import BATCH_SUFFIX
+from .fs import HadoopFS
+
+#: Hidden from the changelog job, which lists only ``table=*/*.jsonl``.
+TEMP_DIR = "_spanner-watcher-tmp"
+
+
+def table_folder(table: str) -> str:
+    """The staging folder name of a table (as watcher.sinks.StagingSink names it)."""
+    return "table=" + re.sub(r"[^A-Za-z0-9_]", "_", table)
+
+
+def staged_name(table: str, batch_id: str) -> str:
+    return f"{table_folder(table)}/{batch_id}{BATCH_SUFFIX}"
+
+
+def write_batches(spark: Any, staging: str, table: str, lines: Any) -> list[str]:
+    """Write ``lines`` (batch_id, value) as batch files of ``table``; returns the staged batch names."""
+    fs = HadoopFS(spark, staging)
+    temp = f"{TEMP_DIR}/{uuid.uuid4().hex}"
+    try:
+        lines.write.mode("errorifexists").partitionBy("batch_id").text(fs.uri(temp))
+        staged = []
+        for folder in fs.glob_dirs(f"{temp}/batch_id=*"):
+            batch_id = folder.rsplit("batch_id=", 1)[1]
+            files = fs.glob(f"{temp}/batch_id={batch_id}/part-*")
+            if len(files) != 1:  # one task writes one batch; anything else would break its seq numbers
+                raise ChangelogError(f"batch {batch_id} was written as {len(files)} files under {fs.uri(temp)}")
+            fs.move(files[0].uri, staged_name(table, batch_id))
+            staged.append(staged_name(table, batch_id))
+        return staged
+    finally:
+        fs.delete(temp)
