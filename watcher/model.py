@@ -52,14 +52,23 @@ def timestamp_nanos(ts: dt.datetime) -> int:
     return micros * 1000 + getattr(ts, "nanosecond", 0) % 1000
 
 
+def nanos_of_second(ts: dt.datetime) -> int:
+    """The fraction of the second in nanoseconds. (A DatetimeWithNanoseconds built from a
+    microsecond argument reports nanosecond 0, so the microseconds are trusted then.)"""
+    nanos = getattr(ts, "nanosecond", 0)
+    return nanos if nanos // 1000 == ts.microsecond else ts.microsecond * 1000
+
+
 def rfc3339_nanos(ts: dt.datetime) -> str:
     """RFC 3339 in UTC with all nine fractional digits (and a four-digit year): sorts as text in time order.
 
     >>> rfc3339_nanos(MIN_TIMESTAMP)
     '0001-01-01T00:00:00.000000000Z'
     """
-    ts = as_nanos_timestamp(ts).astimezone(dt.timezone.utc)
-    nanos = ts.nanosecond if isinstance(ts, DatetimeWithNanoseconds) else ts.microsecond * 1000
+    ts = as_nanos_timestamp(ts)
+    nanos = nanos_of_second(ts)
+    if ts.utcoffset():
+        ts = ts.astimezone(dt.timezone.utc)  # DatetimeWithNanoseconds.astimezone drops the nanoseconds: kept above
     return f"{ts.year:04d}-{ts.month:02d}-{ts.day:02d}T{ts.hour:02d}:{ts.minute:02d}:{ts.second:02d}.{nanos:09d}Z"
 
 

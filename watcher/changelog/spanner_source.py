@@ -36,6 +36,7 @@ from typing import Any
 
 from ..codec import encode_value, timestamp_text
 from ..errors import ChangelogError, ConfigurationError
+from ..model import from_nanos, timestamp_nanos
 from ..sinks import STAGING_FORMAT
 from ..sqlnames import quote_identifier
 
@@ -166,7 +167,8 @@ class ReadPoint:
 
     @property
     def read_timestamp_text(self) -> str:
-        return timestamp_text(self.read_timestamp)
+        # Through nanoseconds: the client hands proto-plus datetimes, whose fraction timestamp_text would drop.
+        return timestamp_text(from_nanos(timestamp_nanos(self.read_timestamp)))
 
     def shared(self) -> dict[str, Any]:
         """The (session, transaction) ids a task needs to read inside this transaction."""
@@ -228,13 +230,14 @@ def _rows(plan: ReadPlan, part: ReadPartition, database: Any, used: dict[str, in
         try:
             with database.snapshot(read_timestamp=at) as snap:
                 results = snap.execute_sql(sql, **kwargs)
-                first = next(iter(results), None)  # a refused stale read fails here, before any row
+                rows = iter(results)  # one iterator: a second one would skip the rows the first buffered
+                first = next(rows, None)  # a refused stale read fails here, before any row
                 used["timestamp"] += 1
                 started = True
                 if first is not None:
                     yield tuple(f.name for f in results.fields)
                     yield tuple(first)
-                    yield from (tuple(r) for r in results)
+                    yield from (tuple(r) for r in rows)
             return
         except Exception as exc:
             # Fall back only when the read was refused up front: rows already handed on cannot be taken back.

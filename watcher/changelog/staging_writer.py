@@ -51,3 +51,5 @@ def write_batches(spark: Any, staging: str, table: str, lines: Any) -> list[str]
         return staged
     finally:
         fs.delete(temp)
+        if not fs.list_names(TEMP_DIR):
+            fs.delete(TEMP_DIR)
