@@ -33,8 +33,9 @@ import threading
 import time
 from array import array
 from collections import deque
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from .errors import ConfigurationError
 from .shards import split_shards

@@ -17,8 +17,9 @@ import json
 import os
 import platform
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from .bench import Run
 
@@ -35,7 +36,7 @@ def percentiles(seconds: Sequence[float], qs: Sequence[float] = (50, 95, 99, 100
     if len(seconds) == 0:
         return {}
     values = np.percentile(np.asarray(seconds, dtype=float), list(qs)) * 1000.0
-    return {f"p{q:g}": round(float(v), 1) for q, v in zip(qs, values)}
+    return {f"p{q:g}": round(float(v), 1) for q, v in zip(qs, values, strict=True)}
 
 
 def _clock(seconds: float) -> str:
@@ -49,7 +50,7 @@ def status_line(run: Run, now: float | None = None) -> str:
     log = run.writers.log
     with log.lock:
         transactions, mutations = len(log.mutations), sum(log.mutations)
-        recent = [m for t, m in zip(reversed(log.committed_at), reversed(log.mutations)) if now - t <= RATE_WINDOW]
+        recent = [m for t, m in zip(reversed(log.committed_at), reversed(log.mutations), strict=False) if now - t <= RATE_WINDOW]
     newest = max((r.committed[-1] for _, r in run.watchers if len(r.committed)), default=None)
     latency = f"{now - newest:.1f} s" if newest is not None else "-"
     polls = [(t, s, with_query) for w, _ in run.watchers for t, s, _, with_query in list(w.poll_log) if now - t <= POLL_WINDOW]
@@ -132,7 +133,9 @@ def series(run: Run, committed_at: Any, mutations: Any, arrived: Any, lag: Any, 
     written, _ = np.histogram(committed_at, bins=edges, weights=mutations)
     received, _ = np.histogram(arrived, bins=edges)
     slot = np.clip(((arrived - run.started) // 1).astype(int), 0, seconds - 1) if len(arrived) else np.array([], dtype=int)
-    lag_p50, lag_p99, lag_max = [], [], []
+    lag_p50: list[float | None] = []
+    lag_p99: list[float | None] = []
+    lag_max: list[float | None] = []
     order = np.argsort(slot, kind="stable")
     bounds = np.searchsorted(slot[order], np.arange(seconds + 1))
     for i in range(seconds):

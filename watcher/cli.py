@@ -32,6 +32,8 @@ COMMANDS: tuple[str, ...] = (
     "watcher.commands.ddl",
     "watcher.commands.changelog",
     "watcher.commands.export",
+    "watcher.commands.backfill",
+    "watcher.commands.reconcile",
 )
 
 #: Exit status for usage errors and for errors the user can fix (bad option, busy port).

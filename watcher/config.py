@@ -53,9 +53,10 @@ import datetime as dt
 import difflib
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .errors import ConfigurationError, InvalidIdentifierError
 from .sqlnames import validate_identifier
@@ -307,7 +308,7 @@ class _Reader:
                                  f"got {value!r}{_did_you_mean(value.lower(), INITIAL_NAMED)}") from None
         if parsed.tzinfo is None:
             raise self.fail(key, f"{value!r} has no UTC offset; add one, e.g. {value}Z")
-        return parsed.astimezone(dt.timezone.utc)
+        return parsed.astimezone(dt.UTC)
 
     # --- sections ---------------------------------------------------------------------------------
 

@@ -1,14 +1,17 @@
-"""The end-to-end demo on the embedded local Spanner.
+"""The end-to-end demo on the embedded local Spanner: every part of the pipeline, in a few minutes.
 
-For now it shows the foundation: it starts the local server, creates a database with the
-benchmark's Singers table (commit-timestamp column, computed FARM_FINGERPRINT shard column,
-NULL_FILTERED index), writes and updates rows through the official client, and reads the
-changes back with the watcher's poll query.
+1. start the embedded local Spanner;
+2. apply the migrations: the watcher's own tables and the benchmark's Singers schema
+   (commit-timestamp column, FARM_FINGERPRINT shard column, NULL_FILTERED index);
+3. backfill Singers (a snapshot at one read timestamp: the changelog then knows the table
+   completely, so it can tell INSERT from UPDATE) and set the watcher's checkpoint there;
+4. run writers for a while, and a DatabaseWatcher over all 37 shards staging every poll;
+5. run the Spark changelog job, and print what happened and where to look next.
 
 Example:
-    >>> summary = run_demo(rows=20, quiet=True)
-    >>> summary["rows_written"], summary["changes_seen"]
-    (20, 20)
+    >>> summary = run_demo(seconds=2, workdir=tempfile.mkdtemp(), quiet=True)  # doctest: +SKIP
+    >>> summary["keys_missing"]                                                 # doctest: +SKIP
+    0
 """
 
 from __future__ import annotations
@@ -16,13 +19,19 @@ from __future__ import annotations
 import base64
 import os
 import random
+import shutil
 import string
+import tempfile  # noqa: F401  (used by the example)
+import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table as RichTable
 
+#: Kept for other modules (benchmark application, tests) that want the Singers schema as statements.
 SINGERS_DDL = [
     """CREATE TABLE Singers (
   SingerId INT64 NOT NULL,
@@ -37,103 +46,218 @@ SINGERS_DDL = [
     "CREATE NULL_FILTERED INDEX Idx_Singers_ShardId_LastUpdated ON Singers (ShardId, LastUpdated)",
 ]
 
-POLL_SQL = (
-    "SELECT * FROM `Singers`@{FORCE_INDEX=Idx_Singers_ShardId_LastUpdated} "
-    "WHERE `ShardId` IS NOT NULL AND `ShardId` IN UNNEST(@shards) AND `LastUpdated` > @last "
-    "ORDER BY `LastUpdated`, `SingerId` LIMIT @limit"
+SHARDS = list(range(-18, 19))
+HINT = "@{FORCE_INDEX=Idx_Singers_ShardId_LastUpdated}"
+COLUMNS = ("SingerId", "FirstName", "LastName", "BirthDate", "Picture", "LastUpdated", "Processed")
+#: Written so the workdir can be wiped safely on the next run (never a folder the demo did not make).
+MARKER = ".spanner-watcher-demo"
+
+NEXT_QUERY = (
+    "SELECT mod_type, COUNT(*) AS changes FROM changelog WHERE table_name = 'Singers' GROUP BY mod_type"
 )
 
 
 def _name(rng: random.Random) -> str:
-    return "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(4, 10))).title()
+    return "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(4, 9))).title()
 
 
-def run_demo(rows: int = 500, *, quiet: bool = False, seed: int = 7) -> dict[str, Any]:
-    """Run the demo and return its figures; prints a summary unless ``quiet``."""
-    import datetime as dt
+def _prepare_workdir(workdir: str) -> Path:
+    path = Path(workdir)
+    if path.exists() and any(path.iterdir()):
+        if not (path / MARKER).exists():
+            raise FileExistsError(f"{path} exists and was not made by the demo; choose another --workdir")
+        shutil.rmtree(path)
+    path.mkdir(parents=True, exist_ok=True)
+    (path / MARKER).write_text("made by `spanner-watcher demo`; deleted by its next run\n")
+    return path
 
+
+class _Writers:
+    """Threads upserting random Singers rows; remembers each key's last written FirstName."""
+
+    def __init__(self, database: Any, threads: int, keys: int, rows_per_txn: int, seed: int) -> None:
+        self.database = database
+        self.threads = threads
+        self.keys = keys
+        self.rows_per_txn = rows_per_txn
+        self.seed = seed
+        self.stop = threading.Event()
+        self.lock = threading.Lock()
+        self.mutations = 0
+        self.transactions = 0
+        self.last_name_of: dict[int, str] = {}
+        self.errors: list[BaseException] = []
+
+    def _run(self, index: int) -> None:
+        from google.cloud import spanner
+
+        rng = random.Random(self.seed * 1000 + index)
+        while not self.stop.is_set():
+            rows = []
+            for _ in range(rng.randint(1, self.rows_per_txn)):
+                key = rng.randrange(self.keys)
+                rows.append((key, _name(rng), _name(rng), None, base64.b64encode(rng.randbytes(rng.randint(1, 256))),
+                             spanner.COMMIT_TIMESTAMP, False))
+            try:
+                with self.database.batch() as batch:
+                    batch.insert_or_update("Singers", COLUMNS, rows)
+            except Exception as exc:  # noqa: BLE001 - reported in the summary
+                self.errors.append(exc)
+                continue
+            with self.lock:
+                self.transactions += 1
+                self.mutations += len(rows)
+                for row in rows:  # the batch commits in order: the last row of a key wins
+                    self.last_name_of[row[0]] = row[1]
+            time.sleep(0.005)
+
+    def start(self) -> list[threading.Thread]:
+        threads = [threading.Thread(target=self._run, args=(i,), daemon=True) for i in range(self.threads)]
+        for t in threads:
+            t.start()
+        return threads
+
+
+def _percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def run_demo(seconds: float = 20.0, *, workdir: str = "spanner-watcher-demo", writers: int = 4, keys: int = 2_000,
+             rows_per_txn: int = 20, seed: int = 7, quiet: bool = False) -> dict[str, Any]:
+    """Run the demo; returns its figures (also printed unless ``quiet``)."""
     from google.cloud import spanner
-    from google.cloud.spanner_v1 import param_types
 
+    from .changelog import Changelog
+    from .changelog.backfill import Backfill
+    from .changelog.session import get_session
+    from .checkpoints import SpannerCommitTimestampRepository
+    from .database_watcher import DatabaseWatcher
     from .localspanner.server import LocalSpanner
+    from .migrations import Migrator, default_migrations, sample_migrations
+    from .model import timestamp_nanos
+    from .shards import FixedShardProvider
+    from .sinks import StagingSink
 
     console = Console(quiet=quiet)
-    rng = random.Random(seed)
     started = time.monotonic()
-    previous = os.environ.get("SPANNER_EMULATOR_HOST")
-    with LocalSpanner() as server:
+    work = _prepare_workdir(workdir)
+    staging, warehouse = work / "staging", work / "warehouse"
+    previous_host = os.environ.get("SPANNER_EMULATOR_HOST")
+    with LocalSpanner(data_dir=str(work / "spanner")) as server:
         os.environ["SPANNER_EMULATOR_HOST"] = server.emulator_host
         try:
-            console.print(f"[bold]local Spanner[/] listening on {server.emulator_host}")
+            console.print(f"[bold]1.[/] local Spanner listening on {server.emulator_host} (data in {work / 'spanner'})")
             client = spanner.Client(project="demo-project")
             instance = client.instance("demo", configuration_name="projects/demo-project/instanceConfigs/emulator-config")
-            instance.create().result(30)
-            database = instance.database("singers", ddl_statements=SINGERS_DDL)
+            instance.create().result(60)
+            database = instance.database("singers")
             database.create().result(60)
-            console.print("created database [bold]singers[/] with a commit-timestamp column, a FARM_FINGERPRINT shard column and a NULL_FILTERED index")
+            with console.status("applying migrations..."):
+                report = Migrator(database).migrate([default_migrations(), sample_migrations("singers")])
+            console.print(f"[bold]2.[/] applied {len(report.applied)} migrations: the watcher's tables and the Singers schema")
 
-            start_ts = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
-            columns = ("SingerId", "FirstName", "LastName", "BirthDate", "Picture", "LastUpdated", "Processed")
-            written = 0
-            with console.status("writing rows...") as status:
-                for first in range(0, rows, 100):
-                    batch_rows = [
-                        (i, _name(rng), _name(rng), dt.date(1950 + rng.randint(0, 50), rng.randint(1, 12), rng.randint(1, 28)),
-                         base64.b64encode(rng.randbytes(rng.randint(1, 64))), spanner.COMMIT_TIMESTAMP, False)
-                        for i in range(first, min(first + 100, rows))
-                    ]
-                    with database.batch() as batch:
-                        batch.insert_or_update("Singers", columns, batch_rows)
-                    written += len(batch_rows)
-                    status.update(f"writing rows... {written}/{rows}")
-            updated = max(rows // 10, 1)
+            with console.status("starting Spark and backfilling Singers..."):
+                spark = get_session("local[2]", app="spanner-watcher-demo")
+                repo = SpannerCommitTimestampRepository(database)
+                backfill = (Backfill(spark, database).table("Singers").staging(str(staging)).warehouse(str(warehouse))
+                            .checkpoints(repo, [SHARDS]).run())
+            console.print(f"[bold]3.[/] backfilled Singers at {backfill.read_timestamp} "
+                          f"({backfill.rows} rows): the changelog now knows the table completely")
 
-            def update(txn: Any) -> int:
-                return txn.execute_update(
-                    "UPDATE Singers SET FirstName = 'Updated', LastUpdated = PENDING_COMMIT_TIMESTAMP() WHERE SingerId < @n",
-                    params={"n": updated}, param_types={"n": param_types.INT64})
+            lags: list[float] = []
+            captured: dict[int, str] = {}
+            versions = 0
+            lock = threading.Lock()
 
-            changed = database.run_in_transaction(update)
-            console.print(f"wrote {written} rows in {(written + 99) // 100} transactions, then updated {changed} of them with DML")
+            def on_change(change: Any) -> None:
+                nonlocal versions
+                lag = time.time() - timestamp_nanos(change.commit_timestamp) / 1e9
+                with lock:
+                    versions += 1
+                    lags.append(lag)
+                    captured[change.keys[0]] = change.row["FirstName"]
 
-            seen: dict[int, Any] = {}
-            last = start_ts
-            polls = 0
-            while True:
-                with database.snapshot() as snap:
-                    result = list(snap.execute_sql(
-                        POLL_SQL,
-                        params={"shards": list(range(-18, 19)), "last": last, "limit": 1000},
-                        param_types={"shards": param_types.Array(param_types.INT64), "last": param_types.TIMESTAMP, "limit": param_types.INT64},
-                    ))
-                polls += 1
-                for row in result:
-                    seen[row[0]] = row
-                    last = row[5]
-                if len(result) < 1000:
-                    break
-            by_shard: dict[int, int] = {}
-            for row in seen.values():
-                by_shard[row[7]] = by_shard.get(row[7], 0) + 1
+            watcher = DatabaseWatcher(database, include=["Singers"], shard_provider=FixedShardProvider("ShardId", SHARDS),
+                                      table_hint=HINT, poll_interval=0.2, checkpoints=repo)
+            watcher.add_callback(on_change)
+            sink = StagingSink(staging, watcher_id="demo")
+            sink.attach(watcher)
+            load = _Writers(database, writers, keys, rows_per_txn, seed)
+            with watcher:
+                threads = load.start()
+                with Progress(TextColumn("[bold]4.[/] writing and watching"), BarColumn(), TextColumn("{task.fields[figures]}"),
+                              TimeElapsedColumn(), console=console, transient=False) as progress:
+                    task = progress.add_task("load", total=seconds, figures="")
+                    t0 = time.monotonic()
+                    while (elapsed := time.monotonic() - t0) < seconds:
+                        time.sleep(0.25)
+                        with lock:
+                            seen = versions
+                        progress.update(task, completed=min(elapsed, seconds),
+                                        figures=f"{load.mutations:,} mutations written, {seen:,} changes captured")
+                    load.stop.set()
+                    for t in threads:
+                        t.join(10)
+                    # Let the watcher catch up with the last commit before stopping it.
+                    deadline = time.monotonic() + 30
+                    while time.monotonic() < deadline:
+                        with lock, load.lock:
+                            if all(captured.get(k) == v for k, v in load.last_name_of.items()):
+                                break
+                        time.sleep(0.1)
+                    progress.update(task, completed=seconds, figures=f"{load.mutations:,} mutations written, {versions:,} changes captured")
+            missing = sum(1 for k, v in load.last_name_of.items() if captured.get(k) != v)
+
+            with console.status("running the Spark changelog job..."):
+                result = Changelog(spark).staging(str(staging)).warehouse(str(warehouse)).run()
+                by_type = {r["mod_type"]: r["changes"] for r in spark.sql(
+                    "SELECT mod_type, COUNT(*) AS changes FROM changelog WHERE table_name = 'Singers' GROUP BY mod_type").collect()}
+                state_rows = spark.sql("SELECT COUNT(*) AS n FROM current_state WHERE table_name = 'Singers'").collect()[0]["n"]
+            console.print(f"[bold]5.[/] changelog job: {result.changes_written:,} changes written, "
+                          f"{result.duplicates_dropped:,} duplicates dropped, in {result.seconds:.1f}s")
+
             summary = {
-                "emulator_host": server.emulator_host,
-                "rows_written": written,
-                "rows_updated": changed,
-                "changes_seen": len(seen),
-                "polls": polls,
-                "shards_used": len(by_shard),
-                "last_commit_timestamp": last.isoformat() if hasattr(last, "isoformat") else str(last),
-                "seconds": round(time.monotonic() - started, 2),
+                "mutations_written": load.mutations,
+                "transactions": load.transactions,
+                "keys_written": len(load.last_name_of),
+                "changes_captured": versions,
+                "keys_missing": missing,
+                "lag_p50_ms": round(1000 * (_percentile(lags, 0.50) or 0), 1),
+                "lag_p99_ms": round(1000 * (_percentile(lags, 0.99) or 0), 1),
+                "changelog_by_mod_type": dict(sorted(by_type.items())),
+                "current_state_rows": state_rows,
+                "staging": str(staging),
+                "warehouse": str(warehouse),
+                "writer_errors": len(load.errors),
+                "seconds": round(time.monotonic() - started, 1),
             }
-            table = RichTable(title="spanner-watcher demo (foundation)")
-            table.add_column("figure")
-            table.add_column("value", justify="right")
-            for k, v in summary.items():
-                table.add_row(k.replace("_", " "), str(v))
-            console.print(table)
+            _print_summary(console, summary, warehouse)
             return summary
         finally:
-            if previous is None:
+            if previous_host is None:
                 os.environ.pop("SPANNER_EMULATOR_HOST", None)
             else:
-                os.environ["SPANNER_EMULATOR_HOST"] = previous
+                os.environ["SPANNER_EMULATOR_HOST"] = previous_host
+
+
+def _print_summary(console: Console, summary: dict[str, Any], warehouse: Path) -> None:
+    table = RichTable(title="spanner-watcher demo")
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    labels = {
+        "mutations_written": "mutations written", "transactions": "write transactions",
+        "keys_written": "distinct keys written", "changes_captured": "changes captured (versions overwritten between polls coalesce)",
+        "keys_missing": "keys whose last version was not captured", "lag_p50_ms": "lag p50 (commit to callback, ms)",
+        "lag_p99_ms": "lag p99 (ms)", "changelog_by_mod_type": "changelog rows by mod_type",
+        "current_state_rows": "current-state rows", "staging": "staging folder", "warehouse": "changelog warehouse",
+        "writer_errors": "writer errors", "seconds": "total seconds",
+    }
+    for key, label in labels.items():
+        table.add_row(label, str(summary[key]))
+    console.print(table)
+    console.print("Next, query the changelog with Spark:")
+    console.print(f"  from watcher.changelog.views import register_views; register_views(spark, {str(warehouse)!r})")
+    console.print(f"  spark.sql({NEXT_QUERY!r}).show()")

@@ -247,6 +247,14 @@ def default_migrations() -> MigrationSet:
     return MigrationSet.from_entries(DEFAULT_FOLDER_ID, "spanner-watcher:" + "/".join(_PACKAGED), folder.iterdir())
 
 
+def sample_migrations(name: str = "singers") -> MigrationSet:
+    """A sample schema shipped in the package (a copy of ``ddl/samples/<name>``), e.g. the benchmark's Singers table."""
+    folder = importlib.resources.files("watcher").joinpath("migrations_data", "samples", name)
+    if not folder.is_dir():
+        raise MigrationError(f"no sample schema {name!r} in the package")
+    return MigrationSet.from_entries(name, f"spanner-watcher:samples/{name}", folder.iterdir())
+
+
 def _folder_id(value: str) -> str:
     if not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$", value or ""):
         raise MigrationError(f"invalid migration folder id {value!r}: use letters, digits, '_', '.' and '-' "

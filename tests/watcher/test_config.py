@@ -48,8 +48,8 @@ def test_every_key_is_read_into_typed_settings(tmp_path: Path) -> None:
     assert (cfg.database.project, cfg.database.instance, cfg.database.database) == ("p", "i", "d")
     assert cfg.database.data_dir == tmp_path / "spanner-data"
     assert (cfg.poll_interval, cfg.limit, cfg.fallback_to_with_query_seconds) == (0.25, 500, 30.0)
-    assert cfg.initial_timestamp == dt.datetime(2024, 5, 1, 10, tzinfo=dt.timezone.utc)
-    assert cfg.start_timestamp() == dt.datetime(2024, 5, 1, 10, tzinfo=dt.timezone.utc)
+    assert cfg.initial_timestamp == dt.datetime(2024, 5, 1, 10, tzinfo=dt.UTC)
+    assert cfg.start_timestamp() == dt.datetime(2024, 5, 1, 10, tzinfo=dt.UTC)
     assert cfg.checkpoint_table == "MY_CHECKPOINTS"
     assert cfg.staging_dir == tmp_path / "out" / "staging"
     assert cfg.watcher_id == "w-1"
@@ -90,8 +90,8 @@ def test_fixed_shard_values_forms(text: str, values: tuple, single: bool) -> Non
 
 @pytest.mark.parametrize("value, expected", [
     ('"now"', "now"), ('"NOW"', "now"), ('"beginning"', "beginning"),
-    ("2024-05-01T12:00:00+02:00", dt.datetime(2024, 5, 1, 10, tzinfo=dt.timezone.utc)),
-    ('"2024-05-01T10:00:00.5Z"', dt.datetime(2024, 5, 1, 10, 0, 0, 500000, tzinfo=dt.timezone.utc)),
+    ("2024-05-01T12:00:00+02:00", dt.datetime(2024, 5, 1, 10, tzinfo=dt.UTC)),
+    ('"2024-05-01T10:00:00.5Z"', dt.datetime(2024, 5, 1, 10, 0, 0, 500000, tzinfo=dt.UTC)),
 ])
 def test_initial_timestamp_forms(value: str, expected: object) -> None:
     cfg = parse_config(f"[watch]\ninitial_timestamp = {value}")

@@ -341,3 +341,14 @@ def test_emulator_creates_a_missing_instance(spanner_client):
         assert target.kind == "emulator" and target.instance.exists() and target.database.exists()
         target.database.drop()
         target.instance.delete()
+
+
+def test_packaged_samples_are_identical_to_ddl_samples():
+    source = os.path.join(ROOT, "ddl", "samples", "singers")
+    packaged = os.path.join(ROOT, "watcher", "migrations_data", "samples", "singers")
+    names = sorted(n for n in os.listdir(source) if n.endswith(".sql"))
+    assert names == sorted(n for n in os.listdir(packaged) if n.endswith(".sql"))
+    _, mismatch, errors = filecmp.cmpfiles(source, packaged, names, shallow=False)
+    assert (mismatch, errors) == ([], []), "copy ddl/samples/singers/*.sql to watcher/migrations_data/samples/singers/"
+    assert [f.checksum for f in m.sample_migrations("singers").files] == \
+        [f.checksum for f in MigrationSet.from_directory(source).files]

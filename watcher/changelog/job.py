@@ -203,7 +203,8 @@ class _Run:
         result.batches_read, result.records_read = len(stats), sum(s.records for s in stats)
 
         changes = pipeline.normalize(parsed.where(F.col("batch").isin(good)).drop("batch", "_bad"))
-        state = current_state.load(self.spark, self.fs, base, touched)
+        has_state = any(base.tables.get(t, {}).get("state_version") for t in touched)
+        state = current_state.load(self.spark, self.fs, base, touched) if has_state else None
         rows = pipeline.per_key_window(changes, state, markers=markers, soft_delete_columns=self.soft_delete)
         rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
         try:

@@ -20,7 +20,7 @@ from .typed_json import entries_json_sql, json_object_sql
 
 _CHANGED = ("filter(transform(array_distinct(concat(coalesce(map_keys(_prev_vals), array()), map_keys(vals))), "
             "c -> named_struct('k', c, 'v', try_element_at(_prev_vals, c), 'n', try_element_at(vals, c), "
-            "'t', coalesce(try_element_at(column_types, c), try_element_at(_prev_types, c)))), "
+            "'t', try_element_at(column_types, c))), "
             "e -> NOT (e.v <=> e.n))")
 
 
@@ -28,5 +28,5 @@ def old_values_sql() -> str:
     """SQL for old_values over the per-key window columns (mod_type, vals, _prev_vals, ...)."""
     return (f"CASE WHEN mod_type = 'UPDATE' AND _prev_vals IS NOT NULL THEN {entries_json_sql(_CHANGED)} "
             f"WHEN mod_type = 'DELETE' AND _prev_vals IS NOT NULL AND NOT _prev_deleted "
-            f"THEN {json_object_sql('_prev_vals', 'coalesce(_prev_types, column_types)')} "
+            f"THEN {json_object_sql('_prev_vals', 'column_types')} "
             f"ELSE '{{}}' END")

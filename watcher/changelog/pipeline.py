@@ -71,22 +71,31 @@ def key_window() -> Any:
     return Window.partitionBy("table_name", "keys").orderBy("commit_timestamp", "_src", "batch_id", "seq")
 
 
-def per_key_window(changes: Any, state: Any, *, markers: Mapping[str, str],
+#: Window helper columns that the outputs do not need (dropped before the rows are cached).
+_SCRATCH = ("_soft_deleted", "_prev_ts", "_prev_deleted", "_prev_vals", "_state_ts", "_complete_ts", "in_mod_type")
+
+
+def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str],
                    soft_delete_columns: Mapping[str, str]) -> Any:
-    """New changes and the state before them, with each new row's previous row, mod_type and old values."""
+    """New changes and the state before them, with each new row's previous row, mod_type and old values.
+
+    ``state`` is None when the touched tables have no state yet (then no change can be late).
+    """
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     w = key_window()
     whole_key = Window.partitionBy("table_name", "keys")
-    rows = (changes.unionByName(state_as_changes(state))
+    rows = changes if state is None else changes.unionByName(state_as_changes(state))
+    state_ts = (F.lit(None).cast("string") if state is None
+                else F.max(F.when(F.col("_src") == 0, F.col("commit_timestamp"))).over(whole_key))
+    rows = (rows
             .withColumn("_row_deleted", F.expr(classify.row_deleted_sql(soft_delete_columns)))
             .withColumn("_soft_deleted", F.expr(classify.soft_deleted_sql(soft_delete_columns)))
             .withColumn("_prev_ts", F.lag("commit_timestamp").over(w))
             .withColumn("_prev_deleted", F.lag("_row_deleted").over(w))
             .withColumn("_prev_vals", F.lag("vals").over(w))
-            .withColumn("_prev_types", F.lag("column_types").over(w))
-            .withColumn("_state_ts", F.max(F.when(F.col("_src") == 0, F.col("commit_timestamp"))).over(whole_key)))
+            .withColumn("_state_ts", state_ts))
     rows = (rows
             .withColumn("_is_dup", F.expr(dedup.duplicate_sql("_prev_ts")))
             .withColumn("_is_late", F.expr("_src = 1 AND _state_ts IS NOT NULL AND commit_timestamp < _state_ts"))
@@ -94,7 +103,7 @@ def per_key_window(changes: Any, state: Any, *, markers: Mapping[str, str],
             .withColumn("mod_type", F.expr(f"CASE WHEN _src = 0 THEN state_mod_type ELSE {classify.mod_type_sql()} END"))
             .withColumn("old_values", F.expr(f"CASE WHEN _src = 1 THEN {old_values_sql()} END"))
             .withColumn("commit_date", F.substring("commit_timestamp", 1, 10)))
-    return rows
+    return rows.drop(*_SCRATCH)
 
 
 def changelog_rows(window_rows: Any, run_version: int) -> Any:

@@ -19,7 +19,14 @@ LOCAL_SETTINGS = {
 
 def get_session(master: str | None = None, app: str = "spanner-watcher") -> Any:
     """The active session, or a new one on ``master`` (default ``local[*]``) with LOCAL_SETTINGS."""
+    import os
+    import sys
+
     from pyspark.sql import SparkSession
+
+    # Python workers must run the interpreter that has this project's packages (the venv's),
+    # not whatever `python3` is first on PATH.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
     active = SparkSession.getActiveSession()
     if active is not None:

@@ -186,20 +186,31 @@ class ReadPoint:
         self.close()
 
 
-def record_line(plan: ReadPlan, batch_id: str, seq: int, row: Mapping[str, Any], *,
-                commit_timestamp: str, mod_type: str | None = None) -> str:
-    """One staging record (watcher.sinks' layout) for a row read at the plan's read timestamp."""
-    types = plan.column_types
-    record = {
+def staging_record(plan: ReadPlan, batch_id: str, seq: int, keys: list[Any], values: Mapping[str, Any], *,
+                   commit_timestamp: str, mod_type: str | None = None, key_columns: Sequence[str] | None = None,
+                   types: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """One staging record in watcher.sinks' layout (RECORD_FIELDS order), from typed-JSON keys and values."""
+    return {
         "v": STAGING_FORMAT, "batch_id": batch_id, "seq": seq, "table": plan.table,
-        "key_columns": list(plan.key_columns),
-        "keys": [encode_value(types[k], row[k]) for k in plan.key_columns],
+        "key_columns": list(key_columns if key_columns is not None else plan.key_columns), "keys": keys,
         "commit_timestamp": commit_timestamp, "read_timestamp": plan.read_timestamp, "shard": None,
         "watcher_id": plan.watcher_id, "read_method": plan.read_method, "mod_type": mod_type,
-        "values": {c: encode_value(types.get(c, "STRING"), v) for c, v in row.items()},
-        "types": dict(types),
+        "values": dict(values), "types": dict(types if types is not None else plan.column_types),
     }
+
+
+def to_line(record: Mapping[str, Any]) -> str:
     return json.dumps(record, separators=(",", ":"), ensure_ascii=False)
+
+
+def record_line(plan: ReadPlan, batch_id: str, seq: int, row: Mapping[str, Any], *,
+                commit_timestamp: str, mod_type: str | None = None) -> str:
+    """The staging line of a row as the client returned it, read at the plan's read timestamp."""
+    types = plan.column_types
+    keys = [encode_value(types[k], row[k]) for k in plan.key_columns]
+    values = {c: encode_value(types.get(c, "STRING"), v) for c, v in row.items()}
+    return to_line(staging_record(plan, batch_id, seq, keys, values, commit_timestamp=commit_timestamp,
+                                  mod_type=mod_type))
 
 
 def _param_types(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -267,7 +278,7 @@ def read_partition(plan: ReadPlan, part: ReadPartition, counters: Any = None) ->
         if names is None:
             names = item
             continue
-        row = dict(zip(names, item))
+        row = dict(zip(names, item, strict=True))
         # A row that never got a commit timestamp existed at R: record it at R (watchers never see it).
         commit = row.get(ts_column)
         commit_text = timestamp_text(commit) if commit is not None else plan.read_timestamp

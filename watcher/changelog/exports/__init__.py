@@ -12,4 +12,5 @@ from __future__ import annotations
 FORMATS = {
     "bigquery": "watcher.changelog.exports.bigquery",
     "datastream": "watcher.changelog.exports.datastream",
+    "spanner": "watcher.changelog.exports.spanner_table",
 }

@@ -1,0 +1,164 @@
+"""The changelog as a table inside Spanner (the DocumentHistory pattern of seed 001).
+
+Seed 001 keeps a document's history next to it, keyed by the document and then the
+commit timestamp, so one entity's history is one contiguous, ordered key range, and the
+commit timestamp is never the first key part (that would send every write to one split).
+This export does the same for every watched table::
+
+    CREATE TABLE SpannerWatcherChangelog (
+      KeyHash STRING(16) NOT NULL,      -- hash of (table, key): spreads writes over the key space
+      TableName STRING(MAX) NOT NULL,
+      Keys STRING(MAX) NOT NULL,        -- the primary key, a JSON object in key order
+      CommitTimestamp TIMESTAMP NOT NULL,
+      ...                               -- the changelog record (see COLUMNS)
+      ExportedAt TIMESTAMP OPTIONS (allow_commit_timestamp=true),
+    ) PRIMARY KEY (KeyHash, TableName, Keys, CommitTimestamp)
+
+so ``WHERE KeyHash = @h AND TableName = @t AND Keys = @k ORDER BY CommitTimestamp``
+reads one row's history. The values stay JSON *text* (STRING), not Spanner JSON, which
+would reorder object keys and round large numbers. The table is created when missing and
+checked when present. Rows are written by the Spark tasks, each with its own client, in
+commits of :data:`BATCH_ROWS` rows with ``insert_or_update``: the primary key is the
+change's identity (table, key, commit timestamp), so exporting again rewrites the same rows.
+
+The ``export`` command reaches it as ``--format spanner --out
+projects/P/instances/I/databases/D[/tables/T]`` (through SPANNER_EMULATOR_HOST when set).
+
+Example:
+    >>> create_table_ddl("History").splitlines()[0]
+    'CREATE TABLE `History` ('
+    >>> parse_target("projects/p/instances/i/databases/d/tables/H")
+    ('p', 'i', 'd', 'H')
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from ...errors import ChangelogError, ConfigurationError
+from ...sqlnames import quote_identifier
+from ..spanner_source import SpannerLocation
+
+DEFAULT_TABLE = "SpannerWatcherChangelog"
+#: Rows per commit: well under Spanner's mutation limit (80,000 cells) for this table's 19 columns.
+BATCH_ROWS = 1000
+KEY = ("KeyHash", "TableName", "Keys", "CommitTimestamp")
+
+#: (column, Spanner type, the changelog column or SQL it comes from)
+COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("KeyHash", "STRING(16) NOT NULL", "substring(sha2(concat_ws('\\u001f', table_name, keys), 256), 1, 16)"),
+    ("TableName", "STRING(MAX) NOT NULL", "table_name"),
+    ("Keys", "STRING(MAX) NOT NULL", "keys"),
+    ("CommitTimestamp", "TIMESTAMP NOT NULL", "commit_timestamp"),
+    ("RecordSequence", "INT64 NOT NULL", "record_sequence"),
+    ("ChangeId", "STRING(32) NOT NULL", "change_id"),
+    ("ModType", "STRING(16) NOT NULL", "mod_type"),
+    ("NewValues", "STRING(MAX)", "new_values"),
+    ("OldValues", "STRING(MAX)", "old_values"),
+    ("ValueCaptureType", "STRING(32)", "value_capture_type"),
+    ("ColumnTypes", "STRING(MAX)", "to_json(column_types)"),
+    ("TransactionGroup", "STRING(16)", "transaction_group"),
+    ("NumberOfRecordsInGroup", "INT64", "number_of_records_in_group"),
+    ("ReadTimestamp", "TIMESTAMP", "read_timestamp"),
+    ("ReadMethod", "STRING(16)", "read_method"),
+    ("Shard", "STRING(MAX)", "shard"),
+    ("WatcherId", "STRING(MAX)", "watcher_id"),
+    ("ChangeType", "STRING(8) NOT NULL", "CASE WHEN mod_type = 'DELETE' THEN 'DELETE' ELSE 'UPSERT' END"),
+    ("ExportedAt", "TIMESTAMP OPTIONS (allow_commit_timestamp=true)", ""),
+)
+_TIMESTAMPS = ("CommitTimestamp", "ReadTimestamp")
+_TARGET = re.compile(r"^projects/([^/]+)/instances/([^/]+)/databases/([^/]+)(?:/tables/([^/]+))?/?$")
+
+
+def create_table_ddl(table: str = DEFAULT_TABLE) -> str:
+    """The CREATE TABLE statement of the changelog table."""
+    lines = [f"  {quote_identifier(name)} {kind}," for name, kind, _ in COLUMNS]
+    key = ", ".join(quote_identifier(k) for k in KEY)
+    return f"CREATE TABLE {quote_identifier(table, 'changelog table')} (\n" + "\n".join(lines) + f"\n) PRIMARY KEY ({key})"
+
+
+def parse_target(out: str) -> tuple[str, str, str, str]:
+    """``projects/P/instances/I/databases/D[/tables/T]`` -> (P, I, D, T)."""
+    match = _TARGET.match(out.strip())
+    if not match:
+        raise ConfigurationError(f"a Spanner export target looks like projects/P/instances/I/databases/D[/tables/T], "
+                                 f"got {out!r}")
+    project, instance, database, table = match.groups()
+    return project, instance, database, table or DEFAULT_TABLE
+
+
+def ensure_table(database: Any, table: str = DEFAULT_TABLE) -> bool:
+    """Create the changelog table when missing (True), or check the one there (False)."""
+    from google.cloud.spanner_v1 import param_types
+
+    sql = ("SELECT COLUMN_NAME FROM INFORMATION_SCHEMA.COLUMNS WHERE TABLE_CATALOG = '' AND TABLE_SCHEMA = '' "
+           "AND TABLE_NAME = @t")
+    with database.snapshot() as snap:
+        present = {r[0] for r in snap.execute_sql(sql, params={"t": table}, param_types={"t": param_types.STRING})}
+    if not present:
+        database.update_ddl([create_table_ddl(table)]).result(300)
+        return True
+    missing = [name for name, _, _ in COLUMNS if name not in present]
+    if missing:
+        raise ChangelogError(f"table {table} in {database.name} exists but lacks the changelog columns "
+                             f"{', '.join(missing)}; drop it or choose another table name")
+    return False
+
+
+def export_rows(changelog: Any) -> Any:
+    """The changelog rows as the table's columns (ExportedAt is filled at commit)."""
+    from pyspark.sql import functions as F
+
+    return changelog.select(*[F.expr(source).alias(name) for name, _, source in COLUMNS if source])
+
+
+def _write_partition(location: SpannerLocation, table: str, rows: Iterator[Any], batch_rows: int,
+                     written: Any) -> None:
+    """Runs in a Spark task: commit the rows in batches of ``batch_rows``."""
+    from google.api_core.datetime_helpers import DatetimeWithNanoseconds
+    from google.cloud import spanner
+
+    database = location.open()
+    names = [name for name, _, source in COLUMNS if source]
+    stamps = [names.index(n) for n in _TIMESTAMPS]
+    columns = (*names, "ExportedAt")
+    pending: list[list[Any]] = []
+
+    def flush() -> None:
+        with database.batch() as batch:
+            batch.insert_or_update(table, columns, pending)
+        written.add(len(pending))
+        pending.clear()
+
+    for row in rows:
+        values = list(row)
+        for i in stamps:
+            if values[i] is not None:
+                values[i] = DatetimeWithNanoseconds.from_rfc3339(values[i])
+        pending.append([*values, spanner.COMMIT_TIMESTAMP])
+        if len(pending) >= batch_rows:
+            flush()
+    if pending:
+        flush()
+
+
+def write_to_database(changelog: Any, database: Any, table: str = DEFAULT_TABLE, *,
+                      batch_rows: int = BATCH_ROWS) -> int:
+    """Create the table if needed and write the changelog rows into it; returns the rows written."""
+    if not isinstance(batch_rows, int) or batch_rows < 1:
+        raise ConfigurationError(f"batch_rows must be a positive integer, got {batch_rows!r}")
+    ensure_table(database, table)
+    location = SpannerLocation.of(database)
+    written = changelog.sparkSession.sparkContext.accumulator(0)
+    export_rows(changelog).foreachPartition(lambda rows: _write_partition(location, table, rows, batch_rows, written))
+    return int(written.value)
+
+
+def write(changelog: Any, out: str) -> int:
+    """The ``export`` command's entry: ``out`` names the database (and table) as in :func:`parse_target`."""
+    project, instance, database_id, table = parse_target(out)
+    location = SpannerLocation(project, instance, database_id, os.environ.get("SPANNER_EMULATOR_HOST") or None)
+    return write_to_database(changelog, location.open(), table)
