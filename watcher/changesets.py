@@ -45,6 +45,7 @@ from google.cloud.spanner_v1 import COMMIT_TIMESTAMP, param_types
 from .checkpoints import CommitTimestampRepository, SpannerCommitTimestampRepository
 from .database_watcher import ALL
 from .errors import ConfigurationError, TableNotFoundError, TableNotWatchableError
+from .client_values import real_bytes
 from .model import Change, TableId
 from .retry import is_transient
 from .schema import _COLUMNS_SQL, _KEY_SQL, _query
@@ -266,10 +267,12 @@ class ChangeSetWatcher(TranslatingWatcher):
         rows = list(results)
         if not rows:
             return
-        names = [f.name for f in results.fields]
+        fields = list(results.fields)
+        names = [f.name for f in fields]
         id_index = [n.upper() for n in names].index(self.change_set_column.upper())
         key_index = [names.index(k) for k in table.key_columns]
         for row in rows:
+            row = real_bytes(fields, row)
             # The commit timestamp is filled in per change set by _translate.
             yield row[id_index], Change(table.name, tuple(row[i] for i in key_index), dict(zip(names, row, strict=True)), None)  # type: ignore[arg-type]
 

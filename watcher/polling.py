@@ -27,6 +27,7 @@ from typing import Any, Sequence
 
 from google.cloud.spanner_v1 import param_types
 
+from .client_values import real_bytes
 from .model import Change, Checkpoint
 from .schema import TableInfo
 from .shards import FixedShardProvider, ShardFilter
@@ -145,15 +146,16 @@ def run_poll(database: Any, info: TableInfo, query: PollQuery, *, limit: int, sh
     with database.snapshot() as snap:
         results = snap.execute_sql(query.sql, params=query.params, param_types=query.types)
         rows = list(results)
-        names = [f.name for f in results.fields] if rows else []
+        fields = list(results.fields) if rows else []
+        names = [f.name for f in fields]
         read_ts = getattr(snap, "_transaction_read_timestamp", None)
     if not rows:
         return PollResult([], read_ts, full=False)
     ts_index = names.index(info.commit_timestamp_column)
     key_index = [names.index(k) for k in info.key_columns]
     table = info.table.table
-    changes = [
-        Change(table, tuple(row[i] for i in key_index), dict(zip(names, row)), row[ts_index], shard_value, read_ts)
-        for row in rows
-    ]
+    changes = []
+    for row in rows:
+        row = real_bytes(fields, row)
+        changes.append(Change(table, tuple(row[i] for i in key_index), dict(zip(names, row)), row[ts_index], shard_value, read_ts))
     return PollResult(changes, read_ts, full=len(changes) >= limit)

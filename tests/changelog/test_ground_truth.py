@@ -34,7 +34,7 @@ from watcher.changelog.exports.spanner_table import write_to_database
 from watcher.changelog.reconcile import Reconcile
 from watcher.checkpoints import SpannerCommitTimestampRepository
 from watcher.codec import decode_value, timestamp_text
-from watcher.model import MIN_TIMESTAMP, from_nanos, timestamp_nanos
+from watcher.model import MIN_TIMESTAMP
 from watcher.shards import FixedShardProvider
 from watcher.sinks import StagingSink
 
@@ -133,12 +133,7 @@ class History:
                     columns = WRITTEN[table]
                     batch.insert_or_update(table, columns, [[row.get(c, spanner.COMMIT_TIMESTAMP) if c != "Ts"
                                                             else spanner.COMMIT_TIMESTAMP for c in columns]])
-        self.truth.record(_text(batch.committed), writes)
-
-
-def _text(ts: Any) -> str:
-    # Through nanoseconds: the client's commit timestamps are proto-plus datetimes, which timestamp_text truncates.
-    return timestamp_text(from_nanos(timestamp_nanos(ts)))
+        self.truth.record(timestamp_text(batch.committed), writes)
 
 
 def _decoded(table: str, values_json: str) -> dict[str, Any]:
@@ -168,7 +163,7 @@ def test_changelog_state_and_exports_match_the_truth(spark, make_database, tmp_p
         pre = [history._new_row("Events") for _ in range(12)]
         batch.insert("Events", WRITTEN["Events"], [[*[r[c] for c in WRITTEN["Events"][:-1]], spanner.COMMIT_TIMESTAMP]
                                                    for _, r in pre])
-    truth.record(_text(batch.committed), [("Events", k, r) for k, r in pre])
+    truth.record(timestamp_text(batch.committed), [("Events", k, r) for k, r in pre])
     checkpoints = SpannerCommitTimestampRepository(db)
     backfill = (Backfill(spark, db).table("Events").staging(staging).warehouse(warehouse)
                 .shards("ShardId", EVENT_SHARDS, per_partition=2).checkpoints(checkpoints, [EVENT_SHARDS]).run())
@@ -184,7 +179,7 @@ def test_changelog_state_and_exports_match_the_truth(spark, make_database, tmp_p
     def note(changes: list) -> None:
         with lock:
             for c in changes:
-                seen[c.table] = max(seen.get(c.table, ""), _text(c.commit_timestamp))
+                seen[c.table] = max(seen.get(c.table, ""), timestamp_text(c.commit_timestamp))
 
     sink.attach(watcher)
     watcher.add_batch_callback(note)

@@ -36,7 +36,6 @@ from typing import Any
 
 from ..codec import encode_value, timestamp_text
 from ..errors import ChangelogError, ConfigurationError
-from ..model import from_nanos, timestamp_nanos
 from ..sinks import STAGING_FORMAT
 from ..sqlnames import quote_identifier
 
@@ -167,8 +166,7 @@ class ReadPoint:
 
     @property
     def read_timestamp_text(self) -> str:
-        # Through nanoseconds: the client hands proto-plus datetimes, whose fraction timestamp_text would drop.
-        return timestamp_text(from_nanos(timestamp_nanos(self.read_timestamp)))
+        return timestamp_text(self.read_timestamp)
 
     def shared(self) -> dict[str, Any]:
         """The (session, transaction) ids a task needs to read inside this transaction."""
