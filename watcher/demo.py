@@ -17,6 +17,7 @@ Example:
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import random
 import shutil
@@ -24,6 +25,7 @@ import string
 import tempfile  # noqa: F401  (used by the example)
 import threading
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -130,8 +132,12 @@ def _percentile(values: list[float], q: float) -> float | None:
 
 
 def run_demo(seconds: float = 20.0, *, workdir: str = "spanner-watcher-demo", writers: int = 4, keys: int = 2_000,
-             rows_per_txn: int = 20, seed: int = 7, quiet: bool = False) -> dict[str, Any]:
-    """Run the demo; returns its figures (also printed unless ``quiet``)."""
+             rows_per_txn: int = 20, seed: int = 7, quiet: bool = False, emulator_host: str | None = None) -> dict[str, Any]:
+    """Run the demo; returns its figures (also printed unless ``quiet``).
+
+    ``emulator_host``: use that running server (a local Spanner or the official emulator)
+    instead of starting the embedded one; the demo then makes an instance of its own there.
+    """
     from google.cloud import spanner
 
     from .changelog import Changelog
@@ -150,12 +156,16 @@ def run_demo(seconds: float = 20.0, *, workdir: str = "spanner-watcher-demo", wr
     work = _prepare_workdir(workdir)
     staging, warehouse = work / "staging", work / "warehouse"
     previous_host = os.environ.get("SPANNER_EMULATOR_HOST")
-    with LocalSpanner(data_dir=str(work / "spanner")) as server:
-        os.environ["SPANNER_EMULATOR_HOST"] = server.emulator_host
+    server_cm = contextlib.nullcontext(None) if emulator_host else LocalSpanner(data_dir=str(work / "spanner"))
+    with server_cm as server:
+        host = emulator_host or server.emulator_host
+        os.environ["SPANNER_EMULATOR_HOST"] = host
         try:
-            console.print(f"[bold]1.[/] local Spanner listening on {server.emulator_host} (data in {work / 'spanner'})")
+            where = f"(data in {work / 'spanner'})" if server is not None else "(a server already running)"
+            console.print(f"[bold]1.[/] local Spanner listening on {host} {where}")
             client = spanner.Client(project="demo-project")
-            instance = client.instance("demo", configuration_name="projects/demo-project/instanceConfigs/emulator-config")
+            instance_id = "demo" if server is not None else f"demo-{uuid.uuid4().hex[:8]}"
+            instance = client.instance(instance_id, configuration_name="projects/demo-project/instanceConfigs/emulator-config")
             instance.create().result(60)
             database = instance.database("singers")
             database.create().result(60)
@@ -238,6 +248,7 @@ def run_demo(seconds: float = 20.0, *, workdir: str = "spanner-watcher-demo", wr
                 "staging": str(staging),
                 "warehouse": str(warehouse),
                 "writer_errors": len(load.errors),
+                "database": database.name,
                 "seconds": round(time.monotonic() - started, 1),
             }
             _print_summary(console, summary, warehouse)
@@ -259,7 +270,7 @@ def _print_summary(console: Console, summary: dict[str, Any], warehouse: Path) -
         "keys_missing": "keys whose last version was not captured", "lag_p50_ms": "lag p50 (commit to callback, ms)",
         "lag_p99_ms": "lag p99 (ms)", "changelog_by_mod_type": "changelog rows by mod_type",
         "current_state_rows": "current-state rows", "staging": "staging folder", "warehouse": "changelog warehouse",
-        "writer_errors": "writer errors", "seconds": "total seconds",
+        "writer_errors": "writer errors", "database": "database", "seconds": "total seconds",
     }
     for key, label in labels.items():
         table.add_row(label, str(summary[key]))

@@ -27,6 +27,9 @@ def get_session(master: str | None = None, app: str = "spanner-watcher") -> Any:
     # Python workers must run the interpreter that has this project's packages (the venv's),
     # not whatever `python3` is first on PATH.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    if master is None or master.startswith("local"):
+        # A local run stays on the loopback interface (and Spark stops warning about it).
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
     active = SparkSession.getActiveSession()
     if active is not None:
