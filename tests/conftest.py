@@ -12,7 +12,8 @@ import itertools
 import os
 import sys
 import uuid
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 

@@ -43,9 +43,9 @@ from typing import Any, NamedTuple
 from google.cloud.spanner_v1 import COMMIT_TIMESTAMP, param_types
 
 from .checkpoints import CommitTimestampRepository, SpannerCommitTimestampRepository
+from .client_values import real_bytes
 from .database_watcher import ALL
 from .errors import ConfigurationError, TableNotFoundError, TableNotWatchableError
-from .client_values import real_bytes
 from .model import Change, TableId
 from .retry import is_transient
 from .schema import _COLUMNS_SQL, _KEY_SQL, _query

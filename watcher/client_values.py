@@ -14,7 +14,8 @@ Example:
 from __future__ import annotations
 
 import base64
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from google.cloud.spanner_v1 import TypeCode
 

@@ -22,7 +22,8 @@ import datetime as dt
 import decimal
 import json
 import math
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from google.api_core.datetime_helpers import DatetimeWithNanoseconds
 

@@ -9,7 +9,8 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 #: metric name, stats key, type, help
 METRICS: tuple[tuple[str, str, str, str], ...] = (

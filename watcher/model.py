@@ -18,27 +18,28 @@ import base64
 import datetime as dt
 import decimal
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from google.api_core.datetime_helpers import DatetimeWithNanoseconds
 
 #: The format version of persisted checkpoint details (see Checkpoint.to_text).
 CHECKPOINT_FORMAT = 1
 
-EPOCH = DatetimeWithNanoseconds(1970, 1, 1, tzinfo=dt.timezone.utc)
+EPOCH = DatetimeWithNanoseconds(1970, 1, 1, tzinfo=dt.UTC)
 #: The smallest TIMESTAMP Spanner stores: start here to replay a whole table.
-MIN_TIMESTAMP = DatetimeWithNanoseconds(1, 1, 1, tzinfo=dt.timezone.utc)
+MIN_TIMESTAMP = DatetimeWithNanoseconds(1, 1, 1, tzinfo=dt.UTC)
 
 
 def as_nanos_timestamp(value: dt.datetime) -> DatetimeWithNanoseconds:
     """Any aware datetime as DatetimeWithNanoseconds (naive ones are taken as UTC)."""
     if isinstance(value, DatetimeWithNanoseconds):
-        return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+        return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
     if value.tzinfo is None:
-        value = value.replace(tzinfo=dt.timezone.utc)
+        value = value.replace(tzinfo=dt.UTC)
     return DatetimeWithNanoseconds(value.year, value.month, value.day, value.hour, value.minute, value.second,
-                                   value.microsecond, tzinfo=value.tzinfo).astimezone(dt.timezone.utc)
+                                   value.microsecond, tzinfo=value.tzinfo).astimezone(dt.UTC)
 
 
 def timestamp_nanos(ts: dt.datetime) -> int:
@@ -68,15 +69,15 @@ def rfc3339_nanos(ts: dt.datetime) -> str:
     ts = as_nanos_timestamp(ts)
     nanos = nanos_of_second(ts)
     if ts.utcoffset():
-        ts = ts.astimezone(dt.timezone.utc)  # DatetimeWithNanoseconds.astimezone drops the nanoseconds: kept above
+        ts = ts.astimezone(dt.UTC)  # DatetimeWithNanoseconds.astimezone drops the nanoseconds: kept above
     return f"{ts.year:04d}-{ts.month:02d}-{ts.day:02d}T{ts.hour:02d}:{ts.minute:02d}:{ts.second:02d}.{nanos:09d}Z"
 
 
 def from_nanos(nanos: int) -> DatetimeWithNanoseconds:
     seconds, frac = divmod(nanos, 1_000_000_000)
-    base = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(seconds=seconds)
+    base = dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(seconds=seconds)
     return DatetimeWithNanoseconds(base.year, base.month, base.day, base.hour, base.minute, base.second,
-                                   nanosecond=frac, tzinfo=dt.timezone.utc)
+                                   nanosecond=frac, tzinfo=dt.UTC)
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,9 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from google.cloud.spanner_v1 import param_types
 
@@ -157,5 +158,5 @@ def run_poll(database: Any, info: TableInfo, query: PollQuery, *, limit: int, sh
     changes = []
     for row in rows:
         row = real_bytes(fields, row)
-        changes.append(Change(table, tuple(row[i] for i in key_index), dict(zip(names, row)), row[ts_index], shard_value, read_ts))
+        changes.append(Change(table, tuple(row[i] for i in key_index), dict(zip(names, row, strict=True)), row[ts_index], shard_value, read_ts))
     return PollResult(changes, read_ts, full=len(changes) >= limit)

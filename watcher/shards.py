@@ -23,8 +23,9 @@ import decimal
 import enum
 import hashlib
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from google.cloud.spanner_v1 import param_types
 
@@ -189,7 +190,7 @@ class Interval(enum.Enum):
 
 
 def _utc(now: dt.datetime) -> dt.datetime:
-    return (now if now.tzinfo else now.replace(tzinfo=dt.timezone.utc)).astimezone(dt.timezone.utc)
+    return (now if now.tzinfo else now.replace(tzinfo=dt.UTC)).astimezone(dt.UTC)
 
 
 class TimebasedShardProvider(ShardProvider):

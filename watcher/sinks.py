@@ -20,8 +20,9 @@ import json
 import os
 import re
 import uuid
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from .codec import encode_value, timestamp_text
 from .model import Change
@@ -101,7 +102,7 @@ class StagingSink:
                 "seq": seq,
                 "table": change.table,
                 "key_columns": list(key_columns),
-                "keys": [encode_value(types[k], v) for k, v in zip(key_columns, change.keys)],
+                "keys": [encode_value(types[k], v) for k, v in zip(key_columns, change.keys, strict=True)],
                 "commit_timestamp": timestamp_text(change.commit_timestamp),
                 "read_timestamp": timestamp_text(change.read_timestamp) if change.read_timestamp is not None else None,
                 "shard": shard_label(change.shard),

@@ -28,11 +28,12 @@ import re
 import threading
 import time
 import uuid
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from apscheduler.executors.pool import ThreadPoolExecutor
-from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.schedulers import SchedulerNotRunningError
+from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.schedulers.base import BaseScheduler
 from apscheduler.triggers.date import DateTrigger
 from google.api_core import exceptions as gexc
@@ -74,7 +75,7 @@ class _StopDelivery(Exception):
 
 
 def _utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
 class TableWatcher:
@@ -325,7 +326,7 @@ class TableWatcher:
         """Run the next cycle after ``seconds``; one job at a time, so cycles never overlap."""
         if self._scheduler is None or self._stopping.is_set():
             return
-        when = dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=seconds)
+        when = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=seconds)
         self._scheduler.add_job(self._cycle, DateTrigger(run_date=when), id=self._job_id, misfire_grace_time=None,
                                 executor=self._executor_alias, replace_existing=True)
 

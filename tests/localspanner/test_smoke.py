@@ -32,4 +32,4 @@ def test_dml_with_pending_commit_timestamp(singers_db):
     with singers_db.snapshot() as snap:
         (row,) = list(snap.execute_sql("SELECT LastUpdated FROM Singers WHERE SingerId = 10"))
     assert isinstance(row[0], dt.datetime)
-    assert abs((dt.datetime.now(dt.timezone.utc) - row[0]).total_seconds()) < 60
+    assert abs((dt.datetime.now(dt.UTC) - row[0]).total_seconds()) < 60

@@ -13,7 +13,7 @@ from watcher import CheckpointError, InMemoryCommitTimestampRepository, SpannerC
 from watcher.checkpoints.java_table import JAVA_COLUMNS, KEY_COLUMNS, POSITION_COLUMN
 from watcher.model import MIN_TIMESTAMP, Checkpoint, TableId
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 T1 = DT(2024, 5, 1, 10, 0, 0, 123456, tzinfo=UTC)
 T2 = DT(2024, 5, 1, 10, 0, 1, 5, tzinfo=UTC)
 T3 = DT(2024, 5, 2, 0, 0, 0, tzinfo=UTC)

@@ -7,9 +7,9 @@ import time
 
 import pytest
 from apscheduler.schedulers.background import BackgroundScheduler
-from tests.watcher.core_support import Collector, insert, wait_until
 from google.cloud import spanner
 
+from tests.watcher.core_support import Collector, insert, wait_until
 from watcher import (
     ALL,
     MIN_TIMESTAMP,
@@ -253,7 +253,7 @@ def test_limit_hint_and_fallback_are_passed_to_every_table(make_database, dbwatc
     def clock():
         import datetime as dt
         clock_calls.append("x")
-        return dt.datetime.now(dt.timezone.utc)
+        return dt.datetime.now(dt.UTC)
 
     w = dbwatch(db, limit=3, fallback_to_with_query_seconds=12.5, table_hint={"A": "@{FORCE_INDEX=Idx_Ts}",
                 "B": "@{FORCE_INDEX=Idx_B_Ts}"}, initial_timestamp=MIN_TIMESTAMP, clock=clock)

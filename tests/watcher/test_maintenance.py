@@ -139,7 +139,6 @@ def test_no_checkpoint_no_pruning(singers):
 def test_a_running_watcher_loses_nothing_to_pruning(singers):
     """Watchers deliver, pruning runs on their checkpoints, watchers carry on: every row arrives once in order."""
     from tests.watcher.core_support import Collector
-
     from watcher import TableWatcher
 
     repository = SpannerCommitTimestampRepository(singers, create_if_missing=False)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from tests.watcher.core_support import C_DDL, insert
 from google.api_core.datetime_helpers import DatetimeWithNanoseconds as DT
 from google.cloud.spanner_v1 import param_types
 
+from tests.watcher.core_support import C_DDL, insert
 from watcher import FixedShardProvider, Interval, NotNullShardProvider, TimebasedShardProvider
 from watcher.errors import InvalidIdentifierError
 from watcher.model import MIN_TIMESTAMP, Checkpoint, TableId
@@ -24,7 +24,7 @@ from watcher.polling import (
 )
 from watcher.schema import TableInfo, discover
 
-TS = DT(2024, 5, 1, 10, 0, 0, nanosecond=123456789, tzinfo=dt.timezone.utc)
+TS = DT(2024, 5, 1, 10, 0, 0, nanosecond=123456789, tzinfo=dt.UTC)
 ONE = TableInfo(TableId("T"), "Ts", ("Id",), {"Id": "INT64", "Name": "STRING(MAX)", "Ts": "TIMESTAMP"})
 TWO = TableInfo(TableId("C"), "Ts", ("A", "B"), {"A": "INT64", "B": "STRING(MAX)", "V": "INT64", "Ts": "TIMESTAMP"})
 HINT = "@{FORCE_INDEX=Idx_T_Ts}"

@@ -14,7 +14,7 @@ from google.cloud.spanner_v1 import param_types
 from watcher import ConfigurationError, FixedShardProvider, Interval, NotNullShardProvider, ShardIdCache, TimebasedShardProvider
 from watcher.shards import fetch_from_database, param_type_of, split_shards
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 
 def _sha(text: str) -> str:

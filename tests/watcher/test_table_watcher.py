@@ -12,10 +12,10 @@ import time
 
 import pytest
 from apscheduler.executors.pool import ThreadPoolExecutor
-from tests.watcher.core_support import NO_TS_DDL, T_DDL, Collector, insert, insert_t, wait_until
 from google.api_core import exceptions as gexc
 from google.cloud import spanner
 
+from tests.watcher.core_support import NO_TS_DDL, T_DDL, Collector, insert, insert_t, wait_until
 from watcher import (
     MIN_TIMESTAMP,
     CallbackError,
@@ -39,7 +39,7 @@ from watcher import (
 from watcher.errors import ColumnNotFoundError, ConfigurationError
 
 FAST = RetryPolicy(initial=0.001, maximum=0.01)
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 
 @pytest.fixture

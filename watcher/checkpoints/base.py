@@ -23,7 +23,7 @@ from ..model import Checkpoint, TableId
 class CommitTimestampRepository(ABC):
     """Stores one checkpoint per (table, shard value)."""
 
-    def initialize(self) -> None:
+    def initialize(self) -> None:  # noqa: B027 - optional hook: stores with nothing to prepare keep it
         """Prepare the store (create or verify its table); called once when a watcher starts."""
 
     @abstractmethod

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests.localspanner.unit.sql_fixtures import CATALOG, build
 
+from tests.localspanner.unit.sql_fixtures import CATALOG, build
 from watcher.localspanner import types as T
 from watcher.localspanner.catalog import Catalog, Column, KeyPart, Table
 from watcher.localspanner.sql.translator import translate_query

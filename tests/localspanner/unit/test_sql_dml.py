@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from tests.localspanner.unit.sql_fixtures import CATALOG, build
 
+from tests.localspanner.unit.sql_fixtures import CATALOG, build
 from watcher.localspanner import errors, values
 from watcher.localspanner import types as T
 from watcher.localspanner.errors import Code, SpannerError
@@ -146,7 +146,6 @@ def test_default_keyword_uses_the_column_default():
     from dataclasses import replace
 
     from tests.localspanner.unit.sql_fixtures import ALBUMS, SHARD_INDEX, SINGERS
-
     from watcher.localspanner.catalog import Catalog
 
     albums = replace(ALBUMS, columns=tuple(replace(c, default="'untitled'") if c.name == "Title" else c for c in ALBUMS.columns))

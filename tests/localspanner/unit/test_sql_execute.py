@@ -8,8 +8,8 @@ import time
 
 import farmhash
 import pytest
-from tests.localspanner.unit.sql_fixtures import CATALOG, build
 
+from tests.localspanner.unit.sql_fixtures import CATALOG, build
 from watcher.localspanner import errors, values
 from watcher.localspanner import types as T
 from watcher.localspanner.errors import Code, SpannerError

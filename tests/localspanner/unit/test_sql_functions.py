@@ -6,8 +6,8 @@ import base64
 import hashlib
 
 import pytest
-from tests.localspanner.unit.sql_fixtures import CATALOG, build
 
+from tests.localspanner.unit.sql_fixtures import CATALOG, build
 from watcher.localspanner import types as T
 from watcher.localspanner import values
 from watcher.localspanner.errors import Code, SpannerError

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from tests.localspanner.unit.sql_fixtures import CATALOG, SINGERS, build
 
+from tests.localspanner.unit.sql_fixtures import CATALOG, SINGERS, build
 from watcher.localspanner import types as T
 from watcher.localspanner import values
 from watcher.localspanner.errors import Code, SpannerError
