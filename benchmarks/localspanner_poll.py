@@ -33,7 +33,7 @@ import os
 import random
 import statistics
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from google.cloud.spanner_v1 import param_types
@@ -77,11 +77,21 @@ VARIANTS: dict[str, str] = {
     "no_shard_filter": "SELECT * FROM Singers WHERE LastUpdated > @ts ORDER BY LastUpdated, SingerId LIMIT 1000",
 }
 PARAM_TYPES = {"shards": param_types.Array(param_types.INT64), "ts": param_types.TIMESTAMP}
-OLD_TS = dt.datetime(2000, 1, 1, tzinfo=dt.timezone.utc)
+OLD_TS = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
 
-#: (small, large) table sizes, polls timed per size, runs of each informational query.
-FULL = {"sizes": (10_000, 1_000_000), "polls": 200, "info_runs": 5, "tail_rows": 1500}
-QUICK = {"sizes": (2_000, 10_000), "polls": 20, "info_runs": 2, "tail_rows": 1500}
+@dataclass(frozen=True)
+class Sizes:
+    """Table sizes, polls timed per table and phase, runs of each informational query, tail rows."""
+
+    small: int
+    large: int
+    polls: int
+    info_runs: int
+    tail_rows: int = 1500
+
+
+FULL = Sizes(small=10_000, large=1_000_000, polls=200, info_runs=5)
+QUICK = Sizes(small=2_000, large=10_000, polls=20, info_runs=2)
 WARMUP_POLLS = 10
 TAIL_COMMIT_ROWS = 100
 LOAD_BATCH_ROWS = 2000
@@ -203,12 +213,11 @@ def _fresh(instance: Any, database_id: str) -> Any:
 
 
 def run(ctx: RunContext) -> Result:
-    settings = dict(QUICK if ctx.quick else FULL)
-    small, large = settings["sizes"]
-    polls, tail = settings["polls"], settings["tail_rows"]
+    sizes = QUICK if ctx.quick else FULL
+    small, large, polls, tail = sizes.small, sizes.large, sizes.polls, sizes.tail_rows
     data_dir = os.path.join(ctx.workdir, "data")
     result = Result(settings={
-        **settings, "query": POLL_SQL, "shards": f"{ALL_SHARDS[0]}..{ALL_SHARDS[-1]}", "rows": ROW_SHAPE.describe(),
+        **asdict(sizes), "query": POLL_SQL, "shards": f"{ALL_SHARDS[0]}..{ALL_SHARDS[-1]}", "rows": ROW_SHAPE.describe(),
         "load": f"InsertOrUpdate, {LOAD_BATCH_ROWS} rows per commit (one mutation), {LOAD_THREADS} client threads",
         "tail": f"{tail} single-row InsertOrUpdate mutations of random existing rows, {TAIL_COMMIT_ROWS} per commit; "
                 "@ts = newest commit timestamp before the tail",
@@ -228,7 +237,7 @@ def run(ctx: RunContext) -> Result:
         before = _time_polls([grown, reference], polls, server)
         _log(ctx, "before growth", before["grown"])
         _log(ctx, "reference    ", before["reference"])
-        before["grown"]["variants"] = _variants(grown, settings["info_runs"], ctx)
+        before["grown"]["variants"] = _variants(grown, sizes.info_runs, ctx)
 
         ctx.log(f"growing {DATABASE_ID} to {large:,} rows")
         client0, server0 = cpu_seconds(), server.cpu_seconds()
@@ -243,7 +252,7 @@ def run(ctx: RunContext) -> Result:
         after = _time_polls([grown, reference], polls, server)
         _log(ctx, "after growth ", after["grown"])
         _log(ctx, "reference    ", after["reference"])
-        after["grown"]["variants"] = _variants(grown, settings["info_runs"], ctx)
+        after["grown"]["variants"] = _variants(grown, sizes.info_runs, ctx)
 
     same_table = round(after["grown"]["median_ms"] / before["grown"]["median_ms"], 2)
     side_by_side = round(after["grown"]["median_ms"] / after["reference"]["median_ms"], 2)

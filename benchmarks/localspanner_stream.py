@@ -45,8 +45,9 @@ TITLE = "1,000,000-row query: server RSS over the stream and the largest message
 #: The poll benchmark's database (reused when it holds enough rows), else this one is loaded.
 SHARED_DATABASE_ID = "singers"
 OWN_DATABASE_ID = "singers_stream"
-FULL = {"rows": 1_000_000, "idle_seconds": 2.0}
-QUICK = {"rows": 10_000, "idle_seconds": 0.5}
+#: Rows streamed; seconds of idle RSS sampling before and after.
+FULL: tuple[int, float] = (1_000_000, 2.0)
+QUICK: tuple[int, float] = (10_000, 0.5)
 QUERY = "SELECT * FROM Singers"
 MAX_MESSAGE = 4 << 20
 #: Peak RSS growth allowed, as a share of the bytes streamed; and growth over the stream's second half.
@@ -115,8 +116,7 @@ def _prepare(instance: Any, rows: int, ctx: RunContext) -> tuple[str, str]:
 
 
 def run(ctx: RunContext) -> Result:
-    settings = QUICK if ctx.quick else FULL
-    rows_wanted, idle_seconds = settings["rows"], settings["idle_seconds"]
+    rows_wanted, idle_seconds = QUICK if ctx.quick else FULL
     data_dir = os.path.join(ctx.workdir, "data")
     result = Result(settings={
         "query": QUERY, "rows": rows_wanted, "row_shape": ROW_SHAPE.describe(),

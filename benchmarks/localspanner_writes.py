@@ -40,9 +40,9 @@ MUTATIONS_PER_COMMIT = 100
 KEY_SPACE = 1_000_000
 ROW_SHAPE = RowShape(picture_min=1, picture_max=1024)
 
-#: (client processes, threads per process), run in this order.
-FULL = {"seconds": 12.0, "configs": [(1, 1), (1, 4), (1, 8), (1, 16), (1, 32), (2, 4), (2, 8), (3, 4)]}
-QUICK = {"seconds": 1.0, "configs": [(1, 4), (2, 2)]}
+#: Seconds measured per configuration; (client processes, threads per process), run in this order.
+FULL: tuple[float, list[tuple[int, int]]] = (12.0, [(1, 1), (1, 4), (1, 8), (1, 16), (1, 32), (2, 4), (2, 8), (3, 4)])
+QUICK: tuple[float, list[tuple[int, int]]] = (1.0, [(1, 4), (2, 2)])
 #: Seconds every writer writes before the measured window opens.
 WARMUP_SECONDS = 1.0
 #: Seconds a spawned client process gets to import the client and connect.
@@ -146,10 +146,9 @@ def _measure(database: Any, server: ServerProcess, processes: int, threads: int,
 
 
 def run(ctx: RunContext) -> Result:
-    settings = dict(QUICK if ctx.quick else FULL)
-    seconds = settings["seconds"]
+    seconds, configs = QUICK if ctx.quick else FULL
     result = Result(settings={
-        "seconds_per_config": seconds, "warmup_seconds": WARMUP_SECONDS, "configs": settings["configs"],
+        "seconds_per_config": seconds, "warmup_seconds": WARMUP_SECONDS, "configs": configs,
         "mutations_per_commit": MUTATIONS_PER_COMMIT,
         "write": "database.batch(); batch.insert_or_update('Singers', columns, [one row]) x 100; commit (single-use Commit RPC)",
         "keys": f"random SingerId in 0..{KEY_SPACE - 1} (inserts and updates)", "rows": ROW_SHAPE.describe(),
@@ -163,7 +162,7 @@ def run(ctx: RunContext) -> Result:
         if database.exists():
             database.drop()
         database = singers_database(instance, DATABASE_ID)
-        for i, (processes, threads) in enumerate(settings["configs"]):
+        for i, (processes, threads) in enumerate(configs):
             point = _measure(database, server, processes, threads, seconds, seed=i + 1)
             curve.append(point)
             ctx.log(f"{processes} process(es) x {threads:>2} threads: {point['mutations_per_second']:>6,} mutations/s "

@@ -48,6 +48,8 @@ class _Parser(argparse.ArgumentParser):
     """An argument parser whose errors are one line on stderr (plus a hint), exit status 2."""
 
     def error(self, message: str) -> NoReturn:
+        if message.endswith("expected one argument"):  # argparse takes a value like -18..18 for an option
+            message += " (a value that starts with '-' is written --option=VALUE)"
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +36,8 @@ DEFAULT_INSTANCE = "local"
 DEFAULT_DATABASE = "watcher"
 #: Seconds to wait for an instance or database to be created.
 CREATE_TIMEOUT = 120.0
+#: Seconds to wait for a TCP connection to an emulator before calling it unreachable.
+REACH_TIMEOUT = 3.0
 
 #: kind -> (what it is, for messages; whether missing instance/database are created)
 KINDS: dict[str, tuple[str, bool]] = {
@@ -85,6 +88,28 @@ def _client(project: str, host: str | None) -> Any:
                           disable_builtin_metrics=True)
 
 
+def ensure_reachable(host: str | None, timeout: float = REACH_TIMEOUT) -> None:
+    """Fail fast, saying what to do, when the emulator at ``host`` does not answer.
+
+    (The client would otherwise retry for minutes before giving up.) ``None`` (real Spanner) passes.
+
+    >>> ensure_reachable("127.0.0.1:1")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    watcher.errors.ConfigurationError: cannot reach the Spanner emulator at 127.0.0.1:1 (SPANNER_EMULATOR_HOST): ...
+    """
+    if not host:
+        return
+    name, _, port = host.rpartition(":")
+    try:
+        with socket.create_connection((name.strip("[]") or "localhost", int(port)), timeout=timeout):
+            return
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
+    raise ConfigurationError(f"cannot reach the Spanner emulator at {host} ({EMULATOR_ENV}): {reason}; start one "
+                             f"(spanner-watcher local-spanner) or unset {EMULATOR_ENV} to use the embedded local Spanner")
+
+
 def _ensure(instance: Any, database: Any, create: bool, where: str) -> None:
     if not instance.exists():
         if not create:
@@ -108,7 +133,8 @@ def open_database(project: str | None = None, instance: str | None = None, datab
             temporary folder, deleted when the context ends).
 
     Raises:
-        ConfigurationError: names missing for real Spanner, or a database that does not exist there.
+        ConfigurationError: names missing for real Spanner, a database that does not exist there, an
+            unreachable emulator, or a ``data_dir`` that is not a folder.
     """
     # The client reads SPANNER_EMULATOR_HOST itself, so the choice must follow the real environment.
     host = os.environ.get(EMULATOR_ENV) or None
@@ -122,8 +148,12 @@ def open_database(project: str | None = None, instance: str | None = None, datab
         return
     names = (project or DEFAULT_PROJECT, instance or DEFAULT_INSTANCE, database or DEFAULT_DATABASE)
     if host is not None:
+        ensure_reachable(host)
         yield _open("emulator", *names, host, None)
         return
+    if data_dir is not None and os.path.exists(data_dir) and not os.path.isdir(data_dir):
+        raise ConfigurationError(f"--data-dir {data_dir} exists and is not a folder: name a folder (it is created "
+                                 "when missing)")
     from .localspanner.server import LocalSpanner
 
     with LocalSpanner(data_dir) as server:

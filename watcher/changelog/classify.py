@@ -59,9 +59,17 @@ def map_literal_sql(mapping: Mapping[str, str]) -> str:
     return "map(" + ", ".join(f"{_literal(k)}, {_literal(v)}" for k, v in sorted(mapping.items())) + ")"
 
 
-def soft_deleted_sql(soft_delete_columns: Mapping[str, str]) -> str:
-    """SQL: the row's soft-delete column (configured per table) is set and not false."""
-    value = f"try_element_at(vals, try_element_at({map_literal_sql(soft_delete_columns)}, table_name))"
+def soft_deleted_sql(soft_delete_columns: Mapping[str, str], row_json: str = "_json") -> str:
+    """SQL: the row's soft-delete column (configured per table) is set and not false.
+
+    ``row_json`` is the row's JSON object text; the column is read from it by a literal JSON
+    path per table, so rows need not be parsed into maps.
+    """
+    if not soft_delete_columns:
+        return "FALSE"
+    cases = " ".join(f"WHEN {_literal(table)} THEN get_json_object({row_json}, {_literal(f'$[{chr(39)}{column}{chr(39)}]')})"
+                     for table, column in sorted(soft_delete_columns.items()))
+    value = f"(CASE table_name {cases} END)"
     return f"coalesce({value} IS NOT NULL AND lower({value}) <> 'false', FALSE)"
 
 

@@ -179,33 +179,27 @@ class _Run:
 
     def _process(self, base: manifest.Manifest, markers: dict[str, str], files: list[Any],
                  result: ChangelogResult) -> None:
-        from pyspark import StorageLevel
-
-        # Parsed once: the inspection pass fills the cache the job then reads.
-        parsed = staging_reader.read_batches(self.spark, files).persist(StorageLevel.MEMORY_AND_DISK)
-        try:
-            with self._phase("inspect"):
-                stats, bad = staging_reader.inspect_batches(parsed, files)
-            if stats:
-                self._write(base, markers, parsed, stats, result)
-        finally:
-            parsed.unpersist()
+        # Validation is one light pass (parse and count per file, nothing kept); the job then
+        # parses the good files again, which costs less than caching every parsed row.
+        with self._phase("inspect"):
+            stats, bad = staging_reader.inspect_batches(staging_reader.read_batches(self.spark, files), files)
+        if stats:
+            good = [f for f in files if staging_reader.batch_name(f.uri) not in bad]
+            self._write(base, markers, staging_reader.read_batches(self.spark, good), stats, result)
         result.quarantined = staging_reader.quarantine(self.staging_fs, self.fs, files, bad, self.clock())
 
     def _write(self, base: manifest.Manifest, markers: dict[str, str], parsed: Any, stats: list[Any],
                result: ChangelogResult) -> None:
         from pyspark import StorageLevel
-        from pyspark.sql import functions as F
 
         version, aborted = manifest.claim_version(self.fs, base)
-        good = [s.batch for s in stats]
         touched = sorted({s.table for s in stats if s.table})
         result.batches_read, result.records_read = len(stats), sum(s.records for s in stats)
 
-        changes = pipeline.normalize(parsed.where(F.col("batch").isin(good)).drop("batch", "_bad"))
+        changes = pipeline.normalize(parsed.drop("batch", "_bad"), self.soft_delete)
         has_state = any(base.tables.get(t, {}).get("state_version") for t in touched)
         state = current_state.load(self.spark, self.fs, base, touched) if has_state else None
-        rows = pipeline.per_key_window(changes, state, markers=markers, soft_delete_columns=self.soft_delete)
+        rows = pipeline.per_key_window(changes, state, markers=markers)
         rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
         try:
             with self._phase("classify"):

@@ -68,18 +68,32 @@ def list_new_batches(fs: HadoopFS, processed: set[str]) -> list[FileEntry]:
     return [entry for entry in fs.glob(BATCH_GLOB) if batch_name(entry.uri) not in processed]
 
 
+def read_schema() -> Any:
+    """The staging fields as read: ``values`` and ``types`` kept as their JSON object text.
+
+    Spark keeps a JSON object read into a STRING column as its compact text, so the job
+    can write a row's values as staged and parses them into maps only where it must.
+    """
+    as_text = {"values", "types"}
+    return records.schema(tuple((name, "STRING" if name in as_text else kind, doc)
+                                for name, kind, doc in records.STAGING_FIELDS))
+
+
 def read_batches(spark: Any, files: list[FileEntry]) -> Any:
-    """The records of ``files`` as a DataFrame: the staging fields plus ``batch`` and ``_bad``."""
+    """The records of ``files`` as a DataFrame: the staging fields plus ``batch`` and ``_bad``.
+
+    ``values`` and ``types`` are JSON object texts (:func:`read_schema`).
+    """
     from pyspark.sql import functions as F
 
     lines = spark.read.text([f.uri for f in files])
-    parsed = lines.select(F.from_json("value", records.schema(records.STAGING_FIELDS)).alias("r"),
-                          F.input_file_name().alias("_file"))
+    parsed = lines.select(F.from_json("value", read_schema()).alias("r"), F.input_file_name().alias("_file"))
+    not_object = ~F.coalesce(F.col("r.values").startswith("{") & F.col("r.types").startswith("{"), F.lit(False))
     bad = (F.col("r").isNull() | F.col("r.v").isNull() | (F.col("r.v") > STAGING_FORMAT)
            | F.col("r.batch_id").isNull() | F.col("r.seq").isNull() | F.col("r.table").isNull()
-           | F.col("r.key_columns").isNull() | F.col("r.keys").isNull() | F.col("r.values").isNull()
-           | F.col("r.types").isNull()
-           | ~F.coalesce(F.upper("r.mod_type").isin(*INPUT_MOD_TYPES), F.col("r.mod_type").isNull()) | ~F.coalesce(F.col("r.commit_timestamp").rlike(TIMESTAMP_PATTERN), F.lit(False)))
+           | F.col("r.key_columns").isNull() | F.col("r.keys").isNull() | not_object
+           | ~F.coalesce(F.upper("r.mod_type").isin(*INPUT_MOD_TYPES), F.col("r.mod_type").isNull())
+           | ~F.coalesce(F.col("r.commit_timestamp").rlike(TIMESTAMP_PATTERN), F.lit(False)))
     return parsed.select("r.*", F.regexp_extract("_file", _NAME.pattern, 1).alias("batch"), bad.alias("_bad"))
 
 

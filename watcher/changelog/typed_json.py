@@ -1,14 +1,18 @@
-"""Typed JSON (watcher.codec's value form) rendered by Spark SQL expressions.
+"""Typed JSON (watcher.codec's value form) in Spark SQL expressions.
 
-Spark parses a staged row into ``map<string, string>``: JSON strings arrive unquoted,
-numbers, booleans and arrays as their JSON text. Which of the two a value was follows
-from its Spanner type, so a value is turned back into JSON text by type: the kinds whose
-typed JSON is not a string (BOOL, FLOAT, ARRAY) are written as they are, the others are
-quoted. FLOAT64's ``NaN``/``Infinity``/``-Infinity`` are the strings among floats.
-Everything stays in the JVM (no Python UDFs), which keeps the job fast.
+The job keeps a staged row's JSON text as it was staged (Spark reads a JSON object or
+array into a STRING column as its compact text), so ``new_values`` and single-column
+``keys`` need no rendering. Where single values must be rendered again (old values, keys
+of several columns), a value parsed into ``map<string, string>`` is turned back into
+JSON text by its Spanner type: JSON strings arrive unquoted, numbers, booleans and arrays
+as their JSON text, so the kinds whose typed JSON is not a string (BOOL, FLOAT, ARRAY) are
+written as they are, the others are quoted. FLOAT64's ``NaN``/``Infinity``/``-Infinity``
+are the strings among floats. Everything stays in the JVM (no Python UDFs).
 
 Example:
     >>> "transform" in json_object_sql("vals", "column_types")
+    True
+    >>> staged_keys_sql("key_columns", "keys", "types").startswith("CASE WHEN size(key_columns) = 1")
     True
 """
 
@@ -17,11 +21,18 @@ from __future__ import annotations
 #: Spanner type prefixes whose typed JSON is written unquoted (the others are strings).
 UNQUOTED_KINDS = ("BOOL", "FLOAT64", "FLOAT32", "ARRAY")
 FLOAT_WORDS = ("NaN", "Infinity", "-Infinity")
+#: A string that JSON must escape (a quote, a backslash or a control character), as a SQL regex literal.
+_NEEDS_ESCAPE = "'[\\\\x00-\\\\x1f\"\\\\\\\\]'"
 
 
 def quote_sql(text: str) -> str:
-    """SQL for ``text`` (an expression) as a JSON string literal."""
-    return f"substring(to_json(array({text})), 2, length(to_json(array({text}))) - 2)"
+    """SQL for ``text`` (an expression) as a JSON string literal.
+
+    Most texts need no escaping and are just put in quotes; the others go through Spark's
+    JSON writer (the one that wrote the staged text, so both agree on escapes).
+    """
+    escaped = f"substring(to_json(array({text})), 2, length(to_json(array({text}))) - 2)"
+    return f"CASE WHEN {text} RLIKE {_NEEDS_ESCAPE} THEN {escaped} ELSE concat('\"', {text}, '\"') END"
 
 
 def value_sql(value: str, spanner_type: str) -> str:
@@ -40,6 +51,16 @@ def entries_json_sql(entries: str, key: str = "k", value: str = "v", spanner_typ
     return f"concat('{{', array_join(transform({entries}, e -> {item}), ','), '}}')"
 
 
+def columns_json_sql(columns: str, values_map: str, types_map: str) -> str:
+    """SQL for the JSON object of the ``columns`` (an array of names) of a row, values from ``values_map``.
+
+    ``values_map`` and ``types_map`` should be columns, not expressions: the lambda reads them once per column.
+    """
+    item = (f"concat({quote_sql('c')}, ':', "
+            f"{value_sql(f'try_element_at({values_map}, c)', f'try_element_at({types_map}, c)')})")
+    return f"concat('{{', array_join(transform({columns}, c -> {item}), ','), '}}')"
+
+
 def json_object_sql(values_map: str, types_map: str) -> str:
     """SQL for the JSON object of a whole ``map<column, typed-JSON text>``, in map order."""
     entries = (f"transform(map_entries({values_map}), x -> named_struct('k', x.key, 'v', x.value, "
@@ -52,3 +73,16 @@ def keys_json_sql(key_columns: str, keys_array: str, types_map: str) -> str:
     entries = (f"transform({key_columns}, (c, i) -> named_struct('k', c, 'v', try_element_at({keys_array}, i + 1), "
                f"'t', try_element_at({types_map}, c)))")
     return entries_json_sql(entries)
+
+
+def staged_keys_sql(key_columns: str, keys_text: str, types_text: str) -> str:
+    """SQL for the primary key as a JSON object, from the staged key array's JSON text.
+
+    A single-column key (the common case) is the array's one element as staged, with its
+    column name; keys of several columns are split and rendered by type (:func:`keys_json_sql`).
+    ``types_text`` is the staged ``types`` object as JSON text.
+    """
+    single = f"concat('{{', {quote_sql(f'{key_columns}[0]')}, ':', substring({keys_text}, 2, length({keys_text}) - 2), '}}')"
+    several = keys_json_sql(key_columns, f"from_json({keys_text}, 'array<string>')",
+                            f"from_json({types_text}, 'map<string,string>')")
+    return f"CASE WHEN size({key_columns}) = 1 THEN {single} ELSE {several} END"

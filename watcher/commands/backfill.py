@@ -2,7 +2,7 @@
 
 Example:
     $ spanner-watcher backfill --table Singers --staging ./staging --warehouse ./warehouse \\
-          --shard-column ShardId --shard-values -18..18
+          --shard-column ShardId --shard-values=-18..18
 """
 
 from __future__ import annotations
@@ -46,10 +46,13 @@ def run(args: argparse.Namespace) -> int:
     from ..cli import PROG, CommandError
     from ..connection import open_from_args
     from ..errors import ConfigurationError, WatcherError
-    from .snapshot_options import configure, print_result
+    from .snapshot_options import check_folder, check_table, configure, print_result
 
+    check_folder("--staging", args.staging)
+    check_folder("--warehouse", args.warehouse)
     try:
         with open_from_args(args) as target:
+            check_table(args, target.database)  # before Spark starts: a wrong name fails in a second
             job = configure(Backfill(get_session(args.master, "spanner-watcher backfill"), target.database), args)
             if not args.no_checkpoints:
                 shards = args.checkpoint_shard or [args.shard_values]  # None when there are no shards

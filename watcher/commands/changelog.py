@@ -53,8 +53,11 @@ def run(args: argparse.Namespace) -> int:
     from ..cli import CommandError
     from ..errors import ChangelogError, ConfigurationError
 
+    from .snapshot_options import check_folder
+
     if not os.path.isdir(args.staging) and "://" not in args.staging:
         raise CommandError(f"--staging {args.staging} is not a folder")
+    check_folder("--warehouse", args.warehouse)
     try:
         job = Changelog(get_session(args.master, "spanner-watcher changelog")).staging(args.staging)
         job.warehouse(args.warehouse)

@@ -6,7 +6,7 @@ comments), so it can go straight into a migration folder.
 Example:
     $ spanner-watcher ddl setup Singers --source FirstName --source LastName:STRING:not_null
     $ spanner-watcher ddl commit-timestamp Performances --column LastUpdateTime --convert
-    $ spanner-watcher ddl prune Singers --retention-hours 24
+    $ spanner-watcher ddl prune Singers
 """
 
 from __future__ import annotations

@@ -60,6 +60,9 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         sets = _sets(args)  # files are checked before any connection is made
+    except MigrationError as exc:  # a bad folder or file: the user fixes it, nothing was touched
+        raise CommandError(str(exc)) from None
+    try:
         with open_from_args(args) as target:
             print(f"{target.describe()}", flush=True)
             migrator = Migrator(target.database, table=args.table, progress=lambda line: print(line, flush=True))

@@ -44,25 +44,30 @@ def run(args: argparse.Namespace) -> int:
     from ..cli import PROG, CommandError
     from ..connection import open_from_args
     from ..errors import ConfigurationError, WatcherError
-    from .snapshot_options import configure, print_result
+    from .snapshot_options import check_folder, check_table, configure, print_result
 
-    spark = get_session(args.master, "spanner-watcher reconcile")
+    check_folder("--staging", args.staging)
+    check_folder("--warehouse", args.warehouse)
 
-    def job() -> None:
+    def job(spark: Any) -> None:
         changelog = Changelog(spark).staging(args.staging).warehouse(args.warehouse)
         for table, column in args.soft_delete:
             changelog.soft_delete_column(table, column)
         done = changelog.run()
-        print(f"changelog version {done.version}: {done.changes_written} changes {dict(sorted(done.mod_types.items()))}")
+        # with --json, stdout holds only the JSON result
+        print(f"changelog version {done.version}: {done.changes_written} changes {dict(sorted(done.mod_types.items()))}",
+              file=sys.stderr if args.json else sys.stdout)
 
     try:
         with open_from_args(args) as target:
+            check_table(args, target.database)  # before Spark starts: a wrong name fails in a second
+            spark = get_session(args.master, "spanner-watcher reconcile")
             reconcile = configure(Reconcile(spark, target.database), args)
             if args.run_job:
-                job()
+                job(spark)
             result = reconcile.run()
             if args.run_job:
-                job()
+                job(spark)
     except ConfigurationError as exc:
         raise CommandError(str(exc)) from None
     except (WatcherError, GoogleAPICallError) as exc:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 from typing import Any
 
@@ -52,7 +53,8 @@ def add_snapshot_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shard-column", default=None, metavar="COLUMN",
                         help="split the read by the values of this (usually generated) shard column")
     parser.add_argument("--shard-values", type=shard_values, default=None, metavar="LO..HI|JSON",
-                        help="the shard values, e.g. -18..18 or '[\"eu\", \"us\"]' (rows with other values or NULL "
+                        help="the shard values, e.g. --shard-values=-18..18 (with '=', as the value starts with '-') or "
+                             "'[\"eu\", \"us\"]' (rows with other values or NULL "
                              "are read too, in one more partition)")
     parser.add_argument("--per-partition", type=int, default=4, metavar="N", help="shard values per Spark partition")
     parser.add_argument("--partitions", type=int, default=4, metavar="N",
@@ -64,6 +66,43 @@ def add_snapshot_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--master", default=None, help="Spark master (default local[*])")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     add_arguments(parser)
+
+
+def check_folder(flag: str, path: str, missing: str | None = None) -> None:
+    """Refuse a local path that is a file (or, with ``missing`` as the hint, that is absent) before anything starts.
+
+    >>> check_folder("--staging", "/dev/null")
+    Traceback (most recent call last):
+    ...
+    watcher.cli.CommandError: --staging /dev/null exists and is not a folder: name a folder (it is created when missing)
+    """
+    from ..cli import CommandError
+
+    if "://" in path:  # a Hadoop file system URL: Spark checks it
+        return
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise CommandError(f"{flag} {path} exists and is not a folder: name a folder (it is created when missing)")
+    if missing is not None and not os.path.isdir(path):
+        raise CommandError(f"{flag} {path} is not a folder: {missing}")
+
+
+def check_table(args: argparse.Namespace, database: Any) -> None:
+    """The table and the shard column exist: checked before Spark starts, as errors the user fixes."""
+    from ..cli import CommandError
+    from ..errors import ConfigurationError, SchemaError
+    from ..schema import discover, watchable_tables
+
+    if (args.shard_column is None) != (args.shard_values is None):
+        raise CommandError("--shard-column and --shard-values go together")
+    try:
+        info = discover(database, args.table)
+    except (SchemaError, ConfigurationError) as exc:
+        tables = ", ".join(watchable_tables(database)) or "none"
+        raise CommandError(f"--table {args.table}: {exc} in {database.name} (tables with a commit-timestamp "
+                           f"column: {tables})") from None
+    if args.shard_column is not None and args.shard_column not in info.column_types:
+        raise CommandError(f"--shard-column {args.shard_column} is not a column of {args.table} "
+                           f"(columns: {', '.join(info.column_types)})")
 
 
 def configure(job: Any, args: argparse.Namespace) -> Any:

@@ -20,7 +20,6 @@ import argparse
 import contextlib
 import os
 import signal
-import socket
 import sys
 import threading
 import time
@@ -77,18 +76,13 @@ def ensure_reachable(timeout: float = REACH_TIMEOUT) -> None:
     """
     from ..cli import CommandError
     from ..connection import EMULATOR_ENV
+    from ..connection import ensure_reachable as check
+    from ..errors import ConfigurationError
 
-    host = os.environ.get(EMULATOR_ENV)
-    if not host:
-        return
-    name, _, port = host.rpartition(":")
     try:
-        with socket.create_connection((name.strip("[]") or "localhost", int(port)), timeout=timeout):
-            return
-    except (OSError, ValueError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
-    raise CommandError(f"cannot reach the Spanner emulator at {host} ({EMULATOR_ENV}): {reason}; start one "
-                       f"(spanner-watcher local-spanner) or unset {EMULATOR_ENV} to use the embedded local Spanner")
+        check(os.environ.get(EMULATOR_ENV), timeout)
+    except ConfigurationError as exc:
+        raise CommandError(str(exc)) from None
 
 
 def _database_args(args: argparse.Namespace, cfg: Any) -> dict[str, Any]:
