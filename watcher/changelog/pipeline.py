@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import classify, dedup, records
-from .old_values import old_values_sql
+from .old_values import old_values_sql, unquoted_columns_sql
 from .typed_json import staged_keys_sql
 
 #: Columns shared by new change rows and state rows before the window.
@@ -78,7 +78,7 @@ def key_window() -> Any:
 
 
 #: Window helper columns that the outputs do not need (dropped before the rows are kept).
-_SCRATCH = ("_soft_deleted", "_prev_ts", "_prev_deleted", "_prev_json", "_prev_vals", "_vals", "_types", "_state_ts", "_max_ts",
+_SCRATCH = ("_soft_deleted", "_prev_ts", "_prev_deleted", "_prev_json", "_prev_vals", "_vals", "_types", "_unquoted", "_state_ts", "_max_ts",
             "_complete_ts", "in_mod_type", "state_change_id", "state_mod_type", "seq")
 
 
@@ -108,9 +108,12 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
             .withColumn("mod_type", F.expr(f"CASE WHEN _src = 0 THEN state_mod_type ELSE {classify.mod_type_sql()} END")))
     # Maps only for updates: their old values compare the row with the previous one column by column.
     update = "_src = 1 AND mod_type = 'UPDATE' AND _prev_json IS NOT NULL"
-    parsed = {"_prev_vals": "_prev_json", "_vals": "_json", "_types": "_types_json"}
-    for name, text in parsed.items():
+    for name, text in (("_prev_vals", "_prev_json"), ("_vals", "_json")):
         rows = rows.withColumn(name, F.expr(f"CASE WHEN {update} THEN from_json({text}, '{_MAP}') END"))
+    rows = (rows
+            .withColumn("_unquoted", F.expr(f"CASE WHEN {update} THEN {unquoted_columns_sql('_types_json')} END"))
+            .withColumn("_types", F.expr(f"CASE WHEN {update} AND map_keys(_prev_vals) <> map_keys(_vals) "
+                                         f"THEN from_json(_types_json, '{_MAP}') END")))
     rows = (rows
             .withColumn("old_values", F.expr(f"CASE WHEN _src = 1 THEN {old_values_sql()} END"))
             .withColumn("change_id", F.expr(f"CASE WHEN _src = 1 THEN {dedup.change_id_sql()} ELSE state_change_id END"))

@@ -52,7 +52,6 @@ def run(args: argparse.Namespace) -> int:
     from ..changelog.session import get_session
     from ..cli import CommandError
     from ..errors import ChangelogError, ConfigurationError
-
     from .snapshot_options import check_folder
 
     if not os.path.isdir(args.staging) and "://" not in args.staging:
