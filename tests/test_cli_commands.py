@@ -366,7 +366,7 @@ def test_bad_input_is_one_line_exit_2_and_leaves_nothing(instance, host: str, ma
             "local_spanner_port": (["local-spanner", "--port", "70000"], embedded),
         })
 
-    _one_line_error(r["migrate_no_dir"], "no-such-dir", "does not exist")
+    _one_line_error(r["migrate_no_dir"], "--dir", "no-such-dir", "no such folder")
     for name in ("migrate_unreachable", "backfill_unreachable", "reconcile_unreachable", "export_unreachable"):
         _one_line_error(r[name], "cannot reach", dead, ENV_HOST, "local-spanner")
     _one_line_error(r["migrate_data_dir_file"], "--data-dir", "not a folder")

@@ -106,10 +106,10 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
             .withColumn("_is_late", F.expr("_src = 1 AND _state_ts IS NOT NULL AND commit_timestamp < _state_ts"))
             .withColumn("_complete_ts", F.expr(classify.complete_ts_sql(markers)))
             .withColumn("mod_type", F.expr(f"CASE WHEN _src = 0 THEN state_mod_type ELSE {classify.mod_type_sql()} END")))
-    # Maps only for updates: their old values compare the row with the previous one column by column.
+    # Updates' old values compare a row with the previous one column by column: each row is parsed
+    # into a map once, after the shuffle, and an update's previous row is the map before it.
     update = "_src = 1 AND mod_type = 'UPDATE' AND _prev_json IS NOT NULL"
-    for name, text in (("_prev_vals", "_prev_json"), ("_vals", "_json")):
-        rows = rows.withColumn(name, F.expr(f"CASE WHEN {update} THEN from_json({text}, '{_MAP}') END"))
+    rows = rows.withColumn("_vals", F.expr(f"from_json(_json, '{_MAP}')")).withColumn("_prev_vals", F.lag("_vals").over(w))
     rows = (rows
             .withColumn("_unquoted", F.expr(f"CASE WHEN {update} THEN {unquoted_columns_sql('_types_json')} END"))
             .withColumn("_types", F.expr(f"CASE WHEN {update} AND map_keys(_prev_vals) <> map_keys(_vals) "
@@ -123,14 +123,25 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
     return rows.drop(*_SCRATCH)
 
 
+def column_types(window_rows: Any) -> Any:
+    """The distinct column-type texts of ``window_rows`` with their maps (small: one per table and schema).
+
+    Joined by broadcast, it spares parsing each output row's types.
+    """
+    from pyspark.sql import functions as F
+
+    return F.broadcast(window_rows.select("_types_json").distinct()
+                       .withColumn("column_types", F.from_json("_types_json", _MAP)))
+
+
 def changelog_rows(window_rows: Any, run_version: int) -> Any:
     """The new, non-duplicate changes as changelog rows (without the grouping columns)."""
     from pyspark.sql import functions as F
 
-    return (window_rows.where("_src = 1 AND NOT _is_dup")
+    return (window_rows.where("_src = 1 AND NOT _is_dup").join(column_types(window_rows), "_types_json")
             .select("change_id", "table_name", "keys", "key_columns", "mod_type", F.col("_json").alias("new_values"),
                     "old_values", F.lit(records.VALUE_CAPTURE_TYPE).alias("value_capture_type"),
-                    F.from_json("_types_json", _MAP).alias("column_types"), "commit_timestamp",
+                    "column_types", "commit_timestamp",
                     F.expr("cast(commit_timestamp AS timestamp)").alias("commit_ts"), "commit_date",
                     "read_timestamp", "read_method", "shard", "watcher_id", "batch_id",
                     F.lit(run_version).alias("run_version"), "_is_late"))
@@ -140,9 +151,9 @@ def state_rows(window_rows: Any, run_version: int) -> Any:
     """The latest row per key of the touched tables (STATE_FIELDS)."""
     from pyspark.sql import functions as F
 
-    return (window_rows.where("_is_final")
+    return (window_rows.where("_is_final").join(column_types(window_rows), "_types_json")
             .select("table_name", "keys", "key_columns", F.from_json("_json", _MAP).alias("vals"),
-                    F.from_json("_types_json", _MAP).alias("column_types"), F.col("_json").alias("new_values"),
+                    "column_types", F.col("_json").alias("new_values"),
                     "commit_timestamp", F.expr("cast(commit_timestamp AS timestamp)").alias("commit_ts"),
                     F.col("_row_deleted").alias("is_deleted"), "mod_type", "change_id",
                     F.expr(f"CASE WHEN _src = 1 THEN {run_version} ELSE state_run_version END").alias("run_version"))

@@ -8,6 +8,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
@@ -47,6 +48,9 @@ def _sets(args: argparse.Namespace) -> list[Any]:
         raise CommandError("--folder-id needs exactly one --dir")
     if not args.dirs:
         return [default_migrations()]
+    missing = [d for d in args.dirs if not os.path.isdir(d)]
+    if missing:  # a wrong path is a usage error; a bad file inside a folder is a migration that cannot apply
+        raise CommandError(f"--dir {', '.join(missing)}: no such folder (give a folder of V<version>__<name>.sql files)")
     return [MigrationSet.from_directory(d, args.folder_id) for d in args.dirs]
 
 
@@ -60,9 +64,6 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         sets = _sets(args)  # files are checked before any connection is made
-    except MigrationError as exc:  # a bad folder or file: the user fixes it, nothing was touched
-        raise CommandError(str(exc)) from None
-    try:
         with open_from_args(args) as target:
             print(f"{target.describe()}", flush=True)
             migrator = Migrator(target.database, table=args.table, progress=lambda line: print(line, flush=True))
