@@ -116,9 +116,18 @@ def _served(data_dir: Path) -> Iterator[Any]:
         first = proc.stdout.readline().strip()  # export SPANNER_EMULATOR_HOST=host:port
         assert first.startswith(f"export {ENV_HOST}="), (first, proc.stderr.read() if proc.poll() is not None else "")
         host = first.split("=", 1)[1]
-        client = spanner.Client(project="spanner-watcher", credentials=AnonymousCredentials(),
-                                client_options={"api_endpoint": host}, disable_builtin_metrics=True)
-        yield client.instance("local").database("watcher")
+        # The client prefers SPANNER_EMULATOR_HOST over api_endpoint, and the run's shared server may have set it.
+        previous = os.environ.get(ENV_HOST)
+        os.environ[ENV_HOST] = host
+        try:
+            client = spanner.Client(project="spanner-watcher", credentials=AnonymousCredentials(),
+                                    client_options={"api_endpoint": host}, disable_builtin_metrics=True)
+            yield client.instance("local").database("watcher")
+        finally:
+            if previous is None:
+                os.environ.pop(ENV_HOST, None)
+            else:
+                os.environ[ENV_HOST] = previous
     finally:
         proc.terminate()
         proc.communicate(timeout=30)
