@@ -21,6 +21,7 @@ def get_session(master: str | None = None, app: str = "spanner-watcher") -> Any:
     """The active session, or a new one on ``master`` (default ``local[*]``) with LOCAL_SETTINGS."""
     import os
     import sys
+    import time
 
     from pyspark.sql import SparkSession
 
@@ -37,6 +38,14 @@ def get_session(master: str | None = None, app: str = "spanner-watcher") -> Any:
     builder = SparkSession.builder.appName(app).master(master or "local[*]")
     for key, value in LOCAL_SETTINGS.items():
         builder = builder.config(key, value)
-    session = builder.getOrCreate()
+    try:
+        session = builder.getOrCreate()
+    except Exception as exc:  # noqa: BLE001 - only the JVM start failure is retried
+        # On a loaded machine the JVM sometimes dies while starting ("Java gateway process exited
+        # before sending its port number"); a second start is what a user would do by hand.
+        if "JAVA_GATEWAY_EXITED" not in str(exc) and "Java gateway process exited" not in str(exc):
+            raise
+        time.sleep(2.0)
+        session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
