@@ -59,6 +59,10 @@ def map_literal_sql(mapping: Mapping[str, str]) -> str:
     return "map(" + ", ".join(f"{_literal(k)}, {_literal(v)}" for k, v in sorted(mapping.items())) + ")"
 
 
+def _json_path(column: str) -> str:
+    return "$['" + column + "']"
+
+
 def soft_deleted_sql(soft_delete_columns: Mapping[str, str], row_json: str = "_json") -> str:
     """SQL: the row's soft-delete column (configured per table) is set and not false.
 
@@ -67,7 +71,7 @@ def soft_deleted_sql(soft_delete_columns: Mapping[str, str], row_json: str = "_j
     """
     if not soft_delete_columns:
         return "FALSE"
-    cases = " ".join(f"WHEN {_literal(table)} THEN get_json_object({row_json}, {_literal(f'$[{chr(39)}{column}{chr(39)}]')})"
+    cases = " ".join(f"WHEN {_literal(table)} THEN get_json_object({row_json}, {_literal(_json_path(column))})"
                      for table, column in sorted(soft_delete_columns.items()))
     value = f"(CASE table_name {cases} END)"
     return f"coalesce({value} IS NOT NULL AND lower({value}) <> 'false', FALSE)"

@@ -33,6 +33,7 @@ if __name__ == "__main__" and not __package__:  # spark-submit watcher/changelog
     sys.exit(importlib.import_module("watcher.changelog.job").main())
 
 import contextlib
+import dataclasses
 import datetime as dt
 import time
 from collections.abc import Callable
@@ -41,7 +42,7 @@ from typing import Any
 
 from ..errors import ConfigurationError
 from ..sqlnames import quote_identifier
-from . import completeness, current_state, manifest, pipeline, staging_reader, views, watermarks
+from . import completeness, current_state, manifest, pipeline, staging_reader, staging_writer, views, watermarks
 from .dedup import drop_known
 from .fs import HadoopFS
 from .grouping import add_grouping
@@ -137,6 +138,17 @@ def _path_arg(name: str, path: Any) -> str:
     return text
 
 
+@dataclass(frozen=True)
+class _Window:
+    """The kept per-key window of a run's batches, and what checking the batches found."""
+
+    rows: Any
+    stats: list[Any]
+    bad: dict[str, str]
+    bad_rows: bool  # a bad batch had rows in the window
+    state_tables: set[str]
+
+
 class _Run:
     """One execution of the job (see the module docstring for the steps)."""
 
@@ -179,50 +191,68 @@ class _Run:
 
     def _process(self, base: manifest.Manifest, markers: dict[str, str], files: list[Any],
                  result: ChangelogResult) -> None:
-        # Validation is one light pass (parse and count per file, nothing kept); the job then
-        # parses the good files again, which costs less than caching every parsed row.
-        with self._phase("inspect"):
-            stats, bad = staging_reader.inspect_batches(staging_reader.read_batches(self.spark, files), files)
-        if stats:
-            good = [f for f in files if staging_reader.batch_name(f.uri) not in bad]
-            self._write(base, markers, staging_reader.read_batches(self.spark, good), stats, result)
-        result.quarantined = staging_reader.quarantine(self.staging_fs, self.fs, files, bad, self.clock())
+        # One parse: the batches are checked on the window's output, which is kept anyway. Only when
+        # a bad batch had rows (or a batch held a table its folder does not name) is the window
+        # built again without them, so that they cannot change what the good batches mean.
+        with self._phase("classify"):
+            window = self._window(base, markers, files, self._tables_in_folders(base, files))
+            touched = {s.table for s in window.stats if s.table}
+            with_state = {t for t in touched if base.tables.get(t, {}).get("state_version")}
+            if window.stats and (window.bad_rows or not with_state <= window.state_tables):
+                window.rows.unpersist()
+                good = [f for f in files if staging_reader.batch_name(f.uri) not in window.bad]
+                window = dataclasses.replace(self._window(base, markers, good, touched), bad=window.bad)
+        try:
+            if window.stats:
+                self._write(base, window.rows, window.stats, result)
+        finally:
+            window.rows.unpersist()
+        result.quarantined = staging_reader.quarantine(self.staging_fs, self.fs, files, window.bad, self.clock())
 
-    def _write(self, base: manifest.Manifest, markers: dict[str, str], parsed: Any, stats: list[Any],
-               result: ChangelogResult) -> None:
+    def _tables_in_folders(self, base: manifest.Manifest, files: list[Any]) -> set[str]:
+        """The committed tables whose staging folder holds one of ``files`` (the state the run needs)."""
+        folders = {staging_reader.batch_name(f.uri).split("/", 1)[0] for f in files}
+        return {t for t in base.tables if staging_writer.table_folder(t) in folders}
+
+    def _window(self, base: manifest.Manifest, markers: dict[str, str], files: list[Any],
+                tables: set[str]) -> _Window:
+        """The per-key window over ``files`` and the state of ``tables`` (kept), with the batches' check."""
         from pyspark import StorageLevel
+        from pyspark.sql import functions as F
 
+        changes = pipeline.normalize(staging_reader.read_batches(self.spark, files), self.soft_delete)
+        state_tables = {t for t in tables if base.tables.get(t, {}).get("state_version")}
+        state = current_state.load(self.spark, self.fs, base, sorted(state_tables)) if state_tables else None
+        rows = pipeline.per_key_window(changes, state, markers=markers).persist(StorageLevel.MEMORY_AND_DISK)
+        staged = rows.where("_src = 1").select("batch", "v", "_bad", "seq", F.col("table_name").alias("table"), "shard",
+                                               "read_timestamp", "read_method", "commit_timestamp")
+        stats, bad = staging_reader.inspect_batches(staged, files)
+        bad_rows = any(not reason.startswith(staging_reader.EMPTY_REASON) for reason in bad.values())
+        return _Window(rows, stats, bad, bad_rows, state_tables)
+
+    def _write(self, base: manifest.Manifest, rows: Any, stats: list[Any], result: ChangelogResult) -> None:
         version, aborted = manifest.claim_version(self.fs, base)
         touched = sorted({s.table for s in stats if s.table})
         result.batches_read, result.records_read = len(stats), sum(s.records for s in stats)
-
-        changes = pipeline.normalize(parsed.drop("batch", "_bad"), self.soft_delete)
-        has_state = any(base.tables.get(t, {}).get("state_version") for t in touched)
-        state = current_state.load(self.spark, self.fs, base, touched) if has_state else None
-        rows = pipeline.per_key_window(changes, state, markers=markers)
-        rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
-        try:
-            with self._phase("classify"):
-                counts = (rows.where("_src = 1").groupBy("table_name", "commit_date", "mod_type", "_is_dup", "_is_late")
-                          .count().collect())
-            new = pipeline.changelog_rows(rows, version)
-            late_parts = sorted({(c["table_name"], c["commit_date"]) for c in counts if c["_is_late"] and not c["_is_dup"]})
-            late_known = 0
-            if late_parts:
-                known = views.read_changelog(self.spark, self.fs, base, self._partitions(late_parts)).select("change_id")
-                late_known = new.where("_is_late").join(known, "change_id", "left_semi").count()
-                new = drop_known(new, known)
-            dates = sorted({c["commit_date"] for c in counts if not c["_is_dup"]})
-            existing = self._existing_groups(base, dates, new)
-            grouped = add_grouping(new.drop("_is_late"), existing)
-            names = [n for n, _, _ in pipeline.records.CHANGELOG_FIELDS]
-            with self._phase("write_changelog"):
-                grouped.select(*names).write.mode("append").partitionBy("table_name", "commit_date").parquet(
-                    self.fs.uri(views.CHANGELOG_DIR))
-            with self._phase("write_state"):
-                current_state.write(pipeline.state_rows(rows, version), self.fs, version)
-        finally:
-            rows.unpersist()
+        with self._phase("classify"):
+            counts = (rows.where("_src = 1").groupBy("table_name", "commit_date", "mod_type", "_is_dup", "_is_late")
+                      .count().collect())
+        new = pipeline.changelog_rows(rows, version)
+        late_parts = sorted({(c["table_name"], c["commit_date"]) for c in counts if c["_is_late"] and not c["_is_dup"]})
+        late_known = 0
+        if late_parts:
+            known = views.read_changelog(self.spark, self.fs, base, self._partitions(late_parts)).select("change_id")
+            late_known = new.where("_is_late").join(known, "change_id", "left_semi").count()
+            new = drop_known(new, known)
+        dates = sorted({c["commit_date"] for c in counts if not c["_is_dup"]})
+        existing = self._existing_groups(base, dates, new)
+        grouped = add_grouping(new.drop("_is_late"), existing)
+        names = [n for n, _, _ in pipeline.records.CHANGELOG_FIELDS]
+        with self._phase("write_changelog"):
+            grouped.select(*names).write.mode("append").partitionBy("table_name", "commit_date").parquet(
+                self.fs.uri(views.CHANGELOG_DIR))
+        with self._phase("write_state"):
+            current_state.write(pipeline.state_rows(rows, version), self.fs, version)
         with self._phase("commit"):
             self._log_processed(stats, version)
             self._commit(base, version, aborted, touched, stats)

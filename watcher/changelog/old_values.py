@@ -9,12 +9,13 @@
 staged, e.g. with its soft-delete flag set). Values compare by their typed-JSON text,
 which is exact for every Spanner type.
 
-The SQL reads the per-key window's columns: ``_prev_json`` (the previous row's JSON text),
-and, parsed from the JSON texts only for updates, ``_prev_vals``/``_vals``
-(``map<string, string>``), ``_unquoted`` (the columns whose typed JSON is not a string)
-and, only when the two rows have different columns, ``_types``. When both rows have the
-same columns (nearly always), the changed entries are a set difference of the two rows'
-entries, computed by Spark's generated code; only their rendering runs per column.
+How, in Spark SQL without per-column lambdas: a row's JSON text (compact, as Spark's JSON
+reader copied it) is split into its ``"column":value`` entries by one regular expression
+(:data:`ENTRY_PATTERN`; the split is checked by joining the entries back). When the
+previous row has the same columns, an update's old values are the previous row's entries
+that the new row does not have (a set difference in generated code), joined as they are.
+Otherwise (columns added or dropped, or text the split does not reproduce) the rows are
+parsed into maps and compared column by column, values rendered by type.
 
 Example:
     >>> "array_except" in old_values_sql()
@@ -23,34 +24,51 @@ Example:
 
 from __future__ import annotations
 
-from .typed_json import FLOAT_WORDS, UNQUOTED_KINDS, columns_json_sql, quote_sql
+from .typed_json import columns_json_sql
+
+_STRING = r'"(?:[^"\\]|\\.)*+"'
+#: One ``"column":value`` entry of a compact JSON object whose values are strings, scalars or flat arrays.
+ENTRY_PATTERN = _STRING + r':(?:' + _STRING + r'|\[(?:[^\[\]"]|' + _STRING + r')*+\]|[^,{}\[\]":]++)'
 
 #: The columns whose value differs from the previous row's (null-safe), in the previous row's order.
 _CHANGED = ("filter(array_distinct(concat(coalesce(map_keys(_prev_vals), array()), map_keys(_vals))), "
             "c -> NOT (try_element_at(_prev_vals, c) <=> try_element_at(_vals, c)))")
-#: Same columns in both rows: the previous row's entries that the new row does not have.
-_CHANGED_ENTRIES = "array_except(map_entries(_prev_vals), map_entries(_vals))"
 
 
-def unquoted_columns_sql(types_json: str) -> str:
-    """SQL: the columns of a staged ``types`` object whose typed JSON is not a string (BOOL, FLOAT, ARRAY)."""
-    kinds = "|".join(UNQUOTED_KINDS)
-    return f"regexp_extract_all({types_json}, '(?i)\"([^\"\\\\\\\\]*)\":\"(?:{kinds})', 1)"
+def _sql_literal(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def _entry_json(name: str, value: str) -> str:
-    words = ", ".join(f"'{w}'" for w in FLOAT_WORDS)
-    return (f"concat({quote_sql(name)}, ':', CASE WHEN {value} IS NULL THEN 'null' "
-            f"WHEN array_contains(_unquoted, {name}) AND {value} NOT IN ({words}) THEN {value} "
-            f"ELSE {quote_sql(value)} END)")
+def entries_sql(row_json: str) -> str:
+    """SQL: the ``"column":value`` entries of a row's JSON object text, as an array of texts."""
+    return f"regexp_extract_all({row_json}, {_sql_literal(ENTRY_PATTERN)}, 0)"
+
+
+def entries_ok_sql(entries: str, row_json: str) -> str:
+    """SQL: the entries give back the row's text exactly (so the split is to be trusted)."""
+    return f"concat('{{', array_join({entries}, ','), '}}') = {row_json}"
+
+
+def _keys(entries: str) -> str:
+    return f"array_sort(transform({entries}, e -> substring_index(e, '\":', 1)))"
+
+
+#: The previous row's changed entries, and whether they are the answer: both rows split exactly and
+#: have the same columns (the changed entries of both rows name the same columns).
+_CHANGED_ENTRIES = "array_except(_prev_entries, _entries)"
+_NEW_ENTRIES = "array_except(_entries, _prev_entries)"
+SAME_COLUMNS_SQL = (f"(_entries_ok AND _prev_entries_ok AND size({_CHANGED_ENTRIES}) = size({_NEW_ENTRIES}) "
+                    f"AND {_keys(_CHANGED_ENTRIES)} = {_keys(_NEW_ENTRIES)})")
 
 
 def old_values_sql() -> str:
-    """SQL for old_values over the per-key window columns (mod_type, _prev_json, _prev_vals, ...)."""
-    same_columns = (f"concat('{{', array_join(transform({_CHANGED_ENTRIES}, e -> {_entry_json('e.key', 'e.value')}), "
-                    f"','), '}}')")
+    """SQL for old_values over the per-key window columns.
+
+    Reads mod_type, _prev_json, _prev_deleted, _fast (:data:`SAME_COLUMNS_SQL` for updates),
+    _prev_entries/_entries and, when not _fast, the maps _prev_vals/_vals/_types.
+    """
     return (f"CASE WHEN mod_type = 'UPDATE' AND _prev_json IS NOT NULL THEN "
-            f"CASE WHEN _types IS NULL THEN {same_columns} "
+            f"CASE WHEN _fast THEN concat('{{', array_join({_CHANGED_ENTRIES}, ','), '}}') "
             f"ELSE {columns_json_sql(_CHANGED, '_prev_vals', '_types')} END "
             f"WHEN mod_type = 'DELETE' AND _prev_json IS NOT NULL AND NOT _prev_deleted THEN _prev_json "
             f"ELSE '{{}}' END")

@@ -26,26 +26,31 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import classify, dedup, records
-from .old_values import old_values_sql, unquoted_columns_sql
+from .old_values import SAME_COLUMNS_SQL, entries_ok_sql, entries_sql, old_values_sql
 from .typed_json import staged_keys_sql
 
 #: Columns shared by new change rows and state rows before the window.
 CHANGE_COLUMNS = ("table_name", "key_columns", "keys", "_json", "_types_json", "commit_timestamp",
                   "read_timestamp", "shard", "watcher_id", "read_method", "in_mod_type", "batch_id", "seq",
+                  "batch", "v", "_bad",
                   "_soft_deleted", "_row_deleted", "state_change_id", "state_mod_type", "state_run_version", "_src")
 _MAP = "map<string,string>"
 
 
 def normalize(staged: Any, soft_delete_columns: Mapping[str, str]) -> Any:
-    """Staged records (the staging fields, ``values``/``types`` as JSON text) as new change rows (``_src = 1``)."""
+    """Staged records as new change rows (``_src = 1``).
+
+    ``staged`` is :func:`.staging_reader.read_batches`' frame; its ``batch``, ``v`` and ``_bad``
+    travel along, so that the batches can be checked on the window's output (:mod:`.job`).
+    """
     from pyspark.sql import functions as F
 
     rows = staged.select(
         F.col("table").alias("table_name"), "key_columns",
         F.expr(staged_keys_sql("key_columns", "keys", "types")).alias("keys"),
         F.col("values").alias("_json"), F.col("types").alias("_types_json"), "commit_timestamp", "read_timestamp",
-        "shard", "watcher_id", F.coalesce("read_method", F.lit("cdc")).alias("read_method"),
-        F.upper("mod_type").alias("in_mod_type"), "batch_id", "seq")
+        "shard", "watcher_id", "read_method", F.upper("mod_type").alias("in_mod_type"), "batch_id", "seq",
+        "batch", "v", "_bad")
     none = {"state_change_id": "string", "state_mod_type": "string", "state_run_version": "int"}
     return (rows.withColumn("_src", F.lit(1))
             .withColumn("is_deleted", F.lit(None).cast("boolean"))
@@ -61,7 +66,8 @@ def state_as_changes(state: Any) -> Any:
 
     none = {name: F.lit(None).cast(kind) for name, kind in
             (("read_timestamp", "string"), ("shard", "string"), ("watcher_id", "string"), ("read_method", "string"),
-             ("in_mod_type", "string"), ("batch_id", "string"), ("seq", "bigint"))}
+             ("in_mod_type", "string"), ("batch_id", "string"), ("seq", "bigint"), ("batch", "string"),
+             ("v", "int"), ("_bad", "boolean"))}
     return state.select(
         "table_name", "key_columns", "keys", F.col("new_values").alias("_json"),
         F.to_json("column_types").alias("_types_json"), "commit_timestamp",
@@ -78,8 +84,9 @@ def key_window() -> Any:
 
 
 #: Window helper columns that the outputs do not need (dropped before the rows are kept).
-_SCRATCH = ("_soft_deleted", "_prev_ts", "_prev_deleted", "_prev_json", "_prev_vals", "_vals", "_types", "_unquoted", "_state_ts", "_max_ts",
-            "_complete_ts", "in_mod_type", "state_change_id", "state_mod_type", "seq")
+_SCRATCH = ("_soft_deleted", "_prev_ts", "_prev_deleted", "_prev_json", "_prev_vals", "_vals", "_types", "_entries",
+            "_entries_ok", "_prev_entries", "_prev_entries_ok", "_fast", "_state_ts", "_max_ts",
+            "_complete_ts", "in_mod_type", "state_change_id", "state_mod_type")
 
 
 def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str]) -> Any:
@@ -106,14 +113,17 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
             .withColumn("_is_late", F.expr("_src = 1 AND _state_ts IS NOT NULL AND commit_timestamp < _state_ts"))
             .withColumn("_complete_ts", F.expr(classify.complete_ts_sql(markers)))
             .withColumn("mod_type", F.expr(f"CASE WHEN _src = 0 THEN state_mod_type ELSE {classify.mod_type_sql()} END")))
-    # Updates' old values compare a row with the previous one column by column: each row is parsed
-    # into a map once, after the shuffle, and an update's previous row is the map before it.
+    # Updates' old values compare a row with the previous one: each row is split into its entries
+    # once, after the shuffle, and an update's previous row is the split before it (old_values).
     update = "_src = 1 AND mod_type = 'UPDATE' AND _prev_json IS NOT NULL"
-    rows = rows.withColumn("_vals", F.expr(f"from_json(_json, '{_MAP}')")).withColumn("_prev_vals", F.lag("_vals").over(w))
-    rows = (rows
-            .withColumn("_unquoted", F.expr(f"CASE WHEN {update} THEN {unquoted_columns_sql('_types_json')} END"))
-            .withColumn("_types", F.expr(f"CASE WHEN {update} AND map_keys(_prev_vals) <> map_keys(_vals) "
-                                         f"THEN from_json(_types_json, '{_MAP}') END")))
+    rows = (rows.withColumn("_entries", F.expr(entries_sql("_json")))
+            .withColumn("_entries_ok", F.expr(entries_ok_sql("_entries", "_json")))
+            .withColumn("_prev_entries", F.lag("_entries").over(w))
+            .withColumn("_prev_entries_ok", F.lag("_entries_ok").over(w)))
+    rows = rows.withColumn("_fast", F.expr(f"{update} AND {SAME_COLUMNS_SQL}"))
+    slow = f"{update} AND NOT _fast"
+    for name, text in (("_prev_vals", "_prev_json"), ("_vals", "_json"), ("_types", "_types_json")):
+        rows = rows.withColumn(name, F.expr(f"CASE WHEN {slow} THEN from_json({text}, '{_MAP}') END"))
     rows = (rows
             .withColumn("old_values", F.expr(f"CASE WHEN _src = 1 THEN {old_values_sql()} END"))
             .withColumn("change_id", F.expr(f"CASE WHEN _src = 1 THEN {dedup.change_id_sql()} ELSE state_change_id END"))
@@ -143,7 +153,8 @@ def changelog_rows(window_rows: Any, run_version: int) -> Any:
                     "old_values", F.lit(records.VALUE_CAPTURE_TYPE).alias("value_capture_type"),
                     "column_types", "commit_timestamp",
                     F.expr("cast(commit_timestamp AS timestamp)").alias("commit_ts"), "commit_date",
-                    "read_timestamp", "read_method", "shard", "watcher_id", "batch_id",
+                    "read_timestamp", F.coalesce("read_method", F.lit("cdc")).alias("read_method"), "shard",
+                    "watcher_id", "batch_id",
                     F.lit(run_version).alias("run_version"), "_is_late"))
 
 

@@ -29,6 +29,8 @@ from .fs import FileEntry, HadoopFS
 #: Batch files under a staging folder, relative to it.
 BATCH_GLOB = f"table=*/*{BATCH_SUFFIX}"
 QUARANTINE_DIR = "_quarantine"
+#: How the reason for a batch file without records begins.
+EMPTY_REASON = "empty"
 #: A commit or read timestamp as the sink writes it (nine fractional digits, UTC).
 TIMESTAMP_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{9}Z$"
 _NAME = re.compile(r"(table=[^/]*/[^/]*)$")
@@ -126,7 +128,7 @@ def inspect_batches(parsed: Any, files: list[FileEntry]) -> tuple[list[BatchStat
 
 def _bad_reason(entry: FileEntry, row: Any) -> str | None:
     if row is None:
-        return f"empty file ({entry.length} bytes, no records): truncated or never written"
+        return f"{EMPTY_REASON} file ({entry.length} bytes, no records): truncated or never written"
     if row["max_v"] is not None and row["max_v"] > STAGING_FORMAT:
         return f"written by a newer staging format (v={row['max_v']}, this job reads v<={STAGING_FORMAT})"
     if row["bad"]:
