@@ -49,16 +49,24 @@ def entries_ok_sql(entries: str, row_json: str) -> str:
     return f"concat('{{', array_join({entries}, ','), '}}') = {row_json}"
 
 
-def _keys(entries: str) -> str:
-    return f"array_sort(transform({entries}, e -> substring_index(e, '\":', 1)))"
+def column_names_sql(entries: str) -> str:
+    """SQL: the names of a row's columns in order (as JSON strings), joined into one text, from its entries.
+
+    A name ends at its entry's first ``":``. A name holding an escaped quote could end there
+    too early, so only names without a backslash are to be trusted (:func:`trusted_names_sql`).
+    """
+    return f"array_join(transform({entries}, e -> substring_index(e, '\":', 1)), ',')"
 
 
-#: The previous row's changed entries, and whether they are the answer: both rows split exactly and
-#: have the same columns (the changed entries of both rows name the same columns).
+def trusted_names_sql(names: str) -> str:
+    """SQL: ``names`` when no name holds a backslash, else null (such rows take the exact, slower path)."""
+    return f"CASE WHEN instr({names}, '\\\\') = 0 THEN {names} END"
+
+
+#: The previous row's entries that the new row does not have: its changed values when both rows have the same columns.
 _CHANGED_ENTRIES = "array_except(_prev_entries, _entries)"
-_NEW_ENTRIES = "array_except(_entries, _prev_entries)"
-SAME_COLUMNS_SQL = (f"(_entries_ok AND _prev_entries_ok AND size({_CHANGED_ENTRIES}) = size({_NEW_ENTRIES}) "
-                    f"AND {_keys(_CHANGED_ENTRIES)} = {_keys(_NEW_ENTRIES)})")
+#: Both rows split exactly and have the same columns.
+SAME_COLUMNS_SQL = "(_entries_ok AND _prev_entries_ok AND _columns = _prev_columns)"
 
 
 def old_values_sql() -> str:

@@ -11,9 +11,10 @@ job scales like a plain Spark read and write. The steps, each from its own modul
 3. ``changelog_rows`` / ``state_rows``: the outputs (grouping adds transaction groups).
 
 A row travels as the JSON text it was staged with (``_json``, which becomes ``new_values``
-unchanged) and its column types as JSON text (``_types_json``): rows are parsed into maps
-only where a map is needed (old values of updates, the outputs' map columns), which keeps
-the shuffle of the per-key window small and spares re-rendering every value.
+unchanged) and its column types as JSON text (``_types_json``, turned into the outputs'
+map by a broadcast join on its few distinct texts): nothing is re-rendered, the shuffle
+of the per-key window stays small, and maps are parsed only where one is written (the
+state's ``vals``) or an update's columns changed (old_values' exact path).
 
 Example:
     >>> CHANGE_COLUMNS[:3]
@@ -26,7 +27,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import classify, dedup, records
-from .old_values import SAME_COLUMNS_SQL, entries_ok_sql, entries_sql, old_values_sql
+from .old_values import (SAME_COLUMNS_SQL, column_names_sql, entries_ok_sql, entries_sql, old_values_sql,
+                         trusted_names_sql)
 from .typed_json import staged_keys_sql
 
 #: Columns shared by new change rows and state rows before the window.
@@ -85,7 +87,8 @@ def key_window() -> Any:
 
 #: Window helper columns that the outputs do not need (dropped before the rows are kept).
 _SCRATCH = ("_soft_deleted", "_prev_ts", "_prev_deleted", "_prev_json", "_prev_vals", "_vals", "_types", "_entries",
-            "_entries_ok", "_prev_entries", "_prev_entries_ok", "_fast", "_state_ts", "_max_ts",
+            "_entries_ok", "_prev_entries", "_prev_entries_ok", "_fast", "_names", "_columns", "_prev_columns",
+            "_state_ts", "_max_ts",
             "_complete_ts", "in_mod_type", "state_change_id", "state_mod_type")
 
 
@@ -112,21 +115,26 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
             .withColumn("_is_dup", F.expr(dedup.duplicate_sql("_prev_ts")))
             .withColumn("_is_late", F.expr("_src = 1 AND _state_ts IS NOT NULL AND commit_timestamp < _state_ts"))
             .withColumn("_complete_ts", F.expr(classify.complete_ts_sql(markers)))
-            .withColumn("mod_type", F.expr(f"CASE WHEN _src = 0 THEN state_mod_type ELSE {classify.mod_type_sql()} END")))
+            .withColumn("mod_type",
+                        F.expr(f"CASE WHEN _src = 0 THEN state_mod_type ELSE {classify.mod_type_sql()} END")))
     # Updates' old values compare a row with the previous one: each row is split into its entries
     # once, after the shuffle, and an update's previous row is the split before it (old_values).
     update = "_src = 1 AND mod_type = 'UPDATE' AND _prev_json IS NOT NULL"
     rows = (rows.withColumn("_entries", F.expr(entries_sql("_json")))
             .withColumn("_entries_ok", F.expr(entries_ok_sql("_entries", "_json")))
+            .withColumn("_names", F.expr(column_names_sql("_entries")))
+            .withColumn("_columns", F.expr(trusted_names_sql("_names")))
             .withColumn("_prev_entries", F.lag("_entries").over(w))
-            .withColumn("_prev_entries_ok", F.lag("_entries_ok").over(w)))
-    rows = rows.withColumn("_fast", F.expr(f"{update} AND {SAME_COLUMNS_SQL}"))
+            .withColumn("_prev_entries_ok", F.lag("_entries_ok").over(w))
+            .withColumn("_prev_columns", F.lag("_columns").over(w)))
+    rows = rows.withColumn("_fast", F.expr(f"{update} AND coalesce({SAME_COLUMNS_SQL}, FALSE)"))
     slow = f"{update} AND NOT _fast"
     for name, text in (("_prev_vals", "_prev_json"), ("_vals", "_json"), ("_types", "_types_json")):
         rows = rows.withColumn(name, F.expr(f"CASE WHEN {slow} THEN from_json({text}, '{_MAP}') END"))
     rows = (rows
             .withColumn("old_values", F.expr(f"CASE WHEN _src = 1 THEN {old_values_sql()} END"))
-            .withColumn("change_id", F.expr(f"CASE WHEN _src = 1 THEN {dedup.change_id_sql()} ELSE state_change_id END"))
+            .withColumn("change_id",
+                        F.expr(f"CASE WHEN _src = 1 THEN {dedup.change_id_sql()} ELSE state_change_id END"))
             # The key's latest row (a duplicate is never it: it repeats the row before it).
             .withColumn("_is_final", F.expr("NOT _is_dup AND commit_timestamp = _max_ts"))
             .withColumn("commit_date", F.substring("commit_timestamp", 1, 10)))

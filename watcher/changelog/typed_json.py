@@ -82,7 +82,8 @@ def staged_keys_sql(key_columns: str, keys_text: str, types_text: str) -> str:
     column name; keys of several columns are split and rendered by type (:func:`keys_json_sql`).
     ``types_text`` is the staged ``types`` object as JSON text.
     """
-    single = f"concat('{{', {quote_sql(f'{key_columns}[0]')}, ':', substring({keys_text}, 2, length({keys_text}) - 2), '}}')"
+    element = f"substring({keys_text}, 2, length({keys_text}) - 2)"
+    single = f"concat('{{', {quote_sql(f'{key_columns}[0]')}, ':', {element}, '}}')"
     several = keys_json_sql(key_columns, f"from_json({keys_text}, 'array<string>')",
                             f"from_json({types_text}, 'map<string,string>')")
     return f"CASE WHEN size({key_columns}) = 1 THEN {single} ELSE {several} END"
