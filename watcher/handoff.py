@@ -17,6 +17,7 @@ Example:
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 
@@ -58,6 +59,19 @@ class Handoff:
             self._item, self._has_item, self._taken = None, False, False
             self._handled = True
             self._cond.notify_all()
+
+    def consume(self, timeout: float | None = None) -> Iterator[Any]:
+        """The consumer's side as an iterator: each item counts as done when the next is asked for;
+        ends when closed or after ``timeout`` seconds without an item, and closes the handoff."""
+        try:
+            while True:
+                item = self.take(timeout)
+                if item is None:
+                    return
+                yield item
+                self.done()
+        finally:
+            self.close()
 
     def close(self) -> None:
         with self._cond:

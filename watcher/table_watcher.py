@@ -259,14 +259,8 @@ class TableWatcher:
             self._handoffs.append(handoff)
             self._callbacks.append(offer)
         try:
-            while True:
-                change = handoff.take(timeout)
-                if change is None:
-                    return
-                yield change
-                handoff.done()
+            yield from handoff.consume(timeout)
         finally:
-            handoff.close()
             with self._lock:
                 self.remove_callback(offer)
                 if handoff in self._handoffs:
