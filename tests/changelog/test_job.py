@@ -162,6 +162,25 @@ def test_corrupt_and_truncated_batches_are_quarantined_by_name(spark, stager, di
     assert [k for k, *_ in changes(spark)] == ["1"]
 
 
+def test_batches_with_lines_repeated_or_of_another_table_are_quarantined(spark, stager, dirs):
+    three = [singer(1, "a"), singer(2, "b"), singer(3, "c")]
+    repeated = stager.stage("Singers", three, types=SINGERS_TYPES, key_columns=KEY, commits=[10, 20, 30])
+    lines = open(repeated).read().splitlines()
+    with open(repeated, "w") as f:  # the last line lost, the second written twice: still three lines
+        f.write("\n".join([lines[0], lines[1], lines[1]]) + "\n")
+    mixed = stager.stage("Singers", [singer(4, "d"), singer(5, "e")], types=SINGERS_TYPES, key_columns=KEY, commits=[40, 50])
+    lines = open(mixed).read().splitlines()
+    with open(mixed, "w") as f:
+        f.write("\n".join([lines[0], lines[1].replace('"table":"Singers"', '"table":"Albums"')]) + "\n")
+    good = stager.stage("Singers", [singer(6, "f")], types=SINGERS_TYPES, key_columns=KEY, commits=[60])
+    result = run(spark, dirs)
+    reasons = {q.batch.split("/")[-1]: q.reason for q in result.quarantined}
+    assert "lines lost or repeated" in reasons[os.path.basename(repeated)]
+    assert "several tables (Albums, Singers)" in reasons[os.path.basename(mixed)]
+    assert result.changes_written == 1 and os.path.exists(good)
+    assert [k for k, *_ in changes(spark)] == ["6"]
+
+
 def test_watermark_is_the_slowest_shard(spark, stager, dirs):
     stager.stage("Singers", [singer(1, "a")], types=SINGERS_TYPES, key_columns=KEY, commits=[10], shard=1, read_offset=100)
     stager.stage("Singers", [singer(2, "b")], types=SINGERS_TYPES, key_columns=KEY, commits=[20], shard=2, read_offset=50)

@@ -42,6 +42,11 @@ class HadoopFS:
         self._fs.setWriteChecksum(False)
         self.root = str(self._fs.makeQualified(root_path).toString()).rstrip("/")
 
+    @property
+    def is_local(self) -> bool:
+        """The folder is on the driver's local disk (``file:``), where listing a file costs no round trip."""
+        return self.root.startswith("file:")
+
     def uri(self, relative: str = "") -> str:
         """The qualified URI of ``relative`` (already qualified URIs pass through)."""
         if not relative:

@@ -24,8 +24,14 @@ GROUP_SQL = "substring(sha2(commit_timestamp, 256), 1, 16)"
 def add_grouping(changes: Any, existing: Any | None = None) -> Any:
     """``changes`` with transaction_group, record_sequence and number_of_records_in_group.
 
+    The groups are computed on a slim frame (commit timestamp, table, key) and joined back on
+    (table, key, commit timestamp), so that the wide rows need not be shuffled by commit
+    timestamp: when ``changes`` are still partitioned by key (the job's per-key window) and
+    ``spark.sql.requireAllClusterKeysForCoPartition`` is false, only the slim frame moves.
+
     Args:
-        changes: new changelog rows (commit_timestamp, table_name, keys).
+        changes: new changelog rows (commit_timestamp, table_name, keys), one per (table, keys,
+            commit_timestamp).
         existing: committed changelog rows that may share their commit timestamps
             (commit_timestamp, record_sequence), or None.
     """
@@ -34,17 +40,19 @@ def add_grouping(changes: Any, existing: Any | None = None) -> Any:
 
     by_commit = Window.partitionBy("commit_timestamp")
     ordered = by_commit.orderBy("table_name", "keys")
-    grouped = (changes
-               .withColumn("transaction_group", F.expr(GROUP_SQL))
-               .withColumn("_seq_in_run", F.row_number().over(ordered) - 1)
-               .withColumn("_count_in_run", F.count(F.lit(1)).over(by_commit)))
+    groups = (changes.select("table_name", "keys", "commit_timestamp")
+              .withColumn("_seq_in_run", F.row_number().over(ordered) - 1)
+              .withColumn("_count_in_run", F.count(F.lit(1)).over(by_commit)))
     if existing is None:
-        return (grouped.withColumn("record_sequence", F.col("_seq_in_run"))
-                .withColumn("number_of_records_in_group", F.col("_count_in_run"))
-                .drop("_seq_in_run", "_count_in_run"))
-    before = (existing.groupBy("commit_timestamp")
-              .agg((F.max("record_sequence") + 1).alias("_offset"), F.count(F.lit(1)).alias("_count_before")))
-    return (grouped.join(F.broadcast(before), "commit_timestamp", "left")
-            .withColumn("record_sequence", F.col("_seq_in_run") + F.coalesce("_offset", F.lit(0)))
-            .withColumn("number_of_records_in_group", F.col("_count_in_run") + F.coalesce("_count_before", F.lit(0)))
-            .drop("_seq_in_run", "_count_in_run", "_offset", "_count_before"))
+        groups = groups.select("table_name", "keys", "commit_timestamp", F.col("_seq_in_run").alias("record_sequence"),
+                               F.col("_count_in_run").alias("number_of_records_in_group"))
+    else:
+        before = (existing.groupBy("commit_timestamp")
+                  .agg((F.max("record_sequence") + 1).alias("_offset"), F.count(F.lit(1)).alias("_count_before")))
+        groups = (groups.join(F.broadcast(before), "commit_timestamp", "left")
+                  .select("table_name", "keys", "commit_timestamp",
+                          (F.col("_seq_in_run") + F.coalesce("_offset", F.lit(0))).alias("record_sequence"),
+                          (F.col("_count_in_run") + F.coalesce("_count_before", F.lit(0)))
+                          .alias("number_of_records_in_group")))
+    return (changes.join(groups, ["table_name", "keys", "commit_timestamp"])
+            .withColumn("transaction_group", F.expr(GROUP_SQL)))

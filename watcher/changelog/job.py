@@ -46,7 +46,9 @@ from . import completeness, current_state, manifest, pipeline, staging_reader, s
 from .dedup import drop_known
 from .fs import HadoopFS
 from .grouping import add_grouping
+from .session import temporary_conf
 from .staging_reader import Quarantined
+from .tally import OutcomeCount, Tally, tally
 
 PROCESSED_DIR = "_state/processed"
 PROCESSED_SCHEMA = "batch STRING, table_name STRING, records BIGINT, run_version INT"
@@ -140,15 +142,21 @@ def _path_arg(name: str, path: Any) -> str:
 
 @dataclass(frozen=True)
 class _Window:
-    """The kept per-key window of a run's batches, and what checking the batches found."""
+    """The kept per-key window of a run's batches, and what one pass over it found."""
 
     rows: Any
+    tally: Tally
     stats: list[Any]
     bad: dict[str, str]
     bad_rows: bool  # a bad batch had rows in the window
     state_tables: set[str]
 
 
+#: Settings for the run's own plans: the kept window is cached uncompressed (compressing its
+#: wide text columns cost more than the memory saved), and the groups join back to the rows
+#: through their partitioning by key (grouping.add_grouping).
+_RUN_SETTINGS = {"spark.sql.inMemoryColumnarStorage.compressed": "false",
+                 "spark.sql.requireAllClusterKeysForCoPartition": "false"}
 class _Run:
     """One execution of the job (see the module docstring for the steps)."""
 
@@ -194,19 +202,20 @@ class _Run:
         # One parse: the batches are checked on the window's output, which is kept anyway. Only when
         # a bad batch had rows (or a batch held a table its folder does not name) is the window
         # built again without them, so that they cannot change what the good batches mean.
-        with self._phase("classify"):
-            window = self._window(base, markers, files, self._tables_in_folders(base, files))
-            touched = {s.table for s in window.stats if s.table}
-            with_state = {t for t in touched if base.tables.get(t, {}).get("state_version")}
-            if window.stats and (window.bad_rows or not with_state <= window.state_tables):
+        with temporary_conf(self.spark, _RUN_SETTINGS):
+            with self._phase("classify"):
+                window = self._window(base, markers, files, self._tables_in_folders(base, files))
+                with_state = {t for t in window.tally.tables if base.tables.get(t, {}).get("state_version")}
+                if window.stats and (window.bad_rows or not with_state <= window.state_tables):
+                    window.rows.unpersist()
+                    good = [f for f in files if staging_reader.batch_name(f.uri) not in window.bad]
+                    rebuilt = self._window(base, markers, good, window.tally.tables)
+                    window = dataclasses.replace(rebuilt, bad=window.bad)
+            try:
+                if window.stats:
+                    self._write(base, window, result)
+            finally:
                 window.rows.unpersist()
-                good = [f for f in files if staging_reader.batch_name(f.uri) not in window.bad]
-                window = dataclasses.replace(self._window(base, markers, good, touched), bad=window.bad)
-        try:
-            if window.stats:
-                self._write(base, window.rows, window.stats, result)
-        finally:
-            window.rows.unpersist()
         result.quarantined = staging_reader.quarantine(self.staging_fs, self.fs, files, window.bad, self.clock())
 
     def _tables_in_folders(self, base: manifest.Manifest, files: list[Any]) -> set[str]:
@@ -216,35 +225,32 @@ class _Run:
 
     def _window(self, base: manifest.Manifest, markers: dict[str, str], files: list[Any],
                 tables: set[str]) -> _Window:
-        """The per-key window over ``files`` and the state of ``tables`` (kept), with the batches' check."""
+        """The per-key window over ``files`` and the state of ``tables`` (kept), with its tally."""
         from pyspark import StorageLevel
-        from pyspark.sql import functions as F
 
-        changes = pipeline.normalize(staging_reader.read_batches(self.spark, files), self.soft_delete)
+        staged = staging_reader.read_batches(self.spark, files, local=self.staging_fs.is_local)
+        changes = pipeline.normalize(staged, self.soft_delete)
         state_tables = {t for t in tables if base.tables.get(t, {}).get("state_version")}
         state = current_state.load(self.spark, self.fs, base, sorted(state_tables)) if state_tables else None
         rows = pipeline.per_key_window(changes, state, markers=markers).persist(StorageLevel.MEMORY_AND_DISK)
-        staged = rows.where("_src = 1").select("batch", "v", "_bad", "seq", F.col("table_name").alias("table"), "shard",
-                                               "read_timestamp", "read_method", "commit_timestamp")
-        stats, bad = staging_reader.inspect_batches(staged, files)
+        counted = tally(rows)
+        stats, bad = staging_reader.check_batches(counted.batches, files)
         bad_rows = any(not reason.startswith(staging_reader.EMPTY_REASON) for reason in bad.values())
-        return _Window(rows, stats, bad, bad_rows, state_tables)
+        return _Window(rows, counted, stats, bad, bad_rows, state_tables)
 
-    def _write(self, base: manifest.Manifest, rows: Any, stats: list[Any], result: ChangelogResult) -> None:
+    def _write(self, base: manifest.Manifest, window: _Window, result: ChangelogResult) -> None:
         version, aborted = manifest.claim_version(self.fs, base)
+        rows, stats, counts = window.rows, window.stats, window.tally.counts
         touched = sorted({s.table for s in stats if s.table})
         result.batches_read, result.records_read = len(stats), sum(s.records for s in stats)
-        with self._phase("classify"):
-            counts = (rows.where("_src = 1").groupBy("table_name", "commit_date", "mod_type", "_is_dup", "_is_late")
-                      .count().collect())
         new = pipeline.changelog_rows(rows, version)
-        late_parts = sorted({(c["table_name"], c["commit_date"]) for c in counts if c["_is_late"] and not c["_is_dup"]})
+        late_parts = sorted({(c.table_name, c.commit_date) for c in counts if c.is_late and not c.is_dup})
         late_known = 0
         if late_parts:
             known = views.read_changelog(self.spark, self.fs, base, self._partitions(late_parts)).select("change_id")
             late_known = new.where("_is_late").join(known, "change_id", "left_semi").count()
             new = drop_known(new, known)
-        dates = sorted({c["commit_date"] for c in counts if not c["_is_dup"]})
+        dates = sorted({c.commit_date for c in counts if not c.is_dup and c.commit_date})
         existing = self._existing_groups(base, dates, new)
         grouped = add_grouping(new.drop("_is_late"), existing)
         names = [n for n, _, _ in pipeline.records.CHANGELOG_FIELDS]
@@ -295,16 +301,16 @@ class _Run:
         current_state.prune(self.fs, new)
 
     @staticmethod
-    def _summarize(counts: list[Any], late_known: int, result: ChangelogResult) -> None:
+    def _summarize(counts: list[OutcomeCount], late_known: int, result: ChangelogResult) -> None:
         for c in counts:
-            if c["_is_dup"]:
-                result.duplicates_dropped += c["count"]
+            if c.is_dup:
+                result.duplicates_dropped += c.count
                 continue
-            result.changes_written += c["count"]
-            result.tables[c["table_name"]] = result.tables.get(c["table_name"], 0) + c["count"]
-            result.mod_types[c["mod_type"]] = result.mod_types.get(c["mod_type"], 0) + c["count"]
-            if c["_is_late"]:
-                result.late_changes += c["count"]
+            result.changes_written += c.count
+            result.tables[c.table_name] = result.tables.get(c.table_name, 0) + c.count
+            result.mod_types[c.mod_type] = result.mod_types.get(c.mod_type, 0) + c.count
+            if c.is_late:
+                result.late_changes += c.count
         result.changes_written -= late_known
         result.duplicates_dropped += late_known
 

@@ -11,10 +11,9 @@ job scales like a plain Spark read and write. The steps, each from its own modul
 3. ``changelog_rows`` / ``state_rows``: the outputs (grouping adds transaction groups).
 
 A row travels as the JSON text it was staged with (``_json``, which becomes ``new_values``
-unchanged) and its column types as JSON text (``_types_json``, turned into the outputs'
-map by a broadcast join on its few distinct texts): nothing is re-rendered, the shuffle
-of the per-key window stays small, and maps are parsed only where one is written (the
-state's ``vals``) or an update's columns changed (old_values' exact path).
+unchanged) and its column types as JSON text (``_types_json``, stored as ``column_types``;
+the views show maps): nothing is re-rendered, the shuffle of the per-key window stays
+small, and maps are parsed only where an update's columns changed (old_values' exact path).
 
 Example:
     >>> CHANGE_COLUMNS[:3]
@@ -27,8 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import classify, dedup, records
-from .old_values import (SAME_COLUMNS_SQL, column_names_sql, entries_ok_sql, entries_sql, old_values_sql,
-                         trusted_names_sql)
+from .old_values import SAME_COLUMNS_SQL, column_names_sql, entries_ok_sql, entries_sql, old_values_sql, trusted_names_sql
 from .typed_json import staged_keys_sql
 
 #: Columns shared by new change rows and state rows before the window.
@@ -72,17 +70,26 @@ def state_as_changes(state: Any) -> Any:
              ("v", "int"), ("_bad", "boolean"))}
     return state.select(
         "table_name", "key_columns", "keys", F.col("new_values").alias("_json"),
-        F.to_json("column_types").alias("_types_json"), "commit_timestamp",
+        F.col("column_types").alias("_types_json"), "commit_timestamp",
         *[col.alias(name) for name, col in none.items()], F.lit(False).alias("_soft_deleted"),
         F.col("is_deleted").alias("_row_deleted"),
         F.col("change_id").alias("state_change_id"), F.col("mod_type").alias("state_mod_type"),
         F.col("run_version").alias("state_run_version"), F.lit(0).alias("_src")).select(*CHANGE_COLUMNS)
 
 
-def key_window() -> Any:
+def key_order(with_state: bool = True) -> tuple[str, ...]:
+    """The order of a key's rows: by commit, the state's row first, then as staged.
+
+    Without state rows ``_src`` is a constant, which Spark drops from a sort but not from a
+    window's required order: it must not be named then, or Spark sorts twice.
+    """
+    return ("commit_timestamp", "_src", "batch_id", "seq") if with_state else ("commit_timestamp", "batch_id", "seq")
+
+
+def key_window(with_state: bool = True) -> Any:
     from pyspark.sql import Window
 
-    return Window.partitionBy("table_name", "keys").orderBy("commit_timestamp", "_src", "batch_id", "seq")
+    return Window.partitionBy("table_name", "keys").orderBy(*key_order(with_state))
 
 
 #: Window helper columns that the outputs do not need (dropped before the rows are kept).
@@ -100,33 +107,33 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    w = key_window()
-    whole_key = Window.partitionBy("table_name", "keys")
+    w = key_window(state is not None)
+    whole_key = w.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
     rows = changes if state is None else changes.unionByName(state_as_changes(state))
     state_ts = (F.lit(None).cast("string") if state is None
                 else F.max(F.when(F.col("_src") == 0, F.col("commit_timestamp"))).over(whole_key))
-    rows = (rows
-            .withColumn("_prev_ts", F.lag("commit_timestamp").over(w))
-            .withColumn("_prev_deleted", F.lag("_row_deleted").over(w))
-            .withColumn("_prev_json", F.lag("_json").over(w))
-            .withColumn("_state_ts", state_ts)
-            .withColumn("_max_ts", F.max("commit_timestamp").over(whole_key)))
+    # Updates' old values compare a row with the previous one: each row is split into its entries
+    # once (old_values), and all window functions share one spec, so that Spark evaluates them in
+    # one Window operator over the sorted rows (each further operator would copy the wide rows).
+    # Shuffled and sorted first, explicitly: else Spark would split the rows before the shuffle
+    # and move the (as large) entries too.
+    rows = (rows.repartition("table_name", "keys")
+            .sortWithinPartitions("table_name", "keys", *key_order(state is not None))
+            .withColumn("_entries", F.expr(entries_sql("_json")))
+            .withColumn("_entries_ok", F.expr(entries_ok_sql("_entries", "_json")))
+            .withColumn("_columns", F.expr(trusted_names_sql(column_names_sql("_entries")))))
+    rows = rows.select(
+        "*", F.lag("commit_timestamp").over(w).alias("_prev_ts"), F.lag("_row_deleted").over(w).alias("_prev_deleted"),
+        F.lag("_json").over(w).alias("_prev_json"), F.lag("_entries").over(w).alias("_prev_entries"),
+        F.lag("_entries_ok").over(w).alias("_prev_entries_ok"), F.lag("_columns").over(w).alias("_prev_columns"),
+        state_ts.alias("_state_ts"), F.max("commit_timestamp").over(whole_key).alias("_max_ts"))
     rows = (rows
             .withColumn("_is_dup", F.expr(dedup.duplicate_sql("_prev_ts")))
             .withColumn("_is_late", F.expr("_src = 1 AND _state_ts IS NOT NULL AND commit_timestamp < _state_ts"))
             .withColumn("_complete_ts", F.expr(classify.complete_ts_sql(markers)))
             .withColumn("mod_type",
                         F.expr(f"CASE WHEN _src = 0 THEN state_mod_type ELSE {classify.mod_type_sql()} END")))
-    # Updates' old values compare a row with the previous one: each row is split into its entries
-    # once, after the shuffle, and an update's previous row is the split before it (old_values).
     update = "_src = 1 AND mod_type = 'UPDATE' AND _prev_json IS NOT NULL"
-    rows = (rows.withColumn("_entries", F.expr(entries_sql("_json")))
-            .withColumn("_entries_ok", F.expr(entries_ok_sql("_entries", "_json")))
-            .withColumn("_names", F.expr(column_names_sql("_entries")))
-            .withColumn("_columns", F.expr(trusted_names_sql("_names")))
-            .withColumn("_prev_entries", F.lag("_entries").over(w))
-            .withColumn("_prev_entries_ok", F.lag("_entries_ok").over(w))
-            .withColumn("_prev_columns", F.lag("_columns").over(w)))
     rows = rows.withColumn("_fast", F.expr(f"{update} AND coalesce({SAME_COLUMNS_SQL}, FALSE)"))
     slow = f"{update} AND NOT _fast"
     for name, text in (("_prev_vals", "_prev_json"), ("_vals", "_json"), ("_types", "_types_json")):
@@ -141,25 +148,14 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
     return rows.drop(*_SCRATCH)
 
 
-def column_types(window_rows: Any) -> Any:
-    """The distinct column-type texts of ``window_rows`` with their maps (small: one per table and schema).
-
-    Joined by broadcast, it spares parsing each output row's types.
-    """
-    from pyspark.sql import functions as F
-
-    return F.broadcast(window_rows.select("_types_json").distinct()
-                       .withColumn("column_types", F.from_json("_types_json", _MAP)))
-
-
 def changelog_rows(window_rows: Any, run_version: int) -> Any:
     """The new, non-duplicate changes as changelog rows (without the grouping columns)."""
     from pyspark.sql import functions as F
 
-    return (window_rows.where("_src = 1 AND NOT _is_dup").join(column_types(window_rows), "_types_json")
+    return (window_rows.where("_src = 1 AND NOT _is_dup")
             .select("change_id", "table_name", "keys", "key_columns", "mod_type", F.col("_json").alias("new_values"),
                     "old_values", F.lit(records.VALUE_CAPTURE_TYPE).alias("value_capture_type"),
-                    "column_types", "commit_timestamp",
+                    F.col("_types_json").alias("column_types"), "commit_timestamp",
                     F.expr("cast(commit_timestamp AS timestamp)").alias("commit_ts"), "commit_date",
                     "read_timestamp", F.coalesce("read_method", F.lit("cdc")).alias("read_method"), "shard",
                     "watcher_id", "batch_id",
@@ -170,9 +166,9 @@ def state_rows(window_rows: Any, run_version: int) -> Any:
     """The latest row per key of the touched tables (STATE_FIELDS)."""
     from pyspark.sql import functions as F
 
-    return (window_rows.where("_is_final").join(column_types(window_rows), "_types_json")
-            .select("table_name", "keys", "key_columns", F.from_json("_json", _MAP).alias("vals"),
-                    "column_types", F.col("_json").alias("new_values"),
+    return (window_rows.where("_is_final")
+            .select("table_name", "keys", "key_columns", F.col("_types_json").alias("column_types"),
+                    F.col("_json").alias("new_values"),
                     "commit_timestamp", F.expr("cast(commit_timestamp AS timestamp)").alias("commit_ts"),
                     F.col("_row_deleted").alias("is_deleted"), "mod_type", "change_id",
                     F.expr(f"CASE WHEN _src = 1 THEN {run_version} ELSE state_run_version END").alias("run_version"))

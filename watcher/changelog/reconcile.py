@@ -67,7 +67,7 @@ def _restage(plan: ReadPlan, index: int, rows: Iterator[Any], counters: dict[str
             key = json.loads(keys)  # a JSON object in key order, typed-JSON values
             record = staging_record(plan, batch_id, seq, [key[c] for c in key_columns], key,
                                     commit_timestamp=plan.read_timestamp, mod_type="DELETE",
-                                    key_columns=key_columns, types=column_types)
+                                    key_columns=key_columns, types=json.loads(column_types))
             deletes += 1
         yield batch_id, to_line(record)
         seq += 1
@@ -125,7 +125,7 @@ class Reconcile(SnapshotJob):
                       .where("_state_ts IS NULL OR _state_ts < commit_timestamp")
                       .select(F.lit("row").alias("kind"), "value", F.lit(None).cast("string").alias("keys"),
                               F.lit(None).cast("array<string>").alias("key_columns"),
-                              F.lit(None).cast("map<string,string>").alias("column_types")))
+                              F.lit(None).cast("string").alias("column_types")))
             sc = self._spark.sparkContext
             counters = {name: sc.accumulator(0) for name in ("deletes", "restaged")}
             out = behind.unionByName(deletes).rdd.mapPartitionsWithIndex(

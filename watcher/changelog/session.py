@@ -6,6 +6,8 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 #: Settings for a single-machine run: few shuffle partitions, no UI, UTC.
@@ -49,3 +51,26 @@ def get_session(master: str | None = None, app: str = "spanner-watcher") -> Any:
         session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+@contextlib.contextmanager
+def temporary_conf(spark: Any, settings: Mapping[str, str]) -> Iterator[None]:
+    """Set SQL settings of ``spark`` for the block, then put back what was there.
+
+    The job tunes a few settings for its own plans only (the session is the user's).
+
+    Example:
+        >>> with temporary_conf(spark, {"spark.sql.shuffle.partitions": "4"}):   # doctest: +SKIP
+        ...     df.write.parquet(path)
+    """
+    before = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +26,7 @@ from ..sinks import BATCH_SUFFIX, STAGING_FORMAT
 from . import records
 from .classify import INPUT_MOD_TYPES
 from .fs import FileEntry, HadoopFS
+from .tally import seq_ok
 
 #: Batch files under a staging folder, relative to it.
 BATCH_GLOB = f"table=*/*{BATCH_SUFFIX}"
@@ -81,14 +83,20 @@ def read_schema() -> Any:
                                 for name, kind, doc in records.STAGING_FIELDS))
 
 
-def read_batches(spark: Any, files: list[FileEntry]) -> Any:
+def read_batches(spark: Any, files: list[FileEntry], *, local: bool = False) -> Any:
     """The records of ``files`` as a DataFrame: the staging fields plus ``batch`` and ``_bad``.
 
-    ``values`` and ``types`` are JSON object texts (:func:`read_schema`).
+    ``values`` and ``types`` are JSON object texts (:func:`read_schema`). ``local``: the files
+    are on the driver's disk, where Spark's parallel listing (a Spark job with a task per file,
+    past 32 files) costs more than looking at them in turn.
     """
     from pyspark.sql import functions as F
 
-    lines = spark.read.text([f.uri for f in files])
+    from .session import temporary_conf
+
+    threshold = {"spark.sql.sources.parallelPartitionDiscovery.threshold": str(max(32, len(files) + 1))}
+    with temporary_conf(spark, threshold if local else {}):
+        lines = spark.read.text([f.uri for f in files])
     parsed = lines.select(F.from_json("value", read_schema()).alias("r"), F.input_file_name().alias("_file"))
     not_object = ~F.coalesce(F.col("r.values").startswith("{") & F.col("r.types").startswith("{"), F.lit(False))
     bad = (F.col("r").isNull() | F.col("r.v").isNull() | (F.col("r.v") > STAGING_FORMAT)
@@ -99,24 +107,17 @@ def read_batches(spark: Any, files: list[FileEntry]) -> Any:
     return parsed.select("r.*", F.regexp_extract("_file", _NAME.pattern, 1).alias("batch"), bad.alias("_bad"))
 
 
-def inspect_batches(parsed: Any, files: list[FileEntry]) -> tuple[list[BatchStats], dict[str, str]]:
-    """One pass over the parsed records: per-file counts, and the bad files with their reasons."""
-    from pyspark.sql import functions as F
+def check_batches(batches: Mapping[str, Mapping[str, Any]],
+                  files: list[FileEntry]) -> tuple[list[BatchStats], dict[str, str]]:
+    """Per-file stats of the good files, and the bad files with their reasons.
 
-    rows = (parsed.groupBy("batch")
-            .agg(F.count(F.lit(1)).alias("n"), F.sum(F.col("_bad").cast("int")).alias("bad"),
-                 F.min("seq").alias("min_seq"), F.max("seq").alias("max_seq"),
-                 F.countDistinct("seq").alias("distinct_seq"), F.max(F.col("v")).alias("max_v"),
-                 F.first("table", ignorenulls=True).alias("table"), F.first("shard", ignorenulls=True).alias("shard"),
-                 F.max("read_timestamp").alias("read_ts"), F.first("read_method", ignorenulls=True).alias("read_method"),
-                 F.max("commit_timestamp").alias("max_commit"))
-            .collect())
-    seen = {r["batch"]: r for r in rows}
+    ``batches`` maps a batch name to what its records held (:func:`.tally.merge_batch`).
+    """
     stats: list[BatchStats] = []
     bad: dict[str, str] = {}
     for entry in files:
         name = batch_name(entry.uri)
-        row = seen.get(name)
+        row = batches.get(name)
         reason = _bad_reason(entry, row)
         if reason or row is None:
             bad[name] = reason or "no records"
@@ -126,7 +127,7 @@ def inspect_batches(parsed: Any, files: list[FileEntry]) -> tuple[list[BatchStat
     return stats, bad
 
 
-def _bad_reason(entry: FileEntry, row: Any) -> str | None:
+def _bad_reason(entry: FileEntry, row: Mapping[str, Any] | None) -> str | None:
     if row is None:
         return f"{EMPTY_REASON} file ({entry.length} bytes, no records): truncated or never written"
     if row["max_v"] is not None and row["max_v"] > STAGING_FORMAT:
@@ -134,9 +135,11 @@ def _bad_reason(entry: FileEntry, row: Any) -> str | None:
     if row["bad"]:
         return (f"{row['bad']} of {row['n']} lines are not valid staging records "
                 "(corrupt or truncated JSON, or missing fields)")
-    if not (row["min_seq"] == 0 and row["max_seq"] == row["n"] - 1 and row["distinct_seq"] == row["n"]):
+    if not seq_ok(row):
         return (f"records seq {row['min_seq']}..{row['max_seq']} do not match its {row['n']} lines "
                 "(lines lost or repeated)")
+    if len(row["tables"]) > 1:
+        return f"records of several tables ({', '.join(row['tables'])}); a batch holds one table's changes"
     return None
 
 

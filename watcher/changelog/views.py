@@ -30,6 +30,23 @@ def read_changelog(spark: Any, fs: HadoopFS, committed: Manifest, partitions: li
     return frame.where(committed.visible_sql())
 
 
+def with_maps(frame: Any, *, values: bool = False) -> Any:
+    """``frame`` as users query it: ``column_types`` (stored as JSON text) as a map, and with
+    ``values``, the row as a ``vals`` map next to ``new_values`` (parsed only when a query uses it).
+    """
+    from pyspark.sql import functions as F
+
+    columns = []
+    for name in frame.columns:
+        if name == "column_types":
+            columns.append(F.from_json(name, "map<string,string>").alias(name))
+        elif name == "new_values" and values:
+            columns += [F.from_json(name, "map<string,string>").alias("vals"), F.col(name)]
+        else:
+            columns.append(F.col(name))
+    return frame.select(*columns)
+
+
 def watermarks_frame(spark: Any, committed: Manifest, markers: dict[str, str]) -> Any:
     from pyspark.sql import functions as F
 
@@ -46,7 +63,8 @@ def register_views(spark: Any, warehouse: str) -> Manifest:
     """Register the three views over ``warehouse``; returns the committed manifest they show."""
     fs = HadoopFS(spark, warehouse)
     committed = manifest.load(fs)
-    read_changelog(spark, fs, committed).createOrReplaceTempView("changelog")
-    current_state.load(spark, fs, committed).where("NOT is_deleted").createOrReplaceTempView("current_state")
+    with_maps(read_changelog(spark, fs, committed)).createOrReplaceTempView("changelog")
+    state = with_maps(current_state.load(spark, fs, committed).where("NOT is_deleted"), values=True)
+    state.createOrReplaceTempView("current_state")
     watermarks_frame(spark, committed, completeness.read_markers(fs)).createOrReplaceTempView("watermarks")
     return committed
