@@ -16,7 +16,8 @@ def group(batch="table=T/b1.jsonl", *, seqs=(0, 1), table="T", date="2024-05-01"
     return {"_src": src, "batch": batch, "table_name": table, "commit_date": date, "mod_type": mod, "_is_dup": dup,
             "_is_late": late, "shard": shard, "read_method": "cdc", "n": len(seqs), "bad": bad,
             "min_seq": min(seqs), "max_seq": max(seqs), "sum_seq": sum(seqs), "sum_seq2": sum(s * s for s in seqs),
-            "max_v": v, "read_ts_ns": read_ns, "max_commit_ns": commit_ns, "finals": finals}
+            "max_v": v, "read_ts_ns": read_ns, "max_commit_ns": commit_ns, "finals": finals,
+            "new_finals": finals if src == 1 else 0}
 
 
 def test_a_batch_split_over_groups_is_merged_back():
@@ -46,7 +47,7 @@ def test_outcomes_are_counted_per_table_date_and_fate_and_state_rows_per_table()
                          group(None, seqs=(0,) * 4, src=0, date=None, mod=None, finals=4)])
     counts = {(c.table_name, c.mod_type, c.is_dup): c.count for c in tally.counts}
     assert counts == {("T", "UPDATE", False): 2, ("T", "UPDATE", True): 1, ("U", "UPSERT", False): 3}
-    assert tally.tables == {"T", "U"} and tally.state_rows == {"U": 3, "T": 4}
+    assert tally.tables == {"T", "U"} and tally.state_rows == {"U": 3, "T": 4} and tally.new_state_rows == {"U": 3}
     assert set(tally.batches) == {"table=T/b1.jsonl", "table=T/b2.jsonl", "table=U/b3.jsonl"}
 
 

@@ -48,7 +48,8 @@ def mod_type_sql(rules: tuple[tuple[str, str], ...] = RULES) -> str:
     return "CASE " + " ".join(f"WHEN {cond} THEN {result}" for cond, result in rules) + " END"
 
 
-def _literal(text: str) -> str:
+def sql_literal(text: str) -> str:
+    """A SQL string literal of ``text``."""
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
@@ -56,7 +57,7 @@ def map_literal_sql(mapping: Mapping[str, str]) -> str:
     """A SQL map literal (string -> string); an empty, typed map when ``mapping`` is empty."""
     if not mapping:
         return "map_from_arrays(array_repeat('', 0), array_repeat('', 0))"
-    return "map(" + ", ".join(f"{_literal(k)}, {_literal(v)}" for k, v in sorted(mapping.items())) + ")"
+    return "map(" + ", ".join(f"{sql_literal(k)}, {sql_literal(v)}" for k, v in sorted(mapping.items())) + ")"
 
 
 def _json_path(column: str) -> str:
@@ -71,7 +72,7 @@ def soft_deleted_sql(soft_delete_columns: Mapping[str, str], row_json: str = "_j
     """
     if not soft_delete_columns:
         return "FALSE"
-    cases = " ".join(f"WHEN {_literal(table)} THEN get_json_object({row_json}, {_literal(_json_path(column))})"
+    cases = " ".join(f"WHEN {sql_literal(table)} THEN get_json_object({row_json}, {sql_literal(_json_path(column))})"
                      for table, column in sorted(soft_delete_columns.items()))
     value = f"(CASE table_name {cases} END)"
     return f"coalesce({value} IS NOT NULL AND lower({value}) <> 'false', FALSE)"

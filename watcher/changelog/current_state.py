@@ -1,20 +1,30 @@
-"""The current-state table: the latest row per key, versioned per table.
+"""The current-state table: the latest row per key, kept per table as a base and delta layers.
 
-Each run that touches a table writes that table's whole new state under
-``<warehouse>/current_state/v<N>/table_name=<T>/`` (Parquet); the manifest says which
-version holds each table, so untouched tables are not rewritten and a crashed run
-leaves the committed state untouched. Deleted keys stay, flagged ``is_deleted``: the
-job needs them to tell a key that comes back (INSERT) from one never seen (the
-``current_state`` view shows live rows only).
+A table's state lives in run folders ``<warehouse>/current_state/v<N>/table_name=<T>/``
+(Parquet). The manifest names, per table, the run that wrote its whole state (the *base*,
+``state_version``) and the later runs that wrote only the keys they changed (*deltas*,
+``state_deltas``). A key's state is its newest row over the layers (by commit timestamp,
+then the later layer), so an incremental run writes rows in proportion to the keys it
+touched, not to the table. A run rewrites a table whole (a new base, the layers merged)
+when it has no state yet, when its deltas are many (:data:`MAX_DELTAS`) or hold as many rows
+as the base, or when the run's input is too large to filter the state by key
+(:data:`DELTA_INPUT_BYTES`). A crashed run leaves the committed layers untouched.
+
+Deleted keys stay, flagged ``is_deleted``: the job needs them to tell a key that comes back
+(INSERT) from one never seen (the ``current_state`` view shows live rows only).
 
 Example:
     >>> version_dir(7)
     'current_state/v000000000007'
+    >>> layers({"state_version": 3, "state_deltas": [5, 6]})
+    [3, 5, 6]
+    >>> rewrite_whole({"state_version": 3, "state_rows": 100, "state_deltas": [5], "delta_rows": [10]}, 1_000)
+    False
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from . import records
@@ -22,44 +32,101 @@ from .fs import HadoopFS
 from .manifest import Manifest
 
 STATE_DIR = "current_state"
+#: Deltas a table may have before a run merges its layers into a new base.
+MAX_DELTAS = 8
+#: Above this much new staged input (bytes), a run reads its tables' state whole instead of
+#: filtering it by the new keys (the filter sends the new keys to every task).
+DELTA_INPUT_BYTES = 256 * 1024 * 1024
+#: The layer a state row came from (its run version), while layers are merged.
+LAYER = "_layer"
 
 
 def version_dir(version: int) -> str:
     return f"{STATE_DIR}/v{version:012d}"
 
 
-def load(spark: Any, fs: HadoopFS, manifest: Manifest, tables: Iterable[str] | None = None) -> Any:
-    """The committed state rows of ``tables`` (all tables when None)."""
+def layers(info: Mapping[str, Any]) -> list[int]:
+    """A table's state layers, oldest first: its base, then its deltas."""
+    base = info.get("state_version")
+    return ([int(base)] if base else []) + [int(v) for v in info.get("state_deltas", [])]
+
+
+def rewrite_whole(info: Mapping[str, Any], input_bytes: int) -> bool:
+    """Whether a run should write the table's whole state (a new base) rather than a delta."""
+    if not info.get("state_version"):
+        return True
+    deltas = info.get("state_deltas", [])
+    return (len(deltas) >= MAX_DELTAS or sum(info.get("delta_rows", [])) >= max(1, info.get("state_rows", 0))
+            or input_bytes > DELTA_INPUT_BYTES)
+
+
+def after_run(info: Mapping[str, Any], version: int, *, whole: bool, rows: int) -> dict[str, Any]:
+    """The table's manifest entry after a run wrote ``rows`` state rows as a base (``whole``) or a delta."""
+    updated = dict(info)
+    if whole:
+        updated.update(state_version=version, state_rows=rows, state_deltas=[], delta_rows=[])
+    else:
+        updated["state_deltas"] = [*info.get("state_deltas", []), version]
+        updated["delta_rows"] = [*info.get("delta_rows", []), rows]
+    return updated
+
+
+def load_layers(spark: Any, fs: HadoopFS, manifest: Manifest, tables: Iterable[str] | None = None) -> Any:
+    """The committed state rows of ``tables`` (all when None) in every layer, with their ``_layer``.
+
+    A key may have a row in several layers; :func:`latest` keeps its newest.
+    """
+    from pyspark.sql import functions as F
+
     wanted = set(manifest.tables) if tables is None else set(tables) & set(manifest.tables)
     by_version: dict[int, list[str]] = {}
     for table in sorted(wanted):
-        version = manifest.tables[table].get("state_version")
-        if version:
-            by_version.setdefault(int(version), []).append(table)
+        for version in layers(manifest.tables[table]):
+            by_version.setdefault(version, []).append(table)
+    schema = records.schema(records.STATE_FIELDS)
     frames = []
     for version, names in sorted(by_version.items()):
         base = fs.uri(version_dir(version))
         paths = [f"{base}/table_name={t}" for t in names if fs.exists(f"{version_dir(version)}/table_name={t}")]
         if paths:
-            frames.append(spark.read.schema(records.schema(records.STATE_FIELDS)).option("basePath", base).parquet(*paths))
+            frame = spark.read.schema(schema).option("basePath", base).parquet(*paths)
+            frames.append(frame.select(*records.names(records.STATE_FIELDS), F.lit(version).alias(LAYER)))
     if not frames:
-        return spark.createDataFrame([], records.schema(records.STATE_FIELDS))
+        return spark.createDataFrame([], schema).withColumn(LAYER, F.lit(0))
     result = frames[0]
     for frame in frames[1:]:
         result = result.unionByName(frame)
-    return result.select(*records.names(records.STATE_FIELDS))
+    return result
+
+
+def latest(layered: Any) -> Any:
+    """Each key's newest row over the layers (by commit timestamp, then the later layer), without ``_layer``."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    newest = Window.partitionBy("table_name", "keys").orderBy(F.desc("commit_timestamp"), F.desc(LAYER))
+    return (layered.withColumn("_rank", F.row_number().over(newest)).where("_rank = 1")
+            .select(*records.names(records.STATE_FIELDS)))
+
+
+def load(spark: Any, fs: HadoopFS, manifest: Manifest, tables: Iterable[str] | None = None) -> Any:
+    """The committed state of ``tables`` (all tables when None): one row per key."""
+    wanted = set(manifest.tables) if tables is None else set(tables) & set(manifest.tables)
+    layered = load_layers(spark, fs, manifest, wanted)
+    if all(len(layers(manifest.tables[t])) <= 1 for t in wanted):
+        return layered.select(*records.names(records.STATE_FIELDS))
+    return latest(layered)
 
 
 def write(state: Any, fs: HadoopFS, version: int) -> None:
-    """Write the new state of the tables in ``state`` as version ``version``."""
+    """Write the state rows in ``state`` (whole tables or deltas) as layer ``version``."""
     (state.select(*records.names(records.STATE_FIELDS))
      .write.mode("overwrite").partitionBy("table_name").parquet(fs.uri(version_dir(version))))
 
 
 def prune(fs: HadoopFS, manifest: Manifest) -> list[str]:
     """Delete state versions the manifest no longer uses; returns what was deleted."""
-    used = {version_dir(int(t["state_version"])).rsplit("/", 1)[-1] for t in manifest.tables.values()
-            if t.get("state_version")}
+    used = {version_dir(v).rsplit("/", 1)[-1] for t in manifest.tables.values() for v in layers(t)}
     removed = []
     for name in fs.list_names(STATE_DIR):
         if name.startswith("v") and name not in used and name[1:].isdigit() and int(name[1:]) < manifest.version:

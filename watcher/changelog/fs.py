@@ -13,6 +13,7 @@ Example:
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,19 +62,36 @@ class HadoopFS:
     def exists(self, relative: str) -> bool:
         return bool(self._fs.exists(self._path(relative)))
 
-    def glob(self, pattern: str) -> list[FileEntry]:
-        """Files matching a glob under the root, hidden (``.``/``_``) names left out, sorted by URI."""
+    def glob(self, pattern: str, keep: Callable[[str], bool] | None = None) -> list[FileEntry]:
+        """Files matching a glob under the root, hidden (``.``/``_``) names left out, sorted by URI.
+
+        ``keep`` tests a file's URI: only the files it keeps are looked at one by one. The URIs
+        of all come from the JVM in one call, so a folder of many already processed files is
+        cheap to list (each look at a file is a call into the JVM).
+        """
         statuses = self._fs.globStatus(self._path(pattern))
         if statuses is None:
             return []
+        uris = self._uris(statuses)
+        if len(uris) != len(statuses):  # a line break in a name: take the files one by one
+            uris = [str(status.getPath().toString()) for status in statuses]
         entries = []
-        for status in statuses:
-            if not status.isFile():
+        for index, uri in enumerate(uris):
+            if uri.rstrip("/").rsplit("/", 1)[-1].startswith((".", "_")) or (keep is not None and not keep(uri)):
                 continue
-            entry = FileEntry(str(status.getPath().toString()), int(status.getLen()), int(status.getModificationTime()))
-            if not entry.name.startswith((".", "_")):
-                entries.append(entry)
+            status = statuses[index]
+            if status.isFile():
+                entries.append(FileEntry(uri, int(status.getLen()), int(status.getModificationTime())))
         return sorted(entries, key=lambda e: e.uri)
+
+    def _uris(self, statuses: Any) -> list[str]:
+        """The URIs of an array of FileStatus, fetched in one call (Scala 2.13's ArraySeq joins them)."""
+        try:
+            paths = self._jvm.org.apache.hadoop.fs.FileUtil.stat2Paths(statuses)
+            joined = str(self._jvm.scala.collection.immutable.ArraySeq.unsafeWrapArray(paths).mkString("\n"))
+        except Exception:  # noqa: BLE001 - another Scala version: the caller takes them one by one
+            return []
+        return joined.split("\n") if joined else []
 
     def glob_dirs(self, pattern: str) -> list[str]:
         """URIs of the folders matching a glob under the root, sorted."""

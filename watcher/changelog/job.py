@@ -35,6 +35,7 @@ if __name__ == "__main__" and not __package__:  # spark-submit watcher/changelog
 import contextlib
 import dataclasses
 import datetime as dt
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -150,8 +151,14 @@ class _Window:
     bad: dict[str, str]
     bad_rows: bool  # a bad batch had rows in the window
     state_tables: set[str]
+    delta_tables: set[str]  # tables whose state the run writes as a delta (current_state)
+    input_bytes: int
 
 
+#: A run with at most this much staged input writes each output folder from one task: one
+#: file per table and day instead of one per task (small runs would otherwise leave many
+#: small files, and open a writer for each).
+SMALL_RUN_BYTES = 64 * 1024 * 1024
 #: Settings for the run's own plans: the kept window is cached uncompressed (compressing its
 #: wide text columns cost more than the memory saved), and the groups join back to the rows
 #: through their partitioning by key (grouping.add_grouping).
@@ -194,7 +201,7 @@ class _Run:
     def _processed(self, base: manifest.Manifest) -> set[str]:
         if base.version == 0 or not self.fs.exists(PROCESSED_DIR):
             return set()
-        log = self.spark.read.schema(PROCESSED_SCHEMA).parquet(self.fs.uri(PROCESSED_DIR)).where(base.visible_sql())
+        log = self.spark.read.schema(PROCESSED_SCHEMA).json(self.fs.uri(PROCESSED_DIR)).where(base.visible_sql())
         return {r["batch"] for r in log.select("batch").collect()}
 
     def _process(self, base: manifest.Manifest, markers: dict[str, str], files: list[Any],
@@ -231,12 +238,27 @@ class _Run:
         staged = staging_reader.read_batches(self.spark, files, local=self.staging_fs.is_local)
         changes = pipeline.normalize(staged, self.soft_delete)
         state_tables = {t for t in tables if base.tables.get(t, {}).get("state_version")}
-        state = current_state.load(self.spark, self.fs, base, sorted(state_tables)) if state_tables else None
+        input_bytes = sum(f.length for f in files)
+        delta_tables = {t for t in state_tables if not current_state.rewrite_whole(base.tables[t], input_bytes)}
+        state = self._state(base, changes, state_tables, delta_tables) if state_tables else None
         rows = pipeline.per_key_window(changes, state, markers=markers).persist(StorageLevel.MEMORY_AND_DISK)
         counted = tally(rows)
         stats, bad = staging_reader.check_batches(counted.batches, files)
         bad_rows = any(not reason.startswith(staging_reader.EMPTY_REASON) for reason in bad.values())
-        return _Window(rows, counted, stats, bad, bad_rows, state_tables)
+        return _Window(rows, counted, stats, bad, bad_rows, state_tables, delta_tables, input_bytes)
+
+    def _state(self, base: manifest.Manifest, changes: Any, tables: set[str], delta_tables: set[str]) -> Any:
+        """The state rows the window needs: all of the tables rewritten whole; of the others, the keys
+        the new changes name (their few keys are sent to every task, so the rest is never shuffled)."""
+        from pyspark.sql import functions as F
+
+        layered = current_state.load_layers(self.spark, self.fs, base, sorted(tables))
+        if not delta_tables:
+            return layered
+        in_delta = F.col("table_name").isin(sorted(delta_tables))
+        keys = changes.where(~F.col("_bad") & in_delta).select("table_name", "keys").distinct()
+        touched = layered.where(in_delta).join(F.broadcast(keys), ["table_name", "keys"], "left_semi")
+        return layered.where(~in_delta).unionByName(touched)
 
     def _write(self, base: manifest.Manifest, window: _Window, result: ChangelogResult) -> None:
         version, aborted = manifest.claim_version(self.fs, base)
@@ -254,14 +276,17 @@ class _Run:
         existing = self._existing_groups(base, dates, new)
         grouped = add_grouping(new.drop("_is_late"), existing)
         names = [n for n, _, _ in pipeline.records.CHANGELOG_FIELDS]
+        small = window.input_bytes <= SMALL_RUN_BYTES
         with self._phase("write_changelog"):
-            grouped.select(*names).write.mode("append").partitionBy("table_name", "commit_date").parquet(
+            out = grouped.select(*names)
+            (out.coalesce(1) if small else out).write.mode("append").partitionBy("table_name", "commit_date").parquet(
                 self.fs.uri(views.CHANGELOG_DIR))
         with self._phase("write_state"):
-            current_state.write(pipeline.state_rows(rows, version), self.fs, version)
+            state = pipeline.state_rows(rows, version, tables=touched, delta_tables=window.delta_tables)
+            current_state.write(state.coalesce(1) if small else state, self.fs, version)
         with self._phase("commit"):
             self._log_processed(stats, version)
-            self._commit(base, version, aborted, touched, stats)
+            self._commit(base, version, aborted, touched, stats, window)
         self._summarize(counts, late_known, result)
         result.version, result.committed = version, True
 
@@ -283,17 +308,19 @@ class _Run:
         return existing.join(new.select("commit_timestamp").distinct(), "commit_timestamp", "left_semi")
 
     def _log_processed(self, stats: list[Any], version: int) -> None:
-        rows = [(s.batch, s.table, s.records, version) for s in stats]
-        (self.spark.createDataFrame(rows, PROCESSED_SCHEMA).coalesce(1)
-         .write.mode("append").parquet(self.fs.uri(PROCESSED_DIR)))
+        # One small JSON-lines file per run, written from the driver (a Spark write would cost a job).
+        lines = [json.dumps({"batch": s.batch, "table_name": s.table, "records": s.records, "run_version": version})
+                 for s in stats]
+        self.fs.write_text(f"{PROCESSED_DIR}/{version:012d}.jsonl", "\n".join(lines) + "\n", overwrite=True)
 
     def _commit(self, base: manifest.Manifest, version: int, aborted: list[int], touched: list[str],
-                stats: list[Any]) -> None:
+                stats: list[Any], window: _Window) -> None:
         tables = {t: dict(info) for t, info in base.tables.items()}
         new_loops = watermarks.loops_from_batches(stats)
         for table in touched:
-            info = tables.setdefault(table, {})
-            info["state_version"] = version
+            whole = table not in window.delta_tables
+            rows = (window.tally.state_rows if whole else window.tally.new_state_rows).get(table, 0)
+            info = tables[table] = current_state.after_run(tables.get(table, {}), version, whole=whole, rows=rows)
             info["loops"] = watermarks.merge_loops(info.get("loops", {}), new_loops.get(table, {}))
             info["watermark"] = watermarks.table_watermark(info["loops"])
         new = manifest.Manifest(version, aborted=aborted, tables=tables)
@@ -318,7 +345,6 @@ class _Run:
 def main(argv: list[str] | None = None) -> int:
     """``spark-submit watcher/changelog/job.py --staging DIR --warehouse DIR [--soft-delete T=COL ...]``."""
     import argparse
-    import json
 
     parser = argparse.ArgumentParser(prog="changelog job", description="Build the changelog from staged batches.")
     parser.add_argument("--staging", required=True)

@@ -24,6 +24,7 @@ Example:
 
 from __future__ import annotations
 
+from .classify import sql_literal
 from .typed_json import columns_json_sql
 
 _STRING = r'"(?:[^"\\]|\\.)*+"'
@@ -35,13 +36,9 @@ _CHANGED = ("filter(array_distinct(concat(coalesce(map_keys(_prev_vals), array()
             "c -> NOT (try_element_at(_prev_vals, c) <=> try_element_at(_vals, c)))")
 
 
-def _sql_literal(text: str) -> str:
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
 def entries_sql(row_json: str) -> str:
     """SQL: the ``"column":value`` entries of a row's JSON object text, as an array of texts."""
-    return f"regexp_extract_all({row_json}, {_sql_literal(ENTRY_PATTERN)}, 0)"
+    return f"regexp_extract_all({row_json}, {sql_literal(ENTRY_PATTERN)}, 0)"
 
 
 def entries_ok_sql(entries: str, row_json: str) -> str:

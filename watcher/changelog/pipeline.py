@@ -22,7 +22,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from . import classify, dedup, records
@@ -103,6 +103,8 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
     """New changes and the state before them, with each new row's previous row, mod_type and old values.
 
     ``state`` is None when the touched tables have no state yet (then no change can be late).
+    It may hold several rows of a key (a table's base and delta layers, :mod:`.current_state`):
+    the newest is the key's state, and only one row of a commit timestamp counts as the final one.
     """
     from pyspark.sql import Window
     from pyspark.sql import functions as F
@@ -112,6 +114,7 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
     rows = changes if state is None else changes.unionByName(state_as_changes(state))
     state_ts = (F.lit(None).cast("string") if state is None
                 else F.max(F.when(F.col("_src") == 0, F.col("commit_timestamp"))).over(whole_key))
+    has_new = F.lit(True) if state is None else F.max("_src").over(whole_key) == 1
     # Updates' old values compare a row with the previous one: each row is split into its entries
     # once (old_values), and all window functions share one spec, so that Spark evaluates them in
     # one Window operator over the sorted rows (each further operator would copy the wide rows).
@@ -126,7 +129,8 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
         "*", F.lag("commit_timestamp").over(w).alias("_prev_ts"), F.lag("_row_deleted").over(w).alias("_prev_deleted"),
         F.lag("_json").over(w).alias("_prev_json"), F.lag("_entries").over(w).alias("_prev_entries"),
         F.lag("_entries_ok").over(w).alias("_prev_entries_ok"), F.lag("_columns").over(w).alias("_prev_columns"),
-        state_ts.alias("_state_ts"), F.max("commit_timestamp").over(whole_key).alias("_max_ts"))
+        state_ts.alias("_state_ts"), F.max("commit_timestamp").over(whole_key).alias("_max_ts"),
+        has_new.alias("_has_new"))
     rows = (rows
             .withColumn("_is_dup", F.expr(dedup.duplicate_sql("_prev_ts")))
             .withColumn("_is_late", F.expr("_src = 1 AND _state_ts IS NOT NULL AND commit_timestamp < _state_ts"))
@@ -142,8 +146,9 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
             .withColumn("old_values", F.expr(f"CASE WHEN _src = 1 THEN {old_values_sql()} END"))
             .withColumn("change_id",
                         F.expr(f"CASE WHEN _src = 1 THEN {dedup.change_id_sql()} ELSE state_change_id END"))
-            # The key's latest row (a duplicate is never it: it repeats the row before it).
-            .withColumn("_is_final", F.expr("NOT _is_dup AND commit_timestamp = _max_ts"))
+            # The key's latest row: the first of its newest commit timestamp (a later row of the same
+            # timestamp repeats it: a duplicate, or the same state row in two layers).
+            .withColumn("_is_final", F.expr("commit_timestamp = _max_ts AND coalesce(_prev_ts <> commit_timestamp, TRUE)"))
             .withColumn("commit_date", F.substring("commit_timestamp", 1, 10)))
     return rows.drop(*_SCRATCH)
 
@@ -162,11 +167,21 @@ def changelog_rows(window_rows: Any, run_version: int) -> Any:
                     F.lit(run_version).alias("run_version"), "_is_late"))
 
 
-def state_rows(window_rows: Any, run_version: int) -> Any:
-    """The latest row per key of the touched tables (STATE_FIELDS)."""
+def state_rows(window_rows: Any, run_version: int, *, tables: Iterable[str],
+               delta_tables: Iterable[str] = ()) -> Any:
+    """The latest row per key of ``tables`` (STATE_FIELDS).
+
+    For ``delta_tables`` only the keys that got new rows (a delta layer, :mod:`.current_state`).
+    """
     from pyspark.sql import functions as F
 
-    return (window_rows.where("_is_final")
+    def among(names: Iterable[str]) -> str:
+        return f"table_name IN ({', '.join(classify.sql_literal(t) for t in sorted(names)) or 'NULL'})"
+
+    wanted = f"_is_final AND {among(tables)}"
+    if delta_tables:
+        wanted += f" AND (_has_new OR NOT {among(delta_tables)})"
+    return (window_rows.where(wanted)
             .select("table_name", "keys", "key_columns", F.col("_types_json").alias("column_types"),
                     F.col("_json").alias("new_values"),
                     "commit_timestamp", F.expr("cast(commit_timestamp AS timestamp)").alias("commit_ts"),

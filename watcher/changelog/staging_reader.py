@@ -69,7 +69,7 @@ class BatchStats:
 
 def list_new_batches(fs: HadoopFS, processed: set[str]) -> list[FileEntry]:
     """Batch files under the staging folder that are not in ``processed`` (by batch name)."""
-    return [entry for entry in fs.glob(BATCH_GLOB) if batch_name(entry.uri) not in processed]
+    return fs.glob(BATCH_GLOB, keep=lambda uri: batch_name(uri) not in processed)
 
 
 def read_schema() -> Any:

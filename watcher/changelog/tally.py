@@ -63,6 +63,7 @@ _AGGREGATES_SQL = (
     ("read_ts_ns", f"max(CASE WHEN _src = 1 THEN {_nanos_sql('read_timestamp')} END)"),
     ("max_commit_ns", f"max(CASE WHEN _src = 1 AND NOT _bad THEN {_nanos_sql('commit_timestamp')} END)"),
     ("finals", "count_if(_is_final)"),
+    ("new_finals", "count_if(_is_final AND _has_new)"),
 )
 
 
@@ -98,8 +99,10 @@ class Tally:
 
     batches: dict[str, dict[str, Any]] = field(default_factory=dict)
     counts: list[OutcomeCount] = field(default_factory=list)
-    #: Table -> rows the current state of the run will hold for it (new and carried).
+    #: Table -> its keys' final rows in the window (the state rows of a whole rewrite).
     state_rows: dict[str, int] = field(default_factory=dict)
+    #: Table -> final rows of the keys that got new rows (the state rows of a delta).
+    new_state_rows: dict[str, int] = field(default_factory=dict)
 
     @property
     def tables(self) -> set[str]:
@@ -122,8 +125,9 @@ def from_groups(groups: Iterable[dict[str, Any]]) -> Tally:
     per_batch: dict[str, list[dict[str, Any]]] = {}
     outcomes: dict[tuple[Any, ...], int] = {}
     for g in groups:
-        if g["table_name"] is not None and g["finals"]:
-            result.state_rows[g["table_name"]] = result.state_rows.get(g["table_name"], 0) + g["finals"]
+        for name, counts in (("finals", result.state_rows), ("new_finals", result.new_state_rows)):
+            if g["table_name"] is not None and g[name]:
+                counts[g["table_name"]] = counts.get(g["table_name"], 0) + g[name]
         if g["_src"] != 1:
             continue
         per_batch.setdefault(g["batch"], []).append(g)

@@ -1,0 +1,83 @@
+"""The current state kept as a base and delta layers, across many incremental runs.
+
+Each run changes a few keys (updates, soft deletes, keys coming back, a late change, a batch
+staged twice); after every run the state, the changelog's classification and old values must
+be what a single full rewrite would give, and the layers must stay bounded.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+from tests.changelog.support import SINGERS_TYPES, singer
+from watcher.changelog import Changelog, current_state, manifest
+from watcher.changelog.fs import HadoopFS
+
+KEY = ["SingerId"]
+RUNS = current_state.MAX_DELTAS + 2
+
+
+def run(spark, dirs):
+    return Changelog(spark).staging(dirs["staging"]).warehouse(dirs["warehouse"]).soft_delete_column(
+        "Singers", "Deleted").run()
+
+
+def test_layers_give_the_state_and_classification_of_a_full_rewrite(spark, stager, dirs):
+    rng = random.Random(7)
+    truth: dict[int, dict] = {}  # key -> latest row (Deleted flag included)
+    clock = 1_000
+    rows = [singer(k, f"v0-{k}") for k in range(40)]
+    stager.stage("Singers", rows, types=SINGERS_TYPES, key_columns=KEY, commits=[clock + k for k in range(40)])
+    truth.update({r["SingerId"]: r for r in rows})
+    clock += 1_000
+    run(spark, dirs)
+    layer_counts = []
+    for n in range(1, RUNS + 1):
+        keys = rng.sample(sorted(truth), 5)
+        batch, commits, expected = [], [], {}
+        for i, k in enumerate(keys):
+            before = truth[k]
+            deleted = not before["Deleted"] and i == 0  # one soft delete per run; a deleted key comes back
+            row = singer(k, f"v{n}-{k}", deleted=deleted)
+            batch.append(row)
+            commits.append(clock + i)
+            expected[k] = ("DELETE" if deleted else "INSERT" if before["Deleted"] else "UPDATE",
+                           {} if deleted and before["Deleted"] else
+                           ({"Name": before["Name"]} if not deleted and not before["Deleted"] else None))
+            truth[k] = row
+        path = stager.stage("Singers", batch, types=SINGERS_TYPES, key_columns=KEY, commits=commits)
+        if n % 3 == 0:  # the same poll staged twice (a crash before the checkpoint moved)
+            stager.stage("Singers", batch, types=SINGERS_TYPES, key_columns=KEY, commits=commits)
+        clock += 1_000
+        result = run(spark, dirs)
+        assert result.changes_written == len(batch), (n, result.summary())
+        got = {int(json.loads(r.keys)["SingerId"]): (r.mod_type, json.loads(r.old_values)) for r in spark.sql(
+            f"SELECT keys, mod_type, old_values FROM changelog WHERE run_version = {result.version}").collect()}
+        for k, (mod_type, old) in expected.items():
+            assert got.get(k, (None,))[0] == mod_type, (n, k, got, expected, result.summary())
+            if mod_type == "UPDATE":
+                assert got[k][1] == old, (n, k, got[k])  # the previous run's value, from whichever layer held it
+        state = spark.sql("SELECT keys, vals FROM current_state WHERE table_name = 'Singers'").collect()
+        live = {int(json.loads(r.keys)["SingerId"]): r.vals["Name"] for r in state}
+        assert live == {k: r["Name"] for k, r in truth.items() if not r["Deleted"]}, n
+        assert len(state) == len(live), n  # one row per key, whatever the layers hold
+        info = manifest.load(HadoopFS(spark, dirs["warehouse"])).tables["Singers"]
+        layer_counts.append(len(current_state.layers(info)))
+        assert path is not None
+    assert max(layer_counts) <= current_state.MAX_DELTAS + 1
+    assert 1 in layer_counts[1:], layer_counts  # the layers were merged into a new base on the way
+    assert layer_counts[0] == 2  # the first incremental run wrote a delta, not the whole table
+
+
+def test_a_late_change_against_a_delta_layer_is_an_upsert_and_keeps_the_newer_state(spark, stager, dirs):
+    stager.stage("Singers", [singer(1, "a"), singer(2, "b")], types=SINGERS_TYPES, key_columns=KEY, commits=[10, 20])
+    run(spark, dirs)
+    stager.stage("Singers", [singer(1, "c")], types=SINGERS_TYPES, key_columns=KEY, commits=[100])
+    run(spark, dirs)  # key 1's state is now in a delta layer, at commit 100
+    stager.stage("Singers", [singer(1, "late")], types=SINGERS_TYPES, key_columns=KEY, commits=[50])
+    result = run(spark, dirs)
+    assert result.late_changes == 1 and result.mod_types == {"UPSERT": 1}
+    live = {int(json.loads(r.keys)["SingerId"]): r.vals["Name"] for r in spark.sql("SELECT keys, vals FROM current_state")
+            .collect()}
+    assert live == {1: "c", 2: "b"}
