@@ -123,33 +123,35 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
     rows = (rows.repartition("table_name", "keys")
             .sortWithinPartitions("table_name", "keys", *key_order(state is not None))
             .withColumn("_entries", F.expr(entries_sql("_json")))
-            .withColumn("_entries_ok", F.expr(entries_ok_sql("_entries", "_json")))
-            .withColumn("_columns", F.expr(trusted_names_sql(column_names_sql("_entries")))))
+            .withColumns({"_entries_ok": F.expr(entries_ok_sql("_entries", "_json")),
+                          "_columns": F.expr(trusted_names_sql(column_names_sql("_entries")))}))
     rows = rows.select(
         "*", F.lag("commit_timestamp").over(w).alias("_prev_ts"), F.lag("_row_deleted").over(w).alias("_prev_deleted"),
         F.lag("_json").over(w).alias("_prev_json"), F.lag("_entries").over(w).alias("_prev_entries"),
         F.lag("_entries_ok").over(w).alias("_prev_entries_ok"), F.lag("_columns").over(w).alias("_prev_columns"),
         state_ts.alias("_state_ts"), F.max("commit_timestamp").over(whole_key).alias("_max_ts"),
         has_new.alias("_has_new"))
+    # Columns are added in dependency layers, several per call: each call makes Spark analyse the
+    # whole plan again, which an incremental run would feel.
     rows = (rows
-            .withColumn("_is_dup", F.expr(dedup.duplicate_sql("_prev_ts")))
-            .withColumn("_is_late", F.expr("_src = 1 AND _state_ts IS NOT NULL AND commit_timestamp < _state_ts"))
-            .withColumn("_complete_ts", F.expr(classify.complete_ts_sql(markers)))
+            .withColumns({"_is_dup": F.expr(dedup.duplicate_sql("_prev_ts")),
+                          "_is_late": F.expr("_src = 1 AND _state_ts IS NOT NULL AND commit_timestamp < _state_ts"),
+                          "_complete_ts": F.expr(classify.complete_ts_sql(markers))})
             .withColumn("mod_type",
                         F.expr(f"CASE WHEN _src = 0 THEN state_mod_type ELSE {classify.mod_type_sql()} END")))
     update = "_src = 1 AND mod_type = 'UPDATE' AND _prev_json IS NOT NULL"
     rows = rows.withColumn("_fast", F.expr(f"{update} AND coalesce({SAME_COLUMNS_SQL}, FALSE)"))
     slow = f"{update} AND NOT _fast"
-    for name, text in (("_prev_vals", "_prev_json"), ("_vals", "_json"), ("_types", "_types_json")):
-        rows = rows.withColumn(name, F.expr(f"CASE WHEN {slow} THEN from_json({text}, '{_MAP}') END"))
-    rows = (rows
-            .withColumn("old_values", F.expr(f"CASE WHEN _src = 1 THEN {old_values_sql()} END"))
-            .withColumn("change_id",
-                        F.expr(f"CASE WHEN _src = 1 THEN {dedup.change_id_sql()} ELSE state_change_id END"))
-            # The key's latest row: the first of its newest commit timestamp (a later row of the same
-            # timestamp repeats it: a duplicate, or the same state row in two layers).
-            .withColumn("_is_final", F.expr("commit_timestamp = _max_ts AND coalesce(_prev_ts <> commit_timestamp, TRUE)"))
-            .withColumn("commit_date", F.substring("commit_timestamp", 1, 10)))
+    rows = rows.withColumns({name: F.expr(f"CASE WHEN {slow} THEN from_json({text}, '{_MAP}') END")
+                             for name, text in (("_prev_vals", "_prev_json"), ("_vals", "_json"),
+                                                ("_types", "_types_json"))})
+    rows = rows.withColumns({
+        "old_values": F.expr(f"CASE WHEN _src = 1 THEN {old_values_sql()} END"),
+        "change_id": F.expr(f"CASE WHEN _src = 1 THEN {dedup.change_id_sql()} ELSE state_change_id END"),
+        # The key's latest row: the first of its newest commit timestamp (a later row of the same
+        # timestamp repeats it: a duplicate, or the same state row in two layers).
+        "_is_final": F.expr("commit_timestamp = _max_ts AND coalesce(_prev_ts <> commit_timestamp, TRUE)"),
+        "commit_date": F.substring("commit_timestamp", 1, 10)})
     return rows.drop(*_SCRATCH)
 
 
