@@ -159,6 +159,11 @@ class _Window:
 #: file per table and day instead of one per task (small runs would otherwise leave many
 #: small files, and open a writer for each).
 SMALL_RUN_BYTES = 64 * 1024 * 1024
+#: Settings for a small run: its shuffles are merged into few partitions by size (by default Spark
+#: keeps one per core, and a tiny task per partition and stage costs more than the work).
+_SMALL_RUN_SETTINGS = {"spark.sql.adaptive.coalescePartitions.parallelismFirst": "false",
+                       "spark.sql.adaptive.advisoryPartitionSizeInBytes": "8m",
+                       "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning": "true"}
 #: Settings for the run's own plans: the kept window is cached uncompressed (compressing its
 #: wide text columns cost more than the memory saved), and the groups join back to the rows
 #: through their partitioning by key (grouping.add_grouping).
@@ -209,7 +214,8 @@ class _Run:
         # One parse: the batches are checked on the window's output, which is kept anyway. Only when
         # a bad batch had rows (or a batch held a table its folder does not name) is the window
         # built again without them, so that they cannot change what the good batches mean.
-        with temporary_conf(self.spark, _RUN_SETTINGS):
+        small = sum(f.length for f in files) <= SMALL_RUN_BYTES
+        with temporary_conf(self.spark, {**_RUN_SETTINGS, **(_SMALL_RUN_SETTINGS if small else {})}):
             with self._phase("classify"):
                 window = self._window(base, markers, files, self._tables_in_folders(base, files))
                 with_state = {t for t in window.tally.tables if base.tables.get(t, {}).get("state_version")}
