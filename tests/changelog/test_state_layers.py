@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import random
 
+import pytest
+
 from tests.changelog.support import SINGERS_TYPES, singer
 from watcher.changelog import Changelog, current_state, manifest
 from watcher.changelog.fs import HadoopFS
@@ -18,12 +20,21 @@ KEY = ["SingerId"]
 RUNS = current_state.MAX_DELTAS + 2
 
 
+@pytest.fixture(params=["shuffle", "broadcast"])
+def state_filter(request, monkeypatch):
+    """Both ways a run finds the state of its keys: dropped after the shuffle (small states), or
+    the new keys sent to the state scan (large states; forced here by a zero threshold)."""
+    if request.param == "broadcast":
+        monkeypatch.setattr(current_state, "SHUFFLE_FILTER_ROWS", 0)
+    return request.param
+
+
 def run(spark, dirs):
     return Changelog(spark).staging(dirs["staging"]).warehouse(dirs["warehouse"]).soft_delete_column(
         "Singers", "Deleted").run()
 
 
-def test_layers_give_the_state_and_classification_of_a_full_rewrite(spark, stager, dirs):
+def test_layers_give_the_state_and_classification_of_a_full_rewrite(spark, stager, dirs, state_filter):
     rng = random.Random(7)
     truth: dict[int, dict] = {}  # key -> latest row (Deleted flag included)
     clock = 1_000
@@ -70,7 +81,8 @@ def test_layers_give_the_state_and_classification_of_a_full_rewrite(spark, stage
     assert layer_counts[0] == 2  # the first incremental run wrote a delta, not the whole table
 
 
-def test_a_late_change_against_a_delta_layer_is_an_upsert_and_keeps_the_newer_state(spark, stager, dirs):
+def test_a_late_change_against_a_delta_layer_is_an_upsert_and_keeps_the_newer_state(spark, stager, dirs,
+                                                                                     state_filter):
     stager.stage("Singers", [singer(1, "a"), singer(2, "b")], types=SINGERS_TYPES, key_columns=KEY, commits=[10, 20])
     run(spark, dirs)
     stager.stage("Singers", [singer(1, "c")], types=SINGERS_TYPES, key_columns=KEY, commits=[100])

@@ -37,6 +37,10 @@ MAX_DELTAS = 8
 #: Above this much new staged input (bytes), a run reads its tables' state whole instead of
 #: filtering it by the new keys (the filter sends the new keys to every task).
 DELTA_INPUT_BYTES = 256 * 1024 * 1024
+#: Up to this many state rows, a run reads a delta table's state whole and drops the keys without
+#: new rows right after its shuffle; above it, the new keys are sent to every task of the state
+#: scan instead (a separate small Spark job, but the state is never shuffled).
+SHUFFLE_FILTER_ROWS = 2_000_000
 #: The layer a state row came from (its run version), while layers are merged.
 LAYER = "_layer"
 
@@ -58,6 +62,11 @@ def rewrite_whole(info: Mapping[str, Any], input_bytes: int) -> bool:
     deltas = info.get("state_deltas", [])
     return (len(deltas) >= MAX_DELTAS or sum(info.get("delta_rows", [])) >= max(1, info.get("state_rows", 0))
             or input_bytes > DELTA_INPUT_BYTES)
+
+
+def size(info: Mapping[str, Any]) -> int:
+    """An upper bound of a table's state rows over its layers."""
+    return int(info.get("state_rows", 0)) + sum(int(n) for n in info.get("delta_rows", []))
 
 
 def after_run(info: Mapping[str, Any], version: int, *, whole: bool, rows: int) -> dict[str, Any]:

@@ -246,22 +246,24 @@ class _Run:
         state_tables = {t for t in tables if base.tables.get(t, {}).get("state_version")}
         input_bytes = sum(f.length for f in files)
         delta_tables = {t for t in state_tables if not current_state.rewrite_whole(base.tables[t], input_bytes)}
-        state = self._state(base, changes, state_tables, delta_tables) if state_tables else None
-        rows = pipeline.per_key_window(changes, state, markers=markers).persist(StorageLevel.MEMORY_AND_DISK)
+        prune = {t for t in delta_tables if current_state.size(base.tables[t]) <= current_state.SHUFFLE_FILTER_ROWS}
+        state = self._state(base, changes, state_tables, delta_tables - prune) if state_tables else None
+        rows = pipeline.per_key_window(changes, state, markers=markers, prune=prune)
+        rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
         counted = tally(rows)
         stats, bad = staging_reader.check_batches(counted.batches, files)
         bad_rows = any(not reason.startswith(staging_reader.EMPTY_REASON) for reason in bad.values())
         return _Window(rows, counted, stats, bad, bad_rows, state_tables, delta_tables, input_bytes)
 
-    def _state(self, base: manifest.Manifest, changes: Any, tables: set[str], delta_tables: set[str]) -> Any:
-        """The state rows the window needs: all of the tables rewritten whole; of the others, the keys
-        the new changes name (their few keys are sent to every task, so the rest is never shuffled)."""
+    def _state(self, base: manifest.Manifest, changes: Any, tables: set[str], by_key: set[str]) -> Any:
+        """The state rows of ``tables`` for the window; of the ``by_key`` tables (large states), only
+        the keys the new changes name (those few keys are sent to every task of the scan)."""
         from pyspark.sql import functions as F
 
         layered = current_state.load_layers(self.spark, self.fs, base, sorted(tables))
-        if not delta_tables:
+        if not by_key:
             return layered
-        in_delta = F.col("table_name").isin(sorted(delta_tables))
+        in_delta = F.col("table_name").isin(sorted(by_key))
         keys = changes.where(~F.col("_bad") & in_delta).select("table_name", "keys").distinct()
         touched = layered.where(in_delta).join(F.broadcast(keys), ["table_name", "keys"], "left_semi")
         return layered.where(~in_delta).unionByName(touched)

@@ -99,12 +99,15 @@ _SCRATCH = ("_soft_deleted", "_prev_ts", "_prev_deleted", "_prev_json", "_prev_v
             "_complete_ts", "in_mod_type", "state_change_id", "state_mod_type")
 
 
-def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str]) -> Any:
+def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str],
+                   prune: Iterable[str] = ()) -> Any:
     """New changes and the state before them, with each new row's previous row, mod_type and old values.
 
     ``state`` is None when the touched tables have no state yet (then no change can be late).
     It may hold several rows of a key (a table's base and delta layers, :mod:`.current_state`):
     the newest is the key's state, and only one row of a commit timestamp counts as the final one.
+    For the tables in ``prune`` only keys with new rows are kept, right after the shuffle (the
+    job then writes those tables' state as a delta).
     """
     from pyspark.sql import Window
     from pyspark.sql import functions as F
@@ -121,7 +124,12 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
     # Shuffled and sorted first, explicitly: else Spark would split the rows before the shuffle
     # and move the (as large) entries too.
     rows = (rows.repartition("table_name", "keys")
-            .sortWithinPartitions("table_name", "keys", *key_order(state is not None))
+            .sortWithinPartitions("table_name", "keys", *key_order(state is not None)))
+    if prune:  # before the costly columns: the state rows of keys without new rows go now
+        names = ", ".join(classify.sql_literal(t) for t in sorted(prune))
+        rows = rows.withColumn("_has_new", has_new).where(f"_has_new OR NOT table_name IN ({names})")
+        has_new = F.col("_has_new")
+    rows = (rows
             .withColumn("_entries", F.expr(entries_sql("_json")))
             .withColumns({"_entries_ok": F.expr(entries_ok_sql("_entries", "_json")),
                           "_columns": F.expr(trusted_names_sql(column_names_sql("_entries")))}))
@@ -130,7 +138,7 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
         F.lag("_json").over(w).alias("_prev_json"), F.lag("_entries").over(w).alias("_prev_entries"),
         F.lag("_entries_ok").over(w).alias("_prev_entries_ok"), F.lag("_columns").over(w).alias("_prev_columns"),
         state_ts.alias("_state_ts"), F.max("commit_timestamp").over(whole_key).alias("_max_ts"),
-        has_new.alias("_has_new"))
+        *([] if prune else [has_new.alias("_has_new")]))
     # Columns are added in dependency layers, several per call: each call makes Spark analyse the
     # whole plan again, which an incremental run would feel.
     rows = (rows
