@@ -11,8 +11,9 @@ Build it, then run it::
     spark.sql("SELECT table_name, mod_type, keys FROM changelog ORDER BY commit_timestamp").show()
 
 A run reads only batch files it has not processed before (the processed-batches log in
-``_state/processed``), so its cost follows the new changes and the partitions they
-touch. It is idempotent: a second run over the same input writes nothing, and a batch
+``_state/processed``), reads the current state of the keys they name only, and writes the
+state of those keys as a delta (:mod:`.current_state`), so its cost follows the new changes
+and the keys and partitions they touch. It is idempotent: a second run over the same input writes nothing, and a batch
 staged twice yields each change once. It commits atomically (:mod:`.manifest`). Bad
 batch files are moved to ``_quarantine`` with a report, and the rest is processed.
 
@@ -274,7 +275,8 @@ class _Run:
         touched = sorted({s.table for s in stats if s.table})
         result.batches_read, result.records_read = len(stats), sum(s.records for s in stats)
         new = pipeline.changelog_rows(rows, version)
-        late_parts = sorted({(c.table_name, c.commit_date) for c in counts if c.is_late and not c.is_dup})
+        late_parts = sorted({(c.table_name, c.commit_date) for c in counts
+                             if c.is_late and not c.is_dup and c.table_name and c.commit_date})
         late_known = 0
         if late_parts:
             known = views.read_changelog(self.spark, self.fs, base, self._partitions(late_parts)).select("change_id")
@@ -342,8 +344,9 @@ class _Run:
                 result.duplicates_dropped += c.count
                 continue
             result.changes_written += c.count
-            result.tables[c.table_name] = result.tables.get(c.table_name, 0) + c.count
-            result.mod_types[c.mod_type] = result.mod_types.get(c.mod_type, 0) + c.count
+            table, mod_type = str(c.table_name), str(c.mod_type)
+            result.tables[table] = result.tables.get(table, 0) + c.count
+            result.mod_types[mod_type] = result.mod_types.get(mod_type, 0) + c.count
             if c.is_late:
                 result.late_changes += c.count
         result.changes_written -= late_known

@@ -10,7 +10,11 @@ warehouse: a run that finds a newer manifest at commit time fails instead of com
 Manifest (format version 1)::
 
     {"v": 1, "version": 7, "committed_at": "...", "aborted": [5],
-     "tables": {"Singers": {"state_version": 7, "loops": {"3": "2024-...Z"}, "watermark": "2024-...Z"}}}
+     "tables": {"Singers": {"state_version": 4, "state_rows": 1000, "state_deltas": [6, 7], "delta_rows": [5, 9],
+                            "loops": {"3": "2024-...Z"}, "watermark": "2024-...Z"}}}
+
+``state_version`` and ``state_deltas`` name the runs holding the table's current state (its
+base and delta layers, :mod:`.current_state`).
 
 Example:
     >>> m = Manifest.empty()

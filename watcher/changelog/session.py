@@ -1,4 +1,5 @@
-"""The Spark session the command line uses (spark-submit brings its own).
+"""The Spark session the command line uses (spark-submit brings its own), and settings a job
+sets on a session for its own plans only.
 
 Example:
     >>> spark = get_session("local[2]")       # doctest: +SKIP

@@ -22,7 +22,7 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,7 +134,8 @@ def from_groups(groups: Iterable[dict[str, Any]]) -> Tally:
         key = (g["table_name"], g["commit_date"], g["mod_type"], bool(g["_is_dup"]), bool(g["_is_late"]))
         outcomes[key] = outcomes.get(key, 0) + g["n"]
     result.batches = {batch: merge_batch(parts) for batch, parts in per_batch.items()}
-    result.counts = [OutcomeCount(*key, count=n) for key, n in sorted(outcomes.items(), key=_sort_key)]
+    result.counts = [OutcomeCount(table, date, mod, dup, late, n)
+                     for (table, date, mod, dup, late), n in sorted(outcomes.items(), key=_sort_key)]
     return result
 
 
@@ -163,7 +164,7 @@ def merge_batch(parts: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def seq_ok(batch: dict[str, Any]) -> bool:
+def seq_ok(batch: Mapping[str, Any]) -> bool:
     """The batch's seq numbers are exactly 0..n-1 (by count, min, max and the first two power sums)."""
     n = batch["n"]
     return (batch["min_seq"] == 0 and batch["max_seq"] == n - 1 and batch["sum_seq"] == n * (n - 1) // 2
