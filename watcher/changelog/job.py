@@ -44,16 +44,13 @@ from typing import Any
 
 from ..errors import ConfigurationError
 from ..sqlnames import quote_identifier
-from . import completeness, current_state, manifest, pipeline, staging_reader, staging_writer, views, watermarks
+from . import completeness, current_state, manifest, pipeline, processed_log, staging_reader, staging_writer, views, watermarks
 from .dedup import drop_known
 from .fs import HadoopFS
 from .grouping import add_grouping
 from .session import temporary_conf
 from .staging_reader import Quarantined
 from .tally import OutcomeCount, Tally, tally
-
-PROCESSED_DIR = "_state/processed"
-PROCESSED_SCHEMA = "batch STRING, table_name STRING, records BIGINT, run_version INT"
 
 
 @dataclass
@@ -205,10 +202,7 @@ class _Run:
         return result
 
     def _processed(self, base: manifest.Manifest) -> set[str]:
-        if base.version == 0 or not self.fs.exists(PROCESSED_DIR):
-            return set()
-        log = self.spark.read.schema(PROCESSED_SCHEMA).json(self.fs.uri(PROCESSED_DIR)).where(base.visible_sql())
-        return {r["batch"] for r in log.select("batch").collect()}
+        return processed_log.load(self.fs, base)
 
     def _process(self, base: manifest.Manifest, markers: dict[str, str], files: list[Any],
                  result: ChangelogResult) -> None:
@@ -318,10 +312,7 @@ class _Run:
         return existing.join(new.select("commit_timestamp").distinct(), "commit_timestamp", "left_semi")
 
     def _log_processed(self, stats: list[Any], version: int) -> None:
-        # One small JSON-lines file per run, written from the driver (a Spark write would cost a job).
-        lines = [json.dumps({"batch": s.batch, "table_name": s.table, "records": s.records, "run_version": version})
-                 for s in stats]
-        self.fs.write_text(f"{PROCESSED_DIR}/{version:012d}.jsonl", "\n".join(lines) + "\n", overwrite=True)
+        processed_log.append(self.fs, version, [(s.batch, s.table, s.records) for s in stats])
 
     def _commit(self, base: manifest.Manifest, version: int, aborted: list[int], touched: list[str],
                 stats: list[Any], window: _Window) -> None:
@@ -336,6 +327,7 @@ class _Run:
         new = manifest.Manifest(version, aborted=aborted, tables=tables)
         manifest.commit(self.fs, base, new, self.clock())
         current_state.prune(self.fs, new)
+        processed_log.merge(self.fs, new)
 
     @staticmethod
     def _summarize(counts: list[OutcomeCount], late_known: int, result: ChangelogResult) -> None:
