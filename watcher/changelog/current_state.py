@@ -20,6 +20,10 @@ Example:
     [3, 5, 6]
     >>> rewrite_whole({"state_version": 3, "state_rows": 100, "state_deltas": [5], "delta_rows": [10]}, 1_000)
     False
+    >>> layer_rows({"state_version": 3, "state_rows": 100, "state_deltas": [5, 6], "delta_rows": [10, 0]})
+    [(3, 100), (5, 10), (6, 0)]
+    >>> layer_rows({"state_version": 3, "state_deltas": [5]})  # a manifest without counts
+    [(3, None), (5, None)]
 """
 
 from __future__ import annotations
@@ -55,6 +59,17 @@ def layers(info: Mapping[str, Any]) -> list[int]:
     return ([int(base)] if base else []) + [int(v) for v in info.get("state_deltas", [])]
 
 
+def layer_rows(info: Mapping[str, Any]) -> list[tuple[int, int | None]]:
+    """A table's layers with the rows each holds (None when the manifest does not say)."""
+    counts = [info.get("state_rows")] + list(info.get("delta_rows", []))
+    versions = layers(info)
+    if len(counts) != len(versions) + (0 if info.get("state_version") else 1):
+        counts = [None] * (len(versions) + 1)
+    if not info.get("state_version"):
+        counts = counts[1:]
+    return [(v, None if n is None else int(n)) for v, n in zip(versions, counts, strict=False)]
+
+
 def rewrite_whole(info: Mapping[str, Any], input_bytes: int) -> bool:
     """Whether a run should write the table's whole state (a new base) rather than a delta."""
     if not info.get("state_version"):
@@ -88,15 +103,18 @@ def load_layers(spark: Any, fs: HadoopFS, manifest: Manifest, tables: Iterable[s
     from pyspark.sql import functions as F
 
     wanted = set(manifest.tables) if tables is None else set(tables) & set(manifest.tables)
-    by_version: dict[int, list[str]] = {}
+    by_version: dict[int, list[tuple[str, int | None]]] = {}
     for table in sorted(wanted):
-        for version in layers(manifest.tables[table]):
-            by_version.setdefault(version, []).append(table)
+        for version, rows in layer_rows(manifest.tables[table]):
+            by_version.setdefault(version, []).append((table, rows))
     schema = records.schema(records.STATE_FIELDS)
     frames = []
-    for version, names in sorted(by_version.items()):
+    for version, entries in sorted(by_version.items()):
         base = fs.uri(version_dir(version))
-        paths = [f"{base}/table_name={t}" for t in names if fs.exists(f"{version_dir(version)}/table_name={t}")]
+        # A layer the manifest counts rows in has its folder; others (none counted, or an older
+        # manifest without counts) are looked for.
+        paths = [f"{base}/table_name={t}" for t, rows in entries
+                 if (rows or 0) > 0 or fs.exists(f"{version_dir(version)}/table_name={t}")]
         if paths:
             frame = spark.read.schema(schema).option("basePath", base).parquet(*paths)
             frames.append(frame.select(*records.names(records.STATE_FIELDS), F.lit(version).alias(LAYER)))
