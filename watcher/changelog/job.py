@@ -13,9 +13,10 @@ Build it, then run it::
 A run reads only batch files it has not processed before (the processed-batches log in
 ``_state/processed``), reads the current state of the keys they name only, and writes the
 state of those keys as a delta (:mod:`.current_state`), so its cost follows the new changes
-and the keys and partitions they touch. It is idempotent: a second run over the same input writes nothing, and a batch
-staged twice yields each change once. It commits atomically (:mod:`.manifest`). Bad
-batch files are moved to ``_quarantine`` with a report, and the rest is processed.
+and the keys and partitions they touch. It is idempotent: a second run over the same input
+writes nothing, and a batch staged twice yields each change once. It commits atomically
+(:mod:`.manifest`). Bad batch files are moved to ``_quarantine`` with a report, and the rest
+is processed.
 
 From the command line: ``spanner-watcher changelog --staging DIR --warehouse DIR``, or on a
 cluster ``spark-submit watcher/changelog/job.py --staging DIR --warehouse DIR`` (the job
@@ -167,6 +168,8 @@ _SMALL_RUN_SETTINGS = {"spark.sql.adaptive.coalescePartitions.parallelismFirst":
 #: through their partitioning by key (grouping.add_grouping).
 _RUN_SETTINGS = {"spark.sql.inMemoryColumnarStorage.compressed": "false",
                  "spark.sql.requireAllClusterKeysForCoPartition": "false"}
+
+
 class _Run:
     """One execution of the job (see the module docstring for the steps)."""
 
