@@ -154,6 +154,11 @@ class SnapshotJob:
             if getattr(self, f"_{name}") is None:
                 raise ConfigurationError(f"{name} is not set: call .{name}(...) before .run()")
 
+    def _folder(self, name: str) -> str:
+        """The ``staging`` or ``warehouse`` folder, which must be set."""
+        self._require(name)
+        return str(getattr(self, f"_{name}"))
+
     def _partitions(self, info: Any) -> list[ReadPartition]:
         if self._shard_column is not None:
             if self._shard_column not in info.column_types:
@@ -215,11 +220,11 @@ class Backfill(SnapshotJob):
         result = BackfillResult(self._table)  # type: ignore[arg-type]
 
         def stage(lines: Any, point: ReadPoint, plan: ReadPlan) -> None:
-            result.batches = staging_writer.write_batches(self._spark, self._staging, plan.table, lines)
+            result.batches = staging_writer.write_batches(self._spark, self._folder("staging"), plan.table, lines)
 
         info = self._read(result, stage)
         # Only now are the rows staged: the marker and the checkpoints may say "complete as of R".
-        completeness.write_marker(HadoopFS(self._spark, self._warehouse), str(info.table), result.read_timestamp,
+        completeness.write_marker(HadoopFS(self._spark, self._folder("warehouse")), str(info.table), result.read_timestamp,
                                   "backfill", self._clock())
         result.marker_written = True
         if self._repo is not None:

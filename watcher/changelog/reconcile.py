@@ -89,7 +89,7 @@ class Reconcile(SnapshotJob):
         self._require("table", "staging", "warehouse")
         started = time.perf_counter()
         result = ReconcileResult(self._table)  # type: ignore[arg-type]
-        fs = HadoopFS(self._spark, self._warehouse)
+        fs = HadoopFS(self._spark, self._folder("warehouse"))
         base = manifest.load(fs)
         result.compared_with_version = base.version
 
@@ -130,7 +130,7 @@ class Reconcile(SnapshotJob):
             counters = {name: sc.accumulator(0) for name in ("deletes", "restaged")}
             out = behind.unionByName(deletes).rdd.mapPartitionsWithIndex(
                 lambda index, rows: _restage(plan, index, rows, counters))
-            batches = staging_writer.write_batches(self._spark, self._staging, plan.table,
+            batches = staging_writer.write_batches(self._spark, self._folder("staging"), plan.table,
                                                    self._spark.createDataFrame(out, "batch_id STRING, value STRING"))
         finally:
             snapshot.unpersist()
