@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from tests.cli_support import run_all
 from tests.conftest import INSTANCE, PROJECT
 
 REPO = Path(__file__).resolve().parents[1]
@@ -57,15 +58,8 @@ def _run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
 
 
 def _run_all(commands: dict[str, tuple[list[str], dict[str, str]]]) -> dict[str, subprocess.CompletedProcess]:
-    """Independent invocations side by side (each pays the interpreter start-up once)."""
-    procs = {name: subprocess.Popen([*CLI, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                    env=env, cwd=REPO)
-             for name, (args, env) in commands.items()}
-    out = {}
-    for name, proc in procs.items():
-        stdout, stderr = proc.communicate(timeout=TIMEOUT)
-        out[name] = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
-    return out
+    """Independent CLI invocations (name -> (arguments, env)) side by side."""
+    return run_all({name: ([*CLI, *args], env) for name, (args, env) in commands.items()}, cwd=REPO, timeout=TIMEOUT)
 
 
 def _ok(result: subprocess.CompletedProcess) -> str:

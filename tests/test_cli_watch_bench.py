@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_support import run_all
 from tests.conftest import INSTANCE, PROJECT, SINGERS_DDL
 
 REPO = Path(__file__).resolve().parents[1]
@@ -34,14 +35,8 @@ def _env(emulator: str | None = None) -> dict[str, str]:
 
 
 def _run_all(commands: dict[str, tuple[list[str], dict[str, str]]]) -> dict[str, subprocess.CompletedProcess]:
-    """Run independent invocations side by side (each pays the interpreter start-up once)."""
-    procs = {name: subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
-             for name, (args, env) in commands.items()}
-    out = {}
-    for name, proc in procs.items():
-        stdout, stderr = proc.communicate(timeout=TIMEOUT)
-        out[name] = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
-    return out
+    """Independent command lines (name -> (argv, env)) side by side."""
+    return run_all(commands, cwd=REPO, timeout=TIMEOUT)
 
 
 def _config(path: Path, table: str = "Singers", shards: str = 'shards = { kind = "fixed", column = "ShardId", values = "-18..18" }',
