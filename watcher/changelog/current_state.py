@@ -61,13 +61,11 @@ def layers(info: Mapping[str, Any]) -> list[int]:
 
 def layer_rows(info: Mapping[str, Any]) -> list[tuple[int, int | None]]:
     """A table's layers with the rows each holds (None when the manifest does not say)."""
-    counts = [info.get("state_rows")] + list(info.get("delta_rows", []))
     versions = layers(info)
-    if len(counts) != len(versions) + (0 if info.get("state_version") else 1):
-        counts = [None] * (len(versions) + 1)
-    if not info.get("state_version"):
-        counts = counts[1:]
-    return [(v, None if n is None else int(n)) for v, n in zip(versions, counts, strict=False)]
+    counts = ([info.get("state_rows")] if info.get("state_version") else []) + list(info.get("delta_rows", []))
+    if len(counts) != len(versions):  # an older manifest, without counts for every layer
+        counts = [None] * len(versions)
+    return [(v, None if n is None else int(n)) for v, n in zip(versions, counts, strict=True)]
 
 
 def rewrite_whole(info: Mapping[str, Any], input_bytes: int) -> bool:

@@ -26,6 +26,7 @@ from ..sinks import BATCH_SUFFIX, STAGING_FORMAT
 from . import records
 from .classify import INPUT_MOD_TYPES
 from .fs import FileEntry, HadoopFS
+from .session import temporary_conf
 from .tally import seq_ok
 
 #: Batch files under a staging folder, relative to it.
@@ -91,8 +92,6 @@ def read_batches(spark: Any, files: list[FileEntry], *, local: bool = False) -> 
     past 32 files) costs more than looking at them in turn.
     """
     from pyspark.sql import functions as F
-
-    from .session import temporary_conf
 
     threshold = {"spark.sql.sources.parallelPartitionDiscovery.threshold": str(max(32, len(files) + 1))}
     with temporary_conf(spark, threshold if local else {}):
