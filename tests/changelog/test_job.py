@@ -8,7 +8,7 @@ import os
 import pytest
 
 from tests.changelog.support import SINGERS_TYPES, singer
-from watcher.changelog import Changelog, write_marker
+from watcher.changelog import Changelog, current_state, write_marker
 from watcher.changelog.fs import HadoopFS
 from watcher.errors import ConfigurationError
 
@@ -142,6 +142,36 @@ def test_transaction_groups_span_tables_and_runs(spark, stager, dirs):
     assert [r.number_of_records_in_group for r in group] == [3, 3, 3, 4]
     assert rows[-1].number_of_records_in_group == 1 and rows[-1].record_sequence == 0
     assert len({r.transaction_group for r in rows}) == 2
+
+
+def test_a_small_run_writes_one_file_per_output_folder(spark, stager, dirs):
+    day = 86_400 * 10**9
+    other = {"Id": "INT64", "V": "STRING(MAX)"}
+    for n in range(3):  # several batches per table and day: every task sees every table otherwise
+        stager.stage("Singers", [singer(10 * n + k, "a") for k in range(5)], types=SINGERS_TYPES, key_columns=KEY,
+                     commits=[k * day + n for k in range(5)])
+        stager.stage("Albums", [{"Id": 10 * n + k, "V": "x"} for k in range(5)], types=other, key_columns=["Id"],
+                     commits=[k * day + n for k in range(5)])
+    first = run(spark, dirs)
+    stager.stage("Singers", [singer(k, "b") for k in (0, 1, 100, 101)], types=SINGERS_TYPES, key_columns=KEY,
+                 commits=[k * day + 100 for k in range(4)])  # two updates, two new keys
+    second = run(spark, dirs)
+    assert second.mod_types == {"UPDATE": 2, "UPSERT": 2}
+
+    def files(folder):
+        return sorted(f for f in os.listdir(folder) if f.endswith(".parquet"))
+
+    changelog = os.path.join(dirs["warehouse"], "changelog")
+    folders = [os.path.join(changelog, t, d) for t in os.listdir(changelog) if t.startswith("table_name=")
+               for d in os.listdir(os.path.join(changelog, t)) if d.startswith("commit_date=")]
+    assert len(folders) == 10
+    for folder in folders:
+        runs = {r.run_version for r in spark.read.parquet(folder).select("run_version").distinct().collect()}
+        assert len(files(folder)) == len(runs), folder
+    for version, tables in ((first.version, ("Albums", "Singers")), (second.version, ("Singers",))):
+        state = os.path.join(dirs["warehouse"], current_state.version_dir(version))
+        assert sorted(os.listdir(state)) == ["_SUCCESS", *(f"table_name={t}" for t in tables)]
+        assert all(len(files(os.path.join(state, f"table_name={t}"))) == 1 for t in tables)
 
 
 def test_corrupt_and_truncated_batches_are_quarantined_by_name(spark, stager, dirs):

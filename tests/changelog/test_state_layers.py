@@ -13,17 +13,20 @@ import random
 import pytest
 
 from tests.changelog.support import SINGERS_TYPES, singer
-from watcher.changelog import Changelog, current_state, manifest
+from watcher.changelog import Changelog, current_state, job, manifest
 from watcher.changelog.fs import HadoopFS
 
 KEY = ["SingerId"]
 RUNS = current_state.MAX_DELTAS + 2
 
 
-@pytest.fixture(params=["shuffle", "broadcast"])
+@pytest.fixture(params=["shuffle-by-table", "shuffle-by-key", "broadcast"])
 def state_filter(request, monkeypatch):
-    """Both ways a run finds the state of its keys: dropped after the shuffle (small states), or
-    the new keys sent to the state scan (large states; forced here by a zero threshold)."""
+    """Each way a run finds the state of its keys: dropped after the shuffle (small states), with
+    rows shuffled by table (a small run) or by key (larger runs; forced by a zero size), or the new
+    keys sent to the state scan (large states; forced here by a zero threshold)."""
+    if request.param != "shuffle-by-table":
+        monkeypatch.setattr(job, "SMALL_RUN_BYTES", 0)
     if request.param == "broadcast":
         monkeypatch.setattr(current_state, "SHUFFLE_FILTER_ROWS", 0)
     return request.param

@@ -47,6 +47,9 @@ DELTA_INPUT_BYTES = 256 * 1024 * 1024
 SHUFFLE_FILTER_ROWS = 2_000_000
 #: The layer a state row came from (its run version), while layers are merged.
 LAYER = "_layer"
+#: What a run that writes a delta needs of a key's state: its values, time and deletion (the
+#: other columns describe the state row itself, and a delta never rewrites a state row).
+DELTA_COLUMNS = ("table_name", "keys", "new_values", "commit_timestamp", "is_deleted")
 
 
 def version_dir(version: int) -> str:
@@ -93,21 +96,24 @@ def after_run(info: Mapping[str, Any], version: int, *, whole: bool, rows: int) 
     return updated
 
 
-def load_layers(spark: Any, fs: HadoopFS, manifest: Manifest, tables: Iterable[str] | None = None) -> Any:
+def load_layers(spark: Any, fs: HadoopFS, manifest: Manifest, tables: Iterable[str] | None = None, *,
+                slim: Iterable[str] = ()) -> Any:
     """The committed state rows of ``tables`` (all when None) in every layer, with their ``_layer``.
 
-    A key may have a row in several layers; :func:`latest` keeps its newest.
+    A key may have a row in several layers; :func:`latest` keeps its newest. Of the ``slim``
+    tables only the :data:`DELTA_COLUMNS` are read (the other columns are null).
     """
     from pyspark.sql import functions as F
 
     wanted = set(manifest.tables) if tables is None else set(tables) & set(manifest.tables)
-    by_version: dict[int, list[tuple[str, int | None]]] = {}
+    slim = set(slim)
+    by_layer: dict[tuple[int, bool], list[tuple[str, int | None]]] = {}
     for table in sorted(wanted):
         for version, rows in layer_rows(manifest.tables[table]):
-            by_version.setdefault(version, []).append((table, rows))
+            by_layer.setdefault((version, table in slim), []).append((table, rows))
     schema = records.schema(records.STATE_FIELDS)
     frames = []
-    for version, entries in sorted(by_version.items()):
+    for (version, slim_layer), entries in sorted(by_layer.items()):
         base = fs.uri(version_dir(version))
         # A layer the manifest counts rows in has its folder; others (none counted, or an older
         # manifest without counts) are looked for.
@@ -115,7 +121,9 @@ def load_layers(spark: Any, fs: HadoopFS, manifest: Manifest, tables: Iterable[s
                  if (rows or 0) > 0 or fs.exists(f"{version_dir(version)}/table_name={t}")]
         if paths:
             frame = spark.read.schema(schema).option("basePath", base).parquet(*paths)
-            frames.append(frame.select(*records.names(records.STATE_FIELDS), F.lit(version).alias(LAYER)))
+            columns = [F.col(f.name) if not slim_layer or f.name in DELTA_COLUMNS else F.lit(None).cast(f.dataType).alias(f.name)
+                       for f in schema.fields]
+            frames.append(frame.select(*columns, F.lit(version).alias(LAYER)))
     if not frames:
         return spark.createDataFrame([], schema).withColumn(LAYER, F.lit(0))
     result = frames[0]

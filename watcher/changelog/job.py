@@ -151,18 +151,19 @@ class _Window:
     bad_rows: bool  # a bad batch had rows in the window
     state_tables: set[str]
     delta_tables: set[str]  # tables whose state the run writes as a delta (current_state)
-    input_bytes: int
+    small: bool  # shuffled by table (see SMALL_RUN_BYTES)
 
 
-#: A run with at most this much staged input writes each output folder from one task: one
-#: file per table and day instead of one per task (small runs would otherwise leave many
-#: small files, and open a writer for each).
+#: A run with at most this much staged input, and at most SMALL_RUN_STATE_ROWS state rows
+#: to read, is small: its rows are shuffled by table only, so that each table's rows meet in
+#: one task and each output folder gets one file (else every task would write a small file
+#: into every folder, and open a writer for each), and the folders are written in parallel.
 SMALL_RUN_BYTES = 64 * 1024 * 1024
-#: Settings for a small run: its shuffles are merged into few partitions by size (by default Spark
-#: keeps one per core, and a tiny task per partition and stage costs more than the work).
-_SMALL_RUN_SETTINGS = {"spark.sql.adaptive.coalescePartitions.parallelismFirst": "false",
-                       "spark.sql.adaptive.advisoryPartitionSizeInBytes": "8m",
-                       "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning": "true"}
+SMALL_RUN_STATE_ROWS = 1_000_000
+#: Settings for a small run: the kept window's partitions may be merged (by default Spark keeps
+#: a cached plan's shuffle partitions, and a tiny task per partition and stage costs more than
+#: the work); rows shuffled by table stay one task per table and output folder.
+_SMALL_RUN_SETTINGS = {"spark.sql.optimizer.canChangeCachedPlanOutputPartitioning": "true"}
 #: Settings for the run's own plans: the kept window is cached uncompressed (compressing its
 #: wide text columns cost more than the memory saved), and the groups join back to the rows
 #: through their partitioning by key (grouping.add_grouping).
@@ -212,15 +213,16 @@ class _Run:
         # One parse: the batches are checked on the window's output, which is kept anyway. Only when
         # a bad batch had rows (or a batch held a table its folder does not name) is the window
         # built again without them, so that they cannot change what the good batches mean.
-        small = sum(f.length for f in files) <= SMALL_RUN_BYTES
+        tables = self._tables_in_folders(base, files)
+        small = self._small(base, files, tables)
         with temporary_conf(self.spark, {**_RUN_SETTINGS, **(_SMALL_RUN_SETTINGS if small else {})}):
             with self._phase("classify"):
-                window = self._window(base, markers, files, self._tables_in_folders(base, files))
+                window = self._window(base, markers, files, tables, small=small)
                 with_state = {t for t in window.tally.tables if base.tables.get(t, {}).get("state_version")}
                 if window.stats and (window.bad_rows or not with_state <= window.state_tables):
                     window.rows.unpersist()
                     good = [f for f in files if staging_reader.batch_name(f.uri) not in window.bad]
-                    rebuilt = self._window(base, markers, good, window.tally.tables)
+                    rebuilt = self._window(base, markers, good, window.tally.tables, small=small)
                     window = dataclasses.replace(rebuilt, bad=window.bad)
             try:
                 if window.stats:
@@ -229,13 +231,19 @@ class _Run:
                 window.rows.unpersist()
         result.quarantined = staging_reader.quarantine(self.staging_fs, self.fs, files, window.bad, self.clock())
 
+    @staticmethod
+    def _small(base: manifest.Manifest, files: list[Any], tables: set[str]) -> bool:
+        """Whether the run is small (see :data:`SMALL_RUN_BYTES`); ``tables`` are those it may touch."""
+        state_rows = sum(current_state.size(base.tables[t]) for t in tables)
+        return sum(f.length for f in files) <= SMALL_RUN_BYTES and state_rows <= SMALL_RUN_STATE_ROWS
+
     def _tables_in_folders(self, base: manifest.Manifest, files: list[Any]) -> set[str]:
         """The committed tables whose staging folder holds one of ``files`` (the state the run needs)."""
         folders = {staging_reader.batch_name(f.uri).split("/", 1)[0] for f in files}
         return {t for t in base.tables if staging_writer.table_folder(t) in folders}
 
     def _window(self, base: manifest.Manifest, markers: dict[str, str], files: list[Any],
-                tables: set[str]) -> _Window:
+                tables: set[str], *, small: bool) -> _Window:
         """The per-key window over ``files`` and the state of ``tables`` (kept), with its tally."""
         from pyspark import StorageLevel
 
@@ -245,20 +253,21 @@ class _Run:
         input_bytes = sum(f.length for f in files)
         delta_tables = {t for t in state_tables if not current_state.rewrite_whole(base.tables[t], input_bytes)}
         prune = {t for t in delta_tables if current_state.size(base.tables[t]) <= current_state.SHUFFLE_FILTER_ROWS}
-        state = self._state(base, changes, state_tables, delta_tables - prune) if state_tables else None
-        rows = pipeline.per_key_window(changes, state, markers=markers, prune=prune)
+        state = self._state(base, changes, state_tables, delta_tables, delta_tables - prune) if state_tables else None
+        rows = pipeline.per_key_window(changes, state, markers=markers, prune=prune, by_table=small)
         rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
         counted = tally(rows)
         stats, bad = staging_reader.check_batches(counted.batches, files)
         bad_rows = any(not reason.startswith(staging_reader.EMPTY_REASON) for reason in bad.values())
-        return _Window(rows, counted, stats, bad, bad_rows, state_tables, delta_tables, input_bytes)
+        return _Window(rows, counted, stats, bad, bad_rows, state_tables, delta_tables, small)
 
-    def _state(self, base: manifest.Manifest, changes: Any, tables: set[str], by_key: set[str]) -> Any:
-        """The state rows of ``tables`` for the window; of the ``by_key`` tables (large states), only
-        the keys the new changes name (those few keys are sent to every task of the scan)."""
+    def _state(self, base: manifest.Manifest, changes: Any, tables: set[str], delta: set[str], by_key: set[str]) -> Any:
+        """The state rows of ``tables`` for the window (of the ``delta`` tables only what a delta run
+        needs); of the ``by_key`` tables (large states), only the keys the new changes name (those
+        few keys are sent to every task of the scan)."""
         from pyspark.sql import functions as F
 
-        layered = current_state.load_layers(self.spark, self.fs, base, sorted(tables))
+        layered = current_state.load_layers(self.spark, self.fs, base, sorted(tables), slim=delta)
         if not by_key:
             return layered
         in_delta = F.col("table_name").isin(sorted(by_key))
@@ -283,14 +292,12 @@ class _Run:
         existing = self._existing_groups(base, dates, new)
         grouped = add_grouping(new.drop("_is_late"), existing)
         names = [n for n, _, _ in pipeline.records.CHANGELOG_FIELDS]
-        small = window.input_bytes <= SMALL_RUN_BYTES
         with self._phase("write_changelog"):
             out = grouped.select(*names)
-            (out.coalesce(1) if small else out).write.mode("append").partitionBy("table_name", "commit_date").parquet(
-                self.fs.uri(views.CHANGELOG_DIR))
+            out.write.mode("append").partitionBy("table_name", "commit_date").parquet(self.fs.uri(views.CHANGELOG_DIR))
         with self._phase("write_state"):
             state = pipeline.state_rows(rows, version, tables=touched, delta_tables=window.delta_tables)
-            current_state.write(state.coalesce(1) if small else state, self.fs, version)
+            current_state.write(state, self.fs, version)
         with self._phase("commit"):
             self._log_processed(stats, version)
             self._commit(base, version, aborted, touched, stats, window)

@@ -95,19 +95,20 @@ def key_window(with_state: bool = True) -> Any:
 #: Window helper columns that the outputs do not need (dropped before the rows are kept).
 _SCRATCH = ("_soft_deleted", "_prev_ts", "_prev_deleted", "_prev_json", "_prev_vals", "_vals", "_types", "_entries",
             "_entries_ok", "_prev_entries", "_prev_entries_ok", "_fast", "_names", "_columns", "_prev_columns",
-            "_state_ts", "_max_ts",
+            "_state_ts", "_max_ts", "_has_new",
             "_complete_ts", "in_mod_type", "state_change_id", "state_mod_type")
 
 
 def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str],
-                   prune: Iterable[str] = ()) -> Any:
+                   prune: Iterable[str] = (), by_table: bool = False) -> Any:
     """New changes and the state before them, with each new row's previous row, mod_type and old values.
 
     ``state`` is None when the touched tables have no state yet (then no change can be late).
     It may hold several rows of a key (a table's base and delta layers, :mod:`.current_state`):
     the newest is the key's state, and only one row of a commit timestamp counts as the final one.
     For the tables in ``prune`` only keys with new rows are kept, right after the shuffle (the
-    job then writes those tables' state as a delta).
+    job then writes those tables' state as a delta). With ``by_table`` the rows are shuffled by
+    table only (each table's rows in one task: for small runs, see :mod:`.job`).
     """
     from pyspark.sql import Window
     from pyspark.sql import functions as F
@@ -117,18 +118,17 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
     rows = changes if state is None else changes.unionByName(state_as_changes(state))
     state_ts = (F.lit(None).cast("string") if state is None
                 else F.max(F.when(F.col("_src") == 0, F.col("commit_timestamp"))).over(whole_key))
-    has_new = F.lit(True) if state is None else F.max("_src").over(whole_key) == 1
     # Updates' old values compare a row with the previous one: each row is split into its entries
     # once (old_values), and all window functions share one spec, so that Spark evaluates them in
     # one Window operator over the sorted rows (each further operator would copy the wide rows).
     # Shuffled and sorted first, explicitly: else Spark would split the rows before the shuffle
     # and move the (as large) entries too.
-    rows = (rows.repartition("table_name", "keys")
+    rows = (rows.repartition(*(["table_name"] if by_table else ["table_name", "keys"]))
             .sortWithinPartitions("table_name", "keys", *key_order(state is not None)))
     if prune:  # before the costly columns: the state rows of keys without new rows go now
         names = ", ".join(classify.sql_literal(t) for t in sorted(prune))
+        has_new = F.max("_src").over(whole_key) == 1
         rows = rows.withColumn("_has_new", has_new).where(f"_has_new OR NOT table_name IN ({names})")
-        has_new = F.col("_has_new")
     rows = (rows
             .withColumn("_entries", F.expr(entries_sql("_json")))
             .withColumns({"_entries_ok": F.expr(entries_ok_sql("_entries", "_json")),
@@ -137,8 +137,7 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
         "*", F.lag("commit_timestamp").over(w).alias("_prev_ts"), F.lag("_row_deleted").over(w).alias("_prev_deleted"),
         F.lag("_json").over(w).alias("_prev_json"), F.lag("_entries").over(w).alias("_prev_entries"),
         F.lag("_entries_ok").over(w).alias("_prev_entries_ok"), F.lag("_columns").over(w).alias("_prev_columns"),
-        state_ts.alias("_state_ts"), F.max("commit_timestamp").over(whole_key).alias("_max_ts"),
-        *([] if prune else [has_new.alias("_has_new")]))
+        state_ts.alias("_state_ts"), F.max("commit_timestamp").over(whole_key).alias("_max_ts"))
     # Columns are added in dependency layers, several per call: each call makes Spark analyse the
     # whole plan again, which an incremental run would feel.
     rows = (rows
@@ -181,7 +180,8 @@ def state_rows(window_rows: Any, run_version: int, *, tables: Iterable[str],
                delta_tables: Iterable[str] = ()) -> Any:
     """The latest row per key of ``tables`` (STATE_FIELDS).
 
-    For ``delta_tables`` only the keys that got new rows (a delta layer, :mod:`.current_state`).
+    For ``delta_tables`` only the keys whose latest row is new (a delta layer,
+    :mod:`.current_state`): a key whose state row stays latest is already in the state.
     """
     from pyspark.sql import functions as F
 
@@ -190,7 +190,7 @@ def state_rows(window_rows: Any, run_version: int, *, tables: Iterable[str],
 
     wanted = f"_is_final AND {among(tables)}"
     if delta_tables:
-        wanted += f" AND (_has_new OR NOT {among(delta_tables)})"
+        wanted += f" AND (_src = 1 OR NOT {among(delta_tables)})"
     return (window_rows.where(wanted)
             .select("table_name", "keys", "key_columns", F.col("_types_json").alias("column_types"),
                     F.col("_json").alias("new_values"),

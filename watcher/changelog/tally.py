@@ -63,7 +63,7 @@ _AGGREGATES_SQL = (
     ("read_ts_ns", f"max(CASE WHEN _src = 1 THEN {_nanos_sql('read_timestamp')} END)"),
     ("max_commit_ns", f"max(CASE WHEN _src = 1 AND NOT _bad THEN {_nanos_sql('commit_timestamp')} END)"),
     ("finals", "count_if(_is_final)"),
-    ("new_finals", "count_if(_is_final AND _has_new)"),
+    ("new_finals", "count_if(_is_final AND _src = 1)"),
 )
 
 
@@ -101,7 +101,7 @@ class Tally:
     counts: list[OutcomeCount] = field(default_factory=list)
     #: Table -> its keys' final rows in the window (the state rows of a whole rewrite).
     state_rows: dict[str, int] = field(default_factory=dict)
-    #: Table -> final rows of the keys that got new rows (the state rows of a delta).
+    #: Table -> keys whose final row is new (the state rows of a delta).
     new_state_rows: dict[str, int] = field(default_factory=dict)
 
     @property
