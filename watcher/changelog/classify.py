@@ -79,9 +79,8 @@ def soft_deleted_sql(soft_delete_columns: Mapping[str, str], row_json: str = "_j
 
 
 def row_deleted_sql(soft_delete_columns: Mapping[str, str]) -> str:
-    """SQL: after this row the key is deleted (state rows carry it; new rows derive it)."""
-    return (f"CASE WHEN _src = 0 THEN is_deleted "
-            f"ELSE coalesce(in_mod_type = 'DELETE', FALSE) OR {soft_deleted_sql(soft_delete_columns)} END")
+    """SQL: after this new row the key is deleted (state rows carry it as ``is_deleted``)."""
+    return f"coalesce(in_mod_type = 'DELETE', FALSE) OR {soft_deleted_sql(soft_delete_columns)}"
 
 
 def complete_ts_sql(markers: Mapping[str, str]) -> str:

@@ -1,11 +1,12 @@
 """The current-state table: the latest row per key, kept per table as a base and delta layers.
 
-A table's state lives in run folders ``<warehouse>/current_state/v<N>/table_name=<T>/``
-(Parquet). The manifest names, per table, the run that wrote its whole state (the *base*,
-``state_version``) and the later runs that wrote only the keys they changed (*deltas*,
-``state_deltas``). A key's state is its newest row over the layers (by commit timestamp,
-then the later layer), so an incremental run writes rows in proportion to the keys it
-touched, not to the table. A run rewrites a table whole (a new base, the layers merged)
+A table's state lives in run folders (Parquet): ``<warehouse>/current_state/v<N>/table_name=<T>/``
+when run N wrote the table's whole state (its *base*, the manifest's ``state_version``), and
+``current_state/v<N>/deltas/`` for the keys run N changed in the tables it wrote only those
+of (*deltas*, ``state_deltas``: one folder for all such tables, as a run's deltas are small:
+one file instead of one per table). A key's state is its newest row over the layers (by
+commit timestamp, then the later layer), so an incremental run writes rows in proportion to
+the keys it touched, not to the table. A run rewrites a table whole (a new base, the layers merged)
 when it has no state yet, when its deltas are many (:data:`MAX_DELTAS`) or hold as many rows
 as the base, or when the run's input is too large to filter the state by key
 (:data:`DELTA_INPUT_BYTES`). A crashed run leaves the committed layers untouched.
@@ -54,6 +55,16 @@ DELTA_COLUMNS = ("table_name", "keys", "new_values", "commit_timestamp", "is_del
 
 def version_dir(version: int) -> str:
     return f"{STATE_DIR}/v{version:012d}"
+
+
+def deltas_dir(version: int) -> str:
+    """The folder of the delta rows a run wrote (all its delta tables).
+
+    Example:
+        >>> deltas_dir(7)
+        'current_state/v000000000007/deltas'
+    """
+    return f"{version_dir(version)}/deltas"
 
 
 def layers(info: Mapping[str, Any]) -> list[int]:
@@ -107,23 +118,31 @@ def load_layers(spark: Any, fs: HadoopFS, manifest: Manifest, tables: Iterable[s
 
     wanted = set(manifest.tables) if tables is None else set(tables) & set(manifest.tables)
     slim = set(slim)
-    by_layer: dict[tuple[int, bool], list[tuple[str, int | None]]] = {}
+    bases: dict[tuple[int, bool], list[str]] = {}
+    deltas: dict[tuple[int, bool], list[str]] = {}
     for table in sorted(wanted):
-        for version, rows in layer_rows(manifest.tables[table]):
-            by_layer.setdefault((version, table in slim), []).append((table, rows))
+        info = manifest.tables[table]
+        for n, (version, rows) in enumerate(layer_rows(info)):
+            is_base = n == 0 and bool(info.get("state_version"))
+            folder = f"{version_dir(version)}/table_name={table}" if is_base else deltas_dir(version)
+            # A layer the manifest counts rows in has its folder; others (none counted, or an
+            # older manifest without counts) are looked for.
+            if (rows or 0) > 0 or (rows is None and fs.exists(folder)):
+                (bases if is_base else deltas).setdefault((version, table in slim), []).append(table)
     schema = records.schema(records.STATE_FIELDS)
+
+    def columns(slim_layer: bool, version: int) -> list[Any]:
+        return [F.col(f.name) if not slim_layer or f.name in DELTA_COLUMNS
+                else F.lit(None).cast(f.dataType).alias(f.name) for f in schema.fields] + [F.lit(version).alias(LAYER)]
+
     frames = []
-    for (version, slim_layer), entries in sorted(by_layer.items()):
+    for (version, slim_layer), names in sorted(bases.items()):
         base = fs.uri(version_dir(version))
-        # A layer the manifest counts rows in has its folder; others (none counted, or an older
-        # manifest without counts) are looked for.
-        paths = [f"{base}/table_name={t}" for t, rows in entries
-                 if (rows or 0) > 0 or fs.exists(f"{version_dir(version)}/table_name={t}")]
-        if paths:
-            frame = spark.read.schema(schema).option("basePath", base).parquet(*paths)
-            columns = [F.col(f.name) if not slim_layer or f.name in DELTA_COLUMNS else F.lit(None).cast(f.dataType).alias(f.name)
-                       for f in schema.fields]
-            frames.append(frame.select(*columns, F.lit(version).alias(LAYER)))
+        frame = spark.read.schema(schema).option("basePath", base).parquet(*[f"{base}/table_name={t}" for t in names])
+        frames.append(frame.select(*columns(slim_layer, version)))
+    for (version, slim_layer), names in sorted(deltas.items()):
+        frame = spark.read.schema(schema).parquet(fs.uri(deltas_dir(version))).where(F.col("table_name").isin(names))
+        frames.append(frame.select(*columns(slim_layer, version)))
     if not frames:
         return spark.createDataFrame([], schema).withColumn(LAYER, F.lit(0))
     result = frames[0]
@@ -151,10 +170,24 @@ def load(spark: Any, fs: HadoopFS, manifest: Manifest, tables: Iterable[str] | N
     return latest(layered)
 
 
-def write(state: Any, fs: HadoopFS, version: int) -> None:
-    """Write the state rows in ``state`` (whole tables or deltas) as layer ``version``."""
-    (state.select(*records.names(records.STATE_FIELDS))
-     .write.mode("overwrite").partitionBy("table_name").parquet(fs.uri(version_dir(version))))
+def write(state: Any, fs: HadoopFS, version: int, *, tables: Iterable[str], deltas: Iterable[str] = (),
+          one_file: bool = False) -> None:
+    """Write the state rows in ``state`` as layer ``version``: the whole state of ``tables``, but
+    of the ``deltas`` among them only the changed keys (the rows ``state`` holds for them).
+
+    ``one_file``: the deltas are few rows (a small run) and go into one file.
+    """
+    from pyspark.sql import functions as F
+
+    rows = state.select(*records.names(records.STATE_FIELDS))
+    deltas = sorted(set(deltas))
+    in_deltas = F.col("table_name").isin(deltas)
+    if set(tables) - set(deltas):
+        (rows.where(~in_deltas) if deltas else rows).write.mode("overwrite").partitionBy("table_name").parquet(
+            fs.uri(version_dir(version)))
+    if deltas:
+        delta_rows = rows.where(in_deltas)
+        (delta_rows.coalesce(1) if one_file else delta_rows).write.mode("overwrite").parquet(fs.uri(deltas_dir(version)))
 
 
 def prune(fs: HadoopFS, manifest: Manifest) -> list[str]:

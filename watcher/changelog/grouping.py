@@ -39,20 +39,17 @@ def add_grouping(changes: Any, existing: Any | None = None) -> Any:
     from pyspark.sql import functions as F
 
     by_commit = Window.partitionBy("commit_timestamp")
-    ordered = by_commit.orderBy("table_name", "keys")
-    groups = (changes.select("table_name", "keys", "commit_timestamp")
-              .withColumn("_seq_in_run", F.row_number().over(ordered) - 1)
-              .withColumn("_count_in_run", F.count(F.lit(1)).over(by_commit)))
+    in_run = (F.row_number().over(by_commit.orderBy("table_name", "keys")) - 1, F.count(F.lit(1)).over(by_commit))
+    slim = ("table_name", "keys", "commit_timestamp", F.expr(GROUP_SQL).alias("transaction_group"))
     if existing is None:
-        groups = groups.select("table_name", "keys", "commit_timestamp", F.col("_seq_in_run").alias("record_sequence"),
-                               F.col("_count_in_run").alias("number_of_records_in_group"))
+        groups = changes.select(*slim, in_run[0].alias("record_sequence"), in_run[1].alias("number_of_records_in_group"))
     else:
         before = (existing.groupBy("commit_timestamp")
                   .agg((F.max("record_sequence") + 1).alias("_offset"), F.count(F.lit(1)).alias("_count_before")))
-        groups = (groups.join(F.broadcast(before), "commit_timestamp", "left")
-                  .select("table_name", "keys", "commit_timestamp",
+        groups = (changes.select(*slim, in_run[0].alias("_seq_in_run"), in_run[1].alias("_count_in_run"))
+                  .join(F.broadcast(before), "commit_timestamp", "left")
+                  .select("table_name", "keys", "commit_timestamp", "transaction_group",
                           (F.col("_seq_in_run") + F.coalesce("_offset", F.lit(0))).alias("record_sequence"),
                           (F.col("_count_in_run") + F.coalesce("_count_before", F.lit(0)))
                           .alias("number_of_records_in_group")))
-    return (changes.join(groups, ["table_name", "keys", "commit_timestamp"])
-            .withColumn("transaction_group", F.expr(GROUP_SQL)))
+    return changes.join(groups, ["table_name", "keys", "commit_timestamp"])

@@ -297,7 +297,8 @@ class _Run:
             out.write.mode("append").partitionBy("table_name", "commit_date").parquet(self.fs.uri(views.CHANGELOG_DIR))
         with self._phase("write_state"):
             state = pipeline.state_rows(rows, version, tables=touched, delta_tables=window.delta_tables)
-            current_state.write(state, self.fs, version)
+            current_state.write(state, self.fs, version, tables=touched, deltas=window.delta_tables & set(touched),
+                                one_file=window.small)
         with self._phase("commit"):
             self._log_processed(stats, version)
             self._commit(base, version, aborted, touched, stats, window)

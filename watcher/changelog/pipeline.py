@@ -51,13 +51,12 @@ def normalize(staged: Any, soft_delete_columns: Mapping[str, str]) -> Any:
         F.col("values").alias("_json"), F.col("types").alias("_types_json"), "commit_timestamp", "read_timestamp",
         "shard", "watcher_id", "read_method", F.upper("mod_type").alias("in_mod_type"), "batch_id", "seq",
         "batch", "v", "_bad")
-    none = {"state_change_id": "string", "state_mod_type": "string", "state_run_version": "int"}
-    return (rows.withColumn("_src", F.lit(1))
-            .withColumn("is_deleted", F.lit(None).cast("boolean"))
-            .withColumn("_soft_deleted", F.expr(classify.soft_deleted_sql(soft_delete_columns)))
-            .withColumn("_row_deleted", F.expr(classify.row_deleted_sql(soft_delete_columns)))
-            .select(*[F.lit(None).cast(none[name]).alias(name) if name in none else F.col(name)
-                      for name in CHANGE_COLUMNS]))
+    derived = {"state_change_id": F.lit(None).cast("string"), "state_mod_type": F.lit(None).cast("string"),
+               "state_run_version": F.lit(None).cast("int"), "_src": F.lit(1),
+               "_soft_deleted": F.expr(classify.soft_deleted_sql(soft_delete_columns)),
+               "_row_deleted": F.expr(classify.row_deleted_sql(soft_delete_columns))}
+    # One step for all: each would make Spark analyse the plan again.
+    return rows.select(*[derived[name].alias(name) if name in derived else name for name in CHANGE_COLUMNS])
 
 
 def state_as_changes(state: Any) -> Any:
@@ -68,13 +67,11 @@ def state_as_changes(state: Any) -> Any:
             (("read_timestamp", "string"), ("shard", "string"), ("watcher_id", "string"), ("read_method", "string"),
              ("in_mod_type", "string"), ("batch_id", "string"), ("seq", "bigint"), ("batch", "string"),
              ("v", "int"), ("_bad", "boolean"))}
-    return state.select(
-        "table_name", "key_columns", "keys", F.col("new_values").alias("_json"),
-        F.col("column_types").alias("_types_json"), "commit_timestamp",
-        *[col.alias(name) for name, col in none.items()], F.lit(False).alias("_soft_deleted"),
-        F.col("is_deleted").alias("_row_deleted"),
-        F.col("change_id").alias("state_change_id"), F.col("mod_type").alias("state_mod_type"),
-        F.col("run_version").alias("state_run_version"), F.lit(0).alias("_src")).select(*CHANGE_COLUMNS)
+    renamed = {"_json": "new_values", "_types_json": "column_types", "_row_deleted": "is_deleted",
+               "state_change_id": "change_id", "state_mod_type": "mod_type", "state_run_version": "run_version"}
+    columns = {**none, **{name: F.col(source) for name, source in renamed.items()},
+               "_soft_deleted": F.lit(False), "_src": F.lit(0)}
+    return state.select(*[columns[name].alias(name) if name in columns else name for name in CHANGE_COLUMNS])
 
 
 def key_order(with_state: bool = True) -> tuple[str, ...]:
@@ -152,14 +149,15 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
     rows = rows.withColumns({name: F.expr(f"CASE WHEN {slow} THEN from_json({text}, '{_MAP}') END")
                              for name, text in (("_prev_vals", "_prev_json"), ("_vals", "_json"),
                                                 ("_types", "_types_json"))})
-    rows = rows.withColumns({
+    last = {
         "old_values": F.expr(f"CASE WHEN _src = 1 THEN {old_values_sql()} END"),
         "change_id": F.expr(f"CASE WHEN _src = 1 THEN {dedup.change_id_sql()} ELSE state_change_id END"),
         # The key's latest row: the first of its newest commit timestamp (a later row of the same
         # timestamp repeats it: a duplicate, or the same state row in two layers).
         "_is_final": F.expr("commit_timestamp = _max_ts AND coalesce(_prev_ts <> commit_timestamp, TRUE)"),
-        "commit_date": F.substring("commit_timestamp", 1, 10)})
-    return rows.drop(*_SCRATCH)
+        "commit_date": F.substring("commit_timestamp", 1, 10)}
+    kept = [name for name in rows.columns if name not in _SCRATCH]
+    return rows.select(*kept, *[column.alias(name) for name, column in last.items()])
 
 
 def changelog_rows(window_rows: Any, run_version: int) -> Any:

@@ -36,15 +36,10 @@ def with_maps(frame: Any, *, values: bool = False) -> Any:
     """
     from pyspark.sql import functions as F
 
-    columns = []
-    for name in frame.columns:
-        if name == "column_types":
-            columns.append(F.from_json(name, "map<string,string>").alias(name))
-        elif name == "new_values" and values:
-            columns += [F.from_json(name, "map<string,string>").alias("vals"), F.col(name)]
-        else:
-            columns.append(F.col(name))
-    return frame.select(*columns)
+    maps = {"column_types": F.from_json("column_types", "map<string,string>")}
+    if values:
+        maps["vals"] = F.from_json("new_values", "map<string,string>")
+    return frame.withColumns(maps)  # one step: each would make Spark analyse the plan again
 
 
 def watermarks_frame(spark: Any, committed: Manifest, markers: dict[str, str]) -> Any:
