@@ -160,10 +160,6 @@ class _Window:
 #: into every folder, and open a writer for each), and the folders are written in parallel.
 SMALL_RUN_BYTES = 64 * 1024 * 1024
 SMALL_RUN_STATE_ROWS = 1_000_000
-#: Settings for a small run: the kept window's partitions may be merged (by default Spark keeps
-#: a cached plan's shuffle partitions, and a tiny task per partition and stage costs more than
-#: the work); rows shuffled by table stay one task per table and output folder.
-_SMALL_RUN_SETTINGS = {"spark.sql.optimizer.canChangeCachedPlanOutputPartitioning": "true"}
 #: Settings for the run's own plans: the kept window is cached uncompressed (compressing its
 #: wide text columns cost more than the memory saved), and the groups join back to the rows
 #: through their partitioning by key (grouping.add_grouping).
@@ -213,9 +209,10 @@ class _Run:
         # One parse: the batches are checked on the window's output, which is kept anyway. Only when
         # a bad batch had rows (or a batch held a table its folder does not name) is the window
         # built again without them, so that they cannot change what the good batches mean.
-        tables = self._tables_in_folders(base, files)
+        folders = {staging_reader.batch_name(f.uri).split("/", 1)[0] for f in files}
+        tables = {t for t in base.tables if staging_writer.table_folder(t) in folders}  # the state the run needs
         small = self._small(base, files, tables)
-        with temporary_conf(self.spark, {**_RUN_SETTINGS, **(_SMALL_RUN_SETTINGS if small else {})}):
+        with temporary_conf(self.spark, {**_RUN_SETTINGS, **(self._small_run_settings(len(folders)) if small else {})}):
             with self._phase("classify"):
                 window = self._window(base, markers, files, tables, small=small)
                 with_state = {t for t in window.tally.tables if base.tables.get(t, {}).get("state_version")}
@@ -231,16 +228,18 @@ class _Run:
                 window.rows.unpersist()
         result.quarantined = staging_reader.quarantine(self.staging_fs, self.fs, files, window.bad, self.clock())
 
+    def _small_run_settings(self, tables: int) -> dict[str, str]:
+        """A small run's few small stages are planned once, with a shuffle partition per core (at
+        most one per table, as rows are shuffled by table): adaptive execution would plan again
+        between stages, at a cost the work does not repay."""
+        partitions = max(1, min(self.spark.sparkContext.defaultParallelism, tables))
+        return {"spark.sql.adaptive.enabled": "false", "spark.sql.shuffle.partitions": str(partitions)}
+
     @staticmethod
     def _small(base: manifest.Manifest, files: list[Any], tables: set[str]) -> bool:
         """Whether the run is small (see :data:`SMALL_RUN_BYTES`); ``tables`` are those it may touch."""
         state_rows = sum(current_state.size(base.tables[t]) for t in tables)
         return sum(f.length for f in files) <= SMALL_RUN_BYTES and state_rows <= SMALL_RUN_STATE_ROWS
-
-    def _tables_in_folders(self, base: manifest.Manifest, files: list[Any]) -> set[str]:
-        """The committed tables whose staging folder holds one of ``files`` (the state the run needs)."""
-        folders = {staging_reader.batch_name(f.uri).split("/", 1)[0] for f in files}
-        return {t for t in base.tables if staging_writer.table_folder(t) in folders}
 
     def _window(self, base: manifest.Manifest, markers: dict[str, str], files: list[Any],
                 tables: set[str], *, small: bool) -> _Window:
