@@ -114,6 +114,8 @@ def tally(rows: Any) -> Tally:
     """Aggregate the per-key window's kept rows (one Spark job)."""
     from pyspark.sql import functions as F
 
+    # Plain columns are grouped by as themselves (an alias would be a new column to Spark): rows
+    # shuffled by table then need no second shuffle to be aggregated.
     grouped = rows.groupBy(*[F.col(name) if sql == name else F.expr(sql).alias(name) for name, sql in _GROUP_SQL])
     collected = grouped.agg(*[F.expr(sql).alias(name) for name, sql in _AGGREGATES_SQL]).collect()
     return from_groups(row.asDict() for row in collected)
