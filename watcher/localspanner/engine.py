@@ -22,7 +22,8 @@ import sqlite3
 import threading
 import time
 from collections import OrderedDict
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from . import errors, limits, values
 from .catalog import Catalog
@@ -32,6 +33,8 @@ from .mutations import apply_mutations
 from .requests import (
     BatchDmlResult,
     CommitResult,
+    KeySet,
+    Mutation,
     ReadOnlyOptions,
     ResultStream,
     Staleness,
@@ -40,8 +43,6 @@ from .requests import (
     TransactionKind,
     TransactionOptions,
     TransactionSelector,
-    Mutation,
-    KeySet,
 )
 from .schema_sync import quote, sync_schema, user_facing
 from .storage import Storage
@@ -281,8 +282,6 @@ class DatabaseEngine:
     # --- queries and DML --------------------------------------------------------------------------------------
 
     def execute_sql(self, session: str, statement: Statement, selector: TransactionSelector | None) -> ResultStream:
-        from . import sql
-
         txn, info, single_use = self._resolve(session, selector)
         try:
             return self._execute_in(txn, info, single_use, statement)
@@ -393,8 +392,6 @@ class DatabaseEngine:
         return ResultStream([], iter(()), transaction=info, row_count_lower_bound=result.row_count)
 
     def execute_batch_dml(self, session: str, statements: list[Statement], selector: TransactionSelector) -> BatchDmlResult:
-        from . import sql
-
         txn, info, _ = self._resolve(session, selector)
         if not isinstance(txn, ReadWriteTransaction) or txn.partitioned:
             self._discard_unreported(txn, info)
@@ -412,7 +409,6 @@ class DatabaseEngine:
         with txn.lock:
             txn.touch()
             self._acquire_writer(txn)
-            conn = self.storage.writer
             for st in statements:
                 if not sql.is_dml(st.sql):
                     return BatchDmlResult(counts, info, errors.query_is_not_dml(st.sql))

@@ -13,7 +13,8 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .catalog import KeyPart
 from .schema_sync import quote

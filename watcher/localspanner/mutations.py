@@ -14,10 +14,11 @@ Example (with a storage connection ``conn`` and catalog ``cat``)::
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import groupby
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from . import errors, values
 from .catalog import Catalog, Column, Table
@@ -95,7 +96,7 @@ def _convert_rows(shape: _RowShape, rows: Sequence[list[Any]], commit_nanos: int
         if len(row) != width:
             raise errors.mutation_column_count(shape.table.name, width, len(row))
         converted = []
-        for i, (conv, wire) in enumerate(zip(shape.converters, row)):
+        for i, (conv, wire) in enumerate(zip(shape.converters, row, strict=True)):
             if wire == values.COMMIT_TIMESTAMP_SENTINEL and i in shape.commit_ts_positions:
                 col = shape.columns[i]
                 if not col.allow_commit_timestamp:
@@ -118,7 +119,7 @@ def apply_mutations(conn: sqlite3.Connection, catalog: Catalog, mutations: Seque
     """Apply ``mutations`` in order inside the caller's SQLite transaction; returns the count of mutated rows/keys."""
     commit_stored = values.nanos_to_stored(commit_nanos)
     count = 0
-    for (op, table_name, columns), group in groupby(mutations, key=lambda m: (m.op, m.table.lower(), m.columns)):
+    for (op, _table, columns), group in groupby(mutations, key=lambda m: (m.op, m.table.lower(), m.columns)):
         batch = list(group)
         if op == "delete":
             for m in batch:
@@ -245,7 +246,7 @@ def stored_key(table: Table, key_columns: Sequence[Column], wire_key: list[Any],
     if len(wire_key) > len(key_columns) or (not prefix_ok and len(wire_key) != len(key_columns)):
         raise errors.wrong_key_arity(table.name, len(key_columns), len(wire_key))
     out = []
-    for col, wire in zip(key_columns, wire_key):
+    for col, wire in zip(key_columns, wire_key, strict=False):  # a key prefix may be shorter
         try:
             out.append(values.wire_to_stored(col.type, wire))
         except values.ValueError_:

@@ -10,7 +10,8 @@ Example (with a storage connection ``conn`` and catalog ``cat``)::
 from __future__ import annotations
 
 import sqlite3
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from . import errors, values
 from .catalog import Catalog, Column, KeyPart
@@ -71,4 +72,4 @@ def read_rows(conn: sqlite3.Connection, catalog: Catalog, table_name: str, colum
 def _rows(cursor: sqlite3.Cursor, types: list[Any]) -> Iterator[list[Any]]:
     to_wire = values.stored_to_wire
     for row in cursor:
-        yield [to_wire(t, v) for t, v in zip(types, row)] if types else []
+        yield [to_wire(t, v) for t, v in zip(types, row, strict=True)] if types else []

@@ -22,7 +22,7 @@ Example:
 from __future__ import annotations
 
 import sqlite3
-from typing import Callable
+from collections.abc import Callable
 
 from .catalog import Catalog, Column, Index, Table
 
@@ -146,7 +146,7 @@ def _addable_in_place(old: Table, new: Table) -> list[Column] | None:
         return None
     if len(new.columns) < len(old.columns):
         return None
-    for o, n in zip(old.columns, new.columns):
+    for o, n in zip(old.columns, new.columns, strict=False):  # new columns may follow
         if (o.name, o.not_null, o.generated, o.default, o.stored) != (n.name, n.not_null, n.generated, n.default, n.stored):
             return None
     added = list(new.columns[len(old.columns):])

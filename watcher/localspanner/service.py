@@ -28,7 +28,7 @@ import shutil
 import tempfile
 import threading
 import uuid
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from . import errors
 from .clock import Clock

@@ -68,7 +68,7 @@ class SpannerType:
             return self.element.same_kind(other.element)
         if self.code == TypeCode.STRUCT:
             return len(self.fields) == len(other.fields) and all(
-                a[1].same_kind(b[1]) for a, b in zip(self.fields, other.fields)
+                a[1].same_kind(b[1]) for a, b in zip(self.fields, other.fields, strict=True)
             )
         return True
 

@@ -32,9 +32,9 @@ import decimal
 import json
 import math
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from . import errors
 from .types import SpannerType, TypeCode
 
 COMMIT_TIMESTAMP_SENTINEL = "spanner.commit_timestamp()"
@@ -133,7 +133,7 @@ def _trim_fraction(stored: str) -> str:
 
 def nanos_to_datetime(nanos: int) -> _dt.datetime:
     """Microsecond-truncated aware datetime (Python's datetime holds microseconds only)."""
-    return _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc) + _dt.timedelta(microseconds=nanos // 1000)
+    return _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC) + _dt.timedelta(microseconds=nanos // 1000)
 
 
 # --- dates ----------------------------------------------------------------------------------------
