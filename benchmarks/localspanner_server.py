@@ -30,25 +30,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from watcher.migrations import sample_migrations
+
 PROJECT = "bench-project"
 INSTANCE = "bench"
 #: Seconds the server gets to print its address, and to stop after SIGTERM.
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 30.0
 
-SINGERS_DDL = [
-    """CREATE TABLE Singers (
-  SingerId INT64 NOT NULL,
-  FirstName STRING(200),
-  LastName STRING(200) NOT NULL,
-  BirthDate DATE,
-  Picture BYTES(MAX),
-  LastUpdated TIMESTAMP OPTIONS (allow_commit_timestamp=true),
-  Processed BOOL,
-  ShardId INT64 AS (CASE WHEN Processed THEN NULL ELSE MOD(FARM_FINGERPRINT(COALESCE(FirstName || ' ', '') || LastName), 19) END) STORED
-) PRIMARY KEY (SingerId)""",
-    "CREATE NULL_FILTERED INDEX Idx_Singers_ShardId_LastUpdated ON Singers (ShardId, LastUpdated)",
-]
+SINGERS_DDL = sample_migrations("singers").statements()  # the demo's table and shard index
 SINGERS_COLUMNS = ("SingerId", "FirstName", "LastName", "BirthDate", "Picture", "LastUpdated", "Processed")
 #: The 37 values MOD(FARM_FINGERPRINT(...), 19) can take.
 ALL_SHARDS = list(range(-18, 19))

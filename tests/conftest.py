@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from watcher.migrations import sample_migrations
+
 PROJECT = "test-project"
 INSTANCE = "test-instance"
 
@@ -84,19 +86,8 @@ def make_database(instance) -> Iterator[Callable[..., object]]:
             pass
 
 
-SINGERS_DDL = [
-    """CREATE TABLE Singers (
-        SingerId INT64 NOT NULL,
-        FirstName STRING(200),
-        LastName STRING(200) NOT NULL,
-        BirthDate DATE,
-        Picture BYTES(MAX),
-        LastUpdated TIMESTAMP OPTIONS (allow_commit_timestamp=true),
-        Processed BOOL,
-        ShardId INT64 AS (CASE WHEN Processed THEN NULL ELSE MOD(FARM_FINGERPRINT(COALESCE(FirstName || ' ', '') || LastName), 19) END) STORED
-    ) PRIMARY KEY (SingerId)""",
-    "CREATE NULL_FILTERED INDEX Idx_Singers_ShardId_LastUpdated ON Singers (ShardId, LastUpdated)",
-]
+#: The packaged sample schema (the demo's and the benchmark's Singers table with its shard index).
+SINGERS_DDL = sample_migrations("singers").statements()
 
 
 @pytest.fixture

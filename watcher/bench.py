@@ -104,10 +104,10 @@ class BenchOptions:
 # --- the table -------------------------------------------------------------------------------------
 
 def singers_ddl() -> list[str]:
-    """The Singers table and its NULL_FILTERED shard index (one copy, shared with the demo)."""
-    from .demo import SINGERS_DDL
+    """The Singers table and its NULL_FILTERED shard index: the packaged sample schema the demo migrates."""
+    from .migrations import sample_migrations
 
-    return list(SINGERS_DDL)
+    return sample_migrations("singers").statements()
 
 
 def prepare_table(database: Any, options: BenchOptions, log: Callable[[str], None] = print) -> None:

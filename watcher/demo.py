@@ -33,21 +33,6 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table as RichTable
 
-#: Kept for other modules (benchmark application, tests) that want the Singers schema as statements.
-SINGERS_DDL = [
-    """CREATE TABLE Singers (
-  SingerId INT64 NOT NULL,
-  FirstName STRING(200),
-  LastName STRING(200) NOT NULL,
-  BirthDate DATE,
-  Picture BYTES(MAX),
-  LastUpdated TIMESTAMP OPTIONS (allow_commit_timestamp=true),
-  Processed BOOL,
-  ShardId INT64 AS (CASE WHEN Processed THEN NULL ELSE MOD(FARM_FINGERPRINT(COALESCE(FirstName || ' ', '') || LastName), 19) END) STORED
-) PRIMARY KEY (SingerId)""",
-    "CREATE NULL_FILTERED INDEX Idx_Singers_ShardId_LastUpdated ON Singers (ShardId, LastUpdated)",
-]
-
 SHARDS = list(range(-18, 19))
 HINT = "@{FORCE_INDEX=Idx_Singers_ShardId_LastUpdated}"
 COLUMNS = ("SingerId", "FirstName", "LastName", "BirthDate", "Picture", "LastUpdated", "Processed")

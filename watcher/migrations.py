@@ -224,6 +224,15 @@ class MigrationSet:
             files[parsed.version] = parsed
         return MigrationSet(_folder_id(folder_id), location, tuple(files[v] for v in sorted(files)))
 
+    def statements(self) -> list[str]:
+        """Every statement of the set's files, in order (for a database created with its schema).
+
+        Example:
+            >>> sample_migrations("singers").statements()[1]
+            'CREATE NULL_FILTERED INDEX Idx_Singers_ShardId_LastUpdated ON Singers (ShardId, LastUpdated)'
+        """
+        return [st.sql for migration in self.files for st in migration.statements]
+
     @staticmethod
     def from_directory(path: str | os.PathLike[str], folder_id: str | None = None) -> MigrationSet:
         """The files of folder ``path``; the folder id defaults to the folder's name."""
