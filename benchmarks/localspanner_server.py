@@ -18,10 +18,7 @@ import datetime as dt
 import itertools
 import os
 import random
-import signal
 import string
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -30,13 +27,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from watcher import bench_server
 from watcher.migrations import sample_migrations
 
 PROJECT = "bench-project"
 INSTANCE = "bench"
-#: Seconds the server gets to print its address, and to stop after SIGTERM.
-START_TIMEOUT = 60.0
-STOP_TIMEOUT = 30.0
 
 SINGERS_DDL = sample_migrations("singers").statements()  # the demo's table and shard index
 SINGERS_COLUMNS = ("SingerId", "FirstName", "LastName", "BirthDate", "Picture", "LastUpdated", "Processed")
@@ -47,66 +42,18 @@ _CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 # --- the server process -------------------------------------------------------------------------------
 
-class ServerProcess:
-    """``python -m watcher local-spanner --port 0 [--data-dir DIR]`` as a child process.
+class ServerProcess(bench_server.ServerProcess):
+    """The local server as a child process on a free port, its log in a file, its memory readable.
 
     ``data_dir=None`` lets the server use its own temporary folder.
     """
 
     def __init__(self, data_dir: str | None, *, log_path: str | None = None) -> None:
-        self.data_dir = data_dir
-        self.log_path = log_path or os.path.join(tempfile.gettempdir(), f"bench-local-spanner-{os.getpid()}.log")
-        self.process: subprocess.Popen[str] | None = None
-        self.emulator_host = ""
-
-    @property
-    def pid(self) -> int:
-        assert self.process is not None
-        return self.process.pid
-
-    def start(self) -> ServerProcess:
-        command = [sys.executable, "-m", "watcher", "local-spanner", "--port", "0"]
-        if self.data_dir:
-            command += ["--data-dir", self.data_dir]
-        with open(self.log_path, "a") as log:
-            self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True)
-        line = _read_line(self.process, START_TIMEOUT)
-        if not line.startswith("export SPANNER_EMULATOR_HOST="):
-            self.stop()
-            raise RuntimeError(f"the local server did not start (printed {line!r}; see {self.log_path})")
-        self.emulator_host = line.strip().split("=", 1)[1]
-        return self
-
-    def stop(self) -> None:
-        process, self.process = self.process, None
-        if process is None or process.poll() is not None:
-            return
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(STOP_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        super().__init__(port=0, data_dir=data_dir, log_path=log_path or os.path.join(
+            tempfile.gettempdir(), f"bench-local-spanner-{os.getpid()}.log"))
 
     def rss_bytes(self) -> int:
         return rss_bytes(self.pid)
-
-    def cpu_seconds(self) -> float:
-        return cpu_seconds(self.pid)
-
-    def __enter__(self) -> ServerProcess:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-
-def _read_line(process: subprocess.Popen[str], timeout: float) -> str:
-    box: list[str] = []
-    reader = threading.Thread(target=lambda: box.append(process.stdout.readline() if process.stdout else ""), daemon=True)
-    reader.start()
-    reader.join(timeout)
-    return box[0] if box else ""
 
 
 def rss_bytes(pid: int) -> int:

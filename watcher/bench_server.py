@@ -27,10 +27,14 @@ _READY = "export SPANNER_EMULATOR_HOST="
 
 
 class ServerProcess:
-    """``python -m watcher local-spanner --port PORT [--data-dir DIR]`` as a child process."""
+    """``python -m watcher local-spanner --port PORT [--data-dir DIR]`` as a child process.
 
-    def __init__(self, port: int = 0, data_dir: str | None = None, host: str = "127.0.0.1") -> None:
-        self.port, self.data_dir, self.host = port, data_dir, host
+    The server's log (stderr) is appended to ``log_path`` when given, else read and dropped.
+    """
+
+    def __init__(self, port: int = 0, data_dir: str | None = None, host: str = "127.0.0.1", *,
+                 log_path: str | None = None) -> None:
+        self.port, self.data_dir, self.host, self.log_path = port, data_dir, host, log_path
         self.process: subprocess.Popen[str] | None = None
         self.emulator_host = ""
 
@@ -44,22 +48,34 @@ class ServerProcess:
         command = [sys.executable, "-m", "watcher", "local-spanner", "--host", self.host, "--port", str(self.port)]
         if self.data_dir:
             command += ["--data-dir", self.data_dir]
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if self.log_path:
+            with open(self.log_path, "a") as log:
+                self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True)
+        else:
+            self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = _read_line(self.process, START_TIMEOUT)
         if not line.startswith(_READY):
-            error = ""
-            if self.process.stderr is not None:
-                try:  # it printed no address: it is exiting with an error, or hangs
-                    self.process.wait(5)
-                    error = self.process.stderr.read()
-                except subprocess.TimeoutExpired:
-                    pass
+            error = self._error_output()
             self.stop()
-            raise ConfigurationError(_reason(error) or f"the local Spanner server did not start within {START_TIMEOUT:g} s")
+            where = f" (its log: {self.log_path})" if self.log_path else ""
+            raise ConfigurationError((_reason(error) or f"the local Spanner server did not start within {START_TIMEOUT:g} s")
+                                     + where)
         self.emulator_host = line.strip()[len(_READY):]
-        # The server logs to stderr; drain it so a chatty server never blocks on a full pipe.
-        threading.Thread(target=_drain, args=(self.process,), daemon=True).start()
+        if not self.log_path:  # drain the log so that a chatty server never blocks on a full pipe
+            threading.Thread(target=_drain, args=(self.process,), daemon=True).start()
         return self
+
+    def _error_output(self) -> str:
+        """What the server said before it failed to print its address (it is exiting, or hangs)."""
+        assert self.process is not None
+        try:
+            self.process.wait(5)
+        except subprocess.TimeoutExpired:
+            return ""
+        if self.log_path:
+            with open(self.log_path) as log:
+                return log.read()[-4000:]
+        return self.process.stderr.read() if self.process.stderr is not None else ""
 
     def stop(self) -> None:
         process, self.process = self.process, None
