@@ -2,9 +2,9 @@
 
 A table's state lives in run folders (Parquet): ``<warehouse>/current_state/v<N>/table_name=<T>/``
 when run N wrote the table's whole state (its *base*, the manifest's ``state_version``), and
-``current_state/v<N>/deltas/`` for the keys run N changed in the tables it wrote only those
-of (*deltas*, ``state_deltas``: one folder for all such tables, as a run's deltas are small:
-one file instead of one per table). A key's state is its newest row over the layers (by
+``current_state/v<N>/deltas/`` when run N wrote only the keys it changed (a *delta*, listed in
+``state_deltas``); the deltas of all of a run's tables share that one folder, as they are
+small (one file for a small run, instead of one per table). A key's state is its newest row over the layers (by
 commit timestamp, then the later layer), so an incremental run writes rows in proportion to
 the keys it touched, not to the table. A run rewrites a table whole (a new base, the layers merged)
 when it has no state yet, when its deltas are many (:data:`MAX_DELTAS`) or hold as many rows

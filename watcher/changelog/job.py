@@ -162,7 +162,7 @@ SMALL_RUN_BYTES = 64 * 1024 * 1024
 SMALL_RUN_STATE_ROWS = 1_000_000
 #: Settings for the run's own plans: the kept window is cached uncompressed (compressing its
 #: wide text columns cost more than the memory saved), and the groups join back to the rows
-#: through their partitioning by key (grouping.add_grouping).
+#: through their partitioning by key or table (grouping.add_grouping).
 _RUN_SETTINGS = {"spark.sql.inMemoryColumnarStorage.compressed": "false",
                  "spark.sql.requireAllClusterKeysForCoPartition": "false"}
 
