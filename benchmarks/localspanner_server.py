@@ -37,7 +37,6 @@ SINGERS_DDL = sample_migrations("singers").statements()  # the demo's table and 
 SINGERS_COLUMNS = ("SingerId", "FirstName", "LastName", "BirthDate", "Picture", "LastUpdated", "Processed")
 #: The 37 values MOD(FARM_FINGERPRINT(...), 19) can take.
 ALL_SHARDS = list(range(-18, 19))
-_CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 # --- the server process -------------------------------------------------------------------------------
@@ -70,9 +69,7 @@ def cpu_seconds(pid: int | None = None) -> float:
     if pid is None:
         t = os.times()
         return t.user + t.system
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / _CLK_TCK
+    return bench_server.process_cpu_seconds(pid)
 
 
 @dataclass

@@ -89,19 +89,24 @@ class ServerProcess:
             process.wait()
 
     def cpu_seconds(self) -> float:
-        """User plus system CPU seconds the server has used (Linux /proc)."""
+        """User plus system CPU seconds the server has used (0 once it is gone)."""
         try:
-            with open(f"/proc/{self.pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
+            return process_cpu_seconds(self.pid)
         except (OSError, AssertionError):
             return 0.0
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def __enter__(self) -> ServerProcess:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """User plus system CPU seconds of process ``pid``, all its threads (Linux ``/proc``)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()  # the name in parentheses may hold spaces
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _reason(stderr: str) -> str:
