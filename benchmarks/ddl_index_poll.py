@@ -3,8 +3,8 @@
 The Singers schema comes from the migration folders (``ddl/watcher`` and
 ``ddl/samples/singers``, applied with the migration runner): a commit-timestamp column, a
 computed ``MOD(FARM_FINGERPRINT(...), 19)`` shard column and the NULL_FILTERED index on
-(ShardId, LastUpdated). The poll is the watcher's own query (``watcher.polling.simple_query``)
-with the settings :func:`watcher.ddl.sharded_polling` hands out: the FixedShardProvider over
+(ShardId, LastUpdated). The poll is the watcher's own query (``watcher.capture.polling.simple_query``)
+with the settings :func:`watcher.schema_tools.ddl.sharded_polling` hands out: the FixedShardProvider over
 all 37 shard values and the ``FORCE_INDEX`` hint. It is timed against the very same query
 with ``@{FORCE_INDEX=_BASE_TABLE}`` (the same table without the index: it scans the rows),
 on the same data, at 10,000, 100,000 and 1,000,000 rows, in one run against one server
@@ -75,14 +75,14 @@ PLOT = os.path.join(HERE, "plots", f"{NAME}.svg")
 
 
 def _setup() -> Any:
-    from watcher.ddl import ShardSource, sharded_polling
+    from watcher.schema_tools.ddl import ShardSource, sharded_polling
 
     # The same settings the sample schema was generated with (see ddl/samples/singers).
     return sharded_polling("Singers", ["FirstName", ShardSource("LastName", not_null=True)], processed_column="Processed")
 
 
 def _migrate(database: Any, ctx: RunContext) -> None:
-    from watcher.migrations import MigrationSet, Migrator, default_migrations
+    from watcher.schema_tools.migrations import MigrationSet, Migrator, default_migrations
 
     sets = [default_migrations(), MigrationSet.from_directory(os.path.join(ROOT, "ddl", "samples", "singers"))]
     report = Migrator(database, progress=ctx.log).migrate(sets)
@@ -92,8 +92,8 @@ def _migrate(database: Any, ctx: RunContext) -> None:
 
 def _queries(database: Any, setup: Any) -> dict[str, Any]:
     """name -> function(since) -> PollQuery: the watcher's poll, with and without the index."""
-    from watcher.polling import simple_query
-    from watcher.schema import discover
+    from watcher.capture.polling import simple_query
+    from watcher.capture.table_info import discover
 
     info = discover(database, "Singers", setup.commit_timestamp_column)
     shard = setup.shard_provider.shard_filter()
@@ -184,8 +184,8 @@ def _measure(database: Any, server: ServerProcess, queries: dict[str, Any], tabl
 def _prune(database: Any, server: ServerProcess, queries: dict[str, Any], settings: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
     """Seed 002: take every delivered row out of the index, and see what a from-scratch poll costs before and after."""
     from watcher.checkpoints import InMemoryCommitTimestampRepository
-    from watcher.maintenance import PruneSpec, prune_index
     from watcher.model import Checkpoint, TableId
+    from watcher.schema_tools.pruning import PruneSpec, prune_index
 
     runs = settings["indexed_polls"]
     before, rows_before = _time(database, queries["indexed"](OLD), runs)
@@ -211,7 +211,7 @@ def run(ctx: RunContext) -> Result:
     result = Result(settings={
         **settings, "limit": LIMIT, "tail_rows": TAIL_ROWS, "tail_commit_rows": TAIL_COMMIT_ROWS, "rows": ROW_SHAPE.describe(),
         "schema": "ddl/watcher + ddl/samples/singers through the migration runner",
-        "indexed": f"watcher.polling.simple_query with FixedShardProvider('ShardId', range(-18, 19)) and {setup.table_hint}",
+        "indexed": f"watcher.capture.polling.simple_query with FixedShardProvider('ShardId', range(-18, 19)) and {setup.table_hint}",
         "unindexed": f"the same query with {BASE_TABLE_HINT}",
         "load": f"InsertOrUpdate, {LOAD_BATCH_ROWS} rows per commit, {LOAD_THREADS} client threads",
         "read": "strong single-use read-only query, all rows consumed",

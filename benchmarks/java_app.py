@@ -1,6 +1,6 @@
 """The Java library's benchmark application, scaled up: ``python -m benchmarks app``.
 
-A thin wrapper over :mod:`watcher.bench` (the same code as ``spanner-watcher bench``): the
+A thin wrapper over :mod:`watcher.devtools.bench` (the same code as ``spanner-watcher bench``): the
 local Spanner server runs as a separate process, the writers and the watchers in this one.
 The Java application's defaults (1 transaction/s of 1..10 mutations, one watcher, poll
 interval 1 s) are raised to the headline load of :data:`HEADLINE`: 55 transactions/s of
@@ -18,9 +18,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from watcher.bench import BenchOptions, prepare_table, run_benchmark
-from watcher.bench_report import report, write_outputs
-from watcher.bench_server import ServerProcess
+from watcher.devtools.bench import BenchOptions, prepare_table, run_benchmark
+from watcher.devtools.bench_report import report, write_outputs
+from watcher.devtools.bench_server import ServerProcess
 
 from . import Result, RunContext, check
 
@@ -37,7 +37,7 @@ PLOTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plots", NAME)
 
 
 def run(ctx: RunContext) -> Result:
-    from watcher.connection import open_database
+    from watcher.cli.connection import open_database
 
     options = BenchOptions(**(QUICK if ctx.quick else HEADLINE), seed=1)
     previous = os.environ.pop("SPANNER_EMULATOR_HOST", None)

@@ -27,8 +27,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from watcher import bench_server
-from watcher.migrations import sample_migrations
+from watcher.devtools import bench_server
+from watcher.schema_tools.migrations import sample_migrations
 
 PROJECT = "bench-project"
 INSTANCE = "bench"

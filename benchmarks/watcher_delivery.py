@@ -6,8 +6,8 @@ group: the bare loop below, which resumes from a timestamp only, loses no row). 
 from the beginning of the table (``MIN_TIMESTAMP``), every row is delivered to a no-op
 callback (it counts) three ways, timed from the start to the N-th callback:
 
-* ``bare_loop``: ``discover`` the table, then call :func:`watcher.polling.run_poll` with
-  :func:`watcher.polling.simple_query` back-to-back, each from the last seen commit
+* ``bare_loop``: ``discover`` the table, then call :func:`watcher.capture.polling.run_poll` with
+  :func:`watcher.capture.polling.simple_query` back-to-back, each from the last seen commit
   timestamp, handing each change to the callback;
 * ``watcher_memory``: a :class:`TableWatcher` with ``InMemoryCommitTimestampRepository``;
 * ``watcher_spanner``: the same with ``SpannerCommitTimestampRepository`` (its table in
@@ -33,12 +33,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from watcher.capture.polling import continuation_query, run_poll, simple_query
+from watcher.capture.shards import FixedShardProvider
+from watcher.capture.table_info import discover
+from watcher.capture.table_watcher import TableWatcher
 from watcher.checkpoints import InMemoryCommitTimestampRepository, SpannerCommitTimestampRepository
 from watcher.model import MIN_TIMESTAMP, Change, Checkpoint, TableId
-from watcher.polling import continuation_query, run_poll, simple_query
-from watcher.schema import discover
-from watcher.shards import FixedShardProvider
-from watcher.table_watcher import TableWatcher
 
 from . import Result, RunContext, check
 from .localspanner_server import ServerProcess, connect, count_rows, cpu_seconds, load_singers, singers_database

@@ -22,8 +22,8 @@ import threading
 import time
 from typing import Any
 
+from watcher.capture.table_watcher import TableWatcher
 from watcher.model import timestamp_nanos
-from watcher.table_watcher import TableWatcher
 
 from . import Result, RunContext, check
 from .localspanner_server import (

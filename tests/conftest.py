@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from watcher.migrations import sample_migrations
+from watcher.schema_tools.migrations import sample_migrations
 
 PROJECT = "test-project"
 INSTANCE = "test-instance"

@@ -9,7 +9,7 @@ from google.cloud import spanner
 
 
 def test_demo_summary_matches_the_database(_server, tmp_path, spark):
-    from watcher.demo import run_demo
+    from watcher.devtools.demo import run_demo
 
     summary = run_demo(seconds=3, workdir=str(tmp_path / "demo"), writers=2, keys=200, quiet=True,
                        emulator_host=os.environ["SPANNER_EMULATOR_HOST"])

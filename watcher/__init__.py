@@ -20,19 +20,19 @@ __version__ = "0.1.0"
 
 #: public name -> module that defines it
 _EXPORTS = {
-    "ALL": "database_watcher", "DatabaseWatcher": "database_watcher",
+    "ALL": "capture.database_watcher", "DatabaseWatcher": "capture.database_watcher",
     "CommitTimestampRepository": "checkpoints", "InMemoryCommitTimestampRepository": "checkpoints",
     "SpannerCommitTimestampRepository": "checkpoints",
     "CallbackError": "errors", "CheckpointError": "errors", "ConfigurationError": "errors", "PollError": "errors",
     "SchemaError": "errors", "TableNotFoundError": "errors", "TableNotWatchableError": "errors", "WatcherError": "errors",
     "MIN_TIMESTAMP": "model", "Change": "model", "Checkpoint": "model", "TableId": "model", "Watermark": "model",
-    "RetryPolicy": "retry",
-    "FixedShardProvider": "shards", "Interval": "shards", "NotNullShardProvider": "shards", "ShardIdCache": "shards",
-    "ShardProvider": "shards", "TimebasedShardProvider": "shards",
-    "CallbackErrorPolicy": "table_watcher", "State": "table_watcher", "TableWatcher": "table_watcher",
-    "ChangeSetWatcher": "changesets", "run_in_change_set_transaction": "changesets", "change_set_batch": "changesets",
-    "HistoryTable": "history", "HistoryWatcher": "history",
-    "StagingSink": "sinks",
+    "RetryPolicy": "capture.retry",
+    "FixedShardProvider": "capture.shards", "Interval": "capture.shards", "NotNullShardProvider": "capture.shards", "ShardIdCache": "capture.shards",
+    "ShardProvider": "capture.shards", "TimebasedShardProvider": "capture.shards",
+    "CallbackErrorPolicy": "capture.table_watcher", "State": "capture.table_watcher", "TableWatcher": "capture.table_watcher",
+    "ChangeSetWatcher": "capture.helper_tables.change_sets", "run_in_change_set_transaction": "capture.helper_tables.change_sets", "change_set_batch": "capture.helper_tables.change_sets",
+    "HistoryTable": "capture.helper_tables.history", "HistoryWatcher": "capture.helper_tables.history",
+    "StagingSink": "staging.sink",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from watcher.model import Change, from_nanos
-from watcher.sinks import StagingSink
+from watcher.staging.sink import StagingSink
 
 #: 2024-05-01T10:00:00Z in nanoseconds: test commit timestamps count from here.
 T0 = 1_714_557_600_000_000_000

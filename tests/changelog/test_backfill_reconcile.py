@@ -13,6 +13,7 @@ from google.cloud import spanner
 
 from tests.watcher.core_support import wait_until
 from watcher import TableWatcher
+from watcher.capture.shards import FixedShardProvider
 from watcher.changelog import Changelog, read_markers, spanner_source
 from watcher.changelog.backfill import Backfill
 from watcher.changelog.exports import FORMATS
@@ -21,13 +22,12 @@ from watcher.changelog.fs import HadoopFS
 from watcher.changelog.reconcile import Reconcile
 from watcher.changelog.spanner_source import hash_partitions, shard_partitions
 from watcher.checkpoints.memory import InMemoryCommitTimestampRepository
-from watcher.cli import build_parser
+from watcher.cli.commands.snapshot_options import shard_values
+from watcher.cli.main import build_parser
 from watcher.codec import timestamp_text
-from watcher.commands.snapshot_options import shard_values
 from watcher.errors import ConfigurationError
 from watcher.model import TableId, from_nanos, timestamp_nanos
-from watcher.shards import FixedShardProvider
-from watcher.sinks import StagingSink
+from watcher.staging.sink import StagingSink
 
 DDL = ["""CREATE TABLE Items (
     Id INT64 NOT NULL, Name STRING(MAX), Ts TIMESTAMP OPTIONS (allow_commit_timestamp=true),

@@ -18,7 +18,7 @@ from watcher.changelog import Changelog
 from watcher.checkpoints.memory import InMemoryCommitTimestampRepository
 from watcher.codec import decode_value
 from watcher.model import MIN_TIMESTAMP
-from watcher.sinks import StagingSink
+from watcher.staging.sink import StagingSink
 
 DDL = ["""CREATE TABLE Items (
     Id INT64 NOT NULL, Name STRING(MAX), Price NUMERIC, Raw BYTES(MAX), Day DATE, Tags ARRAY<STRING(MAX)>,

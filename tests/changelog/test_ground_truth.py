@@ -26,6 +26,7 @@ from google.cloud import spanner
 
 from tests.watcher.core_support import wait_until
 from watcher import DatabaseWatcher
+from watcher.capture.shards import FixedShardProvider
 from watcher.changelog import Changelog
 from watcher.changelog.backfill import Backfill
 from watcher.changelog.exports.bigquery import bigquery_rows, parse_sequence_number
@@ -35,8 +36,7 @@ from watcher.changelog.reconcile import Reconcile
 from watcher.checkpoints import SpannerCommitTimestampRepository
 from watcher.codec import decode_value, timestamp_text
 from watcher.model import MIN_TIMESTAMP
-from watcher.shards import FixedShardProvider
-from watcher.sinks import StagingSink
+from watcher.staging.sink import StagingSink
 
 SEED = 20240501
 TRANSACTIONS = 70

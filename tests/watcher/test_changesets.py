@@ -7,7 +7,7 @@ from google.cloud.spanner_v1 import KeySet, param_types
 
 from tests.watcher.core_support import Collector, wait_until
 from watcher import MIN_TIMESTAMP, InMemoryCommitTimestampRepository, SpannerCommitTimestampRepository
-from watcher.changesets import (
+from watcher.capture.helper_tables.change_sets import (
     ChangeSetWatcher,
     change_set_batch,
     change_set_column_ddl,

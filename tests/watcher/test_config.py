@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from watcher.config import ConfigError, WatchConfig, load_config, parse_config
+from watcher.capture.shards import FixedShardProvider, Interval, NotNullShardProvider, TimebasedShardProvider
+from watcher.cli.config import ConfigError, WatchConfig, load_config, parse_config
 from watcher.model import MIN_TIMESTAMP
-from watcher.shards import FixedShardProvider, Interval, NotNullShardProvider, TimebasedShardProvider
 
 FULL = """
 [database]

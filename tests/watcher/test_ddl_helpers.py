@@ -12,10 +12,10 @@ from google.api_core import exceptions as gexc
 from google.cloud import spanner
 from google.cloud.spanner_v1 import param_types
 
-from watcher import ddl
-from watcher.ddl import ColumnDef, ShardCountWarning, ShardSource
 from watcher.errors import DdlError, HotspotError, InvalidIdentifierError
-from watcher.migrations import MigrationSet, Migrator
+from watcher.schema_tools import ddl
+from watcher.schema_tools.ddl import ColumnDef, ShardCountWarning, ShardSource
+from watcher.schema_tools.migrations import MigrationSet, Migrator
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 UTC = dt.UTC
@@ -311,7 +311,7 @@ def test_other_invalid_options():
 
 
 def test_cli_prints_the_statements(capsys):
-    from watcher.cli import main
+    from watcher.cli.main import main
 
     assert main(["ddl", "setup", "Singers", "--source", "FirstName", "--source", "LastName:STRING:not_null"]) == 0
     out = capsys.readouterr().out

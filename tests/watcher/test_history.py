@@ -13,8 +13,8 @@ from google.cloud.spanner_v1.data_types import JsonObject
 
 from tests.watcher.core_support import Collector, wait_until
 from watcher import MIN_TIMESTAMP, InMemoryCommitTimestampRepository
+from watcher.capture.helper_tables.history import HistoryTable, HistoryWatcher, history_table_ddl
 from watcher.errors import ConfigurationError, DdlError
-from watcher.history import HistoryTable, HistoryWatcher, history_table_ddl
 
 DOCUMENTS = """CREATE TABLE Documents (
     UserId INT64 NOT NULL,

@@ -11,13 +11,13 @@ from freezegun import freeze_time
 from google.cloud import spanner
 from google.cloud.spanner_v1 import param_types
 
-from watcher import ddl
 from watcher.checkpoints import InMemoryCommitTimestampRepository, SpannerCommitTimestampRepository
-from watcher.ddl import ShardSource
 from watcher.errors import ConfigurationError, InvalidIdentifierError, SchemaError
-from watcher.maintenance import IndexPruningJob, PruneSpec, check_schema, prune_cutoff, prune_index, prune_statement
-from watcher.migrations import MigrationSet, Migrator, default_migrations
 from watcher.model import Checkpoint, TableId
+from watcher.schema_tools import ddl
+from watcher.schema_tools.ddl import ShardSource
+from watcher.schema_tools.migrations import MigrationSet, Migrator, default_migrations
+from watcher.schema_tools.pruning import IndexPruningJob, PruneSpec, check_schema, prune_cutoff, prune_index, prune_statement
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 UTC = dt.UTC

@@ -11,13 +11,13 @@ import uuid
 
 import pytest
 
-from watcher import migrations as m
 from watcher.errors import ConfigurationError, MigrationChangedError, MigrationError, MigrationStatementError
-from watcher.migrations import MigrationSet, Migrator, split_statements
+from watcher.schema_tools import migrations as m
+from watcher.schema_tools.migrations import MigrationSet, Migrator, split_statements
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DDL_WATCHER = os.path.join(ROOT, "ddl", "watcher")
-PACKAGED = os.path.join(ROOT, "watcher", "migrations_data", "watcher")
+PACKAGED = os.path.join(ROOT, "watcher", "schema_tools", "migrations_data", "watcher")
 
 
 # --- statements -------------------------------------------------------------------------------------
@@ -105,7 +105,7 @@ def test_packaged_default_set_is_identical_to_ddl_watcher():
     names = sorted(n for n in os.listdir(DDL_WATCHER) if n.endswith(".sql"))
     assert names == sorted(n for n in os.listdir(PACKAGED) if n.endswith(".sql"))
     match, mismatch, errors = filecmp.cmpfiles(DDL_WATCHER, PACKAGED, names, shallow=False)
-    assert (mismatch, errors) == ([], []), "copy ddl/watcher/*.sql to watcher/migrations_data/watcher/"
+    assert (mismatch, errors) == ([], []), "copy ddl/watcher/*.sql to watcher/schema_tools/migrations_data/watcher/"
     packaged = m.default_migrations()
     assert [f.checksum for f in packaged.files] == [f.checksum for f in MigrationSet.from_directory(DDL_WATCHER).files]
     assert packaged.folder_id == MigrationSet.from_directory(DDL_WATCHER).folder_id == "watcher"
@@ -284,7 +284,7 @@ def cli_database(instance):
 
 
 def run_cli(*argv):
-    from watcher.cli import main
+    from watcher.cli.main import main
 
     return main(["migrate", *argv])
 
@@ -325,7 +325,7 @@ def test_command_on_the_embedded_default(capsys, monkeypatch, tmp_path):
 
 
 def test_real_spanner_needs_all_three_names(monkeypatch):
-    from watcher.connection import open_database
+    from watcher.cli.connection import open_database
 
     monkeypatch.delenv("SPANNER_EMULATOR_HOST", raising=False)
     with pytest.raises(ConfigurationError, match="--instance, --database missing"):
@@ -334,7 +334,7 @@ def test_real_spanner_needs_all_three_names(monkeypatch):
 
 
 def test_emulator_creates_a_missing_instance(spanner_client):
-    from watcher.connection import open_database
+    from watcher.cli.connection import open_database
 
     instance_id = f"inst-{uuid.uuid4().hex[:8]}"
     with open_database(spanner_client.project, instance_id, "created-db") as target:
@@ -345,10 +345,10 @@ def test_emulator_creates_a_missing_instance(spanner_client):
 
 def test_packaged_samples_are_identical_to_ddl_samples():
     source = os.path.join(ROOT, "ddl", "samples", "singers")
-    packaged = os.path.join(ROOT, "watcher", "migrations_data", "samples", "singers")
+    packaged = os.path.join(ROOT, "watcher", "schema_tools", "migrations_data", "samples", "singers")
     names = sorted(n for n in os.listdir(source) if n.endswith(".sql"))
     assert names == sorted(n for n in os.listdir(packaged) if n.endswith(".sql"))
     _, mismatch, errors = filecmp.cmpfiles(source, packaged, names, shallow=False)
-    assert (mismatch, errors) == ([], []), "copy ddl/samples/singers/*.sql to watcher/migrations_data/samples/singers/"
+    assert (mismatch, errors) == ([], []), "copy ddl/samples/singers/*.sql to watcher/schema_tools/migrations_data/samples/singers/"
     assert [f.checksum for f in m.sample_migrations("singers").files] == \
         [f.checksum for f in MigrationSet.from_directory(source).files]

@@ -10,9 +10,7 @@ from google.cloud.spanner_v1 import param_types
 
 from tests.watcher.core_support import C_DDL, insert
 from watcher import FixedShardProvider, Interval, NotNullShardProvider, TimebasedShardProvider
-from watcher.errors import InvalidIdentifierError
-from watcher.model import MIN_TIMESTAMP, Checkpoint, TableId
-from watcher.polling import (
+from watcher.capture.polling import (
     WITH_QUERY_MAX_LIMIT,
     WITH_QUERY_MAX_SHARDS,
     continuation_query,
@@ -22,7 +20,9 @@ from watcher.polling import (
     with_query,
     with_query_eligible,
 )
-from watcher.schema import TableInfo, discover
+from watcher.capture.table_info import TableInfo, discover
+from watcher.errors import InvalidIdentifierError
+from watcher.model import MIN_TIMESTAMP, Checkpoint, TableId
 
 TS = DT(2024, 5, 1, 10, 0, 0, nanosecond=123456789, tzinfo=dt.UTC)
 ONE = TableInfo(TableId("T"), "Ts", ("Id",), {"Id": "INT64", "Name": "STRING(MAX)", "Ts": "TIMESTAMP"})

@@ -18,7 +18,7 @@ from statistics import NormalDist
 import pytest
 from google.cloud.spanner_v1 import param_types
 
-from watcher.ddl import ShardColumn, ShardSource, fingerprint, shard_column
+from watcher.schema_tools.ddl import ShardColumn, ShardSource, fingerprint, shard_column
 
 NAMES = 100_000
 ALPHA = 0.01

@@ -12,7 +12,7 @@ from freezegun import freeze_time
 from google.cloud.spanner_v1 import param_types
 
 from watcher import ConfigurationError, FixedShardProvider, Interval, NotNullShardProvider, ShardIdCache, TimebasedShardProvider
-from watcher.shards import fetch_from_database, param_type_of, split_shards
+from watcher.capture.shards import fetch_from_database, param_type_of, split_shards
 
 UTC = dt.UTC
 

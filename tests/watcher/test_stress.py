@@ -23,7 +23,7 @@ from google.cloud import spanner
 
 from tests.watcher.core_support import wait_until
 from watcher import InMemoryCommitTimestampRepository, TableWatcher
-from watcher.history import HistoryTable, HistoryWatcher
+from watcher.capture.helper_tables.history import HistoryTable, HistoryWatcher
 
 WRITERS = 8
 UPSERTS = 5_000

@@ -9,8 +9,8 @@ import pytest
 
 from tests.watcher.core_support import T_DDL, Collector, insert_t, wait_until
 from watcher import MIN_TIMESTAMP, SpannerCommitTimestampRepository, State, TableId, TableWatcher
-from watcher.changesets import ChangeSetWatcher, change_set_batch, change_sets_table_ddl
-from watcher.history import HistoryTable, HistoryWatcher
+from watcher.capture.helper_tables.change_sets import ChangeSetWatcher, change_set_batch, change_sets_table_ddl
+from watcher.capture.helper_tables.history import HistoryTable, HistoryWatcher
 
 ROWS = 40
 LIMIT = 7

@@ -39,10 +39,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..capture.table_info import discover
 from ..checkpoints import CommitTimestampRepository
 from ..errors import ConfigurationError
 from ..model import Checkpoint, TableId
-from ..schema import discover
 from . import completeness, spanner_source, staging_writer
 from .fs import HadoopFS
 from .spanner_source import READ_MODES, ReadPartition, ReadPlan, ReadPoint, SpannerLocation

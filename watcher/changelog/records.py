@@ -16,7 +16,7 @@ from typing import Any
 
 Field = tuple[str, str, str]
 
-#: A staged record (watcher.sinks.StagingSink). ``keys`` is read as raw JSON text (Spark
+#: A staged record (watcher.staging.sink.StagingSink). ``keys`` is read as raw JSON text (Spark
 #: keeps non-string JSON as its text); ``values`` maps a column to its typed-JSON value as
 #: text (strings unquoted, numbers, booleans and arrays as JSON text).
 STAGING_FIELDS: tuple[Field, ...] = (

@@ -36,8 +36,8 @@ from typing import Any
 
 from ..codec import encode_value, timestamp_text
 from ..errors import ChangelogError, ConfigurationError
-from ..sinks import STAGING_FORMAT
 from ..sqlnames import quote_identifier
+from ..staging.sink import STAGING_FORMAT
 
 #: How tasks read: "timestamp" (exact read timestamp only), "shared" (inside the driver's
 #: transaction only), "auto" (the exact read, falling back to the shared transaction).
@@ -187,7 +187,7 @@ class ReadPoint:
 def staging_record(plan: ReadPlan, batch_id: str, seq: int, keys: list[Any], values: Mapping[str, Any], *,
                    commit_timestamp: str, mod_type: str | None = None, key_columns: Sequence[str] | None = None,
                    types: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """One staging record in watcher.sinks' layout (RECORD_FIELDS order), from typed-JSON keys and values."""
+    """One staging record in watcher.staging.sink' layout (RECORD_FIELDS order), from typed-JSON keys and values."""
     return {
         "v": STAGING_FORMAT, "batch_id": batch_id, "seq": seq, "table": plan.table,
         "key_columns": list(key_columns if key_columns is not None else plan.key_columns), "keys": keys,
@@ -214,7 +214,7 @@ def record_line(plan: ReadPlan, batch_id: str, seq: int, row: Mapping[str, Any],
 def _param_types(params: Mapping[str, Any]) -> dict[str, Any]:
     from google.cloud.spanner_v1 import param_types
 
-    from ..shards import param_type_of
+    from ..capture.shards import param_type_of
 
     return {name: param_types.Array(param_type_of(value[0])) if isinstance(value, list) else param_type_of(value)
             for name, value in params.items()}

@@ -1,6 +1,6 @@
 """Reading staged batches: list the new ones, parse them with Spark, set bad files aside.
 
-A batch file is ``<staging>/table=<T>/<batch_id>.jsonl`` (watcher.sinks.StagingSink).
+A batch file is ``<staging>/table=<T>/<batch_id>.jsonl`` (watcher.staging.sink.StagingSink).
 Files are listed with Hadoop's FileSystem API and read by Spark's text reader, so the
 job runs unchanged on a cluster. A file is *bad* when it is empty, when a line is not a
 valid staging record (a truncated or corrupt file), when it was written by a newer
@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..sinks import BATCH_SUFFIX, STAGING_FORMAT
+from ..staging.sink import BATCH_SUFFIX, STAGING_FORMAT
 from . import records
 from .classify import INPUT_MOD_TYPES
 from .fs import FileEntry, HadoopFS

@@ -18,7 +18,7 @@ import uuid
 from typing import Any
 
 from ..errors import ChangelogError
-from ..sinks import BATCH_SUFFIX
+from ..staging.sink import BATCH_SUFFIX
 from .fs import HadoopFS
 
 #: Hidden from the changelog job, which lists only ``table=*/*.jsonl``.
@@ -26,7 +26,7 @@ TEMP_DIR = "_spanner-watcher-tmp"
 
 
 def table_folder(table: str) -> str:
-    """The staging folder name of a table (as watcher.sinks.StagingSink names it)."""
+    """The staging folder name of a table (as watcher.staging.sink.StagingSink names it)."""
     return "table=" + re.sub(r"[^A-Za-z0-9_]", "_", table)
 
 

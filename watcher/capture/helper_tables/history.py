@@ -1,0 +1,339 @@
+"""History-table mode: every version of every row, deletes included, in commit order.
+
+Polling a data table sees rows, not a log: versions overwritten between two polls
+coalesce and deletes are invisible. In history-table mode (the changelog pattern of the
+Spanner commit-timestamp guide, with a ``DocumentHistory`` table next to ``Documents``)
+the application appends one history row per changed row *inside its own read/write
+transaction*, and a :class:`HistoryWatcher` tails that append-only table.
+
+The history table of ``T``, ``THistory`` by default::
+
+    <key columns of T>, CommitTimestamp TIMESTAMP NOT NULL OPTIONS (allow_commit_timestamp=true),
+    Seq INT64 NOT NULL, Operation STRING(6) NOT NULL, NewValues JSON
+    PRIMARY KEY (<key columns>, CommitTimestamp, Seq)
+
+The key starts with the data table's key, so appends spread over the key space like the
+data writes do (a key starting with the commit timestamp would send every append to one
+split). ``Seq`` numbers the history rows of one transaction, so several changes of one
+key in one transaction stay distinct and ordered; two transactions that change the same
+key conflict, so they get distinct commit timestamps and appends never collide. The
+watcher polls in (CommitTimestamp, key, CommitTimestamp, Seq) order: per key, commit order
+and then the order of the writes within the transaction. The table is not interleaved,
+so history survives deletes of the data rows.
+
+``NewValues`` holds the columns the mutation wrote, as JSON (INT64 as numbers, BYTES as
+base64, TIMESTAMP as RFC 3339, NUMERIC as text; the commit-timestamp placeholder is kept
+and resolved to the change's commit timestamp when read back); NULL for a DELETE.
+
+Example::
+
+    docs = HistoryTable.discover(database, "Documents")
+    docs.create(database)                        # CREATE TABLE DocumentsHistory, if missing
+
+    def edit(txn):
+        h = docs.writer(txn)                     # one writer per transaction attempt
+        h.insert_or_update(["UserId", "DocumentId", "Contents"], [[1, 7, "hello"]])
+        h.delete([(1, 8)])
+    database.run_in_transaction(edit)
+
+    with HistoryWatcher(database, "Documents") as w:
+        for change in w.changes():
+            print(change.mod_type, change.keys, change.row)
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from google.cloud.spanner_v1 import COMMIT_TIMESTAMP, KeySet, param_types
+from google.cloud.spanner_v1.data_types import JsonObject
+
+from ...checkpoints import CommitTimestampRepository
+from ...errors import ConfigurationError, DdlError, TableNotFoundError
+from ...model import Change, TableId
+from ...sqlnames import quote_identifier, validate_identifier
+from ..table_info import _KEY_SQL, _query
+from ..table_watcher import TableWatcher
+from .history_values import decode_values, encode_values
+from .translating import TranslatingWatcher
+
+COMMIT_TIMESTAMP_COLUMN = "CommitTimestamp"
+SEQUENCE_COLUMN = "Seq"
+OPERATION_COLUMN = "Operation"
+NEW_VALUES_COLUMN = "NewValues"
+HISTORY_COLUMNS = (COMMIT_TIMESTAMP_COLUMN, SEQUENCE_COLUMN, OPERATION_COLUMN, NEW_VALUES_COLUMN)
+
+INSERT, UPDATE, DELETE = "INSERT", "UPDATE", "DELETE"
+
+_COLUMNS_SQL = (
+    "SELECT COLUMN_NAME, SPANNER_TYPE, IS_NULLABLE FROM INFORMATION_SCHEMA.COLUMNS "
+    "WHERE TABLE_CATALOG = @catalog AND TABLE_SCHEMA = @schema AND TABLE_NAME = @table ORDER BY ORDINAL_POSITION"
+)
+
+
+def history_table_name(table: str) -> str:
+    """The default history table of ``table``.
+
+    >>> history_table_name("Documents")
+    'DocumentsHistory'
+    """
+    return f"{table}History"
+
+
+def history_table_ddl(table: str, key_columns: Sequence[tuple[str, str] | tuple[str, str, bool]], *,
+                      history_table: str | None = None) -> str:
+    """The CREATE TABLE statement of the history table of ``table``.
+
+    ``key_columns`` are the data table's primary-key columns as (name, Spanner type) or
+    (name, Spanner type, nullable).
+
+    >>> print(history_table_ddl("Documents", [("UserId", "INT64"), ("DocumentId", "INT64")]))
+    CREATE TABLE `DocumentsHistory` (
+      `UserId` INT64 NOT NULL,
+      `DocumentId` INT64 NOT NULL,
+      `CommitTimestamp` TIMESTAMP NOT NULL OPTIONS (allow_commit_timestamp=true),
+      `Seq` INT64 NOT NULL,
+      `Operation` STRING(6) NOT NULL,
+      `NewValues` JSON
+    ) PRIMARY KEY (`UserId`, `DocumentId`, `CommitTimestamp`, `Seq`)
+    """
+    name = history_table or history_table_name(table)
+    if not key_columns:
+        raise DdlError(f"Table {table} has no primary-key columns to build a history table from")
+    clash = {c.upper() for c in HISTORY_COLUMNS} & {k[0].upper() for k in key_columns}
+    if clash:
+        raise DdlError(f"Key column(s) {', '.join(sorted(clash))} of table {table} clash with the history columns "
+                       f"{', '.join(HISTORY_COLUMNS)}")
+    lines = []
+    for column in key_columns:
+        nullable = len(column) > 2 and column[2]  # type: ignore[misc]
+        lines.append(f"  {quote_identifier(column[0], 'key column')} {column[1]}{'' if nullable else ' NOT NULL'}")
+    lines += [
+        f"  {quote_identifier(COMMIT_TIMESTAMP_COLUMN)} TIMESTAMP NOT NULL OPTIONS (allow_commit_timestamp=true)",
+        f"  {quote_identifier(SEQUENCE_COLUMN)} INT64 NOT NULL",
+        f"  {quote_identifier(OPERATION_COLUMN)} STRING(6) NOT NULL",
+        f"  {quote_identifier(NEW_VALUES_COLUMN)} JSON",
+    ]
+    key = ", ".join(quote_identifier(c) for c in [*(k[0] for k in key_columns), COMMIT_TIMESTAMP_COLUMN, SEQUENCE_COLUMN])
+    return f"CREATE TABLE {quote_identifier(name, 'history table')} (\n" + ",\n".join(lines) + f"\n) PRIMARY KEY ({key})"
+
+
+def _describe(database: Any, table: str) -> tuple[dict[str, tuple[str, bool]], tuple[str, ...]]:
+    tid = TableId(table)
+    params = {"catalog": "", "schema": "", "table": table}
+    with database.snapshot(multi_use=True) as snap:
+        rows = list(snap.execute_sql(_COLUMNS_SQL, params=params, param_types={k: param_types.STRING for k in params}))
+        key = tuple(r[0] for r in _query(snap, _KEY_SQL, tid))
+    if not rows:
+        raise TableNotFoundError(table)
+    return {name: (spanner_type, nullable == "YES") for name, spanner_type, nullable in rows}, key
+
+
+@dataclass(frozen=True)
+class HistoryTable:
+    """A data table and its history table: what the writer and the DDL need to know.
+
+    >>> h = HistoryTable("Documents", ("UserId",), {"UserId": "INT64", "Contents": "STRING(MAX)"})
+    >>> h.history_table, h.key_of({"UserId": 3, "Contents": "x"})
+    ('DocumentsHistory', (3,))
+    """
+
+    table: str
+    key_columns: tuple[str, ...]
+    column_types: Mapping[str, str]
+    history_table: str = ""
+    nullable_keys: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        validate_identifier(self.table, "table")
+        if not self.history_table:
+            object.__setattr__(self, "history_table", history_table_name(self.table))
+        validate_identifier(self.history_table, "history table")
+
+    @classmethod
+    def discover(cls, database: Any, table: str, *, history_table: str | None = None) -> HistoryTable:
+        """Read the key and column types of ``table`` from INFORMATION_SCHEMA."""
+        columns, key = _describe(database, table)
+        return cls(table, key, {c: t for c, (t, _) in columns.items()}, history_table or "",
+                   frozenset(k for k in key if columns[k][1]))
+
+    def ddl(self) -> str:
+        return history_table_ddl(self.table, [(k, self.column_types[k], k in self.nullable_keys) for k in self.key_columns],
+                                 history_table=self.history_table)
+
+    def create(self, database: Any, timeout: float = 120.0) -> bool:
+        """Create the history table unless it exists; True when it was created."""
+        try:
+            _describe(database, self.history_table)
+            return False
+        except TableNotFoundError:
+            database.update_ddl([self.ddl()]).result(timeout)
+            return True
+
+    def key_of(self, row: Mapping[str, Any]) -> tuple[Any, ...]:
+        return tuple(row[k] for k in self.key_columns)
+
+    def writer(self, transaction: Any) -> HistoryWriter:
+        """The writer of this history table in ``transaction`` (the same one on every call)."""
+        with _WRITERS_LOCK:
+            per_txn = _WRITERS.setdefault(transaction, {})
+            found = per_txn.get(self.history_table)
+            if found is None:
+                found = per_txn[self.history_table] = HistoryWriter(transaction, self)
+            return found
+
+
+# One writer per (transaction attempt, history table): sequence numbers must not repeat
+# within a transaction even when the application asks for the writer several times.
+_WRITERS: weakref.WeakKeyDictionary[Any, dict[str, HistoryWriter]] = weakref.WeakKeyDictionary()
+_WRITERS_LOCK = threading.Lock()
+
+
+class HistoryWriter:
+    """Writes data mutations and their history rows inside one read/write transaction.
+
+    Use it for every write to the table in the transaction (mixing in DML or bare
+    mutations on the same keys would make it misjudge INSERT against UPDATE). Reads it
+    makes to tell an insert from an update take the transaction's usual locks.
+
+    The methods mirror the transaction's mutation methods: ``columns`` must include every
+    key column; ``values`` is a list of rows.
+    """
+
+    def __init__(self, transaction: Any, history: HistoryTable) -> None:
+        self.transaction = transaction
+        self.history = history
+        self._sequence = 0
+        # Key -> does the row exist after this transaction's writes so far? (Reads in a
+        # transaction do not see its own buffered mutations, so we keep track ourselves.)
+        self._exists: dict[tuple[Any, ...], bool] = {}
+        self._canonical = {c.upper(): c for c in history.column_types} or None
+
+    def insert(self, columns: Sequence[str], values: Sequence[Sequence[Any]]) -> None:
+        self._write("insert", columns, values, lambda existed: INSERT)
+
+    def update(self, columns: Sequence[str], values: Sequence[Sequence[Any]]) -> None:
+        self._write("update", columns, values, lambda existed: UPDATE)
+
+    def insert_or_update(self, columns: Sequence[str], values: Sequence[Sequence[Any]]) -> None:
+        self._write("insert_or_update", columns, values, lambda existed: UPDATE if existed else INSERT, check=True)
+
+    def replace(self, columns: Sequence[str], values: Sequence[Sequence[Any]]) -> None:
+        self._write("replace", columns, values, lambda existed: UPDATE if existed else INSERT, check=True)
+
+    def delete(self, keys: Iterable[Sequence[Any]]) -> None:
+        """Delete rows by primary key; a DELETE is recorded only for rows that existed."""
+        wanted = [tuple(k) for k in keys]
+        if not wanted:
+            return
+        existing = self._existing(wanted)
+        self.transaction.delete(self.history.table, KeySet(keys=[list(k) for k in wanted]))
+        for key in wanted:
+            if existing[key]:
+                self._append(key, DELETE, None)
+            self._exists[key] = False
+
+    # --- internals ------------------------------------------------------------------------------------
+
+    def _columns(self, columns: Sequence[str]) -> list[str]:
+        if self._canonical is None:
+            return list(columns)
+        names = []
+        for c in columns:
+            name = self._canonical.get(c.upper())
+            if name is None:
+                raise ConfigurationError(f"Table {self.history.table} has no column {c}")
+            names.append(name)
+        missing = [k for k in self.history.key_columns if k not in names]
+        if missing:
+            raise ConfigurationError(f"Writes to {self.history.table} through its history writer must give the key "
+                                     f"column(s) {', '.join(missing)}")
+        return names
+
+    def _write(self, method: str, columns: Sequence[str], values: Sequence[Sequence[Any]], operation: Any,
+               check: bool = False) -> None:
+        names = self._columns(columns)
+        rows = [dict(zip(names, row, strict=True)) for row in values]
+        if not rows:
+            return
+        keys = [self.history.key_of(r) for r in rows]
+        existing = self._existing(keys) if check else {}
+        getattr(self.transaction, method)(self.history.table, names, [list(v) for v in values])
+        for key, row in zip(keys, rows, strict=True):
+            self._append(key, operation(existing.get(key, True) if check else None), row)
+            self._exists[key] = True
+            existing[key] = True  # a later row with the same key in this call updates it
+
+    def _existing(self, keys: list[tuple[Any, ...]]) -> dict[tuple[Any, ...], bool]:
+        unknown = list(dict.fromkeys(k for k in keys if k not in self._exists))
+        if unknown:
+            found = {tuple(r) for r in self.transaction.read(self.history.table, self.history.key_columns,
+                                                              KeySet(keys=[list(k) for k in unknown]))}
+            for key in unknown:
+                self._exists[key] = key in found
+        return {k: self._exists[k] for k in keys}
+
+    def _append(self, key: tuple[Any, ...], operation: str, row: Mapping[str, Any] | None) -> None:
+        new_values = None
+        if row is not None:
+            new_values = JsonObject(encode_values({c: v for c, v in row.items() if c not in self.history.key_columns}))
+        self._sequence += 1
+        self.transaction.insert(self.history.history_table, [*self.history.key_columns, *HISTORY_COLUMNS],
+                                [[*key, COMMIT_TIMESTAMP, self._sequence, operation, new_values]])
+
+
+class HistoryWatcher(TranslatingWatcher):
+    """Watches a history table and delivers the data table's changes: every version and delete.
+
+    Args:
+        database: the database.
+        table: the data table.
+        history_table: its history table (default ``<table>History``).
+        checkpoints: the checkpoint store (positions are stored under the history table's name).
+        **options: passed to the TableWatcher on the history table (poll_interval, limit,
+            shard_provider, table_hint, initial_timestamp, scheduler, executor,
+            callback_error_policy, retry_policy, clock, name).
+
+    Each :class:`~watcher.model.Change` has ``table`` = the data table, ``mod_type`` INSERT,
+    UPDATE or DELETE, ``row`` = the key columns plus the written columns (key columns only
+    for a DELETE), typed as the data table's columns.
+    """
+
+    def __init__(self, database: Any, table: str, *, history_table: str | None = None,
+                 checkpoints: CommitTimestampRepository | None = None, **options: Any) -> None:
+        super().__init__()
+        if "commit_timestamp_column" in options:
+            raise ConfigurationError(f"a HistoryWatcher polls the {COMMIT_TIMESTAMP_COLUMN} column of the history table")
+        self.database = database
+        self.table = validate_identifier(table, "table")
+        self.history_table = validate_identifier(history_table or history_table_name(table), "history table")
+        self.inner = TableWatcher(database, self.history_table, commit_timestamp_column=COMMIT_TIMESTAMP_COLUMN,
+                                  checkpoints=checkpoints, **options)
+        self._types: Mapping[str, str] = {}
+        self._key_columns: tuple[str, ...] = ()
+
+    def _prepare(self) -> None:
+        history_columns, history_key = _describe(self.database, self.history_table)
+        self._key_columns = history_key[:-2]
+        if history_key[-2:] != (COMMIT_TIMESTAMP_COLUMN, SEQUENCE_COLUMN) or not self._key_columns:
+            raise ConfigurationError(f"{self.history_table} is not a history table: its primary key must be the key "
+                                     f"columns followed by {COMMIT_TIMESTAMP_COLUMN}, {SEQUENCE_COLUMN}")
+        try:
+            self._types = HistoryTable.discover(self.database, self.table).column_types
+        except TableNotFoundError:
+            # The data table may be gone while its history remains: values keep their JSON form.
+            self._types = {c: t for c, (t, _) in history_columns.items() if c in self._key_columns}
+
+    def _translate(self, change: Change) -> Iterable[Change]:
+        row = change.row
+        keys = tuple(row[k] for k in self._key_columns)
+        values: dict[str, Any] = dict(zip(self._key_columns, keys, strict=True))
+        new_values = row.get(NEW_VALUES_COLUMN)
+        if new_values is not None and not getattr(new_values, "_is_null", False):
+            values.update(decode_values(dict(new_values), self._types, change.commit_timestamp))
+        return [Change(self.table, keys, values, change.commit_timestamp, change.shard, change.read_timestamp,
+                       mod_type=row[OPERATION_COLUMN])]

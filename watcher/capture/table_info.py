@@ -1,0 +1,106 @@
+"""What a watcher needs to know about a table, read from INFORMATION_SCHEMA.
+
+Example::
+
+    info = discover(database, "Singers")
+    info.commit_timestamp_column, info.key_columns    # ('LastUpdated', ('SingerId',))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from google.cloud.spanner_v1 import param_types
+
+from ..errors import ColumnNotFoundError, TableNotFoundError, TableNotWatchableError
+from ..model import TableId
+
+_COLUMNS_SQL = (
+    "SELECT COLUMN_NAME, SPANNER_TYPE FROM INFORMATION_SCHEMA.COLUMNS "
+    "WHERE TABLE_CATALOG = @catalog AND TABLE_SCHEMA = @schema AND TABLE_NAME = @table ORDER BY ORDINAL_POSITION"
+)
+# Every option row is looked at: a column may carry other options besides allow_commit_timestamp.
+_COMMIT_TS_SQL = (
+    "SELECT COLUMN_NAME FROM INFORMATION_SCHEMA.COLUMN_OPTIONS "
+    "WHERE TABLE_CATALOG = @catalog AND TABLE_SCHEMA = @schema AND TABLE_NAME = @table "
+    "AND OPTION_NAME = 'allow_commit_timestamp' AND OPTION_VALUE = 'TRUE' ORDER BY COLUMN_NAME"
+)
+_KEY_SQL = (
+    "SELECT INDEX_COLUMNS.COLUMN_NAME FROM INFORMATION_SCHEMA.INDEXES AS INDEXES "
+    "JOIN INFORMATION_SCHEMA.INDEX_COLUMNS AS INDEX_COLUMNS "
+    "ON INDEXES.TABLE_CATALOG = INDEX_COLUMNS.TABLE_CATALOG AND INDEXES.TABLE_SCHEMA = INDEX_COLUMNS.TABLE_SCHEMA "
+    "AND INDEXES.TABLE_NAME = INDEX_COLUMNS.TABLE_NAME AND INDEXES.INDEX_NAME = INDEX_COLUMNS.INDEX_NAME "
+    "WHERE INDEXES.TABLE_CATALOG = @catalog AND INDEXES.TABLE_SCHEMA = @schema AND INDEXES.TABLE_NAME = @table "
+    "AND INDEXES.INDEX_TYPE = 'PRIMARY_KEY' ORDER BY INDEX_COLUMNS.ORDINAL_POSITION"
+)
+_TABLES_SQL = (
+    "SELECT DISTINCT TABLES.TABLE_NAME FROM INFORMATION_SCHEMA.TABLES AS TABLES "
+    "JOIN INFORMATION_SCHEMA.COLUMN_OPTIONS AS OPTIONS "
+    "ON TABLES.TABLE_CATALOG = OPTIONS.TABLE_CATALOG AND TABLES.TABLE_SCHEMA = OPTIONS.TABLE_SCHEMA "
+    "AND TABLES.TABLE_NAME = OPTIONS.TABLE_NAME "
+    "WHERE TABLES.TABLE_CATALOG = '' AND TABLES.TABLE_SCHEMA = '' "
+    "AND OPTIONS.OPTION_NAME = 'allow_commit_timestamp' AND OPTIONS.OPTION_VALUE = 'TRUE' "
+    "ORDER BY TABLES.TABLE_NAME"
+)
+
+#: Spanner type names (as INFORMATION_SCHEMA.COLUMNS.SPANNER_TYPE prints them) to client parameter types.
+_PARAM_TYPES = {
+    "BOOL": param_types.BOOL, "INT64": param_types.INT64, "FLOAT64": param_types.FLOAT64,
+    "STRING": param_types.STRING, "BYTES": param_types.BYTES, "DATE": param_types.DATE,
+    "TIMESTAMP": param_types.TIMESTAMP, "NUMERIC": param_types.NUMERIC, "JSON": param_types.JSON,
+}
+
+
+def param_type_for(spanner_type: str) -> Any:
+    """The client parameter type of a SPANNER_TYPE such as 'STRING(MAX)' (None for arrays and others).
+
+    >>> param_type_for("STRING(200)") == param_types.STRING
+    True
+    """
+    return _PARAM_TYPES.get(spanner_type.split("(", 1)[0].strip().upper())
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    table: TableId
+    commit_timestamp_column: str
+    key_columns: tuple[str, ...]
+    column_types: dict[str, str]
+
+    def key_param_types(self) -> list[Any]:
+        return [param_type_for(self.column_types[k]) for k in self.key_columns]
+
+
+def _query(snapshot: Any, sql: str, table: TableId) -> list[list[Any]]:
+    params = {"catalog": table.catalog, "schema": table.schema, "table": table.table}
+    return list(snapshot.execute_sql(sql, params=params, param_types={k: param_types.STRING for k in params}))
+
+
+def discover(database: Any, table: TableId | str, commit_timestamp_column: str | None = None) -> TableInfo:
+    """Columns, primary key and commit-timestamp column of ``table``, or a clear error."""
+    table = TableId(table) if isinstance(table, str) else table
+    with database.snapshot(multi_use=True) as snap:
+        columns = {name: spanner_type for name, spanner_type in _query(snap, _COLUMNS_SQL, table)}
+        if not columns:
+            raise TableNotFoundError(str(table))
+        key = tuple(r[0] for r in _query(snap, _KEY_SQL, table))
+        if commit_timestamp_column is None:
+            candidates = [r[0] for r in _query(snap, _COMMIT_TS_SQL, table)]
+            if not candidates:
+                raise TableNotWatchableError(str(table), "it has no column with the option allow_commit_timestamp=true")
+            commit_timestamp_column = candidates[0]
+    if commit_timestamp_column not in columns:
+        match = {c.lower(): c for c in columns}.get(commit_timestamp_column.lower())
+        if match is None:
+            raise ColumnNotFoundError(str(table), commit_timestamp_column, "it cannot be the commit-timestamp column")
+        commit_timestamp_column = match
+    if columns[commit_timestamp_column] != "TIMESTAMP":
+        raise TableNotWatchableError(str(table), f"column {commit_timestamp_column} is {columns[commit_timestamp_column]}, not TIMESTAMP")
+    return TableInfo(table, commit_timestamp_column, key, columns)
+
+
+def watchable_tables(database: Any) -> list[str]:
+    """Tables of the default schema that have a commit-timestamp column, by name."""
+    with database.snapshot() as snap:
+        return [r[0] for r in snap.execute_sql(_TABLES_SQL)]

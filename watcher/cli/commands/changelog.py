@@ -1,0 +1,81 @@
+"""``spanner-watcher changelog``: build the changelog from staged batches (the Spark job).
+
+Example:
+    $ spanner-watcher changelog --staging ./staging --warehouse ./warehouse --soft-delete Singers=Deleted
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+NAME = "changelog"
+#: Exit status when the run succeeded but set bad batch files aside.
+EXIT_QUARANTINED = 3
+EXIT_FAILED = 1
+
+
+def soft_delete_pair(text: str) -> tuple[str, str]:
+    table, sep, column = text.partition("=")
+    if not sep or not table or not column:
+        raise argparse.ArgumentTypeError(f"expected TABLE=COLUMN, got {text!r}")
+    return table, column
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``changelog`` subcommand."""
+    parser = subparsers.add_parser(
+        NAME, help="build the changelog table from staged batches (PySpark)",
+        description="Read the batch files the watchers staged that no earlier run processed, de-duplicate them, "
+                    "classify each change (INSERT/UPDATE/DELETE, or UPSERT for a key first seen before the table's "
+                    "state is complete), and write the changelog (Parquet, partitioned by table and commit date), "
+                    "the current state and the watermarks into the warehouse folder. Runs again safely: "
+                    "nothing is written twice.",
+        epilog=f"exit status: 0 done; {EXIT_QUARANTINED} done, but bad batch files were moved to "
+               "<warehouse>/_quarantine (see the report next to each); 2 bad arguments; 1 the run failed. "
+               "On a cluster: spark-submit watcher/changelog/job.py --staging DIR --warehouse DIR")
+    parser.add_argument("--staging", required=True, metavar="DIR", help="the staging folder the watchers write to")
+    parser.add_argument("--warehouse", required=True, metavar="DIR", help="the output folder (created when missing)")
+    parser.add_argument("--soft-delete", type=soft_delete_pair, action="append", default=[], metavar="TABLE=COLUMN",
+                        help="rows of TABLE whose COLUMN is set (and not false) are deletions; repeatable")
+    parser.add_argument("--master", default=None, help="Spark master (default local[*])")
+    parser.add_argument("--json", action="store_true", help="print the run's summary as JSON")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    import os
+    import sys
+
+    from ...changelog import Changelog
+    from ...changelog.session import get_session
+    from ...errors import ChangelogError, ConfigurationError
+    from ..main import CommandError
+    from .snapshot_options import check_folder
+
+    if not os.path.isdir(args.staging) and "://" not in args.staging:
+        raise CommandError(f"--staging {args.staging} is not a folder")
+    check_folder("--warehouse", args.warehouse)
+    try:
+        job = Changelog(get_session(args.master, "spanner-watcher changelog")).staging(args.staging)
+        job.warehouse(args.warehouse)
+        for table, column in args.soft_delete:
+            job.soft_delete_column(table, column)
+        result = job.run()
+    except ConfigurationError as exc:
+        raise CommandError(str(exc)) from None
+    except ChangelogError as exc:
+        print(f"spanner-watcher changelog: failed: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    if args.json:
+        print(json.dumps(result.summary(), indent=1, default=str))
+    else:
+        print(f"version {result.version}: {result.batches_read} batches, {result.changes_written} changes "
+              f"{dict(sorted(result.mod_types.items()))}, {result.duplicates_dropped} duplicates dropped, "
+              f"{result.seconds:.1f} s")
+        for table, mark in sorted(result.watermarks.items()):
+            print(f"  watermark {table}: {mark}")
+    for q in result.quarantined:
+        print(f"quarantined {q.batch}: {q.reason} -> {q.moved_to}", file=sys.stderr)
+    return EXIT_QUARANTINED if result.quarantined else 0

@@ -1,0 +1,236 @@
+"""``spanner-watcher ddl ...``: print the DDL the helpers of :mod:`watcher.schema_tools.ddl` generate.
+
+The output is a valid migration file (statements end with ``;``, notes are ``--``
+comments), so it can go straight into a migration folder.
+
+Example:
+    $ spanner-watcher ddl setup Singers --source FirstName --source LastName:STRING:not_null
+    $ spanner-watcher ddl commit-timestamp Performances --column LastUpdateTime --convert
+    $ spanner-watcher ddl prune Singers
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from typing import Any
+
+NAME = "ddl"
+
+#: Flag words accepted after ``:`` in --column and --source specifications.
+_NOT_NULL = {"not_null", "notnull", "not-null"}
+
+
+def _split_spec(text: str, what: str) -> tuple[str, str | None, bool]:
+    """``NAME[:TYPE][:not_null]`` -> (name, type or None, not_null)."""
+    parts = text.split(":")
+    not_null = len(parts) > 1 and parts[-1].lower() in _NOT_NULL
+    if not_null:
+        parts = parts[:-1]
+    if len(parts) > 2 or not parts[0]:
+        raise argparse.ArgumentTypeError(f"invalid {what} {text!r}: expected NAME[:TYPE][:not_null]")
+    return parts[0], parts[1] if len(parts) == 2 else None, not_null
+
+
+def _column_spec(text: str) -> Any:
+    from ...schema_tools.ddl import ColumnDef
+
+    name, type_, not_null = _split_spec(text, "column")
+    if type_ is None:
+        raise argparse.ArgumentTypeError(f"invalid column {text!r}: expected NAME:TYPE[:not_null], e.g. SingerId:INT64:not_null")
+    return lambda: ColumnDef(name, type_, not_null=not_null)
+
+
+def _source_spec(text: str) -> Any:
+    from ...schema_tools.ddl import ShardSource
+
+    name, type_, not_null = _split_spec(text, "source column")
+    return lambda: ShardSource(name, type_ or "STRING", not_null=not_null)
+
+
+def _shard_options(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
+    from ...schema_tools.ddl import DEFAULT_SHARD_COLUMN, DEFAULT_SHARDS
+
+    parser.add_argument("--source", dest="sources", metavar="NAME[:TYPE][:not_null]", type=_source_spec, action="append",
+                        required=required, help="a column the shard is computed from (repeat for several; nullable ones "
+                                                "are wrapped in COALESCE; TYPE defaults to STRING)")
+    parser.add_argument("--shards", type=int, default=DEFAULT_SHARDS,
+                        help=f"N of MOD(FARM_FINGERPRINT(...), N): 2N-1 shard values (default {DEFAULT_SHARDS})")
+    parser.add_argument("--shard-column", default=DEFAULT_SHARD_COLUMN, help=f"default {DEFAULT_SHARD_COLUMN}")
+    parser.add_argument("--processed-column", default=None, metavar="NAME",
+                        help="NULL the shard while this BOOL column is true (seed 002's Processed variant)")
+    parser.add_argument("--separator", default=" ", help="text between source values (default one space)")
+
+
+def _index_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--index-name", default=None, help="default Idx_<table>_<shard column>_<commit timestamp column>")
+    parser.add_argument("--storing", nargs="+", default=(), metavar="COLUMN", help="columns the index stores")
+
+
+def _ts_option(parser: argparse.ArgumentParser) -> None:
+    from ...schema_tools.ddl import DEFAULT_COMMIT_TIMESTAMP_COLUMN
+
+    parser.add_argument("--commit-timestamp-column", default=DEFAULT_COMMIT_TIMESTAMP_COLUMN,
+                        help=f"default {DEFAULT_COMMIT_TIMESTAMP_COLUMN}")
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``ddl`` subcommand and its own subcommands."""
+    parser = subparsers.add_parser(
+        NAME, help="print the DDL for commit timestamps, shard columns and the poll index",
+        description="Print GoogleSQL DDL from the helpers of watcher.schema_tools.ddl: commit-timestamp columns, a computed "
+                    "FARM_FINGERPRINT shard column, the NULL_FILTERED (shard, commit timestamp) index, or all of it "
+                    "at once with the matching watcher settings. The output can be saved as a migration file.")
+    kinds = parser.add_subparsers(dest="kind", metavar="KIND", required=True, parser_class=type(parser))
+
+    p = kinds.add_parser("commit-timestamp", help="add, convert or remove a commit-timestamp column")
+    p.add_argument("table")
+    p.add_argument("--column", default="LastUpdated", help="default LastUpdated")
+    mode = p.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--add", dest="mode", action="store_const", const="add", help="ALTER TABLE ... ADD COLUMN")
+    mode.add_argument("--convert", dest="mode", action="store_const", const="convert",
+                      help="SET OPTIONS (allow_commit_timestamp=true) on an existing TIMESTAMP column")
+    mode.add_argument("--remove", dest="mode", action="store_const", const="remove",
+                      help="SET OPTIONS (allow_commit_timestamp=null)")
+    p.add_argument("--not-null", action="store_true", help="with --add: NOT NULL (works on an empty table only)")
+
+    p = kinds.add_parser("shard-column", help="add a computed shard column to an existing table")
+    p.add_argument("table")
+    _shard_options(p)
+
+    p = kinds.add_parser("index", help="the NULL_FILTERED index on (shard, commit timestamp)")
+    p.add_argument("table")
+    p.add_argument("--shard-column", default="ShardId", help="default ShardId")
+    _ts_option(p)
+    _index_options(p)
+
+    p = kinds.add_parser("setup", help="everything for an existing table, plus the watcher settings")
+    p.add_argument("table")
+    _shard_options(p)
+    _ts_option(p)
+    _index_options(p)
+    p.add_argument("--commit-timestamp", choices=("existing", "add", "convert"), default="existing",
+                   help="the commit-timestamp column exists already, must be added, or is a TIMESTAMP to convert")
+    p.add_argument("--processed-exists", action="store_true", help="the table has its --processed-column already")
+
+    p = kinds.add_parser("table", help="a new table with all of it, plus the watcher settings")
+    p.add_argument("table")
+    p.add_argument("--column", dest="columns", metavar="NAME:TYPE[:not_null]", type=_column_spec, action="append",
+                   required=True, help="a column of the table (repeat); the commit-timestamp column is added if missing")
+    p.add_argument("--primary-key", nargs="+", required=True, metavar="COLUMN")
+    _shard_options(p)
+    _ts_option(p)
+    _index_options(p)
+    p.add_argument("--allow-hotspot", action="store_true",
+                   help="allow the commit-timestamp column as the first primary-key column")
+
+    p = kinds.add_parser("prune", help="the partitioned DML of the index pruning job")
+    p.add_argument("table")
+    _ts_option(p)
+    p.add_argument("--processed-column", default=None, metavar="NAME", help="mark rows processed instead of nulling")
+    return parser
+
+
+def _settings(setup: Any) -> list[str]:
+    provider = setup.shard_column
+    return ["-- Watcher settings for this schema:",
+            f"--   shard_provider=FixedShardProvider({provider.name!r}, range({provider.values.start}, {provider.values.stop})),",
+            f"--   table_hint={setup.table_hint!r}"]
+
+
+def _commit_timestamp(args: argparse.Namespace) -> list[str]:
+    from ...schema_tools import ddl
+
+    actions: dict[str, Callable[[], str]] = {
+        "add": lambda: ddl.add_commit_timestamp_column(args.table, args.column, not_null=args.not_null),
+        "convert": lambda: ddl.enable_commit_timestamp(args.table, args.column),
+        "remove": lambda: ddl.disable_commit_timestamp(args.table, args.column),
+    }
+    return [actions[args.mode]()]
+
+
+def _shard_column(args: argparse.Namespace) -> list[str]:
+    from ...schema_tools import ddl
+
+    column = ddl.shard_column(args.shard_column, [s() for s in args.sources], args.shards,
+                              processed_column=args.processed_column, separator=args.separator)
+    return [ddl.add_column(args.table, column)]
+
+
+def _index(args: argparse.Namespace) -> list[str]:
+    from ...schema_tools import ddl
+
+    return [ddl.shard_index(args.table, args.shard_column, args.commit_timestamp_column, name=args.index_name,
+                            storing=args.storing)]
+
+
+def _setup(args: argparse.Namespace) -> list[str]:
+    from ...schema_tools import ddl
+
+    setup = ddl.sharded_polling(args.table, [s() for s in args.sources], shards=args.shards,
+                                commit_timestamp_column=args.commit_timestamp_column,
+                                commit_timestamp=args.commit_timestamp, shard_column_name=args.shard_column,
+                                processed_column=args.processed_column, add_processed_column=not args.processed_exists,
+                                storing=args.storing, index_name=args.index_name, separator=args.separator)
+    return [*setup.statements, *_settings(setup)]
+
+
+def _table(args: argparse.Namespace) -> list[str]:
+    from ...schema_tools import ddl
+
+    setup = ddl.sharded_table(args.table, [c() for c in args.columns], args.primary_key, [s() for s in args.sources],
+                              shards=args.shards, commit_timestamp_column=args.commit_timestamp_column,
+                              shard_column_name=args.shard_column, processed_column=args.processed_column,
+                              storing=args.storing, index_name=args.index_name, separator=args.separator,
+                              allow_hotspot=args.allow_hotspot)
+    return [*setup.statements, *_settings(setup)]
+
+
+def _prune(args: argparse.Namespace) -> list[str]:
+    import datetime as dt
+
+    from ...schema_tools.pruning import PruneSpec, prune_statement
+
+    spec = PruneSpec(args.table, dt.timedelta(0), args.commit_timestamp_column, args.processed_column)
+    return ["-- Run as partitioned DML, with @cutoff = the table's oldest checkpoint (or now, if earlier) minus the retention.",
+            prune_statement(spec)]
+
+
+_KINDS: dict[str, Callable[[argparse.Namespace], list[str]]] = {
+    "commit-timestamp": _commit_timestamp,
+    "shard-column": _shard_column,
+    "index": _index,
+    "setup": _setup,
+    "table": _table,
+    "prune": _prune,
+}
+
+
+def render(lines: Sequence[str]) -> str:
+    """Statements end with ';' and a blank line; comment lines are printed as they are.
+
+    >>> print(render(["CREATE TABLE A (K INT64) PRIMARY KEY (K)", "-- note"]))
+    CREATE TABLE A (K INT64) PRIMARY KEY (K);
+    <BLANKLINE>
+    -- note
+    """
+    out = []
+    for line in lines:
+        out.append(line if line.startswith("--") else line + ";\n")
+    return "\n".join(out).rstrip("\n")
+
+
+def run(args: argparse.Namespace) -> int:
+    import warnings
+
+    from ...errors import ConfigurationError, DdlError
+    from ..main import CommandError
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            lines = _KINDS[args.kind](args)
+        except (DdlError, ConfigurationError) as exc:
+            raise CommandError(str(exc)) from None
+    print(render([*(f"-- warning: {w.message}" for w in caught), *lines]))
+    return 0

@@ -1,0 +1,63 @@
+"""``spanner-watcher local-spanner``: run the embedded Spanner-compatible server.
+
+Example:
+    $ spanner-watcher local-spanner --port 9010 --data-dir ./spanner-data
+    export SPANNER_EMULATOR_HOST=127.0.0.1:9010
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+NAME = "local-spanner"
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid port {text!r}: expected a number from 0 to 65535") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"invalid port {port}: expected a number from 0 to 65535")
+    return port
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``local-spanner`` subcommand."""
+    from ...localspanner.limits import DEFAULT_HOST, DEFAULT_PORT
+
+    parser = subparsers.add_parser(
+        NAME, help="run a local Spanner-compatible server (no cloud account, no Docker)",
+        description="Run an embedded server that the official Spanner client libraries talk to "
+                    "through SPANNER_EMULATOR_HOST. Stop it with Ctrl-C (or SIGTERM).")
+    parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST})")
+    parser.add_argument("--port", type=_port, default=DEFAULT_PORT,
+                        help=f"port to listen on; 0 picks a free one (default {DEFAULT_PORT})")
+    parser.add_argument("--data-dir", metavar="DIR", default=None,
+                        help="folder that keeps the databases between runs (default: a temporary "
+                             "folder, deleted when the server stops)")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until interrupted."""
+    from ...localspanner.server import ServerStartError, serve_forever
+    from ..main import CommandError
+
+    if args.data_dir is not None and os.path.exists(args.data_dir) and not os.path.isdir(args.data_dir):
+        raise CommandError(f"--data-dir {args.data_dir} exists and is not a folder")
+
+    def ready(server: Any) -> None:
+        print(f"export SPANNER_EMULATOR_HOST={server.emulator_host}", flush=True)
+        where = f"in {args.data_dir}" if args.data_dir else "in a temporary folder (gone when the server stops)"
+        print(f"local Spanner server listening on {server.emulator_host}; databases {where}; "
+              "press Ctrl-C to stop", file=sys.stderr, flush=True)
+
+    try:
+        serve_forever(args.host, args.port, args.data_dir, on_ready=ready)
+    except ServerStartError as exc:
+        raise CommandError(str(exc)) from None
+    return 0

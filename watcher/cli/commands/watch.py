@@ -1,0 +1,308 @@
+"""``spanner-watcher watch``: run watchers on a database into a staging directory.
+
+Reads a TOML configuration (see :mod:`watcher.cli.config`; ``examples/watcher.toml`` watches the
+Singers sample schema), checks it and the tables it names before anything is written, then
+runs a :class:`~watcher.capture.database_watcher.DatabaseWatcher` whose polls are staged as durable
+batch files (:class:`~watcher.staging.sink.StagingSink`) before each checkpoint moves. Progress
+(changes staged, lag, per table) is shown live on a terminal, as a line every few seconds
+otherwise. Stops cleanly on Ctrl-C, SIGTERM or after ``--duration`` seconds.
+
+Exit status: 0 stopped as asked; 1 a watcher failed while running (the reason is printed);
+2 a problem to fix before starting (configuration, unknown table, unreachable server).
+
+Example:
+    $ spanner-watcher watch --config examples/watcher.toml --duration 60
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+NAME = "watch"
+
+#: Exit status when a watcher failed while running (usage and configuration errors exit with 2).
+EXIT_FAILED = 1
+#: Seconds between progress lines when the output is not a terminal.
+PLAIN_PROGRESS_EVERY = 10.0
+#: Seconds to wait for a TCP connection to an emulator before calling it unreachable.
+REACH_TIMEOUT = 3.0
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid duration {text!r}: expected a number of seconds") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"invalid duration {text!r}: must be more than 0 seconds")
+    return value
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``watch`` subcommand."""
+    from ..connection import add_arguments
+
+    parser = subparsers.add_parser(
+        NAME, help="watch tables for changes and stage them as durable batch files",
+        description="Run the watchers a TOML configuration describes (tables, shard providers, hints, poll "
+                    "interval, limit, staging directory, checkpoint table; see examples/watcher.toml) and stage "
+                    "every change before the checkpoint moves. The configuration is checked before anything "
+                    "connects. Stop with Ctrl-C or SIGTERM. Exit status: 0 stopped as asked, 1 a watcher failed, "
+                    "2 a problem in the configuration or the database to fix first.")
+    parser.add_argument("--config", metavar="FILE", required=True,
+                        help="the watcher's TOML configuration (relative paths in it are relative to its folder)")
+    parser.add_argument("--duration", metavar="SECONDS", type=_seconds, default=None,
+                        help="stop after this many seconds (default: run until Ctrl-C or SIGTERM)")
+    parser.add_argument("--quiet", action="store_true", help="no progress display, only the final summary")
+    add_arguments(parser)
+    return parser
+
+
+# --- checks before connecting -----------------------------------------------------------------------
+
+def ensure_reachable(timeout: float = REACH_TIMEOUT) -> None:
+    """Fail fast, with what to do, when ``SPANNER_EMULATOR_HOST`` points at nothing.
+
+    (The client would otherwise retry for minutes before giving up.)
+    """
+    from ...errors import ConfigurationError
+    from ..connection import EMULATOR_ENV
+    from ..connection import ensure_reachable as check
+    from ..main import CommandError
+
+    try:
+        check(os.environ.get(EMULATOR_ENV), timeout)
+    except ConfigurationError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def _database_args(args: argparse.Namespace, cfg: Any) -> dict[str, Any]:
+    """Command-line names win over the configuration's [database] section."""
+    db = cfg.database
+    return {"project": args.project or db.project, "instance": args.instance or db.instance,
+            "database": args.database or db.database,
+            "data_dir": args.data_dir or (str(db.data_dir) if db.data_dir else None)}
+
+
+# --- resolving tables against the database ---------------------------------------------------------
+
+def resolve_tables(database: Any, cfg: Any) -> dict[str, Any]:
+    """The tables to watch -> their discovered TableInfo; errors name the configuration key."""
+    from ...capture.table_info import discover, watchable_tables
+    from ...errors import ConfigurationError, SchemaError, TableNotFoundError
+
+    if cfg.include is not None:
+        names, key = list(cfg.include), "tables.include"
+    else:
+        excluded = {t.lower() for t in cfg.exclude}
+        available = watchable_tables(database)
+        names, key = [t for t in available if t.lower() not in excluded], "tables"
+        if not names:
+            raise cfg.error(key, f"no table to watch in {database.name}: "
+                                 + ("every table with a commit-timestamp column is excluded" if available else
+                                    "no table has a column with allow_commit_timestamp=true (create one, e.g. "
+                                    "with `spanner-watcher migrate --dir ddl/samples/singers`)"))
+        for name in cfg.tables:
+            if name.lower() not in {t.lower() for t in names}:
+                raise cfg.error(f"tables.{name}", f"no such table with a commit-timestamp column in {database.name} "
+                                                  f"(tables: {', '.join(names)})")
+    infos: dict[str, Any] = {}
+    for name in names:
+        settings = _settings_for(cfg, name)
+        column = settings.commit_timestamp_column if settings else None
+        try:
+            infos[name] = discover(database, name, column)
+        except TableNotFoundError as exc:
+            available = watchable_tables(database)
+            raise cfg.error(key, f"{exc} in {database.name} (tables with a commit-timestamp column: "
+                                 f"{', '.join(available) or 'none'})") from None
+        except (SchemaError, ConfigurationError) as exc:
+            where = f"tables.{settings.name}.commit_timestamp_column" if column else key
+            raise cfg.error(where, str(exc)) from None
+    return infos
+
+
+def _settings_for(cfg: Any, table: str) -> Any:
+    return next((s for n, s in cfg.tables.items() if n.lower() == table.lower()), None)
+
+
+def build_watcher(database: Any, cfg: Any, tables: list[str]) -> Any:
+    """The DatabaseWatcher the configuration describes (not started)."""
+    from ...capture.database_watcher import DatabaseWatcher
+    from ...checkpoints import SpannerCommitTimestampRepository
+    from ...errors import ConfigurationError
+
+    providers: dict[str, Any] = {}
+    hints: dict[str, str] = {}
+    columns: dict[str, str] = {}
+    for table in tables:
+        s = _settings_for(cfg, table)
+        if s is None:
+            continue
+        if s.shards is not None:
+            try:
+                providers[table] = s.shards.provider()
+            except ConfigurationError as exc:
+                raise cfg.error(f"tables.{s.name}.shards", str(exc)) from None
+        if s.hint:
+            hints[table] = s.hint
+        if s.commit_timestamp_column:
+            columns[table] = s.commit_timestamp_column
+    return DatabaseWatcher(
+        database, include=tables, shard_provider=providers, table_hint=hints, commit_timestamp_column=columns,
+        checkpoints=SpannerCommitTimestampRepository(database, table=cfg.checkpoint_table),
+        poll_interval=cfg.poll_interval, limit=cfg.limit,
+        fallback_to_with_query_seconds=cfg.fallback_to_with_query_seconds, initial_timestamp=cfg.start_timestamp())
+
+
+# --- running ---------------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def stop_on_signals(event: threading.Event) -> Iterator[None]:
+    """Set ``event`` on SIGINT or SIGTERM while the context is open (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    for sig in previous:
+        signal.signal(sig, lambda *_: event.set())
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+class _Progress:
+    """Counts staged changes per table (a batch callback) and renders the status."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.staged: dict[str, int] = {}
+        self.batches = 0
+
+    def on_batch(self, changes: list[Any]) -> None:
+        with self.lock:
+            self.staged[changes[0].table] = self.staged.get(changes[0].table, 0) + len(changes)
+            self.batches += 1
+
+    def rows(self, watcher: Any) -> list[tuple[str, int, int, str, str]]:
+        out = []
+        for stats in watcher.stats():
+            lag = stats["lag_seconds"]
+            out.append((stats["table"], self.staged.get(stats["table"], 0), stats["polls"],
+                        f"{lag:.1f} s" if lag is not None else "-", stats["state"]))
+        return out
+
+    def line(self, watcher: Any, elapsed: float) -> str:
+        parts = [f"{t}: {n:,} staged, lag {lag}" for t, n, _, lag, _ in self.rows(watcher)]
+        return f"[{elapsed:6.0f} s] {sum(self.staged.values()):,} changes staged; " + "; ".join(parts)
+
+    def table(self, watcher: Any, elapsed: float, staging: Path) -> Any:
+        from rich.table import Table
+
+        table = Table(title=f"spanner-watcher watch: {elapsed:.0f} s, {sum(self.staged.values()):,} changes staged "
+                            f"in {self.batches:,} batches under {staging}", title_justify="left")
+        for column in ("table", "staged", "polls", "lag", "state"):
+            table.add_column(column, justify="left" if column in ("table", "state") else "right")
+        for t, n, polls, lag, state in self.rows(watcher):
+            table.add_row(t, f"{n:,}", f"{polls:,}", lag, state)
+        return table
+
+
+def _run_until(watcher: Any, stop: threading.Event, deadline: float | None, progress: _Progress, staging: Path,
+               quiet: bool) -> float:
+    """Show progress until stopped, failed or past ``deadline``; returns the seconds it ran."""
+    from rich.console import Console
+    from rich.live import Live
+
+    from ...capture.table_watcher import State
+
+    started = time.monotonic()
+    console = Console(stderr=True)
+
+    def done() -> bool:
+        return stop.is_set() or watcher.state == State.FAILED or (deadline is not None and time.monotonic() >= deadline)
+
+    if quiet or not console.is_terminal:
+        next_line = started + PLAIN_PROGRESS_EVERY
+        while not done():
+            stop.wait(0.2)
+            if not quiet and time.monotonic() >= next_line:
+                print(progress.line(watcher, time.monotonic() - started), flush=True)
+                next_line += PLAIN_PROGRESS_EVERY
+        return time.monotonic() - started
+    with Live(progress.table(watcher, 0, staging), console=console, refresh_per_second=4, transient=True) as live:
+        while not done():
+            stop.wait(0.25)
+            live.update(progress.table(watcher, time.monotonic() - started, staging))
+    return time.monotonic() - started
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check the configuration and the tables, then watch until stopped."""
+    from google.api_core.exceptions import GoogleAPICallError
+
+    from ...errors import ConfigurationError, WatcherError
+    from ...staging.sink import StagingSink
+    from ..config import load_config
+    from ..connection import open_database
+    from ..main import PROG, CommandError
+
+    try:
+        cfg = load_config(args.config)
+    except ConfigurationError as exc:
+        raise CommandError(str(exc)) from None
+    staging = cfg.staging_dir
+    if staging.exists() and not staging.is_dir():
+        raise CommandError(str(cfg.error("watch.staging_dir", f"{staging} exists and is not a folder")))
+    ensure_reachable()
+    stop = threading.Event()
+    progress = _Progress()
+    created_staging = not staging.exists()
+    try:
+        with stop_on_signals(stop), open_database(**_database_args(args, cfg)) as target:
+            infos = resolve_tables(target.database, cfg)
+            watcher = build_watcher(target.database, cfg, list(infos))
+            sink = StagingSink(staging, watcher_id=cfg.watcher_id)
+            sink.attach(watcher)
+            watcher.add_batch_callback(progress.on_batch)
+            print(f"watching {', '.join(infos)} in {target.describe()}; staging to {staging}"
+                  f"{'' if args.duration else '; press Ctrl-C to stop'}", flush=True)
+            try:
+                watcher.start()
+                deadline = time.monotonic() + args.duration if args.duration else None
+                elapsed = _run_until(watcher, stop, deadline, progress, staging, args.quiet)
+            finally:
+                watcher.stop()
+            for table, staged, polls, lag, _ in progress.rows(watcher):
+                print(f"  {table}: {staged:,} changes staged, {polls:,} polls, lag {lag}")
+            print(f"stopped after {elapsed:.1f} s: {sink.records_written:,} changes staged in "
+                  f"{sink.batches_written:,} batches under {staging}", flush=True)
+            if watcher.failure is not None:
+                print(f"{PROG} {NAME}: error: the watcher failed: {watcher.failure}", file=sys.stderr)
+                return EXIT_FAILED
+    except ConfigurationError as exc:
+        _remove_if_empty(staging, created_staging)
+        raise CommandError(str(exc)) from None
+    except (WatcherError, GoogleAPICallError) as exc:
+        _remove_if_empty(staging, created_staging)
+        print(f"{PROG} {NAME}: error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    return 0
+
+
+def _remove_if_empty(path: Path, created: bool) -> None:
+    """Leave nothing behind when a run that created the staging folder failed before staging."""
+    if created:
+        with contextlib.suppress(OSError):
+            path.rmdir()

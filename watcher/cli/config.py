@@ -1,0 +1,442 @@
+"""The TOML configuration of ``spanner-watcher watch``, validated up front into typed settings.
+
+Every problem is reported before anything connects or writes, as one line naming the file
+and the key at fault, e.g. ``watcher.toml: tables.Singers.shards.values: expected a list of
+integers or a range like '-18..18'``. Unknown keys are errors (with a did-you-mean).
+
+The file (every key optional except where noted)::
+
+    [database]                 # omitted: SPANNER_EMULATOR_HOST, else the embedded local Spanner
+    project = "my-project"
+    instance = "my-instance"
+    database = "my-database"
+    data_dir = "spanner-data"  # embedded local Spanner only: keep its databases here
+
+    [watch]
+    poll_interval = 1.0                      # seconds between polls that found less than `limit` rows
+    limit = 10000                            # rows per poll
+    fallback_to_with_query_seconds = 60      # use the WITH query when this far behind
+    initial_timestamp = "now"                # "now", "beginning" or an RFC 3339 time, when no checkpoint exists
+    checkpoint_table = "LAST_SEEN_COMMIT_TIMESTAMPS"
+    staging_dir = "staging"                  # relative paths are relative to this file's folder
+    watcher_id = "watcher-1"                 # written in every staged record (default: random)
+
+    [tables]
+    include = "all"                          # "all" (default) or a list of table names
+    exclude = ["AuditLog"]                   # only with include = "all"
+
+    [tables.Singers]                         # per-table settings (any table watched)
+    commit_timestamp_column = "LastUpdated"  # default: the column with allow_commit_timestamp=true
+    hint = "@{FORCE_INDEX=Idx_Singers_ShardId_LastUpdated}"
+    shards = { kind = "fixed", column = "ShardId", values = "-18..18" }
+    # or { kind = "not_null", column = "ShardId" }
+    # or { kind = "time", column = "ShardId", interval = "DAY", previous_seconds = 60 }
+
+Example:
+    >>> cfg = parse_config('''
+    ... [watch]
+    ... poll_interval = 0.5
+    ... [tables.Singers]
+    ... shards = { kind = "fixed", column = "ShardId", values = "-1..1" }
+    ... ''', "watcher.toml")
+    >>> cfg.poll_interval, cfg.tables["Singers"].shards.values
+    (0.5, (-1, 0, 1))
+    >>> parse_config("[watch]\\npoll_intervall = 1", "watcher.toml")
+    Traceback (most recent call last):
+    ...
+    watcher.cli.config.ConfigError: watcher.toml: watch.poll_intervall: unknown key (did you mean poll_interval?)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import re
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigurationError, InvalidIdentifierError
+from ..sqlnames import validate_identifier
+
+#: The Java library's defaults.
+DEFAULT_POLL_INTERVAL = 1.0
+DEFAULT_LIMIT = 10_000
+DEFAULT_FALLBACK_SECONDS = 60.0
+DEFAULT_CHECKPOINT_TABLE = "LAST_SEEN_COMMIT_TIMESTAMPS"
+DEFAULT_STAGING_DIR = "staging"
+INITIAL_NAMED = ("now", "beginning")
+
+_RANGE = re.compile(r"^\s*(-?\d+)\s*\.\.\s*(-?\d+)\s*$")
+_VALUES_EXPECTED = "expected a list of integers or a range like '-18..18' (a list of strings, or one value, also works)"
+
+
+class ConfigError(ConfigurationError):
+    """A configuration file that cannot work; the message names the file and the key."""
+
+    def __init__(self, source: str, key: str, problem: str) -> None:
+        super().__init__(f"{source}: {key}: {problem}" if key else f"{source}: {problem}")
+        self.source, self.key, self.problem = source, key, problem
+
+
+# --- typed settings ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class DatabaseSettings:
+    """Which database to watch (all None: SPANNER_EMULATOR_HOST or the embedded local Spanner)."""
+
+    project: str | None = None
+    instance: str | None = None
+    database: str | None = None
+    data_dir: Path | None = None
+
+
+@dataclass(frozen=True)
+class ShardSettings:
+    """A table's shard provider: ``fixed`` (values, or one value), ``not_null`` or ``time``."""
+
+    kind: str
+    column: str
+    values: tuple[Any, ...] | None = None
+    single: bool = False
+    interval: str | None = None
+    previous_seconds: int | None = None
+
+    def provider(self) -> Any:
+        """The :class:`watcher.capture.shards.ShardProvider` these settings describe.
+
+        >>> ShardSettings("fixed", "ShardId", (1, 2)).provider()
+        FixedShardProvider('ShardId', [1, 2])
+        """
+        from ..capture import shards
+
+        if self.kind == "fixed":
+            assert self.values is not None
+            return shards.FixedShardProvider(self.column, self.values[0] if self.single else list(self.values))
+        if self.kind == "not_null":
+            return shards.NotNullShardProvider(self.column)
+        assert self.interval is not None
+        return shards.TimebasedShardProvider(self.column, shards.Interval[self.interval], self.previous_seconds)
+
+
+@dataclass(frozen=True)
+class TableSettings:
+    """Per-table settings (anything not given: the watcher's default)."""
+
+    name: str
+    commit_timestamp_column: str | None = None
+    hint: str = ""
+    shards: ShardSettings | None = None
+
+
+@dataclass(frozen=True)
+class WatchConfig:
+    """A validated ``watch`` configuration."""
+
+    source: str
+    database: DatabaseSettings = DatabaseSettings()
+    include: tuple[str, ...] | None = None
+    exclude: tuple[str, ...] = ()
+    tables: dict[str, TableSettings] = field(default_factory=dict)
+    poll_interval: float = DEFAULT_POLL_INTERVAL
+    limit: int = DEFAULT_LIMIT
+    fallback_to_with_query_seconds: float = DEFAULT_FALLBACK_SECONDS
+    initial_timestamp: str | dt.datetime = "now"
+    checkpoint_table: str = DEFAULT_CHECKPOINT_TABLE
+    staging_dir: Path = Path(DEFAULT_STAGING_DIR)
+    watcher_id: str | None = None
+
+    def start_timestamp(self) -> dt.datetime | None:
+        """Where a watcher without a checkpoint starts (None: the database's current time).
+
+        >>> WatchConfig("x").start_timestamp() is None, WatchConfig("x", initial_timestamp="beginning").start_timestamp().year
+        (True, 1)
+        """
+        from ..model import MIN_TIMESTAMP
+
+        if self.initial_timestamp == "now":
+            return None
+        if self.initial_timestamp == "beginning":
+            return MIN_TIMESTAMP
+        assert isinstance(self.initial_timestamp, dt.datetime)
+        return self.initial_timestamp
+
+    def error(self, key: str, problem: str) -> ConfigError:
+        """An error about ``key`` of this file (for checks that need the database, made later)."""
+        return ConfigError(self.source, key, problem)
+
+
+# --- reading ---------------------------------------------------------------------------------------
+
+def load_config(path: str | Path) -> WatchConfig:
+    """Read and validate a configuration file; relative paths in it are relative to its folder.
+
+    Raises:
+        ConfigError: the file is missing, is not TOML, or has a key that cannot work.
+    """
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(source, "", "no such file (pass --config with the path of a watcher TOML file)") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(source, "", f"cannot read it: {exc}") from None
+    return parse_config(text, source, base_dir=Path(path).resolve().parent)
+
+
+def parse_config(text: str, source: str = "watcher.toml", *, base_dir: Path | None = None) -> WatchConfig:
+    """Validate TOML ``text``; ``source`` names it in messages, ``base_dir`` anchors relative paths."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(source, "", f"not valid TOML: {exc}") from None
+    r = _Reader(source, base_dir or Path.cwd())
+    r.keys("", data, _SECTIONS)
+    database = r.database(data.get("database"))
+    include, exclude, tables = r.tables(data.get("tables"))
+    watch = r.section("watch", data.get("watch"), _WATCH_KEYS)
+    return WatchConfig(
+        source=source, database=database, include=include, exclude=exclude, tables=tables,
+        poll_interval=r.number("watch.poll_interval", watch.get("poll_interval", DEFAULT_POLL_INTERVAL), minimum=0.0),
+        limit=r.integer("watch.limit", watch.get("limit", DEFAULT_LIMIT), minimum=1),
+        fallback_to_with_query_seconds=r.number("watch.fallback_to_with_query_seconds",
+                                                watch.get("fallback_to_with_query_seconds", DEFAULT_FALLBACK_SECONDS), minimum=0.0),
+        initial_timestamp=r.initial("watch.initial_timestamp", watch.get("initial_timestamp", "now")),
+        checkpoint_table=r.identifier("watch.checkpoint_table", watch.get("checkpoint_table", DEFAULT_CHECKPOINT_TABLE), "table name"),
+        staging_dir=r.path("watch.staging_dir", watch.get("staging_dir", DEFAULT_STAGING_DIR)),
+        watcher_id=r.text("watch.watcher_id", watch["watcher_id"]) if "watcher_id" in watch else None,
+    )
+
+
+_SECTIONS = ("database", "watch", "tables")
+_DATABASE_KEYS = ("project", "instance", "database", "data_dir")
+_WATCH_KEYS = ("poll_interval", "limit", "fallback_to_with_query_seconds", "initial_timestamp", "checkpoint_table",
+               "staging_dir", "watcher_id")
+_TABLE_KEYS = ("commit_timestamp_column", "hint", "shards")
+#: shard kind -> (keys it requires, keys it allows besides `kind`)
+_SHARD_KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "fixed": (("column", "values"), ("column", "values")),
+    "not_null": (("column",), ("column",)),
+    "time": (("column", "interval"), ("column", "interval", "previous_seconds")),
+}
+_TYPE_NAMES: dict[type, str] = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
+                                list: "a list", dict: "a table", dt.datetime: "a date-time", dt.date: "a date",
+                                dt.time: "a time"}
+
+
+def _did_you_mean(word: str, choices: Any) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def _kind(value: Any) -> str:
+    return _TYPE_NAMES.get(type(value), type(value).__name__)
+
+
+class _Reader:
+    """Checks values one key at a time; every error names ``source`` and the dotted key."""
+
+    def __init__(self, source: str, base_dir: Path) -> None:
+        self.source = source
+        self.base_dir = base_dir
+
+    def fail(self, key: str, problem: str) -> ConfigError:
+        return ConfigError(self.source, key, problem)
+
+    def keys(self, prefix: str, table: dict[str, Any], allowed: tuple[str, ...]) -> None:
+        for key in table:
+            if key not in allowed:
+                where = f"{prefix}.{key}" if prefix else key
+                hint = _did_you_mean(key, allowed) or f"; {'the file' if not prefix else prefix} takes {', '.join(allowed)}"
+                raise self.fail(where, f"unknown key{hint}")
+
+    def section(self, key: str, value: Any, allowed: tuple[str, ...]) -> dict[str, Any]:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self.fail(key, f"expected a table ([{key}]), got {_kind(value)}")
+        self.keys(key, value, allowed)
+        return value
+
+    def text(self, key: str, value: Any) -> str:
+        if not isinstance(value, str):
+            raise self.fail(key, f"expected a string, got {_kind(value)}")
+        if not value.strip():
+            raise self.fail(key, "must not be empty")
+        return value
+
+    def identifier(self, key: str, value: Any, what: str) -> str:
+        name = self.text(key, value)
+        try:
+            return validate_identifier(name, what)
+        except InvalidIdentifierError as exc:
+            raise self.fail(key, str(exc)) from None
+
+    def number(self, key: str, value: Any, *, minimum: float) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.fail(key, f"expected a number of seconds, got {_kind(value)}")
+        if value < minimum:
+            raise self.fail(key, f"must be at least {minimum:g}, got {value}")
+        return float(value)
+
+    def integer(self, key: str, value: Any, *, minimum: int) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.fail(key, f"expected an integer, got {_kind(value)}")
+        if value < minimum:
+            raise self.fail(key, f"must be at least {minimum}, got {value}")
+        return value
+
+    def path(self, key: str, value: Any) -> Path:
+        path = Path(self.text(key, value)).expanduser()
+        return path if path.is_absolute() else self.base_dir / path
+
+    def initial(self, key: str, value: Any) -> str | dt.datetime:
+        if isinstance(value, dt.datetime):
+            if value.tzinfo is None:
+                raise self.fail(key, "a date-time needs a UTC offset, e.g. 2024-05-01T10:00:00Z")
+            return value
+        if not isinstance(value, str):
+            raise self.fail(key, f"expected \"now\", \"beginning\" or an RFC 3339 time, got {_kind(value)}")
+        if value.lower() in INITIAL_NAMED:
+            return value.lower()
+        try:
+            parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+        except ValueError:
+            raise self.fail(key, f"expected \"now\", \"beginning\" or an RFC 3339 time like 2024-05-01T10:00:00Z, "
+                                 f"got {value!r}{_did_you_mean(value.lower(), INITIAL_NAMED)}") from None
+        if parsed.tzinfo is None:
+            raise self.fail(key, f"{value!r} has no UTC offset; add one, e.g. {value}Z")
+        return parsed.astimezone(dt.UTC)
+
+    # --- sections ---------------------------------------------------------------------------------
+
+    def database(self, value: Any) -> DatabaseSettings:
+        section = self.section("database", value, _DATABASE_KEYS)
+        names = {k: self.text(f"database.{k}", section[k]) if k in section else None for k in ("project", "instance", "database")}
+        data_dir = self.path("database.data_dir", section["data_dir"]) if "data_dir" in section else None
+        return DatabaseSettings(names["project"], names["instance"], names["database"], data_dir)
+
+    def tables(self, value: Any) -> tuple[tuple[str, ...] | None, tuple[str, ...], dict[str, TableSettings]]:
+        if value is None:
+            return None, (), {}
+        if not isinstance(value, dict):
+            raise self.fail("tables", f"expected a table ([tables]), got {_kind(value)}")
+        include: tuple[str, ...] | None = None
+        exclude: tuple[str, ...] = ()
+        settings: dict[str, TableSettings] = {}
+        for key, item in value.items():
+            if isinstance(item, dict):  # [tables.<Name>]: a table's own settings
+                settings[key] = self.table(key, item)
+            elif key == "include":
+                include = self.include(item)
+            elif key == "exclude":
+                exclude = self.names("tables.exclude", item)
+            else:
+                raise self.fail(f"tables.{key}", f"unknown key{_did_you_mean(key, ('include', 'exclude'))}; [tables] takes "
+                                                 "include, exclude and one [tables.<TableName>] table per configured table")
+        if exclude and include is not None:
+            raise self.fail("tables.exclude", "only applies with include = \"all\"; with a list of tables, leave the "
+                                              "excluded ones out of include")
+        lowered = {t.lower() for t in exclude}
+        for name in settings:
+            if include is not None and name.lower() not in {t.lower() for t in include}:
+                raise self.fail(f"tables.{name}", f"configured but not watched: add it to tables.include ({', '.join(include)})")
+            if name.lower() in lowered:
+                raise self.fail(f"tables.{name}", "configured but listed in tables.exclude")
+        return include, exclude, settings
+
+    def include(self, value: Any) -> tuple[str, ...] | None:
+        if isinstance(value, str):
+            if value.lower() == "all":
+                return None
+            raise self.fail("tables.include", f"expected \"all\" or a list of table names, got {value!r}")
+        names = self.names("tables.include", value)
+        if not names:
+            raise self.fail("tables.include", "an empty list watches nothing; list at least one table, or use \"all\"")
+        return names
+
+    def names(self, key: str, value: Any) -> tuple[str, ...]:
+        if not isinstance(value, list):
+            raise self.fail(key, f"expected a list of table names, got {_kind(value)}")
+        seen: set[str] = set()
+        for i, name in enumerate(value):
+            self.identifier(f"{key}[{i}]", name, "table name")
+            if name.lower() in seen:
+                raise self.fail(f"{key}[{i}]", f"{name} is listed twice")
+            seen.add(name.lower())
+        return tuple(value)
+
+    def table(self, name: str, section: dict[str, Any]) -> TableSettings:
+        key = f"tables.{name}"
+        try:
+            validate_identifier(name, "table name")
+        except InvalidIdentifierError as exc:
+            raise self.fail(key, str(exc)) from None
+        self.keys(key, section, _TABLE_KEYS)
+        column = (self.identifier(f"{key}.commit_timestamp_column", section["commit_timestamp_column"], "column name")
+                  if "commit_timestamp_column" in section else None)
+        hint = ""
+        if "hint" in section:
+            hint = self.text(f"{key}.hint", section["hint"]).strip()
+            if not (hint.startswith("@{") and hint.endswith("}")):
+                raise self.fail(f"{key}.hint", f"expected a table hint like @{{FORCE_INDEX=IndexName}}, got {hint!r}")
+        shards = self.shards(f"{key}.shards", section["shards"]) if "shards" in section else None
+        return TableSettings(name, column, hint, shards)
+
+    def shards(self, key: str, value: Any) -> ShardSettings:
+        if not isinstance(value, dict):
+            raise self.fail(key, f"expected a table like {{ kind = \"fixed\", column = \"ShardId\", values = \"-18..18\" }}, "
+                                 f"got {_kind(value)}")
+        kind = value.get("kind")
+        if kind not in _SHARD_KINDS:
+            problem = "missing" if kind is None else f"unknown kind {kind!r}{_did_you_mean(str(kind), _SHARD_KINDS)}"
+            raise self.fail(f"{key}.kind", f"{problem}; expected one of {', '.join(_SHARD_KINDS)}")
+        required, allowed = _SHARD_KINDS[kind]
+        self.keys(key, value, ("kind", *allowed))
+        for k in required:
+            if k not in value:
+                raise self.fail(f"{key}.{k}", f"missing: a {kind} shard provider needs {', '.join(required)}")
+        column = self.identifier(f"{key}.column", value["column"], "column name")
+        reader: Callable[..., ShardSettings] = getattr(self, f"_shards_{kind}")
+        return reader(key, kind, column, value)
+
+    def _shards_fixed(self, key: str, kind: str, column: str, value: dict[str, Any]) -> ShardSettings:
+        values, single = self.shard_values(f"{key}.values", value["values"])
+        return ShardSettings(kind, column, values=values, single=single)
+
+    def _shards_not_null(self, key: str, kind: str, column: str, value: dict[str, Any]) -> ShardSettings:
+        return ShardSettings(kind, column)
+
+    def _shards_time(self, key: str, kind: str, column: str, value: dict[str, Any]) -> ShardSettings:
+        from ..capture.shards import Interval
+
+        interval = value["interval"]
+        names = [i.name for i in Interval]
+        if not isinstance(interval, str) or interval.upper() not in names:
+            hint = _did_you_mean(str(interval).upper(), names)
+            raise self.fail(f"{key}.interval", f"expected one of {', '.join(names)}, got {interval!r}{hint}")
+        previous = (self.integer(f"{key}.previous_seconds", value["previous_seconds"], minimum=1)
+                    if "previous_seconds" in value else None)
+        return ShardSettings(kind, column, interval=interval.upper(), previous_seconds=previous)
+
+    def shard_values(self, key: str, value: Any) -> tuple[tuple[Any, ...], bool]:
+        if isinstance(value, str):
+            m = _RANGE.match(value)
+            if m:
+                low, high = int(m.group(1)), int(m.group(2))
+                if low > high:
+                    raise self.fail(key, f"the range {value!r} is empty: write the lower bound first, e.g. '{high}..{low}'")
+                return tuple(range(low, high + 1)), False
+            if ".." in value:
+                raise self.fail(key, _VALUES_EXPECTED)
+            return (value,), True  # one string shard value
+        if isinstance(value, int) and not isinstance(value, bool):
+            return (value,), True
+        if isinstance(value, list) and value:
+            if all(isinstance(v, int) and not isinstance(v, bool) for v in value) or all(isinstance(v, str) for v in value):
+                if len(set(value)) != len(value):
+                    raise self.fail(key, "a shard value is listed twice")
+                return tuple(value), False
+        raise self.fail(key, _VALUES_EXPECTED)

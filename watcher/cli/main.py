@@ -1,0 +1,88 @@
+"""The ``spanner-watcher`` command line: a thin layer over the library.
+
+Subcommands live in their own modules (``watcher/cli/commands/``), listed in
+:data:`COMMANDS`; each module provides ``NAME``, ``add_parser(subparsers)`` and
+``run(args) -> int``. To add a subcommand, write such a module and list it here.
+
+Example:
+    >>> main(["local-spanner", "--port", "not-a-port"])  # doctest: +SKIP
+    spanner-watcher local-spanner: error: argument --port: ...
+    2
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+from typing import NoReturn
+
+PROG = "spanner-watcher"
+
+#: Subcommand modules, in the order ``--help`` lists them.
+COMMANDS: tuple[str, ...] = (
+    "watcher.cli.commands.demo",
+    "watcher.cli.commands.local_spanner",
+    "watcher.cli.commands.migrate",
+    "watcher.cli.commands.watch",
+    "watcher.cli.commands.bench",
+    "watcher.cli.commands.ddl",
+    "watcher.cli.commands.changelog",
+    "watcher.cli.commands.export",
+    "watcher.cli.commands.backfill",
+    "watcher.cli.commands.reconcile",
+)
+
+#: Exit status for usage errors and for errors the user can fix (bad option, busy port).
+EXIT_USAGE = 2
+
+
+class CommandError(Exception):
+    """A problem the user can fix; the CLI prints it as one line and exits with status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line on stderr (plus a hint), exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        if message.endswith("expected one argument"):  # argparse takes a value like -18..18 for an option
+            message += " (a value that starts with '-' is written --option=VALUE)"
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _load(path: str) -> ModuleType:
+    return importlib.import_module(path)
+
+
+def build_parser(commands: Sequence[str] = COMMANDS) -> argparse.ArgumentParser:
+    """The parser with one subcommand per module in ``commands``."""
+    parser = _Parser(prog=PROG, description="Watch Google Cloud Spanner tables for changes, "
+                     "and run the tools around it (a local Spanner server among them).")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress (INFO level) to stderr")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=_Parser)
+    for path in commands:
+        module = _load(path)
+        sub = module.add_parser(subparsers)
+        sub.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        return int(args._run(args))
+    except CommandError as exc:
+        print(f"{PROG} {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,1 +1,0 @@
-"""Subcommands of the ``spanner-watcher`` command line, one module each (see ``watcher.cli``)."""

@@ -1,0 +1,367 @@
+"""The benchmark application of the Java library, in Python: writers and watchers on one table.
+
+Writers run InsertOrUpdate transactions on the Singers table (REFERENCE.md section 1) at a
+given rate: ``update_parallelism`` threads, each sleeping a random 0..2x its share of the
+interval before its next transaction (the Java application's pacing, but against a schedule,
+so a slow commit does not lower the rate), each transaction writing a random 1..2m rows with
+random SingerIds, random names, a random date, 1-1024 random bytes, Processed=false and
+LastUpdated = the commit timestamp. Meanwhile ``watchers`` TableWatchers split the 37 shard
+values -18..18 between them and count every change they receive, with its detection lag
+(arrival wall time minus commit timestamp; the local server stamps commits with this
+machine's clock).
+
+Two differences from the Java application, both to make the result checkable: SingerIds are
+random 63-bit numbers (not 31-bit), so no two mutations of a run hit the same row and
+"every mutation was captured" can be checked key by key; and the run ends after
+``duration`` seconds, waits for the watchers to catch up, and reports figures (see
+:mod:`watcher.devtools.bench_report`).
+
+Example:
+    >>> BenchOptions().mutations_per_second
+    5.5
+    >>> BenchOptions(watchers=2).shard_sets()[1][:3]
+    [1, 2, 3]
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import random
+import string
+import threading
+import time
+from array import array
+from collections import deque
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..capture.shards import split_shards
+from ..capture.table_watcher import TableWatcher
+from ..errors import ConfigurationError
+
+TABLE = "Singers"
+INDEX = "Idx_Singers_ShardId_LastUpdated"
+SHARD_COLUMN = "ShardId"
+#: The values MOD(FARM_FINGERPRINT(...), 19) takes.
+ALL_SHARDS = tuple(range(-18, 19))
+COLUMNS = ("SingerId", "FirstName", "LastName", "BirthDate", "Picture", "Processed", "LastUpdated")
+PICTURE_MAX = 1024
+
+
+@dataclass(frozen=True)
+class BenchOptions:
+    """The Java benchmark application's options and defaults, plus the run's length."""
+
+    write_transactions_per_second: float = 1.0
+    mutations_per_transaction: int = 5
+    update_parallelism: int = 32
+    watchers: int = 1
+    disable_shard_provider: bool = False
+    disable_table_hint: bool = False
+    poll_interval: float = 1.0
+    limit: int = 10_000
+    fallback_to_with_query_seconds: float = 60.0
+    reset_last_seen_timestamps: bool = False
+    drop_table: bool = False
+    duration: float = 60.0
+    #: Changes committed in the first seconds are left out of the lag percentiles and the rate.
+    warmup: float = 5.0
+    #: Seconds the watchers get to catch up after the writers stopped.
+    drain_timeout: float = 60.0
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        checks: dict[str, bool] = {
+            "write transactions per second must be more than 0": self.write_transactions_per_second > 0,
+            "mutations per transaction must be at least 1": self.mutations_per_transaction >= 1,
+            "update parallelism must be at least 1": self.update_parallelism >= 1,
+            f"the number of watchers must be 1 to {len(ALL_SHARDS)}": 1 <= self.watchers <= len(ALL_SHARDS),
+            "with the shard provider disabled, use one watcher (each would see every change)":
+                not (self.disable_shard_provider and self.watchers > 1),
+            "poll interval must be at least 0": self.poll_interval >= 0,
+            "limit must be at least 1": self.limit >= 1,
+            "duration must be more than 0": self.duration > 0,
+            "warmup must be at least 0 and shorter than the duration": 0 <= self.warmup < self.duration,
+        }
+        failed = [message for message, ok in checks.items() if not ok]
+        if failed:
+            raise ConfigurationError(failed[0])
+
+    @property
+    def mutations_per_second(self) -> float:
+        """The expected write rate: transactions/s times the mean of 1..2m mutations."""
+        return self.write_transactions_per_second * (2 * self.mutations_per_transaction + 1) / 2
+
+    def shard_sets(self) -> list[list[int]]:
+        return split_shards(ALL_SHARDS, self.watchers)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# --- the table -------------------------------------------------------------------------------------
+
+def singers_ddl() -> list[str]:
+    """The Singers table and its NULL_FILTERED shard index: the packaged sample schema the demo migrates."""
+    from ..schema_tools.migrations import sample_migrations
+
+    return sample_migrations("singers").statements()
+
+
+def prepare_table(database: Any, options: BenchOptions, log: Callable[[str], None] = print) -> None:
+    """Create Singers (dropping it first with ``drop_table``) and reset checkpoints if asked."""
+    from ..capture.table_info import watchable_tables
+
+    exists = TABLE in watchable_tables(database)
+    if exists and options.drop_table:
+        log(f"dropping {TABLE}")
+        database.update_ddl([f"DROP INDEX {INDEX}", f"DROP TABLE {TABLE}"]).result(300)
+        exists = False
+    if not exists:
+        log(f"creating {TABLE} with its shard column and NULL_FILTERED index")
+        database.update_ddl(singers_ddl()).result(300)
+    if options.reset_last_seen_timestamps:
+        reset_checkpoints(database, log)
+
+
+def reset_checkpoints(database: Any, log: Callable[[str], None] = print) -> None:
+    """Forget where earlier runs' watchers stood on Singers (all shard sets)."""
+    from ..checkpoints import DEFAULT_TABLE
+
+    if DEFAULT_TABLE not in _tables(database):
+        return
+    removed = database.run_in_transaction(
+        lambda txn: txn.execute_update(f"DELETE FROM {DEFAULT_TABLE} WHERE TABLE_NAME = '{TABLE}'"))
+    log(f"reset {removed} last seen commit timestamp(s) of {TABLE}")
+
+
+def _tables(database: Any) -> set[str]:
+    with database.snapshot() as snap:
+        return {r[0] for r in snap.execute_sql(
+            "SELECT TABLE_NAME FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_CATALOG = '' AND TABLE_SCHEMA = ''")}
+
+
+# --- writers ---------------------------------------------------------------------------------------
+
+class _Rows:
+    """Random Singers rows in the client's form (BYTES as base64 text, commit timestamp sentinel)."""
+
+    def __init__(self, rng: random.Random) -> None:
+        from google.cloud import spanner
+
+        self.rng = rng
+        self.names = ["".join(rng.choices(string.ascii_letters, k=rng.randint(2, 20))) for _ in range(4096)]
+        self.dates = [dt.date(1900, 1, 1) + dt.timedelta(days=d) for d in range(0, 365 * 120, 3)]
+        # Pictures cut from one block of random bytes: random contents without a randbytes call per row.
+        self.block = rng.randbytes(1 << 16)
+        self.commit_timestamp = spanner.COMMIT_TIMESTAMP
+
+    def make(self, count: int) -> list[tuple[Any, ...]]:
+        rng, out = self.rng, []
+        for _ in range(count):
+            size = rng.randint(1, PICTURE_MAX)
+            start = rng.randrange(len(self.block) - size)
+            out.append((rng.getrandbits(63), rng.choice(self.names), rng.choice(self.names), rng.choice(self.dates),
+                        base64.b64encode(self.block[start:start + size]), False, self.commit_timestamp))
+        return out
+
+
+@dataclass
+class WriterLog:
+    """What the writers did: one entry per committed transaction, plus errors."""
+
+    committed_at: array = field(default_factory=lambda: array("d"))   # wall clock, after the commit returned
+    mutations: array = field(default_factory=lambda: array("l"))
+    commit_seconds: array = field(default_factory=lambda: array("d"))
+    late_seconds: array = field(default_factory=lambda: array("d"))   # how late against the schedule it began
+    keys: list[int] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def transactions(self) -> int:
+        return len(self.mutations)
+
+    @property
+    def total_mutations(self) -> int:
+        return sum(self.mutations)
+
+
+class Writers:
+    """``update_parallelism`` threads running InsertOrUpdate transactions until ``stop_at``."""
+
+    def __init__(self, database: Any, options: BenchOptions, log: WriterLog | None = None) -> None:
+        self.database = database
+        self.options = options
+        self.log = log or WriterLog()
+        self.threads: list[threading.Thread] = []
+        self.stop_at = 0.0
+
+    def start(self, stop_at: float) -> None:
+        self.stop_at = stop_at
+        seed = self.options.seed if self.options.seed is not None else random.randrange(1 << 30)
+        for i in range(self.options.update_parallelism):
+            t = threading.Thread(target=self._work, args=(random.Random(seed * 1000 + i),), name=f"bench-writer-{i}",
+                                 daemon=True)
+            t.start()
+            self.threads.append(t)
+
+    def join(self, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        for t in self.threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+
+    def _work(self, rng: random.Random) -> None:
+        rows = _Rows(rng)
+        mean_gap = self.options.update_parallelism / self.options.write_transactions_per_second
+        most = 2 * self.options.mutations_per_transaction
+        due = time.time() + rng.uniform(0, 2 * mean_gap)
+        while due < self.stop_at:
+            time.sleep(max(0.0, due - time.time()))
+            began = time.time()
+            batch_rows = rows.make(rng.randint(1, most))
+            try:
+                with self.database.batch() as batch:
+                    batch.insert_or_update(TABLE, COLUMNS, batch_rows)
+            except Exception as exc:  # noqa: BLE001 - counted and reported, the run goes on
+                with self.log.lock:
+                    self.log.errors.append(f"{type(exc).__name__}: {exc}"[:300])
+            else:
+                done = time.time()
+                with self.log.lock:
+                    self.log.committed_at.append(done)
+                    self.log.mutations.append(len(batch_rows))
+                    self.log.commit_seconds.append(done - began)
+                    self.log.late_seconds.append(max(0.0, began - due))
+                    self.log.keys.extend(r[0] for r in batch_rows)
+            due += rng.uniform(0, 2 * mean_gap)
+
+
+# --- watchers --------------------------------------------------------------------------------------
+
+class TimedWatcher(TableWatcher):
+    """A TableWatcher that also keeps (time, seconds, rows, WITH query used) of its polls, for the report."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.poll_log: deque[tuple[float, float, int, bool]] = deque(maxlen=1_000_000)
+
+    def _record_poll(self, result: Any, seconds: float) -> None:
+        super()._record_poll(result, seconds)
+        self.poll_log.append((time.time(), seconds, len(result.changes), self._stats.using_with_query))
+
+
+class Recorder:
+    """One watcher's callback: arrival wall time, commit time and key of every change.
+
+    Callbacks of one watcher run one at a time, so appends need no lock.
+    """
+
+    def __init__(self) -> None:
+        self.arrived = array("d")
+        self.committed = array("d")
+        self.keys = array("q")
+
+    def __call__(self, change: Any) -> None:
+        self.arrived.append(time.time())
+        self.committed.append(change.commit_timestamp.timestamp())
+        self.keys.append(change.keys[0])
+
+
+def build_watchers(database: Any, options: BenchOptions) -> list[tuple[TimedWatcher, Recorder]]:
+    """The TableWatchers the options ask for, each with its recorder (not started)."""
+    from ..capture.shards import FixedShardProvider, NotNullShardProvider
+
+    hint = "" if options.disable_table_hint else f"@{{FORCE_INDEX={INDEX}}}"
+    out = []
+    for i, shards in enumerate(options.shard_sets()):
+        if options.disable_shard_provider:
+            # The index is NULL_FILTERED: a query forced onto it must exclude NULL shards.
+            provider: Any = NotNullShardProvider(SHARD_COLUMN) if hint else None
+        else:
+            provider = FixedShardProvider(SHARD_COLUMN, shards)
+        w = TimedWatcher(database, TABLE, shard_provider=provider, table_hint=hint, poll_interval=options.poll_interval,
+                         limit=options.limit, fallback_to_with_query_seconds=options.fallback_to_with_query_seconds,
+                         name=f"bench-{i}")
+        recorder = Recorder()
+        w.add_callback(recorder)
+        out.append((w, recorder))
+    return out
+
+
+# --- a run -----------------------------------------------------------------------------------------
+
+@dataclass
+class Run:
+    """A benchmark run in progress or finished: the parts the status line and the report read."""
+
+    options: BenchOptions
+    writers: Writers
+    watchers: list[tuple[TimedWatcher, Recorder]]
+    started: float = 0.0
+    writes_end: float = 0.0
+    finished: float = 0.0
+    drained: bool = False
+    failure: str | None = None
+    cpu: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def received(self) -> int:
+        return sum(len(r.keys) for _, r in self.watchers)
+
+    def failed_watcher(self) -> TableWatcher | None:
+        return next((w for w, _ in self.watchers if w.failure is not None), None)
+
+
+def run_benchmark(database: Any, options: BenchOptions, *, on_status: Callable[[Run], None] | None = None,
+                  status_every: float = 0.5, stop: threading.Event | None = None,
+                  server_cpu: Callable[[], float] | None = None) -> Run:
+    """Start the watchers, write for ``options.duration`` seconds, wait for the watchers to catch up.
+
+    The table must exist (see :func:`prepare_table`). ``stop`` ends the writes early;
+    ``on_status(run)`` is called every ``status_every`` seconds.
+    """
+    import os
+
+    stop = stop or threading.Event()
+    run = Run(options, Writers(database, options), build_watchers(database, options))
+    started_watchers: list[TimedWatcher] = []
+    cpu0 = os.times()
+    server0 = server_cpu() if server_cpu else 0.0
+    try:
+        for w, _ in run.watchers:
+            w.start()
+            started_watchers.append(w)
+        run.started = time.time()
+        run.writers.start(run.started + options.duration)
+
+        def tick(until: float, done: Callable[[], bool], wait: Callable[[float], Any]) -> None:
+            while time.time() < until and not done():
+                wait(min(status_every, max(0.0, until - time.time())))
+                failed = run.failed_watcher()
+                if failed is not None:
+                    run.failure = f"the watcher on {failed.table} ({failed.name}) failed: {failed.failure}"
+                    stop.set()
+                if on_status:
+                    on_status(run)
+
+        tick(run.started + options.duration, stop.is_set, stop.wait)
+        run.writers.stop_at = 0.0  # an early stop: writers finish the transaction in flight
+        run.writers.join()
+        run.writes_end = time.time()
+        written = run.writers.log.total_mutations
+        tick(run.writes_end + options.drain_timeout, lambda: run.received >= written or run.failure is not None,
+             time.sleep)
+        run.drained = run.received >= written
+    finally:
+        for w in started_watchers:
+            w.stop()
+        run.finished = time.time()
+        cpu1 = os.times()
+        seconds = max(run.finished - run.started, 1e-9) if run.started else 1e-9
+        run.cpu = {"bench_process_cores": round((cpu1.user + cpu1.system - cpu0.user - cpu0.system) / seconds, 2)}
+        if server_cpu:
+            run.cpu["server_process_cores"] = round((server_cpu() - server0) / seconds, 2)
+    return run
