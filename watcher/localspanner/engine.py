@@ -25,11 +25,13 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
-from . import errors, limits, values
+from . import errors, limits, sql, values
 from .catalog import Catalog
 from .clock import Clock
+from .ddl.printer import print_catalog
 from .errors import SpannerError
 from .mutations import apply_mutations
+from .reads import read_rows
 from .requests import (
     BatchDmlResult,
     CommitResult,
@@ -44,7 +46,11 @@ from .requests import (
     TransactionOptions,
     TransactionSelector,
 )
-from .schema_sync import quote, sync_schema, user_facing
+from .schema_sync import sync_schema
+from .schema_updater import apply_statement, apply_statements
+from .sql import set_statement_time
+from .sqlite_errors import commit_interleaving_error, integrity_error
+from .sqlite_names import quote, user_facing
 from .storage import Storage
 from .transactions import PendingCommitTimestamp, ReadWriteTransaction, Snapshot, mutation_count
 
@@ -66,8 +72,6 @@ class DatabaseEngine:
     # --- schema ------------------------------------------------------------------------------------
 
     def _load_catalog(self) -> Catalog:
-        from .schema_updater import apply_statements
-
         statements = self.storage.load_ddl()
         catalog, _ = apply_statements(Catalog(), statements) if statements else (Catalog(), [])
         conn = self.storage.writer
@@ -82,9 +86,6 @@ class DatabaseEngine:
 
     def update_ddl(self, statements: list[str]) -> list[int]:
         """Apply schema statements in order; each one commits on its own. Returns commit timestamps."""
-        from .ddl.printer import print_catalog
-        from .schema_updater import apply_statement
-
         stamps: list[int] = []
         self._acquire_writer(None)
         conn = self.storage.writer
@@ -129,8 +130,6 @@ class DatabaseEngine:
             raise errors.ddl_invalid(statement, f"rows of table {bad[0]} have no parent row in table {bad[2]}")
 
     def ddl(self) -> list[str]:
-        from .ddl.printer import print_catalog
-
         return print_catalog(self.catalog)
 
     # --- the writer -----------------------------------------------------------------------------------
@@ -297,8 +296,6 @@ class DatabaseEngine:
 
     def _execute_in(self, txn: ReadWriteTransaction | Snapshot, info: TransactionInfo | None, single_use: bool,
                     statement: Statement) -> ResultStream:
-        from . import sql
-
         if isinstance(txn, Snapshot):
             if sql.is_dml(statement.sql):
                 if single_use:
@@ -328,8 +325,6 @@ class DatabaseEngine:
 
     def _run_dml(self, txn: ReadWriteTransaction, statement: Statement, now: int) -> Any:
         """One DML statement in ``txn``: all or nothing, and the transaction goes on after a failure."""
-        from . import sql
-
         conn = self.storage.writer
         conn.execute("SAVEPOINT ls_stmt")
         try:
@@ -348,8 +343,6 @@ class DatabaseEngine:
             self._abort(txn, exc.message)
 
     def _query_snapshot(self, snap: Snapshot, statement: Statement, info: TransactionInfo | None, single_use: bool) -> ResultStream:
-        from . import sql
-
         snap.last_used = time.monotonic()
         try:
             fields, rows = sql.execute_query(snap.conn, statement, snap.catalog, now_nanos=snap.read_nanos)
@@ -371,8 +364,6 @@ class DatabaseEngine:
                 snap.last_used = time.monotonic()
 
     def _partitioned_dml(self, txn: ReadWriteTransaction, statement: Statement, info: TransactionInfo | None) -> ResultStream:
-        from . import sql
-
         if not sql.is_dml(statement.sql):
             raise errors.partitioned_dml_not_allowed("A query")
         if txn.state != "active":
@@ -403,8 +394,6 @@ class DatabaseEngine:
         return result
 
     def _batch_dml_in(self, txn: ReadWriteTransaction, info: TransactionInfo | None, statements: list[Statement]) -> BatchDmlResult:
-        from . import sql
-
         counts: list[int] = []
         with txn.lock:
             txn.touch()
@@ -425,8 +414,6 @@ class DatabaseEngine:
 
     def read(self, session: str, table: str, columns: list[str], key_set: KeySet, selector: TransactionSelector | None,
              index: str = "", limit: int = 0) -> ResultStream:
-        from .reads import read_rows
-
         txn, info, single_use = self._resolve(session, selector)
         if isinstance(txn, Snapshot):
             txn.last_used = time.monotonic()
@@ -485,8 +472,6 @@ class DatabaseEngine:
 
     def _commit_locked(self, txn: ReadWriteTransaction, mutations: list[Mutation]) -> int:
         """Commit ``txn`` (which holds the writer and has an open SQLite transaction)."""
-        from .sql import set_statement_time
-
         conn = self.storage.writer
         with self._visibility:
             ts = self.clock.next()
@@ -499,8 +484,6 @@ class DatabaseEngine:
             try:
                 conn.execute("COMMIT")
             except sqlite3.IntegrityError as exc:
-                from .sqlite_errors import commit_interleaving_error, integrity_error
-
                 deleted = {m.table.lower() for m in mutations if m.op == "delete"}
                 found = commit_interleaving_error(conn, self.catalog, deleted) if "FOREIGN KEY" in str(exc) else None
                 raise found or integrity_error(exc, self._first_child_table(mutations), self.catalog) from None

@@ -24,8 +24,8 @@ from . import errors, values
 from .catalog import Catalog, Column, Table
 from .keys import point_condition, range_condition
 from .requests import KeySet, Mutation
-from .schema_sync import has_nullable_key, quote
 from .sqlite_errors import integrity_error
+from .sqlite_names import has_nullable_key, quote
 from .types import TypeCode
 
 _WRITE_OPS = ("insert", "update", "insert_or_update", "replace")

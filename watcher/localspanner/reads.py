@@ -17,7 +17,7 @@ from . import errors, values
 from .catalog import Catalog, Column, KeyPart
 from .mutations import keyset_condition
 from .requests import Field, KeySet
-from .schema_sync import quote
+from .sqlite_names import quote
 
 
 def read_rows(conn: sqlite3.Connection, catalog: Catalog, table_name: str, columns: list[str], key_set: KeySet, *,

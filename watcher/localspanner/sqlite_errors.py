@@ -17,7 +17,7 @@ import sqlite3
 from . import errors
 from .catalog import Catalog, Table
 from .errors import SpannerError
-from .schema_sync import KEY_INDEX_PREFIX, quote, user_facing
+from .sqlite_names import KEY_INDEX_PREFIX, quote, user_facing
 
 _UNIQUE = re.compile(r"UNIQUE constraint failed: (?:index '(?P<index>[^']+)'|(?P<cols>.+))")
 _NOT_NULL = re.compile(r"NOT NULL constraint failed: (?P<table>[^.]+)\.(?P<col>.+)")

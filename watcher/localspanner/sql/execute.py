@@ -34,6 +34,7 @@ from .. import errors, values
 from .. import types as T
 from ..catalog import Catalog
 from ..requests import Field, Statement
+from ..sqlite_errors import integrity_error, interleaving_violation
 from ..types import SpannerType
 from .casts import SPECS as CAST_SPECS
 from .context import Context
@@ -261,8 +262,6 @@ def execute_dml(conn: sqlite3.Connection, statement: Statement, catalog: Catalog
         _check_interleaving(conn, d, catalog)
         return result
     except sqlite3.IntegrityError as exc:
-        from ..sqlite_errors import integrity_error
-
         take_error()
         raise integrity_error(exc, d.table, catalog, inserting=d.kind != "DELETE") from None
     finally:
@@ -271,8 +270,6 @@ def execute_dml(conn: sqlite3.Connection, statement: Statement, catalog: Catalog
 
 def _check_interleaving(conn: sqlite3.Connection, d: DmlTranslation, catalog: Catalog) -> None:
     """A DML statement must keep interleaving intact when it ends (the storage defers the check to commit)."""
-    from ..sqlite_errors import interleaving_violation
-
     deleting = d.kind == "DELETE"
     if not deleting and (d.kind != "INSERT" or d.table.parent is None):
         return  # key columns cannot be updated: an UPDATE never orphans a row

@@ -26,6 +26,7 @@ from sqlglot import exp
 from .. import errors
 from .. import types as T
 from ..types import SpannerType, TypeCode
+from ..values import array_to_stored
 from .casts import can_cast, cast_value
 from .context import NOW_PARAM, CompiledQuery, Context, Typed
 from .function_table import comparable, supertype
@@ -457,8 +458,6 @@ class ExpressionTranslator:
         element = element or common or T.INT64
         items = [self.coerce(i, element) for i in items]
         if all(i.is_literal for i in items):
-            from ..values import array_to_stored
-
             literal = () if not items else _NOT_EMPTY
             return Typed(sql_string(array_to_stored([i.literal for i in items], element)), T.array_of(element), literal=literal)
         return Typed(f"json_array({', '.join(json_element_sql(i) for i in items)})", T.array_of(element))

@@ -22,6 +22,7 @@ from sqlglot import exp
 
 from .. import errors
 from .. import types as T
+from ..sqlite_names import quote
 from ..types import SpannerType, TypeCode
 from .context import NOW_PARAM, Typed
 from .expressions import ExpressionTranslator, json_element_sql, sql_string, stored_literal_sql
@@ -247,9 +248,9 @@ class FunctionTranslator(ExpressionTranslator):
             if len(query.columns) != 1:
                 raise self.ctx.invalid("ARRAY subquery must have exactly one output column")
             col = query.columns[0]
-            element = json_element_sql(Typed(f'"{col.sql_name}"', col.type))
+            element = json_element_sql(Typed(quote(col.sql_name), col.type))
             alias = self.ctx.fresh("arr")
-            return Typed(f"(SELECT json_group_array({element}) FROM ({query.sql}) AS \"{alias}\")", T.array_of(col.type or T.INT64))
+            return Typed(f"(SELECT json_group_array({element}) FROM ({query.sql}) AS {quote(alias)})", T.array_of(col.type or T.INT64))
         return self.array_literal(node, scope)
 
     def _bracket(self, node: exp.Bracket, scope: Scope) -> Typed:
