@@ -2,9 +2,9 @@
 
 Two locks give Spanner's guarantees:
 
-* the *writer* (one holder at a time): a read/write transaction from its first read or
-  DML to its end, a single-use commit, a schema change. This makes read/write
-  transactions serializable.
+* the *writer* (``writer.py``, one holder at a time): a read/write transaction from its
+  first read or DML to its end, a single-use commit, a schema change. This makes
+  read/write transactions serializable.
 * the *visibility* lock, held from choosing a commit timestamp to the SQLite COMMIT, and
   by a strong read while it chooses its read timestamp and pins its snapshot. So a read
   at R sees exactly the commits with timestamps below R, and every later commit gets a
@@ -18,7 +18,6 @@ Example (normally reached through ``service.LocalSpannerService``)::
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
 from collections import OrderedDict
@@ -28,9 +27,9 @@ from typing import Any
 from . import errors, limits, sql, values
 from .catalog import Catalog
 from .clock import Clock
+from .commits import write_commit
 from .ddl.printer import print_catalog
 from .errors import SpannerError
-from .mutations import apply_mutations
 from .reads import read_rows
 from .requests import (
     BatchDmlResult,
@@ -46,13 +45,12 @@ from .requests import (
     TransactionOptions,
     TransactionSelector,
 )
-from .schema_sync import sync_schema
-from .schema_updater import apply_statement, apply_statements
-from .sql import set_statement_time
-from .sqlite_errors import commit_interleaving_error, integrity_error
-from .sqlite_names import quote, user_facing
+from .schema_changes import load_catalog, write_schema_change
+from .schema_updater import apply_statement
+from .sqlite_names import quote
 from .storage import Storage
 from .transactions import PendingCommitTimestamp, ReadWriteTransaction, Snapshot, mutation_count
+from .writer import Writer
 
 
 class DatabaseEngine:
@@ -60,34 +58,20 @@ class DatabaseEngine:
         self.name = name
         self.storage = storage
         self.clock = clock
-        self._writer = threading.Lock()
-        self._writer_owner: ReadWriteTransaction | None = None
+        self._writer = Writer(storage.writer)
         self._visibility = threading.Lock()
         self._rw: dict[bytes, ReadWriteTransaction] = {}
         self._snapshots: OrderedDict[bytes, Snapshot] = OrderedDict()
         self._registry_lock = threading.Lock()
         self.latest_commit_nanos = 0
-        self.catalog = self._load_catalog()
+        self.catalog = load_catalog(storage)
 
     # --- schema ------------------------------------------------------------------------------------
-
-    def _load_catalog(self) -> Catalog:
-        statements = self.storage.load_ddl()
-        catalog, _ = apply_statements(Catalog(), statements) if statements else (Catalog(), [])
-        conn = self.storage.writer
-        conn.execute("BEGIN")
-        try:
-            self.storage.refresh_information_schema(conn, catalog)
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        return catalog
 
     def update_ddl(self, statements: list[str]) -> list[int]:
         """Apply schema statements in order; each one commits on its own. Returns commit timestamps."""
         stamps: list[int] = []
-        self._acquire_writer(None)
+        self._writer.acquire(None)
         conn = self.storage.writer
         try:
             for statement in statements:
@@ -95,86 +79,22 @@ class DatabaseEngine:
                 if new is self.catalog:
                     stamps.append(self.clock.next())
                     continue
-                conn.execute("PRAGMA foreign_keys=OFF")
-                conn.execute("BEGIN")
-                try:
-                    sync_schema(conn, self.catalog, new)
-                    self._check_foreign_keys(conn, statement)
-                    self.storage.save_ddl(conn, print_catalog(new))
-                    self.storage.refresh_information_schema(conn, new)
+
+                def commit(new: Catalog = new) -> int:
                     with self._visibility:
                         ts = self.clock.next()
                         conn.execute("COMMIT")
                         self.catalog = new
                         self.latest_commit_nanos = ts
-                    stamps.append(ts)
-                except sqlite3.IntegrityError as exc:
-                    conn.execute("ROLLBACK")
-                    raise errors.ddl_invalid(statement, _ddl_data_problem(exc)) from None
-                except sqlite3.Error as exc:
-                    conn.execute("ROLLBACK")
-                    raise errors.ddl_invalid(statement, str(exc)) from None
-                except BaseException:
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                    raise
-                finally:
-                    conn.execute("PRAGMA foreign_keys=ON")
-        finally:
-            self._release_writer(None)
-        return stamps
+                    return ts
 
-    def _check_foreign_keys(self, conn: sqlite3.Connection, statement: str) -> None:
-        bad = conn.execute("PRAGMA foreign_key_check").fetchone()
-        if bad:
-            raise errors.ddl_invalid(statement, f"rows of table {bad[0]} have no parent row in table {bad[2]}")
+                stamps.append(write_schema_change(self.storage, self.catalog, new, statement, commit))
+        finally:
+            self._writer.release(None)
+        return stamps
 
     def ddl(self) -> list[str]:
         return print_catalog(self.catalog)
-
-    # --- the writer -----------------------------------------------------------------------------------
-
-    def _acquire_writer(self, txn: ReadWriteTransaction | None) -> None:
-        if txn is not None and txn.holds_writer:
-            return
-        deadline = time.monotonic() + limits.WRITER_WAIT_SECONDS
-        while not self._writer.acquire(timeout=0.05):
-            owner = self._writer_owner
-            if owner is not None and time.monotonic() - owner.last_used > limits.TRANSACTION_IDLE_SECONDS:
-                self._abort(owner, "it was idle while holding the database's writer and another transaction needed it")
-            if time.monotonic() > deadline:
-                raise errors.transaction_aborted("another read/write transaction held the database too long")
-        self._writer_owner = txn
-        if txn is not None:
-            if txn.state != "active":
-                self._writer_owner = None
-                self._writer.release()
-                raise errors.transaction_aborted(txn.abort_reason or "the transaction is no longer active")
-            txn.holds_writer = True
-            self.storage.writer.execute("BEGIN")
-
-    def _release_writer(self, txn: ReadWriteTransaction | None) -> None:
-        if txn is not None:
-            if not txn.holds_writer:
-                return
-            txn.holds_writer = False
-        self._writer_owner = None
-        self._writer.release()
-
-    def _abort(self, txn: ReadWriteTransaction, reason: str) -> None:
-        if not txn.lock.acquire(blocking=False):
-            return  # it is busy, so not idle after all
-        try:
-            if txn.state == "active":
-                txn.state = "aborted"
-                txn.abort_reason = reason
-                if txn.holds_writer:
-                    conn = self.storage.writer
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                    self._release_writer(txn)
-        finally:
-            txn.lock.release()
 
     # --- snapshots -----------------------------------------------------------------------------------------
 
@@ -272,11 +192,7 @@ class DatabaseEngine:
         with txn.lock:
             if txn.state == "active":
                 txn.state = "rolled_back"
-            if txn.holds_writer:
-                conn = self.storage.writer
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                self._release_writer(txn)
+            self._writer.roll_back(txn)
 
     # --- queries and DML --------------------------------------------------------------------------------------
 
@@ -306,7 +222,7 @@ class DatabaseEngine:
             txn.touch()
             if txn.partitioned:
                 return self._partitioned_dml(txn, statement, info)
-            self._acquire_writer(txn)
+            self._writer.acquire(txn)
             try:
                 conn = self.storage.writer
                 now = self.clock.next()
@@ -340,7 +256,7 @@ class DatabaseEngine:
     def _fail_statement(self, txn: ReadWriteTransaction, exc: SpannerError) -> None:
         """A failed statement leaves the transaction usable, as on Spanner; an ABORTED one ends it."""
         if exc.code == errors.Code.ABORTED:
-            self._abort(txn, exc.message)
+            self._writer.abort(txn, exc.message)
 
     def _query_snapshot(self, snap: Snapshot, statement: Statement, info: TransactionInfo | None, single_use: bool) -> ResultStream:
         snap.last_used = time.monotonic()
@@ -368,17 +284,15 @@ class DatabaseEngine:
             raise errors.partitioned_dml_not_allowed("A query")
         if txn.state != "active":
             raise errors.transaction_already_committed(txn.id)
-        self._acquire_writer(txn)
+        self._writer.acquire(txn)
         conn = self.storage.writer
         try:
             result = sql.execute_dml(conn, statement, self.catalog, now_nanos=self.clock.next())
             txn.pending.extend(PendingCommitTimestamp(*p) for p in result.pending_commit_timestamps)
             self._commit_locked(txn, [])
         except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
             txn.state = "aborted"
-            self._release_writer(txn)
+            self._writer.roll_back(txn)
             raise
         return ResultStream([], iter(()), transaction=info, row_count_lower_bound=result.row_count)
 
@@ -397,7 +311,7 @@ class DatabaseEngine:
         counts: list[int] = []
         with txn.lock:
             txn.touch()
-            self._acquire_writer(txn)
+            self._writer.acquire(txn)
             for st in statements:
                 if not sql.is_dml(st.sql):
                     return BatchDmlResult(counts, info, errors.query_is_not_dml(st.sql))
@@ -428,7 +342,7 @@ class DatabaseEngine:
             return ResultStream(fields, self._stream(txn, rows, single_use), transaction=info)
         with txn.lock:
             txn.touch()
-            self._acquire_writer(txn)
+            self._writer.acquire(txn)
             fields, rows = read_rows(self.storage.writer, self.catalog, table, columns, key_set, index=index, limit=limit)
             return ResultStream(fields, iter(list(rows)), transaction=info)
 
@@ -455,15 +369,12 @@ class DatabaseEngine:
                 raise errors.transaction_already_committed(txn.id)
             if txn.partitioned:
                 raise errors.partitioned_dml_not_allowed("Commit")
-            self._acquire_writer(txn)
+            self._writer.acquire(txn)
             try:
                 ts = self._commit_locked(txn, mutations)
             except SpannerError:
-                conn = self.storage.writer
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
                 txn.state = "rolled_back"
-                self._release_writer(txn)
+                self._writer.roll_back(txn)
                 raise
             finally:
                 with self._registry_lock:
@@ -472,42 +383,13 @@ class DatabaseEngine:
 
     def _commit_locked(self, txn: ReadWriteTransaction, mutations: list[Mutation]) -> int:
         """Commit ``txn`` (which holds the writer and has an open SQLite transaction)."""
-        conn = self.storage.writer
         with self._visibility:
             ts = self.clock.next()
-            set_statement_time(ts)  # DEFAULT (CURRENT_TIMESTAMP()) of inserted rows is the commit time
-            try:
-                apply_mutations(conn, self.catalog, mutations, commit_nanos=ts)
-            finally:
-                set_statement_time(None)
-            self._fill_pending(conn, txn.pending, ts)
-            try:
-                conn.execute("COMMIT")
-            except sqlite3.IntegrityError as exc:
-                deleted = {m.table.lower() for m in mutations if m.op == "delete"}
-                found = commit_interleaving_error(conn, self.catalog, deleted) if "FOREIGN KEY" in str(exc) else None
-                raise found or integrity_error(exc, self._first_child_table(mutations), self.catalog) from None
+            write_commit(self.storage.writer, self.catalog, mutations, txn.pending, ts)
             self.latest_commit_nanos = ts
         txn.state = "committed"
-        self._release_writer(txn)
+        self._writer.release(txn)
         return ts
-
-    def _first_child_table(self, mutations: list[Mutation]) -> Any:
-        for m in mutations:
-            t = self.catalog.table(m.table)
-            if t is not None and t.parent is not None:
-                return t
-        return self.catalog.table(mutations[0].table) if mutations else None
-
-    def _fill_pending(self, conn: sqlite3.Connection, pending: list[PendingCommitTimestamp], ts: int) -> None:
-        stored = values.nanos_to_stored(ts)
-        for p in pending:
-            table = self.catalog.table(p.table)
-            if table is None:
-                continue
-            sets = ", ".join(f"{quote(c)} = ?" for c in p.columns)
-            where = " AND ".join(f"{quote(k)} IS ?" for k in table.key_names) or "1"
-            conn.execute(f"UPDATE {quote(table.name)} SET {sets} WHERE {where}", [stored] * len(p.columns) + list(p.key))
 
     def close(self) -> None:
         with self._registry_lock:
@@ -517,12 +399,3 @@ class DatabaseEngine:
             self._unpin(s)
         self.storage.close()
 
-
-def _ddl_data_problem(exc: sqlite3.IntegrityError) -> str:
-    # A rebuild copies rows into a temporary table: name the user's table, not the copy.
-    text = user_facing(str(exc))
-    if text.startswith("NOT NULL"):
-        return f"existing rows have NULL values ({text.split(': ', 1)[-1]})"
-    if text.startswith("UNIQUE"):
-        return f"existing rows have duplicate values ({text.split(': ', 1)[-1]})"
-    return text

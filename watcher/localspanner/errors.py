@@ -199,6 +199,18 @@ def ddl_invalid(statement: str, detail: str) -> SpannerError:
     return failed_precondition(f"Schema change rejected: {detail} (statement: {_clip(statement)})")
 
 
+def ddl_orphan_rows(statement: str, table: str, parent: str) -> SpannerError:
+    return ddl_invalid(statement, f"rows of table {table} have no parent row in table {parent}")
+
+
+def ddl_existing_nulls(statement: str, columns: str) -> SpannerError:
+    return ddl_invalid(statement, f"existing rows have NULL values ({columns})")
+
+
+def ddl_existing_duplicates(statement: str, columns: str) -> SpannerError:
+    return ddl_invalid(statement, f"existing rows have duplicate values ({columns})")
+
+
 def ddl_unsupported(statement: str, feature: str) -> SpannerError:
     return SpannerError(Code.UNIMPLEMENTED, f"The local Spanner server does not support {feature} (statement: {_clip(statement)})")
 
