@@ -12,7 +12,7 @@ Example:
     >>> svc = LocalSpannerService()
     >>> svc.create_instance("projects/p/instances/i", config="projects/p/instanceConfigs/emulator-config").name
     'projects/p/instances/i'
-    >>> db = svc.create_database("projects/p/instances/i", "CREATE DATABASE d",
+    >>> db = svc.create_database("projects/p/instances/i", "CREATE DATABASE db",
     ...                          ["CREATE TABLE T (K INT64 NOT NULL) PRIMARY KEY (K)"])
     >>> svc.get_ddl(db.name)
     ['CREATE TABLE T (\\n  K INT64 NOT NULL,\\n) PRIMARY KEY(K)']

@@ -26,8 +26,8 @@ from ..catalog import Catalog, Column, Table
 from ..sqlite_names import quote
 from ..types import SpannerType, TypeCode
 from .context import Context, OutputColumn, Typed
-from .expressions import sql_string
 from .function_table import comparable
+from .literals import sql_string
 from .scope import Scope
 from .spanner_syntax import preprocess
 from .translator import Translator, _output_columns, parse, table_source, translate_expression

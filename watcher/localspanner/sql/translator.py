@@ -29,9 +29,9 @@ from ..catalog import Catalog, Table
 from ..sqlite_names import KEY_INDEX_PREFIX, has_nullable_key, quote
 from ..types import SpannerType
 from .context import CompiledQuery, Context, OutputColumn, Typed
-from .expressions import element_sql
 from .function_handlers import FunctionTranslator
 from .function_table import supertype
+from .literals import element_sql
 from .scope import ResolveError, Scope, Source, SourceColumn
 from .spanner_syntax import Preprocessed, preprocess
 
