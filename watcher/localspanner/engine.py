@@ -177,7 +177,7 @@ class DatabaseEngine:
             return self._lookup(info.id), info, False
         options = selector.single_use or TransactionOptions()
         if options.kind != TransactionKind.READ_ONLY:
-            raise errors.invalid_argument("Single-use transactions can only be read-only; begin a read/write transaction for DML.")
+            raise errors.single_use_must_be_read_only()
         return self._pin(options.read_only), None, True
 
     def rollback(self, txn_id: bytes) -> None:
@@ -196,10 +196,15 @@ class DatabaseEngine:
 
     # --- queries and DML --------------------------------------------------------------------------------------
 
-    def execute_sql(self, session: str, statement: Statement, selector: TransactionSelector | None) -> ResultStream:
+    def execute_sql(self, session: str, statement: Statement, selector: TransactionSelector | None, *,
+                    seqno: int | None = None, plan: bool = False) -> ResultStream:
+        """Run a query or DML; ``seqno`` replays a DML request already answered in its transaction,
+        ``plan`` describes the result (fields, no rows) without running the statement."""
         txn, info, single_use = self._resolve(session, selector)
         try:
-            return self._execute_in(txn, info, single_use, statement)
+            if plan:
+                return self._plan(txn, info, single_use, statement)
+            return self._execute_in(txn, info, single_use, statement, seqno)
         except BaseException:
             self._discard_unreported(txn, info)
             raise
@@ -210,8 +215,26 @@ class DatabaseEngine:
         if info is not None:
             self.rollback(txn.id)
 
+    def _plan(self, txn: ReadWriteTransaction | Snapshot, info: TransactionInfo | None, single_use: bool,
+              statement: Statement) -> ResultStream:
+        """query_mode PLAN: the statement's result fields and an (empty) plan; nothing runs."""
+        if isinstance(txn, Snapshot):
+            try:
+                if sql.is_dml(statement.sql):
+                    raise errors.dml_needs_read_write()
+                fields = sql.describe(statement, txn.catalog)
+            finally:
+                if single_use:
+                    self._unpin(txn)
+            if info is None and single_use:
+                info = TransactionInfo(b"", txn.read_nanos)
+            return ResultStream(fields, iter(()), transaction=info, query_plan=True)
+        with txn.lock:
+            txn.touch()
+            return ResultStream(sql.describe(statement, self.catalog), iter(()), transaction=info, query_plan=True)
+
     def _execute_in(self, txn: ReadWriteTransaction | Snapshot, info: TransactionInfo | None, single_use: bool,
-                    statement: Statement) -> ResultStream:
+                    statement: Statement, seqno: int | None) -> ResultStream:
         if isinstance(txn, Snapshot):
             if sql.is_dml(statement.sql):
                 if single_use:
@@ -227,9 +250,13 @@ class DatabaseEngine:
                 conn = self.storage.writer
                 now = self.clock.next()
                 if sql.is_dml(statement.sql):
-                    result = self._run_dml(txn, statement, now)
-                    rows = list(result.rows or [])
-                    return ResultStream(list(result.fields or []), iter(rows), transaction=info, row_count_exact=result.row_count)
+                    answer = txn.replay(seqno, statement)
+                    if answer is None:
+                        result = self._run_dml(txn, statement, now)
+                        answer = (list(result.fields or []), list(result.rows or []), result.row_count)
+                        txn.remember(seqno, statement, answer)
+                    fields, rows, count = answer
+                    return ResultStream(fields, iter(rows), transaction=info, row_count_exact=count)
                 fields, rows_iter = sql.execute_query(conn, statement, self.catalog, now_nanos=now)
                 # Materialised: the writer connection must be free for the transaction's next statement.
                 return ResultStream(fields, iter(list(rows_iter)), transaction=info)
@@ -296,33 +323,44 @@ class DatabaseEngine:
             raise
         return ResultStream([], iter(()), transaction=info, row_count_lower_bound=result.row_count)
 
-    def execute_batch_dml(self, session: str, statements: list[Statement], selector: TransactionSelector) -> BatchDmlResult:
+    def execute_batch_dml(self, session: str, statements: list[Statement], selector: TransactionSelector, *,
+                          seqno: int | None = None) -> BatchDmlResult:
+        """Run DML statements in order until one fails; ``seqno`` replays a batch already answered."""
         txn, info, _ = self._resolve(session, selector)
         if not isinstance(txn, ReadWriteTransaction) or txn.partitioned:
             self._discard_unreported(txn, info)
             raise errors.dml_needs_read_write()
-        result = self._batch_dml_in(txn, info, statements)
+        result = self._batch_dml_in(txn, info, statements, seqno)
         if result.error is not None and not result.row_counts:
             # No result set carries the inline-begun transaction back to the client.
             self._discard_unreported(txn, info)
         return result
 
-    def _batch_dml_in(self, txn: ReadWriteTransaction, info: TransactionInfo | None, statements: list[Statement]) -> BatchDmlResult:
-        counts: list[int] = []
+    def _batch_dml_in(self, txn: ReadWriteTransaction, info: TransactionInfo | None, statements: list[Statement],
+                      seqno: int | None) -> BatchDmlResult:
         with txn.lock:
             txn.touch()
             self._writer.acquire(txn)
-            for st in statements:
-                if not sql.is_dml(st.sql):
-                    return BatchDmlResult(counts, info, errors.query_is_not_dml(st.sql))
-                try:
-                    result = self._run_dml(txn, st, self.clock.next())
-                except SpannerError as exc:
-                    self._fail_statement(txn, exc)
-                    return BatchDmlResult(counts, info, exc)
-                counts.append(result.row_count)
+            request = tuple(statements)
+            answer = txn.replay(seqno, request)
+            if answer is None:
+                answer = self._run_batch(txn, statements)
+                txn.remember(seqno, request, answer)
             txn.touch()
-        return BatchDmlResult(counts, info)
+        counts, error = answer
+        return BatchDmlResult(list(counts), info, error)
+
+    def _run_batch(self, txn: ReadWriteTransaction, statements: list[Statement]) -> tuple[list[int], SpannerError | None]:
+        """Row counts of the statements that ran, and the error that stopped the batch."""
+        counts: list[int] = []
+        for st in statements:
+            try:  # a query among the statements is refused by sql.execute_dml, as any error, and ends the batch
+                result = self._run_dml(txn, st, self.clock.next())
+            except SpannerError as exc:
+                self._fail_statement(txn, exc)
+                return counts, exc
+            counts.append(result.row_count)
+        return counts, None
 
     # --- reads by key ---------------------------------------------------------------------------------------------
 
@@ -351,7 +389,7 @@ class DatabaseEngine:
     def commit(self, session: str, mutations: list[Mutation], *, transaction_id: bytes | None = None,
                single_use: TransactionOptions | None = None) -> CommitResult:
         if len(mutations) > limits.MAX_MUTATIONS_PER_COMMIT:
-            raise errors.invalid_argument(f"Too many mutations in one commit: {len(mutations)} (at most {limits.MAX_MUTATIONS_PER_COMMIT}).")
+            raise errors.too_many_mutations(len(mutations), limits.MAX_MUTATIONS_PER_COMMIT)
         if transaction_id is None:
             txn = ReadWriteTransaction(session=session)
         else:

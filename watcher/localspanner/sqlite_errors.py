@@ -51,7 +51,7 @@ def integrity_error(exc: sqlite3.Error, table: Table | None, catalog: Catalog, k
             return errors.parent_row_missing(name, table.parent, key)
         children = catalog.children_of(name) if table is not None else ()
         return errors.child_rows_exist(name, children[0].name if children else "an interleaved table", key)
-    return errors.internal(f"constraint failure on table {name}: {text}")
+    return errors.constraint_failure(name, text)
 
 
 def orphan_key(conn: sqlite3.Connection, child: Table, catalog: Catalog) -> list | None:

@@ -223,6 +223,19 @@ def execute_query(conn: sqlite3.Connection, statement: Statement, catalog: Catal
     return fields, _rows(cursor, _converters(final, q.ctx), q.ctx, first)
 
 
+def describe(statement: Statement, catalog: Catalog) -> list[Field]:
+    """The result fields of a query or DML statement (its THEN RETURN columns), without running it.
+
+    For query_mode PLAN. A column whose type only the rows could tell is INT64, as for an
+    untyped NULL.
+    """
+    if is_dml(statement.sql):
+        columns = translate_dml_cached(statement, catalog).then_return
+    else:
+        columns = translate_cached(statement, catalog).columns
+    return [Field(c.name, c.type.without_length() if c.type is not None else T.INT64) for c in columns]
+
+
 def _infer_types(cursor: sqlite3.Cursor, types: list[SpannerType | None], ctx: Context) -> tuple[list[tuple], list[SpannerType | None]]:
     try:
         first = cursor.fetchmany(TYPE_LOOKAHEAD_ROWS)
@@ -317,4 +330,4 @@ def clear_cache() -> None:
     _cache.clear()
 
 
-__all__ = ["DmlResult", "clear_cache", "execute_dml", "execute_query", "is_dml", "register_functions"]
+__all__ = ["DmlResult", "clear_cache", "describe", "execute_dml", "execute_query", "is_dml", "register_functions"]
