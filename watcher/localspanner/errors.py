@@ -418,6 +418,23 @@ def sql_runtime_error(sql: str, detail: str) -> SpannerError:
     return SpannerError(Code.OUT_OF_RANGE, f"{detail} [in statement: {_clip(sql)}]")
 
 
+def untranslatable_statement(sql: str, exc: Exception) -> SpannerError:
+    """A construct the translator did not expect: a named limitation, never a traceback."""
+    return sql_unsupported(sql, f"this statement ({type(exc).__name__}: {exc})")
+
+
+def int64_overflow(sql: str) -> SpannerError:
+    return sql_runtime_error(sql, "int64 overflow")
+
+
+def unreadable_value(sql: str, value: object, type_name: str, exc: Exception) -> SpannerError:
+    return sql_runtime_error(sql, f"Cannot read value {value!r} as {type_name}: {exc}")
+
+
+def sqlite_rejected(sql: str, detail: str) -> SpannerError:
+    return internal(f"SQLite rejected the translated statement ({detail}) [in statement: {sql}]")
+
+
 def null_filtered_index_unusable(sql: str, detail: str) -> SpannerError:
     return invalid_argument(
         f"The query cannot use the index forced by FORCE_INDEX ({detail}): it must filter out the NULLs of the "

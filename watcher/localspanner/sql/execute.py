@@ -111,7 +111,7 @@ def _guarded_translation(sql: str, build: Callable[[], Any]) -> Any:
     except errors.SpannerError:
         raise
     except Exception as exc:  # noqa: BLE001
-        raise errors.sql_unsupported(sql, f"this statement ({type(exc).__name__}: {exc})") from exc
+        raise errors.untranslatable_statement(sql, exc) from exc
 
 
 def translate_cached(statement: Statement, catalog: Catalog) -> QueryTranslation:
@@ -137,8 +137,8 @@ def _sqlite_error(exc: sqlite3.Error, ctx: Context) -> errors.SpannerError:
     if "no query solution" in text:
         return _unusable_index(ctx)
     if "integer overflow" in text:
-        return errors.sql_runtime_error(ctx.sql, "int64 overflow")
-    return errors.internal(f"SQLite rejected the translated statement ({text}) [in statement: {ctx.sql}]")
+        return errors.int64_overflow(ctx.sql)
+    return errors.sqlite_rejected(ctx.sql, text)
 
 
 def _unusable_index(ctx: Context) -> errors.SpannerError:
@@ -174,7 +174,7 @@ def _converter(t: SpannerType, ctx: Context) -> Callable[[Any], Any]:
         except (values.ValueError_, ValueError, TypeError) as exc:
             if v == PENDING_COMMIT_TIMESTAMP_SENTINEL:
                 raise errors.pending_commit_timestamp_read(ctx.sql) from None
-            raise errors.sql_runtime_error(ctx.sql, f"Cannot read value {v!r} as {t}: {exc}") from None
+            raise errors.unreadable_value(ctx.sql, v, str(t), exc) from None
 
     return convert
 
