@@ -184,3 +184,17 @@ def test_query_in_read_write_transaction_sees_earlier_dml(make_database):
         return [list(r) for r in txn.execute_sql("SELECT SUM(W) FROM R WHERE QId = 1")]
 
     assert db.run_in_transaction(work) == [[11]]
+
+
+def test_query_mode_plan_returns_metadata_and_a_plan_but_no_rows(make_database):
+    from google.cloud.spanner_v1 import ExecuteSqlRequest
+
+    db = make_database(DDL)
+    with db.batch() as batch:
+        batch.insert("R", ("Id", "QId", "W"), [(1, 1, 1)])
+    with db.snapshot() as snap:
+        result = snap.execute_sql("SELECT Id, W FROM R", query_mode=ExecuteSqlRequest.QueryMode.PLAN)
+        rows = list(result)
+        assert rows == []
+        assert [f.name for f in result.fields] == ["Id", "W"]
+        assert result.stats is not None and "query_plan" in result.stats

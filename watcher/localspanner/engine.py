@@ -2,9 +2,9 @@
 
 Two locks give Spanner's guarantees:
 
-* the *writer* (one holder at a time): a read/write transaction from its first read or
-  DML to its end, a single-use commit, a schema change. This makes read/write
-  transactions serializable.
+* the *writer* (``writer.py``, one holder at a time): a read/write transaction from its
+  first read or DML to its end, a single-use commit, a schema change. This makes
+  read/write transactions serializable.
 * the *visibility* lock, held from choosing a commit timestamp to the SQLite COMMIT, and
   by a strong read while it chooses its read timestamp and pins its snapshot. So a read
   at R sees exactly the commits with timestamps below R, and every later commit gets a
@@ -18,18 +18,19 @@ Example (normally reached through ``service.LocalSpannerService``)::
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
-from . import errors, limits, values
+from . import errors, limits, sql, values
 from .catalog import Catalog
 from .clock import Clock
+from .commits import write_commit
+from .ddl.printer import print_catalog
 from .errors import SpannerError
-from .mutations import apply_mutations
+from .reads import read_rows
 from .requests import (
     BatchDmlResult,
     CommitResult,
@@ -44,9 +45,12 @@ from .requests import (
     TransactionOptions,
     TransactionSelector,
 )
-from .schema_sync import quote, sync_schema, user_facing
+from .schema_changes import load_catalog, write_schema_change
+from .schema_updater import apply_statement
+from .sqlite_names import quote
 from .storage import Storage
 from .transactions import PendingCommitTimestamp, ReadWriteTransaction, Snapshot, mutation_count
+from .writer import Writer
 
 
 class DatabaseEngine:
@@ -54,39 +58,20 @@ class DatabaseEngine:
         self.name = name
         self.storage = storage
         self.clock = clock
-        self._writer = threading.Lock()
-        self._writer_owner: ReadWriteTransaction | None = None
+        self._writer = Writer(storage.writer)
         self._visibility = threading.Lock()
         self._rw: dict[bytes, ReadWriteTransaction] = {}
         self._snapshots: OrderedDict[bytes, Snapshot] = OrderedDict()
         self._registry_lock = threading.Lock()
         self.latest_commit_nanos = 0
-        self.catalog = self._load_catalog()
+        self.catalog = load_catalog(storage)
 
     # --- schema ------------------------------------------------------------------------------------
 
-    def _load_catalog(self) -> Catalog:
-        from .schema_updater import apply_statements
-
-        statements = self.storage.load_ddl()
-        catalog, _ = apply_statements(Catalog(), statements) if statements else (Catalog(), [])
-        conn = self.storage.writer
-        conn.execute("BEGIN")
-        try:
-            self.storage.refresh_information_schema(conn, catalog)
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        return catalog
-
     def update_ddl(self, statements: list[str]) -> list[int]:
         """Apply schema statements in order; each one commits on its own. Returns commit timestamps."""
-        from .ddl.printer import print_catalog
-        from .schema_updater import apply_statement
-
         stamps: list[int] = []
-        self._acquire_writer(None)
+        self._writer.acquire(None)
         conn = self.storage.writer
         try:
             for statement in statements:
@@ -94,88 +79,22 @@ class DatabaseEngine:
                 if new is self.catalog:
                     stamps.append(self.clock.next())
                     continue
-                conn.execute("PRAGMA foreign_keys=OFF")
-                conn.execute("BEGIN")
-                try:
-                    sync_schema(conn, self.catalog, new)
-                    self._check_foreign_keys(conn, statement)
-                    self.storage.save_ddl(conn, print_catalog(new))
-                    self.storage.refresh_information_schema(conn, new)
+
+                def commit(new: Catalog = new) -> int:
                     with self._visibility:
                         ts = self.clock.next()
                         conn.execute("COMMIT")
                         self.catalog = new
                         self.latest_commit_nanos = ts
-                    stamps.append(ts)
-                except sqlite3.IntegrityError as exc:
-                    conn.execute("ROLLBACK")
-                    raise errors.ddl_invalid(statement, _ddl_data_problem(exc)) from None
-                except sqlite3.Error as exc:
-                    conn.execute("ROLLBACK")
-                    raise errors.ddl_invalid(statement, str(exc)) from None
-                except BaseException:
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                    raise
-                finally:
-                    conn.execute("PRAGMA foreign_keys=ON")
+                    return ts
+
+                stamps.append(write_schema_change(self.storage, self.catalog, new, statement, commit))
         finally:
-            self._release_writer(None)
+            self._writer.release(None)
         return stamps
 
-    def _check_foreign_keys(self, conn: sqlite3.Connection, statement: str) -> None:
-        bad = conn.execute("PRAGMA foreign_key_check").fetchone()
-        if bad:
-            raise errors.ddl_invalid(statement, f"rows of table {bad[0]} have no parent row in table {bad[2]}")
-
     def ddl(self) -> list[str]:
-        from .ddl.printer import print_catalog
-
         return print_catalog(self.catalog)
-
-    # --- the writer -----------------------------------------------------------------------------------
-
-    def _acquire_writer(self, txn: ReadWriteTransaction | None) -> None:
-        if txn is not None and txn.holds_writer:
-            return
-        deadline = time.monotonic() + limits.WRITER_WAIT_SECONDS
-        while not self._writer.acquire(timeout=0.05):
-            owner = self._writer_owner
-            if owner is not None and time.monotonic() - owner.last_used > limits.TRANSACTION_IDLE_SECONDS:
-                self._abort(owner, "it was idle while holding the database's writer and another transaction needed it")
-            if time.monotonic() > deadline:
-                raise errors.transaction_aborted("another read/write transaction held the database too long")
-        self._writer_owner = txn
-        if txn is not None:
-            if txn.state != "active":
-                self._writer_owner = None
-                self._writer.release()
-                raise errors.transaction_aborted(txn.abort_reason or "the transaction is no longer active")
-            txn.holds_writer = True
-            self.storage.writer.execute("BEGIN")
-
-    def _release_writer(self, txn: ReadWriteTransaction | None) -> None:
-        if txn is not None:
-            if not txn.holds_writer:
-                return
-            txn.holds_writer = False
-        self._writer_owner = None
-        self._writer.release()
-
-    def _abort(self, txn: ReadWriteTransaction, reason: str) -> None:
-        if not txn.lock.acquire(blocking=False):
-            return  # it is busy, so not idle after all
-        try:
-            if txn.state == "active":
-                txn.state = "aborted"
-                txn.abort_reason = reason
-                if txn.holds_writer:
-                    conn = self.storage.writer
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                    self._release_writer(txn)
-        finally:
-            txn.lock.release()
 
     # --- snapshots -----------------------------------------------------------------------------------------
 
@@ -258,7 +177,7 @@ class DatabaseEngine:
             return self._lookup(info.id), info, False
         options = selector.single_use or TransactionOptions()
         if options.kind != TransactionKind.READ_ONLY:
-            raise errors.invalid_argument("Single-use transactions can only be read-only; begin a read/write transaction for DML.")
+            raise errors.single_use_must_be_read_only()
         return self._pin(options.read_only), None, True
 
     def rollback(self, txn_id: bytes) -> None:
@@ -273,18 +192,19 @@ class DatabaseEngine:
         with txn.lock:
             if txn.state == "active":
                 txn.state = "rolled_back"
-            if txn.holds_writer:
-                conn = self.storage.writer
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                self._release_writer(txn)
+            self._writer.roll_back(txn)
 
     # --- queries and DML --------------------------------------------------------------------------------------
 
-    def execute_sql(self, session: str, statement: Statement, selector: TransactionSelector | None) -> ResultStream:
+    def execute_sql(self, session: str, statement: Statement, selector: TransactionSelector | None, *,
+                    seqno: int | None = None, plan: bool = False) -> ResultStream:
+        """Run a query or DML; ``seqno`` replays a DML request already answered in its transaction,
+        ``plan`` describes the result (fields, no rows) without running the statement."""
         txn, info, single_use = self._resolve(session, selector)
         try:
-            return self._execute_in(txn, info, single_use, statement)
+            if plan:
+                return self._plan(txn, info, single_use, statement)
+            return self._execute_in(txn, info, single_use, statement, seqno)
         except BaseException:
             self._discard_unreported(txn, info)
             raise
@@ -295,10 +215,26 @@ class DatabaseEngine:
         if info is not None:
             self.rollback(txn.id)
 
-    def _execute_in(self, txn: ReadWriteTransaction | Snapshot, info: TransactionInfo | None, single_use: bool,
-                    statement: Statement) -> ResultStream:
-        from . import sql
+    def _plan(self, txn: ReadWriteTransaction | Snapshot, info: TransactionInfo | None, single_use: bool,
+              statement: Statement) -> ResultStream:
+        """query_mode PLAN: the statement's result fields and an (empty) plan; nothing runs."""
+        if isinstance(txn, Snapshot):
+            try:
+                if sql.is_dml(statement.sql):
+                    raise errors.dml_needs_read_write()
+                fields = sql.describe(statement, txn.catalog)
+            finally:
+                if single_use:
+                    self._unpin(txn)
+            if info is None and single_use:
+                info = TransactionInfo(b"", txn.read_nanos)
+            return ResultStream(fields, iter(()), transaction=info, query_plan=True)
+        with txn.lock:
+            txn.touch()
+            return ResultStream(sql.describe(statement, self.catalog), iter(()), transaction=info, query_plan=True)
 
+    def _execute_in(self, txn: ReadWriteTransaction | Snapshot, info: TransactionInfo | None, single_use: bool,
+                    statement: Statement, seqno: int | None) -> ResultStream:
         if isinstance(txn, Snapshot):
             if sql.is_dml(statement.sql):
                 if single_use:
@@ -309,14 +245,18 @@ class DatabaseEngine:
             txn.touch()
             if txn.partitioned:
                 return self._partitioned_dml(txn, statement, info)
-            self._acquire_writer(txn)
+            self._writer.acquire(txn)
             try:
                 conn = self.storage.writer
                 now = self.clock.next()
                 if sql.is_dml(statement.sql):
-                    result = self._run_dml(txn, statement, now)
-                    rows = list(result.rows or [])
-                    return ResultStream(list(result.fields or []), iter(rows), transaction=info, row_count_exact=result.row_count)
+                    answer = txn.replay(seqno, statement)
+                    if answer is None:
+                        result = self._run_dml(txn, statement, now)
+                        answer = (list(result.fields or []), list(result.rows or []), result.row_count)
+                        txn.remember(seqno, statement, answer)
+                    fields, rows, count = answer
+                    return ResultStream(fields, iter(rows), transaction=info, row_count_exact=count)
                 fields, rows_iter = sql.execute_query(conn, statement, self.catalog, now_nanos=now)
                 # Materialised: the writer connection must be free for the transaction's next statement.
                 return ResultStream(fields, iter(list(rows_iter)), transaction=info)
@@ -328,8 +268,6 @@ class DatabaseEngine:
 
     def _run_dml(self, txn: ReadWriteTransaction, statement: Statement, now: int) -> Any:
         """One DML statement in ``txn``: all or nothing, and the transaction goes on after a failure."""
-        from . import sql
-
         conn = self.storage.writer
         conn.execute("SAVEPOINT ls_stmt")
         try:
@@ -345,11 +283,9 @@ class DatabaseEngine:
     def _fail_statement(self, txn: ReadWriteTransaction, exc: SpannerError) -> None:
         """A failed statement leaves the transaction usable, as on Spanner; an ABORTED one ends it."""
         if exc.code == errors.Code.ABORTED:
-            self._abort(txn, exc.message)
+            self._writer.abort(txn, exc.message)
 
     def _query_snapshot(self, snap: Snapshot, statement: Statement, info: TransactionInfo | None, single_use: bool) -> ResultStream:
-        from . import sql
-
         snap.last_used = time.monotonic()
         try:
             fields, rows = sql.execute_query(snap.conn, statement, snap.catalog, now_nanos=snap.read_nanos)
@@ -371,62 +307,65 @@ class DatabaseEngine:
                 snap.last_used = time.monotonic()
 
     def _partitioned_dml(self, txn: ReadWriteTransaction, statement: Statement, info: TransactionInfo | None) -> ResultStream:
-        from . import sql
-
         if not sql.is_dml(statement.sql):
             raise errors.partitioned_dml_not_allowed("A query")
         if txn.state != "active":
             raise errors.transaction_already_committed(txn.id)
-        self._acquire_writer(txn)
+        self._writer.acquire(txn)
         conn = self.storage.writer
         try:
             result = sql.execute_dml(conn, statement, self.catalog, now_nanos=self.clock.next())
             txn.pending.extend(PendingCommitTimestamp(*p) for p in result.pending_commit_timestamps)
             self._commit_locked(txn, [])
         except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
             txn.state = "aborted"
-            self._release_writer(txn)
+            self._writer.roll_back(txn)
             raise
         return ResultStream([], iter(()), transaction=info, row_count_lower_bound=result.row_count)
 
-    def execute_batch_dml(self, session: str, statements: list[Statement], selector: TransactionSelector) -> BatchDmlResult:
+    def execute_batch_dml(self, session: str, statements: list[Statement], selector: TransactionSelector, *,
+                          seqno: int | None = None) -> BatchDmlResult:
+        """Run DML statements in order until one fails; ``seqno`` replays a batch already answered."""
         txn, info, _ = self._resolve(session, selector)
         if not isinstance(txn, ReadWriteTransaction) or txn.partitioned:
             self._discard_unreported(txn, info)
             raise errors.dml_needs_read_write()
-        result = self._batch_dml_in(txn, info, statements)
+        result = self._batch_dml_in(txn, info, statements, seqno)
         if result.error is not None and not result.row_counts:
             # No result set carries the inline-begun transaction back to the client.
             self._discard_unreported(txn, info)
         return result
 
-    def _batch_dml_in(self, txn: ReadWriteTransaction, info: TransactionInfo | None, statements: list[Statement]) -> BatchDmlResult:
-        from . import sql
-
-        counts: list[int] = []
+    def _batch_dml_in(self, txn: ReadWriteTransaction, info: TransactionInfo | None, statements: list[Statement],
+                      seqno: int | None) -> BatchDmlResult:
         with txn.lock:
             txn.touch()
-            self._acquire_writer(txn)
-            for st in statements:
-                if not sql.is_dml(st.sql):
-                    return BatchDmlResult(counts, info, errors.query_is_not_dml(st.sql))
-                try:
-                    result = self._run_dml(txn, st, self.clock.next())
-                except SpannerError as exc:
-                    self._fail_statement(txn, exc)
-                    return BatchDmlResult(counts, info, exc)
-                counts.append(result.row_count)
+            self._writer.acquire(txn)
+            request = tuple(statements)
+            answer = txn.replay(seqno, request)
+            if answer is None:
+                answer = self._run_batch(txn, statements)
+                txn.remember(seqno, request, answer)
             txn.touch()
-        return BatchDmlResult(counts, info)
+        counts, error = answer
+        return BatchDmlResult(list(counts), info, error)
+
+    def _run_batch(self, txn: ReadWriteTransaction, statements: list[Statement]) -> tuple[list[int], SpannerError | None]:
+        """Row counts of the statements that ran, and the error that stopped the batch."""
+        counts: list[int] = []
+        for st in statements:
+            try:  # a query among the statements is refused by sql.execute_dml, as any error, and ends the batch
+                result = self._run_dml(txn, st, self.clock.next())
+            except SpannerError as exc:
+                self._fail_statement(txn, exc)
+                return counts, exc
+            counts.append(result.row_count)
+        return counts, None
 
     # --- reads by key ---------------------------------------------------------------------------------------------
 
     def read(self, session: str, table: str, columns: list[str], key_set: KeySet, selector: TransactionSelector | None,
              index: str = "", limit: int = 0) -> ResultStream:
-        from .reads import read_rows
-
         txn, info, single_use = self._resolve(session, selector)
         if isinstance(txn, Snapshot):
             txn.last_used = time.monotonic()
@@ -441,7 +380,7 @@ class DatabaseEngine:
             return ResultStream(fields, self._stream(txn, rows, single_use), transaction=info)
         with txn.lock:
             txn.touch()
-            self._acquire_writer(txn)
+            self._writer.acquire(txn)
             fields, rows = read_rows(self.storage.writer, self.catalog, table, columns, key_set, index=index, limit=limit)
             return ResultStream(fields, iter(list(rows)), transaction=info)
 
@@ -450,7 +389,7 @@ class DatabaseEngine:
     def commit(self, session: str, mutations: list[Mutation], *, transaction_id: bytes | None = None,
                single_use: TransactionOptions | None = None) -> CommitResult:
         if len(mutations) > limits.MAX_MUTATIONS_PER_COMMIT:
-            raise errors.invalid_argument(f"Too many mutations in one commit: {len(mutations)} (at most {limits.MAX_MUTATIONS_PER_COMMIT}).")
+            raise errors.too_many_mutations(len(mutations), limits.MAX_MUTATIONS_PER_COMMIT)
         if transaction_id is None:
             txn = ReadWriteTransaction(session=session)
         else:
@@ -468,15 +407,12 @@ class DatabaseEngine:
                 raise errors.transaction_already_committed(txn.id)
             if txn.partitioned:
                 raise errors.partitioned_dml_not_allowed("Commit")
-            self._acquire_writer(txn)
+            self._writer.acquire(txn)
             try:
                 ts = self._commit_locked(txn, mutations)
             except SpannerError:
-                conn = self.storage.writer
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
                 txn.state = "rolled_back"
-                self._release_writer(txn)
+                self._writer.roll_back(txn)
                 raise
             finally:
                 with self._registry_lock:
@@ -485,46 +421,13 @@ class DatabaseEngine:
 
     def _commit_locked(self, txn: ReadWriteTransaction, mutations: list[Mutation]) -> int:
         """Commit ``txn`` (which holds the writer and has an open SQLite transaction)."""
-        from .sql import set_statement_time
-
-        conn = self.storage.writer
         with self._visibility:
             ts = self.clock.next()
-            set_statement_time(ts)  # DEFAULT (CURRENT_TIMESTAMP()) of inserted rows is the commit time
-            try:
-                apply_mutations(conn, self.catalog, mutations, commit_nanos=ts)
-            finally:
-                set_statement_time(None)
-            self._fill_pending(conn, txn.pending, ts)
-            try:
-                conn.execute("COMMIT")
-            except sqlite3.IntegrityError as exc:
-                from .sqlite_errors import commit_interleaving_error, integrity_error
-
-                deleted = {m.table.lower() for m in mutations if m.op == "delete"}
-                found = commit_interleaving_error(conn, self.catalog, deleted) if "FOREIGN KEY" in str(exc) else None
-                raise found or integrity_error(exc, self._first_child_table(mutations), self.catalog) from None
+            write_commit(self.storage.writer, self.catalog, mutations, txn.pending, ts)
             self.latest_commit_nanos = ts
         txn.state = "committed"
-        self._release_writer(txn)
+        self._writer.release(txn)
         return ts
-
-    def _first_child_table(self, mutations: list[Mutation]) -> Any:
-        for m in mutations:
-            t = self.catalog.table(m.table)
-            if t is not None and t.parent is not None:
-                return t
-        return self.catalog.table(mutations[0].table) if mutations else None
-
-    def _fill_pending(self, conn: sqlite3.Connection, pending: list[PendingCommitTimestamp], ts: int) -> None:
-        stored = values.nanos_to_stored(ts)
-        for p in pending:
-            table = self.catalog.table(p.table)
-            if table is None:
-                continue
-            sets = ", ".join(f"{quote(c)} = ?" for c in p.columns)
-            where = " AND ".join(f"{quote(k)} IS ?" for k in table.key_names) or "1"
-            conn.execute(f"UPDATE {quote(table.name)} SET {sets} WHERE {where}", [stored] * len(p.columns) + list(p.key))
 
     def close(self) -> None:
         with self._registry_lock:
@@ -534,12 +437,3 @@ class DatabaseEngine:
             self._unpin(s)
         self.storage.close()
 
-
-def _ddl_data_problem(exc: sqlite3.IntegrityError) -> str:
-    # A rebuild copies rows into a temporary table: name the user's table, not the copy.
-    text = user_facing(str(exc))
-    if text.startswith("NOT NULL"):
-        return f"existing rows have NULL values ({text.split(': ', 1)[-1]})"
-    if text.startswith("UNIQUE"):
-        return f"existing rows have duplicate values ({text.split(': ', 1)[-1]})"
-    return text

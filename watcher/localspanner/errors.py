@@ -78,6 +78,39 @@ def unsupported_type(type_name: str) -> SpannerError:
     return SpannerError(Code.UNIMPLEMENTED, f"The local Spanner server does not support the type {type_name}.")
 
 
+def session_count_too_small() -> SpannerError:
+    return malformed_request("session_count must be at least 1")
+
+
+def batch_dml_without_statements() -> SpannerError:
+    return malformed_request("ExecuteBatchDml needs at least one statement")
+
+
+def batch_dml_without_transaction() -> SpannerError:
+    return malformed_request("ExecuteBatchDml needs a transaction selector")
+
+
+def commit_without_transaction() -> SpannerError:
+    return malformed_request("Commit needs a transaction_id or a single_use_transaction")
+
+
+def unsupported_value(kind: str | None) -> SpannerError:
+    detail = "a value with no kind set" if kind is None else f"{kind} (send STRUCT values as lists)"
+    return malformed_request(f"unsupported value: {detail}")
+
+
+def unsupported_mutation_kind(kind: str | None) -> SpannerError:
+    return malformed_request(f"unsupported mutation kind {kind or '(none)'}")
+
+
+def partition_query_unsupported() -> SpannerError:
+    return unimplemented("PartitionQuery (partitioned queries); run the query directly")
+
+
+def partition_read_unsupported() -> SpannerError:
+    return unimplemented("PartitionRead (partitioned reads); read directly")
+
+
 def invalid_resume_token(method: str) -> SpannerError:
     return invalid_argument(f"Invalid resume token in {method} request: it was not issued by this server.")
 
@@ -138,6 +171,14 @@ def transaction_not_found(txn_id: bytes) -> SpannerError:
     return SpannerError(Code.NOT_FOUND, f"Transaction not found: {txn_id.hex() or '(empty id)'}; it may have ended or expired.")
 
 
+def single_use_must_be_read_only() -> SpannerError:
+    return invalid_argument("Single-use transactions can only be read-only; begin a read/write transaction for DML.")
+
+
+def too_many_mutations(count: int, limit: int) -> SpannerError:
+    return invalid_argument(f"Too many mutations in one commit: {count} (at most {limit}).")
+
+
 def transaction_aborted(reason: str) -> SpannerError:
     return SpannerError(Code.ABORTED, f"Transaction was aborted: {reason}. Retry the transaction.", retry_delay=0.01)
 
@@ -189,14 +230,64 @@ def pending_commit_timestamp_misused() -> SpannerError:
     )
 
 
+# --- column types ----------------------------------------------------------------------------
+
+def unexpected_in_type(token: str, text: str) -> SpannerError:
+    return invalid_argument(f"Unexpected {token!r} in type {text!r}.")
+
+
+def invalid_type(text: str) -> SpannerError:
+    return invalid_argument(f"Invalid type {text!r}.")
+
+
+def incomplete_type(text: str) -> SpannerError:
+    return invalid_argument(f"Incomplete type {text!r}.")
+
+
+def array_of_arrays(text: str) -> SpannerError:
+    return invalid_argument(f"Arrays of arrays are not allowed: {text!r}.")
+
+
+def unknown_type(name: str, text: str) -> SpannerError:
+    return invalid_argument(f"Unknown type {name!r} in {text!r}.")
+
+
+def invalid_type_length(size: str, text: str) -> SpannerError:
+    return invalid_argument(f"Invalid length {size!r} in type {text!r}.")
+
+
+def type_length_out_of_range(size: str, text: str, limit: int) -> SpannerError:
+    return invalid_argument(f"Length {size} in type {text!r} must be between 1 and {limit}.")
+
+
+def expected_in_type(symbol: str, text: str) -> SpannerError:
+    return invalid_argument(f"Expected {symbol!r} in type {text!r}.")
+
+
 # --- schema and DDL ------------------------------------------------------------------------
 
 def ddl_syntax_error(statement: str, detail: str) -> SpannerError:
     return invalid_argument(f"Error parsing Spanner DDL statement: {_clip(statement)} : {detail}")
 
 
+def create_database_syntax(statement: str) -> SpannerError:
+    return ddl_syntax_error(statement, "expected CREATE DATABASE <database-id>")
+
+
 def ddl_invalid(statement: str, detail: str) -> SpannerError:
     return failed_precondition(f"Schema change rejected: {detail} (statement: {_clip(statement)})")
+
+
+def ddl_orphan_rows(statement: str, table: str, parent: str) -> SpannerError:
+    return ddl_invalid(statement, f"rows of table {table} have no parent row in table {parent}")
+
+
+def ddl_existing_nulls(statement: str, columns: str) -> SpannerError:
+    return ddl_invalid(statement, f"existing rows have NULL values ({columns})")
+
+
+def ddl_existing_duplicates(statement: str, columns: str) -> SpannerError:
+    return ddl_invalid(statement, f"existing rows have duplicate values ({columns})")
 
 
 def ddl_unsupported(statement: str, feature: str) -> SpannerError:
@@ -273,6 +364,26 @@ def wrong_key_arity(table: str, expected: int, got: int) -> SpannerError:
     return invalid_argument(f"Wrong number of key parts for table {table}: expected {expected}, got {got}.")
 
 
+def duplicate_mutation_column(table: str, column: str) -> SpannerError:
+    return invalid_argument(f"Column {column} appears more than once in a mutation on table {table}.")
+
+
+def unknown_mutation_operation(op: str, table: str) -> SpannerError:
+    return invalid_argument(f"Unknown mutation operation {op!r} on table {table}.")
+
+
+def index_does_not_cover(index: str, table: str, column: str) -> SpannerError:
+    return invalid_argument(f"Index {index} does not cover column {column} of table {table}; add it to STORING or read the base table.")
+
+
+def read_failed(table: str, detail: str) -> SpannerError:
+    return internal(f"read of {table} failed: {detail}")
+
+
+def constraint_failure(table: str, detail: str) -> SpannerError:
+    return internal(f"constraint failure on table {table}: {detail}")
+
+
 def bad_value(table: str, column: str, type_name: str, value: object) -> SpannerError:
     return invalid_argument(f"Invalid value for column {column} in table {table}: expected {type_name}, got {_clip(repr(value))}.")
 
@@ -305,6 +416,23 @@ def sql_invalid(sql: str, detail: str) -> SpannerError:
 
 def sql_runtime_error(sql: str, detail: str) -> SpannerError:
     return SpannerError(Code.OUT_OF_RANGE, f"{detail} [in statement: {_clip(sql)}]")
+
+
+def untranslatable_statement(sql: str, exc: Exception) -> SpannerError:
+    """A construct the translator did not expect: a named limitation, never a traceback."""
+    return sql_unsupported(sql, f"this statement ({type(exc).__name__}: {exc})")
+
+
+def int64_overflow(sql: str) -> SpannerError:
+    return sql_runtime_error(sql, "int64 overflow")
+
+
+def unreadable_value(sql: str, value: object, type_name: str, exc: Exception) -> SpannerError:
+    return sql_runtime_error(sql, f"Cannot read value {value!r} as {type_name}: {exc}")
+
+
+def sqlite_rejected(sql: str, detail: str) -> SpannerError:
+    return internal(f"SQLite rejected the translated statement ({detail}) [in statement: {sql}]")
 
 
 def null_filtered_index_unusable(sql: str, detail: str) -> SpannerError:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .catalog import KeyPart
-from .schema_sync import quote
+from .sqlite_names import quote
 
 
 def _strict(part: KeyPart, value: Any, greater: bool) -> tuple[str, list[Any]]:

@@ -24,8 +24,8 @@ from . import errors, values
 from .catalog import Catalog, Column, Table
 from .keys import point_condition, range_condition
 from .requests import KeySet, Mutation
-from .schema_sync import has_nullable_key, quote
 from .sqlite_errors import integrity_error
+from .sqlite_names import has_nullable_key, quote
 from .types import TypeCode
 
 _WRITE_OPS = ("insert", "update", "insert_or_update", "replace")
@@ -72,7 +72,7 @@ def _shape(catalog: Catalog, table_name: str, column_names: tuple[str, ...], op:
         if col.is_generated:
             raise errors.generated_column_written(table.name, col.name)
         if col.name.lower() in seen:
-            raise errors.invalid_argument(f"Column {col.name} appears more than once in a mutation on table {table.name}.")
+            raise errors.duplicate_mutation_column(table.name, col.name)
         seen.add(col.name.lower())
         cols.append(col)
     lowered = [c.name.lower() for c in cols]
@@ -126,7 +126,7 @@ def apply_mutations(conn: sqlite3.Connection, catalog: Catalog, mutations: Seque
                 count += _delete(conn, catalog, m.table, m.key_set or KeySet())
             continue
         if op not in _WRITE_OPS:
-            raise errors.invalid_argument(f"Unknown mutation operation {op!r} on table {batch[0].table}.")
+            raise errors.unknown_mutation_operation(op, batch[0].table)
         shape = _shape(catalog, batch[0].table, tuple(columns), op)
         rows = _convert_rows(shape, [r for m in batch for r in m.rows], commit_nanos, commit_stored)
         count += len(rows)

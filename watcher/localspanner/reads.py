@@ -17,7 +17,7 @@ from . import errors, values
 from .catalog import Catalog, Column, KeyPart
 from .mutations import keyset_condition
 from .requests import Field, KeySet
-from .schema_sync import quote
+from .sqlite_names import quote
 
 
 def read_rows(conn: sqlite3.Connection, catalog: Catalog, table_name: str, columns: list[str], key_set: KeySet, *,
@@ -38,7 +38,7 @@ def read_rows(conn: sqlite3.Connection, catalog: Catalog, table_name: str, colum
         covered = {p.column.lower() for p in idx.key} | {c.lower() for c in idx.storing} | {k.lower() for k in table.key_names}
         for c in cols:
             if c.name.lower() not in covered:
-                raise errors.invalid_argument(f"Index {idx.name} does not cover column {c.name} of table {table.name}; add it to STORING or read the base table.")
+                raise errors.index_does_not_cover(idx.name, table.name, c.name)
         key_parts: tuple[KeyPart, ...] = idx.key
         key_cols = tuple(table.column(p.column) for p in idx.key)
         order = list(idx.key) + [p for p in table.primary_key if p.column.lower() not in {k.column.lower() for k in idx.key}]
@@ -63,7 +63,7 @@ def read_rows(conn: sqlite3.Connection, catalog: Catalog, table_name: str, colum
     try:
         cursor = conn.execute(sql, params)
     except sqlite3.OperationalError as exc:
-        raise errors.internal(f"read of {table.name} failed: {exc}") from None
+        raise errors.read_failed(table.name, str(exc)) from None
     fields = [Field(c.name, c.type) for c in cols]
     types = [c.type for c in cols]
     return fields, _rows(cursor, types)

@@ -112,7 +112,8 @@ class ResultStream:
 
     ``rows`` yields lists of wire values; the frontend chunks them into messages.
     ``row_count`` is set for DML (exact) or partitioned DML (lower bound) after ``rows``
-    is exhausted.
+    is exhausted. ``query_plan`` marks the answer to a PLAN request: metadata only, the
+    statement was not run.
     """
 
     fields: list[Field]
@@ -120,6 +121,7 @@ class ResultStream:
     transaction: TransactionInfo | None = None
     row_count_exact: int | None = None
     row_count_lower_bound: int | None = None
+    query_plan: bool = False
 
 
 @dataclass(frozen=True)

@@ -25,18 +25,10 @@ import sqlite3
 from collections.abc import Callable
 
 from .catalog import Catalog, Column, Index, Table
+from .sql import translate_expression
+from .sqlite_names import KEY_INDEX_PREFIX, REBUILD_PREFIX, UNIQUE_NULLS_PREFIX, has_nullable_key, quote
 
 ExpressionTranslator = Callable[[str, Table, Catalog], str]
-
-
-def quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _translator() -> ExpressionTranslator:
-    from .sql import translate_expression
-
-    return translate_expression
 
 
 def column_sql(column: Column, table: Table, catalog: Catalog, translate: ExpressionTranslator | None = None) -> str:
@@ -44,10 +36,10 @@ def column_sql(column: Column, table: Table, catalog: Catalog, translate: Expres
     if column.not_null:
         parts.append("NOT NULL")
     if column.generated is not None:
-        expr = (translate or _translator())(column.generated, table, catalog)
+        expr = (translate or translate_expression)(column.generated, table, catalog)
         parts.append(f"GENERATED ALWAYS AS ({expr}) {'STORED' if column.stored else 'VIRTUAL'}")
     elif column.default is not None:
-        expr = (translate or _translator())(column.default, table, catalog)
+        expr = (translate or translate_expression)(column.default, table, catalog)
         parts.append(f"DEFAULT ({expr})")
     return " ".join(parts)
 
@@ -72,15 +64,6 @@ def create_table_sql(table: Table, catalog: Catalog, name: str | None = None, tr
         action = "CASCADE" if table.on_delete_cascade else "NO ACTION"
         cols.append(f"FOREIGN KEY ({pk}) REFERENCES {quote(parent.name)} ({pk}) ON DELETE {action} DEFERRABLE INITIALLY DEFERRED")
     return f"CREATE TABLE {quote(name or table.name)} ({', '.join(cols)}){without_rowid}"
-
-
-def has_nullable_key(table: Table) -> bool:
-    """Whether a key column of ``table`` may hold NULL (its storage then has no SQLite PRIMARY KEY)."""
-    return any(not c.not_null for c in table.key_columns)
-
-
-#: Name prefix of the unique index that holds the key of a table with a nullable key column.
-KEY_INDEX_PREFIX = "_ls_pk_"
 
 
 def key_index_sql(table: Table) -> list[str]:
@@ -108,10 +91,6 @@ def create_index_sql(index: Index) -> str:
     return f"CREATE {unique}INDEX {quote(index.name)} ON {quote(index.table)} ({cols}){where}"
 
 
-#: Name prefix of the companion index that makes NULLs collide in a UNIQUE index.
-UNIQUE_NULLS_PREFIX = "_ls_nulls_"
-
-
 def unique_nulls_index_sql(index: Index) -> str | None:
     """The companion of a UNIQUE index that is not NULL_FILTERED, else None.
 
@@ -128,11 +107,6 @@ def unique_nulls_index_sql(index: Index) -> str | None:
     exprs = ", ".join(f"({quote(p.column)} IS NULL), IFNULL({quote(p.column)}, 0)" for p in index.key)
     where = " OR ".join(f"{quote(p.column)} IS NULL" for p in index.key)
     return f"CREATE UNIQUE INDEX {quote(UNIQUE_NULLS_PREFIX + index.name)} ON {quote(index.table)} ({exprs}) WHERE {where}"
-
-
-def user_facing(text: str) -> str:
-    """``text`` (a SQLite message) with the names of internal helper tables and indexes made the user's."""
-    return text.replace(REBUILD_PREFIX, "").replace(UNIQUE_NULLS_PREFIX, "")
 
 
 def _drop_index(conn: sqlite3.Connection, index: Index) -> None:
@@ -199,10 +173,6 @@ def sync_schema(conn: sqlite3.Connection, old: Catalog, new: Catalog, translate:
             companion = unique_nulls_index_sql(idx)
             if companion is not None:
                 conn.execute(companion)
-
-
-#: Name prefix of the temporary copy a table rebuild writes into (kept out of user-facing messages).
-REBUILD_PREFIX = "_ls_rebuild_"
 
 
 def _rebuild(conn: sqlite3.Connection, old: Table, new: Table, catalog: Catalog, translate: ExpressionTranslator | None) -> None:

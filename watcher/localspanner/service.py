@@ -12,7 +12,7 @@ Example:
     >>> svc = LocalSpannerService()
     >>> svc.create_instance("projects/p/instances/i", config="projects/p/instanceConfigs/emulator-config").name
     'projects/p/instances/i'
-    >>> db = svc.create_database("projects/p/instances/i", "CREATE DATABASE d",
+    >>> db = svc.create_database("projects/p/instances/i", "CREATE DATABASE db",
     ...                          ["CREATE TABLE T (K INT64 NOT NULL) PRIMARY KEY (K)"])
     >>> svc.get_ddl(db.name)
     ['CREATE TABLE T (\\n  K INT64 NOT NULL,\\n) PRIMARY KEY(K)']
@@ -168,7 +168,7 @@ class LocalSpannerService:
     def create_database(self, instance: str, create_statement: str, extra_statements: Iterable[str] = ()) -> DatabaseInfo:
         m = _CREATE_DATABASE.match(create_statement)
         if not m:
-            raise errors.ddl_syntax_error(create_statement, "expected CREATE DATABASE <database-id>")
+            raise errors.create_database_syntax(create_statement)
         database_id = m.group(1) or m.group(2)
         if not _DATABASE_ID.match(database_id):
             raise errors.invalid_database_id(database_id)
@@ -252,7 +252,7 @@ class LocalSpannerService:
 
     def batch_create_sessions(self, database: str, count: int, labels: dict[str, str] | None = None) -> list[SessionInfo]:
         if count < 1:
-            raise errors.invalid_argument("session_count must be at least 1.")
+            raise errors.session_count_too_small()
         return [self.create_session(database, labels=labels) for _ in range(min(count, 100))]
 
     def get_session(self, name: str) -> SessionInfo:
@@ -280,17 +280,28 @@ class LocalSpannerService:
     # --- data -------------------------------------------------------------------------------------------------
 
     def execute_sql(self, session: str, statement: Statement, selector: TransactionSelector | None, *,
-                    seqno: int = 0, query_mode_plan: bool = False) -> ResultStream:
-        return self._session_engine(session).execute_sql(session, statement, selector)
+                    seqno: int | None = None, plan: bool = False) -> ResultStream:
+        """Run a query or DML statement.
+
+        ``seqno`` (a DML request's sequence number in its read/write transaction) makes the
+        request idempotent: sent again with the same statement, it is answered as the first
+        time and not run twice, as on Spanner. ``plan`` (query_mode PLAN) returns the result
+        fields and no rows, without running the statement.
+        """
+        return self._session_engine(session).execute_sql(session, statement, selector, seqno=seqno, plan=plan)
 
     def read(self, session: str, table: str, columns: list[str], key_set: KeySet, selector: TransactionSelector | None, *,
              index: str = "", limit: int = 0) -> ResultStream:
         return self._session_engine(session).read(session, table, columns, key_set, selector, index=index, limit=limit)
 
-    def execute_batch_dml(self, session: str, statements: list[Statement], selector: TransactionSelector, *, seqno: int = 0) -> BatchDmlResult:
+    def execute_batch_dml(self, session: str, statements: list[Statement], selector: TransactionSelector | None, *,
+                          seqno: int | None = None) -> BatchDmlResult:
+        """Run DML statements in order in a read/write transaction; ``seqno`` as in :meth:`execute_sql`."""
         if not statements:
-            raise errors.invalid_argument("ExecuteBatchDml needs at least one statement.")
-        return self._session_engine(session).execute_batch_dml(session, statements, selector)
+            raise errors.batch_dml_without_statements()
+        if selector is None:
+            raise errors.batch_dml_without_transaction()
+        return self._session_engine(session).execute_batch_dml(session, statements, selector, seqno=seqno)
 
     def begin_transaction(self, session: str, options: TransactionOptions) -> TransactionInfo:
         return self._session_engine(session).begin(session, options)

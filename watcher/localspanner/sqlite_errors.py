@@ -17,7 +17,7 @@ import sqlite3
 from . import errors
 from .catalog import Catalog, Table
 from .errors import SpannerError
-from .schema_sync import KEY_INDEX_PREFIX, quote, user_facing
+from .sqlite_names import KEY_INDEX_PREFIX, quote, user_facing
 
 _UNIQUE = re.compile(r"UNIQUE constraint failed: (?:index '(?P<index>[^']+)'|(?P<cols>.+))")
 _NOT_NULL = re.compile(r"NOT NULL constraint failed: (?P<table>[^.]+)\.(?P<col>.+)")
@@ -51,7 +51,7 @@ def integrity_error(exc: sqlite3.Error, table: Table | None, catalog: Catalog, k
             return errors.parent_row_missing(name, table.parent, key)
         children = catalog.children_of(name) if table is not None else ()
         return errors.child_rows_exist(name, children[0].name if children else "an interleaved table", key)
-    return errors.internal(f"constraint failure on table {name}: {text}")
+    return errors.constraint_failure(name, text)
 
 
 def orphan_key(conn: sqlite3.Connection, child: Table, catalog: Catalog) -> list | None:

@@ -19,8 +19,10 @@ import json
 import sqlite3
 import threading
 
+from . import information_schema as info
 from .catalog import Catalog
-from .schema_sync import quote
+from .sql import register_functions
+from .sqlite_names import quote
 
 META_TABLE = "_ls_meta"
 #: Persisted state carries a format version, so a later server can tell what it reads.
@@ -44,8 +46,6 @@ class Storage:
         self.writer.execute(f"INSERT OR IGNORE INTO {META_TABLE} VALUES ('format_version', ?)", (str(FORMAT_VERSION),))
 
     def _connect(self) -> sqlite3.Connection:
-        from .sql import register_functions
-
         conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30.0)
         conn.execute("PRAGMA journal_mode=WAL")
         # NORMAL in WAL mode survives a process crash (not a power cut) and keeps commits fast.
@@ -81,8 +81,6 @@ class Storage:
 
     def refresh_information_schema(self, conn: sqlite3.Connection, catalog: Catalog) -> None:
         """Rewrite the tables behind the INFORMATION_SCHEMA views for ``catalog``."""
-        from . import information_schema as info
-
         all_rows = info.rows(catalog)
         for view, table in info.VIEWS.items():
             name = quote(info.sqlite_table_name(view))

@@ -44,9 +44,32 @@ class ReadWriteTransaction:
     pending: list[PendingCommitTimestamp] = field(default_factory=list)
     abort_reason: str = ""
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
+    #: seqno -> (request, answer) of the DML requests that ran, for replays.
+    replies: dict[int, tuple[Any, Any]] = field(default_factory=dict, repr=False)
 
     def touch(self) -> None:
         self.last_used = time.monotonic()
+
+    def replay(self, seqno: int | None, request: Any) -> Any | None:
+        """The answer to an earlier ``request`` sent with the same ``seqno``, else None.
+
+        Spanner makes DML requests idempotent within a transaction by their sequence number:
+        a request received again (a client retrying after a lost answer) is answered as the
+        first time, not run twice. A different request under a used number runs normally.
+
+        >>> t = ReadWriteTransaction(session="s")
+        >>> t.remember(3, "UPDATE ...", 1); t.replay(3, "UPDATE ..."), t.replay(3, "DELETE ..."), t.replay(None, "UPDATE ...")
+        (1, None, None)
+        """
+        if seqno is None:
+            return None
+        found = self.replies.get(seqno)
+        return found[1] if found is not None and found[0] == request else None
+
+    def remember(self, seqno: int | None, request: Any, answer: Any) -> None:
+        """Keep the answer to ``request`` for a replay of ``seqno`` (None: the caller sent none)."""
+        if seqno is not None:
+            self.replies[seqno] = (request, answer)
 
 
 @dataclass(eq=False)

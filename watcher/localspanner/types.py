@@ -115,7 +115,7 @@ def parse_type(text: str) -> SpannerType:
     tokens = _tokenize(text)
     pos, result = _parse(tokens, 0, text)
     if pos != len(tokens):
-        raise errors.invalid_argument(f"Unexpected {tokens[pos]!r} in type {text!r}.")
+        raise errors.unexpected_in_type(tokens[pos], text)
     return result
 
 
@@ -126,7 +126,7 @@ def _tokenize(text: str) -> list[str]:
     while pos < len(text):
         m = _TOKEN.match(text, pos)
         if not m or m.end() == pos:
-            raise errors.invalid_argument(f"Invalid type {text!r}.")
+            raise errors.invalid_type(text)
         out.append(m.group(m.lastgroup or "sym"))
         pos = m.end()
     return out
@@ -134,14 +134,14 @@ def _tokenize(text: str) -> list[str]:
 
 def _parse(tokens: list[str], pos: int, text: str) -> tuple[int, SpannerType]:
     if pos >= len(tokens):
-        raise errors.invalid_argument(f"Incomplete type {text!r}.")
+        raise errors.incomplete_type(text)
     name = tokens[pos].upper()
     pos += 1
     if name == "ARRAY":
         pos = _expect(tokens, pos, "<", text)
         pos, element = _parse(tokens, pos, text)
         if element.is_array:
-            raise errors.invalid_argument(f"Arrays of arrays are not allowed: {text!r}.")
+            raise errors.array_of_arrays(text)
         pos = _expect(tokens, pos, ">", text)
         return pos, array_of(element)
     if name == "STRUCT":
@@ -159,7 +159,7 @@ def _parse(tokens: list[str], pos: int, text: str) -> tuple[int, SpannerType]:
         return pos + 1, SpannerType(TypeCode.STRUCT, fields=tuple(fields))
     code = _SCALAR_NAMES.get(name)
     if code is None:
-        raise errors.invalid_argument(f"Unknown type {tokens[pos - 1]!r} in {text!r}.")
+        raise errors.unknown_type(tokens[pos - 1], text)
     if code in (TypeCode.STRING, TypeCode.BYTES):
         if pos < len(tokens) and tokens[pos] == "(":
             size = tokens[pos + 1] if pos + 1 < len(tokens) else ""
@@ -167,10 +167,10 @@ def _parse(tokens: list[str], pos: int, text: str) -> tuple[int, SpannerType]:
             if size.upper() == "MAX":
                 return pos, SpannerType(code)
             if not size.isdigit():
-                raise errors.invalid_argument(f"Invalid length {size!r} in type {text!r}.")
+                raise errors.invalid_type_length(size, text)
             limit = MAX_STRING_LENGTH if code == TypeCode.STRING else MAX_BYTES_LENGTH
             if not 1 <= int(size) <= limit:
-                raise errors.invalid_argument(f"Length {size} in type {text!r} must be between 1 and {limit}.")
+                raise errors.type_length_out_of_range(size, text, limit)
             return pos, SpannerType(code, length=int(size))
         return pos, SpannerType(code)
     return pos, SpannerType(code)
@@ -178,5 +178,5 @@ def _parse(tokens: list[str], pos: int, text: str) -> tuple[int, SpannerType]:
 
 def _expect(tokens: list[str], pos: int, sym: str, text: str) -> int:
     if pos >= len(tokens) or tokens[pos] != sym:
-        raise errors.invalid_argument(f"Expected {sym!r} in type {text!r}.")
+        raise errors.expected_in_type(sym, text)
     return pos + 1

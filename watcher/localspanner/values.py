@@ -34,7 +34,9 @@ import math
 import re
 from collections.abc import Callable
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from . import types as T
 from .types import SpannerType, TypeCode
 
 COMMIT_TIMESTAMP_SENTINEL = "spanner.commit_timestamp()"
@@ -92,8 +94,6 @@ def parse_timestamp(text: str, default_zone: str = "UTC") -> int:
 def _zone_offset(zone: str, local: _dt.datetime) -> int:
     if zone.upper() == "UTC":
         return 0
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
     try:
         tz = ZoneInfo(zone)
     except (ZoneInfoNotFoundError, ValueError):
@@ -382,8 +382,6 @@ def stored_to_python(t: SpannerType, stored: Any) -> Any:
 
 def infer_type(wire: Any) -> SpannerType:
     """Type of an untyped parameter (the client may omit param_types), from its wire value."""
-    from . import types as T
-
     if isinstance(wire, bool):
         return T.BOOL
     if isinstance(wire, float):

@@ -13,7 +13,7 @@ from watcher.localspanner import information_schema
 from watcher.localspanner import types as T
 from watcher.localspanner.catalog import Catalog, Column, Index, KeyPart, Table
 from watcher.localspanner.sql import register_functions, translate_expression
-from watcher.localspanner.sql.scope import quote
+from watcher.localspanner.sqlite_names import quote
 
 SHARD_EXPR = "CASE WHEN Processed THEN NULL ELSE MOD(FARM_FINGERPRINT(COALESCE(FirstName || ' ', '') || LastName), 19) END"
 

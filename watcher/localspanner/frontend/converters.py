@@ -83,8 +83,7 @@ def value_to_wire(value: struct_pb2.Value) -> Any:
     kind = value.WhichOneof("kind")
     convert = _VALUE_KIND.get(kind)
     if convert is None:
-        detail = "a value with no kind set" if kind is None else f"{kind} (send STRUCT values as lists)"
-        raise errors.malformed_request(f"unsupported value: {detail}")
+        raise errors.unsupported_value(kind)
     return convert(value)
 
 
@@ -184,7 +183,7 @@ def mutation_from_pb(m: Any) -> Mutation:
         return Mutation(op, write.table, tuple(write.columns), [list_to_wire(row) for row in write.values])
     if op == "delete":
         return Mutation("delete", m.delete.table, key_set=key_set_from_pb(m.delete.key_set))
-    raise errors.malformed_request(f"unsupported mutation kind {op or '(none)'}")
+    raise errors.unsupported_mutation_kind(op)
 
 
 # --- transactions -------------------------------------------------------------------------
@@ -265,7 +264,11 @@ def metadata_pb(result: ResultStream) -> Any:
 
 
 def stats_pb(result: ResultStream) -> Any | None:
-    """Row counts of a DML result, or None for a query."""
+    """Row counts of a DML result, an (empty) query plan for a PLAN request, or None for a query."""
+    if result.query_plan:
+        stats = ResultSetStatsPb()
+        stats.query_plan.SetInParent()
+        return stats
     if result.row_count_exact is not None:
         return ResultSetStatsPb(row_count_exact=result.row_count_exact)
     if result.row_count_lower_bound is not None:

@@ -85,8 +85,6 @@ class SpannerServicer(spanner_pb2_grpc.SpannerServicer):
         return session_to_pb(info)
 
     def BatchCreateSessions(self, request: Any, context: grpc.ServicerContext) -> Any:
-        if request.session_count < 1:
-            raise errors.malformed_request("session_count must be at least 1")
         infos = self.service.batch_create_sessions(
             request.database, request.session_count, dict(request.session_template.labels))
         return S.BatchCreateSessionsResponse.pb()(session=[session_to_pb(i) for i in infos])
@@ -107,7 +105,7 @@ class SpannerServicer(spanner_pb2_grpc.SpannerServicer):
     def _execute(self, request: Any) -> Any:
         statement = conv.statement_from_pb(request.sql, request.params, request.param_types)
         return self.service.execute_sql(request.session, statement, conv.selector_from_pb(request),
-                                        seqno=request.seqno, query_mode_plan=request.query_mode == _PLAN_MODE)
+                                        seqno=request.seqno, plan=request.query_mode == _PLAN_MODE)
 
     def ExecuteSql(self, request: Any, context: grpc.ServicerContext) -> bytes:
         return conv.result_set_bytes(self._execute(request))
@@ -130,12 +128,7 @@ class SpannerServicer(spanner_pb2_grpc.SpannerServicer):
 
     def ExecuteBatchDml(self, request: Any, context: grpc.ServicerContext) -> Any:
         statements = [conv.statement_from_pb(s.sql, s.params, s.param_types) for s in request.statements]
-        if not statements:
-            raise errors.malformed_request("ExecuteBatchDml needs at least one statement")
-        selector = conv.selector_from_pb(request)
-        if selector is None:
-            raise errors.malformed_request("ExecuteBatchDml needs a transaction selector")
-        result = self.service.execute_batch_dml(request.session, statements, selector, seqno=request.seqno)
+        result = self.service.execute_batch_dml(request.session, statements, conv.selector_from_pb(request), seqno=request.seqno)
         # An abort must fail the call so that the client re-runs the whole transaction.
         if isinstance(result.error, SpannerError) and result.error.code == errors.Code.ABORTED:
             raise result.error
@@ -165,7 +158,7 @@ class SpannerServicer(spanner_pb2_grpc.SpannerServicer):
             result = self.service.commit(request.session, mutations,
                                          single_use=conv.transaction_options_from_pb(request.single_use_transaction))
         else:
-            raise errors.malformed_request("Commit needs a transaction_id or a single_use_transaction")
+            raise errors.commit_without_transaction()
         response = CommitResponsePb()
         response.commit_timestamp.CopyFrom(conv.timestamp_pb(result.commit_timestamp_nanos))
         if request.return_commit_stats:
@@ -187,7 +180,7 @@ class SpannerServicer(spanner_pb2_grpc.SpannerServicer):
             yield response
 
     def PartitionQuery(self, request: Any, context: grpc.ServicerContext) -> Any:
-        raise errors.unimplemented("PartitionQuery (partitioned queries); run the query directly")
+        raise errors.partition_query_unsupported()
 
     def PartitionRead(self, request: Any, context: grpc.ServicerContext) -> Any:
-        raise errors.unimplemented("PartitionRead (partitioned reads); read directly")
+        raise errors.partition_read_unsupported()

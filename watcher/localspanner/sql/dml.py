@@ -23,13 +23,14 @@ from sqlglot import exp
 
 from .. import errors
 from ..catalog import Catalog, Column, Table
+from ..sqlite_names import quote
 from ..types import SpannerType, TypeCode
 from .context import Context, OutputColumn, Typed
-from .expressions import sql_string
 from .function_table import comparable
-from .scope import Scope, quote
+from .literals import sql_string
+from .scope import Scope
 from .spanner_syntax import preprocess
-from .translator import Translator, _output_columns, parse, table_source
+from .translator import Translator, _output_columns, parse, table_source, translate_expression
 
 PENDING_COMMIT_TIMESTAMP_SENTINEL = "9999-12-31T23:59:59.999999999Z~pending"
 
@@ -141,8 +142,6 @@ def _value(tr: Translator, build: _Build, column: Column, node: exp.Expression, 
     if _is_default(node):
         if column.default is None:
             return "NULL"
-        from .translator import translate_expression
-
         return translate_expression(column.default, build.table, tr.ctx.catalog)
     typed = tr.coerce(tr.expr(node, scope), column.type, node)
     _check_type(tr, build.table, column, typed)

@@ -34,6 +34,7 @@ from .. import errors, values
 from .. import types as T
 from ..catalog import Catalog
 from ..requests import Field, Statement
+from ..sqlite_errors import integrity_error, interleaving_violation
 from ..types import SpannerType
 from .casts import SPECS as CAST_SPECS
 from .context import Context
@@ -110,7 +111,7 @@ def _guarded_translation(sql: str, build: Callable[[], Any]) -> Any:
     except errors.SpannerError:
         raise
     except Exception as exc:  # noqa: BLE001
-        raise errors.sql_unsupported(sql, f"this statement ({type(exc).__name__}: {exc})") from exc
+        raise errors.untranslatable_statement(sql, exc) from exc
 
 
 def translate_cached(statement: Statement, catalog: Catalog) -> QueryTranslation:
@@ -136,8 +137,8 @@ def _sqlite_error(exc: sqlite3.Error, ctx: Context) -> errors.SpannerError:
     if "no query solution" in text:
         return _unusable_index(ctx)
     if "integer overflow" in text:
-        return errors.sql_runtime_error(ctx.sql, "int64 overflow")
-    return errors.internal(f"SQLite rejected the translated statement ({text}) [in statement: {ctx.sql}]")
+        return errors.int64_overflow(ctx.sql)
+    return errors.sqlite_rejected(ctx.sql, text)
 
 
 def _unusable_index(ctx: Context) -> errors.SpannerError:
@@ -173,7 +174,7 @@ def _converter(t: SpannerType, ctx: Context) -> Callable[[Any], Any]:
         except (values.ValueError_, ValueError, TypeError) as exc:
             if v == PENDING_COMMIT_TIMESTAMP_SENTINEL:
                 raise errors.pending_commit_timestamp_read(ctx.sql) from None
-            raise errors.sql_runtime_error(ctx.sql, f"Cannot read value {v!r} as {t}: {exc}") from None
+            raise errors.unreadable_value(ctx.sql, v, str(t), exc) from None
 
     return convert
 
@@ -222,6 +223,19 @@ def execute_query(conn: sqlite3.Connection, statement: Statement, catalog: Catal
     return fields, _rows(cursor, _converters(final, q.ctx), q.ctx, first)
 
 
+def describe(statement: Statement, catalog: Catalog) -> list[Field]:
+    """The result fields of a query or DML statement (its THEN RETURN columns), without running it.
+
+    For query_mode PLAN. A column whose type only the rows could tell is INT64, as for an
+    untyped NULL.
+    """
+    if is_dml(statement.sql):
+        columns = translate_dml_cached(statement, catalog).then_return
+    else:
+        columns = translate_cached(statement, catalog).columns
+    return [Field(c.name, c.type.without_length() if c.type is not None else T.INT64) for c in columns]
+
+
 def _infer_types(cursor: sqlite3.Cursor, types: list[SpannerType | None], ctx: Context) -> tuple[list[tuple], list[SpannerType | None]]:
     try:
         first = cursor.fetchmany(TYPE_LOOKAHEAD_ROWS)
@@ -261,8 +275,6 @@ def execute_dml(conn: sqlite3.Connection, statement: Statement, catalog: Catalog
         _check_interleaving(conn, d, catalog)
         return result
     except sqlite3.IntegrityError as exc:
-        from ..sqlite_errors import integrity_error
-
         take_error()
         raise integrity_error(exc, d.table, catalog, inserting=d.kind != "DELETE") from None
     finally:
@@ -271,8 +283,6 @@ def execute_dml(conn: sqlite3.Connection, statement: Statement, catalog: Catalog
 
 def _check_interleaving(conn: sqlite3.Connection, d: DmlTranslation, catalog: Catalog) -> None:
     """A DML statement must keep interleaving intact when it ends (the storage defers the check to commit)."""
-    from ..sqlite_errors import interleaving_violation
-
     deleting = d.kind == "DELETE"
     if not deleting and (d.kind != "INSERT" or d.table.parent is None):
         return  # key columns cannot be updated: an UPDATE never orphans a row
@@ -320,4 +330,4 @@ def clear_cache() -> None:
     _cache.clear()
 
 
-__all__ = ["DmlResult", "clear_cache", "execute_dml", "execute_query", "is_dml", "register_functions"]
+__all__ = ["DmlResult", "clear_cache", "describe", "execute_dml", "execute_query", "is_dml", "register_functions"]

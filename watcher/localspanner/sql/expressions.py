@@ -2,8 +2,8 @@
 
 :class:`ExpressionTranslator` turns one expression node into a :class:`~.context.Typed`:
 SQLite text producing the *stored* form of the value (``values.py``) and its Spanner
-type. This module holds literals, names, parameters, operators, CASE and CAST; functions
-are in ``function_handlers.py``; FROM/SELECT are in ``translator.py``, which subclasses
+type. This module holds literals, names, parameters, coercion, CAST and the conditionals;
+operators are in ``operators.py``, functions in ``function_handlers.py``; FROM/SELECT are in ``translator.py``, which subclasses
 both. Anything not handled is an UNIMPLEMENTED error naming the construct.
 
 Example:
@@ -16,95 +16,35 @@ Example:
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlglot import exp
 
 from .. import errors
 from .. import types as T
 from ..types import SpannerType, TypeCode
+from ..values import array_to_stored
 from .casts import can_cast, cast_value
 from .context import NOW_PARAM, CompiledQuery, Context, Typed
 from .function_table import comparable, supertype
+from .literals import clip, json_element_sql, spanner_type_of, sql_string, stored_literal_sql
 from .scope import ResolveError, Scope
 from .udf import UdfError, take_error
 
-_COMPARISONS: dict[type[exp.Expression], str] = {
-    exp.EQ: "=", exp.NEQ: "!=", exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<=",
-    exp.NullSafeEQ: "IS", exp.NullSafeNEQ: "IS NOT",
-}
-_ARITHMETIC: dict[type[exp.Expression], str] = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*"}
-_NUMERIC_CODES = (TypeCode.INT64, TypeCode.FLOAT64, TypeCode.NUMERIC)
 _COERCIBLE_FROM_STRING = (TypeCode.TIMESTAMP, TypeCode.DATE, TypeCode.NUMERIC, TypeCode.JSON, TypeCode.BYTES)
 #: (type of an untyped parameter's wire value, type the statement wants) pairs where the
 #: wire value wins: a JSON number with a fraction (FLOAT64) must not be truncated to INT64.
 _PARAM_KEEPS_WIRE_TYPE = frozenset({(TypeCode.FLOAT64, TypeCode.INT64)})
-
-_DTYPES: dict[str, SpannerType] = {
-    "BIGINT": T.INT64, "INT": T.INT64, "DOUBLE": T.FLOAT64, "FLOAT": T.FLOAT64, "BOOLEAN": T.BOOL,
-    "TEXT": T.STRING, "VARCHAR": T.STRING, "CHAR": T.STRING, "BINARY": T.BYTES, "VARBINARY": T.BYTES,
-    "BLOB": T.BYTES, "DECIMAL": T.NUMERIC, "BIGDECIMAL": T.NUMERIC, "TIMESTAMPTZ": T.TIMESTAMP,
-    "TIMESTAMP": T.TIMESTAMP, "DATE": T.DATE, "JSON": T.JSON,
-}
-
-
-def sql_string(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
-def stored_literal_sql(value: Any) -> str:
-    """SQLite text for a constant in stored form."""
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isinf(value):
-            return "9e999" if value > 0 else "-9e999"
-        return repr(value)
-    if isinstance(value, bytes):
-        return "X'" + value.hex() + "'"
-    return sql_string(str(value))
-
-
-def spanner_type_of(dtype: exp.DataType, ctx: Context) -> SpannerType:
-    """The Spanner type named by a sqlglot DataType (CAST targets)."""
-    name = dtype.this.name if hasattr(dtype.this, "name") else str(dtype.this)
-    if name == "ARRAY":
-        inner = dtype.expressions[0] if dtype.expressions else None
-        if not isinstance(inner, exp.DataType):
-            raise ctx.unsupported(f"the type {dtype.sql('bigquery')}")
-        return T.array_of(spanner_type_of(inner, ctx))
-    t = _DTYPES.get(name)
-    if t is None:
-        raise ctx.unsupported(f"the type {dtype.sql('bigquery')}")
-    return t
-
-
-def element_sql(value_sql: str, element: SpannerType | None) -> str:
-    """The stored form of a json_each ``value`` of an ARRAY with this element type."""
-    return f"ls_b64_element({value_sql})" if element is not None and element.code == TypeCode.BYTES else value_sql
-
-
-def json_element_sql(typed: Typed) -> str:
-    """The array-element form (values.py) of a value, for building stored ARRAYs."""
-    code = typed.type.code if typed.type is not None else None
-    if code == TypeCode.BOOL:
-        return f"CASE WHEN {typed.sql} IS NULL THEN NULL WHEN {typed.sql} THEN json('true') ELSE json('false') END"
-    if code == TypeCode.BYTES:
-        return f"ls_to_base64({typed.sql})"
-    return typed.sql
 
 
 class ExpressionTranslator:
     """Scalar expressions; subclasses supply :meth:`compile_query` for subqueries."""
 
     ctx: Context
+    #: Expression node class -> the method translating it; subclasses extend the table.
+    handlers: ClassVar[dict[type[exp.Expression], Callable[[Any, Any, Scope], Typed]]] = {}
 
     def compile_query(self, node: exp.Expression, parent: Scope | None) -> CompiledQuery:
         raise NotImplementedError
@@ -112,7 +52,7 @@ class ExpressionTranslator:
     # --- dispatch -----------------------------------------------------------------------------
 
     def expr(self, node: exp.Expression, scope: Scope) -> Typed:
-        handler = _HANDLERS.get(type(node))
+        handler = self.handlers.get(type(node))
         if handler is not None:
             return handler(self, node, scope)
         special = getattr(self, "function", None)
@@ -120,14 +60,14 @@ class ExpressionTranslator:
             result = special(node, scope)
             if result is not None:
                 return result
-        raise self.ctx.unsupported(f"{type(node).__name__} expressions ({_clip(node)})")
+        raise self.ctx.unsupported(f"{type(node).__name__} expressions ({clip(node)})")
 
     # --- leaves -------------------------------------------------------------------------------
 
     def _column(self, node: exp.Column, scope: Scope) -> Typed:
         qualifier = node.table or None
         if node.args.get("db"):
-            raise self.ctx.unsupported(f"the path {_clip(node)}")
+            raise self.ctx.unsupported(f"the path {clip(node)}")
         try:
             col = scope.resolve(qualifier, node.name)
         except ResolveError as exc:
@@ -244,6 +184,10 @@ class ExpressionTranslator:
         inner = self.expr(node.this, scope)
         return self.cast(inner, target, safe=isinstance(node, exp.TryCast) or bool(node.args.get("safe")))
 
+    def _require_bool(self, typed: Typed, what: str) -> None:
+        if typed.type is not None and typed.type.code != TypeCode.BOOL:
+            raise self.ctx.invalid(f"{what} expects BOOL, got {typed.type}")
+
     # --- operators -------------------------------------------------------------------------------
 
     def pair(self, left_node: exp.Expression, right_node: exp.Expression, scope: Scope, op: str) -> tuple[Typed, Typed]:
@@ -253,138 +197,6 @@ class ExpressionTranslator:
         if not comparable(left.type, right.type):
             raise self.ctx.invalid(f"No matching signature for operator {op} for argument types: {left.type}, {right.type}")
         return left, right
-
-    def _comparison(self, node: exp.Expression, scope: Scope) -> Typed:
-        op = _COMPARISONS[type(node)]
-        left, right = self.pair(node.this, node.expression, scope, op)
-        lsql, rsql = _numeric_operands(left, right, op)
-        return Typed(f"({lsql} {op} {rsql})", T.BOOL, is_aggregate=left.is_aggregate or right.is_aggregate)
-
-    def _logical(self, node: exp.Expression, scope: Scope) -> Typed:
-        op = "AND" if isinstance(node, exp.And) else "OR"
-        left, right = self.expr(node.this, scope), self.expr(node.expression, scope)
-        for side in (left, right):
-            self._require_bool(side, op)
-        return Typed(f"({left.sql} {op} {right.sql})", T.BOOL)
-
-    def _require_bool(self, typed: Typed, what: str) -> None:
-        if typed.type is not None and typed.type.code != TypeCode.BOOL:
-            raise self.ctx.invalid(f"{what} expects BOOL, got {typed.type}")
-
-    def _not(self, node: exp.Not, scope: Scope) -> Typed:
-        inner_node = node.this
-        # "x IS NOT NULL" (not "NOT (x IS NULL)") keeps SQLite able to prove that a
-        # NULL_FILTERED partial index is usable.
-        if isinstance(inner_node, exp.Is):
-            return self._is(inner_node, scope, negate=True)
-        if isinstance(inner_node, exp.In):
-            return self._in(inner_node, scope, negate=True)
-        if isinstance(inner_node, exp.Between):
-            return self._between(inner_node, scope, negate=True)
-        inner = self.expr(inner_node, scope)
-        self._require_bool(inner, "NOT")
-        return Typed(f"(NOT {inner.sql})", T.BOOL)
-
-    def _is(self, node: exp.Is, scope: Scope, negate: bool = False) -> Typed:
-        subject = self.expr(node.this, scope)
-        target = node.expression
-        keyword = "IS NOT" if negate else "IS"
-        if isinstance(target, exp.Null):
-            return Typed(f"({subject.sql} {keyword} NULL)", T.BOOL)
-        if isinstance(target, exp.Boolean):
-            self._require_bool(subject, "IS TRUE/FALSE")
-            return Typed(f"({subject.sql} {keyword} {1 if target.this else 0})", T.BOOL)
-        raise self.ctx.unsupported(f"IS {_clip(target)}")
-
-    def _in(self, node: exp.In, scope: Scope, negate: bool = False) -> Typed:
-        subject_node = node.this
-        subject = self.expr(subject_node, scope)
-        op = "NOT IN" if negate else "IN"
-        if node.args.get("unnest") is not None:
-            unnest = node.args["unnest"]
-            arr_node = unnest.expressions[0]
-            arr = self.expr(arr_node, scope)
-            if isinstance(arr_node, exp.Parameter) and subject.type is not None:
-                arr = self.coerce(arr, T.array_of(subject.type), arr_node)
-            if arr.type is not None and not arr.type.is_array:
-                raise self.ctx.invalid(f"Values referenced in UNNEST must be arrays, got {arr.type}")
-            element = arr.type.element if arr.type is not None else None
-            if not comparable(subject.type, element):
-                raise self.ctx.invalid(f"No matching signature for operator IN UNNEST for argument types: {subject.type}, {arr.type}")
-            return Typed(f"({subject.sql} {op} (SELECT {element_sql('value', element)} FROM json_each({arr.sql})))", T.BOOL)
-        if node.args.get("query") is not None:
-            query = self.compile_query(node.args["query"].this if isinstance(node.args["query"], exp.Subquery) else node.args["query"], scope)
-            if len(query.columns) != 1:
-                raise self.ctx.invalid("Subquery of IN must have only one output column")
-            return Typed(f"({subject.sql} {op} ({query.sql}))", T.BOOL)
-        items = []
-        for item_node in node.expressions:
-            item = self.coerce(self.expr(item_node, scope), subject.type, item_node)
-            if not comparable(subject.type, item.type):
-                raise self.ctx.invalid(f"No matching signature for operator IN for argument types: {subject.type}, {item.type}")
-            items.append(item.sql)
-        return Typed(f"({subject.sql} {op} ({', '.join(items)}))", T.BOOL)
-
-    def _between(self, node: exp.Between, scope: Scope, negate: bool = False) -> Typed:
-        subject = self.expr(node.this, scope)
-        low = self.coerce(self.expr(node.args["low"], scope), subject.type, node.args["low"])
-        high = self.coerce(self.expr(node.args["high"], scope), subject.type, node.args["high"])
-        op = "NOT BETWEEN" if negate else "BETWEEN"
-        return Typed(f"({subject.sql} {op} {low.sql} AND {high.sql})", T.BOOL)
-
-    def _like(self, node: exp.Like, scope: Scope) -> Typed:
-        subject, pattern = self.pair(node.this, node.expression, scope, "LIKE")
-        negate = " NOT" if node.args.get("negate") else ""
-        # Backslash escapes as in GoogleSQL; case-sensitive via PRAGMA case_sensitive_like.
-        return Typed(f"({subject.sql}{negate} LIKE {pattern.sql} ESCAPE '\\')", T.BOOL)
-
-    def _arithmetic(self, node: exp.Expression, scope: Scope) -> Typed:
-        op = _ARITHMETIC[type(node)]
-        left, right = self.pair(node.this, node.expression, scope, op)
-        result = self._numeric_result(left, right, op)
-        return Typed(f"({left.sql} {op} {right.sql})", result, is_aggregate=left.is_aggregate or right.is_aggregate)
-
-    def _numeric_result(self, left: Typed, right: Typed, op: str) -> SpannerType | None:
-        for side in (left, right):
-            if side.type is not None and side.type.code not in _NUMERIC_CODES:
-                raise self.ctx.invalid(f"No matching signature for operator {op} for argument types: {left.type}, {right.type}")
-        return supertype([left.type, right.type]) or T.INT64
-
-    def _div(self, node: exp.Div, scope: Scope) -> Typed:
-        left, right = self.pair(node.this, node.expression, scope, "/")
-        result = self._numeric_result(left, right, "/")
-        t = T.NUMERIC if result is not None and result.code == TypeCode.NUMERIC else T.FLOAT64
-        return Typed(f"ls_fdiv({left.sql}, {right.sql})", t)
-
-    def _mod(self, node: exp.Mod, scope: Scope) -> Typed:
-        left, right = self.pair(node.this, node.expression, scope, "MOD")
-        result = self._numeric_result(left, right, "MOD")
-        if right.is_literal and isinstance(right.literal, int) and right.literal != 0 and left.type is not None and left.type.code == TypeCode.INT64:
-            # SQLite's % has the sign of the dividend, like MOD; a constant divisor cannot be 0.
-            return Typed(f"({left.sql} % {right.sql})", result)
-        return Typed(f"ls_mod({left.sql}, {right.sql})", result)
-
-    def _neg(self, node: exp.Neg, scope: Scope) -> Typed:
-        inner = self.expr(node.this, scope)
-        if inner.type is not None and inner.type.code not in _NUMERIC_CODES:
-            raise self.ctx.invalid(f"No matching signature for operator - for argument type: {inner.type}")
-        if inner.is_literal and isinstance(inner.literal, (int, float)):
-            return Typed(f"(-{inner.sql})", inner.type, literal=-inner.literal)
-        return Typed(f"(-{inner.sql})", inner.type)
-
-    def concat(self, parts: list[Typed]) -> Typed:
-        kinds = {p.type.code for p in parts if p.type is not None}
-        if kinds - {TypeCode.STRING, TypeCode.BYTES} or len(kinds) > 1:
-            raise self.ctx.invalid(f"No matching signature for CONCAT / || for argument types: {', '.join(str(p.type) for p in parts)}")
-        if TypeCode.BYTES in kinds:
-            return Typed(f"ls_concat({', '.join(p.sql for p in parts)})", T.BYTES)
-        return Typed("(" + " || ".join(p.sql for p in parts) + ")", T.STRING)
-
-    def _dpipe(self, node: exp.DPipe, scope: Scope) -> Typed:
-        return self.concat([self.expr(node.this, scope), self.expr(node.expression, scope)])
-
-    def _concat(self, node: exp.Concat, scope: Scope) -> Typed:
-        return self.concat([self.expr(e, scope) for e in node.expressions])
 
     # --- conditionals -----------------------------------------------------------------------------
 
@@ -457,8 +269,6 @@ class ExpressionTranslator:
         element = element or common or T.INT64
         items = [self.coerce(i, element) for i in items]
         if all(i.is_literal for i in items):
-            from ..values import array_to_stored
-
             literal = () if not items else _NOT_EMPTY
             return Typed(sql_string(array_to_stored([i.literal for i in items], element)), T.array_of(element), literal=literal)
         return Typed(f"json_array({', '.join(json_element_sql(i) for i in items)})", T.array_of(element))
@@ -467,20 +277,7 @@ class ExpressionTranslator:
 _NOT_EMPTY = object()
 
 
-def _numeric_operands(left: Typed, right: Typed, op: str) -> tuple[str, str]:
-    """NUMERIC is stored as canonical text: equal texts are equal values, but ordering needs numbers."""
-    codes = {t.code for t in (left.type, right.type) if t is not None}
-    if TypeCode.NUMERIC in codes and (codes != {TypeCode.NUMERIC} or op not in ("=", "!=", "IS", "IS NOT")):
-        return f"CAST({left.sql} AS REAL)", f"CAST({right.sql} AS REAL)"
-    return left.sql, right.sql
-
-
-def _clip(node: exp.Expression) -> str:
-    text = node.sql("bigquery")
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-_HANDLERS: dict[type[exp.Expression], Callable[[Any, Any, Scope], Typed]] = {
+ExpressionTranslator.handlers = {
     exp.Column: ExpressionTranslator._column,
     exp.Literal: ExpressionTranslator._literal,
     exp.RawString: ExpressionTranslator._raw_string,
@@ -493,18 +290,6 @@ _HANDLERS: dict[type[exp.Expression], Callable[[Any, Any, Scope], Typed]] = {
     exp.Paren: ExpressionTranslator._paren,
     exp.Cast: ExpressionTranslator._cast,
     exp.TryCast: ExpressionTranslator._cast,
-    exp.And: ExpressionTranslator._logical,
-    exp.Or: ExpressionTranslator._logical,
-    exp.Not: ExpressionTranslator._not,
-    exp.Is: ExpressionTranslator._is,
-    exp.In: ExpressionTranslator._in,
-    exp.Between: ExpressionTranslator._between,
-    exp.Like: ExpressionTranslator._like,
-    exp.Div: ExpressionTranslator._div,
-    exp.Mod: ExpressionTranslator._mod,
-    exp.Neg: ExpressionTranslator._neg,
-    exp.DPipe: ExpressionTranslator._dpipe,
-    exp.Concat: ExpressionTranslator._concat,
     exp.Case: ExpressionTranslator._case,
     exp.If: ExpressionTranslator._if,
     exp.Coalesce: ExpressionTranslator._coalesce,
@@ -512,6 +297,4 @@ _HANDLERS: dict[type[exp.Expression], Callable[[Any, Any, Scope], Typed]] = {
     exp.Least: ExpressionTranslator._greatest,
     exp.Subquery: ExpressionTranslator._subquery,
     exp.Exists: ExpressionTranslator._exists,
-    **{cls: ExpressionTranslator._comparison for cls in _COMPARISONS},
-    **{cls: ExpressionTranslator._arithmetic for cls in _ARITHMETIC},
 }

@@ -1,6 +1,6 @@
 """Translating GoogleSQL function calls: table-driven ones, date/time, aggregates, arrays, JSON.
 
-A mixin of :class:`~.expressions.ExpressionTranslator`: :meth:`FunctionTranslator.function`
+A subclass of :class:`~.operators.OperatorTranslator`: :meth:`FunctionTranslator.function`
 returns None for nodes that are not function calls it knows, so the caller reports them
 as unsupported.
 
@@ -22,16 +22,18 @@ from sqlglot import exp
 
 from .. import errors
 from .. import types as T
+from ..sqlite_names import quote
 from ..types import SpannerType, TypeCode
 from .context import NOW_PARAM, Typed
-from .expressions import ExpressionTranslator, json_element_sql, sql_string, stored_literal_sql
 from .function_table import AGGREGATES, ANONYMOUS, EXTRA_ARGS, SIMPLE, Fn
+from .literals import json_element_sql, sql_string, stored_literal_sql
+from .operators import OperatorTranslator
 from .scope import Scope
 
 _TIME_TYPES = (TypeCode.TIMESTAMP, TypeCode.DATE, TypeCode.STRING)
 
 
-class FunctionTranslator(ExpressionTranslator):
+class FunctionTranslator(OperatorTranslator):
     def function(self, node: exp.Expression, scope: Scope) -> Typed | None:
         handler = _SPECIAL.get(type(node))
         if handler is not None:
@@ -247,9 +249,9 @@ class FunctionTranslator(ExpressionTranslator):
             if len(query.columns) != 1:
                 raise self.ctx.invalid("ARRAY subquery must have exactly one output column")
             col = query.columns[0]
-            element = json_element_sql(Typed(f'"{col.sql_name}"', col.type))
+            element = json_element_sql(Typed(quote(col.sql_name), col.type))
             alias = self.ctx.fresh("arr")
-            return Typed(f"(SELECT json_group_array({element}) FROM ({query.sql}) AS \"{alias}\")", T.array_of(col.type or T.INT64))
+            return Typed(f"(SELECT json_group_array({element}) FROM ({query.sql}) AS {quote(alias)})", T.array_of(col.type or T.INT64))
         return self.array_literal(node, scope)
 
     def _bracket(self, node: exp.Bracket, scope: Scope) -> Typed:

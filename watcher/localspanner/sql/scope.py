@@ -22,11 +22,6 @@ class ResolveError(Exception):
     """A name that is unknown or ambiguous; the translator turns it into a SpannerError."""
 
 
-def quote(name: str) -> str:
-    """A SQLite identifier (double-quoted, so keywords and any case are safe)."""
-    return '"' + name.replace('"', '""') + '"'
-
-
 @dataclass(frozen=True)
 class SourceColumn:
     """A column of a FROM item: its Spanner name, type and how SQLite refers to it."""

@@ -21,6 +21,7 @@ import re
 import threading
 import time
 from functools import lru_cache
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .. import values
 from .udf import UdfSpec, fail
@@ -51,8 +52,6 @@ def zone(name: str | None) -> dt.tzinfo:
         sign, hh, mm = m.groups()
         delta = dt.timedelta(hours=int(hh), minutes=int(mm or 0))
         return dt.timezone(delta if sign == "+" else -delta)
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):

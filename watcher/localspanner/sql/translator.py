@@ -23,15 +23,16 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
-from .. import errors
+from .. import errors, information_schema
 from .. import types as T
 from ..catalog import Catalog, Table
+from ..sqlite_names import KEY_INDEX_PREFIX, has_nullable_key, quote
 from ..types import SpannerType
 from .context import CompiledQuery, Context, OutputColumn, Typed
-from .expressions import element_sql
 from .function_handlers import FunctionTranslator
 from .function_table import supertype
-from .scope import ResolveError, Scope, Source, SourceColumn, quote
+from .literals import element_sql
+from .scope import ResolveError, Scope, Source, SourceColumn
 from .spanner_syntax import Preprocessed, preprocess
 
 _SET_OPS = (exp.Union, exp.Intersect, exp.Except)
@@ -317,10 +318,6 @@ class Translator(FunctionTranslator):
             raise self.ctx.unsupported(f"SPANNER_SYS tables ({db}.{name})")
         if db.upper() != "INFORMATION_SCHEMA":
             raise errors.query_table_not_found(f"{db}.{name}")
-        try:
-            from .. import information_schema
-        except ImportError:
-            raise self.ctx.unsupported("INFORMATION_SCHEMA (not available in this build)") from None
         view = information_schema.VIEWS.get(name.upper())
         if view is None:
             raise errors.query_table_not_found(f"INFORMATION_SCHEMA.{name}")
@@ -354,8 +351,6 @@ def _base_table_hint(table: Table) -> str:
     Without a hint SQLite may still pick a (partial) secondary index, and ``NOT INDEXED`` does not
     stop it on a WITHOUT ROWID table; naming the primary-key b-tree does.
     """
-    from ..schema_sync import KEY_INDEX_PREFIX, has_nullable_key
-
     if not table.primary_key:
         return " NOT INDEXED"
     if has_nullable_key(table):

@@ -1,0 +1,102 @@
+"""The local server's import graph: acyclic, self-contained, gRPC only at the edge.
+
+Built from the source (``ast``), so an import hidden inside a function counts too.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import watcher.localspanner
+
+PACKAGE = "watcher.localspanner"
+ROOT = Path(watcher.localspanner.__file__).parent
+#: Modules that may speak gRPC / protobuf: the front end and the server that assembles it.
+EDGE = ("watcher.localspanner.frontend", "watcher.localspanner.server")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join([PACKAGE, *parts])
+
+
+MODULES = {_module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
+
+
+def _imports(name: str, path: Path) -> list[tuple[str, bool]]:
+    """(imported module, whether the import is at module top) for each import in ``path``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    top = set(map(id, tree.body))
+    found: list[tuple[str, bool]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.extend((a.name, id(node) in top) for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{base}.{node.module}" if node.module else base
+            else:
+                base = node.module or ""
+            for a in node.names:
+                sub = f"{base}.{a.name}"
+                found.append((sub if sub in MODULES else base, id(node) in top))
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    return {name: {m for m, _ in _imports(name, path) if m in MODULES} for name, path in MODULES.items()}
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state:
+                found = visit(nxt)
+                if found:
+                    return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+def test_the_module_graph_has_no_cycle() -> None:
+    assert _cycle(_graph()) is None
+
+
+def test_the_cycle_check_finds_a_cycle() -> None:
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+
+
+def test_every_import_is_at_module_top() -> None:
+    hidden = [f"{name}: {m}" for name, path in MODULES.items() for m, at_top in _imports(name, path) if not at_top]
+    assert hidden == []
+
+
+def test_nothing_else_of_watcher_is_imported() -> None:
+    outside = [f"{name}: {m}" for name, path in MODULES.items() for m, _ in _imports(name, path)
+               if (m == "watcher" or m.startswith("watcher.")) and not (m == PACKAGE or m.startswith(PACKAGE + "."))]
+    assert outside == []
+
+
+def test_grpc_and_protobuf_stay_at_the_edge() -> None:
+    below = [f"{name}: {m}" for name, path in MODULES.items() if not name.startswith(EDGE)
+             for m, _ in _imports(name, path) if m.split(".")[0] in ("grpc", "google")]
+    assert below == []

@@ -1,0 +1,56 @@
+"""Writing one commit into SQLite: mutations, pending commit timestamps, then COMMIT.
+
+The caller holds the database's writer and its visibility lock and has chosen the commit
+timestamp; a constraint that fails at COMMIT (deferred interleaving checks) becomes the
+Spanner error that names the offending row.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from . import values
+from .catalog import Catalog, Table
+from .mutations import apply_mutations
+from .requests import Mutation
+from .sql import set_statement_time
+from .sqlite_errors import commit_interleaving_error, integrity_error
+from .sqlite_names import quote
+from .transactions import PendingCommitTimestamp
+
+
+def write_commit(conn: sqlite3.Connection, catalog: Catalog, mutations: list[Mutation],
+                 pending: Sequence[PendingCommitTimestamp], ts: int) -> None:
+    """Apply ``mutations``, put ``ts`` where DML wrote PENDING_COMMIT_TIMESTAMP(), and COMMIT."""
+    set_statement_time(ts)  # DEFAULT (CURRENT_TIMESTAMP()) of inserted rows is the commit time
+    try:
+        apply_mutations(conn, catalog, mutations, commit_nanos=ts)
+    finally:
+        set_statement_time(None)
+    _fill_pending(conn, catalog, pending, ts)
+    try:
+        conn.execute("COMMIT")
+    except sqlite3.IntegrityError as exc:
+        deleted = {m.table.lower() for m in mutations if m.op == "delete"}
+        found = commit_interleaving_error(conn, catalog, deleted) if "FOREIGN KEY" in str(exc) else None
+        raise found or integrity_error(exc, _first_child_table(catalog, mutations), catalog) from None
+
+
+def _first_child_table(catalog: Catalog, mutations: list[Mutation]) -> Table | None:
+    for m in mutations:
+        t = catalog.table(m.table)
+        if t is not None and t.parent is not None:
+            return t
+    return catalog.table(mutations[0].table) if mutations else None
+
+
+def _fill_pending(conn: sqlite3.Connection, catalog: Catalog, pending: Sequence[PendingCommitTimestamp], ts: int) -> None:
+    stored = values.nanos_to_stored(ts)
+    for p in pending:
+        table = catalog.table(p.table)
+        if table is None:
+            continue
+        sets = ", ".join(f"{quote(c)} = ?" for c in p.columns)
+        where = " AND ".join(f"{quote(k)} IS ?" for k in table.key_names) or "1"
+        conn.execute(f"UPDATE {quote(table.name)} SET {sets} WHERE {where}", [stored] * len(p.columns) + list(p.key))

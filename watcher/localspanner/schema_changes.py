@@ -1,0 +1,77 @@
+"""A database's schema in its storage: loading it at open, and writing one change.
+
+:func:`write_schema_change` runs inside a SQLite transaction with foreign keys off (a
+rebuild drops the old parent table): it syncs the tables to the new catalog, checks that
+existing rows still satisfy interleaving, saves the DDL and the INFORMATION_SCHEMA
+tables, and lets the caller commit. A failure rolls back and names the statement.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+from . import errors
+from .catalog import Catalog
+from .ddl.printer import print_catalog
+from .schema_sync import sync_schema
+from .schema_updater import apply_statements
+from .sqlite_names import user_facing
+from .storage import Storage
+
+
+def load_catalog(storage: Storage) -> Catalog:
+    """The catalog saved in ``storage`` (empty for a new database), with its INFORMATION_SCHEMA refreshed."""
+    statements = storage.load_ddl()
+    catalog, _ = apply_statements(Catalog(), statements) if statements else (Catalog(), [])
+    conn = storage.writer
+    conn.execute("BEGIN")
+    try:
+        storage.refresh_information_schema(conn, catalog)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return catalog
+
+
+def write_schema_change(storage: Storage, old: Catalog, new: Catalog, statement: str, commit: Callable[[], int]) -> int:
+    """Turn storage for ``old`` into storage for ``new``; ``commit`` ends the SQLite transaction
+    and returns the commit timestamp, which is returned. The caller holds the writer."""
+    conn = storage.writer
+    conn.execute("PRAGMA foreign_keys=OFF")
+    conn.execute("BEGIN")
+    try:
+        sync_schema(conn, old, new)
+        _check_foreign_keys(conn, statement)
+        storage.save_ddl(conn, print_catalog(new))
+        storage.refresh_information_schema(conn, new)
+        return commit()
+    except sqlite3.IntegrityError as exc:
+        conn.execute("ROLLBACK")
+        raise _ddl_data_problem(statement, exc) from None
+    except sqlite3.Error as exc:
+        conn.execute("ROLLBACK")
+        raise errors.ddl_invalid(statement, str(exc)) from None
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    finally:
+        conn.execute("PRAGMA foreign_keys=ON")
+
+
+def _check_foreign_keys(conn: sqlite3.Connection, statement: str) -> None:
+    bad = conn.execute("PRAGMA foreign_key_check").fetchone()
+    if bad:
+        raise errors.ddl_orphan_rows(statement, bad[0], bad[2])
+
+
+def _ddl_data_problem(statement: str, exc: sqlite3.IntegrityError) -> errors.SpannerError:
+    # A rebuild copies rows into a temporary table: name the user's table, not the copy.
+    text = user_facing(str(exc))
+    if text.startswith("NOT NULL"):
+        return errors.ddl_existing_nulls(statement, text.split(": ", 1)[-1])
+    if text.startswith("UNIQUE"):
+        return errors.ddl_existing_duplicates(statement, text.split(": ", 1)[-1])
+    return errors.ddl_invalid(statement, text)
