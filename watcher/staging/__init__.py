@@ -1,0 +1,1 @@
+"""Staging: the one contract between capture and the changelog, and the sink that writes it."""
