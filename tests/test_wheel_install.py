@@ -13,6 +13,7 @@ paths are read from it, so the editable install that may live there is not activ
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -71,9 +72,7 @@ def _cli(python: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
 @pytest.fixture(params=["wheel", "editable"])
 def installed(request, tmp_path: Path) -> tuple[Path, Path]:
     """(python of a fresh environment holding the project, a work folder outside every source tree)."""
-    try:
-        import setuptools.command.bdist_wheel  # noqa: F401 - only whether it is there
-    except ImportError:
+    if importlib.util.find_spec("setuptools.command.bdist_wheel") is None:
         pytest.fail("building the wheel offline needs setuptools>=70.1 here: pip install -e '.[test]'")
     source = _copy_source(tmp_path / "src")
     python = _fresh_env(tmp_path / "env")
