@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import filecmp
 import os
 import re
 import uuid
@@ -17,7 +16,9 @@ from watcher.schema_tools.migrations import MigrationSet, Migrator, split_statem
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DDL_WATCHER = os.path.join(ROOT, "ddl", "watcher")
-PACKAGED = os.path.join(ROOT, "watcher", "schema_tools", "migrations_data", "watcher")
+DDL_SINGERS = os.path.join(ROOT, "ddl", "samples", "singers")
+#: A second copy of ddl/ inside the package would go stale; only a built wheel carries one.
+PACKAGED_COPY = os.path.join(ROOT, "watcher", "schema_tools", m.PACKAGED_DATA)
 
 
 # --- statements -------------------------------------------------------------------------------------
@@ -101,12 +102,10 @@ def test_a_parent_folder_names_the_migration_folders_inside():
         MigrationSet.from_directory(os.path.join(ROOT, "ddl"))
 
 
-def test_packaged_default_set_is_identical_to_ddl_watcher():
-    names = sorted(n for n in os.listdir(DDL_WATCHER) if n.endswith(".sql"))
-    assert names == sorted(n for n in os.listdir(PACKAGED) if n.endswith(".sql"))
-    match, mismatch, errors = filecmp.cmpfiles(DDL_WATCHER, PACKAGED, names, shallow=False)
-    assert (mismatch, errors) == ([], []), "copy ddl/watcher/*.sql to watcher/schema_tools/migrations_data/watcher/"
+def test_the_default_set_is_read_from_ddl_watcher_the_one_copy_in_the_tree():
+    assert not os.path.exists(PACKAGED_COPY), "ddl/ is the only copy of the migrations; setup.py puts them into the wheel"
     packaged = m.default_migrations()
+    assert [f.filename for f in packaged.files] == sorted(n for n in os.listdir(DDL_WATCHER) if n.endswith(".sql"))
     assert [f.checksum for f in packaged.files] == [f.checksum for f in MigrationSet.from_directory(DDL_WATCHER).files]
     assert packaged.folder_id == MigrationSet.from_directory(DDL_WATCHER).folder_id == "watcher"
 
@@ -343,12 +342,12 @@ def test_emulator_creates_a_missing_instance(spanner_client):
         target.instance.delete()
 
 
-def test_packaged_samples_are_identical_to_ddl_samples():
-    source = os.path.join(ROOT, "ddl", "samples", "singers")
-    packaged = os.path.join(ROOT, "watcher", "schema_tools", "migrations_data", "samples", "singers")
-    names = sorted(n for n in os.listdir(source) if n.endswith(".sql"))
-    assert names == sorted(n for n in os.listdir(packaged) if n.endswith(".sql"))
-    _, mismatch, errors = filecmp.cmpfiles(source, packaged, names, shallow=False)
-    assert (mismatch, errors) == ([], []), "copy ddl/samples/singers/*.sql to watcher/schema_tools/migrations_data/samples/singers/"
+def test_the_samples_are_read_from_ddl_samples():
     assert [f.checksum for f in m.sample_migrations("singers").files] == \
-        [f.checksum for f in MigrationSet.from_directory(source).files]
+        [f.checksum for f in MigrationSet.from_directory(DDL_SINGERS).files]
+    assert m.sample_migrations("singers").folder_id == "singers"
+
+
+def test_an_unknown_sample_is_refused_by_name():
+    with pytest.raises(MigrationError, match="no sample schema 'albums' in the package"):
+        m.sample_migrations("albums")

@@ -5,6 +5,11 @@ Example:
     ...                          "last_poll_seconds": 0.01, "lag_seconds": 1.5, "failures": 0,
     ...                          "retries": 0, "watermark_seconds": 1.7e9, "running": 1}]).splitlines()[2])
     spanner_watcher_polls_total{table="Singers",shard="all"} 3
+
+Written by hand rather than with ``prometheus_client``: its collector API saves a few
+lines here but prints every value as a float (``3.0``; a row count above 2**53 loses digits)
+and sorts the labels (``shard`` before ``table``), which scrapers accept but people and the
+tests that read this text do not expect.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ folder's name) is part of the key, so ``ddl/watcher`` and ``ddl/samples/singers`
 have a ``V001``. Running again applies nothing; a file edited after it was applied is
 refused (:class:`~watcher.errors.MigrationChangedError`), as is a new file whose version is
 below one already applied. The default set (the watcher's own tables) ships inside the
-package: :func:`default_migrations`.
+package: :func:`default_migrations` (see :func:`migrations_root` for where the files are found).
 
 Example:
     >>> statements = split_statements("CREATE TABLE A (K INT64) PRIMARY KEY (K);\\n-- a comment\\nDROP TABLE A;")
@@ -31,6 +31,8 @@ import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from importlib.resources.abc import Traversable
+from pathlib import Path
 from typing import Any, Protocol
 
 from ..errors import MigrationChangedError, MigrationError, MigrationStatementError
@@ -39,9 +41,14 @@ from ..sqlnames import quote_identifier, validate_identifier
 log = logging.getLogger(__name__)
 
 MIGRATIONS_TABLE = "SPANNER_WATCHER_MIGRATIONS"
-#: The packaged default set: ``watcher/schema_tools/migrations_data/watcher`` (a copy of ``ddl/watcher``).
+#: The default set's folder (``ddl/watcher``) and its id in :data:`MIGRATIONS_TABLE`.
 DEFAULT_FOLDER_ID = "watcher"
-_PACKAGED = ("migrations_data", "watcher")
+#: The sample schemas' folder (``ddl/samples/<name>``).
+SAMPLES_FOLDER = "samples"
+#: Where a built wheel holds ``ddl/`` inside this package (setup.py copies it there).
+PACKAGED_DATA = "migrations_data"
+#: ``ddl/`` of a source checkout or an editable install: the project root is two levels above this package.
+SOURCE_DDL = Path(__file__).resolve().parents[2] / "ddl"
 #: Seconds a schema change may take before the runner gives up waiting.
 DDL_TIMEOUT = 1800.0
 #: Checksums name their algorithm, so a later change of algorithm can be recognised.
@@ -250,18 +257,37 @@ class MigrationSet:
         return loaded
 
 
+def migrations_root() -> Traversable:
+    """The folder holding the project's ``ddl/`` tree (``watcher/``, ``samples/<name>/``).
+
+    An installed wheel carries it inside the package (:data:`PACKAGED_DATA`, copied from
+    ``ddl/`` when the wheel is built); a source checkout or an editable install has no copy
+    and reads ``ddl/`` beside the package (:data:`SOURCE_DDL`).
+
+    >>> migrations_root().joinpath(DEFAULT_FOLDER_ID, "V001__watcher_checkpoints.sql").is_file()
+    True
+    """
+    packaged = importlib.resources.files("watcher.schema_tools").joinpath(PACKAGED_DATA)
+    if packaged.is_dir():
+        return packaged
+    if SOURCE_DDL.is_dir():
+        return SOURCE_DDL
+    raise MigrationError(f"the packaged migrations are missing: neither {packaged} nor {SOURCE_DDL} is a folder "
+                         "(reinstall spanner-watcher)")
+
+
 def default_migrations() -> MigrationSet:
-    """The watcher's own tables (checkpoints, change sets, changelog), as shipped in the package."""
-    folder = importlib.resources.files("watcher.schema_tools").joinpath(*_PACKAGED)
-    return MigrationSet.from_entries(DEFAULT_FOLDER_ID, "spanner-watcher:" + "/".join(_PACKAGED), folder.iterdir())
+    """The watcher's own tables (checkpoints, change sets, changelog): ``ddl/watcher``, shipped in the package."""
+    folder = migrations_root().joinpath(DEFAULT_FOLDER_ID)
+    return MigrationSet.from_entries(DEFAULT_FOLDER_ID, f"spanner-watcher:{DEFAULT_FOLDER_ID}", folder.iterdir())
 
 
 def sample_migrations(name: str = "singers") -> MigrationSet:
-    """A sample schema shipped in the package (a copy of ``ddl/samples/<name>``), e.g. the benchmark's Singers table."""
-    folder = importlib.resources.files("watcher.schema_tools").joinpath("migrations_data", "samples", name)
+    """A sample schema shipped in the package (``ddl/samples/<name>``), e.g. the benchmark's Singers table."""
+    folder = migrations_root().joinpath(SAMPLES_FOLDER, name)
     if not folder.is_dir():
         raise MigrationError(f"no sample schema {name!r} in the package")
-    return MigrationSet.from_entries(name, f"spanner-watcher:samples/{name}", folder.iterdir())
+    return MigrationSet.from_entries(name, f"spanner-watcher:{SAMPLES_FOLDER}/{name}", folder.iterdir())
 
 
 def _folder_id(value: str) -> str:
