@@ -62,7 +62,7 @@ def list_new_batches(fs: HadoopFS, processed: set[str]) -> list[FileEntry]:
 
 
 def read_schema() -> Any:
-    """The staging fields as read: ``values`` and ``types`` kept as their JSON object text.
+    """The staging fields as read: the object fields (``values``, ``types``) kept as their JSON text.
 
     Spark keeps a JSON object read into a STRING column as its compact text, so the job
     can write a row's values as staged and parses them into maps only where it must.
