@@ -2,7 +2,7 @@
 
 1,000,000 staged changes over 10 tables (10,000 keys per table, 10 versions of each key,
 commits spread over 10 days, 100 batch files of 1,000 changes per table) are generated
-directly as staging files (the StagingSink's format). In one run, against one Spark
+directly as staging files (watcher.staging.contract's records). In one run, against one Spark
 session (local[2]):
 
 * baseline: ``spark.read.json`` of those files with the staging schema, written as Parquet;
@@ -18,11 +18,12 @@ set first, so that none pays the JVM's warm-up.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import time
 from typing import Any
+
+from watcher.staging import contract
 
 from . import Result, RunContext, check
 
@@ -43,14 +44,12 @@ def _ts(seconds: int, nanos: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{nanos:09d}Z"
 
 
-def _line(table: str, batch_id: str, seq: int, key: int, version: int, commit: str, read: str) -> str:
+def _record(table: str, batch_id: str, seq: int, key: int, version: int, commit: str, read: str) -> dict[str, Any]:
     values = {"Id": str(key), "Name": f"name-{key}-{version}", "Score": key * 0.5 + version,
               "Amount": f"{key}.{version:02d}", "Active": version % 2 == 0, "Tags": ["t", str(version)],
               "LastUpdated": commit}
-    record = {"v": 1, "batch_id": batch_id, "seq": seq, "table": table, "key_columns": ["Id"], "keys": [str(key)],
-              "commit_timestamp": commit, "read_timestamp": read, "shard": None, "watcher_id": "bench",
-              "read_method": "cdc", "mod_type": None, "values": values, "types": TYPES}
-    return json.dumps(record, separators=(",", ":"))
+    return contract.record(batch_id=batch_id, seq=seq, table=table, key_columns=["Id"], keys=[str(key)],
+                           commit_timestamp=commit, read_timestamp=read, watcher_id="bench", values=values, types=TYPES)
 
 
 def generate(staging: str, s: dict[str, Any], *, day: int, versions: range, keys: range, tag: str) -> int:
@@ -59,19 +58,19 @@ def generate(staging: str, s: dict[str, Any], *, day: int, versions: range, keys
     per_day = max(1, len(versions) // 10) if len(versions) > 1 else 1
     for t in range(s["tables"]):
         table = f"Table{t:02d}"
-        folder = os.path.join(staging, f"table={table}")
+        folder = os.path.join(staging, contract.table_folder(table))
         os.makedirs(folder, exist_ok=True)
         changes = [(v, k) for v in versions for k in keys]
         for b in range(0, len(changes), s["batch_size"]):
             chunk = changes[b:b + s["batch_size"]]
             batch_id = f"{tag}-{t:02d}-{b // s['batch_size']:05d}"
-            lines = []
+            batch = []
             for seq, (v, k) in enumerate(chunk):
                 seconds = EPOCH_DAY0 + (day + (v - versions.start) // per_day) * DAY_SECONDS + k
                 commit = _ts(seconds, v * 1000 + t)  # tables share seconds: cross-table transaction groups
-                lines.append(_line(table, batch_id, seq, k, v, commit, _ts(seconds + 1, 0)))
-            with open(os.path.join(folder, f"{batch_id}.jsonl"), "w") as f:
-                f.write("\n".join(lines) + "\n")
+                batch.append(_record(table, batch_id, seq, k, v, commit, _ts(seconds + 1, 0)))
+            with open(os.path.join(staging, contract.staged_name(table, batch_id)), "w", encoding="utf-8") as f:
+                f.write(contract.batch_text(batch))
             written += len(chunk)
     return written
 
@@ -91,7 +90,7 @@ def _baseline(spark: Any, staging: str, out: str) -> float:
     from watcher.changelog import records
 
     started = time.perf_counter()
-    (spark.read.schema(records.schema(records.STAGING_FIELDS)).json(os.path.join(staging, "table=*", "*.jsonl"))
+    (spark.read.schema(records.schema(records.STAGING_FIELDS)).json(os.path.join(staging, contract.BATCH_GLOB))
      .write.mode("overwrite").parquet(out))
     return time.perf_counter() - started
 

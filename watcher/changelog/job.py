@@ -45,7 +45,8 @@ from typing import Any
 
 from ..errors import ConfigurationError
 from ..sqlnames import quote_identifier
-from . import completeness, current_state, manifest, pipeline, processed_log, staging_reader, staging_writer, views, watermarks
+from ..staging import contract
+from . import completeness, current_state, manifest, pipeline, processed_log, staging_reader, views, watermarks
 from .dedup import drop_known
 from .fs import HadoopFS
 from .grouping import add_grouping
@@ -99,7 +100,7 @@ class Changelog:
         self._clock: Callable[[], dt.datetime] = _utcnow
 
     def staging(self, path: str) -> Changelog:
-        """The staging folder (``<path>/table=<T>/<batch>.jsonl``, as StagingSink writes)."""
+        """The staging folder (``<path>/table=<T>/<batch>.jsonl``: :mod:`watcher.staging.contract`)."""
         self._staging = _path_arg("staging", path)
         return self
 
@@ -209,8 +210,8 @@ class _Run:
         # One parse: the batches are checked on the window's output, which is kept anyway. Only when
         # a bad batch had rows (or a batch held a table its folder does not name) is the window
         # built again without them, so that they cannot change what the good batches mean.
-        folders = {staging_reader.batch_name(f.uri).split("/", 1)[0] for f in files}
-        tables = {t for t in base.tables if staging_writer.table_folder(t) in folders}  # the state the run needs
+        folders = {contract.split_batch_name(f.uri)[0] for f in files}
+        tables = {t for t in base.tables if contract.table_folder(t) in folders}  # the state the run needs
         small = self._small(base, files, tables)
         with temporary_conf(self.spark, {**_RUN_SETTINGS, **(self._small_run_settings(len(folders)) if small else {})}):
             with self._phase("classify"):
@@ -218,7 +219,7 @@ class _Run:
                 with_state = {t for t in window.tally.tables if base.tables.get(t, {}).get("state_version")}
                 if window.stats and (window.bad_rows or not with_state <= window.state_tables):
                     window.rows.unpersist()
-                    good = [f for f in files if staging_reader.batch_name(f.uri) not in window.bad]
+                    good = [f for f in files if contract.batch_name(f.uri) not in window.bad]
                     rebuilt = self._window(base, markers, good, window.tally.tables, small=small)
                     window = dataclasses.replace(rebuilt, bad=window.bad)
             try:

@@ -37,10 +37,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..staging import contract
 from . import completeness, current_state, manifest, records, staging_writer
 from .backfill import SnapshotJob, SnapshotStats
 from .fs import HadoopFS
-from .spanner_source import ReadPlan, ReadPoint, staging_record, to_line
+from .spanner_source import ReadPlan, ReadPoint, staging_record
 from .typed_json import keys_json_sql
 
 
@@ -57,7 +58,7 @@ class ReconcileResult(SnapshotStats):
 
 def _restage(plan: ReadPlan, index: int, rows: Iterator[Any], counters: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """Runs in a Spark task: the partition's reconcile records as one batch (seq from 0)."""
-    batch_id = f"{plan.batch_prefix}-r{index:05d}"
+    batch_id = contract.task_batch_id(plan.batch_prefix, index, "r")
     seq = deletes = 0
     for kind, line, keys, key_columns, column_types in rows:
         if kind == "row":
@@ -69,7 +70,7 @@ def _restage(plan: ReadPlan, index: int, rows: Iterator[Any], counters: dict[str
                                     commit_timestamp=plan.read_timestamp, mod_type="DELETE",
                                     key_columns=key_columns, types=json.loads(column_types))
             deletes += 1
-        yield batch_id, to_line(record)
+        yield batch_id, contract.to_line(record)
         seq += 1
     counters["deletes"].add(deletes)
     counters["restaged"].add(seq - deletes)

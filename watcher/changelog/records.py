@@ -14,27 +14,27 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..staging import contract
+
 Field = tuple[str, str, str]
 
-#: A staged record (watcher.staging.sink.StagingSink). ``keys`` is read as raw JSON text (Spark
-#: keeps non-string JSON as its text); ``values`` maps a column to its typed-JSON value as
-#: text (strings unquoted, numbers, booleans and arrays as JSON text).
-STAGING_FIELDS: tuple[Field, ...] = (
-    ("v", "INT", "staging format version"),
-    ("batch_id", "STRING", "the batch (one poll)"),
-    ("seq", "BIGINT", "position in the batch, from 0"),
-    ("table", "STRING", "table name"),
-    ("key_columns", "ARRAY<STRING>", "primary key columns in key order"),
-    ("keys", "STRING", "typed-JSON key values, in key order (JSON array text)"),
-    ("commit_timestamp", "STRING", "RFC 3339, nine fractional digits"),
-    ("read_timestamp", "STRING", "strong read timestamp of the poll"),
-    ("shard", "STRING", "shard value of the poll loop (JSON text)"),
-    ("watcher_id", "STRING", "the staging sink's watcher id"),
-    ("read_method", "STRING", "cdc, backfill or reconcile"),
-    ("mod_type", "STRING", "given by history-table and reconcile input; null for polled rows"),
-    ("values", "MAP<STRING, STRING>", "the full row, typed JSON per column"),
-    ("types", "MAP<STRING, STRING>", "column -> SPANNER_TYPE"),
-)
+#: How Spark reads each kind of staging field (:data:`watcher.staging.contract.KINDS`). ``keys``
+#: and ``shard`` stay raw JSON text (Spark keeps non-string JSON as its text); an object of
+#: typed-JSON values becomes a map of texts (strings unquoted, numbers, booleans, arrays as JSON).
+STAGING_SPARK_TYPES: dict[str, str] = {
+    "int32": "INT",
+    "int64": "BIGINT",
+    "string": "STRING",
+    "timestamp": "STRING",
+    "string[]": "ARRAY<STRING>",
+    "typed[]": "STRING",
+    "json": "STRING",
+    "typed{}": "MAP<STRING, STRING>",
+    "string{}": "MAP<STRING, STRING>",
+}
+
+#: A staged record, derived from the staging contract's fields (names, order, meanings).
+STAGING_FIELDS: tuple[Field, ...] = tuple((f.name, STAGING_SPARK_TYPES[f.kind], f.meaning) for f in contract.FIELDS)
 
 #: One changelog row (one change). Names follow Spanner change-stream records (seed 000).
 CHANGELOG_FIELDS: tuple[Field, ...] = (

@@ -16,7 +16,7 @@ one transaction the driver keeps open until every task is done, so they still se
 table exactly as of R. :class:`ReadPoint` must therefore stay open while the Spark job
 runs; :data:`READ_MODES` lets a caller force one of the two ways.
 
-Rows come out as staging records (the StagingSink's JSON lines, ``read_method`` backfill
+Rows come out as staging records (:mod:`watcher.staging.contract`, ``read_method`` backfill
 or reconcile), so the changelog job reads them like anything a watcher staged.
 
 Example:
@@ -28,16 +28,14 @@ Example:
 
 from __future__ import annotations
 
-import json
-import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..codec import encode_value, timestamp_text
+from ..codec import timestamp_text
 from ..errors import ChangelogError, ConfigurationError
 from ..sqlnames import quote_identifier
-from ..staging.sink import STAGING_FORMAT
+from ..staging import contract
 
 #: How tasks read: "timestamp" (exact read timestamp only), "shared" (inside the driver's
 #: transaction only), "auto" (the exact read, falling back to the shared transaction).
@@ -187,28 +185,21 @@ class ReadPoint:
 def staging_record(plan: ReadPlan, batch_id: str, seq: int, keys: list[Any], values: Mapping[str, Any], *,
                    commit_timestamp: str, mod_type: str | None = None, key_columns: Sequence[str] | None = None,
                    types: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """One staging record in watcher.staging.sink' layout (RECORD_FIELDS order), from typed-JSON keys and values."""
-    return {
-        "v": STAGING_FORMAT, "batch_id": batch_id, "seq": seq, "table": plan.table,
-        "key_columns": list(key_columns if key_columns is not None else plan.key_columns), "keys": keys,
-        "commit_timestamp": commit_timestamp, "read_timestamp": plan.read_timestamp, "shard": None,
-        "watcher_id": plan.watcher_id, "read_method": plan.read_method, "mod_type": mod_type,
-        "values": dict(values), "types": dict(types if types is not None else plan.column_types),
-    }
-
-
-def to_line(record: Mapping[str, Any]) -> str:
-    return json.dumps(record, separators=(",", ":"), ensure_ascii=False)
+    """The staging record (:func:`watcher.staging.contract.record`) of typed-JSON keys and values read by ``plan``."""
+    return contract.record(batch_id=batch_id, seq=seq, table=plan.table,
+                           key_columns=key_columns if key_columns is not None else plan.key_columns, keys=keys,
+                           commit_timestamp=commit_timestamp, read_timestamp=plan.read_timestamp,
+                           watcher_id=plan.watcher_id, read_method=plan.read_method, mod_type=mod_type,
+                           values=values, types=types if types is not None else plan.column_types)
 
 
 def record_line(plan: ReadPlan, batch_id: str, seq: int, row: Mapping[str, Any], *,
                 commit_timestamp: str, mod_type: str | None = None) -> str:
     """The staging line of a row as the client returned it, read at the plan's read timestamp."""
     types = plan.column_types
-    keys = [encode_value(types[k], row[k]) for k in plan.key_columns]
-    values = {c: encode_value(types.get(c, "STRING"), v) for c, v in row.items()}
-    return to_line(staging_record(plan, batch_id, seq, keys, values, commit_timestamp=commit_timestamp,
-                                  mod_type=mod_type))
+    keys = contract.encode_keys(types, plan.key_columns, [row[k] for k in plan.key_columns])
+    return contract.to_line(staging_record(plan, batch_id, seq, keys, contract.encode_row(types, row),
+                                           commit_timestamp=commit_timestamp, mod_type=mod_type))
 
 
 def _param_types(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -268,7 +259,7 @@ def read_partition(plan: ReadPlan, part: ReadPartition, counters: Any = None) ->
     """Runs in a Spark task: (batch_id, staging line) for every row of ``part`` (one batch per partition)."""
     database = plan.location.open()
     used = {"timestamp": 0, "shared": 0}
-    batch_id = f"{plan.batch_prefix}-p{part.index:05d}"
+    batch_id = contract.task_batch_id(plan.batch_prefix, part.index, "p")
     ts_column = plan.commit_timestamp_column
     names: tuple[str, ...] | None = None
     seq = 0
@@ -289,9 +280,8 @@ def read_partition(plan: ReadPlan, part: ReadPartition, counters: Any = None) ->
 
 
 def batch_prefix(read_timestamp: str, method: str) -> str:
-    """A unique, file-name-safe batch id prefix for one backfill/reconcile run."""
-    compact = read_timestamp.replace(":", "").replace("-", "")
-    return f"{compact}-{method}-{uuid.uuid4().hex[:12]}"
+    """A unique, file-name-safe batch id prefix for one backfill/reconcile run (the staging contract's)."""
+    return contract.snapshot_batch_prefix(read_timestamp, method)
 
 
 def snapshot_lines(spark: Any, plan: ReadPlan, partitions: Sequence[ReadPartition]) -> tuple[Any, dict[str, Any]]:

@@ -1,48 +1,36 @@
 """Reading staged batches: list the new ones, parse them with Spark, set bad files aside.
 
-A batch file is ``<staging>/table=<T>/<batch_id>.jsonl`` (watcher.staging.sink.StagingSink).
+A batch file is ``<staging>/table=<T>/<batch_id>.jsonl`` (:mod:`watcher.staging.contract`).
 Files are listed with Hadoop's FileSystem API and read by Spark's text reader, so the
 job runs unchanged on a cluster. A file is *bad* when it is empty, when a line is not a
 valid staging record (a truncated or corrupt file), when it was written by a newer
-staging format, or when its ``seq`` numbers are not 0..n-1. Bad files are moved whole into
-``<warehouse>/_quarantine/table=<T>/`` with a ``.report.json`` next to each, naming the
-file and the reason; the rest of the input is processed.
-
-Example:
-    >>> batch_name("file:/s/table=Singers/20240501T100000.123456789Z-ab12.jsonl")
-    'table=Singers/20240501T100000.123456789Z-ab12.jsonl'
+staging format, or when its ``seq`` numbers are not 0..n-1 (the contract's invariants).
+Bad files are moved whole into ``<warehouse>/_quarantine/table=<T>/`` with a
+``.report.json`` next to each, naming the file and the reason; the rest of the input is
+processed. A batch is known by its name,
+``table=<T>/<file name>`` (:func:`watcher.staging.contract.batch_name`), wherever staging lives.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
-import re
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..staging.sink import BATCH_SUFFIX, STAGING_FORMAT
+from ..staging.contract import BATCH_GLOB, BATCH_NAME_PATTERN, REQUIRED_FIELDS, STAGING_FORMAT, TIMESTAMP_PATTERN, batch_name
 from . import records
 from .classify import INPUT_MOD_TYPES
 from .fs import FileEntry, HadoopFS
 from .session import temporary_conf
 from .tally import seq_ok
 
-#: Batch files under a staging folder, relative to it.
-BATCH_GLOB = f"table=*/*{BATCH_SUFFIX}"
 QUARANTINE_DIR = "_quarantine"
 #: How the reason for a batch file without records begins.
 EMPTY_REASON = "empty"
-#: A commit or read timestamp as the sink writes it (nine fractional digits, UTC).
-TIMESTAMP_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{9}Z$"
-_NAME = re.compile(r"(table=[^/]*/[^/]*)$")
-
-
-def batch_name(uri: str) -> str:
-    """A batch's identity: ``table=<T>/<file name>`` (independent of where staging lives)."""
-    match = _NAME.search(uri)
-    return match.group(1) if match else uri.rsplit("/", 1)[-1]
 
 
 @dataclass(frozen=True)
@@ -74,13 +62,12 @@ def list_new_batches(fs: HadoopFS, processed: set[str]) -> list[FileEntry]:
 
 
 def read_schema() -> Any:
-    """The staging fields as read: ``values`` and ``types`` kept as their JSON object text.
+    """The staging fields as read: the object fields (``values``, ``types``) kept as their JSON text.
 
     Spark keeps a JSON object read into a STRING column as its compact text, so the job
     can write a row's values as staged and parses them into maps only where it must.
     """
-    as_text = {"values", "types"}
-    return records.schema(tuple((name, "STRING" if name in as_text else kind, doc)
+    return records.schema(tuple((name, "STRING" if kind.startswith("MAP<") else kind, doc)
                                 for name, kind, doc in records.STAGING_FIELDS))
 
 
@@ -98,12 +85,11 @@ def read_batches(spark: Any, files: list[FileEntry], *, local: bool = False) -> 
         lines = spark.read.text([f.uri for f in files])
     parsed = lines.select(F.from_json("value", read_schema()).alias("r"), F.input_file_name().alias("_file"))
     not_object = ~F.coalesce(F.col("r.values").startswith("{") & F.col("r.types").startswith("{"), F.lit(False))
-    bad = (F.col("r").isNull() | F.col("r.v").isNull() | (F.col("r.v") > STAGING_FORMAT)
-           | F.col("r.batch_id").isNull() | F.col("r.seq").isNull() | F.col("r.table").isNull()
-           | F.col("r.key_columns").isNull() | F.col("r.keys").isNull() | not_object
+    missing = functools.reduce(operator.or_, (F.col(f"r.{name}").isNull() for name in REQUIRED_FIELDS))
+    bad = (F.col("r").isNull() | missing | (F.col("r.v") > STAGING_FORMAT) | not_object
            | ~F.coalesce(F.upper("r.mod_type").isin(*INPUT_MOD_TYPES), F.col("r.mod_type").isNull())
            | ~F.coalesce(F.col("r.commit_timestamp").rlike(TIMESTAMP_PATTERN), F.lit(False)))
-    return parsed.select("r.*", F.regexp_extract("_file", _NAME.pattern, 1).alias("batch"), bad.alias("_bad"))
+    return parsed.select("r.*", F.regexp_extract("_file", BATCH_NAME_PATTERN, 1).alias("batch"), bad.alias("_bad"))
 
 
 def check_batches(batches: Mapping[str, Mapping[str, Any]],

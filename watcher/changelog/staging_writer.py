@@ -1,37 +1,25 @@
-"""Staging batches written by Spark (backfill and reconcile), in the StagingSink's layout.
+"""Staging batches written by Spark (backfill and reconcile), named by the staging contract.
 
 The rows come from Spark tasks as ``(batch_id, line)``; each batch is written by one task.
 Spark writes them under a hidden temporary folder of the staging folder (one folder per
-batch id), then each file is renamed to ``<staging>/table=<T>/<batch_id>.jsonl``: a
-rename is atomic, so the changelog job never sees half a batch, and only Hadoop's
-FileSystem API is used, so it works wherever the staging folder lives.
-
-Example:
-    >>> staged_name("Singers", "20240501T100000.000000000Z-backfill-ab12-p00000")
-    'table=Singers/20240501T100000.000000000Z-backfill-ab12-p00000.jsonl'
+batch id), then each file is renamed to ``<staging>/table=<T>/<batch_id>.jsonl``
+(:func:`watcher.staging.contract.staged_name`): a rename is atomic, so the changelog job
+never sees half a batch, and only Hadoop's FileSystem API is used, so it works wherever
+the staging folder lives. Spark's text writer ends every line with a newline, as the
+contract's batch files do.
 """
 
 from __future__ import annotations
 
-import re
 import uuid
 from typing import Any
 
 from ..errors import ChangelogError
-from ..staging.sink import BATCH_SUFFIX
+from ..staging.contract import staged_name
 from .fs import HadoopFS
 
 #: Hidden from the changelog job, which lists only ``table=*/*.jsonl``.
 TEMP_DIR = "_spanner-watcher-tmp"
-
-
-def table_folder(table: str) -> str:
-    """The staging folder name of a table (as watcher.staging.sink.StagingSink names it)."""
-    return "table=" + re.sub(r"[^A-Za-z0-9_]", "_", table)
-
-
-def staged_name(table: str, batch_id: str) -> str:
-    return f"{table_folder(table)}/{batch_id}{BATCH_SUFFIX}"
 
 
 def write_batches(spark: Any, staging: str, table: str, lines: Any) -> list[str]:

@@ -5,8 +5,9 @@ reader (the Spark changelog job) never sees half a batch; it is durable before t
 watcher's checkpoint moves (the sink runs as a batch callback). After a crash a batch may
 be staged twice; the changelog job removes the duplicates.
 
-Layout: ``<directory>/table=<Table>/<first commit timestamp>-<uuid>.jsonl``, one JSON
-record per change (see :data:`RECORD_FIELDS`), values in :mod:`watcher.codec`'s typed JSON.
+Layout and records follow the staging contract (:mod:`watcher.staging.contract`):
+``<directory>/table=<Table>/<first commit timestamp>-<uuid>.jsonl``, one JSON record per
+change, values in :mod:`watcher.codec`'s typed JSON.
 
 Example::
 
@@ -16,36 +17,20 @@ Example::
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..codec import encode_value, timestamp_text
 from ..model import Change
+from . import contract
+from .contract import BATCH_SUFFIX, RECORD_FIELDS, STAGING_FORMAT, shard_label
 
-#: Format version written in every record, so a later job can tell what it reads.
-STAGING_FORMAT = 1
-RECORD_FIELDS = ("v", "batch_id", "seq", "table", "key_columns", "keys", "commit_timestamp", "read_timestamp",
-                 "shard", "watcher_id", "read_method", "mod_type", "values", "types")
-BATCH_SUFFIX = ".jsonl"
+# The contract's names that were the sink's before the contract had a module, kept importable from here.
+__all__ = ["BATCH_SUFFIX", "RECORD_FIELDS", "STAGING_FORMAT", "StagingSink", "shard_label"]
 
 TypesFor = Callable[[str], Mapping[str, str]]
-
-
-def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_]", "_", name)
-
-
-def shard_label(shard: Any) -> Any:
-    if shard is None or isinstance(shard, (bool, int, float, str)):
-        return shard
-    if isinstance(shard, (list, tuple)):
-        return [shard_label(v) for v in shard]
-    return str(shard)
 
 
 class StagingSink:
@@ -90,33 +75,18 @@ class StagingSink:
         """Write one batch atomically and durably; returns its path (None for no changes)."""
         if not changes:
             return None
-        table = changes[0].table
-        folder = self.directory / f"table={_safe(table)}"
+        batch = contract.batch_id(changes[0].commit_timestamp)
+        final = self.directory / contract.staged_name(changes[0].table, batch)
+        folder = final.parent
         folder.mkdir(parents=True, exist_ok=True)
-        batch_id = f"{timestamp_text(changes[0].commit_timestamp).replace(':', '').replace('-', '')}-{uuid.uuid4().hex}"
-        lines = []
-        for seq, change in enumerate(changes):
-            record = {
-                "v": STAGING_FORMAT,
-                "batch_id": batch_id,
-                "seq": seq,
-                "table": change.table,
-                "key_columns": list(key_columns),
-                "keys": [encode_value(types[k], v) for k, v in zip(key_columns, change.keys, strict=True)],
-                "commit_timestamp": timestamp_text(change.commit_timestamp),
-                "read_timestamp": timestamp_text(change.read_timestamp) if change.read_timestamp is not None else None,
-                "shard": shard_label(change.shard),
-                "watcher_id": self.watcher_id,
-                "read_method": read_method,
-                "mod_type": mod_types[seq] if mod_types is not None else getattr(change, "mod_type", None),
-                "values": {c: encode_value(types.get(c, "STRING"), v) for c, v in change.row.items()},
-                "types": dict(types),
-            }
-            lines.append(json.dumps(record, separators=(",", ":"), ensure_ascii=False))
-        final = folder / f"{batch_id}{BATCH_SUFFIX}"
-        temp = folder / f".{batch_id}.tmp"
+        text = contract.batch_text(
+            contract.change_record(change, batch_id=batch, seq=seq, types=types, key_columns=key_columns,
+                                   watcher_id=self.watcher_id, read_method=read_method,
+                                   mod_type=mod_types[seq] if mod_types is not None else getattr(change, "mod_type", None))
+            for seq, change in enumerate(changes))
+        temp = folder / contract.temp_name(batch)
         with open(temp, "w", encoding="utf-8") as f:
-            f.write("\n".join(lines) + "\n")
+            f.write(text)
             if self.fsync:
                 f.flush()
                 os.fsync(f.fileno())
@@ -128,5 +98,5 @@ class StagingSink:
             finally:
                 os.close(dir_fd)
         self.batches_written += 1
-        self.records_written += len(lines)
+        self.records_written += len(changes)
         return final

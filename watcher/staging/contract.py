@@ -1,0 +1,319 @@
+"""The staging contract: what a staged batch file is, field by field, and how it is named.
+
+Everything that writes staging files (the watchers' :class:`~watcher.staging.sink.StagingSink`,
+backfill and reconcile through Spark) and everything that reads them (the changelog job)
+takes the format from here, so writers and readers cannot drift apart. Existing staging
+folders must keep reading: a change to the fields, their order or their values is a new
+:data:`STAGING_FORMAT`.
+
+**Files.** ``<staging>/table=<T>/<batch_id>.jsonl`` (:func:`staged_name`): ``<T>`` is the
+table name with every character outside ``[A-Za-z0-9_]`` replaced by ``_``
+(:func:`table_folder`; several tables may share a folder, the records name their table).
+A file is UTF-8 text, one compact JSON object (a *record*) per line, each line ending in a
+newline (:func:`batch_text`). Files appear whole (written aside, then renamed), and names not
+ending in :data:`BATCH_SUFFIX` (temporary files, reports) are not batches.
+
+**Invariants of a batch file.**
+
+* it holds one table's records, all with the batch id of its file name;
+* their ``seq`` numbers are exactly 0..n-1, in line order;
+* ``v`` is at most the reader's :data:`STAGING_FORMAT` (a reader sets newer files aside);
+* the fields of :data:`FIELDS` marked ``required`` are present and not null, ``commit_timestamp``
+  has nine fractional digits (:data:`TIMESTAMP_PATTERN`), ``values`` and ``types`` are objects;
+* a batch id is unique (it names the file) and file-name safe (:data:`BATCH_ID_PATTERN`);
+  the sink's start with the compact first commit timestamp (:func:`batch_id`), backfill's and
+  reconcile's with the compact read timestamp and the method (:func:`snapshot_batch_prefix`).
+
+A batch may be staged twice (a crash between staging and checkpoint): the changelog job
+de-duplicates by (table, keys, commit timestamp).
+
+Example:
+    >>> r = record(batch_id="b1", seq=0, table="Singers", key_columns=["SingerId"], keys=["7"],
+    ...            commit_timestamp="2024-05-01T10:00:00.123456789Z", values={"SingerId": "7"},
+    ...            types={"SingerId": "INT64"}, watcher_id="w")
+    >>> list(r) == list(RECORD_FIELDS)
+    True
+    >>> to_line(r)[:40]
+    '{"v":1,"batch_id":"b1","seq":0,"table":"'
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..codec import encode_value, timestamp_text
+from ..model import Change
+
+#: Format version written in every record (``v``), so a later reader can tell what it reads.
+STAGING_FORMAT = 1
+
+#: The JSON form of each field kind (what :data:`FIELDS` refers to).
+KINDS: Mapping[str, str] = {
+    "int32": "JSON integer, small",
+    "int64": "JSON integer",
+    "string": "JSON string",
+    "timestamp": "JSON string: RFC 3339 in UTC with nine fractional digits",
+    "string[]": "JSON array of strings",
+    "typed[]": "JSON array of typed-JSON values (watcher.codec)",
+    "json": "any JSON value",
+    "typed{}": "JSON object: column name -> typed-JSON value (watcher.codec)",
+    "string{}": "JSON object: column name -> string",
+}
+
+
+@dataclass(frozen=True)
+class Field:
+    """One field of a staging record.
+
+    Attributes:
+        name: the JSON key.
+        kind: its JSON form, a key of :data:`KINDS`.
+        required: a reader rejects a record where it is missing or null.
+        meaning: what it holds.
+    """
+
+    name: str
+    kind: str
+    required: bool
+    meaning: str
+
+
+#: The fields of a record, in the order they are written.
+FIELDS: tuple[Field, ...] = (
+    Field("v", "int32", True, "staging format version (STAGING_FORMAT)"),
+    Field("batch_id", "string", True, "the batch (one poll, or one Spark task): its file name without the suffix"),
+    Field("seq", "int64", True, "position in the batch, 0..n-1"),
+    Field("table", "string", True, "table name as Spanner spells it; one table per batch"),
+    Field("key_columns", "string[]", True, "primary key columns in key order"),
+    Field("keys", "typed[]", True, "the primary key's values, in key_columns order"),
+    Field("commit_timestamp", "timestamp", True, "commit timestamp of the row version (backfill of a row "
+          "without one, and reconcile's deletes: the read timestamp)"),
+    Field("read_timestamp", "timestamp", False, "strong read timestamp of the poll or snapshot; null if unknown"),
+    Field("shard", "json", False, "shard value of the poll loop (shard_label); null when unsharded"),
+    Field("watcher_id", "string", False, "who staged it: the sink's watcher id, or backfill's/reconcile's"),
+    Field("read_method", "string", False, "cdc, backfill or reconcile"),
+    Field("mod_type", "string", False, "INSERT/UPDATE/DELETE when the source knows it (history tables, "
+          "reconcile's deletes); null for polled rows"),
+    Field("values", "typed{}", True, "the full row as read, every column"),
+    Field("types", "string{}", True, "column -> Spanner type (e.g. STRING(MAX)) of the table when read"),
+)
+#: The field names, in record order.
+RECORD_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS)
+#: The fields a reader requires (present, not null).
+REQUIRED_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS if f.required)
+
+#: How a commit or read timestamp is written (nine fractional digits, UTC).
+TIMESTAMP_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{9}Z$"
+#: A column the record's ``types`` does not name is encoded as this type.
+DEFAULT_TYPE = "STRING"
+
+#: How every table folder's name begins.
+TABLE_FOLDER_PREFIX = "table="
+#: How every batch file's name ends.
+BATCH_SUFFIX = ".jsonl"
+#: Batch files under a staging folder, relative to it.
+BATCH_GLOB = f"{TABLE_FOLDER_PREFIX}*/*{BATCH_SUFFIX}"
+#: A batch's name (``table=<T>/<file>``) at the end of a path or URI.
+BATCH_NAME_PATTERN = rf"({TABLE_FOLDER_PREFIX}[^/]*/[^/]*)$"
+#: What a batch id may consist of (it is a file name).
+BATCH_ID_PATTERN = r"^[A-Za-z0-9_.-]+$"
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_]")
+_BATCH_NAME = re.compile(BATCH_NAME_PATTERN)
+_BATCH_ID = re.compile(BATCH_ID_PATTERN)
+
+
+def table_folder(table: str) -> str:
+    """The staging folder name of a table.
+
+    >>> table_folder("Singers"), table_folder("sales.Orders-2")
+    ('table=Singers', 'table=sales_Orders_2')
+    """
+    return TABLE_FOLDER_PREFIX + _UNSAFE.sub("_", table)
+
+
+def staged_name(table: str, batch_id: str) -> str:
+    """A batch file's name relative to the staging folder (its identity for the changelog job).
+
+    >>> staged_name("Singers", "20240501T100000.000000000Z-ab12")
+    'table=Singers/20240501T100000.000000000Z-ab12.jsonl'
+    """
+    return f"{table_folder(table)}/{batch_id}{BATCH_SUFFIX}"
+
+
+def batch_name(uri: str) -> str:
+    """A batch's identity, ``table=<T>/<file name>``, from its path or URI (wherever staging lives).
+
+    >>> batch_name("file:/s/table=Singers/20240501T100000.123456789Z-ab12.jsonl")
+    'table=Singers/20240501T100000.123456789Z-ab12.jsonl'
+    """
+    match = _BATCH_NAME.search(uri)
+    return match.group(1) if match else uri.rsplit("/", 1)[-1]
+
+
+def split_batch_name(name: str) -> tuple[str, str]:
+    """``(table folder, batch id)`` of a batch name or URI: the inverse of :func:`staged_name`.
+
+    >>> split_batch_name("s3a://b/s/table=Singers/b-1.jsonl")
+    ('table=Singers', 'b-1')
+
+    Raises:
+        ValueError: ``name`` is not a batch file's name.
+    """
+    folder, _, file = batch_name(name).rpartition("/")
+    if not folder.startswith(TABLE_FOLDER_PREFIX) or not file.endswith(BATCH_SUFFIX):
+        raise ValueError(f"not a staging batch file name (table=<T>/<batch>{BATCH_SUFFIX}): {name!r}")
+    return folder, file[:-len(BATCH_SUFFIX)]
+
+
+def temp_name(batch_id: str) -> str:
+    """The hidden name a batch is written under before its rename (no reader lists it).
+
+    >>> temp_name("b-1")
+    '.b-1.tmp'
+    """
+    return f".{batch_id}.tmp"
+
+
+def is_batch_id(text: str) -> bool:
+    """Whether ``text`` is a valid batch id (:data:`BATCH_ID_PATTERN`).
+
+    >>> is_batch_id("20240501T100000.000000000Z-ab12"), is_batch_id("a/b")
+    (True, False)
+    """
+    return bool(_BATCH_ID.match(text))
+
+
+def compact_timestamp(ts: str | dt.datetime) -> str:
+    """A timestamp as the file-name-safe text batch ids begin with (sorts like the timestamp).
+
+    >>> compact_timestamp("2024-05-01T10:00:00.123456789Z")
+    '20240501T100000.123456789Z'
+    """
+    return _timestamp(ts).replace(":", "").replace("-", "")
+
+
+def batch_id(first_commit: str | dt.datetime, unique: str | None = None) -> str:
+    """The sink's id of a batch: its first commit timestamp, compact, and a unique part (a random uuid).
+
+    >>> batch_id("2024-05-01T10:00:00.123456789Z", "ab12")
+    '20240501T100000.123456789Z-ab12'
+    """
+    return f"{compact_timestamp(first_commit)}-{unique if unique is not None else uuid.uuid4().hex}"
+
+
+def snapshot_batch_prefix(read_timestamp: str | dt.datetime, method: str, unique: str | None = None) -> str:
+    """The batch id prefix of one backfill or reconcile run (each Spark task adds :func:`task_batch_id`).
+
+    >>> snapshot_batch_prefix("2024-05-01T10:00:00.000000000Z", "backfill", "ab12")
+    '20240501T100000.000000000Z-backfill-ab12'
+    """
+    return f"{compact_timestamp(read_timestamp)}-{method}-{unique if unique is not None else uuid.uuid4().hex[:12]}"
+
+
+def task_batch_id(prefix: str, index: int, step: str = "p") -> str:
+    """The batch id of one Spark task of a run: ``step`` p reads a partition, r restages for reconcile.
+
+    >>> task_batch_id("20240501T100000.000000000Z-backfill-ab12", 3)
+    '20240501T100000.000000000Z-backfill-ab12-p00003'
+    """
+    return f"{prefix}-{step}{index:05d}"
+
+
+def shard_label(shard: Any) -> Any:
+    """A shard value as JSON: scalars as they are, lists element-wise, anything else as its text.
+
+    >>> shard_label(3), shard_label((1, "a")), shard_label(b"x")
+    (3, [1, 'a'], "b'x'")
+    """
+    if shard is None or isinstance(shard, (bool, int, float, str)):
+        return shard
+    if isinstance(shard, (list, tuple)):
+        return [shard_label(v) for v in shard]
+    return str(shard)
+
+
+def encode_keys(types: Mapping[str, str], key_columns: Sequence[str], keys: Sequence[Any]) -> list[Any]:
+    """The ``keys`` field: key values as typed JSON, in key order (every key column needs a type).
+
+    >>> encode_keys({"Id": "INT64", "Day": "DATE"}, ["Id", "Day"], [2**62, dt.date(2024, 5, 1)])
+    ['4611686018427387904', '2024-05-01']
+    """
+    return [encode_value(types[k], v) for k, v in zip(key_columns, keys, strict=True)]
+
+
+def encode_row(types: Mapping[str, str], row: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``values`` field: every column as typed JSON (a column without a type as STRING).
+
+    >>> encode_row({"B": "BYTES(MAX)"}, {"B": b"hi", "X": 1})
+    {'B': 'aGk=', 'X': '1'}
+    """
+    return {c: encode_value(types.get(c, DEFAULT_TYPE), v) for c, v in row.items()}
+
+
+def record(*, batch_id: str, seq: int, table: str, key_columns: Sequence[str], keys: Sequence[Any],
+           commit_timestamp: str | dt.datetime, values: Mapping[str, Any], types: Mapping[str, str],
+           read_timestamp: str | dt.datetime | None = None, shard: Any = None, watcher_id: str | None = None,
+           read_method: str = "cdc", mod_type: str | None = None) -> dict[str, Any]:
+    """One record, its fields in :data:`RECORD_FIELDS` order; ``keys`` and ``values`` already typed JSON.
+
+    Timestamps may be given as datetimes (written with nine fractional digits), ``shard`` as
+    the poll loop's value (written as :func:`shard_label`).
+
+    >>> r = record(batch_id="b", seq=1, table="T", key_columns=["Id"], keys=["1"], values={"Id": "1"},
+    ...            types={"Id": "INT64"}, commit_timestamp=dt.datetime(2024, 5, 1, tzinfo=dt.UTC), shard=(1, 2))
+    >>> r["v"], r["commit_timestamp"], r["shard"], r["read_method"]
+    (1, '2024-05-01T00:00:00.000000000Z', [1, 2], 'cdc')
+    """
+    given = {
+        "v": STAGING_FORMAT, "batch_id": batch_id, "seq": seq, "table": table, "key_columns": list(key_columns),
+        "keys": list(keys), "commit_timestamp": _timestamp(commit_timestamp),
+        "read_timestamp": _timestamp(read_timestamp) if read_timestamp is not None else None,
+        "shard": shard_label(shard), "watcher_id": watcher_id, "read_method": read_method, "mod_type": mod_type,
+        "values": dict(values), "types": dict(types),
+    }
+    return {name: given[name] for name in RECORD_FIELDS}
+
+
+def change_record(change: Change, *, batch_id: str, seq: int, types: Mapping[str, str], key_columns: Sequence[str],
+                  watcher_id: str | None, read_method: str = "cdc", mod_type: str | None = None) -> dict[str, Any]:
+    """The record of a change a watcher delivered, its values typed by ``types``.
+
+    >>> c = Change("T", (7,), {"Id": 7, "Name": "x"}, dt.datetime(2024, 5, 1, tzinfo=dt.UTC), None, None)
+    >>> r = change_record(c, batch_id="b", seq=0, types={"Id": "INT64", "Name": "STRING(MAX)"},
+    ...                   key_columns=["Id"], watcher_id="w")
+    >>> r["keys"], r["values"]
+    (['7'], {'Id': '7', 'Name': 'x'})
+    """
+    return record(batch_id=batch_id, seq=seq, table=change.table, key_columns=key_columns,
+                  keys=encode_keys(types, key_columns, change.keys), commit_timestamp=change.commit_timestamp,
+                  read_timestamp=change.read_timestamp, shard=change.shard, watcher_id=watcher_id,
+                  read_method=read_method, mod_type=mod_type, values=encode_row(types, change.row), types=types)
+
+
+def to_line(rec: Mapping[str, Any]) -> str:
+    """A record as its line (compact JSON, non-ASCII kept as UTF-8), without the newline.
+
+    >>> to_line({"v": 1, "table": "Zoë"})
+    '{"v":1,"table":"Zoë"}'
+    """
+    return json.dumps(rec, separators=(",", ":"), ensure_ascii=False)
+
+
+def batch_text(records: Iterable[Mapping[str, Any]]) -> str:
+    """A batch file's whole text: one line per record, each ending in a newline.
+
+    >>> batch_text([{"seq": 0}, {"seq": 1}])
+    '{"seq":0}\\n{"seq":1}\\n'
+    """
+    return "".join(to_line(r) + "\n" for r in records)
+
+
+def _timestamp(ts: str | dt.datetime) -> str:
+    return ts if isinstance(ts, str) else timestamp_text(ts)
