@@ -21,14 +21,21 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from . import errors
 from .catalog import Catalog, ChangeStream, Table, TrackedTable
 from .ddl import change_stream_options, nodes
 
-if TYPE_CHECKING:
-    from .schema_updater import _Context
+
+class _Context(Protocol):
+    """What a rule needs of the schema updater's statement context."""
+
+    catalog: Catalog
+    statement: str
+    created_nanos: int
+
+    def check_new_name(self, kind: str, name: str) -> None: ...
 
 #: What a change stream handler returns: the new list of change streams.
 Streams = list[ChangeStream]

@@ -15,14 +15,27 @@ Example:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import Any, Protocol
 
+from .. import errors
 from ..catalog import TrackedTable
 from . import nodes
-from .lexer import IDENT, STRING
+from .lexer import IDENT, STRING, Token
 
-if TYPE_CHECKING:
-    from .parser import _Parser
+
+class _Parser(Protocol):
+    """The token helpers of ``parser._Parser`` these functions use."""
+
+    @property
+    def tok(self) -> Token: ...
+    def advance(self) -> Token: ...
+    def accept(self, *words: str) -> bool: ...
+    def at_symbol(self, sym: str) -> bool: ...
+    def expect_symbol(self, sym: str) -> Token: ...
+    def name(self, what: str = ...) -> str: ...
+    def fail(self, expected: str, tok: Token | None = ...) -> errors.SpannerError: ...
+    def comma_list(self, item: Callable[[], Any], *, allow_empty: bool = ...) -> list: ...
 
 _STRING_ESCAPES = {"\\\\": "\\", "\\'": "'", '\\"': '"', "\\n": "\n", "\\t": "\t"}
 

@@ -151,7 +151,7 @@ class _Parser:
             return self.create_index(unique, null_filtered)
         if not (unique or null_filtered) and self.at(*_UNSUPPORTED_CREATE):
             raise self.unsupported(f"CREATE {self.tok.text.upper()}")
-        raise self.fail("DATABASE, TABLE, INDEX or CHANGE STREAM" if not (unique or null_filtered) else "keyword INDEX")
+        raise self.fail("DATABASE, TABLE or INDEX" if not (unique or null_filtered) else "keyword INDEX")
 
     def create_table(self) -> nodes.CreateTable:
         if_not_exists = self.accept("IF", "NOT", "EXISTS")
@@ -273,7 +273,7 @@ class _Parser:
             return change_stream_parser.drop(self)
         if self.at(*_UNSUPPORTED_CREATE, "DATABASE"):
             raise self.unsupported(f"DROP {self.tok.text.upper()}")
-        raise self.fail("TABLE, INDEX or CHANGE STREAM")
+        raise self.fail("TABLE or INDEX")
 
     # --- pieces ------------------------------------------------------------------------
 
