@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .ddl.change_stream_options import SPECS
 from .types import SpannerType
 
 
@@ -87,9 +88,52 @@ class Index:
     interleave_in: str | None = None
 
 
+@dataclass(frozen=True)
+class TrackedTable:
+    """A table a change stream names in its FOR clause.
+
+    ``columns`` None means every column (``FOR T``); ``()`` means the key only (``FOR T()``).
+    """
+
+    table: str
+    columns: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class ChangeStream:
+    """A change stream: what it watches, its options, and when it was created.
+
+    ``all`` is ``FOR ALL``; otherwise ``tables`` lists what the FOR clause names (a stream
+    without a FOR clause watches nothing). ``options`` holds only the options set
+    explicitly, in the order given (``ddl/change_stream_options.py`` has the defaults).
+    ``created_nanos`` is the commit timestamp of the schema change that created it: reads
+    of the stream may not start before it.
+    """
+
+    name: str
+    all: bool = False
+    tables: tuple[TrackedTable, ...] = ()
+    options: tuple[tuple[str, str | bool], ...] = ()
+    created_nanos: int = 0
+
+    def option(self, name: str) -> str | bool:
+        """The option's value: as set, else Spanner's default (``ddl/change_stream_options.SPECS``)."""
+        return dict(self.options).get(name, SPECS[name].default)
+
+    def tracked(self, table: str) -> TrackedTable | None:
+        """What the FOR clause says about ``table`` (None when it is not named)."""
+        low = table.lower()
+        return next((t for t in self.tables if t.table.lower() == low), None)
+
+    def names_column(self, table: str, column: str) -> bool:
+        """True when the FOR clause names ``table.column`` explicitly."""
+        tracked = self.tracked(table)
+        return tracked is not None and tracked.columns is not None and column.lower() in {c.lower() for c in tracked.columns}
+
+
 @dataclass(frozen=True, eq=False)
 class Catalog:
-    """All tables (in creation order, parents before children) and indexes of a database.
+    """All tables (in creation order, parents before children), indexes and change streams of a database.
 
     Compared and hashed by identity: each schema change makes a new catalog, and caches
     (prepared mutation shapes, translated statements) key on it cheaply.
@@ -98,6 +142,7 @@ class Catalog:
     tables: tuple[Table, ...] = ()
     indexes: tuple[Index, ...] = ()
     version: int = 0
+    change_streams: tuple[ChangeStream, ...] = ()
     _by_name: dict[str, Table] = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
@@ -112,6 +157,10 @@ class Catalog:
             if i.name.lower() == low:
                 return i
         return None
+
+    def change_stream(self, name: str) -> ChangeStream | None:
+        low = name.lower()
+        return next((s for s in self.change_streams if s.name.lower() == low), None)
 
     def indexes_of(self, table: str) -> tuple[Index, ...]:
         low = table.lower()

@@ -75,7 +75,9 @@ class DatabaseEngine:
         conn = self.storage.writer
         try:
             for statement in statements:
-                new, _ = apply_statement(self.catalog, statement)
+                # A change stream created here may be read from this timestamp on; no commit
+                # can come between it and the schema change's own (this holds the writer).
+                new, _ = apply_statement(self.catalog, statement, created_nanos=self.clock.next())
                 if new is self.catalog:
                     stamps.append(self.clock.next())
                     continue

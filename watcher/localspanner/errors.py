@@ -299,6 +299,64 @@ def ddl_statement_failed(error: SpannerError, statement: str) -> SpannerError:
     return SpannerError(error.code, f"{error.message} (statement: {_clip(statement)})", retry_delay=error.retry_delay)
 
 
+# --- change stream DDL -----------------------------------------------------------------
+
+def change_stream_not_found(statement: str, name: str) -> SpannerError:
+    return SpannerError(Code.NOT_FOUND, f"Change stream not found: {name} (statement: {_clip(statement)})")
+
+
+def change_stream_unknown_table(statement: str, stream: str, table: str) -> SpannerError:
+    return SpannerError(Code.NOT_FOUND, f"Change stream {stream} cannot track table {table}: table not found "
+                        f"(statement: {_clip(statement)})")
+
+
+def change_stream_unknown_column(statement: str, stream: str, table: str, column: str) -> SpannerError:
+    return SpannerError(Code.NOT_FOUND, f"Change stream {stream} cannot track column {table}.{column}: column not found "
+                        f"(statement: {_clip(statement)})")
+
+
+def change_stream_key_column(statement: str, stream: str, table: str, column: str) -> SpannerError:
+    return ddl_invalid(statement, f"Change stream {stream} cannot explicitly track key column {table}.{column}: "
+                       "key columns are always tracked")
+
+
+def change_stream_table_twice(statement: str, stream: str, table: str) -> SpannerError:
+    return ddl_invalid(statement, f"Change stream {stream} names table {table} more than once")
+
+
+def change_stream_column_twice(statement: str, stream: str, table: str, column: str) -> SpannerError:
+    return ddl_invalid(statement, f"Change stream {stream} names column {table}.{column} more than once")
+
+
+def change_stream_unknown_option(statement: str, stream: str, option: str) -> SpannerError:
+    return invalid_argument(f"Invalid change stream option {option} for change stream {stream} (statement: {_clip(statement)})")
+
+
+def change_stream_option_twice(statement: str, stream: str, option: str) -> SpannerError:
+    return invalid_argument(f"Change stream option {option} is set twice for change stream {stream} "
+                            f"(statement: {_clip(statement)})")
+
+
+def change_stream_bad_option_value(statement: str, stream: str, option: str, value: str, expected: str) -> SpannerError:
+    return invalid_argument(f"Invalid value {value} for option {option} of change stream {stream}: expected {expected} "
+                            f"(statement: {_clip(statement)})")
+
+
+def change_stream_retention_out_of_range(statement: str, stream: str, value: str, low: str, high: str) -> SpannerError:
+    return invalid_argument(f"Invalid retention_period {value} for change stream {stream}: it must be between "
+                            f"{low} and {high} (statement: {_clip(statement)})")
+
+
+def change_stream_blocks_drop_table(statement: str, table: str, stream: str) -> SpannerError:
+    return ddl_invalid(statement, f"Cannot drop table {table}: change stream {stream} tracks it explicitly; "
+                       "alter or drop the change stream first")
+
+
+def change_stream_blocks_drop_column(statement: str, table: str, column: str, stream: str) -> SpannerError:
+    return ddl_invalid(statement, f"Cannot drop column {table}.{column}: change stream {stream} tracks it explicitly; "
+                       "alter or drop the change stream first")
+
+
 def duplicate_name(kind: str, name: str) -> SpannerError:
     return failed_precondition(f"Duplicate name in schema: {name} (a {kind} of that name already exists).")
 

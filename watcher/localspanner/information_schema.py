@@ -20,7 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from . import types as T
-from .catalog import Catalog, Column, KeyPart, Table
+from .catalog import Catalog, ChangeStream, Column, KeyPart, Table
+from .ddl import change_stream_options
 
 SCHEMA_NAME = "INFORMATION_SCHEMA"
 _SQLITE_PREFIX = "_ls_information_schema_"
@@ -37,6 +38,7 @@ def _view(name: str, columns: str) -> Table:
 
 
 _CATALOG_COLS = "TABLE_CATALOG STRING(MAX), TABLE_SCHEMA STRING(MAX), TABLE_NAME STRING(MAX)"
+_STREAM_COLS = "CHANGE_STREAM_CATALOG STRING(MAX), CHANGE_STREAM_SCHEMA STRING(MAX), CHANGE_STREAM_NAME STRING(MAX)"
 
 VIEWS: dict[str, Table] = {
     v.name: v
@@ -65,6 +67,11 @@ VIEWS: dict[str, Table] = {
         _view("KEY_COLUMN_USAGE", "CONSTRAINT_CATALOG STRING(MAX), CONSTRAINT_SCHEMA STRING(MAX), "
               f"CONSTRAINT_NAME STRING(MAX), {_CATALOG_COLS}, COLUMN_NAME STRING(MAX), ORDINAL_POSITION INT64, "
               "POSITION_IN_UNIQUE_CONSTRAINT INT64"),
+        _view("CHANGE_STREAMS", f"{_STREAM_COLS}, ALL BOOL"),
+        _view("CHANGE_STREAM_TABLES", f"{_STREAM_COLS}, {_CATALOG_COLS}, ALL_COLUMNS BOOL"),
+        _view("CHANGE_STREAM_COLUMNS", f"{_STREAM_COLS}, {_CATALOG_COLS}, COLUMN_NAME STRING(MAX)"),
+        _view("CHANGE_STREAM_OPTIONS", f"{_STREAM_COLS}, OPTION_NAME STRING(MAX), OPTION_TYPE STRING(MAX), "
+              "OPTION_VALUE STRING(MAX)"),
     )
 }
 
@@ -176,6 +183,45 @@ def _key_column_usage(catalog: Catalog) -> Iterator[tuple]:
             yield ("", "", pk_constraint_name(t.name), "", "", t.name, part.column, pos, None)
 
 
+def _watched_tables(catalog: Catalog, stream: ChangeStream) -> Iterator[tuple[Table, tuple[str, ...] | None]]:
+    """Each table the stream watches, with the columns named for it (None: all columns)."""
+    if stream.all:
+        yield from ((t, None) for t in catalog.tables)
+        return
+    for tracked in stream.tables:
+        table = catalog.table(tracked.table)
+        assert table is not None, f"change stream {stream.name} tracks missing table {tracked.table}"
+        yield table, tracked.columns
+
+
+def _change_streams(catalog: Catalog) -> Iterator[tuple]:
+    for s in catalog.change_streams:
+        yield ("", "", s.name, int(s.all))
+
+
+def _change_stream_tables(catalog: Catalog) -> Iterator[tuple]:
+    for s in catalog.change_streams:
+        for table, columns in _watched_tables(catalog, s):
+            yield ("", "", s.name, "", "", table.name, int(columns is None))
+
+
+def _change_stream_columns(catalog: Catalog) -> Iterator[tuple]:
+    # The non-key columns a stream tracks: those named, or all of them for a table it
+    # watches whole (key columns are always part of a change record, so they are not listed).
+    for s in catalog.change_streams:
+        for table, columns in _watched_tables(catalog, s):
+            names = columns if columns is not None else [c.name for c in table.columns if c.name not in table.key_names]
+            for name in names:
+                yield ("", "", s.name, "", "", table.name, name)
+
+
+def _change_stream_options(catalog: Catalog) -> Iterator[tuple]:
+    for s in catalog.change_streams:
+        for name, value in s.options:
+            text = str(value).upper() if isinstance(value, bool) else value
+            yield ("", "", s.name, name, change_stream_options.SPECS[name].type, text)
+
+
 _PRODUCERS: dict[str, Callable[[Catalog], Iterator[tuple]]] = {
     "SCHEMATA": _schemata,
     "TABLES": _tables,
@@ -186,5 +232,9 @@ _PRODUCERS: dict[str, Callable[[Catalog], Iterator[tuple]]] = {
     "TABLE_CONSTRAINTS": _table_constraints,
     "CHECK_CONSTRAINTS": _check_constraints,
     "KEY_COLUMN_USAGE": _key_column_usage,
+    "CHANGE_STREAMS": _change_streams,
+    "CHANGE_STREAM_TABLES": _change_stream_tables,
+    "CHANGE_STREAM_COLUMNS": _change_stream_columns,
+    "CHANGE_STREAM_OPTIONS": _change_stream_options,
 }
 assert _PRODUCERS.keys() == VIEWS.keys()

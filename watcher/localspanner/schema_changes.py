@@ -8,6 +8,7 @@ tables, and lets the caller commit. A failure rolls back and names the statement
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 from collections.abc import Callable
 
@@ -24,6 +25,10 @@ def load_catalog(storage: Storage) -> Catalog:
     """The catalog saved in ``storage`` (empty for a new database), with its INFORMATION_SCHEMA refreshed."""
     statements = storage.load_ddl()
     catalog, _ = apply_statements(Catalog(), statements) if statements else (Catalog(), [])
+    if catalog.change_streams:
+        created = storage.load_change_stream_times()
+        streams = tuple(dataclasses.replace(s, created_nanos=created.get(s.name, 0)) for s in catalog.change_streams)
+        catalog = Catalog(catalog.tables, catalog.indexes, catalog.version, streams)
     conn = storage.writer
     conn.execute("BEGIN")
     try:
@@ -45,6 +50,7 @@ def write_schema_change(storage: Storage, old: Catalog, new: Catalog, statement:
         sync_schema(conn, old, new)
         _check_foreign_keys(conn, statement)
         storage.save_ddl(conn, print_catalog(new))
+        storage.save_change_stream_times(conn, {s.name: s.created_nanos for s in new.change_streams})
         storage.refresh_information_schema(conn, new)
         return commit()
     except sqlite3.IntegrityError as exc:

@@ -34,8 +34,8 @@ import dataclasses
 import re
 from collections.abc import Callable, Iterable
 
-from . import errors
-from .catalog import Catalog, Column, Index, KeyPart, Table
+from . import change_stream_rules, errors
+from .catalog import Catalog, ChangeStream, Column, Index, KeyPart, Table
 from .ddl import nodes
 from .ddl.expressions import referenced_names
 from .ddl.parser import parse_ddl
@@ -53,7 +53,7 @@ _NOT_KEYABLE = frozenset({TypeCode.ARRAY, TypeCode.JSON, TypeCode.STRUCT})
 _CONVERTIBLE = {frozenset({TypeCode.STRING, TypeCode.BYTES})}
 
 
-def apply_ddl(catalog: Catalog, node: nodes.Node) -> Catalog:
+def apply_ddl(catalog: Catalog, node: nodes.Node, *, created_nanos: int = 0) -> Catalog:
     """Apply one statement node to ``catalog`` and return the new catalog.
 
     >>> from watcher.localspanner.ddl.parser import parse_ddl
@@ -64,21 +64,24 @@ def apply_ddl(catalog: Catalog, node: nodes.Node) -> Catalog:
         SpannerError: the statement breaks a schema rule (FAILED_PRECONDITION) or names
             something that does not exist (NOT_FOUND); the message names the statement.
     """
-    return _apply(catalog, node, print_statement(node))
+    return _apply(catalog, node, print_statement(node), created_nanos)
 
 
-def apply_statement(catalog: Catalog, statement: str) -> tuple[Catalog, nodes.Node]:
+def apply_statement(catalog: Catalog, statement: str, *, created_nanos: int = 0) -> tuple[Catalog, nodes.Node]:
     """Parse and apply one statement; errors quote ``statement`` as the user wrote it.
+
+    ``created_nanos`` is the commit timestamp the change will get: a change stream created
+    by the statement keeps it.
 
     >>> cat, node = apply_statement(Catalog(), "CREATE TABLE T (K INT64) PRIMARY KEY (K)")
     >>> type(node).__name__, cat.version
     ('CreateTable', 1)
     """
     node = parse_ddl(statement)
-    return _apply(catalog, node, statement), node
+    return _apply(catalog, node, statement, created_nanos), node
 
 
-def apply_statements(catalog: Catalog, statements: Iterable[str]) -> tuple[Catalog, list[nodes.Node]]:
+def apply_statements(catalog: Catalog, statements: Iterable[str], *, created_nanos: int = 0) -> tuple[Catalog, list[nodes.Node]]:
     """Parse and apply ``statements`` in order; return the final catalog and the parsed nodes.
 
     Raises on the first bad statement; the caller decides what the earlier ones mean.
@@ -89,26 +92,29 @@ def apply_statements(catalog: Catalog, statements: Iterable[str]) -> tuple[Catal
     """
     applied: list[nodes.Node] = []
     for statement in statements:
-        catalog, node = apply_statement(catalog, statement)
+        catalog, node = apply_statement(catalog, statement, created_nanos=created_nanos)
         applied.append(node)
     return catalog, applied
 
 
-def _apply(catalog: Catalog, node: nodes.Node, statement: str) -> Catalog:
-    ctx = _Context(catalog, statement)
+def _apply(catalog: Catalog, node: nodes.Node, statement: str, created_nanos: int = 0) -> Catalog:
+    ctx = _Context(catalog, statement, created_nanos)
     result = _HANDLERS[type(node)](ctx, node)
     if result is None:
         return catalog
+    if isinstance(result, list):  # a change stream statement: tables and indexes stay
+        return Catalog(catalog.tables, catalog.indexes, catalog.version + 1, tuple(result))
     tables, indexes = result
-    return Catalog(tables=tuple(tables), indexes=tuple(indexes), version=catalog.version + 1)
+    return Catalog(tuple(tables), tuple(indexes), catalog.version + 1, catalog.change_streams)
 
 
 class _Context:
     """The catalog a statement applies to, plus error helpers that name the statement."""
 
-    def __init__(self, catalog: Catalog, statement: str) -> None:
+    def __init__(self, catalog: Catalog, statement: str, created_nanos: int = 0) -> None:
         self.catalog = catalog
         self.statement = statement
+        self.created_nanos = created_nanos
 
     def invalid(self, detail: str) -> errors.SpannerError:
         return errors.ddl_invalid(self.statement, detail)
@@ -136,7 +142,8 @@ class _Context:
 
     def check_new_name(self, kind: str, name: str) -> None:
         self.check_name(kind, name)
-        existing = "table" if self.catalog.table(name) else "index" if self.catalog.index(name) else None
+        existing = ("table" if self.catalog.table(name) else "index" if self.catalog.index(name)
+                    else "change stream" if self.catalog.change_stream(name) else None)
         if existing is not None:
             raise self.wrap(errors.duplicate_name(existing, name))
 
@@ -148,7 +155,7 @@ class _Context:
             )
 
 
-_Result = tuple[list[Table], list[Index]] | None
+_Result = tuple[list[Table], list[Index]] | list[ChangeStream] | None
 
 
 def _replace_table(catalog: Catalog, table: Table) -> tuple[list[Table], list[Index]]:
@@ -262,6 +269,7 @@ def _drop_table(ctx: _Context, node: nodes.DropTable) -> _Result:
     indexes = ctx.catalog.indexes_of(table.name)
     if indexes:
         raise ctx.invalid(f"Cannot drop table {table.name}: it has indexes ({', '.join(i.name for i in indexes)}); drop them first")
+    change_stream_rules.check_drop_table(ctx.catalog, ctx.statement, table)
     children = ctx.catalog.children_of(table.name)
     if children:
         raise ctx.invalid(f"Cannot drop table {table.name}: table {children[0].name} is interleaved in it")
@@ -338,6 +346,7 @@ def _drop_column(ctx: _Context, node: nodes.AlterTableDropColumn) -> _Result:
     column = ctx.column(table, node.column)
     if column.name in table.key_names:
         raise ctx.invalid(f"Cannot drop key column {table.name}.{column.name}")
+    change_stream_rules.check_drop_column(ctx.catalog, ctx.statement, table, column.name)
     for index in ctx.catalog.indexes_of(table.name):
         if column.name in index.storing or any(p.column == column.name for p in index.key):
             raise ctx.invalid(f"Cannot drop column {table.name}.{column.name}: index {index.name} uses it")
@@ -409,4 +418,9 @@ _HANDLERS: dict[type, Callable[..., _Result]] = {
     nodes.AlterColumnType: _alter_column_type,
     nodes.DropTable: _drop_table,
     nodes.DropIndex: _drop_index,
+    nodes.CreateChangeStream: change_stream_rules.create,
+    nodes.AlterChangeStreamSetFor: change_stream_rules.set_for,
+    nodes.AlterChangeStreamDropForAll: change_stream_rules.drop_for_all,
+    nodes.AlterChangeStreamSetOptions: change_stream_rules.set_options,
+    nodes.DropChangeStream: change_stream_rules.drop,
 }

@@ -79,6 +79,14 @@ class Storage:
     def save_ddl(self, conn: sqlite3.Connection, statements: list[str]) -> None:
         conn.execute(f"INSERT OR REPLACE INTO {META_TABLE} VALUES ('ddl', ?)", (json.dumps(statements),))
 
+    def load_change_stream_times(self) -> dict[str, int]:
+        """Creation commit timestamps of change streams by name (DDL text does not carry them)."""
+        row = self.writer.execute(f"SELECT value FROM {META_TABLE} WHERE key = 'change_stream_created'").fetchone()
+        return json.loads(row[0]) if row else {}
+
+    def save_change_stream_times(self, conn: sqlite3.Connection, created: dict[str, int]) -> None:
+        conn.execute(f"INSERT OR REPLACE INTO {META_TABLE} VALUES ('change_stream_created', ?)", (json.dumps(created),))
+
     def refresh_information_schema(self, conn: sqlite3.Connection, catalog: Catalog) -> None:
         """Rewrite the tables behind the INFORMATION_SCHEMA views for ``catalog``."""
         all_rows = info.rows(catalog)

@@ -12,7 +12,9 @@ Three forms of a value meet in the server:
   nanoseconds), NUMERIC as canonical decimal text, JSON as canonical JSON text, ARRAY as
   JSON text of the elements' *array-element* form: the stored form where JSON can hold
   it (so SQLite's json_each yields values comparable with stored columns), BYTES as
-  base64 text, non-finite FLOAT64 as "NaN"/"Infinity"/"-Infinity".
+  base64 text, non-finite FLOAT64 as "NaN"/"Infinity"/"-Infinity"; STRUCT likewise as
+  JSON text of its fields in order (``composite_values.py``, which also says which
+  Python values stand for ARRAY and STRUCT results).
 * **python**: what SQL functions work with (int nanoseconds for TIMESTAMP etc.).
 
 Example:
@@ -36,6 +38,7 @@ from collections.abc import Callable
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from . import composite_values
 from . import types as T
 from .types import SpannerType, TypeCode
 
@@ -283,24 +286,18 @@ def _array_to_stored(t: SpannerType, w: Any) -> str:
 
 def array_to_stored(elements: list[Any], element_type: SpannerType) -> str:
     """JSON text of a list of *stored* element values (see the module docstring)."""
-    code = element_type.code
-    if code == TypeCode.BYTES:
-        elements = [None if e is None else base64.b64encode(e).decode("ascii") for e in elements]
-    elif code == TypeCode.FLOAT64:
-        elements = [e if not isinstance(e, float) or math.isfinite(e) else stored_to_wire(element_type, e) for e in elements]
-    elif code == TypeCode.BOOL:
-        elements = [None if e is None else bool(e) for e in elements]
-    return json.dumps(elements, separators=(",", ":"), ensure_ascii=False)
+    return composite_values.to_stored(T.array_of(element_type), elements)
 
 
 def stored_array_elements(stored: str, element_type: SpannerType) -> list[Any]:
     """The stored forms of the elements of a stored ARRAY value."""
-    items = json.loads(stored)
-    if element_type.code == TypeCode.BYTES:
-        return [None if e is None else base64.b64decode(e) for e in items]
-    if element_type.code == TypeCode.BOOL:
-        return [None if e is None else int(e) for e in items]
-    return items
+    return [composite_values.from_json_item(element_type, e) for e in json.loads(stored)]
+
+
+def _struct_to_stored(t: SpannerType, w: Any) -> str:
+    if not isinstance(w, (list, tuple)) or len(w) != len(t.fields):
+        raise ValueError_(f"expected a STRUCT of {len(t.fields)} fields, got {w!r}")
+    return composite_values.to_stored(t, [wire_to_stored(ft, v) for (_, ft), v in zip(t.fields, w, strict=True)])
 
 
 _TO_STORED: dict[TypeCode, Callable[[SpannerType, Any], Any]] = {
@@ -314,6 +311,7 @@ _TO_STORED: dict[TypeCode, Callable[[SpannerType, Any], Any]] = {
     TypeCode.NUMERIC: _numeric_to_stored,
     TypeCode.JSON: _json_to_stored,
     TypeCode.ARRAY: _array_to_stored,
+    TypeCode.STRUCT: _struct_to_stored,
 }
 
 
@@ -353,7 +351,9 @@ def stored_to_wire(t: SpannerType, stored: Any) -> Any:
         items = stored_array_elements(stored, t.element) if isinstance(stored, str) else list(stored)
         return [stored_to_wire(t.element, e) for e in items]
     if code == TypeCode.STRUCT:
-        return list(stored)
+        # JSON text from SQL, or a Python sequence / mapping of stored values (composite_values.py).
+        fields = composite_values.struct_fields(t, stored)
+        return [stored_to_wire(ft, v) for (_, ft), v in zip(t.fields, fields, strict=True)]
     raise ValueError_(f"cannot encode type {t}")
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..catalog import Column, KeyPart
+from ..catalog import Column, KeyPart, TrackedTable
 from ..types import SpannerType
 
 __all__ = [
@@ -26,15 +26,22 @@ __all__ = [
     "AlterColumnSetOptions",
     "AlterColumnType",
     "AlterTableAddColumn",
+    "AlterChangeStreamDropForAll",
+    "AlterChangeStreamSetFor",
+    "AlterChangeStreamSetOptions",
     "AlterTableDropColumn",
+    "ChangeStreamFor",
     "Column",
+    "CreateChangeStream",
     "CreateDatabase",
     "CreateIndex",
     "CreateTable",
+    "DropChangeStream",
     "DropIndex",
     "DropTable",
     "KeyPart",
     "Node",
+    "TrackedTable",
 ]
 
 
@@ -146,6 +153,57 @@ class DropIndex:
     if_exists: bool = False
 
 
+#: An option as written: ``'text'``, ``true``/``false``, or None for ``null``.
+OptionValue = str | bool | None
+
+
+@dataclass(frozen=True)
+class ChangeStreamFor:
+    """The FOR clause of a change stream: ``FOR ALL`` or ``FOR T1, T2(c1, c2), T3()``."""
+
+    all: bool = False
+    tables: tuple[TrackedTable, ...] = ()
+
+
+@dataclass(frozen=True)
+class CreateChangeStream:
+    """``CREATE CHANGE STREAM name [FOR ...] [OPTIONS (...)]``; ``watch`` None watches nothing."""
+
+    name: str
+    watch: ChangeStreamFor | None = None
+    options: tuple[tuple[str, OptionValue], ...] = ()
+
+
+@dataclass(frozen=True)
+class AlterChangeStreamSetFor:
+    """``ALTER CHANGE STREAM name SET FOR ...``: replaces what the stream watches."""
+
+    name: str
+    watch: ChangeStreamFor
+
+
+@dataclass(frozen=True)
+class AlterChangeStreamDropForAll:
+    """``ALTER CHANGE STREAM name DROP FOR ALL``: the stream watches nothing from now on."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class AlterChangeStreamSetOptions:
+    """``ALTER CHANGE STREAM name SET OPTIONS (...)``: the options named change, ``= null`` resets one."""
+
+    name: str
+    options: tuple[tuple[str, OptionValue], ...]
+
+
+@dataclass(frozen=True)
+class DropChangeStream:
+    """``DROP CHANGE STREAM name``."""
+
+    name: str
+
+
 Node = (
     CreateDatabase
     | CreateTable
@@ -157,4 +215,9 @@ Node = (
     | AlterColumnType
     | DropTable
     | DropIndex
+    | CreateChangeStream
+    | AlterChangeStreamSetFor
+    | AlterChangeStreamDropForAll
+    | AlterChangeStreamSetOptions
+    | DropChangeStream
 )

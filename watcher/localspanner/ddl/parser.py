@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 from .. import errors, types
 from ..catalog import Column, KeyPart
-from . import nodes
+from . import change_stream_parser, nodes
 from .lexer import EOF, IDENT, QUOTED, RESERVED_WORDS, SYMBOL, Token, tokenize
 
 # Column OPTIONS the server understands, and the values each may take.
@@ -32,7 +32,7 @@ _OPTION_VALUES: dict[str, dict[str, bool | None]] = {
 }
 
 # DDL the local server does not implement, by the keywords that start it.
-_UNSUPPORTED_CREATE = ("VIEW", "OR", "CHANGE", "ROLE", "SEQUENCE", "SEARCH", "VECTOR", "MODEL", "SCHEMA",
+_UNSUPPORTED_CREATE = ("VIEW", "OR", "ROLE", "SEQUENCE", "SEARCH", "VECTOR", "MODEL", "SCHEMA",
                        "PROTO", "PLACEMENT", "LOCALITY", "FUNCTION")
 _UNSUPPORTED_TABLE_ELEMENTS = ("CONSTRAINT", "FOREIGN", "CHECK", "SYNONYM")
 
@@ -143,6 +143,8 @@ class _Parser:
             return nodes.CreateDatabase(self.name("database name"))
         if self.accept("TABLE"):
             return self.create_table()
+        if self.accept("CHANGE", "STREAM"):
+            return change_stream_parser.create(self)
         unique = self.accept("UNIQUE")
         null_filtered = self.accept("NULL_FILTERED")
         if self.accept("INDEX"):
@@ -223,6 +225,8 @@ class _Parser:
         return nodes.CreateIndex(name, table, tuple(key), tuple(storing), unique, null_filtered, interleave, if_not_exists)
 
     def alter(self) -> nodes.Node:
+        if self.accept("CHANGE", "STREAM"):
+            return change_stream_parser.alter(self)
         self.expect("TABLE")
         table = self.name("table name")
         if self.accept("ADD"):
@@ -265,6 +269,8 @@ class _Parser:
         if self.accept("INDEX"):
             if_exists = self.accept("IF", "EXISTS")
             return nodes.DropIndex(self.name("index name"), if_exists)
+        if self.accept("CHANGE", "STREAM"):
+            return change_stream_parser.drop(self)
         if self.at(*_UNSUPPORTED_CREATE, "DATABASE"):
             raise self.unsupported(f"DROP {self.tok.text.upper()}")
         raise self.fail("TABLE or INDEX")

@@ -17,13 +17,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..catalog import Catalog, Column, Index, KeyPart, Table
+from ..catalog import Catalog, ChangeStream, Column, Index, KeyPart, Table
 from . import nodes
+from .change_stream_options import print_value
 from .lexer import quote_identifier as q
 
 
 def print_catalog(catalog: Catalog) -> list[str]:
-    """The statements that recreate ``catalog``: tables in creation order, each followed by its indexes.
+    """The statements that recreate ``catalog``: tables in creation order, each followed by its indexes,
+    then the change streams in creation order.
 
     >>> from watcher.localspanner.ddl.parser import parse_ddl
     >>> from watcher.localspanner.schema_updater import apply_ddl
@@ -36,7 +38,14 @@ def print_catalog(catalog: Catalog) -> list[str]:
     for table in catalog.tables:
         out.append(_create_table(_table_node(table)))
         out.extend(_create_index(_index_node(index)) for index in catalog.indexes_of(table.name))
+    out.extend(_create_change_stream(change_stream_node(s)) for s in catalog.change_streams)
     return out
+
+
+def change_stream_node(stream: ChangeStream) -> nodes.CreateChangeStream:
+    """The CREATE statement of an existing change stream (its explicit options only)."""
+    watch = nodes.ChangeStreamFor(stream.all, stream.tables) if stream.all or stream.tables else None
+    return nodes.CreateChangeStream(stream.name, watch, stream.options)
 
 
 def print_statement(node: nodes.Node) -> str:
@@ -125,6 +134,27 @@ def _set_default(node: nodes.AlterColumnSetDefault) -> str:
     return f"{head} DROP DEFAULT" if node.default is None else f"{head} SET DEFAULT ({node.default})"
 
 
+def _watch(watch: nodes.ChangeStreamFor) -> str:
+    if watch.all:
+        return "FOR ALL"
+    parts = [q(t.table) + ("" if t.columns is None else f"({', '.join(q(c) for c in t.columns)})") for t in watch.tables]
+    return "FOR " + ", ".join(parts)
+
+
+def _stream_options(options: tuple[tuple[str, nodes.OptionValue], ...]) -> str:
+    body = ",\n".join(f"  {name} = {'null' if v is None else print_value(v)}" for name, v in options)
+    return f"OPTIONS (\n{body}\n)"
+
+
+def _create_change_stream(node: nodes.CreateChangeStream) -> str:
+    text = f"CREATE CHANGE STREAM {q(node.name)}"
+    if node.watch is not None:
+        text += " " + _watch(node.watch)
+    if node.options:
+        text += " " + _stream_options(node.options)
+    return text
+
+
 _PRINTERS: dict[type, Callable] = {
     nodes.CreateDatabase: lambda n: f"CREATE DATABASE {q(n.name)}",
     nodes.CreateTable: _create_table,
@@ -138,4 +168,9 @@ _PRINTERS: dict[type, Callable] = {
     nodes.AlterColumnType: _alter_column_type,
     nodes.DropTable: lambda n: f"DROP TABLE {'IF EXISTS ' if n.if_exists else ''}{q(n.name)}",
     nodes.DropIndex: lambda n: f"DROP INDEX {'IF EXISTS ' if n.if_exists else ''}{q(n.name)}",
+    nodes.CreateChangeStream: _create_change_stream,
+    nodes.AlterChangeStreamSetFor: lambda n: f"ALTER CHANGE STREAM {q(n.name)} SET {_watch(n.watch)}",
+    nodes.AlterChangeStreamDropForAll: lambda n: f"ALTER CHANGE STREAM {q(n.name)} DROP FOR ALL",
+    nodes.AlterChangeStreamSetOptions: lambda n: f"ALTER CHANGE STREAM {q(n.name)} SET {_stream_options(n.options)}",
+    nodes.DropChangeStream: lambda n: f"DROP CHANGE STREAM {q(n.name)}",
 }

@@ -74,6 +74,9 @@ def json_element_sql(typed: Typed) -> str:
         return f"CASE WHEN {typed.sql} IS NULL THEN NULL WHEN {typed.sql} THEN json('true') ELSE json('false') END"
     if code == TypeCode.BYTES:
         return f"ls_to_base64({typed.sql})"
+    if code in (TypeCode.STRUCT, TypeCode.ARRAY):
+        # A nested value is JSON text; json() makes SQLite nest it rather than quote it.
+        return f"json({typed.sql})"
     return typed.sql
 
 

@@ -29,11 +29,11 @@ from ..catalog import Catalog, Table
 from ..sqlite_names import KEY_INDEX_PREFIX, has_nullable_key, quote
 from ..types import SpannerType
 from .context import CompiledQuery, Context, OutputColumn, Typed
-from .function_handlers import FunctionTranslator
 from .function_table import supertype
 from .literals import element_sql
 from .scope import ResolveError, Scope, Source, SourceColumn
 from .spanner_syntax import Preprocessed, preprocess
+from .structs import StructTranslator
 
 _SET_OPS = (exp.Union, exp.Intersect, exp.Except)
 _SET_OP_KEYWORDS: dict[type[exp.Expression], str] = {exp.Union: "UNION", exp.Intersect: "INTERSECT", exp.Except: "EXCEPT"}
@@ -52,7 +52,7 @@ def parse(pre: Preprocessed, original: str) -> exp.Expression:
     return found[0]
 
 
-class Translator(FunctionTranslator):
+class Translator(StructTranslator):
     """Translates one statement; holds its :class:`Context`."""
 
     def __init__(self, ctx: Context) -> None:
@@ -97,13 +97,15 @@ class Translator(FunctionTranslator):
         return out
 
     def _select(self, node: exp.Select, parent: Scope | None) -> CompiledQuery:
-        if node.args.get("kind"):
-            raise self.ctx.unsupported(f"SELECT AS {node.args['kind']}")
+        kind = str(node.args.get("kind") or "").upper()
+        if kind not in ("", "STRUCT"):
+            raise self.ctx.unsupported(f"SELECT AS {kind}")
         scope = Scope(parent=parent)
         from_sql = self._from(node, scope)
         items = self._select_items(node, scope)
-        columns = _output_columns(items)
-        select_sql = ", ".join(f"{t.sql} AS {quote(c.sql_name)}" for t, c in zip((i[0] for i in items), columns, strict=False))
+        # SELECT AS STRUCT: one anonymous column holding each row as a STRUCT value.
+        columns = _output_columns([(self.struct_of(items), "")] if kind else items)
+        select_sql = ", ".join(f"{c.expr_sql} AS {quote(c.sql_name)}" for c in columns)
         parts = ["SELECT", "DISTINCT" if node.args.get("distinct") else "", select_sql, from_sql]
         where = node.args.get("where")
         if where is not None:
@@ -138,6 +140,8 @@ class Translator(FunctionTranslator):
                 items.append((self.expr(e.this, scope), e.alias))
             elif isinstance(e, exp.Column):
                 items.append((self.expr(e, scope), e.name))
+            elif isinstance(e, exp.Dot):  # a field path (@p.f) is named after its last field
+                items.append((self.expr(e, scope), e.expression.name))
             else:
                 items.append((self.expr(e, scope), ""))
         return items

@@ -1,0 +1,1 @@
+Alter Change Stream S Drop For All

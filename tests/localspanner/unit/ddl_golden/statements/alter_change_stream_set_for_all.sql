@@ -1,0 +1,1 @@
+alter change stream S set for all

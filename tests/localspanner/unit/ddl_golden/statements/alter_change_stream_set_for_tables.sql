@@ -1,0 +1,1 @@
+ALTER CHANGE STREAM S SET FOR Singers, Albums(Title)

@@ -1,0 +1,1 @@
+CREATE CHANGE STREAM Everything FOR ALL;

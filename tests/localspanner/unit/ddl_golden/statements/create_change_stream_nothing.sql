@@ -1,0 +1,1 @@
+create change stream Nothing

@@ -1,0 +1,1 @@
+create change stream SingersStream for Singers(FirstName, LastName), Albums(), `Order` options (retention_period = '36h', value_capture_type = 'NEW_ROW_AND_OLD_VALUES', exclude_insert = true, exclude_ttl_deletes = false, allow_txn_exclusion = true)

@@ -1,0 +1,1 @@
+drop change stream `S`
