@@ -186,7 +186,7 @@ def test_ddl_output_is_a_migration_that_migrate_applies(instance, host: str, fre
     r = _run_all({
         "table": (["ddl", "table", "Orders", "--column", "OrderId:INT64:not_null", "--column", "Customer:STRING(100)",
                    "--primary-key", "OrderId", "--source", "Customer"], _env()),
-        "prune": (["ddl", "prune", "Orders"], _env()),
+        "prune": (["ddl", "prune", "Orders", "--template"], _env()),
     })
     table_ddl = _ok(r["table"])
     assert "CREATE TABLE" in table_ddl and "FARM_FINGERPRINT" in table_ddl and "NULL_FILTERED" in table_ddl
@@ -201,6 +201,55 @@ def test_ddl_output_is_a_migration_that_migrate_applies(instance, host: str, fre
                                "AND INDEX_TYPE = 'INDEX'")
     assert indexes == [["Idx_Orders_ShardId_LastUpdated"]]
     assert "UPDATE `Orders` SET `LastUpdated` = NULL" in _ok(r["prune"])
+
+
+def test_ddl_prune_is_bounded_by_the_oldest_checkpoint(instance, host: str, make_database) -> None:
+    import datetime as dt
+
+    from watcher.checkpoints import SpannerCommitTimestampRepository
+    from watcher.model import Checkpoint, TableId
+
+    other = "CREATE TABLE Other (Id INT64 NOT NULL, LastUpdated TIMESTAMP OPTIONS (allow_commit_timestamp=true)) PRIMARY KEY (Id)"
+    database = make_database([ITEMS_V001.strip().rstrip(";"), other])
+    now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    ago = {name: now - dt.timedelta(minutes=minutes) for name, minutes in
+           (("old", 180), ("middle", 90), ("checkpoint", 60), ("recent", 30), ("newest_checkpoint", 10))}
+    with database.batch() as batch:
+        batch.insert("Items", ("Id", "Name", "LastUpdated"), [(1, "old", ago["old"]), (2, "middle", ago["middle"]),
+                                                             (3, "recent", ago["recent"])])
+    repo = SpannerCommitTimestampRepository(database)  # two shards' watchers; the slower one bounds the pruning
+    repo.set(TableId("Items"), Checkpoint(ago["checkpoint"]), shard=[0])
+    repo.set(TableId("Items"), Checkpoint(ago["newest_checkpoint"]), shard=[1])
+    names, env = _names(database.database_id), _env(host)
+
+    def last_updated() -> dict[str, Any]:
+        return {name: ts for name, ts in _query(database, "SELECT Name, LastUpdated FROM Items")}
+
+    r = _run_all({
+        "print": (["ddl", "prune", "Items", "--retention", "1h", *names], env),
+        "none": (["ddl", "prune", "Other", "--retention", "1h", *names], env),
+        "no_table": (["ddl", "prune", "Items", "--checkpoint-table", "NOPE", *names], env),
+        "help": (["ddl", "prune", "--help"], env),
+    })
+    printed = _ok(r["print"])
+    cutoff = (ago["checkpoint"] - dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%S.000000000Z")
+    assert f"-- Oldest checkpoint of table Items in LAST_SEEN_COMMIT_TIMESTAMPS: " \
+           f"{ago['checkpoint'].strftime('%Y-%m-%dT%H:%M:%S.000000000Z')}" in printed
+    statement = f"UPDATE `Items` SET `LastUpdated` = NULL WHERE `LastUpdated` < TIMESTAMP '{cutoff}';"
+    assert statement in printed.splitlines()
+    assert all(value is not None for value in last_updated().values())  # printing changed nothing
+    _one_line_error(r["none"], "no checkpoint for table Other", "LAST_SEEN_COMMIT_TIMESTAMPS")
+    _one_line_error(r["no_table"], "--checkpoint-table NOPE")
+    usage = " ".join(_ok(r["help"]).split())
+    for option in ("--retention DURATION", "--checkpoint-table NAME", "--execute", "oldest checkpoint"):
+        assert option in usage, option
+
+    executed = _ok(_run("ddl", "prune", "Items", "--retention", "1h", "--execute", *names, env=env))
+    assert f"-- Pruned 1 row(s) of Items with LastUpdated before {cutoff}" in executed
+    assert last_updated() == {"old": None, "middle": ago["middle"], "recent": ago["recent"]}
+    # With no retention the cutoff is the oldest checkpoint itself: what came after it stays in the index.
+    _ok(_run("ddl", "prune", "Items", "--execute", *names, env=env))
+    assert last_updated() == {"old": None, "middle": None, "recent": ago["recent"]}
 
 
 # --- the pipeline: backfill, watch, changelog, export, reconcile ----------------------------------------

@@ -91,6 +91,19 @@ class MigrationStatementError(MigrationError):
         self.path, self.line, self.statement, self.reason, self.applied_before = path, line, statement, reason, applied_before
 
 
+class MigrationLockedError(MigrationError):
+    """Another migrate run holds the migration lock, and this run stopped waiting for it."""
+
+    def __init__(self, table: str, owner: str, expires_at: object, waited: float) -> None:
+        when = expires_at.isoformat() if hasattr(expires_at, "isoformat") else str(expires_at)
+        super().__init__(
+            f"another migrate run holds the migration lock ({table}): {owner}, until {when} unless it renews it; "
+            f"stopped after waiting {waited:.0f} s. Nothing was applied by this run: run it again when the other "
+            "one has finished (a crashed run's lock is taken over once it expires, see --lock-timeout)."
+        )
+        self.table, self.owner, self.expires_at, self.waited = table, owner, expires_at, waited
+
+
 class ChangelogError(WatcherError):
     """The Spark changelog job met input it cannot process; the message names the batch or file."""
 

@@ -110,6 +110,33 @@ def test_update_ddl_and_get_ddl_return_current_schema(make_database):
     assert copy.ddl_statements == db.ddl_statements
 
 
+def test_a_schema_change_failing_midway_keeps_the_earlier_statements_and_says_how_many(make_database):
+    db = make_database([])
+    statements = ["CREATE TABLE A (Id INT64 NOT NULL) PRIMARY KEY (Id)", "CREATE TABLE B (Id INT64 NOT NULL) PRIMARY KEY (Id)",
+                  "CREATE INDEX AByName ON A (Name)", "CREATE TABLE C (Id INT64 NOT NULL) PRIMARY KEY (Id)"]
+    operation = db.update_ddl(statements)
+    with pytest.raises(exceptions.FailedPrecondition, match="Name"):
+        operation.result(60)
+    # As on Spanner: one commit timestamp per completed statement, so the third one failed.
+    assert list(operation.metadata.statements) == statements
+    assert len(operation.metadata.commit_timestamps) == 2
+    db.reload()
+    assert [s.split()[2] for s in db.ddl_statements] == ["A", "B"]
+
+
+def test_database_operations_are_listed_per_database(make_database):
+    db, other = make_database([]), make_database([])
+    db.update_ddl(["CREATE TABLE A (Id INT64 NOT NULL) PRIMARY KEY (Id)", "CREATE TABLE B (Id INT64 NOT NULL) PRIMARY KEY (Id)"]).result(60)
+    other.update_ddl(["CREATE TABLE X (Id INT64 NOT NULL) PRIMARY KEY (Id)"]).result(60)
+    kinds = [type(op.metadata).__name__ for op in db.list_database_operations()]
+    assert kinds == ["CreateDatabaseMetadata", "UpdateDatabaseDdlMetadata"]
+    ddl_only = db.list_database_operations(filter_="metadata.@type:type.googleapis.com/"
+                                                   "google.spanner.admin.database.v1.UpdateDatabaseDdlMetadata")
+    assert [list(op.metadata.statements)[1] for op in ddl_only] == ["CREATE TABLE B (Id INT64 NOT NULL) PRIMARY KEY (Id)"]
+    with pytest.raises(exceptions.MethodNotImplemented, match="filters operations only by"):
+        list(db.list_database_operations(filter_="done:true"))
+
+
 def test_create_database_with_bad_statement_fails_and_leaves_nothing(instance):
     db = instance.database(_name("bad"), ddl_statements=[
         "CREATE TABLE Ok (Id INT64 NOT NULL) PRIMARY KEY (Id)",

@@ -184,6 +184,43 @@ def test_a_failing_statement_names_file_and_line_and_keeps_what_was_applied(make
     assert "Albums" in tables(database) and "Later" not in tables(database)
 
 
+def test_the_failing_third_of_four_schema_statements_is_named_and_the_first_two_stay(make_database, folder):
+    database = make_database([])
+    Migrator(database).migrate(MigrationSet.from_directory(folder))
+    bad = write(folder, "V003__four.sql", "CREATE TABLE Albums (Id INT64 NOT NULL) PRIMARY KEY (Id);\n"
+                                          "CREATE TABLE Songs (Id INT64 NOT NULL) PRIMARY KEY (Id);\n"
+                                          "-- the third one names a column Albums does not have:\n"
+                                          "CREATE INDEX AlbumsByTitle\n  ON Albums (Title);\n"
+                                          "CREATE TABLE Tours (Id INT64 NOT NULL) PRIMARY KEY (Id);\n")
+    with pytest.raises(MigrationStatementError) as info:
+        Migrator(database).migrate(MigrationSet.from_directory(folder))
+    error = info.value
+    assert (error.path, error.line, error.applied_before) == (bad, 4, 2)
+    assert str(error).startswith(f"{bad}:4: statement failed: ") and "Title" in str(error)
+    assert "The 2 statement(s) before it in this file stay applied" in str(error)
+    assert {"Albums", "Songs"} <= tables(database) and "Tours" not in tables(database)
+    assert [r[1] for r in records(database)] == [1, 2]           # V003 is not marked applied
+
+
+def schema_requests(database):
+    """The statements of each schema-change request the database received, oldest first."""
+    return [list(op.metadata.statements) for op in database.list_database_operations()
+            if type(op.metadata).__name__ == "UpdateDatabaseDdlMetadata"]
+
+
+def test_each_file_is_one_schema_change_request(make_database, folder):
+    database = make_database([])
+    write(folder, "V003__three.sql", "CREATE TABLE Albums (Id INT64 NOT NULL) PRIMARY KEY (Id);\n"
+                                     "CREATE TABLE Songs (Id INT64 NOT NULL) PRIMARY KEY (Id);\n"
+                                     "CREATE INDEX SongsById ON Songs (Id)")
+    Migrator(database).migrate(MigrationSet.from_directory(folder))
+    files = MigrationSet.from_directory(folder).files
+    requests = [r for r in schema_requests(database) if m.MIGRATIONS_TABLE not in r[0]]   # not the runner's own tables
+    ddl = [[st.sql for st in f.statements if st.kind == "ddl"] for f in files]
+    assert requests == ddl and len(requests) == 3
+    assert len(ddl[2]) == 3
+
+
 def test_folders_are_tracked_on_their_own(make_database, folder, tmp_path):
     other = tmp_path / "other"
     other.mkdir()

@@ -25,7 +25,6 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import errors, limits, sql, values
-from .catalog import Catalog
 from .clock import Clock
 from .commits import write_commit
 from .ddl.printer import print_catalog
@@ -69,31 +68,43 @@ class DatabaseEngine:
     # --- schema ------------------------------------------------------------------------------------
 
     def update_ddl(self, statements: list[str]) -> list[int]:
-        """Apply schema statements in order; each one commits on its own. Returns commit timestamps."""
+        """Apply schema statements in order; each one commits on its own. Returns commit timestamps.
+
+        A failing first statement raises its error (nothing was applied); a later one raises
+        :class:`~.errors.SchemaChangeStopped` carrying the completed statements' timestamps.
+        """
         stamps: list[int] = []
         self._writer.acquire(None)
         conn = self.storage.writer
         try:
             for statement in statements:
-                # A change stream created here may be read from this timestamp on; no commit
-                # can come between it and the schema change's own (this holds the writer).
-                new, _ = apply_statement(self.catalog, statement, created_nanos=self.clock.next())
-                if new is self.catalog:
-                    stamps.append(self.clock.next())
-                    continue
-
-                def commit(new: Catalog = new) -> int:
-                    with self._visibility:
-                        ts = self.clock.next()
-                        conn.execute("COMMIT")
-                        self.catalog = new
-                        self.latest_commit_nanos = ts
-                    return ts
-
-                stamps.append(write_schema_change(self.storage, self.catalog, new, statement, commit))
+                try:
+                    stamps.append(self._apply_schema_statement(conn, statement))
+                except SpannerError as exc:
+                    if stamps:  # the statements before it stay applied, as on Spanner
+                        raise errors.schema_change_stopped(exc, stamps) from exc
+                    raise
         finally:
             self._writer.release(None)
         return stamps
+
+    def _apply_schema_statement(self, conn: Any, statement: str) -> int:
+        """Apply and commit one statement (the caller holds the writer); returns its commit timestamp."""
+        # A change stream created here may be read from this timestamp on; no commit
+        # can come between it and the schema change's own (the caller holds the writer).
+        new, _ = apply_statement(self.catalog, statement, created_nanos=self.clock.next())
+        if new is self.catalog:
+            return self.clock.next()
+
+        def commit() -> int:
+            with self._visibility:
+                ts = self.clock.next()
+                conn.execute("COMMIT")
+                self.catalog = new
+                self.latest_commit_nanos = ts
+            return ts
+
+        return write_schema_change(self.storage, self.catalog, new, statement, commit)
 
     def ddl(self) -> list[str]:
         return print_catalog(self.catalog)

@@ -52,6 +52,19 @@ class SpannerError(Exception):
         return f"SpannerError({self.code.name}, {self.message!r})"
 
 
+class SchemaChangeStopped(SpannerError):
+    """A schema change that failed after some of its statements were applied.
+
+    Spanner applies the statements of one UpdateDatabaseDdl request in order; when one
+    fails, the ones before it stay applied and the operation ends with the error, its
+    metadata listing the commit timestamps of the completed statements only.
+    """
+
+    def __init__(self, error: SpannerError, commit_nanos: list[int]) -> None:
+        super().__init__(error.code, error.message, retry_delay=error.retry_delay)
+        self.commit_nanos = list(commit_nanos)
+
+
 # --- generic -------------------------------------------------------------------------
 
 def invalid_argument(message: str) -> SpannerError:
@@ -163,6 +176,11 @@ def session_not_found(name: str) -> SpannerError:
 
 def operation_not_found(name: str) -> SpannerError:
     return SpannerError(Code.NOT_FOUND, f"Operation not found: {name}")
+
+
+def operation_filter_unsupported(term: str) -> SpannerError:
+    return SpannerError(Code.UNIMPLEMENTED, f"The local Spanner server filters operations only by name:<text> and "
+                                            f"metadata.@type:<type> (joined with AND), not by: {_clip(term)}")
 
 
 # --- transactions -------------------------------------------------------------------------
@@ -355,6 +373,14 @@ def change_stream_blocks_drop_table(statement: str, table: str, stream: str) -> 
 def change_stream_blocks_drop_column(statement: str, table: str, column: str, stream: str) -> SpannerError:
     return ddl_invalid(statement, f"Cannot drop column {table}.{column}: change stream {stream} tracks it explicitly; "
                        "alter or drop the change stream first")
+
+def schema_change_stopped(error: SpannerError, commit_nanos: list[int]) -> SchemaChangeStopped:
+    """``error`` stopped a schema change after the statements with ``commit_nanos`` were applied.
+
+    >>> schema_change_stopped(table_not_found("T"), [5, 6]).commit_nanos
+    [5, 6]
+    """
+    return SchemaChangeStopped(error, commit_nanos)
 
 
 def duplicate_name(kind: str, name: str) -> SpannerError:

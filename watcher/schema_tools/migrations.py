@@ -2,8 +2,12 @@
 
 A migration folder holds files named ``V<version>__<name>.sql`` (``V001__watcher_checkpoints.sql``);
 each file holds GoogleSQL statements separated by ``;`` (``--``, ``#`` and ``/* */`` comments
-allowed). Schema statements (CREATE, ALTER, DROP, ...) run one at a time, so a failure names
-its exact file and line; DML (INSERT, UPDATE, DELETE) runs in a read-write transaction.
+allowed). The schema statements (CREATE, ALTER, DROP, ...) of a file go to Spanner in one
+schema-change request (each request can take minutes on Spanner); when one fails, the
+operation's metadata says how many completed, so the error still names the failing
+statement's file and line. DML (INSERT, UPDATE, DELETE) runs in a read-write transaction.
+One run at a time applies files to a database: a run takes the migration lock
+(:mod:`~watcher.schema_tools.migration_lock`) and re-reads what is applied once it has it.
 
 Each applied file is recorded in :data:`MIGRATIONS_TABLE` as (folder id, version, name,
 checksum, applied_at). Folders are tracked on their own: the folder id (by default the
@@ -37,6 +41,7 @@ from typing import Any, Protocol
 
 from ..errors import MigrationChangedError, MigrationError, MigrationStatementError
 from ..sqlnames import quote_identifier, validate_identifier
+from .migration_lock import DEFAULT_LOCK_TIMEOUT, MigrationLock, create_lock_table_sql, lock_table_name
 
 log = logging.getLogger(__name__)
 
@@ -357,37 +362,53 @@ def _create_table_sql(table: str) -> str:
 class Migrator:
     """Applies migration sets to ``database`` (a google.cloud.spanner_v1 Database).
 
-    Not safe to run twice at once on one database: the second run's record of a file
-    fails, and it stops with an error (the schema changes themselves are idempotent only
-    when the files make them so).
+    Safe to run at once from several processes: a run applies files only while it holds
+    the migration lock (``<table>_LOCK``). ``lock_timeout`` is how long a lock lasts
+    without renewal (a crashed run blocks others that long); ``lock_wait`` how long to
+    wait for a live holder (None: until it finishes; 0: stop at once with
+    :class:`~watcher.errors.MigrationLockedError`).
     """
 
     def __init__(self, database: Any, *, table: str = MIGRATIONS_TABLE, ddl_timeout: float = DDL_TIMEOUT,
-                 progress: Callable[[str], None] | None = None) -> None:
+                 progress: Callable[[str], None] | None = None, lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+                 lock_wait: float | None = None) -> None:
         self.database = database
         self.table = validate_identifier(table, "migrations table")
+        self.lock_table = lock_table_name(self.table)
         self.ddl_timeout = ddl_timeout
         self.progress = progress or (lambda message: log.info("%s", message))
+        self.lock_timeout = lock_timeout
+        self.lock_wait = lock_wait
 
     # --- the migrations table ----------------------------------------------------------------------
 
-    def table_exists(self) -> bool:
+    def table_exists(self, table: str | None = None) -> bool:
+        """Whether the tracking table (or ``table``) exists."""
         from google.cloud.spanner_v1 import param_types
 
         sql = ("SELECT COUNT(*) FROM INFORMATION_SCHEMA.TABLES "
                "WHERE TABLE_CATALOG = '' AND TABLE_SCHEMA = '' AND TABLE_NAME = @table")
         with self.database.snapshot() as snap:
-            rows = list(snap.execute_sql(sql, params={"table": self.table}, param_types={"table": param_types.STRING}))
+            rows = list(snap.execute_sql(sql, params={"table": table or self.table},
+                                         param_types={"table": param_types.STRING}))
         return bool(rows and rows[0][0])
 
     def ensure_table(self) -> None:
-        if self.table_exists():
+        """Create the tracking table and the lock table, where missing (safe to race with another run)."""
+        missing = [sql for name, sql in ((self.table, _create_table_sql(self.table)),
+                                         (self.lock_table, create_lock_table_sql(self.lock_table)))
+                   if not self.table_exists(name)]
+        if not missing:
             return
         try:
-            self.database.update_ddl([_create_table_sql(self.table)]).result(self.ddl_timeout)
+            self.database.update_ddl(missing).result(self.ddl_timeout)
         except Exception:
-            if not self.table_exists():  # not created by a concurrent run either
+            if not (self.table_exists() and self.table_exists(self.lock_table)):  # not created by a concurrent run either
                 raise
+
+    def lock(self) -> MigrationLock:
+        """A new (not yet taken) hold on this database's migration lock."""
+        return MigrationLock(self.database, self.lock_table, timeout=self.lock_timeout, progress=self.progress)
 
     def applied(self, folder_id: str) -> list[AppliedMigration]:
         """The recorded migrations of ``folder_id`` (none when the table does not exist yet)."""
@@ -425,8 +446,10 @@ class Migrator:
     def migrate(self, sets: MigrationSet | Sequence[MigrationSet], *, dry_run: bool = False) -> MigrationReport:
         """Apply every pending file of ``sets``, in order; with ``dry_run``, only plan.
 
-        All folders are checked before anything runs. Raises MigrationChangedError,
-        MigrationStatementError (file, line, statement, reason) or MigrationError.
+        All folders are checked before anything runs. Files are applied under the migration
+        lock, after reading again what is applied (another run may have applied some while
+        this one waited). Raises MigrationChangedError, MigrationStatementError (file, line,
+        statement, reason), MigrationLockedError or MigrationError.
         """
         sets = [sets] if isinstance(sets, MigrationSet) else list(sets)
         ids = [s.folder_id for s in sets]
@@ -436,35 +459,101 @@ class Migrator:
         if dry_run or not any(p.pending for p in report.plans):
             return report
         self.ensure_table()
-        for plan in report.plans:
-            for migration in plan.pending:
-                started = time.monotonic()
-                self._apply(migration)
-                self._record(plan.migrations.folder_id, migration)
-                seconds = time.monotonic() - started
-                report.applied.append((plan.migrations.folder_id, migration, seconds))
-                self.progress(f"{plan.migrations.folder_id}: applied {migration.filename} "
-                              f"({len(migration.statements)} statement(s), {seconds:.2f} s)")
+        with self.lock() as lock:
+            lock.acquire(self.lock_wait)
+            report.plans = [self.plan(s) for s in sets]  # what is applied may have changed while waiting
+            for plan in report.plans:
+                for migration in plan.pending:
+                    self._apply_one(plan, migration, lock, report)
         return report
 
-    def _apply(self, migration: MigrationFile) -> None:
-        for done, statement in enumerate(migration.statements):
-            try:
-                if statement.kind == "ddl":
-                    self.database.update_ddl([statement.sql]).result(self.ddl_timeout)
-                else:
-                    self.database.run_in_transaction(lambda tx, sql=statement.sql: tx.execute_update(sql))
-            except Exception as exc:  # noqa: BLE001 - every failure becomes the file-and-line error
-                reason = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-                raise MigrationStatementError(migration.location, statement.line, statement.sql, reason, done) from exc
+    def _apply_one(self, plan: MigrationPlan, migration: MigrationFile, lock: MigrationLock,
+                   report: MigrationReport) -> None:
+        lock.check()
+        started = time.monotonic()
+        self._apply(migration)
+        self._record(plan.migrations.folder_id, migration, lock)
+        seconds = time.monotonic() - started
+        report.applied.append((plan.migrations.folder_id, migration, seconds))
+        self.progress(f"{plan.migrations.folder_id}: applied {migration.filename} "
+                      f"({len(migration.statements)} statement(s), {seconds:.2f} s)")
 
-    def _record(self, folder_id: str, migration: MigrationFile) -> None:
+    def _apply(self, migration: MigrationFile) -> None:
+        """Each run of consecutive schema statements as one request; each DML statement in its own transaction."""
+        done = 0
+        for group in _runs_of_one_kind(migration.statements):
+            if group[0].kind == "ddl":
+                self._apply_ddl(migration, group, done)
+            else:
+                for offset, statement in enumerate(group):
+                    try:
+                        self.database.run_in_transaction(lambda tx, sql=statement.sql: tx.execute_update(sql))
+                    except Exception as exc:  # noqa: BLE001 - every failure becomes the file-and-line error
+                        raise MigrationStatementError(migration.location, statement.line, statement.sql,
+                                                      _reason(exc), done + offset) from exc
+            done += len(group)
+
+    def _apply_ddl(self, migration: MigrationFile, group: Sequence[Statement], done: int) -> None:
+        operation = None
+        try:
+            operation = self.database.update_ddl([st.sql for st in group])
+            operation.result(self.ddl_timeout)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes the file-and-line error
+            completed = _completed_statements(operation)
+            if operation is None:  # rejected before it started: nothing ran, find the statement by its text
+                failed = _statement_named_in(str(exc), group) or group[0]
+                reason = _reason(exc) if len(group) == 1 or failed is not group[0] else \
+                    f"the request of {len(group)} schema statements was rejected before any ran: {_reason(exc)}"
+            else:  # Spanner ran the statements in order: the ones it lists as completed stay applied
+                failed, reason = group[min(completed, len(group) - 1)], _reason(exc)
+            raise MigrationStatementError(migration.location, failed.line, failed.sql, reason,
+                                          done + group.index(failed)) from exc
+
+    def _record(self, folder_id: str, migration: MigrationFile, lock: MigrationLock) -> None:
         from google.cloud import spanner
 
+        def record(tx: Any) -> None:
+            lock.check(tx)  # the record commits only while this run holds the lock
+            tx.insert(self.table, ("FOLDER_ID", "VERSION", "NAME", "CHECKSUM", "APPLIED_AT"),
+                      [(folder_id, migration.version, migration.name, migration.checksum, spanner.COMMIT_TIMESTAMP)])
+
         try:
-            with self.database.batch() as batch:
-                batch.insert(self.table, ("FOLDER_ID", "VERSION", "NAME", "CHECKSUM", "APPLIED_AT"),
-                             [(folder_id, migration.version, migration.name, migration.checksum, spanner.COMMIT_TIMESTAMP)])
+            self.database.run_in_transaction(record)
         except Exception as exc:
-            raise MigrationError(f"{migration.location} was applied but could not be recorded in {self.table} "
-                                 f"(another migrate run at the same time?): {exc}") from exc
+            raise MigrationError(f"{migration.location} was applied but could not be recorded in {self.table}: "
+                                 f"{exc}") from exc
+
+
+def _runs_of_one_kind(statements: Sequence[Statement]) -> list[list[Statement]]:
+    """Consecutive statements of the same kind, grouped.
+
+    >>> [[s.line for s in g] for g in _runs_of_one_kind(split_statements("CREATE A;\\nCREATE B;\\nINSERT C;\\nDROP D"))]
+    [[1, 2], [3], [4]]
+    """
+    groups: list[list[Statement]] = []
+    for statement in statements:
+        if groups and groups[-1][0].kind == statement.kind:
+            groups[-1].append(statement)
+        else:
+            groups.append([statement])
+    return groups
+
+
+def _completed_statements(operation: Any) -> int:
+    """How many statements of a schema-change operation completed: one commit timestamp each."""
+    try:
+        metadata = operation.metadata if operation is not None else None
+    except Exception:  # noqa: BLE001 - unreadable metadata: nothing is known to have completed
+        return 0
+    return len(getattr(metadata, "commit_timestamps", None) or ())
+
+
+def _statement_named_in(message: str, group: Sequence[Statement]) -> Statement | None:
+    """The statement whose text an error message quotes, if exactly one does."""
+    text = " ".join(message.split())
+    named = [st for st in group if " ".join(st.sql.split()) in text]
+    return named[0] if len(named) == 1 else None
+
+
+def _reason(exc: BaseException) -> str:
+    return getattr(exc, "message", None) or str(exc) or type(exc).__name__

@@ -38,7 +38,7 @@ from typing import Any
 
 from ..checkpoints.base import CommitTimestampRepository
 from ..errors import ConfigurationError, SchemaError
-from ..model import TableId, as_nanos_timestamp
+from ..model import TableId, as_nanos_timestamp, rfc3339_nanos
 from ..sqlnames import quote_identifier, validate_identifier
 from .ddl import DEFAULT_COMMIT_TIMESTAMP_COLUMN
 
@@ -73,20 +73,23 @@ class PruneSpec:
         return self.table
 
 
-def prune_statement(spec: PruneSpec) -> str:
-    """The partitioned DML of one run; ``@cutoff`` is a TIMESTAMP parameter.
+def prune_statement(spec: PruneSpec, cutoff: dt.datetime | None = None) -> str:
+    """The partitioned DML of one run; ``@cutoff`` is a TIMESTAMP parameter, or ``cutoff`` as a literal.
 
     Both forms are idempotent, as partitioned DML requires.
 
     >>> prune_statement(PruneSpec("Singers", dt.timedelta(0), processed_column="Processed"))
     'UPDATE `Singers` SET `Processed` = TRUE WHERE `LastUpdated` < @cutoff AND (`Processed` IS NULL OR NOT `Processed`)'
+    >>> prune_statement(PruneSpec("Singers", dt.timedelta(0)), dt.datetime(2024, 5, 1, tzinfo=dt.timezone.utc))
+    "UPDATE `Singers` SET `LastUpdated` = NULL WHERE `LastUpdated` < TIMESTAMP '2024-05-01T00:00:00.000000000Z'"
     """
     table = spec.table_id.sql
     ts = quote_identifier(spec.commit_timestamp_column)
+    bound = f"@{CUTOFF_PARAM}" if cutoff is None else f"TIMESTAMP '{rfc3339_nanos(_aware(cutoff))}'"
     if spec.processed_column is None:
-        return f"UPDATE {table} SET {ts} = NULL WHERE {ts} < @{CUTOFF_PARAM}"
+        return f"UPDATE {table} SET {ts} = NULL WHERE {ts} < {bound}"
     flag = quote_identifier(spec.processed_column)
-    return f"UPDATE {table} SET {flag} = TRUE WHERE {ts} < @{CUTOFF_PARAM} AND ({flag} IS NULL OR NOT {flag})"
+    return f"UPDATE {table} SET {flag} = TRUE WHERE {ts} < {bound} AND ({flag} IS NULL OR NOT {flag})"
 
 
 def prune_cutoff(now: dt.datetime, oldest_checkpoint: dt.datetime | None, retention: dt.timedelta) -> dt.datetime | None:

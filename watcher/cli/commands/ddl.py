@@ -6,12 +6,15 @@ comments), so it can go straight into a migration folder.
 Example:
     $ spanner-watcher ddl setup Singers --source FirstName --source LastName:STRING:not_null
     $ spanner-watcher ddl commit-timestamp Performances --column LastUpdateTime --convert
-    $ spanner-watcher ddl prune Singers
+    $ spanner-watcher ddl prune Singers --retention 1h                 # print, with the cutoff from the checkpoints
+    $ spanner-watcher ddl prune Singers --retention 1h --execute       # or run it
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -19,6 +22,24 @@ NAME = "ddl"
 
 #: Flag words accepted after ``:`` in --column and --source specifications.
 _NOT_NULL = {"not_null", "notnull", "not-null"}
+#: Units of a --retention duration.
+_UNITS = {"d": "days", "h": "hours", "m": "minutes", "s": "seconds"}
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)([dhms])")
+
+
+def parse_duration(text: str) -> dt.timedelta:
+    """``1h``, ``30m``, ``1h30m``, ``2d``, ``90s`` or ``0`` as a timedelta.
+
+    >>> parse_duration("1h30m"), parse_duration("0")
+    (datetime.timedelta(seconds=5400), datetime.timedelta(0))
+    """
+    compact = text.strip().lower()
+    if compact == "0":
+        return dt.timedelta(0)
+    parts = _DURATION.findall(compact)
+    if not parts or "".join(n + u for n, u in parts) != compact:
+        raise argparse.ArgumentTypeError(f"invalid duration {text!r}: use e.g. 90s, 30m, 1h, 1h30m or 2d")
+    return sum((dt.timedelta(**{_UNITS[unit]: float(number)}) for number, unit in parts), dt.timedelta(0))
 
 
 def _split_spec(text: str, what: str) -> tuple[str, str | None, bool]:
@@ -124,10 +145,27 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--allow-hotspot", action="store_true",
                    help="allow the commit-timestamp column as the first primary-key column")
 
-    p = kinds.add_parser("prune", help="the partitioned DML of the index pruning job")
+    from ...checkpoints.spanner import DEFAULT_TABLE as CHECKPOINTS
+    from ..connection import add_arguments
+
+    p = kinds.add_parser(
+        "prune", help="print or run the index pruning, bounded by the table's oldest checkpoint",
+        description="Take rows unchanged for longer than --retention out of the poll index (partitioned DML), "
+                    "never past what the watchers have delivered: the cutoff is the oldest checkpoint of the table "
+                    "in --checkpoint-table (or now, if earlier) minus --retention. Prints the statement with that "
+                    "cutoff as a literal, or runs it with --execute. Refuses when the table has no checkpoint.")
     p.add_argument("table")
     _ts_option(p)
     p.add_argument("--processed-column", default=None, metavar="NAME", help="mark rows processed instead of nulling")
+    p.add_argument("--retention", type=parse_duration, default=dt.timedelta(0), metavar="DURATION",
+                   help="keep rows changed within this long before the cutoff in the index, e.g. 1h, 30m, 2d (default 0)")
+    p.add_argument("--checkpoint-table", default=CHECKPOINTS, metavar="NAME",
+                   help=f"where the watchers keep their checkpoints (default {CHECKPOINTS})")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--execute", action="store_true", help="run the pruning against the database instead of printing it")
+    mode.add_argument("--template", action="store_true",
+                      help="print the statement with a @cutoff parameter, without reading any checkpoint")
+    add_arguments(p)
     return parser
 
 
@@ -187,13 +225,14 @@ def _table(args: argparse.Namespace) -> list[str]:
 
 
 def _prune(args: argparse.Namespace) -> list[str]:
-    import datetime as dt
-
     from ...schema_tools.pruning import PruneSpec, prune_statement
+    from .ddl_prune import bounded_prune
 
-    spec = PruneSpec(args.table, dt.timedelta(0), args.commit_timestamp_column, args.processed_column)
-    return ["-- Run as partitioned DML, with @cutoff = the table's oldest checkpoint (or now, if earlier) minus the retention.",
-            prune_statement(spec)]
+    spec = PruneSpec(args.table, args.retention, args.commit_timestamp_column, args.processed_column)
+    if args.template:
+        return ["-- Run as partitioned DML, with @cutoff = the table's oldest checkpoint (or now, if earlier) minus "
+                "the retention.", prune_statement(spec)]
+    return bounded_prune(args, spec)
 
 
 _KINDS: dict[str, Callable[[argparse.Namespace], list[str]]] = {

@@ -1,7 +1,9 @@
 """``google.spanner.admin.database.v1.DatabaseAdmin``: databases and their schema.
 
 Schema changes run synchronously, so their long-running operations are done when
-returned.
+returned. A schema change whose later statement fails ends as Spanner's does: the
+operation carries the error, and its metadata the commit timestamps of the statements
+applied before it.
 
 Example:
     >>> "UpdateDatabaseDdl" in [r.name for r in DatabaseAdminServicer.RPCS]
@@ -19,11 +21,13 @@ from google.cloud.spanner_admin_database_v1.types import spanner_database_admin 
 from google.cloud.spanner_v1.testing import spanner_database_admin_pb2_grpc
 from google.protobuf import empty_pb2
 
+from ..errors import SchemaChangeStopped
 from ..requests import DatabaseInfo
 from ..service import LocalSpannerService
 from . import converters as conv
 from .operations import OperationRegistry
 from .rpc import Rpc
+from .status import status_pb
 
 A = admin
 DatabasePb = A.Database.pb()
@@ -31,6 +35,11 @@ _READY = int(A.Database.State.READY)
 _GOOGLE_SQL = int(common.DatabaseDialect.GOOGLE_STANDARD_SQL)
 #: The local server keeps no old versions; Spanner's default retention is reported anyway.
 _VERSION_RETENTION = "1h"
+
+
+def _add_timestamps(metadata: Any, commit_nanos: list[int]) -> None:
+    for nanos in commit_nanos:
+        metadata.commit_timestamps.add().CopyFrom(conv.timestamp_pb(nanos))
 
 
 def database_to_pb(info: DatabaseInfo) -> Any:
@@ -52,6 +61,7 @@ class DatabaseAdminServicer(spanner_database_admin_pb2_grpc.DatabaseAdminService
         Rpc("DropDatabase", A.DropDatabaseRequest.pb()),
         Rpc("UpdateDatabaseDdl", A.UpdateDatabaseDdlRequest.pb()),
         Rpc("GetDatabaseDdl", A.GetDatabaseDdlRequest.pb()),
+        Rpc("ListDatabaseOperations", A.ListDatabaseOperationsRequest.pb()),
     )
 
     def __init__(self, service: LocalSpannerService, operations: OperationRegistry) -> None:
@@ -75,11 +85,20 @@ class DatabaseAdminServicer(spanner_database_admin_pb2_grpc.DatabaseAdminService
 
     def UpdateDatabaseDdl(self, request: Any, context: grpc.ServicerContext) -> Any:
         statements = list(request.statements)
-        commit_nanos = self.service.update_ddl(request.database, statements) or [time.time_ns()] * len(statements)
         metadata = A.UpdateDatabaseDdlMetadata.pb()(database=request.database, statements=statements)
-        for nanos in commit_nanos:
-            metadata.commit_timestamps.add().CopyFrom(conv.timestamp_pb(nanos))
+        try:
+            commit_nanos = self.service.update_ddl(request.database, statements) or [time.time_ns()] * len(statements)
+        except SchemaChangeStopped as stopped:
+            # As on Spanner: the operation ends with the error; the metadata lists the completed statements only.
+            _add_timestamps(metadata, stopped.commit_nanos)
+            return self.operations.failed(request.database, metadata, status_pb(stopped), request.operation_id)
+        _add_timestamps(metadata, commit_nanos)
         return self.operations.done(request.database, metadata, empty_pb2.Empty(), request.operation_id)
+
+    def ListDatabaseOperations(self, request: Any, context: grpc.ServicerContext) -> Any:
+        self.service.get_instance(request.parent)
+        found = self.operations.list(request.parent + "/databases/", request.filter)
+        return A.ListDatabaseOperationsResponse.pb()(operations=found)
 
     def GetDatabaseDdl(self, request: Any, context: grpc.ServicerContext) -> Any:
         return A.GetDatabaseDdlResponse.pb()(statements=self.service.get_ddl(request.database))

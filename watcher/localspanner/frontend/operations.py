@@ -44,6 +44,16 @@ class OperationRegistry:
         op = operations_pb2.Operation(done=True)
         op.metadata.CopyFrom(_pack(metadata))
         op.response.CopyFrom(_pack(response))
+        return self._keep_op(op, resource, operation_id)
+
+    def failed(self, resource: str, metadata: Any, error: Any, operation_id: str = "") -> operations_pb2.Operation:
+        """Record and return an operation on ``resource`` that ended with ``error`` (a google.rpc.Status)."""
+        op = operations_pb2.Operation(done=True)
+        op.metadata.CopyFrom(_pack(metadata))
+        op.error.CopyFrom(error)
+        return self._keep_op(op, resource, operation_id)
+
+    def _keep_op(self, op: operations_pb2.Operation, resource: str, operation_id: str) -> operations_pb2.Operation:
         with self._lock:
             op.name = f"{resource}/operations/{operation_id or f'_auto_{next(self._ids)}'}"
             self._ops[op.name] = op
@@ -58,9 +68,39 @@ class OperationRegistry:
             raise errors.operation_not_found(name)
         return op
 
-    def list(self, prefix: str) -> list[operations_pb2.Operation]:
+    def list(self, prefix: str, filter_: str = "") -> list[operations_pb2.Operation]:
+        """The kept operations whose name starts with ``prefix``, oldest first, that match ``filter_``."""
+        terms = parse_filter(filter_)
         with self._lock:
-            return [op for name, op in self._ops.items() if name.startswith(prefix)]
+            found = [op for name, op in self._ops.items() if name.startswith(prefix)]
+        return [op for op in found if all(_FILTER_FIELDS[field](op, value) for field, value in terms)]
+
+
+#: The filter fields the local server understands: ``field:value`` means the field contains the value.
+_FILTER_FIELDS = {
+    "name": lambda op, value: value in op.name,
+    "metadata.@type": lambda op, value: op.metadata.type_url.endswith(value.rsplit("/", 1)[-1]),
+}
+
+
+def parse_filter(text: str) -> list[tuple[str, str]]:
+    """``(name:x) AND (metadata.@type:y)`` -> [(field, value), ...]; other filters are refused.
+
+    The client's ``Database.list_database_operations`` sends such a filter.
+
+    >>> parse_filter("(name:databases/d/operations/) AND (metadata.@type:type.googleapis.com/a.B)")
+    [('name', 'databases/d/operations/'), ('metadata.@type', 'type.googleapis.com/a.B')]
+    """
+    terms = []
+    for raw in (t.strip() for t in text.split(" AND ")) if text.strip() else ():
+        term = raw
+        while term.startswith("(") and term.endswith(")"):
+            term = term[1:-1].strip()
+        field, sep, value = term.partition(":")
+        if not sep or field.strip() not in _FILTER_FIELDS or not value.strip():
+            raise errors.operation_filter_unsupported(raw)
+        terms.append((field.strip(), value.strip().strip('"')))
+    return terms
 
 
 def _pack(message: Any) -> any_pb2.Any:

@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 
 import grpc
 from google.protobuf import duration_pb2
-from google.rpc import error_details_pb2
+from google.rpc import error_details_pb2, status_pb2
 
 from .. import errors
 from ..errors import SpannerError
@@ -39,6 +39,15 @@ StreamFn = Callable[[Any, grpc.ServicerContext], Iterator[Any]]
 def grpc_code(error: SpannerError) -> grpc.StatusCode:
     """The gRPC status code of an error (the numbers are google.rpc.Code's)."""
     return _GRPC_CODES.get(int(error.code), grpc.StatusCode.UNKNOWN)
+
+
+def status_pb(error: SpannerError) -> status_pb2.Status:
+    """The ``google.rpc.Status`` of an error, for a long-running operation that ended with it.
+
+    >>> status_pb(errors.table_not_found("T")).code
+    5
+    """
+    return status_pb2.Status(code=int(error.code), message=error.message)
 
 
 def retry_info(delay_seconds: float) -> bytes:
