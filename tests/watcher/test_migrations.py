@@ -11,6 +11,7 @@ import uuid
 import pytest
 
 from watcher.errors import ConfigurationError, MigrationChangedError, MigrationError, MigrationStatementError
+from watcher.schema_tools import migration_files as mf
 from watcher.schema_tools import migrations as m
 from watcher.schema_tools.migrations import MigrationSet, Migrator, split_statements
 
@@ -18,7 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 DDL_WATCHER = os.path.join(ROOT, "ddl", "watcher")
 DDL_SINGERS = os.path.join(ROOT, "ddl", "samples", "singers")
 #: A second copy of ddl/ inside the package would go stale; only a built wheel carries one.
-PACKAGED_COPY = os.path.join(ROOT, "watcher", "schema_tools", m.PACKAGED_DATA)
+PACKAGED_COPY = os.path.join(ROOT, "watcher", "schema_tools", mf.PACKAGED_DATA)
 
 
 # --- statements -------------------------------------------------------------------------------------
