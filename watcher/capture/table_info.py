@@ -63,6 +63,10 @@ def param_type_for(spanner_type: str) -> Any:
 
 @dataclass(frozen=True)
 class TableInfo:
+    """A watched table: its name, key columns in order, column types (as SPANNER_TYPE prints
+    them) and the commit-timestamp column polled (``""`` for a table watched through a helper
+    table, whose changes carry the helper row's commit timestamp)."""
+
     table: TableId
     commit_timestamp_column: str
     key_columns: tuple[str, ...]
