@@ -98,6 +98,7 @@ class PollCycle:
 
     def run(self, deliveries: Deliveries, stopping: threading.Event) -> None:
         """Poll and deliver until a poll comes back short; raises StopDelivery, CallbackError or the poll's error."""
+        assert self.info is not None, "begin() fixes the schema before the first run"
         self.flush_checkpoint()
         while not deliveries.idle and not stopping.is_set():
             query = self.next_query()

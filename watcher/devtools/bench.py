@@ -270,7 +270,7 @@ def build_watchers(database: Any, options: BenchOptions) -> list[tuple[Watcher, 
     from ..capture.shards import FixedShardProvider, NotNullShardProvider
 
     hint = "" if options.disable_table_hint else f"@{{FORCE_INDEX={INDEX}}}"
-    out = []
+    out: list[tuple[Watcher, Recorder]] = []
     for i, shards in enumerate(options.shard_sets()):
         if options.disable_shard_provider:
             # The index is NULL_FILTERED: a query forced onto it must exclude NULL shards.

@@ -27,6 +27,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...sqlnames import find_name, has_name
+
 if TYPE_CHECKING:  # imported when a command runs, so that `--help` starts quickly
     from ...capture.base import Watcher
 
@@ -102,7 +104,6 @@ def resolve_tables(database: Any, cfg: Any) -> dict[str, Any]:
     """The tables to watch -> their discovered TableInfo; errors name the configuration key."""
     from ...capture.table_info import discover, watchable_tables
     from ...errors import ConfigurationError, SchemaError, TableNotFoundError
-    from ...sqlnames import has_name
 
     if cfg.include is not None:
         names, key = list(cfg.include), "tables.include"
@@ -135,8 +136,6 @@ def resolve_tables(database: Any, cfg: Any) -> dict[str, Any]:
 
 
 def _settings_for(cfg: Any, table: str) -> Any:
-    from ...sqlnames import find_name
-
     return find_name(cfg.tables, table)
 
 
