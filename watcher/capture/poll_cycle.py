@@ -69,7 +69,7 @@ class PollCycle:
     info: TableInfo | None = None
     position: Checkpoint | None = None
     stats: PollStats = field(default_factory=PollStats)
-    _stored: Checkpoint | None = None
+    _stored: Checkpoint | None = field(default=None, init=False, repr=False)  # the position last written
 
     @property
     def shard_value(self) -> Any:
