@@ -28,11 +28,11 @@ from apscheduler.schedulers.base import BaseScheduler
 
 from ..checkpoints import CommitTimestampRepository, SpannerCommitTimestampRepository
 from ..errors import ConfigurationError, TableNotFoundError
-from ..model import Change
-from .metrics import prometheus_text
+from ..sqlnames import find_name, has_name
+from .base import BatchCallback, Callback, PollListener, State, Watcher
 from .shards import ShardProvider
-from .table_info import watchable_tables
-from .table_watcher import Callback, State, TableWatcher
+from .table_info import TableInfo, watchable_tables
+from .table_watcher import TableWatcher
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ ALL = _All()
 PerTable = Mapping[str, Any]
 
 
-class DatabaseWatcher:
+class DatabaseWatcher(Watcher):
     """Watches several tables of one database.
 
     Args:
@@ -80,9 +80,10 @@ class DatabaseWatcher:
                 raise ConfigurationError("include=[] watches nothing; give at least one table, or tables=ALL")
             if exclude:
                 raise ConfigurationError("exclude only applies to tables=ALL; with include, list just the tables to watch")
+        super().__init__()
         self.database = database
         self.include = include
-        self.exclude = {t.lower() for t in exclude}
+        self.exclude = list(exclude)
         self.shard_provider = shard_provider
         self.table_hint = table_hint
         self.commit_timestamp_column = commit_timestamp_column
@@ -92,9 +93,10 @@ class DatabaseWatcher:
         self._user_scheduler = scheduler
         self._scheduler: BaseScheduler | None = None
         self._callbacks: list[Callback] = []
-        self._batch_callbacks: list[Callable[[list[Change]], Any]] = []
+        self._batch_callbacks: list[BatchCallback] = []
+        self._poll_listeners: list[PollListener] = []
         self.watchers: dict[str, TableWatcher] = {}
-        self.failure: BaseException | None = None
+        self._failure: BaseException | None = None
         self._state = State.NEW
         self._lock = threading.RLock()
         self._stopper: threading.Thread | None = None
@@ -103,33 +105,56 @@ class DatabaseWatcher:
     def state(self) -> State:
         return self._state
 
-    def add_callback(self, callback: Callable[[Change], Any]) -> None:
-        """Call ``callback(change)`` for changes of every table (one at a time per table)."""
-        self._callbacks.append(callback)
-        for w in self.watchers.values():
-            w.add_callback(callback)
+    @property
+    def failure(self) -> BaseException | None:
+        return self._failure
 
-    def add_batch_callback(self, callback: Callable[[list[Change]], Any]) -> None:
+    def add_callback(self, callback: Callback) -> None:
+        """Call ``callback(change)`` for changes of every table (one at a time per table)."""
+        with self._lock:
+            self._callbacks.append(callback)
+            for w in self.watchers.values():
+                w.add_callback(callback)
+
+    def remove_callback(self, callback: Callback) -> None:
+        with self._lock:
+            if callback in self._callbacks:
+                self._callbacks.remove(callback)
+            for w in self.watchers.values():
+                w.remove_callback(callback)
+
+    def add_batch_callback(self, callback: BatchCallback) -> None:
         """Call ``callback(changes)`` once per poll of every table (see TableWatcher.add_batch_callback)."""
-        self._batch_callbacks.append(callback)
-        for w in self.watchers.values():
-            w.add_batch_callback(callback)
+        with self._lock:
+            self._batch_callbacks.append(callback)
+            for w in self.watchers.values():
+                w.add_batch_callback(callback)
+
+    def add_poll_listener(self, listener: PollListener) -> None:
+        with self._lock:
+            self._poll_listeners.append(listener)
+            for w in self.watchers.values():
+                w.add_poll_listener(listener)
+
+    def table_infos(self) -> list[TableInfo]:
+        """The schema of every table watched so far (as discovered when its watcher started)."""
+        with self._lock:
+            watchers = list(self.watchers.values())
+        return [info for w in watchers for info in w.table_infos()]
 
     def tables(self) -> list[str]:
         """The tables this watcher watches (resolved against the database's schema)."""
         if self.include is not None:
             return list(self.include)
-        found = [t for t in watchable_tables(self.database) if t.lower() not in self.exclude]
+        found = [t for t in watchable_tables(self.database) if not has_name(self.exclude, t)]
         if not found:
             raise TableNotFoundError(self.database.name, "no table with a column with allow_commit_timestamp=true to watch")
         return found
 
     def _per_table(self, value: Any, table: str, default: Any = None) -> Any:
         if isinstance(value, Mapping):
-            for k, v in value.items():
-                if k.lower() == table.lower():
-                    return v
-            return default
+            found = find_name(value, table)
+            return default if found is None else found
         if callable(value) and not isinstance(value, ShardProvider):
             return value(table)
         return value if value is not None else default
@@ -148,7 +173,8 @@ class DatabaseWatcher:
                 self._scheduler = BackgroundScheduler(executors={"default": ThreadPoolExecutor(workers)}, daemon=True)
                 self._scheduler.start()
             scheduler = self._user_scheduler or self._scheduler
-            self.failure = None
+            self._failure = None
+            self._reopen_iterators()
             started: list[TableWatcher] = []
             try:
                 for name in names:
@@ -164,11 +190,13 @@ class DatabaseWatcher:
                             w.add_callback(cb)
                         for bcb in self._batch_callbacks:
                             w.add_batch_callback(bcb)
+                        for listener in self._poll_listeners:
+                            w.add_poll_listener(listener)
                         w.add_failure_listener(self._on_table_failure)
                         self.watchers[name] = w
                     else:
                         # A restart after stop() runs on a new private scheduler (the old one was shut down).
-                        w._user_scheduler = scheduler
+                        w.run_on(scheduler)
                     w.start()
                     started.append(w)
             except BaseException:
@@ -180,9 +208,10 @@ class DatabaseWatcher:
 
     def _on_table_failure(self, watcher: TableWatcher, exc: BaseException) -> None:
         with self._lock:
-            if self.failure is None:
-                self.failure = exc
+            if self._failure is None:
+                self._failure = exc
             self._state = State.FAILED
+            self._end_iterators()
             # Assigned with the state, so that a restart always finds (and waits for) it.
             self._stopper = threading.Thread(target=self._stop_all, daemon=True)
             self._stopper.start()
@@ -195,6 +224,7 @@ class DatabaseWatcher:
     def stop(self, timeout: float | None = 30.0) -> None:
         with self._lock:
             was_failed = self._state == State.FAILED
+        self._end_iterators()
         for w in list(self.watchers.values()):
             w.stop(timeout)
         if self._scheduler is not None:
@@ -204,17 +234,12 @@ class DatabaseWatcher:
             if not was_failed:
                 self._state = State.STOPPED
 
-    def __enter__(self) -> DatabaseWatcher:
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
-
     def stats(self) -> list[dict[str, Any]]:
+        """The figures of every table's poll loop (see TableWatcher.stats)."""
         return [w.stats() for w in self.watchers.values()]
 
-    def prometheus(self) -> str:
-        return prometheus_text(self.stats())
+    def poll_stats(self) -> list[dict[str, Any]]:
+        return self.stats()
 
     def watermark(self) -> dt.datetime | None:
         """Every change of every watched table up to this time was delivered."""

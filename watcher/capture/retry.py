@@ -7,6 +7,9 @@ Example:
     [0.1, 0.2, 0.4, 0.8, 1.6, 2.0]
     >>> 0.0 <= policy.delay(3, random.Random(1)) <= 0.8
     True
+    >>> backoff = policy.backoff(random.Random(1))
+    >>> [backoff.next_delay() <= policy.ceiling(n) for n in range(3)], backoff.attempts
+    ([True, True, True], 3)
 """
 
 from __future__ import annotations
@@ -55,3 +58,30 @@ class RetryPolicy:
 
     def delay(self, attempt: int, rng: random.Random | None = None) -> float:
         return (rng or random).uniform(0.0, self.ceiling(attempt))
+
+    def backoff(self, rng: random.Random | None = None) -> Backoff:
+        """A fresh count of attempts under this policy."""
+        return Backoff(self, rng or random.Random())
+
+
+class Backoff:
+    """The one backoff routine: the waits of one operation retried under a :class:`RetryPolicy`.
+
+    Each failed attempt waits longer (up to the policy's maximum); a success starts over.
+    Not thread-safe: one operation (one poll loop, one read) owns it.
+    """
+
+    def __init__(self, policy: RetryPolicy, rng: random.Random) -> None:
+        self.policy = policy
+        self.rng = rng
+        self.attempts = 0
+
+    def next_delay(self) -> float:
+        """Seconds to wait before the next attempt; counts the failed one."""
+        delay = self.policy.delay(self.attempts, self.rng)
+        self.attempts += 1
+        return delay
+
+    def reset(self) -> None:
+        """The operation succeeded: the next failure waits the shortest time again."""
+        self.attempts = 0

@@ -15,6 +15,7 @@ from google.cloud.spanner_v1 import param_types
 
 from ..errors import ColumnNotFoundError, TableNotFoundError, TableNotWatchableError
 from ..model import TableId
+from ..sqlnames import find_name
 
 _COLUMNS_SQL = (
     "SELECT COLUMN_NAME, SPANNER_TYPE FROM INFORMATION_SCHEMA.COLUMNS "
@@ -63,6 +64,10 @@ def param_type_for(spanner_type: str) -> Any:
 
 @dataclass(frozen=True)
 class TableInfo:
+    """A watched table: its name, key columns in order, column types (as SPANNER_TYPE prints
+    them) and the commit-timestamp column polled (``""`` for a table watched through a helper
+    table, whose changes carry the helper row's commit timestamp)."""
+
     table: TableId
     commit_timestamp_column: str
     key_columns: tuple[str, ...]
@@ -91,7 +96,7 @@ def discover(database: Any, table: TableId | str, commit_timestamp_column: str |
                 raise TableNotWatchableError(str(table), "it has no column with the option allow_commit_timestamp=true")
             commit_timestamp_column = candidates[0]
     if commit_timestamp_column not in columns:
-        match = {c.lower(): c for c in columns}.get(commit_timestamp_column.lower())
+        match = find_name({c: c for c in columns}, commit_timestamp_column)
         if match is None:
             raise ColumnNotFoundError(str(table), commit_timestamp_column, "it cannot be the commit-timestamp column")
         commit_timestamp_column = match

@@ -63,7 +63,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigurationError, InvalidIdentifierError
-from ..sqlnames import validate_identifier
+from ..sqlnames import has_name, validate_identifier
 
 #: The Java library's defaults.
 DEFAULT_POLL_INTERVAL = 1.0
@@ -343,11 +343,10 @@ class _Reader:
         if exclude and include is not None:
             raise self.fail("tables.exclude", "only applies with include = \"all\"; with a list of tables, leave the "
                                               "excluded ones out of include")
-        lowered = {t.lower() for t in exclude}
         for name in settings:
-            if include is not None and name.lower() not in {t.lower() for t in include}:
+            if include is not None and not has_name(include, name):
                 raise self.fail(f"tables.{name}", f"configured but not watched: add it to tables.include ({', '.join(include)})")
-            if name.lower() in lowered:
+            if has_name(exclude, name):
                 raise self.fail(f"tables.{name}", "configured but listed in tables.exclude")
         return include, exclude, settings
 
@@ -364,12 +363,10 @@ class _Reader:
     def names(self, key: str, value: Any) -> tuple[str, ...]:
         if not isinstance(value, list):
             raise self.fail(key, f"expected a list of table names, got {_kind(value)}")
-        seen: set[str] = set()
         for i, name in enumerate(value):
             self.identifier(f"{key}[{i}]", name, "table name")
-            if name.lower() in seen:
+            if has_name(value[:i], name):
                 raise self.fail(f"{key}[{i}]", f"{name} is listed twice")
-            seen.add(name.lower())
         return tuple(value)
 
     def table(self, name: str, section: dict[str, Any]) -> TableSettings:

@@ -37,6 +37,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..capture.base import PollRecord, Watcher
 from ..capture.shards import split_shards
 from ..capture.table_watcher import TableWatcher
 from ..errors import ConfigurationError
@@ -241,28 +242,22 @@ class Writers:
 
 # --- watchers --------------------------------------------------------------------------------------
 
-class TimedWatcher(TableWatcher):
-    """A TableWatcher that also keeps (time, seconds, rows, WITH query used) of its polls, for the report."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.poll_log: deque[tuple[float, float, int, bool]] = deque(maxlen=1_000_000)
-
-    def _record_poll(self, result: Any, seconds: float) -> None:
-        super()._record_poll(result, seconds)
-        self.poll_log.append((time.time(), seconds, len(result.changes), self._stats.using_with_query))
-
-
 class Recorder:
-    """One watcher's callback: arrival wall time, commit time and key of every change.
+    """One watcher's callback: arrival wall time, commit time and key of every change; and its
+    poll listener: (time, seconds, rows, WITH query used) of every poll, for the report.
 
     Callbacks of one watcher run one at a time, so appends need no lock.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, name: str = "") -> None:
+        self.name = name
         self.arrived = array("d")
         self.committed = array("d")
         self.keys = array("q")
+        self.poll_log: deque[tuple[float, float, int, bool]] = deque(maxlen=1_000_000)
+
+    def on_poll(self, poll: PollRecord) -> None:
+        self.poll_log.append((time.time(), poll.seconds, poll.rows, poll.using_with_query))
 
     def __call__(self, change: Any) -> None:
         self.arrived.append(time.time())
@@ -270,23 +265,24 @@ class Recorder:
         self.keys.append(change.keys[0])
 
 
-def build_watchers(database: Any, options: BenchOptions) -> list[tuple[TimedWatcher, Recorder]]:
+def build_watchers(database: Any, options: BenchOptions) -> list[tuple[Watcher, Recorder]]:
     """The TableWatchers the options ask for, each with its recorder (not started)."""
     from ..capture.shards import FixedShardProvider, NotNullShardProvider
 
     hint = "" if options.disable_table_hint else f"@{{FORCE_INDEX={INDEX}}}"
-    out = []
+    out: list[tuple[Watcher, Recorder]] = []
     for i, shards in enumerate(options.shard_sets()):
         if options.disable_shard_provider:
             # The index is NULL_FILTERED: a query forced onto it must exclude NULL shards.
             provider: Any = NotNullShardProvider(SHARD_COLUMN) if hint else None
         else:
             provider = FixedShardProvider(SHARD_COLUMN, shards)
-        w = TimedWatcher(database, TABLE, shard_provider=provider, table_hint=hint, poll_interval=options.poll_interval,
+        w = TableWatcher(database, TABLE, shard_provider=provider, table_hint=hint, poll_interval=options.poll_interval,
                          limit=options.limit, fallback_to_with_query_seconds=options.fallback_to_with_query_seconds,
                          name=f"bench-{i}")
-        recorder = Recorder()
+        recorder = Recorder(f"bench-{i}")
         w.add_callback(recorder)
+        w.add_poll_listener(recorder.on_poll)
         out.append((w, recorder))
     return out
 
@@ -299,7 +295,7 @@ class Run:
 
     options: BenchOptions
     writers: Writers
-    watchers: list[tuple[TimedWatcher, Recorder]]
+    watchers: list[tuple[Watcher, Recorder]]
     started: float = 0.0
     writes_end: float = 0.0
     finished: float = 0.0
@@ -311,8 +307,12 @@ class Run:
     def received(self) -> int:
         return sum(len(r.keys) for _, r in self.watchers)
 
-    def failed_watcher(self) -> TableWatcher | None:
-        return next((w for w, _ in self.watchers if w.failure is not None), None)
+    def failed_watcher(self) -> tuple[Watcher, Recorder] | None:
+        return next(((w, r) for w, r in self.watchers if w.failure is not None), None)
+
+    def using_with_query(self) -> bool:
+        """Whether a watcher's last poll fell back to the WITH query."""
+        return any(s["using_with_query"] for w, _ in self.watchers for s in w.poll_stats())
 
 
 def run_benchmark(database: Any, options: BenchOptions, *, on_status: Callable[[Run], None] | None = None,
@@ -327,7 +327,7 @@ def run_benchmark(database: Any, options: BenchOptions, *, on_status: Callable[[
 
     stop = stop or threading.Event()
     run = Run(options, Writers(database, options), build_watchers(database, options))
-    started_watchers: list[TimedWatcher] = []
+    started_watchers: list[Watcher] = []
     cpu0 = os.times()
     server0 = server_cpu() if server_cpu else 0.0
     try:
@@ -342,7 +342,8 @@ def run_benchmark(database: Any, options: BenchOptions, *, on_status: Callable[[
                 wait(min(status_every, max(0.0, until - time.time())))
                 failed = run.failed_watcher()
                 if failed is not None:
-                    run.failure = f"the watcher on {failed.table} ({failed.name}) failed: {failed.failure}"
+                    w, recorder = failed
+                    run.failure = f"the watcher on {TABLE} ({recorder.name}) failed: {w.failure}"
                     stop.set()
                 if on_status:
                     on_status(run)

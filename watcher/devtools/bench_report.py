@@ -53,9 +53,9 @@ def status_line(run: Run, now: float | None = None) -> str:
         recent = [m for t, m in zip(reversed(log.committed_at), reversed(log.mutations), strict=False) if now - t <= RATE_WINDOW]
     newest = max((r.committed[-1] for _, r in run.watchers if len(r.committed)), default=None)
     latency = f"{now - newest:.1f} s" if newest is not None else "-"
-    polls = [(t, s, with_query) for w, _ in run.watchers for t, s, _, with_query in list(w.poll_log) if now - t <= POLL_WINDOW]
+    polls = [(t, s, with_query) for _, r in run.watchers for t, s, _, with_query in list(r.poll_log) if now - t <= POLL_WINDOW]
     avg_poll = f"{sum(s for _, s, _ in polls) / len(polls) * 1000:.0f} ms" if polls else "-"
-    with_query = any(w._stats.using_with_query for w, _ in run.watchers)
+    with_query = run.using_with_query()
     return (f"{_clock(now - run.started)} | {transactions:,} tx | {mutations:,} mutations "
             f"({sum(recent) / RATE_WINDOW:,.0f}/s) | {run.received:,} changes received | latency {latency} | "
             f"avg poll {avg_poll}, {len(polls):,} polls last minute" + (" | falling back to WITH query!" if with_query else ""))
@@ -77,7 +77,7 @@ def report(run: Run, *, initial_rows: int = 0, command: str = "", where: str = "
     written_keys = set(log.keys)
     received_keys = np.concatenate([np.asarray(r.keys, dtype=np.int64) for _, r in run.watchers]) if run.watchers else np.array([])
     unique_received = set(received_keys.tolist())
-    polls = [(t, s, rows, wq) for w, _ in run.watchers for t, s, rows, wq in w.poll_log]
+    polls = [(t, s, rows, wq) for _, r in run.watchers for t, s, rows, wq in r.poll_log]
     poll_seconds = [s for _, s, _, _ in polls]
     total_mutations = int(mutations.sum())
     in_window = (committed_at >= measured_from) & (committed_at <= run.writes_end)

@@ -12,7 +12,7 @@ change, values in :mod:`watcher.codec`'s typed JSON.
 Example::
 
     sink = StagingSink("staging/")
-    sink.attach(table_watcher)            # or a DatabaseWatcher
+    sink.attach(watcher)            # any Watcher: TableWatcher, DatabaseWatcher, change sets, history
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import os
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model import Change
 from . import contract
@@ -29,6 +29,9 @@ from .contract import BATCH_SUFFIX, RECORD_FIELDS, STAGING_FORMAT, shard_label
 
 # The contract's names that were the sink's before the contract had a module, kept importable from here.
 __all__ = ["BATCH_SUFFIX", "RECORD_FIELDS", "STAGING_FORMAT", "StagingSink", "shard_label"]
+
+if TYPE_CHECKING:  # the sink needs only the interface's shape at run time
+    from ..capture.base import Watcher
 
 TypesFor = Callable[[str], Mapping[str, str]]
 
@@ -50,25 +53,14 @@ class StagingSink:
         self.batches_written = 0
         self.records_written = 0
 
-    def attach(self, watcher: Any) -> None:
-        """Stage every poll of a TableWatcher or DatabaseWatcher before its checkpoint moves."""
-        if hasattr(watcher, "watchers"):  # a DatabaseWatcher: per-table schemas
-            def types_for(table: str) -> Mapping[str, str]:
-                for name, w in watcher.watchers.items():
-                    if name.lower() == table.lower():
-                        return w.info.column_types
-                raise KeyError(table)
-        else:
-            def types_for(table: str) -> Mapping[str, str]:
-                return watcher.info.column_types
-        key_columns_for = self._key_columns_getter(watcher)
-        watcher.add_batch_callback(lambda changes: self.write(changes, types_for(changes[0].table), key_columns_for(changes[0].table)))
+    def attach(self, watcher: Watcher) -> None:
+        """Stage every poll of ``watcher`` (any :class:`~watcher.capture.base.Watcher`) before its checkpoint moves."""
 
-    @staticmethod
-    def _key_columns_getter(watcher: Any) -> Callable[[str], Sequence[str]]:
-        if hasattr(watcher, "watchers"):
-            return lambda table: next(w.info.key_columns for n, w in watcher.watchers.items() if n.lower() == table.lower())
-        return lambda table: watcher.info.key_columns
+        def stage(changes: list[Change]) -> None:
+            info = watcher.table_info(changes[0].table)
+            self.write(changes, info.column_types, info.key_columns)
+
+        watcher.add_batch_callback(stage)
 
     def write(self, changes: Sequence[Change], types: Mapping[str, str], key_columns: Sequence[str], *,
               read_method: str = "cdc", mod_types: Sequence[str | None] | None = None) -> Path | None:

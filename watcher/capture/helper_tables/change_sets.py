@@ -37,7 +37,6 @@ import contextlib
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from google.cloud.spanner_v1 import COMMIT_TIMESTAMP, param_types
@@ -45,12 +44,13 @@ from google.cloud.spanner_v1 import COMMIT_TIMESTAMP, param_types
 from ...checkpoints import CommitTimestampRepository, SpannerCommitTimestampRepository
 from ...errors import ConfigurationError, TableNotFoundError, TableNotWatchableError
 from ...model import Change, TableId
-from ...sqlnames import quote_identifier, validate_identifier
+from ...sqlnames import find_name, has_name, quote_identifier, validate_identifier
+from ..base import State
 from ..database_watcher import ALL
 from ..retry import is_transient
 from ..row_values import real_bytes
-from ..table_info import _COLUMNS_SQL, _KEY_SQL, _query
-from ..table_watcher import State, TableWatcher
+from ..table_info import _COLUMNS_SQL, _KEY_SQL, TableInfo, _query
+from ..table_watcher import TableWatcher
 from .translating import RenamedCheckpoints, TranslatingWatcher
 
 CHANGE_SETS_TABLE = "CHANGE_SETS"
@@ -167,23 +167,17 @@ def change_set_batch(database: Any, *, change_sets_table: str = CHANGE_SETS_TABL
 
 # --- the poller ------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class _DataTable:
-    name: str
-    key_columns: tuple[str, ...]
-    column_types: dict[str, str]
-
-
-def _describe(snap: Any, table: str, column: str) -> _DataTable:
+def _describe(snap: Any, table: str, column: str) -> TableInfo:
+    """A data table's schema; it has no commit-timestamp column of its own (``""``): its
+    changes carry their change set's commit timestamp."""
     tid = TableId(table)
     columns = {name: spanner_type for name, spanner_type in _query(snap, _COLUMNS_SQL, tid)}
     if not columns:
         raise TableNotFoundError(table)
-    match = {c.upper(): c for c in columns}.get(column.upper())
-    if match is None:
+    if find_name(columns, column) is None:
         raise TableNotWatchableError(table, f"it has no {column} column for change sets")
     key = tuple(r[0] for r in _query(snap, _KEY_SQL, tid))
-    return _DataTable(table, key, columns)
+    return TableInfo(tid, "", key, columns)
 
 
 class ChangeSetWatcher(TranslatingWatcher):
@@ -225,7 +219,7 @@ class ChangeSetWatcher(TranslatingWatcher):
                 raise ConfigurationError("exclude only applies to tables=ALL")
             for t in self.include:
                 validate_identifier(t, "table")
-        self.exclude = {t.upper() for t in exclude}
+        self.exclude = list(exclude)
         self.change_sets_table = validate_identifier(change_sets_table, "change-set table")
         self.change_set_column = validate_identifier(change_set_column, "change-set column")
         if checkpoint_name is None:
@@ -235,8 +229,7 @@ class ChangeSetWatcher(TranslatingWatcher):
         self.checkpoints = RenamedCheckpoints(store, helper, TableId(checkpoint_name))
         self.inner = TableWatcher(database, helper, commit_timestamp_column=COMMIT_TIMESTAMP_COLUMN,
                                   checkpoints=self.checkpoints, **options)
-        self.inner.add_batch_callback(self._prefetch)
-        self.data_tables: list[_DataTable] = []
+        self.data_tables: list[TableInfo] = []
         self._prefetched: dict[str, list[Change]] = {}
 
     def tables(self) -> list[str]:
@@ -247,8 +240,8 @@ class ChangeSetWatcher(TranslatingWatcher):
             rows = snap.execute_sql(_TABLES_WITH_COLUMN_SQL, params={"column": self.change_set_column},
                                     param_types={"column": param_types.STRING})
             found = [r[0] for r in rows]
-        skip = {self.change_sets_table.upper(), *self.exclude}
-        found = [t for t in found if t.upper() not in skip]
+        skip = [self.change_sets_table, *self.exclude]
+        found = [t for t in found if not has_name(skip, t)]
         if not found:
             raise TableNotFoundError(self.database.name, f"no table with a {self.change_set_column} column to watch")
         return found
@@ -258,10 +251,14 @@ class ChangeSetWatcher(TranslatingWatcher):
         with self.database.snapshot(multi_use=True) as snap:
             self.data_tables = [_describe(snap, t, self.change_set_column) for t in names]
 
-    def _select(self, snap: Any, table: _DataTable, ids: Sequence[str]) -> Iterator[tuple[str, Change]]:
+    def table_infos(self) -> list[TableInfo]:
+        """The data tables, as discovered at the last start."""
+        return list(self.data_tables)
+
+    def _select(self, snap: Any, table: TableInfo, ids: Sequence[str]) -> Iterator[tuple[str, Change]]:
         col = quote_identifier(self.change_set_column)
         order = ", ".join(quote_identifier(k) for k in table.key_columns)
-        sql = (f"SELECT * FROM {quote_identifier(table.name)} WHERE {col} IN UNNEST(@ids)"
+        sql = (f"SELECT * FROM {table.table.sql} WHERE {col} IN UNNEST(@ids)"
                + (f" ORDER BY {order}" if order else ""))
         results = snap.execute_sql(sql, params={"ids": list(ids)}, param_types={"ids": param_types.Array(param_types.STRING)})
         rows = list(results)
@@ -274,7 +271,7 @@ class ChangeSetWatcher(TranslatingWatcher):
         for row in rows:
             row = real_bytes(fields, row)
             # The commit timestamp is filled in per change set by _translate.
-            yield row[id_index], Change(table.name, tuple(row[i] for i in key_index), dict(zip(names, row, strict=True)), None)  # type: ignore[arg-type]
+            yield row[id_index], Change(str(table.table), tuple(row[i] for i in key_index), dict(zip(names, row, strict=True)), None)  # type: ignore[arg-type]
 
     def _read(self, ids: Sequence[str]) -> dict[str, list[Change]]:
         """The data rows of change sets ``ids``, grouped by id, tables in order, keys in order.
@@ -282,15 +279,14 @@ class ChangeSetWatcher(TranslatingWatcher):
         These reads are part of polling, so transient errors are retried here with the
         watcher's backoff (they would otherwise count as a failed callback).
         """
-        attempt = 0
+        backoff = self.inner.retry_policy.backoff()
         while True:
             try:
                 return self._read_once(ids)
             except Exception as exc:
-                if not is_transient(exc) or attempt >= _READ_ATTEMPTS or self.inner.state != State.RUNNING:
+                if not is_transient(exc) or backoff.attempts >= _READ_ATTEMPTS or self.inner.state != State.RUNNING:
                     raise
-                time.sleep(self.inner.retry_policy.delay(attempt))
-                attempt += 1
+                time.sleep(backoff.next_delay())
 
     def _read_once(self, ids: Sequence[str]) -> dict[str, list[Change]]:
         found: dict[str, list[Change]] = {i: [] for i in ids}
@@ -300,7 +296,7 @@ class ChangeSetWatcher(TranslatingWatcher):
                     found.setdefault(change_set_id, []).append(change)
         return found
 
-    def _prefetch(self, helper_changes: list[Change]) -> None:
+    def _prepare_batch(self, helper_changes: list[Change]) -> None:
         # One query per table for the whole poll instead of one per change set.
         self._prefetched = self._read([c.keys[0] for c in helper_changes])
 

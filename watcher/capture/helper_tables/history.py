@@ -56,7 +56,7 @@ from ...checkpoints import CommitTimestampRepository
 from ...errors import ConfigurationError, DdlError, TableNotFoundError
 from ...model import Change, TableId
 from ...sqlnames import quote_identifier, validate_identifier
-from ..table_info import _KEY_SQL, _query
+from ..table_info import _KEY_SQL, TableInfo, _query
 from ..table_watcher import TableWatcher
 from .history_values import decode_values, encode_values
 from .translating import TranslatingWatcher
@@ -315,6 +315,12 @@ class HistoryWatcher(TranslatingWatcher):
                                   checkpoints=checkpoints, **options)
         self._types: Mapping[str, str] = {}
         self._key_columns: tuple[str, ...] = ()
+        self._info: TableInfo | None = None
+
+    def table_infos(self) -> list[TableInfo]:
+        """The data table (key columns and column types as found at the last start; its
+        changes carry the history rows' commit timestamps, so no commit-timestamp column)."""
+        return [self._info] if self._info is not None else []
 
     def _prepare(self) -> None:
         history_columns, history_key = _describe(self.database, self.history_table)
@@ -327,6 +333,7 @@ class HistoryWatcher(TranslatingWatcher):
         except TableNotFoundError:
             # The data table may be gone while its history remains: values keep their JSON form.
             self._types = {c: t for c, (t, _) in history_columns.items() if c in self._key_columns}
+        self._info = TableInfo(TableId(self.table), "", self._key_columns, dict(self._types))
 
     def _translate(self, change: Change) -> Iterable[Change]:
         row = change.row

@@ -25,7 +25,12 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from ...sqlnames import find_name, has_name
+
+if TYPE_CHECKING:  # imported when a command runs, so that `--help` starts quickly
+    from ...capture.base import Watcher
 
 NAME = "watch"
 
@@ -103,16 +108,15 @@ def resolve_tables(database: Any, cfg: Any) -> dict[str, Any]:
     if cfg.include is not None:
         names, key = list(cfg.include), "tables.include"
     else:
-        excluded = {t.lower() for t in cfg.exclude}
         available = watchable_tables(database)
-        names, key = [t for t in available if t.lower() not in excluded], "tables"
+        names, key = [t for t in available if not has_name(cfg.exclude, t)], "tables"
         if not names:
             raise cfg.error(key, f"no table to watch in {database.name}: "
                                  + ("every table with a commit-timestamp column is excluded" if available else
                                     "no table has a column with allow_commit_timestamp=true (create one, e.g. "
                                     "with `spanner-watcher migrate --dir ddl/samples/singers`)"))
         for name in cfg.tables:
-            if name.lower() not in {t.lower() for t in names}:
+            if not has_name(names, name):
                 raise cfg.error(f"tables.{name}", f"no such table with a commit-timestamp column in {database.name} "
                                                   f"(tables: {', '.join(names)})")
     infos: dict[str, Any] = {}
@@ -132,10 +136,10 @@ def resolve_tables(database: Any, cfg: Any) -> dict[str, Any]:
 
 
 def _settings_for(cfg: Any, table: str) -> Any:
-    return next((s for n, s in cfg.tables.items() if n.lower() == table.lower()), None)
+    return find_name(cfg.tables, table)
 
 
-def build_watcher(database: Any, cfg: Any, tables: list[str]) -> Any:
+def build_watcher(database: Any, cfg: Any, tables: list[str]) -> Watcher:
     """The DatabaseWatcher the configuration describes (not started)."""
     from ...capture.database_watcher import DatabaseWatcher
     from ...checkpoints import SpannerCommitTimestampRepository
@@ -195,19 +199,19 @@ class _Progress:
             self.staged[changes[0].table] = self.staged.get(changes[0].table, 0) + len(changes)
             self.batches += 1
 
-    def rows(self, watcher: Any) -> list[tuple[str, int, int, str, str]]:
+    def rows(self, watcher: Watcher) -> list[tuple[str, int, int, str, str]]:
         out = []
-        for stats in watcher.stats():
+        for stats in watcher.poll_stats():
             lag = stats["lag_seconds"]
             out.append((stats["table"], self.staged.get(stats["table"], 0), stats["polls"],
                         f"{lag:.1f} s" if lag is not None else "-", stats["state"]))
         return out
 
-    def line(self, watcher: Any, elapsed: float) -> str:
+    def line(self, watcher: Watcher, elapsed: float) -> str:
         parts = [f"{t}: {n:,} staged, lag {lag}" for t, n, _, lag, _ in self.rows(watcher)]
         return f"[{elapsed:6.0f} s] {sum(self.staged.values()):,} changes staged; " + "; ".join(parts)
 
-    def table(self, watcher: Any, elapsed: float, staging: Path) -> Any:
+    def table(self, watcher: Watcher, elapsed: float, staging: Path) -> Any:
         from rich.table import Table
 
         table = Table(title=f"spanner-watcher watch: {elapsed:.0f} s, {sum(self.staged.values()):,} changes staged "
@@ -219,13 +223,13 @@ class _Progress:
         return table
 
 
-def _run_until(watcher: Any, stop: threading.Event, deadline: float | None, progress: _Progress, staging: Path,
+def _run_until(watcher: Watcher, stop: threading.Event, deadline: float | None, progress: _Progress, staging: Path,
                quiet: bool) -> float:
     """Show progress until stopped, failed or past ``deadline``; returns the seconds it ran."""
     from rich.console import Console
     from rich.live import Live
 
-    from ...capture.table_watcher import State
+    from ...capture.base import State
 
     started = time.monotonic()
     console = Console(stderr=True)

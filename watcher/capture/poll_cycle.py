@@ -1,0 +1,219 @@
+"""One poll loop's cycle: poll, hand the changes over, move the checkpoint; repeat while polls come back full.
+
+The position is exact (commit timestamp plus, inside a group of rows sharing one timestamp,
+the last key), so a stop, a crash or a failure repeats at most the rows of one poll and never
+skips one. The cycle knows nothing of scheduling: :class:`~watcher.capture.table_watcher.TableWatcher`
+runs it on a :class:`~watcher.capture.scheduling.PollJob` and decides what an error does.
+
+Example::
+
+    cycle = PollCycle(database, TableId("Singers"), checkpoints, limit=100)
+    cycle.begin(discover(database, "Singers"))
+    cycle.run(Deliveries(callbacks=[print]), stopping=threading.Event())
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from google.api_core import exceptions as gexc
+
+from ..checkpoints import CommitTimestampRepository
+from ..errors import CallbackError, PollError, TableNotFoundError, WatcherError
+from ..model import Change, Checkpoint, PollStats, TableId, as_nanos_timestamp, from_nanos, timestamp_nanos
+from .base import BatchCallback, Callback, PollListener, PollRecord
+from .handoff import StopDelivery
+from .polling import PollQuery, continuation_query, run_poll, simple_query, with_query, with_query_eligible
+from .shards import ShardProvider
+from .table_info import TableInfo
+
+log = logging.getLogger(__name__)
+
+_TABLE_NOT_FOUND = re.compile(r"table not found|table \S+ (was )?not found|no such table", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Deliveries:
+    """Who gets a cycle's changes (a snapshot of the watcher's lists, taken once per cycle)."""
+
+    callbacks: Sequence[Callback] = ()
+    batch_callbacks: Sequence[BatchCallback] = ()
+    poll_listeners: Sequence[PollListener] = ()
+
+    @property
+    def idle(self) -> bool:
+        """Nobody to hand changes to: polling now would move the checkpoint past unseen changes."""
+        return not self.callbacks and not self.batch_callbacks
+
+
+@dataclass
+class PollCycle:
+    """The poll loop of one table (and shard set): its position, its checkpoint and its figures."""
+
+    database: Any
+    table: TableId
+    checkpoints: CommitTimestampRepository
+    shard_provider: ShardProvider | None = None
+    table_hint: str = ""
+    limit: int = 10_000
+    fallback_to_with_query_seconds: float = 60.0
+    initial_timestamp: dt.datetime | None = None
+    clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC)
+    info: TableInfo | None = None
+    position: Checkpoint | None = None
+    stats: PollStats = field(default_factory=PollStats)
+    _stored: Checkpoint | None = field(default=None, init=False, repr=False)  # the position last written
+
+    @property
+    def shard_value(self) -> Any:
+        return self.shard_provider.shard_value if self.shard_provider is not None else None
+
+    def begin(self, info: TableInfo) -> None:
+        """Fix the table's schema for the coming polls and, the first time, the starting point."""
+        self.info = info
+        if self.position is None:
+            self.position = self._starting_point()
+
+    def _starting_point(self) -> Checkpoint:
+        stored = self.checkpoints.get(self.table, self.shard_value)
+        if stored is not None:
+            self._stored = stored
+            return stored
+        ts = self.initial_timestamp
+        if ts is None:
+            with self.database.snapshot() as snap:
+                ts = list(snap.execute_sql("SELECT CURRENT_TIMESTAMP()"))[0][0]
+        start = Checkpoint(as_nanos_timestamp(ts))
+        # Stored at once, so that a crash before the first poll cannot move the starting point.
+        self.checkpoints.set(self.table, start, self.shard_value)
+        self._stored = start
+        return start
+
+    def run(self, deliveries: Deliveries, stopping: threading.Event) -> None:
+        """Poll and deliver until a poll comes back short; raises StopDelivery, CallbackError or the poll's error."""
+        assert self.info is not None, "begin() fixes the schema before the first run"
+        self.flush_checkpoint()
+        while not deliveries.idle and not stopping.is_set():
+            query = self.next_query()
+            started = time.monotonic()
+            result = run_poll(self.database, self.info, query, limit=self.limit, shard_value=self.shard_value)
+            self._record_poll(len(result.changes), time.monotonic() - started, deliveries.poll_listeners)
+            self._stage(result.changes, deliveries.batch_callbacks)
+            self._deliver(result.changes, deliveries.callbacks, stopping)
+            self._advance(query, result)
+            self.flush_checkpoint()
+            if not (result.full or query.continuation):
+                break
+
+    def next_query(self) -> PollQuery:
+        """The next poll: continue inside a commit-timestamp group, or the simple or WITH query."""
+        assert self.info is not None and self.position is not None
+        pos = self.position
+        shard = self.shard_provider.shard_filter() if self.shard_provider is not None else None
+        if pos.key is not None:
+            return continuation_query(self.info, self.table_hint, limit=self.limit, since=pos, shard=shard)
+        behind = (self.clock() - pos.commit_timestamp).total_seconds()
+        use_with = behind > self.fallback_to_with_query_seconds and with_query_eligible(self.shard_provider, self.limit)
+        self.stats.using_with_query = use_with
+        if use_with:
+            return with_query(self.info, self.table_hint, limit=self.limit, provider=self.shard_provider,  # type: ignore[arg-type]
+                              since=pos.commit_timestamp)
+        return simple_query(self.info, self.table_hint, limit=self.limit, shard=shard, since=pos.commit_timestamp)
+
+    def _record_poll(self, rows: int, seconds: float, listeners: Sequence[PollListener]) -> None:
+        s = self.stats
+        s.polls += 1
+        s.last_poll_at = self.clock()
+        s.last_poll_seconds = seconds
+        s.last_poll_rows = rows
+        record = PollRecord(str(self.table), s.last_poll_at, seconds, rows, s.using_with_query)
+        for listener in listeners:
+            try:
+                listener(record)
+            except Exception:
+                log.exception("a poll listener of the watcher on %s raised", self.table)
+
+    def _stage(self, changes: list[Change], batch_callbacks: Sequence[BatchCallback]) -> None:
+        if not changes:
+            return
+        for cb in batch_callbacks:
+            try:
+                cb(changes)
+            except Exception as exc:
+                raise CallbackError(f"A batch callback of the watcher on {self.table} failed on a batch of {len(changes)} "
+                                    f"changes from {changes[0].commit_timestamp.isoformat()}: {exc!r}") from exc
+
+    def _deliver(self, changes: list[Change], callbacks: Sequence[Callback], stopping: threading.Event) -> None:
+        """Hand changes to the callbacks; on a stop or an error the position stops after the last one delivered."""
+        for i, change in enumerate(changes):
+            if stopping.is_set():
+                self._set_partial(changes, i)
+                raise StopDelivery()
+            for cb in callbacks:
+                try:
+                    cb(change)
+                except StopDelivery:
+                    self._set_partial(changes, i)
+                    raise
+                except Exception as exc:
+                    self._set_partial(changes, i)
+                    raise CallbackError(f"A callback of the watcher on {self.table} failed on the change with key "
+                                        f"{change.keys} at {change.commit_timestamp.isoformat()}: {exc!r}") from exc
+            self.stats.rows += 1
+            self.stats.last_commit_timestamp = change.commit_timestamp
+
+    def _set_partial(self, changes: list[Change], delivered: int) -> None:
+        """Position after the first ``delivered`` changes of a poll (exact, inside the group)."""
+        if delivered > 0:
+            last = changes[delivered - 1]
+            self.position = Checkpoint(last.commit_timestamp, last.keys)
+            self._raise_watermark(from_nanos(timestamp_nanos(last.commit_timestamp) - 1))
+
+    def _advance(self, query: PollQuery, result: Any) -> None:
+        assert self.position is not None
+        if result.changes:
+            last = result.changes[-1]
+            self.position = Checkpoint(last.commit_timestamp, last.keys if result.full else None)
+        elif query.continuation:
+            self.position = Checkpoint(self.position.commit_timestamp, None)
+        if result.full:
+            self._raise_watermark(from_nanos(timestamp_nanos(self.position.commit_timestamp) - 1))
+        elif result.read_timestamp is not None and not query.continuation:
+            self._raise_watermark(as_nanos_timestamp(result.read_timestamp))
+
+    def _raise_watermark(self, ts: dt.datetime) -> None:
+        if self.stats.watermark is None or ts > self.stats.watermark:
+            self.stats.watermark = ts  # type: ignore[assignment]
+
+    def flush_checkpoint(self, best_effort: bool = False) -> None:
+        """Store the position if it moved; ``best_effort`` logs a failure instead of raising it."""
+        pos = self.position
+        if pos is None or pos == self._stored:
+            return
+        try:
+            self.checkpoints.set(self.table, pos, self.shard_value)
+            self._stored = pos
+        except Exception:
+            if not best_effort:
+                raise
+            log.warning("could not store the checkpoint of %s at %s", self.table, pos, exc_info=True)
+
+    def explain(self, exc: BaseException) -> BaseException:
+        """A poll error as the WatcherError the application sees (a dropped table says so)."""
+        if isinstance(exc, WatcherError):
+            return exc
+        # Spanner (and the emulator) answer a query on a dropped table with INVALID_ARGUMENT
+        # "Table not found: T"; some servers use NOT_FOUND.
+        if isinstance(exc, (gexc.NotFound, gexc.InvalidArgument)) and _TABLE_NOT_FOUND.search(str(exc)):
+            err: WatcherError = TableNotFoundError(str(self.table), f"it was dropped or is not readable: {exc.message}")
+        else:
+            err = PollError(f"Polling {self.table} failed: {exc}")
+        err.__cause__ = exc
+        return err
