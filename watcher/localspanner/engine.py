@@ -24,7 +24,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
-from . import errors, limits, sql, values
+from . import errors, limits, retention, sql, values, versions
 from .catalog import Catalog
 from .clock import Clock
 from .commits import write_commit
@@ -48,7 +48,7 @@ from .requests import (
 from .schema_changes import load_catalog, write_schema_change
 from .schema_updater import apply_statement
 from .sqlite_names import quote
-from .storage import Storage
+from .storage import META_TABLE, Storage
 from .transactions import PendingCommitTimestamp, ReadWriteTransaction, Snapshot, mutation_count
 from .writer import Writer
 
@@ -65,6 +65,8 @@ class DatabaseEngine:
         self._registry_lock = threading.Lock()
         self.latest_commit_nanos = 0
         self.catalog = load_catalog(storage)
+        self.retention_period = retention.load(storage.writer, META_TABLE)
+        self._commits_since_purge = 0
 
     # --- schema ------------------------------------------------------------------------------------
 
@@ -75,6 +77,9 @@ class DatabaseEngine:
         conn = self.storage.writer
         try:
             for statement in statements:
+                if retention.is_alter_database(statement):
+                    stamps.append(self._set_retention(statement))
+                    continue
                 new, _ = apply_statement(self.catalog, statement)
                 if new is self.catalog:
                     stamps.append(self.clock.next())
@@ -93,15 +98,44 @@ class DatabaseEngine:
             self._writer.release(None)
         return stamps
 
+    def _set_retention(self, statement: str) -> int:
+        """ALTER DATABASE ... SET OPTIONS (version_retention_period = ...): commits on its own."""
+        name, period = retention.parse_alter_database(statement)
+        database = self.name.rsplit("/", 1)[-1]
+        if name != database:
+            raise errors.alter_database_wrong_name(name, database)
+        conn = self.storage.writer
+        conn.execute("BEGIN")
+        try:
+            retention.save(conn, META_TABLE, period)
+            with self._visibility:
+                ts = self.clock.next()
+                conn.execute("COMMIT")
+                self.retention_period = period
+                self.latest_commit_nanos = ts
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return ts
+
     def ddl(self) -> list[str]:
-        return print_catalog(self.catalog)
+        printed = print_catalog(self.catalog)
+        if self.retention_period is not None:
+            printed.append(retention.print_option(self.name.rsplit("/", 1)[-1], self.retention_period))
+        return printed
+
+    def _retention_nanos(self) -> int:
+        return retention.retention_seconds(self.retention_period) * 1_000_000_000
 
     # --- snapshots -----------------------------------------------------------------------------------------
 
     def _pin(self, options: ReadOnlyOptions) -> Snapshot:
-        """A snapshot for a read-only bound; stale bounds are served only when nothing changed since."""
+        """A snapshot for a read-only bound; a stale bound reads the row versions at its timestamp."""
         target = self._target_timestamp(options)
         if target is not None:
+            if target < self.clock.wall_nanos() - self._retention_nanos():
+                raise errors.read_timestamp_too_old(values.nanos_to_rfc3339(target))
             wait = (target - self.clock.wall_nanos()) / 1e9
             if wait > limits.MAX_FUTURE_READ_SECONDS:
                 raise errors.read_timestamp_too_far_in_future(values.nanos_to_rfc3339(target))
@@ -110,15 +144,17 @@ class DatabaseEngine:
         conn = self.storage.reader()
         try:
             with self._visibility:
-                if target is not None and target < self.latest_commit_nanos:
-                    raise errors.stale_read_unavailable(values.nanos_to_rfc3339(target), values.nanos_to_rfc3339(self.latest_commit_nanos))
+                past = target is not None and target < self.latest_commit_nanos
                 read_ts = self.clock.next() if target is None else target
                 if target is not None:
                     self.clock.advance_past(target)
                 conn.execute("BEGIN")
                 conn.execute(f"SELECT 1 FROM {quote('_ls_meta')} LIMIT 1").fetchall()
                 catalog = self.catalog
+            if past:
+                versions.enter_past(conn, catalog, read_ts)
         except BaseException:
+            versions.leave_past(conn)
             self.storage.release(conn)
             raise
         return Snapshot(conn, read_ts, catalog)
@@ -134,6 +170,7 @@ class DatabaseEngine:
         with snap.lock:
             if not snap.released:
                 snap.released = True
+                versions.leave_past(snap.conn)
                 self.storage.release(snap.conn)
 
     def _register_snapshot(self, snap: Snapshot) -> None:
@@ -423,7 +460,12 @@ class DatabaseEngine:
         """Commit ``txn`` (which holds the writer and has an open SQLite transaction)."""
         with self._visibility:
             ts = self.clock.next()
-            write_commit(self.storage.writer, self.catalog, mutations, txn.pending, ts)
+            self._commits_since_purge += 1
+            purge_before = None
+            if self._commits_since_purge >= versions.PURGE_EVERY_COMMITS:
+                self._commits_since_purge = 0
+                purge_before = self.clock.wall_nanos() - self._retention_nanos()
+            write_commit(self.storage.writer, self.catalog, mutations, txn.pending, ts, purge_before=purge_before)
             self.latest_commit_nanos = ts
         txn.state = "committed"
         self._writer.release(txn)

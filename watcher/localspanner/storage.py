@@ -23,6 +23,7 @@ from . import information_schema as info
 from .catalog import Catalog
 from .sql import register_functions
 from .sqlite_names import quote
+from .versions import ReaderConnection
 
 META_TABLE = "_ls_meta"
 #: Persisted state carries a format version, so a later server can tell what it reads.
@@ -46,7 +47,7 @@ class Storage:
         self.writer.execute(f"INSERT OR IGNORE INTO {META_TABLE} VALUES ('format_version', ?)", (str(FORMAT_VERSION),))
 
     def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30.0)
+        conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30.0, factory=ReaderConnection)
         conn.execute("PRAGMA journal_mode=WAL")
         # NORMAL in WAL mode survives a process crash (not a power cut) and keeps commits fast.
         conn.execute("PRAGMA synchronous=NORMAL")
