@@ -24,7 +24,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
-from . import errors, limits, retention, sql, values, versions
+from . import errors, limits, partitions, retention, sql, values, versions
 from .catalog import Catalog
 from .clock import Clock
 from .commits import write_commit
@@ -234,17 +234,53 @@ class DatabaseEngine:
     # --- queries and DML --------------------------------------------------------------------------------------
 
     def execute_sql(self, session: str, statement: Statement, selector: TransactionSelector | None, *,
-                    seqno: int | None = None, plan: bool = False) -> ResultStream:
+                    seqno: int | None = None, plan: bool = False, partition_token: bytes = b"") -> ResultStream:
         """Run a query or DML; ``seqno`` replays a DML request already answered in its transaction,
-        ``plan`` describes the result (fields, no rows) without running the statement."""
+        ``plan`` describes the result (fields, no rows) without running the statement,
+        ``partition_token`` (from :meth:`partition`) keeps only that partition's rows."""
         txn, info, single_use = self._resolve(session, selector)
         try:
             if plan:
                 return self._plan(txn, info, single_use, statement)
+            if partition_token:
+                return self._partition_of(txn, single_use, partition_token, statement.sql,
+                                          lambda: self._execute_in(txn, info, single_use, statement, seqno))
             return self._execute_in(txn, info, single_use, statement, seqno)
         except BaseException:
             self._discard_unreported(txn, info)
             raise
+
+    # --- partitions (PartitionQuery, PartitionRead) -----------------------------------------------------------
+
+    def partition(self, session: str, selector: TransactionSelector | None, request: str, max_partitions: int, *,
+                  statement: Statement | None = None) -> tuple[list[bytes], TransactionInfo | None]:
+        """Tokens for the partitions of ``request`` (the canonical text of a query or read) in a read-only
+        transaction; each partition then runs in that transaction, at its timestamp."""
+        txn, info, single_use = self._resolve(session, selector)
+        try:
+            if single_use or not isinstance(txn, Snapshot):
+                raise errors.partition_needs_read_only_transaction("PartitionQuery" if statement else "PartitionRead")
+            if statement is not None:
+                if sql.is_dml(statement.sql):
+                    raise errors.dml_needs_read_write()
+                sql.describe(statement, txn.catalog)  # a query that cannot run fails here, not in every partition
+        except BaseException:
+            if single_use and isinstance(txn, Snapshot):
+                self._unpin(txn)
+            self._discard_unreported(txn, info)
+            raise
+        return partitions.make_tokens(txn.id, request, partitions.partition_count(max_partitions)), info
+
+    def _partition_of(self, txn: ReadWriteTransaction | Snapshot, single_use: bool, token: bytes, request: str,
+                      run: Any) -> ResultStream:
+        if single_use or not isinstance(txn, Snapshot):
+            if single_use and isinstance(txn, Snapshot):
+                self._unpin(txn)
+            raise errors.partition_token_invalid()
+        index, count = partitions.decode(token, txn.id, request)
+        result: ResultStream = run()
+        result.rows = partitions.take_slice(result.rows, index, count)
+        return result
 
     def _discard_unreported(self, txn: ReadWriteTransaction | Snapshot, info: TransactionInfo | None) -> None:
         """A transaction begun inline by a request that failed was never reported to the client,
@@ -402,8 +438,16 @@ class DatabaseEngine:
     # --- reads by key ---------------------------------------------------------------------------------------------
 
     def read(self, session: str, table: str, columns: list[str], key_set: KeySet, selector: TransactionSelector | None,
-             index: str = "", limit: int = 0) -> ResultStream:
+             index: str = "", limit: int = 0, partition_token: bytes = b"") -> ResultStream:
         txn, info, single_use = self._resolve(session, selector)
+        if partition_token:
+            request = read_request_text(table, index, columns, key_set)
+            return self._partition_of(txn, single_use, partition_token, request,
+                                      lambda: self._read_in(txn, info, single_use, table, columns, key_set, index, limit))
+        return self._read_in(txn, info, single_use, table, columns, key_set, index, limit)
+
+    def _read_in(self, txn: ReadWriteTransaction | Snapshot, info: TransactionInfo | None, single_use: bool, table: str,
+                 columns: list[str], key_set: KeySet, index: str, limit: int) -> ResultStream:
         if isinstance(txn, Snapshot):
             txn.last_used = time.monotonic()
             try:
@@ -479,3 +523,7 @@ class DatabaseEngine:
             self._unpin(s)
         self.storage.close()
 
+
+def read_request_text(table: str, index: str, columns: list[str], key_set: KeySet) -> str:
+    """What a PartitionRead partitions, as text its tokens are checked against."""
+    return "\0".join([table.lower(), index.lower(), ",".join(c.lower() for c in columns), repr(key_set)])

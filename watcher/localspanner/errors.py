@@ -103,14 +103,6 @@ def unsupported_mutation_kind(kind: str | None) -> SpannerError:
     return malformed_request(f"unsupported mutation kind {kind or '(none)'}")
 
 
-def partition_query_unsupported() -> SpannerError:
-    return unimplemented("PartitionQuery (partitioned queries); run the query directly")
-
-
-def partition_read_unsupported() -> SpannerError:
-    return unimplemented("PartitionRead (partitioned reads); read directly")
-
-
 def invalid_resume_token(method: str) -> SpannerError:
     return invalid_argument(f"Invalid resume token in {method} request: it was not issued by this server.")
 
