@@ -67,6 +67,9 @@ class DatabaseEngine:
         self.catalog = load_catalog(storage)
         self.retention_period = retention.load(storage.writer, META_TABLE)
         self._commits_since_purge = 0
+        # Reopened from disk: reads before the newest recorded commit must use its versions.
+        self.latest_commit_nanos = versions.latest_commit(storage.writer, self.catalog)
+        self.clock.advance_past(self.latest_commit_nanos)
 
     # --- schema ------------------------------------------------------------------------------------
 

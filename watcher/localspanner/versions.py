@@ -188,6 +188,16 @@ def purge(conn: sqlite3.Connection, catalog: Catalog, cutoff: int) -> int:
     return removed
 
 
+def latest_commit(conn: sqlite3.Connection, catalog: Catalog) -> int:
+    """The newest commit timestamp recorded in the versions tables (0: none), for a database reopened from disk."""
+    newest = 0
+    for t in catalog.tables:
+        row = conn.execute(f"SELECT {quote(TO_TS)} FROM main.{quote(versions_table(t))} ORDER BY rowid DESC LIMIT 1").fetchone()
+        if row is not None:
+            newest = max(newest, row[0])
+    return newest
+
+
 # --- reads in the past (a reader connection) ----------------------------------------------------------------
 
 class ReaderConnection(sqlite3.Connection):
