@@ -24,13 +24,16 @@ def write_commit(conn: sqlite3.Connection, catalog: Catalog, mutations: list[Mut
                  pending: Sequence[PendingCommitTimestamp], ts: int, *, purge_before: int | None = None) -> None:
     """Apply ``mutations``, put ``ts`` where DML wrote PENDING_COMMIT_TIMESTAMP(), record the row
     versions, and COMMIT; ``purge_before`` also drops versions that ended at or before it."""
-    set_statement_time(ts)  # DEFAULT (CURRENT_TIMESTAMP()) of inserted rows is the commit time
+    capture = versions.begin_commit(conn, catalog, ts)  # row versions, in this SQLite transaction
     try:
-        apply_mutations(conn, catalog, mutations, commit_nanos=ts)
+        set_statement_time(ts)  # DEFAULT (CURRENT_TIMESTAMP()) of inserted rows is the commit time
+        try:
+            apply_mutations(conn, catalog, mutations, commit_nanos=ts)
+        finally:
+            set_statement_time(None)
+        _fill_pending(conn, catalog, pending, ts)
     finally:
-        set_statement_time(None)
-    _fill_pending(conn, catalog, pending, ts)
-    versions.record_commit(conn, catalog, ts)
+        capture.finish()
     if purge_before is not None:
         versions.purge(conn, catalog, purge_before)
     try:

@@ -43,6 +43,8 @@ class Storage:
         self._all: list[sqlite3.Connection] = []
         self.writer = self._connect()
         self.writer.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT_PAGES}")
+        # The row-version capture keeps each transaction's pending images in TEMP tables (versions.py).
+        self.writer.execute("PRAGMA temp_store=MEMORY")
         self.writer.execute(f"CREATE TABLE IF NOT EXISTS {META_TABLE} (key TEXT PRIMARY KEY, value TEXT)")
         self.writer.execute(f"INSERT OR IGNORE INTO {META_TABLE} VALUES ('format_version', ?)", (str(FORMAT_VERSION),))
 
