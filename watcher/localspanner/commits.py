@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-from . import values
+from . import values, versions
 from .catalog import Catalog, Table
 from .mutations import apply_mutations
 from .requests import Mutation
@@ -21,14 +21,21 @@ from .transactions import PendingCommitTimestamp
 
 
 def write_commit(conn: sqlite3.Connection, catalog: Catalog, mutations: list[Mutation],
-                 pending: Sequence[PendingCommitTimestamp], ts: int) -> None:
-    """Apply ``mutations``, put ``ts`` where DML wrote PENDING_COMMIT_TIMESTAMP(), and COMMIT."""
-    set_statement_time(ts)  # DEFAULT (CURRENT_TIMESTAMP()) of inserted rows is the commit time
+                 pending: Sequence[PendingCommitTimestamp], ts: int, *, purge_before: int | None = None) -> None:
+    """Apply ``mutations``, put ``ts`` where DML wrote PENDING_COMMIT_TIMESTAMP(), record the row
+    versions, and COMMIT; ``purge_before`` also drops versions that ended at or before it."""
+    capture = versions.begin_commit(conn, catalog, ts)  # row versions, in this SQLite transaction
     try:
-        apply_mutations(conn, catalog, mutations, commit_nanos=ts)
+        set_statement_time(ts)  # DEFAULT (CURRENT_TIMESTAMP()) of inserted rows is the commit time
+        try:
+            apply_mutations(conn, catalog, mutations, commit_nanos=ts)
+        finally:
+            set_statement_time(None)
+        _fill_pending(conn, catalog, pending, ts)
     finally:
-        set_statement_time(None)
-    _fill_pending(conn, catalog, pending, ts)
+        capture.finish()
+    if purge_before is not None:
+        versions.purge(conn, catalog, purge_before)
     try:
         conn.execute("COMMIT")
     except sqlite3.IntegrityError as exc:

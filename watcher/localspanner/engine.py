@@ -24,7 +24,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
-from . import errors, limits, sql, values
+from . import errors, limits, partitions, retention, sql, values, versions
 from .clock import Clock
 from .commits import write_commit
 from .ddl.printer import print_catalog
@@ -47,7 +47,7 @@ from .requests import (
 from .schema_changes import load_catalog, write_schema_change
 from .schema_updater import apply_statement
 from .sqlite_names import quote
-from .storage import Storage
+from .storage import META_TABLE, Storage
 from .transactions import PendingCommitTimestamp, ReadWriteTransaction, Snapshot, mutation_count
 from .writer import Writer
 
@@ -64,6 +64,11 @@ class DatabaseEngine:
         self._registry_lock = threading.Lock()
         self.latest_commit_nanos = 0
         self.catalog = load_catalog(storage)
+        self.retention_period = retention.load(storage.writer, META_TABLE)
+        self._commits_since_purge = 0
+        # Reopened from disk: reads before the newest recorded commit must use its versions.
+        self.latest_commit_nanos = versions.latest_commit(storage.writer, self.catalog)
+        self.clock.advance_past(self.latest_commit_nanos)
 
     # --- schema ------------------------------------------------------------------------------------
 
@@ -79,7 +84,10 @@ class DatabaseEngine:
         try:
             for statement in statements:
                 try:
-                    stamps.append(self._apply_schema_statement(conn, statement))
+                    if retention.is_alter_database(statement):
+                        stamps.append(self._set_retention(statement))
+                    else:
+                        stamps.append(self._apply_schema_statement(conn, statement))
                 except SpannerError as exc:
                     if stamps:  # the statements before it stay applied, as on Spanner
                         raise errors.schema_change_stopped(exc, stamps) from exc
@@ -106,15 +114,44 @@ class DatabaseEngine:
 
         return write_schema_change(self.storage, self.catalog, new, statement, commit)
 
+    def _set_retention(self, statement: str) -> int:
+        """ALTER DATABASE ... SET OPTIONS (version_retention_period = ...): commits on its own."""
+        name, period = retention.parse_alter_database(statement)
+        database = self.name.rsplit("/", 1)[-1]
+        if name != database:
+            raise errors.alter_database_wrong_name(name, database)
+        conn = self.storage.writer
+        conn.execute("BEGIN")
+        try:
+            retention.save(conn, META_TABLE, period)
+            with self._visibility:
+                ts = self.clock.next()
+                conn.execute("COMMIT")
+                self.retention_period = period
+                self.latest_commit_nanos = ts
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return ts
+
     def ddl(self) -> list[str]:
-        return print_catalog(self.catalog)
+        printed = print_catalog(self.catalog)
+        if self.retention_period is not None:
+            printed.append(retention.print_option(self.name.rsplit("/", 1)[-1], self.retention_period))
+        return printed
+
+    def _retention_nanos(self) -> int:
+        return retention.retention_seconds(self.retention_period) * 1_000_000_000
 
     # --- snapshots -----------------------------------------------------------------------------------------
 
     def _pin(self, options: ReadOnlyOptions) -> Snapshot:
-        """A snapshot for a read-only bound; stale bounds are served only when nothing changed since."""
+        """A snapshot for a read-only bound; a stale bound reads the row versions at its timestamp."""
         target = self._target_timestamp(options)
         if target is not None:
+            if target < self.clock.wall_nanos() - self._retention_nanos():
+                raise errors.read_timestamp_too_old(values.nanos_to_rfc3339(target))
             wait = (target - self.clock.wall_nanos()) / 1e9
             if wait > limits.MAX_FUTURE_READ_SECONDS:
                 raise errors.read_timestamp_too_far_in_future(values.nanos_to_rfc3339(target))
@@ -123,15 +160,17 @@ class DatabaseEngine:
         conn = self.storage.reader()
         try:
             with self._visibility:
-                if target is not None and target < self.latest_commit_nanos:
-                    raise errors.stale_read_unavailable(values.nanos_to_rfc3339(target), values.nanos_to_rfc3339(self.latest_commit_nanos))
+                past = target is not None and target < self.latest_commit_nanos
                 read_ts = self.clock.next() if target is None else target
                 if target is not None:
                     self.clock.advance_past(target)
                 conn.execute("BEGIN")
                 conn.execute(f"SELECT 1 FROM {quote('_ls_meta')} LIMIT 1").fetchall()
                 catalog = self.catalog
+            if past:
+                versions.enter_past(conn, catalog, read_ts)
         except BaseException:
+            versions.leave_past(conn)
             self.storage.release(conn)
             raise
         return Snapshot(conn, read_ts, catalog)
@@ -147,6 +186,7 @@ class DatabaseEngine:
         with snap.lock:
             if not snap.released:
                 snap.released = True
+                versions.leave_past(snap.conn)
                 self.storage.release(snap.conn)
 
     def _register_snapshot(self, snap: Snapshot) -> None:
@@ -210,17 +250,53 @@ class DatabaseEngine:
     # --- queries and DML --------------------------------------------------------------------------------------
 
     def execute_sql(self, session: str, statement: Statement, selector: TransactionSelector | None, *,
-                    seqno: int | None = None, plan: bool = False) -> ResultStream:
+                    seqno: int | None = None, plan: bool = False, partition_token: bytes = b"") -> ResultStream:
         """Run a query or DML; ``seqno`` replays a DML request already answered in its transaction,
-        ``plan`` describes the result (fields, no rows) without running the statement."""
+        ``plan`` describes the result (fields, no rows) without running the statement,
+        ``partition_token`` (from :meth:`partition`) keeps only that partition's rows."""
         txn, info, single_use = self._resolve(session, selector)
         try:
             if plan:
                 return self._plan(txn, info, single_use, statement)
+            if partition_token:
+                return self._partition_of(txn, single_use, partition_token, statement.sql,
+                                          lambda: self._execute_in(txn, info, single_use, statement, seqno))
             return self._execute_in(txn, info, single_use, statement, seqno)
         except BaseException:
             self._discard_unreported(txn, info)
             raise
+
+    # --- partitions (PartitionQuery, PartitionRead) -----------------------------------------------------------
+
+    def partition(self, session: str, selector: TransactionSelector | None, request: str, max_partitions: int, *,
+                  statement: Statement | None = None) -> tuple[list[bytes], TransactionInfo | None]:
+        """Tokens for the partitions of ``request`` (the canonical text of a query or read) in a read-only
+        transaction; each partition then runs in that transaction, at its timestamp."""
+        txn, info, single_use = self._resolve(session, selector)
+        try:
+            if single_use or not isinstance(txn, Snapshot):
+                raise errors.partition_needs_read_only_transaction("PartitionQuery" if statement else "PartitionRead")
+            if statement is not None:
+                if sql.is_dml(statement.sql):
+                    raise errors.dml_needs_read_write()
+                sql.describe(statement, txn.catalog)  # a query that cannot run fails here, not in every partition
+        except BaseException:
+            if single_use and isinstance(txn, Snapshot):
+                self._unpin(txn)
+            self._discard_unreported(txn, info)
+            raise
+        return partitions.make_tokens(txn.id, request, partitions.partition_count(max_partitions)), info
+
+    def _partition_of(self, txn: ReadWriteTransaction | Snapshot, single_use: bool, token: bytes, request: str,
+                      run: Any) -> ResultStream:
+        if single_use or not isinstance(txn, Snapshot):
+            if single_use and isinstance(txn, Snapshot):
+                self._unpin(txn)
+            raise errors.partition_token_invalid()
+        index, count = partitions.decode(token, txn.id, request)
+        result: ResultStream = run()
+        result.rows = partitions.take_slice(result.rows, index, count)
+        return result
 
     def _discard_unreported(self, txn: ReadWriteTransaction | Snapshot, info: TransactionInfo | None) -> None:
         """A transaction begun inline by a request that failed was never reported to the client,
@@ -378,8 +454,16 @@ class DatabaseEngine:
     # --- reads by key ---------------------------------------------------------------------------------------------
 
     def read(self, session: str, table: str, columns: list[str], key_set: KeySet, selector: TransactionSelector | None,
-             index: str = "", limit: int = 0) -> ResultStream:
+             index: str = "", limit: int = 0, partition_token: bytes = b"") -> ResultStream:
         txn, info, single_use = self._resolve(session, selector)
+        if partition_token:
+            request = read_request_text(table, index, columns, key_set)
+            return self._partition_of(txn, single_use, partition_token, request,
+                                      lambda: self._read_in(txn, info, single_use, table, columns, key_set, index, limit))
+        return self._read_in(txn, info, single_use, table, columns, key_set, index, limit)
+
+    def _read_in(self, txn: ReadWriteTransaction | Snapshot, info: TransactionInfo | None, single_use: bool, table: str,
+                 columns: list[str], key_set: KeySet, index: str, limit: int) -> ResultStream:
         if isinstance(txn, Snapshot):
             txn.last_used = time.monotonic()
             try:
@@ -436,7 +520,12 @@ class DatabaseEngine:
         """Commit ``txn`` (which holds the writer and has an open SQLite transaction)."""
         with self._visibility:
             ts = self.clock.next()
-            write_commit(self.storage.writer, self.catalog, mutations, txn.pending, ts)
+            self._commits_since_purge += 1
+            purge_before = None
+            if self._commits_since_purge >= versions.PURGE_EVERY_COMMITS:
+                self._commits_since_purge = 0
+                purge_before = self.clock.wall_nanos() - self._retention_nanos()
+            write_commit(self.storage.writer, self.catalog, mutations, txn.pending, ts, purge_before=purge_before)
             self.latest_commit_nanos = ts
         txn.state = "committed"
         self._writer.release(txn)
@@ -450,3 +539,7 @@ class DatabaseEngine:
             self._unpin(s)
         self.storage.close()
 
+
+def read_request_text(table: str, index: str, columns: list[str], key_set: KeySet) -> str:
+    """What a PartitionRead partitions, as text its tokens are checked against."""
+    return "\0".join([table.lower(), index.lower(), ",".join(c.lower() for c in columns), repr(key_set)])

@@ -116,14 +116,6 @@ def unsupported_mutation_kind(kind: str | None) -> SpannerError:
     return malformed_request(f"unsupported mutation kind {kind or '(none)'}")
 
 
-def partition_query_unsupported() -> SpannerError:
-    return unimplemented("PartitionQuery (partitioned queries); run the query directly")
-
-
-def partition_read_unsupported() -> SpannerError:
-    return unimplemented("PartitionRead (partitioned reads); read directly")
-
-
 def invalid_resume_token(method: str) -> SpannerError:
     return invalid_argument(f"Invalid resume token in {method} request: it was not issued by this server.")
 
@@ -217,11 +209,32 @@ def partitioned_dml_not_allowed(what: str) -> SpannerError:
     return invalid_argument(f"{what} is not allowed in a partitioned DML transaction.")
 
 
-def stale_read_unavailable(read_ts: str, oldest: str) -> SpannerError:
-    return failed_precondition(
-        f"Cannot read at {read_ts}: the local Spanner server keeps no versions older than its latest commit "
-        f"({oldest}). Use a strong read, or a timestamp at or after the latest commit."
+def read_timestamp_too_old(read_ts: str) -> SpannerError:
+    """A read before the database's version_retention_period (Spanner's wording)."""
+    return failed_precondition(f"Read-only transaction timestamp {read_ts} has exceeded the maximum timestamp staleness")
+
+
+def version_retention_out_of_range(value: str) -> SpannerError:
+    return invalid_argument(
+        f"Invalid version_retention_period: {value}. The value must be between 1 hour and 7 days, "
+        "written as a number followed by s, m, h or d (for example '2h' or '7d')."
     )
+
+
+def alter_database_invalid(statement: str, detail: str) -> SpannerError:
+    return invalid_argument(f"Error parsing Spanner DDL statement: {statement} : {detail}")
+
+
+def alter_database_wrong_name(name: str, database: str) -> SpannerError:
+    return invalid_argument(f"ALTER DATABASE names {name}, but the statement was sent to database {database}.")
+
+
+def partition_token_invalid() -> SpannerError:
+    return invalid_argument("Invalid partition token: it was not issued by this server for this transaction.")
+
+
+def partition_needs_read_only_transaction(method: str) -> SpannerError:
+    return invalid_argument(f"{method} requires a read-only transaction (begun, or referenced by id), not a single-use or read/write one.")
 
 
 def read_timestamp_too_far_in_future(read_ts: str) -> SpannerError:

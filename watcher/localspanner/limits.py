@@ -21,3 +21,8 @@ MAX_SESSIONS_PER_DATABASE = 10_000
 #: Where `spanner-watcher local-spanner` listens unless told otherwise (loopback only).
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 9010
+#: Row versions are kept this long unless ALTER DATABASE sets version_retention_period (Spanner's default).
+DEFAULT_VERSION_RETENTION_SECONDS = 3600
+#: The range Spanner allows for version_retention_period: one hour to seven days.
+MIN_VERSION_RETENTION_SECONDS = 3600
+MAX_VERSION_RETENTION_SECONDS = 7 * 24 * 3600

@@ -12,7 +12,7 @@ import dataclasses
 import sqlite3
 from collections.abc import Callable
 
-from . import errors
+from . import errors, versions
 from .catalog import Catalog
 from .ddl.printer import print_catalog
 from .schema_sync import sync_schema
@@ -33,10 +33,12 @@ def load_catalog(storage: Storage) -> Catalog:
     conn.execute("BEGIN")
     try:
         storage.refresh_information_schema(conn, catalog)
+        versions.sync_storage(conn, catalog)  # also gives a data directory written before versions its tables
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+    versions.install_capture(conn, catalog)
     return catalog
 
 
@@ -47,7 +49,10 @@ def write_schema_change(storage: Storage, old: Catalog, new: Catalog, statement:
     conn.execute("PRAGMA foreign_keys=OFF")
     conn.execute("BEGIN")
     try:
+        versions.remove_capture(conn)  # a rebuild must not record its copies as changes
         sync_schema(conn, old, new)
+        versions.sync_storage(conn, new)
+        versions.install_capture(conn, new)
         _check_foreign_keys(conn, statement)
         storage.save_ddl(conn, print_catalog(new))
         storage.save_change_stream_times(conn, {s.name: s.created_nanos for s in new.change_streams})

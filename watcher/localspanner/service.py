@@ -32,7 +32,7 @@ from collections.abc import Iterable, Iterator
 
 from . import errors
 from .clock import Clock
-from .engine import DatabaseEngine
+from .engine import DatabaseEngine, read_request_text
 from .requests import (
     BatchDmlResult,
     BatchWriteResult,
@@ -280,7 +280,7 @@ class LocalSpannerService:
     # --- data -------------------------------------------------------------------------------------------------
 
     def execute_sql(self, session: str, statement: Statement, selector: TransactionSelector | None, *,
-                    seqno: int | None = None, plan: bool = False) -> ResultStream:
+                    seqno: int | None = None, plan: bool = False, partition_token: bytes = b"") -> ResultStream:
         """Run a query or DML statement.
 
         ``seqno`` (a DML request's sequence number in its read/write transaction) makes the
@@ -288,11 +288,24 @@ class LocalSpannerService:
         time and not run twice, as on Spanner. ``plan`` (query_mode PLAN) returns the result
         fields and no rows, without running the statement.
         """
-        return self._session_engine(session).execute_sql(session, statement, selector, seqno=seqno, plan=plan)
+        return self._session_engine(session).execute_sql(session, statement, selector, seqno=seqno, plan=plan,
+                                                         partition_token=partition_token)
 
     def read(self, session: str, table: str, columns: list[str], key_set: KeySet, selector: TransactionSelector | None, *,
-             index: str = "", limit: int = 0) -> ResultStream:
-        return self._session_engine(session).read(session, table, columns, key_set, selector, index=index, limit=limit)
+             index: str = "", limit: int = 0, partition_token: bytes = b"") -> ResultStream:
+        return self._session_engine(session).read(session, table, columns, key_set, selector, index=index, limit=limit,
+                                                  partition_token=partition_token)
+
+    def partition_query(self, session: str, statement: Statement, selector: TransactionSelector | None,
+                        max_partitions: int = 0) -> tuple[list[bytes], TransactionInfo | None]:
+        """Partition tokens of a query in a read-only transaction (run each with ExecuteSql and the token)."""
+        return self._session_engine(session).partition(session, selector, statement.sql, max_partitions, statement=statement)
+
+    def partition_read(self, session: str, table: str, columns: list[str], key_set: KeySet, selector: TransactionSelector | None,
+                       *, index: str = "", max_partitions: int = 0) -> tuple[list[bytes], TransactionInfo | None]:
+        """Partition tokens of a read in a read-only transaction (run each with Read and the token)."""
+        request = read_request_text(table, index, columns, key_set)
+        return self._session_engine(session).partition(session, selector, request, max_partitions)
 
     def execute_batch_dml(self, session: str, statements: list[Statement], selector: TransactionSelector | None, *,
                           seqno: int | None = None) -> BatchDmlResult:

@@ -23,6 +23,7 @@ from . import information_schema as info
 from .catalog import Catalog
 from .sql import register_functions
 from .sqlite_names import quote
+from .versions import ReaderConnection
 
 META_TABLE = "_ls_meta"
 #: Persisted state carries a format version, so a later server can tell what it reads.
@@ -42,11 +43,13 @@ class Storage:
         self._all: list[sqlite3.Connection] = []
         self.writer = self._connect()
         self.writer.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT_PAGES}")
+        # The row-version capture keeps each transaction's pending images in TEMP tables (versions.py).
+        self.writer.execute("PRAGMA temp_store=MEMORY")
         self.writer.execute(f"CREATE TABLE IF NOT EXISTS {META_TABLE} (key TEXT PRIMARY KEY, value TEXT)")
         self.writer.execute(f"INSERT OR IGNORE INTO {META_TABLE} VALUES ('format_version', ?)", (str(FORMAT_VERSION),))
 
     def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30.0)
+        conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30.0, factory=ReaderConnection)
         conn.execute("PRAGMA journal_mode=WAL")
         # NORMAL in WAL mode survives a process crash (not a power cut) and keeps commits fast.
         conn.execute("PRAGMA synchronous=NORMAL")

@@ -105,7 +105,8 @@ class SpannerServicer(spanner_pb2_grpc.SpannerServicer):
     def _execute(self, request: Any) -> Any:
         statement = conv.statement_from_pb(request.sql, request.params, request.param_types)
         return self.service.execute_sql(request.session, statement, conv.selector_from_pb(request),
-                                        seqno=request.seqno, plan=request.query_mode == _PLAN_MODE)
+                                        seqno=request.seqno, plan=request.query_mode == _PLAN_MODE,
+                                        partition_token=request.partition_token)
 
     def ExecuteSql(self, request: Any, context: grpc.ServicerContext) -> bytes:
         return conv.result_set_bytes(self._execute(request))
@@ -117,7 +118,7 @@ class SpannerServicer(spanner_pb2_grpc.SpannerServicer):
     def _read(self, request: Any) -> Any:
         return self.service.read(request.session, request.table, list(request.columns),
                                  conv.key_set_from_pb(request.key_set), conv.selector_from_pb(request),
-                                 index=request.index, limit=request.limit)
+                                 index=request.index, limit=request.limit, partition_token=request.partition_token)
 
     def Read(self, request: Any, context: grpc.ServicerContext) -> bytes:
         return conv.result_set_bytes(self._read(request))
@@ -180,7 +181,20 @@ class SpannerServicer(spanner_pb2_grpc.SpannerServicer):
             yield response
 
     def PartitionQuery(self, request: Any, context: grpc.ServicerContext) -> Any:
-        raise errors.partition_query_unsupported()
+        statement = conv.statement_from_pb(request.sql, request.params, request.param_types)
+        tokens, info = self.service.partition_query(request.session, statement, conv.selector_from_pb(request),
+                                                    request.partition_options.max_partitions)
+        return _partition_response(tokens, info)
 
     def PartitionRead(self, request: Any, context: grpc.ServicerContext) -> Any:
-        raise errors.partition_read_unsupported()
+        tokens, info = self.service.partition_read(
+            request.session, request.table, list(request.columns), conv.key_set_from_pb(request.key_set),
+            conv.selector_from_pb(request), index=request.index, max_partitions=request.partition_options.max_partitions)
+        return _partition_response(tokens, info)
+
+
+def _partition_response(tokens: list[bytes], info: Any) -> Any:
+    response = S.PartitionResponse.pb()(partitions=[S.Partition.pb()(partition_token=t) for t in tokens])
+    if info is not None:
+        response.transaction.CopyFrom(conv.transaction_to_pb(info))
+    return response

@@ -1,0 +1,299 @@
+"""Row versions: what each commit changed, kept so reads in the past see the data of then.
+
+Capture happens inside the SQLite transaction of the change, so a version exists exactly
+when its change committed. The writer connection carries TEMP triggers on every user
+table that copy the row as it was before each insert, update or delete (``OLD``; an
+insert has no old row) into the table's versions table ``_ls_v_<table>``, with
+``_ls_to_ts`` = the commit timestamp (the image was valid until then) and
+``_ls_present`` = whether the row existed. Every write path goes through them:
+mutations, DML, batch and partitioned DML, batch writes, and the deletes an ``ON DELETE
+CASCADE`` makes; a rolled back statement or transaction takes its images with it.
+
+The commit path calls :func:`begin_commit` once the commit timestamp is chosen and
+:meth:`CommitCapture.finish` before COMMIT. Images written before the timestamp was
+known (DML in a read/write transaction) wait in a TEMP pending table and are stamped
+by ``begin_commit``; the commit's own writes are stamped as they happen. ``finish`` can
+also hand the commit's changes back as :class:`RowChange` records (table, key,
+INSERT/UPDATE/DELETE, old and new image, commit timestamp) for a consumer such as
+change streams.
+
+A read at T sees, per key, the old image of the earliest change after T if there is
+one, else the live row (:func:`past_view_sql`). Live rows carry no timestamp, so strong
+reads and the watcher's poll read the tables exactly as before. Rows are appended in
+commit order, so purging what is older than the retention deletes a rowid prefix.
+
+Example:
+    >>> from watcher.localspanner import types as T
+    >>> from watcher.localspanner.catalog import Column, KeyPart, Table
+    >>> t = Table("T", (Column("K", T.INT64, not_null=True), Column("V", T.STRING)), (KeyPart("K"),))
+    >>> print(versions_table_sql(t))
+    CREATE TABLE IF NOT EXISTS "_ls_v_T" ("K", "V", "_ls_to_ts", "_ls_present")
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from .catalog import Catalog, Table
+from .sqlite_names import quote
+
+VERSIONS_PREFIX = "_ls_v_"
+PENDING_PREFIX = "_ls_pending_"
+TRIGGER_PREFIX = "_ls_capture_"
+TO_TS = "_ls_to_ts"
+PRESENT = "_ls_present"
+#: Commits between two purges of versions older than the retention period.
+PURGE_EVERY_COMMITS = 256
+#: The SQL function of the writer connection that gives the timestamp of the commit being applied (0: none yet).
+CAPTURE_TS_FUNCTION = "_ls_capture_ts"
+
+_HINT = re.compile(r' (?:INDEXED BY "(?:[^"]|"")*"|NOT INDEXED)')
+
+
+@dataclass(frozen=True)
+class RowChange:
+    """One row changed by one commit: ``old`` / ``new`` are column -> stored value (None: no row)."""
+
+    table: str
+    key: tuple[Any, ...]
+    mod_type: str  # INSERT, UPDATE or DELETE
+    old: dict[str, Any] | None
+    new: dict[str, Any] | None
+    commit_nanos: int
+
+
+def versions_table(table: Table) -> str:
+    return VERSIONS_PREFIX + table.name
+
+
+def _pending(table: Table) -> str:
+    return PENDING_PREFIX + table.name
+
+
+def _cols(table: Table) -> list[str]:
+    return [quote(c.name) for c in table.columns]
+
+
+def versions_table_sql(table: Table) -> str:
+    """The versions table of ``table``: its columns, then until when the image was valid and whether the row existed."""
+    return f"CREATE TABLE IF NOT EXISTS {quote(versions_table(table))} ({', '.join(_cols(table) + [quote(TO_TS), quote(PRESENT)])})"
+
+
+# --- storage (inside a schema change's SQLite transaction) -------------------------------------------------
+
+def sync_storage(conn: sqlite3.Connection, catalog: Catalog) -> None:
+    """Give every table of ``catalog`` a versions table with all its columns; drop those of dropped tables."""
+    wanted = {versions_table(t).lower(): t for t in catalog.tables}
+    existing = [r[0] for r in conn.execute("SELECT name FROM main.sqlite_master WHERE type = 'table'")
+                if r[0].lower().startswith(VERSIONS_PREFIX.lower())]
+    for name in existing:
+        if name.lower() not in wanted:
+            conn.execute(f"DROP TABLE {quote(name)}")
+    for t in catalog.tables:
+        conn.execute(versions_table_sql(t))
+        have = {r[1].lower() for r in conn.execute(f"PRAGMA main.table_info({quote(versions_table(t))})")}
+        for c in t.columns:
+            if c.name.lower() not in have:
+                conn.execute(f"ALTER TABLE {quote(versions_table(t))} ADD COLUMN {quote(c.name)}")
+        # By commit time, not by key: versions are appended in commit order, so this index only
+        # grows at its end and a commit dirties few pages; a read in the past reads the
+        # versions newer than its timestamp, a purge those older than the retention.
+        conn.execute(f"CREATE INDEX IF NOT EXISTS {quote(versions_table(t) + '_by_ts')} ON {quote(versions_table(t))} ({quote(TO_TS)})")
+
+
+# --- capture (the writer connection) ------------------------------------------------------------------------
+
+def remove_capture(conn: sqlite3.Connection) -> None:
+    """Drop the capture triggers and pending tables of the writer connection (before a schema change)."""
+    for kind, name in conn.execute("SELECT type, name FROM temp.sqlite_master WHERE type IN ('trigger', 'table')").fetchall():
+        if kind == "trigger" and name.startswith(TRIGGER_PREFIX):
+            conn.execute(f"DROP TRIGGER temp.{quote(name)}")
+        elif kind == "table" and name.startswith(PENDING_PREFIX):
+            conn.execute(f"DROP TABLE temp.{quote(name)}")
+
+
+def install_capture(conn: sqlite3.Connection, catalog: Catalog) -> None:
+    """Create the pending tables and capture triggers of the writer connection for ``catalog``.
+
+    While a commit applies its mutations its timestamp is known (:class:`CommitCapture`),
+    and the triggers append images straight to the versions tables; before that (DML in a
+    read/write transaction) they keep them in the pending tables.
+    """
+    remove_capture(conn)
+    conn.capture_ts = 0  # type: ignore[attr-defined]
+    conn.create_function(CAPTURE_TS_FUNCTION, 0, lambda: conn.capture_ts, deterministic=True)  # type: ignore[attr-defined]
+    for t in catalog.tables:
+        cols = _cols(t)
+        pending = quote(_pending(t))
+        conn.execute(f"CREATE TEMP TABLE {pending} ({', '.join(cols + [quote(PRESENT)])})")
+        old = ", ".join(f"OLD.{c}" for c in cols)
+        keyset = {k.lower() for k in t.key_names}
+        new_key = ", ".join(f"NEW.{quote(c.name)}" if c.name.lower() in keyset else "NULL" for c in t.columns)
+        target, versions = quote(t.name), quote(versions_table(t))
+        ts = f"{CAPTURE_TS_FUNCTION}()"
+        for event, image, present in (("INSERT", new_key, 0), ("UPDATE", old, 1), ("DELETE", old, 1)):
+            trigger = quote(f"{TRIGGER_PREFIX}{event.lower()}_{t.name}")
+            conn.execute(f"CREATE TEMP TRIGGER {trigger} AFTER {event} ON main.{target} BEGIN "
+                         f"INSERT INTO {versions} SELECT {image}, {ts}, {present} WHERE {ts} > 0; "
+                         f"INSERT INTO {pending} SELECT {image}, {present} WHERE {ts} = 0; END")
+
+
+class CommitCapture:
+    """The versions of one commit: made by :func:`begin_commit`, ended by :meth:`finish` (before COMMIT)."""
+
+    def __init__(self, conn: sqlite3.Connection, catalog: Catalog, ts: int, marks: dict[str, int] | None) -> None:
+        self.conn, self.catalog, self.ts, self._marks = conn, catalog, ts, marks
+
+    def finish(self) -> list[RowChange]:
+        """Stop stamping with this commit's timestamp; the commit's changes if they were asked for, else []."""
+        self.conn.capture_ts = 0  # type: ignore[attr-defined]
+        if self._marks is None:
+            return []
+        changes: list[RowChange] = []
+        for t in self.catalog.tables:
+            keys = ", ".join(quote(k) for k in t.key_names)
+            # The first image of a key in this commit is the row as it was before it.
+            first = (f"SELECT {', '.join(_cols(t) + [quote(PRESENT)])}, min(rowid) FROM main.{quote(versions_table(t))} "
+                     f"WHERE rowid > ?" + (f" GROUP BY {keys}" if keys else ""))
+            changes.extend(_changes(self.conn, t, self.conn.execute(first, (self._marks[t.name],)).fetchall(), self.ts))
+        return changes
+
+
+def begin_commit(conn: sqlite3.Connection, catalog: Catalog, ts: int, *, collect: bool = False) -> CommitCapture:
+    """Start capturing the commit at ``ts``: images kept pending by earlier DML are stamped with it, and
+    the writes that follow are stamped as they happen. Call :meth:`CommitCapture.finish` before COMMIT,
+    also when the commit fails. With ``collect``, ``finish`` returns what the commit changed, one
+    :class:`RowChange` per key (a row inserted and deleted again in one transaction changed nothing).
+    """
+    marks = None
+    if collect:
+        marks = {t.name: conn.execute(f"SELECT IFNULL(max(rowid), 0) FROM main.{quote(versions_table(t))}").fetchone()[0]
+                 for t in catalog.tables}
+    for t in catalog.tables:
+        pending = quote(_pending(t))
+        if conn.execute(f"SELECT 1 FROM temp.{pending} LIMIT 1").fetchone() is None:
+            continue
+        cols = _cols(t)
+        keys = ", ".join(quote(k) for k in t.key_names)
+        first = f"SELECT {', '.join(cols + [quote(PRESENT)])}, min(rowid) FROM temp.{pending}" + (f" GROUP BY {keys}" if keys else "")
+        conn.execute(f"INSERT INTO main.{quote(versions_table(t))} ({', '.join(cols + [quote(TO_TS), quote(PRESENT)])}) "
+                     f"SELECT {', '.join(cols)}, ?, {quote(PRESENT)} FROM ({first})", (ts,))
+        conn.execute(f"DELETE FROM temp.{pending}")
+    conn.capture_ts = ts  # type: ignore[attr-defined]
+    return CommitCapture(conn, catalog, ts, marks)
+
+
+def record_commit(conn: sqlite3.Connection, catalog: Catalog, ts: int, *, collect: bool = False) -> list[RowChange]:
+    """Stamp what is pending with ``ts`` (a commit whose writes all came before its timestamp was known)."""
+    return begin_commit(conn, catalog, ts, collect=collect).finish()
+
+
+def _changes(conn: sqlite3.Connection, t: Table, firsts: Iterable[tuple], ts: int) -> list[RowChange]:
+    names = [c.name for c in t.columns]
+    key_at = [names.index(k) for k in t.key_names]
+    where = " AND ".join(f"{quote(k)} IS ?" for k in t.key_names) or "1"
+    lookup = f"SELECT {', '.join(_cols(t))} FROM main.{quote(t.name)} WHERE {where}"
+    out: list[RowChange] = []
+    for row in firsts:
+        key = tuple(row[i] for i in key_at)
+        old = dict(zip(names, row[:len(names)], strict=True)) if row[len(names)] else None
+        now = conn.execute(lookup, key).fetchone()
+        new = dict(zip(names, now, strict=True)) if now is not None else None
+        if old is None and new is None:
+            continue
+        mod = "INSERT" if old is None else "DELETE" if new is None else "UPDATE"
+        out.append(RowChange(t.name, key, mod, old, new, ts))
+    return out
+
+
+def purge(conn: sqlite3.Connection, catalog: Catalog, cutoff: int) -> int:
+    """Delete versions that ended at or before ``cutoff`` (no read at or after it needs them); returns how many."""
+    removed = 0
+    for t in catalog.tables:
+        table = quote(versions_table(t))
+        removed += conn.execute(f"DELETE FROM main.{table} WHERE {quote(TO_TS)} <= ?", (cutoff,)).rowcount
+    return removed
+
+
+def latest_commit(conn: sqlite3.Connection, catalog: Catalog) -> int:
+    """The newest commit timestamp recorded in the versions tables (0: none), for a database reopened from disk."""
+    newest = 0
+    for t in catalog.tables:
+        row = conn.execute(f"SELECT max({quote(TO_TS)}) FROM main.{quote(versions_table(t))}").fetchone()
+        if row[0] is not None:
+            newest = max(newest, row[0])
+    return newest
+
+
+# --- reads in the past (a reader connection) ----------------------------------------------------------------
+
+class ReaderConnection(sqlite3.Connection):
+    """A SQLite connection that, while ``as_of`` is set, reads tables as TEMP views at that time.
+
+    Index hints of translated statements (``INDEXED BY``) name tables' indexes, which the
+    views do not have; they are dropped from statements while reading in the past.
+    """
+
+    as_of: int | None = None
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:  # type: ignore[override]
+        if self.as_of is not None:
+            sql = _HINT.sub("", sql)
+        return super().execute(sql, parameters)
+
+
+def _null_safe_key(table: Table, alias: str) -> str:
+    """The key of a row as a tuple without NULLs (``(k IS NULL, IFNULL(k, 0))`` per part), for NOT IN."""
+    return ", ".join(f"{alias}.{quote(k)} IS NULL, IFNULL({alias}.{quote(k)}, 0)" for k in table.key_names)
+
+
+def past_view_sql(table: Table, ts: int) -> str:
+    """A TEMP view named like ``table`` showing its rows as of commit timestamp ``ts``.
+
+    A live row is as it was at ``ts`` unless its key changed since; a key that changed
+    since shows the image its first change after ``ts`` replaced (if the row existed).
+
+    >>> from watcher.localspanner import types as T
+    >>> from watcher.localspanner.catalog import Column, KeyPart, Table
+    >>> print(past_view_sql(Table("T", (Column("K", T.INT64),), (KeyPart("K"),)), 7))  # doctest: +NORMALIZE_WHITESPACE
+    CREATE TEMP VIEW "T" AS SELECT l."K" FROM main."T" AS l WHERE (l."K" IS NULL, IFNULL(l."K", 0)) NOT IN
+    (SELECT v."K" IS NULL, IFNULL(v."K", 0) FROM main."_ls_v_T" AS v WHERE v."_ls_to_ts" > 7)
+    UNION ALL SELECT v."K" FROM main."_ls_v_T" AS v WHERE v."_ls_present" AND v.rowid IN
+    (SELECT min(rowid) FROM main."_ls_v_T" WHERE "_ls_to_ts" > 7 GROUP BY "K")
+    """
+    vt = f"main.{quote(versions_table(table))}"
+    to = quote(TO_TS)
+    live = ", ".join(f"l.{c}" for c in _cols(table))
+    old = ", ".join(f"v.{c}" for c in _cols(table))
+    since = f"{to} > {int(ts)}"
+    if table.key_names:
+        unchanged = f"({_null_safe_key(table, 'l')}) NOT IN (SELECT {_null_safe_key(table, 'v')} FROM {vt} AS v WHERE v.{since})"
+        group = " GROUP BY " + ", ".join(quote(k) for k in table.key_names)
+    else:  # PRIMARY KEY (): one row at most
+        unchanged = f"NOT EXISTS (SELECT 1 FROM {vt} AS v WHERE v.{since})"
+        group = ""
+    # Rows are appended in commit order: a key's lowest rowid after ``ts`` is its first change since.
+    first_change = f"SELECT min(rowid) FROM {vt} WHERE {since}{group}"
+    return (f"CREATE TEMP VIEW {quote(table.name)} AS SELECT {live} FROM main.{quote(table.name)} AS l WHERE {unchanged} "
+            f"UNION ALL SELECT {old} FROM {vt} AS v WHERE v.{quote(PRESENT)} AND v.rowid IN ({first_change})")
+
+
+def enter_past(conn: sqlite3.Connection, catalog: Catalog, ts: int) -> None:
+    """Make ``conn`` (a :class:`ReaderConnection` in a read transaction) read every table as of ``ts``."""
+    for t in catalog.tables:
+        conn.execute(f"DROP VIEW IF EXISTS temp.{quote(t.name)}")
+        conn.execute(past_view_sql(t, ts))
+    conn.as_of = ts  # type: ignore[attr-defined]
+
+
+def leave_past(conn: sqlite3.Connection) -> None:
+    """Undo :func:`enter_past`: ``conn`` reads the live tables again."""
+    if getattr(conn, "as_of", None) is None:
+        return
+    for (name,) in conn.execute("SELECT name FROM temp.sqlite_master WHERE type = 'view'").fetchall():
+        conn.execute(f"DROP VIEW temp.{quote(name)}")
+    conn.as_of = None  # type: ignore[attr-defined]
