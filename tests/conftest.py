@@ -47,6 +47,17 @@ def local_server(_server):
     _server.faults.clear()
 
 
+@pytest.fixture
+def shared_commit_timestamps(local_server):
+    """The embedded server with shared commit timestamps on for one test (restored after);
+    skipped against other servers. Non-conflicting commits may then share a timestamp, as on Spanner."""
+    clock = local_server.clock
+    before = clock.share_timestamps
+    clock.share_timestamps = True
+    yield local_server
+    clock.share_timestamps = before
+
+
 @pytest.fixture(scope="session")
 def spanner_client(_server):
     from google.cloud import spanner
