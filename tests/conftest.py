@@ -58,6 +58,22 @@ def shared_commit_timestamps(local_server):
     clock.share_timestamps = before
 
 
+@pytest.fixture(params=["unique", "shared"])
+def commit_timestamps(request, _server):
+    """Run a test twice: with unique commit timestamps, then with shared ones switched on in the
+    embedded server (several transactions per commit timestamp, as Spanner allows); the shared
+    run is skipped against other servers."""
+    if request.param == "unique":
+        yield request.param
+        return
+    if _server is None:
+        pytest.skip("shared commit timestamps are a switch of the embedded local Spanner")
+    before = _server.clock.share_timestamps
+    _server.clock.share_timestamps = True
+    yield request.param
+    _server.clock.share_timestamps = before
+
+
 @pytest.fixture(scope="session")
 def spanner_client(_server):
     from google.cloud import spanner
