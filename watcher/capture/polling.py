@@ -76,8 +76,9 @@ MAX_KEY_COLUMNS = 16
 def null_safe_equals(left: str, right: str) -> str:
     """SQL that is TRUE when two expressions are equal or both NULL, and not TRUE otherwise.
 
-    GoogleSQL on Spanner has no ``IS NOT DISTINCT FROM``; ``=`` alone is never true for a
-    NULL key part, so a join on it would drop rows whose key has NULL parts.
+    ``=`` alone is never true for a NULL key part, so a join on it would drop rows whose
+    key has NULL parts. Built from ``=``, ``OR`` and ``IS NULL`` only (not ``IS NOT DISTINCT
+    FROM``), which Spanner, the official emulator and the local server all accept.
 
     >>> null_safe_equals("t.`A`", "c.`A`")
     '(t.`A` = c.`A` OR (t.`A` IS NULL AND c.`A` IS NULL))'
