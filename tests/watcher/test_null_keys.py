@@ -3,7 +3,8 @@ every row exactly once, in (commit timestamp, key) order with NULL first, with t
 fallback forced on and off, and resumes exactly from a stored position whose key has NULLs.
 
 Deterministic: a fixed list of seeds; each seed draws a table (1-4 nullable INT64/STRING key
-columns), rows with random NULL key parts written several per transaction, and a LIMIT.
+columns), rows with random NULL key parts written several per transaction (for odd seeds on
+the embedded server, with transactions sharing commit timestamps too), and a LIMIT.
 """
 
 from __future__ import annotations
@@ -70,8 +71,12 @@ def _draw(seed: int) -> tuple[str, list[str], list[str], int, list[list[tuple[An
 
 
 @pytest.fixture(scope="module")
-def cases(instance) -> Any:
-    """One database holding one table per seed, filled; dropped after the module."""
+def cases(instance, _server) -> Any:
+    """One database holding one table per seed, filled; dropped after the module.
+
+    On the embedded server, odd seeds are written with shared commit timestamps on, so their
+    transactions (blind inserts of distinct keys) share commit timestamps: larger groups.
+    """
     drawn = {seed: _draw(seed) for seed in SEEDS}
     db = instance.database(f"nullkeys-{uuid.uuid4().hex[:8]}", ddl_statements=[d for v in drawn.values() for d in v[2]])
     db.create().result(60)
@@ -79,11 +84,21 @@ def cases(instance) -> Any:
     for seed, (table, columns, _, limit, transactions) in drawn.items():
         rng = random.Random(seed + 1000)
         commit_of = {}
-        for txn in transactions:
-            with db.batch() as batch:
-                batch.insert(table, (*columns, "ShardId", "V", "Ts"),
-                             [(*k, rng.choice(SHARDS), i, spanner.COMMIT_TIMESTAMP) for i, k in enumerate(txn)])
-            commit_of.update({k: batch.committed for k in txn})
+        shared = _server is not None and seed % 2 == 1
+        before = shared and _server.clock.share_timestamps
+        if shared:
+            _server.clock.share_timestamps = True
+        try:
+            for txn in transactions:
+                with db.batch() as batch:
+                    batch.insert(table, (*columns, "ShardId", "V", "Ts"),
+                                 [(*k, rng.choice(SHARDS), i, spanner.COMMIT_TIMESTAMP) for i, k in enumerate(txn)])
+                commit_of.update({k: batch.committed for k in txn})
+        finally:
+            if shared:
+                _server.clock.share_timestamps = before
+        if shared and len(transactions) > 1:
+            assert len(set(commit_of.values())) < len(transactions)
         order = sorted(commit_of, key=lambda k: (commit_of[k], key_sort_key(k)))
         out[seed] = Case(seed, table, columns, limit, order, commit_of)
     yield db, out
