@@ -7,8 +7,9 @@
    commit timestamps strictly increase.
    Run twice: unique commit timestamps, then shared ones (the embedded server's switch:
    several transactions per commit timestamp, as on Spanner).
-2. History-table mode (its transactions read, so they never share a timestamp), the same load plus deletes: every written version and every delete
-   is delivered exactly once, in commit order per key, with the right operation.
+2. History-table mode, the same load plus deletes: every written version and every delete
+   is delivered exactly once, in commit order per key, with the right operation. (Run once:
+   its transactions read, so they never share a commit timestamp.)
 """
 
 from __future__ import annotations
