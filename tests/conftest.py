@@ -47,6 +47,33 @@ def local_server(_server):
     _server.faults.clear()
 
 
+@pytest.fixture
+def shared_commit_timestamps(local_server):
+    """The embedded server with shared commit timestamps on for one test (restored after);
+    skipped against other servers. Non-conflicting commits may then share a timestamp, as on Spanner."""
+    clock = local_server.clock
+    before = clock.share_timestamps
+    clock.share_timestamps = True
+    yield local_server
+    clock.share_timestamps = before
+
+
+@pytest.fixture(params=["unique", "shared"])
+def commit_timestamps(request, _server):
+    """Run a test twice: with unique commit timestamps, then with shared ones switched on in the
+    embedded server (several transactions per commit timestamp, as Spanner allows); the shared
+    run is skipped against other servers."""
+    if request.param == "unique":
+        yield request.param
+        return
+    if _server is None:
+        pytest.skip("shared commit timestamps are a switch of the embedded local Spanner")
+    before = _server.clock.share_timestamps
+    _server.clock.share_timestamps = True
+    yield request.param
+    _server.clock.share_timestamps = before
+
+
 @pytest.fixture(scope="session")
 def spanner_client(_server):
     from google.cloud import spanner

@@ -6,7 +6,7 @@ writers insert rows in transactions larger than the poll LIMIT (so kills land in
 groups of rows sharing a commit timestamp), restart it each time, and finally let it catch
 up. Then: every row was delivered, each process delivered in commit order, and the only
 duplicates are rows a restarted process repeated from the one poll the killed process was
-in the middle of (at most LIMIT per kill).
+in the middle of (at most LIMIT per kill). Run with unique and with shared commit timestamps.
 """
 
 from __future__ import annotations
@@ -44,11 +44,12 @@ def read_lines(path: Path) -> list[tuple[int, int, DatetimeWithNanoseconds]]:
     return out
 
 
-def test_killed_watcher_resumes_without_loss(make_database, tmp_path):
+def test_killed_watcher_resumes_without_loss(make_database, tmp_path, commit_timestamps):
     db = make_database([DDL])
     out = tmp_path / "changes.txt"
     rng = random.Random(1234)
     written: list[int] = []
+    commits: list[object] = []
     done = threading.Event()
 
     def writer() -> None:
@@ -58,6 +59,7 @@ def test_killed_watcher_resumes_without_loss(make_database, tmp_path):
             with db.batch() as batch:
                 batch.insert("Burst", ("K", "Ts"), [(k, spanner.COMMIT_TIMESTAMP) for k in range(key, key + n)])
             written.extend(range(key, key + n))
+            commits.append(batch.committed)
             key += n
             time.sleep(rng.uniform(0.0, 0.06))
         done.set()
@@ -111,4 +113,7 @@ def test_killed_watcher_resumes_without_loss(make_database, tmp_path):
         assert [k for _, k in mine[:len(repeated)]] == repeated
         duplicates.append(len(repeated))
         seen.update(k for _, k in mine)
-    print(f"\ncrash/resume: {len(written)} rows, {KILLS} kills, duplicates per restart {duplicates[1:]}")
+    if commit_timestamps == "shared":  # the run did exercise transactions sharing a commit timestamp
+        assert len(set(commits)) < len(commits)
+    print(f"\ncrash/resume: {len(written)} rows in {len(commits)} transactions at {len(set(commits))} commit "
+          f"timestamps, {KILLS} kills, duplicates per restart {duplicates[1:]}")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import random
+import sqlite3
 
 import pytest
 from google.api_core.datetime_helpers import DatetimeWithNanoseconds as DT
@@ -11,10 +13,14 @@ from google.cloud.spanner_v1 import param_types
 from tests.watcher.core_support import C_DDL, insert
 from watcher import FixedShardProvider, Interval, NotNullShardProvider, TimebasedShardProvider
 from watcher.capture.polling import (
+    MAX_KEY_COLUMNS,
     WITH_QUERY_MAX_LIMIT,
     WITH_QUERY_MAX_SHARDS,
     continuation_query,
     key_after_condition,
+    key_join_condition,
+    key_sort_key,
+    null_safe_equals,
     run_poll,
     simple_query,
     with_query,
@@ -142,6 +148,50 @@ def test_key_after_condition_of_an_empty_key_is_false():
     assert key_after_condition([], [], [])[0] == "FALSE"
 
 
+def test_key_after_condition_needs_one_part_per_column():
+    with pytest.raises(ValueError, match="a key of 1 parts for 2 key columns"):
+        key_after_condition(["A", "B"], [1], [param_types.INT64] * 2)
+
+
+def _sqlite_after(columns, key, rows):
+    """The rows ``key_after_condition`` selects, evaluated by SQLite: its three-valued logic for
+    ``=``, ``>`` and ``IS NULL`` is GoogleSQL's, and it accepts the same `quoted` names and @params."""
+    sql, params, _ = key_after_condition(columns, key, [None] * len(columns))
+    conn = sqlite3.connect(":memory:")
+    conn.execute(f"CREATE TABLE R ({', '.join(f'`{c}`' for c in columns)})")
+    conn.executemany(f"INSERT INTO R VALUES ({', '.join('?' * len(columns))})", rows)
+    return set(conn.execute(f"SELECT * FROM R WHERE {sql}", params).fetchall())
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_key_after_condition_is_lexicographic_with_null_first_for_up_to_16_columns(seed):
+    rng = random.Random(seed)
+    width = rng.choice([1, 2, 3, 4, MAX_KEY_COLUMNS]) if seed else MAX_KEY_COLUMNS
+    columns = [f"K{i}" for i in range(width)]
+    # Few distinct values per part, so many keys share prefixes and NULLs mix at every depth.
+    domain = [None, -1, 0, 7] if seed % 2 else [None, "", "a", "b"]
+    rows = {tuple(rng.choice(domain) for _ in columns) for _ in range(300)}
+    ordered = sorted(rows, key=key_sort_key)
+    for key in rng.sample(ordered, min(25, len(ordered))):
+        expected = {r for r in ordered if key_sort_key(r) > key_sort_key(key)}
+        assert _sqlite_after(columns, key, list(rows)) == expected, key
+
+
+def test_key_sort_key_orders_null_first_at_every_position():
+    keys = [(1, "b"), (None, None), (1, None), (None, "a"), (0, "a")]
+    assert sorted(keys, key=key_sort_key) == [(None, None), (None, "a"), (0, "a"), (1, None), (1, "b")]
+
+
+def test_null_safe_join_matches_null_parts_and_nothing_else():
+    assert key_join_condition(["A", "B"], "x", "y") == (
+        "(x.`A` = y.`A` OR (x.`A` IS NULL AND y.`A` IS NULL)) AND (x.`B` = y.`B` OR (x.`B` IS NULL AND y.`B` IS NULL))")
+    conn = sqlite3.connect(":memory:")
+    cases = [(None, None, 1), (None, 1, 0), (1, None, 0), (1, 1, 1), (1, 2, 0)]
+    for left, right, equal in cases:
+        (got,) = conn.execute(f"SELECT CASE WHEN {null_safe_equals('?1', '?2')} THEN 1 ELSE 0 END", (left, right)).fetchone()
+        assert got == equal, (left, right)
+
+
 # --- WITH -----------------------------------------------------------------------------------------------------
 
 def test_with_query_text_joins_composite_keys_with_and():
@@ -151,7 +201,8 @@ def test_with_query_text_joins_composite_keys_with_and():
            "ORDER BY `Ts`, `A`, `B` LIMIT @limit")
     assert q.sql == (f"WITH shard0 AS ({cte % 0}), shard1 AS ({cte % 1}), "
                      "changed AS (SELECT * FROM shard0 UNION ALL SELECT * FROM shard1 ORDER BY `Ts`, `A`, `B` LIMIT @limit) "
-                     "SELECT t.* FROM changed AS c JOIN `C` AS t ON t.`A` = c.`A` AND t.`B` = c.`B` "
+                     "SELECT t.* FROM changed AS c JOIN `C` AS t ON "
+                     "(t.`A` = c.`A` OR (t.`A` IS NULL AND c.`A` IS NULL)) AND (t.`B` = c.`B` OR (t.`B` IS NULL AND c.`B` IS NULL)) "
                      "ORDER BY c.`Ts`, c.`A`, c.`B`")
     assert q.params == {"prevCommitTimestamp": TS, "limit": 50, "shard0": 1, "shard1": 2}
     assert q.types == {"prevCommitTimestamp": param_types.TIMESTAMP, "limit": param_types.INT64,
@@ -161,8 +212,8 @@ def test_with_query_text_joins_composite_keys_with_and():
 
 def test_with_query_single_key_has_one_join_condition():
     q = with_query(ONE, "", limit=5, provider=FixedShardProvider("S", ["a"]), since=TS)
-    assert " ON t.`Id` = c.`Id` ORDER BY c.`Ts`, c.`Id`" in q.sql
-    assert " AND t." not in q.sql
+    assert " ON (t.`Id` = c.`Id` OR (t.`Id` IS NULL AND c.`Id` IS NULL)) ORDER BY c.`Ts`, c.`Id`" in q.sql
+    assert ") AND (t." not in q.sql
     assert q.types["shard0"] == param_types.STRING
 
 

@@ -5,8 +5,11 @@
    every key the last delivered version is the last written one, every delivered version
    was written (with the commit timestamp it was written at), and per key the delivered
    commit timestamps strictly increase.
+   Run twice: unique commit timestamps, then shared ones (the embedded server's switch:
+   several transactions per commit timestamp, as on Spanner).
 2. History-table mode, the same load plus deletes: every written version and every delete
-   is delivered exactly once, in commit order per key, with the right operation.
+   is delivered exactly once, in commit order per key, with the right operation. (Run once:
+   its transactions read, so they never share a commit timestamp.)
 """
 
 from __future__ import annotations
@@ -68,12 +71,13 @@ def run_writers(work: Callable[[random.Random, int], None], max_per_txn: int) ->
     return time.monotonic() - started
 
 
-def test_stress_data_table(make_database):
+def test_stress_data_table(make_database, commit_timestamps):
     db = make_database([STRESS_DDL])
     versions = itertools.count(1)
     written: dict[int, tuple[int, Any]] = {}  # version -> (key, commit timestamp)
     lock = threading.Lock()
     delivered: dict[int, list[tuple[int, Any]]] = defaultdict(list)
+    commits: list[Any] = []
 
     def on_change(change):
         delivered[change.keys[0]].append((change.row["Version"], change.commit_timestamp))
@@ -84,6 +88,7 @@ def test_stress_data_table(make_database):
         with db.batch() as batch:
             batch.insert_or_update("Stress", ("K", "Version", "Ts"), rows)
         with lock:
+            commits.append(batch.committed)
             for k, v, _ in rows:
                 written[v] = (k, batch.committed)
 
@@ -106,7 +111,10 @@ def test_stress_data_table(make_database):
         assert all(a < b for a, b in zip(stamps, stamps[1:], strict=False)), f"key {k}: commit timestamps not increasing"
         assert versions_seen[-1][0] == last_written[k][1]
     assert set(delivered) == set(last_written)
-    print(f"\ndata-table stress: {UPSERTS} upserts in {seconds:.2f}s ({UPSERTS / seconds:.0f}/s), "
+    if commit_timestamps == "shared":  # the run did exercise transactions sharing a commit timestamp
+        assert len(set(commits)) < len(commits)
+    print(f"\ndata-table stress: {UPSERTS} upserts in {len(commits)} transactions at {len(set(commits))} commit "
+          f"timestamps in {seconds:.2f}s ({UPSERTS / seconds:.0f}/s), "
           f"{sum(map(len, delivered.values()))} versions delivered in {stats['polls']} polls")
 
 
@@ -168,5 +176,6 @@ def test_stress_history_table(make_database):
         stats = w.stats()
     assert w.failure is None
     assert {k: v for k, v in delivered.items()} == dict(want)
-    print(f"\nhistory stress: {UPSERTS} operations in {len(committed)} transactions in {seconds:.2f}s "
+    print(f"\nhistory stress: {UPSERTS} operations in {len(committed)} transactions at "
+          f"{len({ts for ts, _ in committed})} commit timestamps in {seconds:.2f}s "
           f"({UPSERTS / seconds:.0f} ops/s), {total} history rows delivered in {stats['polls']} polls")

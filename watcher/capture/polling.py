@@ -9,7 +9,10 @@ is the order changes are delivered in:
   commit timestamp, the rest of that group, after the last delivered key (instead of the
   Java library's OFFSET, which can skip rows when the group is read again after a restart);
 * **WITH**: one common table expression per shard value, each limited, merged and joined
-  back on the full primary key: cheaper when far behind on many shards.
+  back on the full primary key (a NULL key part matches a NULL part): cheaper when far behind on many shards.
+
+Keys order as on Spanner: ascending, NULL before every value, in ORDER BY and in the
+continuation condition alike.
 
 Example:
     >>> from watcher.model import TableId
@@ -66,32 +69,81 @@ def simple_query(info: TableInfo, hint: str, *, limit: int, shard: ShardFilter |
     return PollQuery(sql, params, types)
 
 
+#: Spanner's limit on primary-key columns; the key conditions below are built for any of them.
+MAX_KEY_COLUMNS = 16
+
+
+def null_safe_equals(left: str, right: str) -> str:
+    """SQL that is TRUE when two expressions are equal or both NULL, and not TRUE otherwise.
+
+    ``=`` alone is never true for a NULL key part, so a join on it would drop rows whose
+    key has NULL parts. Built from ``=``, ``OR`` and ``IS NULL`` only (not ``IS NOT DISTINCT
+    FROM``), which Spanner, the official emulator and the local server all accept.
+
+    >>> null_safe_equals("t.`A`", "c.`A`")
+    '(t.`A` = c.`A` OR (t.`A` IS NULL AND c.`A` IS NULL))'
+    """
+    return f"({left} = {right} OR ({left} IS NULL AND {right} IS NULL))"
+
+
+def key_join_condition(columns: Sequence[str], left: str = "t", right: str = "c") -> str:
+    """The join of two row sources on the full primary key, NULL parts matching NULL parts.
+
+    >>> key_join_condition(["A"])
+    '(t.`A` = c.`A` OR (t.`A` IS NULL AND c.`A` IS NULL))'
+    """
+    quoted = [quote_identifier(c) for c in columns]
+    return " AND ".join(null_safe_equals(f"{left}.{q}", f"{right}.{q}") for q in quoted) or "TRUE"
+
+
+def _part_equal(column: str, value: Any, param: str) -> str:
+    return f"{column} IS NULL" if value is None else f"{column} = @{param}"
+
+
+def _part_after(column: str, value: Any, param: str) -> str:
+    # NULL sorts before every value: after NULL is any value; after a value, NULL never is
+    # (``col > @p`` is not TRUE for a NULL col, which is what excludes it).
+    return f"{column} IS NOT NULL" if value is None else f"{column} > @{param}"
+
+
 def key_after_condition(columns: Sequence[str], key: Sequence[Any], types: Sequence[Any], prefix: str = "k") -> tuple[str, dict[str, Any], dict[str, Any]]:
-    """A condition for "primary key after ``key``" in ascending key order (NULL sorts first).
+    """A condition for "primary key after ``key``" in ascending key order, NULL first (Spanner's order).
+
+    Lexicographic: the first ``i`` parts equal (a NULL part matches only NULL), part ``i``
+    after the key's. NULL key values are never bound as parameters (``IS NULL`` instead),
+    so the SQL is valid GoogleSQL for Spanner, the official emulator and the local server.
+    Returns the SQL, its parameters and their types.
 
     >>> key_after_condition(["A", "B"], [1, None], [param_types.INT64, param_types.STRING])[0]
     '(`A` > @k0) OR (`A` = @k0 AND `B` IS NOT NULL)'
+    >>> key_after_condition(["A", "B"], [None, "x"], [param_types.INT64, param_types.STRING])[0]
+    '(`A` IS NOT NULL) OR (`A` IS NULL AND `B` > @k1)'
     """
+    if len(key) != len(columns):
+        raise ValueError(f"a key of {len(key)} parts for {len(columns)} key columns")
+    quoted = [quote_identifier(c) for c in columns]
     alternatives = []
+    for i, value in enumerate(key):
+        parts = [_part_equal(quoted[j], key[j], f"{prefix}{j}") for j in range(i)]
+        parts.append(_part_after(quoted[i], value, f"{prefix}{i}"))
+        alternatives.append("(" + " AND ".join(parts) + ")")
     params: dict[str, Any] = {}
     ptypes: dict[str, Any] = {}
-    for i, value in enumerate(key):
-        parts = []
-        for j in range(i):
-            col = quote_identifier(columns[j])
-            parts.append(f"{col} IS NULL" if key[j] is None else f"{col} = @{prefix}{j}")
-        col = quote_identifier(columns[i])
-        if value is None:
-            parts.append(f"{col} IS NOT NULL")
-        else:
-            parts.append(f"{col} > @{prefix}{i}")
-        alternatives.append("(" + " AND ".join(parts) + ")")
     for j, value in enumerate(key):
         if value is not None:
             params[f"{prefix}{j}"] = value
             if types[j] is not None:
                 ptypes[f"{prefix}{j}"] = types[j]
     return " OR ".join(alternatives) or "FALSE", params, ptypes
+
+
+def key_sort_key(key: Sequence[Any]) -> tuple[tuple[bool, Any], ...]:
+    """A Python sort key giving Spanner's ascending key order (NULL before every value).
+
+    >>> sorted([(2, "b"), (None, "a"), (2, None), (1, "z")], key=key_sort_key)
+    [(None, 'a'), (1, 'z'), (2, None), (2, 'b')]
+    """
+    return tuple((v is not None, v) if v is not None else (False, 0) for v in key)
 
 
 def continuation_query(info: TableInfo, hint: str, *, limit: int, since: Checkpoint, shard: ShardFilter | None = None) -> PollQuery:
@@ -128,7 +180,7 @@ def with_query(info: TableInfo, hint: str, *, limit: int, provider: FixedShardPr
         unions.append(f"SELECT * FROM shard{i}")
         params[f"shard{i}"] = value
         types[f"shard{i}"] = provider.element_type
-    join = " AND ".join(f"t.{k} = c.{k}" for k in keys)
+    join = key_join_condition(info.key_columns)
     order = ", ".join(f"c.{c}" for c in [ts, *keys])
     sql = (f"WITH {', '.join(ctes)}, changed AS ({' UNION ALL '.join(unions)} ORDER BY {_order_by(info)} LIMIT @limit) "
            f"SELECT t.* FROM changed AS c JOIN {info.table.sql} AS t ON {join} ORDER BY {order}")

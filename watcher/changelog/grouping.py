@@ -1,8 +1,10 @@
 """Transaction groups: the records of all tables sharing one commit timestamp.
 
-Polling cannot see transaction ids, but a commit timestamp names one commit (or several
-commits on disjoint data, which Spanner may give the same timestamp): the rows sharing
-it form a group. ``transaction_group`` is 16 hex digits derived from the commit
+A group is the rows sharing a commit timestamp, which may be several transactions:
+Spanner may give transactions on disjoint data the same commit timestamp, and polling
+sees no transaction id to tell them apart (the embedded server does the same with
+``shared_commit_timestamps``). A real transaction id (``server_transaction_id``) comes
+only with change streams. The name ``transaction_group`` follows the seeds. ``transaction_group`` is 16 hex digits derived from the commit
 timestamp (the same in every run), ``record_sequence`` numbers the group's records in
 (table, key) order from 0, and ``number_of_records_in_group`` counts them. When a later
 run brings more records of a group written before (its tables were polled later), the

@@ -50,7 +50,8 @@ CHANGELOG_FIELDS: tuple[Field, ...] = (
     ("commit_timestamp", "STRING", "exact commit timestamp, RFC 3339 with nine fractional digits (sorts as text)"),
     ("commit_ts", "TIMESTAMP", "the commit timestamp as a Spark timestamp (microseconds)"),
     ("commit_date", "STRING", "UTC date of the commit, YYYY-MM-DD (partition column)"),
-    ("transaction_group", "STRING", "16 hex digits identifying the commit timestamp: rows of all tables sharing it"),
+    ("transaction_group", "STRING", "16 hex digits identifying the commit timestamp: rows of all tables sharing it, "
+                                     "which may be several transactions"),
     ("record_sequence", "BIGINT", "order of the record within its transaction group, from 0"),
     ("number_of_records_in_group", "BIGINT", "records in the group when it was written"),
     ("read_timestamp", "STRING", "when the row was polled (RFC 3339)"),

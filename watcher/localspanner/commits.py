@@ -61,3 +61,31 @@ def _fill_pending(conn: sqlite3.Connection, catalog: Catalog, pending: Sequence[
         sets = ", ".join(f"{quote(c)} = ?" for c in p.columns)
         where = " AND ".join(f"{quote(k)} IS ?" for k in table.key_names) or "1"
         conn.execute(f"UPDATE {quote(table.name)} SET {sets} WHERE {where}", [stored] * len(p.columns) + list(p.key))
+
+
+#: Mutations whose rows are exactly the rows they name (a replace or delete may reach
+#: other rows: interleaved children, key ranges).
+_ROW_OPS = frozenset({"insert", "update", "insert_or_update"})
+
+
+def written_rows(database: str, catalog: Catalog, mutations: Sequence[Mutation]) -> frozenset[tuple[str, str, str]] | None:
+    """The rows a blind-write commit writes, as (database, table, key) identities; None when
+    they are not known exactly (deletes, replaces, interleaved tables): such a commit never
+    shares its commit timestamp with another (see :class:`~.clock.Clock`).
+
+    >>> from .catalog import Catalog
+    >>> written_rows("d", Catalog(), []) == frozenset()
+    True
+    """
+    rows: set[tuple[str, str, str]] = set()
+    for m in mutations:
+        table = catalog.table(m.table)
+        if m.op not in _ROW_OPS or table is None or table.parent is not None:
+            return None
+        position = {c.lower(): i for i, c in enumerate(m.columns)}
+        try:
+            where = [position[k.lower()] for k in table.key_names]
+        except KeyError:
+            return None  # the commit fails anyway
+        rows.update((database, table.name.lower(), repr([row[i] for i in where])) for row in m.rows)
+    return frozenset(rows)

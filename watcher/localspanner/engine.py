@@ -26,7 +26,7 @@ from typing import Any
 
 from . import errors, limits, partitions, retention, sql, values, versions
 from .clock import Clock
-from .commits import write_commit
+from .commits import write_commit, written_rows
 from .ddl.printer import print_catalog
 from .errors import SpannerError
 from .reads import read_rows
@@ -504,9 +504,12 @@ class DatabaseEngine:
                 raise errors.transaction_already_committed(txn.id)
             if txn.partitioned:
                 raise errors.partitioned_dml_not_allowed("Commit")
+            # A transaction that read or ran DML holds the writer already: its commit may depend on
+            # the previous one, so only blind writes may share a commit timestamp (Clock.next_commit).
+            blind = not txn.holds_writer and not txn.pending
             self._writer.acquire(txn)
             try:
-                ts = self._commit_locked(txn, mutations)
+                ts = self._commit_locked(txn, mutations, shareable=blind)
             except SpannerError:
                 txn.state = "rolled_back"
                 self._writer.roll_back(txn)
@@ -516,10 +519,11 @@ class DatabaseEngine:
                     self._rw.pop(txn.id, None)
         return CommitResult(ts, mutation_count(mutations))
 
-    def _commit_locked(self, txn: ReadWriteTransaction, mutations: list[Mutation]) -> int:
+    def _commit_locked(self, txn: ReadWriteTransaction, mutations: list[Mutation], shareable: bool = False) -> int:
         """Commit ``txn`` (which holds the writer and has an open SQLite transaction)."""
+        rows = written_rows(self.name, self.catalog, mutations) if shareable else None
         with self._visibility:
-            ts = self.clock.next()
+            ts = self.clock.next_commit(rows)
             self._commits_since_purge += 1
             purge_before = None
             if self._commits_since_purge >= versions.PURGE_EVERY_COMMITS:

@@ -19,6 +19,7 @@ from typing import Any
 
 import grpc
 
+from .clock import Clock
 from .faults import FaultInjector
 from .frontend.database_admin_service import DatabaseAdminServicer
 from .frontend.instance_admin_service import InstanceAdminServicer
@@ -48,11 +49,25 @@ class LocalSpanner:
 
     Use as a context manager, or call :meth:`start` and :meth:`stop`. ``data_dir=None``
     keeps the databases in a temporary folder that goes away with the server.
+
+    ``shared_commit_timestamps=True`` lets commits share a commit timestamp, as Spanner
+    may: a blind-write commit (mutations only, no read or DML in its transaction) that
+    writes none of the rows of the previous commit gets that commit's timestamp when no
+    read took a timestamp in between. Two guarantees stay: per row, commit timestamps
+    strictly increase, and once a strong read at R has returned no later commit gets a
+    timestamp <= R. Off by default (every commit timestamp unique); settable while the
+    server runs through ``server.clock.share_timestamps``. It is looser than Spanner's
+    external consistency (on Spanner only transactions that overlap in time share a
+    timestamp), which is what makes it a useful test of code that must not assume
+    unique commit timestamps.
     """
 
     def __init__(self, data_dir: str | None = None, *, host: str = DEFAULT_HOST, port: int = 0,
-                 max_workers: int = DEFAULT_WORKERS) -> None:
+                 max_workers: int = DEFAULT_WORKERS, shared_commit_timestamps: bool = False) -> None:
         self._data_dir = data_dir
+        # Created here, not at start(): the switch can be set before and while serving, and
+        # a restarted server keeps handing out timestamps above the earlier ones.
+        self._clock = Clock(share_timestamps=shared_commit_timestamps)
         self._host = host
         self._requested_port = port
         self._max_workers = max_workers
@@ -85,6 +100,11 @@ class LocalSpanner:
         return self._service
 
     @property
+    def clock(self) -> Clock:
+        """The server's clock; ``clock.share_timestamps`` is the shared-commit-timestamps switch."""
+        return self._clock
+
+    @property
     def faults(self) -> FaultInjector:
         return self._faults
 
@@ -105,7 +125,7 @@ class LocalSpanner:
                 ],
             )
             port = _bind(server, self._host, self._requested_port)
-            service = LocalSpannerService(self._data_dir)
+            service = LocalSpannerService(self._data_dir, clock=self._clock)
             try:
                 operations = OperationRegistry()
                 servicers: list[Any] = [
@@ -176,7 +196,7 @@ def _bind_failure(host: str, port: int) -> str | None:
 
 
 def serve_forever(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, data_dir: str | None = None, *,
-                  on_ready: Callable[[LocalSpanner], None] | None = None) -> None:
+                  on_ready: Callable[[LocalSpanner], None] | None = None, shared_commit_timestamps: bool = False) -> None:
     """Serve until SIGINT or SIGTERM, then shut down cleanly.
 
     ``on_ready`` runs once the server listens (e.g. to print the address).
@@ -188,7 +208,7 @@ def serve_forever(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, data_dir: 
         for sig in (signal.SIGINT, signal.SIGTERM):
             previous[sig] = signal.signal(sig, lambda *_: stop.set())
     try:
-        with LocalSpanner(data_dir, host=host, port=port) as server:
+        with LocalSpanner(data_dir, host=host, port=port, shared_commit_timestamps=shared_commit_timestamps) as server:
             if on_ready is not None:
                 on_ready(server)
             while not stop.wait(0.5):

@@ -39,6 +39,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--data-dir", metavar="DIR", default=None,
                         help="folder that keeps the databases between runs (default: a temporary "
                              "folder, deleted when the server stops)")
+    parser.add_argument("--shared-commit-timestamps", action="store_true",
+                        help="let consecutive blind-write commits that write different rows share a commit "
+                             "timestamp, as Spanner may (default: every commit timestamp is unique)")
     return parser
 
 
@@ -57,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
               "press Ctrl-C to stop", file=sys.stderr, flush=True)
 
     try:
-        serve_forever(args.host, args.port, args.data_dir, on_ready=ready)
+        serve_forever(args.host, args.port, args.data_dir, on_ready=ready,
+                      shared_commit_timestamps=args.shared_commit_timestamps)
     except ServerStartError as exc:
         raise CommandError(str(exc)) from None
     return 0
