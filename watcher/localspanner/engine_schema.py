@@ -1,0 +1,106 @@
+"""A database engine's schema changes: DDL statements, the version retention option, the DDL printed back.
+
+Mixed into :class:`~watcher.localspanner.engine.DatabaseEngine`, whose writer, visibility lock,
+clock and storage it uses: a schema change holds the writer like a commit, and each statement
+commits on its own with its own timestamp (as on Spanner).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from . import errors, retention
+from .catalog import Catalog
+from .clock import Clock
+from .ddl.printer import print_catalog
+from .errors import SpannerError
+from .schema_changes import write_schema_change
+from .schema_updater import apply_statement
+from .storage import META_TABLE, Storage
+from .writer import Writer
+
+
+class SchemaChanges:
+    """UpdateDatabaseDdl and GetDatabaseDdl for one database."""
+
+    name: str
+    storage: Storage
+    clock: Clock
+    catalog: Catalog
+    retention_period: str | None
+    latest_commit_nanos: int
+    _writer: Writer
+    _visibility: threading.Lock
+
+    def update_ddl(self, statements: list[str]) -> list[int]:
+        """Apply schema statements in order; each one commits on its own. Returns commit timestamps.
+
+        A failing first statement raises its error (nothing was applied); a later one raises
+        :class:`~.errors.SchemaChangeStopped` carrying the completed statements' timestamps.
+        """
+        stamps: list[int] = []
+        self._writer.acquire(None)
+        conn = self.storage.writer
+        try:
+            for statement in statements:
+                try:
+                    if retention.is_alter_database(statement):
+                        stamps.append(self._set_retention(statement))
+                    else:
+                        stamps.append(self._apply_schema_statement(conn, statement))
+                except SpannerError as exc:
+                    if stamps:  # the statements before it stay applied, as on Spanner
+                        raise errors.schema_change_stopped(exc, stamps) from exc
+                    raise
+        finally:
+            self._writer.release(None)
+        return stamps
+
+    def _apply_schema_statement(self, conn: Any, statement: str) -> int:
+        """Apply and commit one statement (the caller holds the writer); returns its commit timestamp."""
+        # A change stream created here may be read from this timestamp on; no commit
+        # can come between it and the schema change's own (the caller holds the writer).
+        new, _ = apply_statement(self.catalog, statement, created_nanos=self.clock.next())
+        if new is self.catalog:
+            return self.clock.next()
+
+        def commit() -> int:
+            with self._visibility:
+                ts = self.clock.next()
+                conn.execute("COMMIT")
+                self.catalog = new
+                self.latest_commit_nanos = ts
+            return ts
+
+        return write_schema_change(self.storage, self.catalog, new, statement, commit)
+
+    def _set_retention(self, statement: str) -> int:
+        """ALTER DATABASE ... SET OPTIONS (version_retention_period = ...): commits on its own."""
+        name, period = retention.parse_alter_database(statement)
+        database = self.name.rsplit("/", 1)[-1]
+        if name != database:
+            raise errors.alter_database_wrong_name(name, database)
+        conn = self.storage.writer
+        conn.execute("BEGIN")
+        try:
+            retention.save(conn, META_TABLE, period)
+            with self._visibility:
+                ts = self.clock.next()
+                conn.execute("COMMIT")
+                self.retention_period = period
+                self.latest_commit_nanos = ts
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return ts
+
+    def ddl(self) -> list[str]:
+        printed = print_catalog(self.catalog)
+        if self.retention_period is not None:
+            printed.append(retention.print_option(self.name.rsplit("/", 1)[-1], self.retention_period))
+        return printed
+
+    def _retention_nanos(self) -> int:
+        return retention.retention_seconds(self.retention_period) * 1_000_000_000
