@@ -131,9 +131,36 @@ class ChangeStream:
         return tracked is not None and tracked.columns is not None and column.lower() in {c.lower() for c in tracked.columns}
 
 
+@dataclass(frozen=True)
+class ViewColumn:
+    """One output column of a view: its name and the type its query gives it."""
+
+    name: str
+    type: SpannerType | None
+
+
+@dataclass(frozen=True)
+class View:
+    """A view: its defining query as written, its SQL SECURITY, and what that query yields.
+
+    ``columns`` and ``depends_on`` (the tables and views the query reads, declared names)
+    are computed when the view is created; queries over the view inline ``definition``.
+    """
+
+    name: str
+    definition: str
+    security: str = "INVOKER"
+    columns: tuple[ViewColumn, ...] = ()
+    depends_on: tuple[str, ...] = ()
+
+    def column(self, name: str) -> ViewColumn | None:
+        low = name.lower()
+        return next((c for c in self.columns if c.name.lower() == low), None)
+
+
 @dataclass(frozen=True, eq=False)
 class Catalog:
-    """All tables (in creation order, parents before children), indexes and change streams of a database.
+    """All tables (in creation order, parents before children), indexes, change streams and views of a database.
 
     Compared and hashed by identity: each schema change makes a new catalog, and caches
     (prepared mutation shapes, translated statements) key on it cheaply.
@@ -143,6 +170,7 @@ class Catalog:
     indexes: tuple[Index, ...] = ()
     version: int = 0
     change_streams: tuple[ChangeStream, ...] = ()
+    views: tuple[View, ...] = ()
     _by_name: dict[str, Table] = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
@@ -157,6 +185,15 @@ class Catalog:
             if i.name.lower() == low:
                 return i
         return None
+
+    def view(self, name: str) -> View | None:
+        low = name.lower()
+        return next((v for v in self.views if v.name.lower() == low), None)
+
+    def views_using(self, name: str) -> tuple[View, ...]:
+        """The views whose query reads the table or view ``name``."""
+        low = name.lower()
+        return tuple(v for v in self.views if low in {d.lower() for d in v.depends_on})
 
     def change_stream(self, name: str) -> ChangeStream | None:
         low = name.lower()

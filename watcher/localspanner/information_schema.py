@@ -5,8 +5,8 @@ layer can type it like any table) and :func:`rows` computes its rows in stored f
 (``values.py``: BOOL as 0/1, INT64 as int, STRING as str, NULL as None). The storage
 layer materialises each view into the SQLite table named by :func:`sqlite_table_name`.
 Names, types and values follow Spanner's GoogleSQL INFORMATION_SCHEMA; the user's
-tables live in the schema ``''`` of catalog ``''``, and the views themselves are not
-listed in TABLES.
+tables and views live in the schema ``''`` of catalog ``''`` (TABLES says ``BASE TABLE``
+or ``VIEW``), and the INFORMATION_SCHEMA views themselves are not listed in TABLES.
 
 Example:
     >>> from watcher.localspanner.schema_updater import apply_statements
@@ -67,6 +67,7 @@ VIEWS: dict[str, Table] = {
         _view("KEY_COLUMN_USAGE", "CONSTRAINT_CATALOG STRING(MAX), CONSTRAINT_SCHEMA STRING(MAX), "
               f"CONSTRAINT_NAME STRING(MAX), {_CATALOG_COLS}, COLUMN_NAME STRING(MAX), ORDINAL_POSITION INT64, "
               "POSITION_IN_UNIQUE_CONSTRAINT INT64"),
+        _view("VIEWS", f"{_CATALOG_COLS}, VIEW_DEFINITION STRING(MAX), SECURITY_TYPE STRING(MAX)"),
         _view("CHANGE_STREAMS", f"{_STREAM_COLS}, ALL BOOL"),
         _view("CHANGE_STREAM_TABLES", f"{_STREAM_COLS}, {_CATALOG_COLS}, ALL_COLUMNS BOOL"),
         _view("CHANGE_STREAM_COLUMNS", f"{_STREAM_COLS}, {_CATALOG_COLS}, COLUMN_NAME STRING(MAX)"),
@@ -114,6 +115,13 @@ def _tables(catalog: Catalog) -> Iterator[tuple]:
         yield ("", "", t.name, "BASE TABLE", t.parent,
                _ON_DELETE[t.on_delete_cascade] if interleaved else None, "COMMITTED",
                "IN PARENT" if interleaved else None, None)
+    for v in catalog.views:
+        yield ("", "", v.name, "VIEW", None, None, None, None, None)
+
+
+def _views(catalog: Catalog) -> Iterator[tuple]:
+    for v in catalog.views:
+        yield ("", "", v.name, v.definition, v.security)
 
 
 def _columns(catalog: Catalog) -> Iterator[tuple]:
@@ -122,6 +130,10 @@ def _columns(catalog: Catalog) -> Iterator[tuple]:
             stored = None if c.generated is None else _YES_NO[c.stored]
             yield ("", "", t.name, c.name, pos, c.default, None, _YES_NO[not c.not_null], str(c.type),
                    "ALWAYS" if c.is_generated else "NEVER", c.generated, stored, "COMMITTED")
+    for v in catalog.views:  # a view's columns are listed too, every one nullable
+        for pos, vc in enumerate(v.columns, 1):
+            yield ("", "", v.name, vc.name, pos, None, None, "YES", str(vc.type) if vc.type else None,
+                   "NEVER", None, None, None)
 
 
 def _column_options(catalog: Catalog) -> Iterator[tuple]:
@@ -232,6 +244,7 @@ _PRODUCERS: dict[str, Callable[[Catalog], Iterator[tuple]]] = {
     "TABLE_CONSTRAINTS": _table_constraints,
     "CHECK_CONSTRAINTS": _check_constraints,
     "KEY_COLUMN_USAGE": _key_column_usage,
+    "VIEWS": _views,
     "CHANGE_STREAMS": _change_streams,
     "CHANGE_STREAM_TABLES": _change_stream_tables,
     "CHANGE_STREAM_COLUMNS": _change_stream_columns,

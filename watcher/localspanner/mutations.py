@@ -62,7 +62,7 @@ def _converter(table: Table, column: Column) -> Callable[[Any], Any]:
 def _shape(catalog: Catalog, table_name: str, column_names: tuple[str, ...], op: str) -> _RowShape:
     table = catalog.table(table_name)
     if table is None:
-        raise errors.table_not_found(table_name)
+        raise _unknown_table(catalog, table_name)
     cols: list[Column] = []
     seen: set[str] = set()
     for name in column_names:
@@ -283,10 +283,16 @@ def keyset_condition(table: Table, parts: Sequence[Any], key_columns: Sequence[C
 def _delete(conn: sqlite3.Connection, catalog: Catalog, table_name: str, key_set: KeySet) -> int:
     table = catalog.table(table_name)
     if table is None:
-        raise errors.table_not_found(table_name)
+        raise _unknown_table(catalog, table_name)
     cond, params = keyset_condition(table, table.primary_key, table.key_columns, key_set)
     try:
         cur = conn.execute(f"DELETE FROM {quote(table.name)} WHERE {cond}", params)
     except sqlite3.IntegrityError as exc:
         raise integrity_error(exc, table, catalog, inserting=False) from None
     return max(cur.rowcount, 0)
+
+
+def _unknown_table(catalog: Catalog, name: str) -> errors.SpannerError:
+    """A mutation's table that is not one: a view says so, anything else is not found."""
+    view = catalog.view(name)
+    return errors.view_written(view.name, in_sql=False) if view else errors.table_not_found(name)

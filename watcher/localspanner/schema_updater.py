@@ -34,7 +34,7 @@ import dataclasses
 import re
 from collections.abc import Callable, Iterable
 
-from . import change_stream_rules, errors
+from . import change_stream_rules, errors, view_rules
 from .catalog import Catalog, ChangeStream, Column, Index, KeyPart, Table
 from .ddl import nodes
 from .ddl.expressions import referenced_names
@@ -103,9 +103,12 @@ def _apply(catalog: Catalog, node: nodes.Node, statement: str, created_nanos: in
     if result is None:
         return catalog
     if isinstance(result, list):  # a change stream statement: tables and indexes stay
-        return Catalog(catalog.tables, catalog.indexes, catalog.version + 1, tuple(result))
+        return Catalog(catalog.tables, catalog.indexes, catalog.version + 1, tuple(result), catalog.views)
+    if isinstance(result, Catalog):  # a view statement: builds its catalog itself
+        return result
     tables, indexes = result
-    return Catalog(tuple(tables), tuple(indexes), catalog.version + 1, catalog.change_streams)
+    new = Catalog(tuple(tables), tuple(indexes), catalog.version + 1, catalog.change_streams, catalog.views)
+    return view_rules.refresh(statement, new)
 
 
 class _Context:
@@ -143,7 +146,8 @@ class _Context:
     def check_new_name(self, kind: str, name: str) -> None:
         self.check_name(kind, name)
         existing = ("table" if self.catalog.table(name) else "index" if self.catalog.index(name)
-                    else "change stream" if self.catalog.change_stream(name) else None)
+                    else "change stream" if self.catalog.change_stream(name)
+                    else "view" if self.catalog.view(name) else None)
         if existing is not None:
             raise self.wrap(errors.duplicate_name(existing, name))
 
@@ -155,7 +159,7 @@ class _Context:
             )
 
 
-_Result = tuple[list[Table], list[Index]] | list[ChangeStream] | None
+_Result = tuple[list[Table], list[Index]] | list[ChangeStream] | Catalog | None
 
 
 def _replace_table(catalog: Catalog, table: Table) -> tuple[list[Table], list[Index]]:
@@ -270,6 +274,7 @@ def _drop_table(ctx: _Context, node: nodes.DropTable) -> _Result:
     if indexes:
         raise ctx.invalid(f"Cannot drop table {table.name}: it has indexes ({', '.join(i.name for i in indexes)}); drop them first")
     change_stream_rules.check_drop_table(ctx.catalog, ctx.statement, table)
+    view_rules.check_no_dependents(ctx.catalog, ctx.statement, "TABLE", table.name)
     children = ctx.catalog.children_of(table.name)
     if children:
         raise ctx.invalid(f"Cannot drop table {table.name}: table {children[0].name} is interleaved in it")
@@ -423,4 +428,6 @@ _HANDLERS: dict[type, Callable[..., _Result]] = {
     nodes.AlterChangeStreamDropForAll: change_stream_rules.drop_for_all,
     nodes.AlterChangeStreamSetOptions: change_stream_rules.set_options,
     nodes.DropChangeStream: change_stream_rules.drop,
+    nodes.CreateView: view_rules.create,
+    nodes.DropView: view_rules.drop,
 }

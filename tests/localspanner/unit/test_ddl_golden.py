@@ -49,7 +49,7 @@ def test_schema_prints_like_get_database_ddl(path: Path) -> None:
     assert ";\n\n".join(printed) + ";\n" == path.with_suffix(".expected").read_text()
     again, _ = apply_statements(Catalog(), printed)
     assert again.tables == catalog.tables and again.indexes == catalog.indexes
-    assert again.change_streams == catalog.change_streams
+    assert again.change_streams == catalog.change_streams and again.views == catalog.views
     assert catalog.version == len(applied)
 
 

@@ -133,7 +133,7 @@ def test_syntax_errors_say_what_was_expected_and_where(statement: str, detail: s
 @pytest.mark.parametrize(
     ("statement", "feature"),
     [
-        ("CREATE VIEW V AS SELECT 1", "CREATE VIEW"),
+        ("CREATE ROLE R", "CREATE ROLE"),
         ("CREATE MODEL M INPUT (x INT64) OUTPUT (y INT64) REMOTE", "CREATE MODEL"),
         ("CREATE TABLE T (a INT64, CONSTRAINT fk FOREIGN KEY (a) REFERENCES U (b)) PRIMARY KEY (a)", "CONSTRAINT"),
         ("CREATE TABLE T (a INT64, t TIMESTAMP) PRIMARY KEY (a), ROW DELETION POLICY (OLDER_THAN(t, INTERVAL 1 DAY))",

@@ -36,9 +36,11 @@ __all__ = [
     "CreateDatabase",
     "CreateIndex",
     "CreateTable",
+    "CreateView",
     "DropChangeStream",
     "DropIndex",
     "DropTable",
+    "DropView",
     "KeyPart",
     "Node",
     "TrackedTable",
@@ -204,6 +206,30 @@ class DropChangeStream:
     name: str
 
 
+#: The SQL SECURITY modes of a view.
+VIEW_SECURITY = ("INVOKER", "DEFINER")
+
+
+@dataclass(frozen=True)
+class CreateView:
+    """``CREATE [OR REPLACE] VIEW name SQL SECURITY INVOKER|DEFINER AS query``.
+
+    ``definition`` is the query text as written (trimmed); it is translated when applied.
+    """
+
+    name: str
+    definition: str
+    security: str = "INVOKER"
+    or_replace: bool = False
+
+
+@dataclass(frozen=True)
+class DropView:
+    """``DROP VIEW name``."""
+
+    name: str
+
+
 Node = (
     CreateDatabase
     | CreateTable
@@ -220,4 +246,6 @@ Node = (
     | AlterChangeStreamDropForAll
     | AlterChangeStreamSetOptions
     | DropChangeStream
+    | CreateView
+    | DropView
 )

@@ -32,7 +32,7 @@ _OPTION_VALUES: dict[str, dict[str, bool | None]] = {
 }
 
 # DDL the local server does not implement, by the keywords that start it.
-_UNSUPPORTED_CREATE = ("VIEW", "OR", "ROLE", "SEQUENCE", "SEARCH", "VECTOR", "MODEL", "SCHEMA",
+_UNSUPPORTED_CREATE = ("ROLE", "SEQUENCE", "SEARCH", "VECTOR", "MODEL", "SCHEMA",
                        "PROTO", "PLACEMENT", "LOCALITY", "FUNCTION")
 _UNSUPPORTED_TABLE_ELEMENTS = ("CONSTRAINT", "FOREIGN", "CHECK", "SYNONYM")
 
@@ -145,13 +145,40 @@ class _Parser:
             return self.create_table()
         if self.accept("CHANGE", "STREAM"):
             return change_stream_parser.create(self)
+        if self.accept("OR", "REPLACE"):
+            self.expect("VIEW")
+            return self.create_view(or_replace=True)
+        if self.accept("VIEW"):
+            return self.create_view(or_replace=False)
         unique = self.accept("UNIQUE")
         null_filtered = self.accept("NULL_FILTERED")
         if self.accept("INDEX"):
             return self.create_index(unique, null_filtered)
         if not (unique or null_filtered) and self.at(*_UNSUPPORTED_CREATE):
             raise self.unsupported(f"CREATE {self.tok.text.upper()}")
-        raise self.fail("DATABASE, TABLE or INDEX" if not (unique or null_filtered) else "keyword INDEX")
+        raise self.fail("DATABASE, TABLE, INDEX or VIEW" if not (unique or null_filtered) else "keyword INDEX")
+
+    def create_view(self, *, or_replace: bool) -> nodes.CreateView:
+        """``VIEW name SQL SECURITY INVOKER|DEFINER AS query``: the query is kept as text."""
+        name = self.name("view name")
+        security = None
+        if self.accept("SQL", "SECURITY"):
+            if not self.at(*nodes.VIEW_SECURITY):
+                raise self.fail("INVOKER or DEFINER")
+            security = self.advance().text.upper()
+        if not self.at("AS"):
+            raise self.fail("SQL SECURITY" if security is None else "keyword AS")
+        if security is None:  # Spanner has no default security mode
+            raise errors.view_missing_security(self.text, name)
+        as_tok = self.advance()
+        end = len(self.tokens) - 1  # EOF
+        if end > self.pos and self.tokens[end - 1].kind == SYMBOL and self.tokens[end - 1].text == ";":
+            end -= 1
+        if end <= self.pos:
+            raise self.fail("a query")
+        definition = self.text[as_tok.end : self.tokens[end - 1].end].strip()
+        self.pos = end
+        return nodes.CreateView(name, definition, security, or_replace)
 
     def create_table(self) -> nodes.CreateTable:
         if_not_exists = self.accept("IF", "NOT", "EXISTS")
@@ -271,6 +298,8 @@ class _Parser:
             return nodes.DropIndex(self.name("index name"), if_exists)
         if self.accept("CHANGE", "STREAM"):
             return change_stream_parser.drop(self)
+        if self.accept("VIEW"):
+            return nodes.DropView(self.name("view name"))
         if self.at(*_UNSUPPORTED_CREATE, "DATABASE"):
             raise self.unsupported(f"DROP {self.tok.text.upper()}")
         raise self.fail("TABLE or INDEX")

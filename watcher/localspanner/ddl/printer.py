@@ -25,7 +25,7 @@ from .lexer import quote_identifier as q
 
 def print_catalog(catalog: Catalog) -> list[str]:
     """The statements that recreate ``catalog``: tables in creation order, each followed by its indexes,
-    then the change streams in creation order.
+    then the views and the change streams in creation order.
 
     >>> from watcher.localspanner.ddl.parser import parse_ddl
     >>> from watcher.localspanner.schema_updater import apply_ddl
@@ -38,6 +38,7 @@ def print_catalog(catalog: Catalog) -> list[str]:
     for table in catalog.tables:
         out.append(_create_table(_table_node(table)))
         out.extend(_create_index(_index_node(index)) for index in catalog.indexes_of(table.name))
+    out.extend(_create_view(nodes.CreateView(v.name, v.definition, v.security)) for v in catalog.views)
     out.extend(_create_change_stream(change_stream_node(s)) for s in catalog.change_streams)
     return out
 
@@ -155,6 +156,11 @@ def _create_change_stream(node: nodes.CreateChangeStream) -> str:
     return text
 
 
+def _create_view(node: nodes.CreateView) -> str:
+    head = "CREATE OR REPLACE VIEW" if node.or_replace else "CREATE VIEW"
+    return f"{head} {q(node.name)} SQL SECURITY {node.security} AS {node.definition}"
+
+
 _PRINTERS: dict[type, Callable] = {
     nodes.CreateDatabase: lambda n: f"CREATE DATABASE {q(n.name)}",
     nodes.CreateTable: _create_table,
@@ -173,4 +179,6 @@ _PRINTERS: dict[type, Callable] = {
     nodes.AlterChangeStreamDropForAll: lambda n: f"ALTER CHANGE STREAM {q(n.name)} DROP FOR ALL",
     nodes.AlterChangeStreamSetOptions: lambda n: f"ALTER CHANGE STREAM {q(n.name)} SET {_stream_options(n.options)}",
     nodes.DropChangeStream: lambda n: f"DROP CHANGE STREAM {q(n.name)}",
+    nodes.CreateView: _create_view,
+    nodes.DropView: lambda n: f"DROP VIEW {q(n.name)}",
 }

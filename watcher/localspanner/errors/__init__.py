@@ -124,6 +124,14 @@ from .schema import (
     unknown_index_in_hint,
     unknown_type,
 )
+from .views import (
+    view_broken_by,
+    view_dependents_block,
+    view_missing_security,
+    view_not_found,
+    view_query_invalid,
+    view_written,
+)
 
 __all__ = [
     "Code",
@@ -237,4 +245,10 @@ __all__ = [
     "value_too_long",
     "version_retention_out_of_range",
     "wrong_key_arity",
+    "view_broken_by",
+    "view_dependents_block",
+    "view_missing_security",
+    "view_not_found",
+    "view_query_invalid",
+    "view_written",
 ]

@@ -74,6 +74,7 @@ class Context:
     forced_indexes: list[str] = field(default_factory=list)
     ctes: list[dict[str, CompiledQuery]] = field(default_factory=list)
     alias_counter: int = 0
+    views_open: list[str] = field(default_factory=list)  # the views being inlined, innermost last
 
     def fresh(self, prefix: str) -> str:
         self.alias_counter += 1

@@ -107,7 +107,8 @@ def _target(tr: Translator, node: exp.Expression | None) -> tuple[Table, str]:
         raise tr.ctx.invalid(f"Cannot modify {node.db}.{node.name}")
     table = tr.ctx.catalog.table(node.name)
     if table is None:
-        raise errors.query_table_not_found(node.name)
+        view = tr.ctx.catalog.view(node.name)
+        raise errors.view_written(view.name, in_sql=True) if view else errors.query_table_not_found(node.name)
     return table, node.alias or table.name
 
 

@@ -3,7 +3,7 @@
 The output is SQLite text with ``:name`` parameters whose values must be bound in
 stored form, and one :class:`~.context.OutputColumn` per result column carrying the
 Spanner name and type. Table hints become ``INDEXED BY``; INFORMATION_SCHEMA views are
-read from their materialised tables.
+read from their materialised tables; a user's view is inlined as a subquery of its definition.
 
 Example:
     >>> from watcher.localspanner import catalog as C, types as T
@@ -294,11 +294,34 @@ class Translator(StructTranslator):
             cols = [SourceColumn(c.name, c.type, f"{quote(alias)}.{quote(c.sql_name)}") for c in cte.columns]
             scope.sources.append(Source(alias, cols))
             return f"{quote(name)} AS {quote(alias)}"
+        view = self.ctx.catalog.view(name)
+        if view is not None:
+            return self._view(view.name, view.definition, alias, scope)
         table = self.ctx.catalog.table(name)
         if table is None:
             raise errors.query_table_not_found(name)
         scope.sources.append(table_source(table, alias))
         return f"{quote(table.name)} AS {quote(alias)}" + self._index_hint(table)
+
+    def _view(self, name: str, definition: str, alias: str, scope: Scope) -> str:
+        """A view in FROM: its query inlined as a subquery, typed by its own translation.
+
+        The view's query sees the catalog only: the WITH names of the outer query are hidden.
+        """
+        if name.lower() in self.ctx.views_open:
+            raise self.ctx.invalid(f"View {name} reads itself")
+        tree = parse(preprocess(definition), definition)
+        saved, self.ctx.ctes = self.ctx.ctes, []
+        self.ctx.views_open.append(name.lower())
+        try:
+            query = self.compile_query(tree, None)
+        finally:
+            self.ctx.ctes = saved
+            self.ctx.views_open.pop()
+        internal = self.ctx.fresh("view")
+        cols = [SourceColumn(c.name, c.type, f"{quote(internal)}.{quote(c.sql_name)}") for c in query.columns]
+        scope.sources.append(Source(alias, cols))
+        return f"({query.sql}) AS {quote(internal)}"
 
     def _index_hint(self, table: Table) -> str:
         hints = self.ctx.table_hints
