@@ -92,7 +92,7 @@ CASES = {
     "mutation value too long": (lambda db: _write(db, "insert", "Items", ("Id", "Name"), [(10, "x" * 11)]),
                                 exceptions.FailedPrecondition, ["Name"]),
     "mutation missing key column": (lambda db: _write(db, "insert", "Pairs", ("A",), [(1,)]),
-                                    exceptions.GoogleAPICallError, ["B"]),
+                                    exceptions.InvalidArgument, ["B", "Pairs"]),
     "mutation too few values": (lambda db: _write(db, "insert", "Items", ("Id", "Name"), [(11,)]),
                                 exceptions.InvalidArgument, ["Items"]),
     "mutation future commit timestamp": (

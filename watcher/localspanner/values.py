@@ -154,8 +154,19 @@ def parse_date(text: str) -> str:
 
 # --- numeric --------------------------------------------------------------------------------------
 
-def canonical_numeric(value: str | int | float | decimal.Decimal) -> str:
-    """Canonical NUMERIC text: no exponent, no trailing zeros, at most 9 fractional digits."""
+def canonical_numeric(value: str | int | float | decimal.Decimal, *, exact: bool = False) -> str:
+    """Canonical NUMERIC text: no exponent, no trailing zeros, at most 9 fractional digits.
+
+    A value with more fractional digits is rounded (half to even), as a SQL CAST does; with
+    ``exact`` it is refused instead, as Spanner refuses such a value written or bound.
+
+    >>> canonical_numeric("1.50000000000"), canonical_numeric("0.1234567891")
+    ('1.5', '0.123456789')
+    >>> canonical_numeric("0.1234567891", exact=True)
+    Traceback (most recent call last):
+    ...
+    watcher.localspanner.values.ValueError_: NUMERIC '0.1234567891' has more than 9 digits after the decimal point (scale 9)
+    """
     try:
         d = decimal.Decimal(str(value)) if not isinstance(value, decimal.Decimal) else value
     except decimal.InvalidOperation:
@@ -165,6 +176,8 @@ def canonical_numeric(value: str | int | float | decimal.Decimal) -> str:
     q = d.quantize(decimal.Decimal(1).scaleb(-NUMERIC_SCALE), rounding=decimal.ROUND_HALF_EVEN, context=_DEC_CTX)
     if q.copy_abs() > _NUMERIC_MAX:  # abs() would round to the default 28-digit context
         raise ValueError_(f"NUMERIC {value!r} is out of range (precision 38, scale 9)")
+    if exact and q != d:  # rounding changed the value
+        raise ValueError_(f"NUMERIC {value!r} has more than {NUMERIC_SCALE} digits after the decimal point (scale 9)")
     text = format(q.normalize(_DEC_CTX), "f")
     if "." in text:
         text = text.rstrip("0").rstrip(".")
@@ -268,7 +281,7 @@ def _timestamp_to_stored(t: SpannerType, w: Any) -> str:
 def _numeric_to_stored(t: SpannerType, w: Any) -> str:
     if isinstance(w, bool) or not isinstance(w, (str, int, float)):
         raise ValueError_(f"expected a NUMERIC, got {w!r}")
-    return canonical_numeric(w)
+    return canonical_numeric(w, exact=True)
 
 
 def _json_to_stored(t: SpannerType, w: Any) -> str:

@@ -37,7 +37,8 @@ def generated_column_written(table: str, column: str) -> SpannerError:
 
 
 def key_column_missing(table: str, column: str) -> SpannerError:
-    return failed_precondition(f"Mutation on table {table} is missing primary key column {column}.")
+    """A mutation must name every primary key column: INVALID_ARGUMENT, as on Spanner."""
+    return invalid_argument(f"Mutation on table {table} is missing primary key column {column}.")
 
 
 def wrong_key_arity(table: str, expected: int, got: int) -> SpannerError:

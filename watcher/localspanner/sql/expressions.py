@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 from sqlglot import exp
 
-from .. import errors
+from .. import errors, values
 from .. import types as T
 from ..types import SpannerType, TypeCode
 from ..values import array_to_stored
@@ -144,6 +144,11 @@ class ExpressionTranslator:
         if target.is_array and typed.literal == ():  # [] fits every array type
             return Typed(typed.sql, target, literal=())
         if typed.is_string_literal and target.code in _COERCIBLE_FROM_STRING:
+            if target.code == TypeCode.NUMERIC:  # a literal must be a NUMERIC as written, not rounded to one
+                try:
+                    values.canonical_numeric(typed.literal, exact=True)
+                except values.ValueError_ as exc:
+                    raise self.ctx.invalid(f"Could not coerce literal {typed.literal!r} to type NUMERIC: {exc}") from None
             return self.constant_cast(typed, target)
         if typed.type.code == TypeCode.INT64 and target.code == TypeCode.FLOAT64:
             if typed.is_literal:
