@@ -24,7 +24,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
-from . import errors, limits, partitions, retention, sql, values, versions
+from . import database_options, errors, limits, partitions, retention, sql, values, versions
 from .clock import Clock
 from .commits import write_commit, written_rows
 from .engine_schema import SchemaChanges
@@ -66,6 +66,7 @@ class DatabaseEngine(SchemaChanges):
         self.latest_commit_nanos = 0
         self.catalog = load_catalog(storage)
         self.retention_period = retention.load(storage.writer, META_TABLE)
+        self.default_leader = database_options.load(storage.writer, META_TABLE, "default_leader")
         self._commits_since_purge = 0
         # Reopened from disk: reads before the newest recorded commit must use its versions.
         self.latest_commit_nanos = versions.latest_commit(storage.writer, self.catalog)

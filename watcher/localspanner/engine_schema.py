@@ -1,4 +1,4 @@
-"""A database engine's schema changes: DDL statements, the version retention option, the DDL printed back.
+"""A database engine's schema changes: DDL statements, the database options, the DDL printed back.
 
 Mixed into :class:`~watcher.localspanner.engine.DatabaseEngine`, whose writer, visibility lock,
 clock and storage it uses: a schema change holds the writer like a commit, and each statement
@@ -10,9 +10,11 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from . import errors, retention
+from . import database_options, errors, retention
 from .catalog import Catalog
 from .clock import Clock
+from .ddl import nodes
+from .ddl.parser import parse_ddl
 from .ddl.printer import print_catalog
 from .errors import SpannerError
 from .schema_changes import write_schema_change
@@ -29,6 +31,7 @@ class SchemaChanges:
     clock: Clock
     catalog: Catalog
     retention_period: str | None
+    default_leader: str | None
     latest_commit_nanos: int
     _writer: Writer
     _visibility: threading.Lock
@@ -46,7 +49,7 @@ class SchemaChanges:
             for statement in statements:
                 try:
                     if retention.is_alter_database(statement):
-                        stamps.append(self._set_retention(statement))
+                        stamps.append(self._set_options(statement))
                     else:
                         stamps.append(self._apply_schema_statement(conn, statement))
                 except SpannerError as exc:
@@ -75,20 +78,26 @@ class SchemaChanges:
 
         return write_schema_change(self.storage, self.catalog, new, statement, commit)
 
-    def _set_retention(self, statement: str) -> int:
-        """ALTER DATABASE ... SET OPTIONS (version_retention_period = ...): commits on its own."""
-        name, period = retention.parse_alter_database(statement)
+    def _set_options(self, statement: str) -> int:
+        """ALTER DATABASE ... SET OPTIONS (...): checks every option, then commits them together on their own."""
+        node = parse_ddl(statement)
+        assert isinstance(node, nodes.AlterDatabase)
         database = self.name.rsplit("/", 1)[-1]
-        if name != database:
-            raise errors.alter_database_wrong_name(name, database)
+        if node.name != database:
+            raise errors.alter_database_wrong_name(node.name, database)
+        changes = {name: None if value is None else database_options.check(name, value) for name, value in node.options}
         conn = self.storage.writer
         conn.execute("BEGIN")
         try:
-            retention.save(conn, META_TABLE, period)
+            for name, value in changes.items():
+                database_options.save(conn, META_TABLE, name, value)
             with self._visibility:
                 ts = self.clock.next()
                 conn.execute("COMMIT")
-                self.retention_period = period
+                if "version_retention_period" in changes:
+                    self.retention_period = changes["version_retention_period"]
+                if "default_leader" in changes:
+                    self.default_leader = changes["default_leader"]
                 self.latest_commit_nanos = ts
         except BaseException:
             if conn.in_transaction:
@@ -98,9 +107,9 @@ class SchemaChanges:
 
     def ddl(self) -> list[str]:
         printed = print_catalog(self.catalog)
-        if self.retention_period is not None:
-            printed.append(retention.print_option(self.name.rsplit("/", 1)[-1], self.retention_period))
-        return printed
+        options = database_options.print_options(self.name.rsplit("/", 1)[-1], {
+            "default_leader": self.default_leader, "version_retention_period": self.retention_period})
+        return printed + ([options] if options else [])
 
     def _retention_nanos(self) -> int:
         return retention.retention_seconds(self.retention_period) * 1_000_000_000

@@ -4,13 +4,12 @@ Set with ``ALTER DATABASE db SET OPTIONS (version_retention_period = '2h')`` (``
 restores the default, one hour), in Spanner's range of one hour to seven days. The value
 is kept in the database's file, and printed back by GetDatabaseDdl when set.
 
+The statement is parsed as a DDL node (``ddl/nodes.AlterDatabase``) and its options are
+checked by ``database_options``; this module holds the period's rules and its storage.
+
 Example:
-    >>> parse_alter_database("ALTER DATABASE db SET OPTIONS (version_retention_period = '36h')")
-    ('db', '36h')
     >>> retention_seconds("36h"), retention_seconds(None)
     (129600, 3600)
-    >>> print_option("db", "36h")
-    "ALTER DATABASE db SET OPTIONS (\\n  version_retention_period = '36h'\\n)"
 """
 
 from __future__ import annotations
@@ -21,11 +20,6 @@ import sqlite3
 from . import errors, limits
 
 _ALTER = re.compile(r"\s*ALTER\s+DATABASE\b", re.IGNORECASE)
-_STATEMENT = re.compile(
-    r"\s*ALTER\s+DATABASE\s+(`[^`]+`|[A-Za-z_][\w-]*)\s+SET\s+OPTIONS\s*\(\s*version_retention_period\s*=\s*"
-    r"(NULL|'[^']*'|\"[^\"]*\")\s*\)\s*;?\s*",
-    re.IGNORECASE,
-)
 _DURATION = re.compile(r"([0-9]+)([smhd])")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 META_KEY = "version_retention_period"
@@ -34,19 +28,6 @@ META_KEY = "version_retention_period"
 def is_alter_database(statement: str) -> bool:
     """Whether ``statement`` is an ALTER DATABASE (handled here, not by the schema updater)."""
     return _ALTER.match(statement) is not None
-
-
-def parse_alter_database(statement: str) -> tuple[str, str | None]:
-    """The database name and the new period (None: back to the default) of an ALTER DATABASE."""
-    m = _STATEMENT.fullmatch(statement)
-    if m is None:
-        raise errors.alter_database_invalid(statement, "expected SET OPTIONS (version_retention_period = '<duration>' | NULL)")
-    name, value = m.group(1).strip("`"), m.group(2)
-    if value.upper() == "NULL":
-        return name, None
-    period = value[1:-1]
-    retention_seconds(period)  # validates
-    return name, period
 
 
 def retention_seconds(period: str | None) -> int:
@@ -60,11 +41,6 @@ def retention_seconds(period: str | None) -> int:
     if not limits.MIN_VERSION_RETENTION_SECONDS <= seconds <= limits.MAX_VERSION_RETENTION_SECONDS:
         raise errors.version_retention_out_of_range(period)
     return seconds
-
-
-def print_option(database: str, period: str) -> str:
-    """The statement GetDatabaseDdl shows for a period that was set."""
-    return f"ALTER DATABASE {database} SET OPTIONS (\n  version_retention_period = '{period}'\n)"
 
 
 def load(conn: sqlite3.Connection, meta_table: str) -> str | None:

@@ -412,7 +412,12 @@ def _create_database(ctx: _Context, node: nodes.CreateDatabase) -> _Result:
     raise ctx.invalid("CREATE DATABASE is only allowed as the create statement of CreateDatabase, not in a schema update")
 
 
+def _alter_database(ctx: _Context, node: nodes.AlterDatabase) -> _Result:
+    raise ctx.invalid("ALTER DATABASE sets database options; the database engine applies it, not the schema updater")
+
+
 _HANDLERS: dict[type, Callable[..., _Result]] = {
+    nodes.AlterDatabase: _alter_database,
     nodes.CreateDatabase: _create_database,
     nodes.CreateTable: _create_table,
     nodes.CreateIndex: _create_index,

@@ -241,6 +241,11 @@ class LocalSpannerService:
     def get_ddl(self, database: str) -> list[str]:
         return self.engine(database).ddl()
 
+    def database_options(self, database: str) -> dict[str, str | None]:
+        """The options ALTER DATABASE set (None: not set, the default applies)."""
+        engine = self.engine(database)
+        return {"version_retention_period": engine.retention_period, "default_leader": engine.default_leader}
+
     # --- sessions ---------------------------------------------------------------------------------------------
 
     def create_session(self, database: str, *, multiplexed: bool = False, labels: dict[str, str] | None = None) -> SessionInfo:

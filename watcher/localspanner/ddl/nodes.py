@@ -25,6 +25,7 @@ __all__ = [
     "AlterColumnSetDefault",
     "AlterColumnSetOptions",
     "AlterColumnType",
+    "AlterDatabase",
     "AlterTableAddColumn",
     "AlterChangeStreamDropForAll",
     "AlterChangeStreamSetFor",
@@ -206,6 +207,14 @@ class DropChangeStream:
     name: str
 
 
+@dataclass(frozen=True)
+class AlterDatabase:
+    """``ALTER DATABASE name SET OPTIONS (option = 'value' | NULL, ...)``: database options, in the order given."""
+
+    name: str
+    options: tuple[tuple[str, str | None], ...]
+
+
 #: The SQL SECURITY modes of a view.
 VIEW_SECURITY = ("INVOKER", "DEFINER")
 
@@ -248,4 +257,5 @@ Node = (
     | DropChangeStream
     | CreateView
     | DropView
+    | AlterDatabase
 )

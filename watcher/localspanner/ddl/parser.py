@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .. import errors, types
+from .. import database_options, errors, types
 from ..catalog import Column, KeyPart
 from . import change_stream_parser, nodes
-from .lexer import EOF, IDENT, QUOTED, RESERVED_WORDS, SYMBOL, Token, tokenize
+from .lexer import EOF, IDENT, NUMBER, QUOTED, RESERVED_WORDS, SYMBOL, Token, tokenize
 
 # Column OPTIONS the server understands, and the values each may take.
 _OPTION_VALUES: dict[str, dict[str, bool | None]] = {
@@ -254,6 +254,8 @@ class _Parser:
     def alter(self) -> nodes.Node:
         if self.accept("CHANGE", "STREAM"):
             return change_stream_parser.alter(self)
+        if self.accept("DATABASE"):
+            return self.alter_database()
         self.expect("TABLE")
         table = self.name("table name")
         if self.accept("ADD"):
@@ -272,6 +274,26 @@ class _Parser:
         if self.at("SET", "REPLACE", "RENAME"):
             raise self.unsupported(f"ALTER TABLE {self.tok.text.upper()}")
         raise self.fail("ADD, DROP or ALTER")
+
+    def alter_database(self) -> nodes.AlterDatabase:
+        """``DATABASE name SET OPTIONS (...)``; a database id may hold '-' (``my-db``) unquoted."""
+        name = self.name("database name")
+        while self.at_symbol("-") and self.tok.start == self.tokens[self.pos - 1].end:
+            self.advance()
+            part = self.advance()
+            if part.kind not in (IDENT, NUMBER) or part.start != self.tokens[self.pos - 2].end:
+                raise self.fail("database name", part)
+            name += "-" + part.text
+        self.expect("SET", "OPTIONS")
+        start = self.pos
+        options = change_stream_parser.options_clause(self)
+        for (option, value), tok in zip(options, [t for t in self.tokens[start:self.pos] if t.kind in (IDENT, QUOTED)],
+                                        strict=False):
+            if option.lower() not in database_options.OPTIONS:
+                raise errors.database_option_unknown(self.text, option)
+            if isinstance(value, bool):
+                raise self.fail("a string literal or null", tok)
+        return nodes.AlterDatabase(name, tuple((o.lower(), v) for o, v in options))  # type: ignore[misc]
 
     def alter_column(self, table: str, column: str) -> nodes.Node:
         if self.accept("SET", "OPTIONS"):

@@ -15,12 +15,15 @@ Example:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from ..catalog import Catalog, ChangeStream, Column, Index, KeyPart, Table
 from . import nodes
 from .change_stream_options import print_value
 from .lexer import quote_identifier as q
+
+_DATABASE_ID = re.compile(r"[a-z][a-z0-9_-]*\Z")
 
 
 def print_catalog(catalog: Catalog) -> list[str]:
@@ -156,6 +159,13 @@ def _create_change_stream(node: nodes.CreateChangeStream) -> str:
     return text
 
 
+def _alter_database(node: nodes.AlterDatabase) -> str:
+    # A database id may hold '-' and still be written bare (GetDatabaseDdl prints it so).
+    name = node.name if _DATABASE_ID.match(node.name) else q(node.name)
+    body = ",\n".join(f"  {o} = {'NULL' if v is None else print_value(v)}" for o, v in node.options)
+    return f"ALTER DATABASE {name} SET OPTIONS (\n{body}\n)"
+
+
 def _create_view(node: nodes.CreateView) -> str:
     head = "CREATE OR REPLACE VIEW" if node.or_replace else "CREATE VIEW"
     return f"{head} {q(node.name)} SQL SECURITY {node.security} AS {node.definition}"
@@ -180,5 +190,6 @@ _PRINTERS: dict[type, Callable] = {
     nodes.AlterChangeStreamSetOptions: lambda n: f"ALTER CHANGE STREAM {q(n.name)} SET {_stream_options(n.options)}",
     nodes.DropChangeStream: lambda n: f"DROP CHANGE STREAM {q(n.name)}",
     nodes.CreateView: _create_view,
+    nodes.AlterDatabase: _alter_database,
     nodes.DropView: lambda n: f"DROP VIEW {q(n.name)}",
 }

@@ -48,6 +48,8 @@ from .data import (
 )
 from .requests import (
     alter_database_invalid,
+    database_option_invalid,
+    database_option_unknown,
     alter_database_wrong_name,
     bad_resource_name,
     batch_dml_without_statements,
@@ -251,4 +253,6 @@ __all__ = [
     "view_not_found",
     "view_query_invalid",
     "view_written",
+    "database_option_invalid",
+    "database_option_unknown",
 ]

@@ -182,3 +182,14 @@ def pending_commit_timestamp_misused() -> SpannerError:
     return invalid_argument(
         "PENDING_COMMIT_TIMESTAMP() may only be used as a value in INSERT or UPDATE of a column with allow_commit_timestamp=true."
     )
+
+
+def database_option_invalid(option: str, value: object, expected: str) -> SpannerError:
+    return invalid_argument(f"Invalid value {value!r} for database option {option}: expected {expected}.")
+
+
+def database_option_unknown(statement: str, option: str) -> SpannerError:
+    return invalid_argument(
+        f"Error parsing Spanner DDL statement: {statement} : Option {option} is not supported for ALTER DATABASE "
+        "(supported: default_leader, version_retention_period)"
+    )

@@ -33,8 +33,8 @@ A = admin
 DatabasePb = A.Database.pb()
 _READY = int(A.Database.State.READY)
 _GOOGLE_SQL = int(common.DatabaseDialect.GOOGLE_STANDARD_SQL)
-#: The local server keeps no old versions; Spanner's default retention is reported anyway.
-_VERSION_RETENTION = "1h"
+#: Spanner's version retention period when ALTER DATABASE did not set one.
+_DEFAULT_VERSION_RETENTION = "1h"
 
 
 def _add_timestamps(metadata: Any, commit_nanos: list[int]) -> None:
@@ -42,9 +42,11 @@ def _add_timestamps(metadata: Any, commit_nanos: list[int]) -> None:
         metadata.commit_timestamps.add().CopyFrom(conv.timestamp_pb(nanos))
 
 
-def database_to_pb(info: DatabaseInfo) -> Any:
+def database_to_pb(info: DatabaseInfo, options: dict[str, str | None] | None = None) -> Any:
+    options = options or {}
     pb = DatabasePb(name=info.name, state=_READY, database_dialect=_GOOGLE_SQL,
-                    version_retention_period=_VERSION_RETENTION)
+                    version_retention_period=options.get("version_retention_period") or _DEFAULT_VERSION_RETENTION,
+                    default_leader=options.get("default_leader") or "")
     pb.create_time.CopyFrom(conv.timestamp_pb(info.create_time_nanos))
     pb.earliest_version_time.CopyFrom(conv.timestamp_pb(info.version_time_nanos))
     return pb
@@ -73,11 +75,13 @@ class DatabaseAdminServicer(spanner_database_admin_pb2_grpc.DatabaseAdminService
         return self.operations.done(info.name, A.CreateDatabaseMetadata.pb()(database=info.name), database_to_pb(info))
 
     def GetDatabase(self, request: Any, context: grpc.ServicerContext) -> Any:
-        return database_to_pb(self.service.get_database(request.name))
+        info = self.service.get_database(request.name)
+        return database_to_pb(info, self.service.database_options(info.name))
 
     def ListDatabases(self, request: Any, context: grpc.ServicerContext) -> Any:
         infos = self.service.list_databases(request.parent)
-        return A.ListDatabasesResponse.pb()(databases=[database_to_pb(i) for i in infos])
+        return A.ListDatabasesResponse.pb()(databases=[database_to_pb(i, self.service.database_options(i.name))
+                                                        for i in infos])
 
     def DropDatabase(self, request: Any, context: grpc.ServicerContext) -> Any:
         self.service.drop_database(request.database)
