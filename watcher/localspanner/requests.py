@@ -162,6 +162,7 @@ class InstanceInfo:
     display_name: str
     node_count: int = 1
     labels: dict[str, str] = field(default_factory=dict)
+    processing_units: int = 1000  # node_count * 1000, or 100..900 for an instance smaller than a node
 
 
 @dataclass(frozen=True)

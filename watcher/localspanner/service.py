@@ -21,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -30,7 +31,7 @@ import threading
 import uuid
 from collections.abc import Iterable, Iterator
 
-from . import errors
+from . import errors, instance_rules
 from .clock import Clock
 from .engine import DatabaseEngine, read_request_text
 from .requests import (
@@ -50,7 +51,7 @@ from .requests import (
 )
 from .storage import FORMAT_VERSION, Storage
 
-EMULATOR_CONFIG = "emulator-config"
+EMULATOR_CONFIG = instance_rules.EMULATOR_CONFIG
 STATE_FILE = "state.json"
 
 _INSTANCE_NAME = re.compile(r"^projects/([^/]+)/instances/([a-z][-a-z0-9]{1,62}[a-z0-9]|[a-z][-a-z0-9]*)$")
@@ -95,7 +96,8 @@ class LocalSpannerService:
         if state.get("format_version", 1) > FORMAT_VERSION:
             raise RuntimeError(f"{path} was written by a newer spanner-watcher (format {state['format_version']}); upgrade to read it.")
         for i in state.get("instances", []):
-            info = InstanceInfo(i["name"], i["config"], i.get("display_name", ""), i.get("node_count", 1), i.get("labels", {}))
+            info = InstanceInfo(i["name"], i["config"].rsplit("/", 1)[-1], i.get("display_name", ""), i.get("node_count", 1),
+                                i.get("labels", {}), i.get("processing_units", i.get("node_count", 1) * 1000))
             self._instances[info.name] = info
         for d in state.get("databases", []):
             info = DatabaseInfo(d["name"], d["create_time_nanos"], d["create_time_nanos"])
@@ -127,21 +129,51 @@ class LocalSpannerService:
     # --- instances (InstanceAdmin) -----------------------------------------------------------------------
 
     def list_instance_configs(self, project: str) -> list[str]:
-        return [f"{project}/instanceConfigs/{EMULATOR_CONFIG}"]
+        """The configurations offered: Spanner's usual names, then any other one an instance uses."""
+        with self._lock:
+            used = [i.config for n, i in sorted(self._instances.items()) if n.startswith(project + "/")]
+        ids = list(instance_rules.KNOWN_CONFIGS) + [c for c in dict.fromkeys(used) if c not in instance_rules.KNOWN_CONFIGS]
+        return [f"{project}/instanceConfigs/{c}" for c in ids]
 
-    def create_instance(self, name: str, *, config: str, display_name: str = "", node_count: int = 1,
-                        labels: dict[str, str] | None = None) -> InstanceInfo:
+    def create_instance(self, name: str, *, config: str, display_name: str = "", node_count: int = 0,
+                        labels: dict[str, str] | None = None, processing_units: int = 0) -> InstanceInfo:
         if not _INSTANCE_NAME.match(name):
             raise errors.bad_resource_name("instance", name, "projects/<project>/instances/<instance-id>")
-        if config.rsplit("/", 1)[-1] != EMULATOR_CONFIG:
-            raise errors.instance_config_not_found(config)
+        config = instance_rules.config_id(config)
+        nodes, units = instance_rules.capacity(node_count=node_count, processing_units=processing_units)
         with self._lock:
             if name in self._instances:
                 raise errors.instance_already_exists(name)
-            info = InstanceInfo(name, config, display_name or name.rsplit("/", 1)[-1], node_count, dict(labels or {}))
+            info = InstanceInfo(name, config, display_name or name.rsplit("/", 1)[-1], nodes, dict(labels or {}), units)
             self._instances[name] = info
             self._save_state()
             return info
+
+    def update_instance(self, name: str, fields: list[str], *, config: str = "", display_name: str = "",
+                        node_count: int = 0, processing_units: int = 0,
+                        labels: dict[str, str] | None = None) -> InstanceInfo:
+        """Change the fields named (UpdateInstance's field mask); the others keep their values."""
+        changes: dict[str, object] = {}
+        for path in fields:
+            if path == "config":
+                changes["config"] = instance_rules.config_id(config) if config else None
+            elif path == "display_name":
+                changes["display_name"] = display_name
+            elif path == "labels":
+                changes["labels"] = dict(labels or {})
+            elif path in ("node_count", "processing_units"):
+                nodes, units = instance_rules.capacity(
+                    node_count=node_count if path == "node_count" else 0,
+                    processing_units=processing_units if path == "processing_units" else 0)
+                changes.update(node_count=nodes, processing_units=units)
+            else:
+                raise errors.instance_update_field_unknown(path)
+        with self._lock:
+            info = self.get_instance(name)
+            updated = dataclasses.replace(info, **{k: v for k, v in changes.items() if v is not None and v != ""})
+            self._instances[name] = updated
+            self._save_state()
+            return updated
 
     def get_instance(self, name: str) -> InstanceInfo:
         with self._lock:

@@ -48,8 +48,6 @@ from .data import (
 )
 from .requests import (
     alter_database_invalid,
-    database_option_invalid,
-    database_option_unknown,
     alter_database_wrong_name,
     bad_resource_name,
     batch_dml_without_statements,
@@ -58,11 +56,15 @@ from .requests import (
     commit_without_transaction,
     database_already_exists,
     database_not_found,
+    database_option_invalid,
+    database_option_unknown,
     dml_needs_read_write,
     injected_fault,
     instance_already_exists,
+    instance_capacity_invalid,
     instance_config_not_found,
     instance_not_found,
+    instance_update_field_unknown,
     invalid_database_id,
     invalid_resume_token,
     malformed_request,
@@ -255,4 +257,6 @@ __all__ = [
     "view_written",
     "database_option_invalid",
     "database_option_unknown",
+    "instance_capacity_invalid",
+    "instance_update_field_unknown",
 ]

@@ -67,7 +67,7 @@ def instance_already_exists(name: str) -> SpannerError:
 
 
 def instance_config_not_found(name: str) -> SpannerError:
-    return SpannerError(Code.NOT_FOUND, f"Instance config not found: {name} (the local server offers emulator-config)")
+    return SpannerError(Code.NOT_FOUND, f"Instance config not found: {name}")
 
 
 def database_not_found(name: str) -> SpannerError:
@@ -192,4 +192,15 @@ def database_option_unknown(statement: str, option: str) -> SpannerError:
     return invalid_argument(
         f"Error parsing Spanner DDL statement: {statement} : Option {option} is not supported for ALTER DATABASE "
         "(supported: default_leader, version_retention_period)"
+    )
+
+
+def instance_capacity_invalid(detail: str) -> SpannerError:
+    return invalid_argument(f"Invalid instance capacity: {detail}.")
+
+
+def instance_update_field_unknown(path: str) -> SpannerError:
+    return invalid_argument(
+        f"UpdateInstance cannot change field {path!r}: the field mask may name config, display_name, node_count, "
+        "processing_units and labels."
     )

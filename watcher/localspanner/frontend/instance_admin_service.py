@@ -17,7 +17,7 @@ import grpc
 from google.cloud.spanner_admin_instance_v1.types import spanner_instance_admin as admin
 from google.protobuf import empty_pb2
 
-from .. import errors
+from .. import errors, instance_rules
 from ..requests import InstanceInfo
 from ..service import LocalSpannerService
 from . import converters as conv
@@ -29,7 +29,6 @@ InstancePb = A.Instance.pb()
 InstanceConfigPb = A.InstanceConfig.pb()
 _READY = int(A.Instance.State.READY)
 _CONFIG_READY = int(A.InstanceConfig.State.READY)
-_PROCESSING_UNITS_PER_NODE = 1000
 
 
 def config_name(project: str, config: str) -> str:
@@ -47,12 +46,11 @@ def _project_of(name: str) -> str:
 def instance_to_pb(info: InstanceInfo) -> Any:
     return InstancePb(name=info.name, config=config_name(_project_of(info.name), info.config),
                       display_name=info.display_name, node_count=info.node_count,
-                      processing_units=info.node_count * _PROCESSING_UNITS_PER_NODE,
-                      state=_READY, labels=info.labels)
+                      processing_units=info.processing_units, state=_READY, labels=info.labels)
 
 
 class InstanceAdminServicer:
-    """Instance administration of the local server (one config, instances as folders)."""
+    """Instance administration of the local server: configs and capacity are recorded and reported."""
 
     SERVICE = "google.spanner.admin.instance.v1.InstanceAdmin"
     RPCS = (
@@ -71,7 +69,8 @@ class InstanceAdminServicer:
 
     def _configs(self, project: str) -> list[Any]:
         names = [config_name(project, c) for c in self.service.list_instance_configs(project)]
-        return [InstanceConfigPb(name=n, display_name=n.rsplit("/", 1)[-1], state=_CONFIG_READY) for n in names]
+        return [InstanceConfigPb(name=n, display_name=n.rsplit("/", 1)[-1], state=_CONFIG_READY,
+                                 leader_options=instance_rules.leader_options(n.rsplit("/", 1)[-1])) for n in names]
 
     def ListInstanceConfigs(self, request: Any, context: grpc.ServicerContext) -> Any:
         return A.ListInstanceConfigsResponse.pb()(instance_configs=self._configs(_project_of(request.parent)))
@@ -85,14 +84,16 @@ class InstanceAdminServicer:
     def CreateInstance(self, request: Any, context: grpc.ServicerContext) -> Any:
         spec = request.instance
         info = self.service.create_instance(
-            f"{request.parent}/instances/{request.instance_id}", config=spec.config.rsplit("/", 1)[-1],
-            display_name=spec.display_name or request.instance_id, node_count=spec.node_count or 1,
-            labels=dict(spec.labels))
+            f"{request.parent}/instances/{request.instance_id}", config=spec.config,
+            display_name=spec.display_name or request.instance_id, node_count=spec.node_count,
+            processing_units=spec.processing_units, labels=dict(spec.labels))
         return self.operations.done(info.name, self._metadata(A.CreateInstanceMetadata, info), instance_to_pb(info))
 
     def UpdateInstance(self, request: Any, context: grpc.ServicerContext) -> Any:
-        # Nothing about a local instance can change; report it as it is.
-        info = self.service.get_instance(request.instance.name)
+        spec = request.instance
+        info = self.service.update_instance(
+            spec.name, list(request.field_mask.paths), config=spec.config, display_name=spec.display_name,
+            node_count=spec.node_count, processing_units=spec.processing_units, labels=dict(spec.labels))
         return self.operations.done(info.name, self._metadata(A.UpdateInstanceMetadata, info), instance_to_pb(info))
 
     def GetInstance(self, request: Any, context: grpc.ServicerContext) -> Any:
