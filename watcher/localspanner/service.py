@@ -30,6 +30,7 @@ import tempfile
 import threading
 import uuid
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 from . import errors, instance_rules
 from .clock import Clock
@@ -153,7 +154,7 @@ class LocalSpannerService:
                         node_count: int = 0, processing_units: int = 0,
                         labels: dict[str, str] | None = None) -> InstanceInfo:
         """Change the fields named (UpdateInstance's field mask); the others keep their values."""
-        changes: dict[str, object] = {}
+        changes: dict[str, Any] = {}
         for path in fields:
             if path == "config":
                 changes["config"] = instance_rules.config_id(config) if config else None
