@@ -63,9 +63,12 @@ def test_numeric_beyond_scale_is_refused_as_a_dml_parameter(db):
 
 
 def test_numeric_beyond_scale_is_refused_as_a_dml_literal(db):
-    with pytest.raises(exceptions.InvalidArgument, match="NUMERIC"):
+    with pytest.raises(exceptions.InvalidArgument) as info:
         db.run_in_transaction(lambda txn: txn.execute_update(
             "INSERT INTO Prices (Id, Amount) VALUES (11, '1.0000000001')"))
+    assert "Amount" in str(info.value) and "Prices" in str(info.value) and "NUMERIC" in str(info.value)
+    with pytest.raises(exceptions.InvalidArgument, match="NUMERIC"):
+        db.run_in_transaction(lambda txn: txn.execute_update("UPDATE Prices SET Amount = '0.1234567891' WHERE Id = 11"))
     db.run_in_transaction(lambda txn: txn.execute_update(
         "INSERT INTO Prices (Id, Amount) VALUES (11, '1.000000001')"))
     assert _amounts(db)[11] == Decimal("1.000000001")

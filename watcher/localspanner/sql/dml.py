@@ -18,10 +18,11 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlglot import exp
 
-from .. import errors
+from .. import errors, values
 from ..catalog import Catalog, Column, Table
 from ..sqlite_names import quote
 from ..types import SpannerType, TypeCode
@@ -144,11 +145,22 @@ def _value(tr: Translator, build: _Build, column: Column, node: exp.Expression, 
         if column.default is None:
             return "NULL"
         return translate_expression(column.default, build.table, tr.ctx.catalog)
-    typed = tr.coerce(tr.expr(node, scope), column.type, node)
+    value = tr.expr(node, scope)
+    if value.is_string_literal and column.type.code == TypeCode.NUMERIC:
+        _check_numeric_literal(build.table, column, value.literal)
+    typed = tr.coerce(value, column.type, node)
     _check_type(tr, build.table, column, typed)
     if column.allow_commit_timestamp:
         build.note_pending(column)  # returned too, so that a time after the commit can be refused
     return typed.sql
+
+
+def _check_numeric_literal(table: Table, column: Column, literal: Any) -> None:
+    """A text literal written to a NUMERIC column must be one exactly (Spanner does not round it)."""
+    try:
+        values.canonical_numeric(literal, exact=True)
+    except values.ValueError_:
+        raise errors.bad_value(table.name, column.name, str(column.type), literal) from None
 
 
 def _check_type(tr: Translator, table: Table, column: Column, typed: Typed) -> None:
