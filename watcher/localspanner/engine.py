@@ -25,6 +25,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import errors, limits, partitions, retention, sql, values, versions
+from .change_streams import read_function
+from .change_streams.reader import ChangeStreamReads
 from .clock import Clock
 from .commits import write_commit, written_rows
 from .engine_schema import SchemaChanges
@@ -67,6 +69,7 @@ class DatabaseEngine(SchemaChanges):
         self.catalog = load_catalog(storage)
         self.retention_period = retention.load(storage.writer, META_TABLE)
         self._commits_since_purge = 0
+        self.change_streams = ChangeStreamReads(self)
         # Reopened from disk: reads before the newest recorded commit must use its versions.
         self.latest_commit_nanos = versions.latest_commit(storage.writer, self.catalog)
         self.clock.advance_past(self.latest_commit_nanos)
@@ -181,6 +184,8 @@ class DatabaseEngine(SchemaChanges):
         """Run a query or DML; ``seqno`` replays a DML request already answered in its transaction,
         ``plan`` describes the result (fields, no rows) without running the statement,
         ``partition_token`` (from :meth:`partition`) keeps only that partition's rows."""
+        if read_function.is_change_stream_read(statement.sql):
+            return self.change_streams.execute(statement, selector, plan=plan)
         txn, info, single_use = self._resolve(session, selector)
         try:
             if plan:
@@ -456,8 +461,11 @@ class DatabaseEngine(SchemaChanges):
             if self._commits_since_purge >= versions.PURGE_EVERY_COMMITS:
                 self._commits_since_purge = 0
                 purge_before = self.clock.wall_nanos() - self._retention_nanos()
-            write_commit(self.storage.writer, self.catalog, mutations, txn.pending, ts, purge_before=purge_before)
+            written = write_commit(self.storage.writer, self.catalog, mutations, txn.pending, ts,
+                                   purge_before=purge_before, wall_nanos=self.clock.wall_nanos())
             self.latest_commit_nanos = ts
+        if written:
+            self.change_streams.notify()  # wake open change stream queries
         txn.state = "committed"
         self._writer.release(txn)
         return ts
@@ -468,6 +476,7 @@ class DatabaseEngine(SchemaChanges):
             self._snapshots.clear()
         for s in snaps:
             self._unpin(s)
+        self.change_streams.close()
         self.storage.close()
 
 

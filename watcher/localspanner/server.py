@@ -59,12 +59,17 @@ class LocalSpanner:
     server runs through ``server.clock.share_timestamps``. It is looser than Spanner's
     external consistency (on Spanner only transactions that overlap in time share a
     timestamp), which is what makes it a useful test of code that must not assume
-    unique commit timestamps.
+    unique commit timestamps. ``change_stream_partition_churn_seconds`` makes change stream
+    partitions split and merge on that period (0: one partition, never churning), so readers
+    must follow the child-partition workflow; ``service.change_stream_partition_churn_seconds``
+    changes it while serving.
     """
 
     def __init__(self, data_dir: str | None = None, *, host: str = DEFAULT_HOST, port: int = 0,
-                 max_workers: int = DEFAULT_WORKERS, shared_commit_timestamps: bool = False) -> None:
+                 max_workers: int = DEFAULT_WORKERS, shared_commit_timestamps: bool = False,
+                 change_stream_partition_churn_seconds: float = 0.0) -> None:
         self._data_dir = data_dir
+        self._churn = change_stream_partition_churn_seconds
         # Created here, not at start(): the switch can be set before and while serving, and
         # a restarted server keeps handing out timestamps above the earlier ones.
         self._clock = Clock(share_timestamps=shared_commit_timestamps)
@@ -125,7 +130,8 @@ class LocalSpanner:
                 ],
             )
             port = _bind(server, self._host, self._requested_port)
-            service = LocalSpannerService(self._data_dir, clock=self._clock)
+            service = LocalSpannerService(self._data_dir, clock=self._clock,
+                                          change_stream_partition_churn_seconds=self._churn)
             try:
                 operations = OperationRegistry()
                 servicers: list[Any] = [
