@@ -313,5 +313,23 @@ def test_bad_arguments_name_what_is_wrong(make_database):
     assert isinstance(e, exceptions.InvalidArgument) and "single-use" in e.message
 
 
-def test_records_older_than_the_retention_are_purged(local_server):
-    pytest.skip("retention periods are at least one day and the embedded server's clock cannot be driven from a test yet")
+def test_a_start_outside_the_retention_period_is_out_of_range(tmp_path, monkeypatch):
+    """With the server's wall clock driven by the test: two days after the stream was created, a
+    read from its creation time is outside the one-day retention; one from an hour ago is not."""
+    from watcher.localspanner.server import LocalSpanner
+
+    if _EXTERNAL:
+        pytest.skip("starts its own local server; SPANNER_EMULATOR_HOST is set")
+    offset = [0]
+    with LocalSpanner(now_nanos=lambda: time.time_ns() + offset[0]) as server:
+        db = _database(server, monkeypatch, create=True)
+        created = _now(db)
+        _writes(db)
+        offset[0] = 2 * 86_400 * 10**9
+        now = _now(db)
+        e = _bad(db, "SELECT ChangeRecord FROM READ_S(@start, NULL, NULL, 1000)", {"start": created},
+                 {"start": param_types.TIMESTAMP})
+        assert isinstance(e, exceptions.OutOfRange) and "retention period" in e.message
+        db.run_in_transaction(lambda t: t.update("Singers", ("SingerId", "LastName"), [(1, "Lo")]))
+        assert _mods(read_stream(db, "S", now - dt.timedelta(hours=1), _now(db))) == [
+            ("UPDATE", {"SingerId": "1"}, {"LastName": "Lo"}, {"LastName": "Lee"})]

@@ -13,6 +13,7 @@ import logging
 import signal
 import socket
 import threading
+import time
 from collections.abc import Callable
 from concurrent import futures
 from typing import Any
@@ -62,17 +63,18 @@ class LocalSpanner:
     unique commit timestamps. ``change_stream_partition_churn_seconds`` makes change stream
     partitions split and merge on that period (0: one partition, never churning), so readers
     must follow the child-partition workflow; ``service.change_stream_partition_churn_seconds``
-    changes it while serving.
+    changes it while serving. ``now_nanos`` is the wall clock the server reads (tests drive
+    time-based rules, such as retention periods, with their own).
     """
 
     def __init__(self, data_dir: str | None = None, *, host: str = DEFAULT_HOST, port: int = 0,
                  max_workers: int = DEFAULT_WORKERS, shared_commit_timestamps: bool = False,
-                 change_stream_partition_churn_seconds: float = 0.0) -> None:
+                 change_stream_partition_churn_seconds: float = 0.0, now_nanos: Callable[[], int] = time.time_ns) -> None:
         self._data_dir = data_dir
         self._churn = change_stream_partition_churn_seconds
         # Created here, not at start(): the switch can be set before and while serving, and
         # a restarted server keeps handing out timestamps above the earlier ones.
-        self._clock = Clock(share_timestamps=shared_commit_timestamps)
+        self._clock = Clock(now_nanos, share_timestamps=shared_commit_timestamps)
         self._host = host
         self._requested_port = port
         self._max_workers = max_workers

@@ -43,10 +43,6 @@ def change_stream_end_before_start(start: str, end: str) -> SpannerError:
     return invalid_argument(f"end_timestamp {end} must not be before start_timestamp {start}.")
 
 
-def change_stream_start_in_future(start: str) -> SpannerError:
-    return SpannerError(Code.OUT_OF_RANGE, f"start_timestamp {start} is in the future.")
-
-
 def partition_token_unknown(token: str) -> SpannerError:
     return invalid_argument(f"Invalid partition_token: {token!r} names no partition of this change stream.")
 
