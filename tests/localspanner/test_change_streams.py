@@ -105,7 +105,7 @@ def churn(local_server):
 def _writes(db) -> None:
     db.run_in_transaction(lambda t: t.insert("Singers", ("SingerId", "FirstName", "LastName", "Score", "Photo", "Tags"),
                                              [(1, "Ann", "Lee", 1.5, base64.b64encode(b"\x00\x01"), ["a", "b"]), (2, "Bo", "Ng", None, None, None)]))
-    db.run_in_transaction(lambda t: t.update("Singers", ("SingerId", "FirstName"), [(1, "Anna")]))
+    db.run_in_transaction(lambda t: t.update("Singers", ("SingerId", "FirstName"), [(1, "Anna")]), transaction_tag="app-update")
     db.run_in_transaction(lambda t: t.execute_update("DELETE FROM Singers WHERE SingerId = 2"))
 
 
@@ -121,6 +121,8 @@ def test_old_and_new_values_of_every_change_once_in_commit_order(make_database):
         ("DELETE", {"SingerId": "2"}, {}, {"FirstName": "Bo", "LastName": "Ng", "Score": None, "Photo": None, "Tags": None}),
     ]
     assert [r["record_sequence"] for r in records[:1]] == ["00000000"]
+    assert [r["transaction_tag"] for r in records if r["mod_type"] == "UPDATE"] == ["app-update"]
+    assert {r["transaction_tag"] for r in records if r["mod_type"] != "UPDATE"} == {""}
     assert all(r["value_capture_type"] == "OLD_AND_NEW_VALUES" and r["is_system_transaction"] is False for r in records)
     assert records[0]["column_types"][0] == ("SingerId", {"code": "INT64"}, True, 1)
     assert ("Tags", {"code": "ARRAY", "array_element_type": {"code": "STRING"}}, False, 6) in records[0]["column_types"]

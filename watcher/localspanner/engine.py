@@ -69,7 +69,7 @@ class DatabaseEngine(SchemaChanges):
         self.catalog = load_catalog(storage)
         self.retention_period = retention.load(storage.writer, META_TABLE)
         self._commits_since_purge = 0
-        self.change_streams = ChangeStreamReads(self)
+        self.change_streams = ChangeStreamReads(storage, clock, self._visibility, lambda: self.catalog)
         # Reopened from disk: reads before the newest recorded commit must use its versions.
         self.latest_commit_nanos = versions.latest_commit(storage.writer, self.catalog)
         self.clock.advance_past(self.latest_commit_nanos)
@@ -416,7 +416,7 @@ class DatabaseEngine(SchemaChanges):
     # --- commits -------------------------------------------------------------------------------------------------------
 
     def commit(self, session: str, mutations: list[Mutation], *, transaction_id: bytes | None = None,
-               single_use: TransactionOptions | None = None) -> CommitResult:
+               single_use: TransactionOptions | None = None, tag: str = "") -> CommitResult:
         if len(mutations) > limits.MAX_MUTATIONS_PER_COMMIT:
             raise errors.too_many_mutations(len(mutations), limits.MAX_MUTATIONS_PER_COMMIT)
         if transaction_id is None:
@@ -441,7 +441,7 @@ class DatabaseEngine(SchemaChanges):
             blind = not txn.holds_writer and not txn.pending
             self._writer.acquire(txn)
             try:
-                ts = self._commit_locked(txn, mutations, shareable=blind)
+                ts = self._commit_locked(txn, mutations, shareable=blind, tag=tag)
             except SpannerError:
                 txn.state = "rolled_back"
                 self._writer.roll_back(txn)
@@ -451,7 +451,8 @@ class DatabaseEngine(SchemaChanges):
                     self._rw.pop(txn.id, None)
         return CommitResult(ts, mutation_count(mutations))
 
-    def _commit_locked(self, txn: ReadWriteTransaction, mutations: list[Mutation], shareable: bool = False) -> int:
+    def _commit_locked(self, txn: ReadWriteTransaction, mutations: list[Mutation], shareable: bool = False,
+                       tag: str = "") -> int:
         """Commit ``txn`` (which holds the writer and has an open SQLite transaction)."""
         rows = written_rows(self.name, self.catalog, mutations) if shareable else None
         with self._visibility:
@@ -462,7 +463,7 @@ class DatabaseEngine(SchemaChanges):
                 self._commits_since_purge = 0
                 purge_before = self.clock.wall_nanos() - self._retention_nanos()
             written = write_commit(self.storage.writer, self.catalog, mutations, txn.pending, ts,
-                                   purge_before=purge_before, wall_nanos=self.clock.wall_nanos())
+                                   purge_before=purge_before, wall_nanos=self.clock.wall_nanos(), tag=tag)
             self.latest_commit_nanos = ts
         if written:
             self.change_streams.notify()  # wake open change stream queries

@@ -328,8 +328,10 @@ class LocalSpannerService:
         return self._session_engine(session).begin(session, options)
 
     def commit(self, session: str, mutations: list[Mutation], *, transaction_id: bytes | None = None,
-               single_use: TransactionOptions | None = None) -> CommitResult:
-        return self._session_engine(session).commit(session, mutations, transaction_id=transaction_id, single_use=single_use)
+               single_use: TransactionOptions | None = None, tag: str = "") -> CommitResult:
+        """Commit; ``tag`` (the request's transaction tag) goes into the change stream records."""
+        return self._session_engine(session).commit(session, mutations, transaction_id=transaction_id,
+                                                    single_use=single_use, tag=tag)
 
     def rollback(self, session: str, transaction_id: bytes) -> None:
         self._session_engine(session).rollback(transaction_id)

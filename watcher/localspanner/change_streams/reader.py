@@ -19,18 +19,17 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import errors, values
 from .. import types as T
-from ..catalog import ChangeStream
+from ..catalog import Catalog, ChangeStream
+from ..clock import Clock
 from ..ddl.change_stream_options import retention_seconds
 from ..requests import Field, ReadOnlyOptions, ResultStream, Staleness, Statement, TransactionKind, TransactionSelector
+from ..storage import Storage
 from . import partitions, read_function
 from .records import Record, fetch
-
-if TYPE_CHECKING:
-    from ..engine import DatabaseEngine
 
 _DATA_CHANGE = T.struct_of(
     ("commit_timestamp", T.TIMESTAMP), ("record_sequence", T.STRING), ("server_transaction_id", T.STRING),
@@ -54,10 +53,12 @@ MAX_WAIT_SECONDS = 0.5
 
 
 class ChangeStreamReads:
-    """The change stream queries of one database engine; ``churn_seconds`` gives the partition churn period."""
+    """The change stream queries of one database: its storage, clock, visibility lock (held from choosing a
+    commit timestamp to COMMIT) and current catalog; ``churn_seconds`` gives the partition churn period."""
 
-    def __init__(self, engine: DatabaseEngine, churn_seconds: Callable[[], float] = lambda: 0.0) -> None:
-        self.engine = engine
+    def __init__(self, storage: Storage, clock: Clock, visibility: threading.Lock, catalog: Callable[[], Catalog],
+                 churn_seconds: Callable[[], float] = lambda: 0.0) -> None:
+        self.storage, self.clock, self.visibility, self.catalog = storage, clock, visibility, catalog
         self.churn_seconds = churn_seconds
         self._changed = threading.Condition()
         self._commits = 0
@@ -78,7 +79,7 @@ class ChangeStreamReads:
         """Check the query and return its result stream (rows come lazily, as the query runs)."""
         _check_single_use(selector)
         request = read_function.parse(statement)
-        stream = self.engine.catalog.change_stream(request.stream)
+        stream = self.catalog().change_stream(request.stream)
         if stream is None:
             raise errors.change_stream_read_unknown_stream(request.stream)
         if plan:
@@ -102,15 +103,15 @@ class ChangeStreamReads:
             raise errors.change_stream_start_too_early(shown, values.nanos_to_rfc3339(stream.created_nanos),
                                                        f"the change stream {stream.name} did not exist yet")
         retention = (retention_seconds(str(stream.option("retention_period"))) or 86_400) * 1_000_000_000
-        earliest = self.engine.clock.wall_nanos() - retention
+        earliest = self.clock.wall_nanos() - retention
         if start < earliest:
             raise errors.change_stream_start_too_early(shown, values.nanos_to_rfc3339(earliest),
                                                        f"it is outside the retention period of {stream.name}")
 
     def _safe_timestamp(self) -> int:
         """A timestamp below every later commit's, with every earlier commit visible (like a strong read's)."""
-        with self.engine._visibility:
-            return self.engine.clock.next()
+        with self.visibility:
+            return self.clock.next()
 
     def _run(self, stream: ChangeStream, part: partitions.Partition, request: read_function.ReadRequest) -> Iterator[list[Any]]:
         last_in_partition = part.end - 1 if part.end is not None else None
@@ -118,7 +119,7 @@ class ChangeStreamReads:
         heartbeat = request.heartbeat_ms / 1000
         cursor = request.start
         last_output = time.monotonic()
-        conn = self.engine.storage.reader()
+        conn = self.storage.reader()
         try:
             while True:
                 seen = self._commits
@@ -148,7 +149,7 @@ class ChangeStreamReads:
                     if self._commits == seen:
                         self._changed.wait(min(heartbeat - idle, MAX_WAIT_SECONDS))
         finally:
-            self.engine.storage.release(conn)
+            self.storage.release(conn)
 
 
 def _check_single_use(selector: TransactionSelector | None) -> None:
