@@ -51,7 +51,8 @@ def is_change_stream_read(sql: str) -> bool:
 def _split(args: str) -> list[str]:
     """Top-level comma-separated arguments (commas inside quotes and parentheses stay)."""
     parts: list[str] = []
-    depth, quote, current = 0, "", []
+    current: list[str] = []
+    depth, quote = 0, ""
     for ch in args:
         if quote:
             quote = "" if ch == quote else quote
