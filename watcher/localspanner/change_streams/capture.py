@@ -20,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+import base64
 import json
 import uuid
 import weakref
@@ -31,7 +32,7 @@ from typing import Any
 from .. import values
 from ..catalog import Catalog, ChangeStream, Table
 from ..ddl.change_stream_options import retention_seconds
-from ..types import SpannerType
+from ..types import SpannerType, TypeCode
 from ..versions import RowChange
 from .records import Record, insert, purge
 
@@ -50,11 +51,15 @@ BUCKETS = 2
 
 @dataclass(frozen=True)
 class _Tracking:
-    """What one stream records of one table: its non-key columns, and the column_types it shows."""
+    """What one stream records of one table: its non-key columns (with types), and the column_types it shows."""
 
     stream: ChangeStream
     columns: tuple[str, ...]
     column_types: tuple[tuple[str, str, bool, int], ...]
+    keys: tuple[str, ...]
+    new_rule: str
+    keep_old: bool
+    types: dict[str, str]  # column -> its type's text, to turn stored values into JSON values when read
 
 
 _plans: weakref.WeakKeyDictionary[Catalog, dict[str, list[_Tracking]]] = weakref.WeakKeyDictionary()
@@ -99,7 +104,9 @@ def _tracking(stream: ChangeStream, table: Table) -> _Tracking | None:
     columns = tuple(c.name for c in table.columns if c.name not in keys and (wanted is None or c.name.lower() in wanted))
     shown = set(columns) | keys
     types = tuple((c.name, type_json(c.type), c.name in keys, i + 1) for i, c in enumerate(table.columns) if c.name in shown)
-    return _Tracking(stream, columns, types)
+    new_rule, keep_old = CAPTURE_RULES[str(stream.option("value_capture_type"))]
+    return _Tracking(stream, columns, types, table.key_names, new_rule, keep_old,
+                     {c.name: str(c.type) for c in table.columns if c.name in shown})
 
 
 def tracks_anything(catalog: Catalog) -> bool:
@@ -112,13 +119,23 @@ def bucket_of(key: tuple[Any, ...]) -> int:
     return zlib.crc32(repr(key).encode()) % BUCKETS
 
 
-def _json(table: Table, row: dict[str, Any], names: Sequence[str]) -> str:
-    return json.dumps({n: values.stored_to_wire(table.column(n).type, row[n]) for n in names},  # type: ignore[union-attr]
-                      separators=(",", ":"), ensure_ascii=False)
+def _values(row: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
+    """Column -> stored value (BYTES as base64 text) of the columns ``names``: JSON-able as they are.
+
+    The JSON values clients see (INT64 as text, TIMESTAMP in RFC 3339...) are made when the
+    record is read (:func:`json_values`), which keeps the commit path short.
+    """
+    return {n: base64.b64encode(v).decode("ascii") if type(v) is bytes else v for n in names for v in (row[n],)}
 
 
-def _mod(table: Table, tracking: _Tracking, change: RowChange) -> tuple[str, str, str] | None:
-    new_rule, keep_old = CAPTURE_RULES[str(tracking.stream.option("value_capture_type"))]
+def json_values(stored: dict[str, Any], types: dict[str, SpannerType]) -> dict[str, Any]:
+    """The JSON values of what :func:`_values` kept (BYTES are base64 text already)."""
+    wire = values.stored_to_wire
+    return {n: v if v is None or types[n].code == TypeCode.BYTES else wire(types[n], v) for n, v in stored.items()}
+
+
+def _mod(tracking: _Tracking, change: RowChange) -> list[dict[str, Any]] | None:
+    """[keys, new_values, old_values] of one change (stored values), or None when it changed no tracked column."""
     old, new = change.old or {}, change.new or {}
     if change.mod_type == "UPDATE":
         changed = [c for c in tracking.columns if old.get(c) != new.get(c)]
@@ -126,31 +143,32 @@ def _mod(table: Table, tracking: _Tracking, change: RowChange) -> tuple[str, str
             return None
     else:
         changed = list(tracking.columns)
-    keys = _json(table, change.new or change.old or {}, table.key_names)
-    new_cols = [] if change.mod_type == "DELETE" else changed if new_rule == "changed" else list(tracking.columns)
-    old_cols = changed if keep_old and change.mod_type != "INSERT" else []
-    return keys, _json(table, new, new_cols), _json(table, old, old_cols)
+    keys = _values(change.new or change.old or {}, tracking.keys)
+    if change.mod_type == "DELETE":
+        new_values: dict[str, Any] = {}
+    else:
+        new_values = _values(new, changed if tracking.new_rule == "changed" else tracking.columns)
+    old_values = _values(old, changed) if tracking.keep_old and change.mod_type != "INSERT" else {}
+    return [keys, new_values, old_values]
 
 
 def build_records(catalog: Catalog, changes: Sequence[RowChange], commit_nanos: int, tag: str = "") -> list[Record]:
     """The data change records of one commit, for every stream tracking a changed table."""
     plan = _plan(catalog)
-    groups: dict[tuple[str, str, str, int], tuple[_Tracking, Table, list[tuple[str, str, str]]]] = {}
+    groups: dict[tuple[str, str, str, int], tuple[_Tracking, list[list[dict[str, Any]]]]] = {}
     for change in changes:
         trackings = plan.get(change.table.lower())
         if not trackings:
             continue
-        table = catalog.table(change.table)
-        assert table is not None
         bucket = bucket_of(change.key)
         for tracking in trackings:
             if tracking.stream.option(EXCLUDE_OPTION[change.mod_type]) is True:
                 continue
-            mod = _mod(table, tracking, change)
+            mod = _mod(tracking, change)
             if mod is None:
                 continue
-            group = (tracking.stream.name, table.name, change.mod_type, bucket)
-            groups.setdefault(group, (tracking, table, []))[2].append(mod)
+            group = (tracking.stream.name, change.table, change.mod_type, bucket)
+            groups.setdefault(group, (tracking, []))[1].append(mod)
     if not groups:
         return []
     txn = uuid.uuid4().hex
@@ -160,9 +178,9 @@ def build_records(catalog: Catalog, changes: Sequence[RowChange], commit_nanos: 
     out: list[Record] = []
     for stream, items in per_stream.items():
         buckets = len({g[3] for g, _ in items})
-        for seq, ((_, table_name, mod_type, bucket), (tracking, _table, mods)) in enumerate(items):
+        for seq, ((_, table_name, mod_type, bucket), (tracking, mods)) in enumerate(items):
             body = json.dumps({"table": table_name, "column_types": tracking.column_types, "mods": mods,
-                               "mod_type": mod_type, "value_capture_type": tracking.stream.option("value_capture_type"),
+                               "types": tracking.types, "mod_type": mod_type, "value_capture_type": tracking.stream.option("value_capture_type"),
                                "transaction_tag": tag}, separators=(",", ":"), ensure_ascii=False)
             out.append(Record(stream, commit_nanos, txn, seq, bucket, len(items), buckets, body))
     return out

@@ -15,6 +15,7 @@ no commit can get a lower timestamp.
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 import time
@@ -29,6 +30,7 @@ from ..ddl.change_stream_options import retention_seconds
 from ..requests import Field, ReadOnlyOptions, ResultStream, Staleness, Statement, TransactionKind, TransactionSelector
 from ..storage import Storage
 from . import partitions, read_function
+from .capture import json_values
 from .records import Record, fetch
 
 _DATA_CHANGE = T.struct_of(
@@ -173,10 +175,25 @@ def _data_change_rows(found: list[Record], stream: ChangeStream, part: partition
         last = i + 1 == len(found) or found[i + 1].txn != r.txn
         split = partitions.is_split(part.created, part.churn, r.commit_nanos)
         record = (r.commit_nanos, f"{r.seq:08d}", r.txn, last, body["table"],
-                  [tuple(c) for c in body["column_types"]], [tuple(m) for m in body["mods"]], body["mod_type"],
+                  [tuple(c) for c in body["column_types"]], _mods(body), body["mod_type"],
                   body["value_capture_type"], r.records_in_txn, r.buckets_in_txn if split else 1,
                   body["transaction_tag"], False)
         yield _row(([record], [], []))
+
+
+@functools.lru_cache(maxsize=1024)
+def _type(text: str) -> T.SpannerType:
+    return T.parse_type(text)
+
+
+def _mods(body: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """The record's mods as (keys, new_values, old_values) JSON texts, values in their JSON form."""
+    types = {name: _type(text) for name, text in body["types"].items()}
+    return [tuple(_json(json_values(part, types)) for part in mod) for mod in body["mods"]]  # type: ignore[misc]
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def _row(change_record: tuple[list[Any], list[Any], list[Any]]) -> list[Any]:
