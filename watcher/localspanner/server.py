@@ -204,7 +204,8 @@ def _bind_failure(host: str, port: int) -> str | None:
 
 
 def serve_forever(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, data_dir: str | None = None, *,
-                  on_ready: Callable[[LocalSpanner], None] | None = None, shared_commit_timestamps: bool = False) -> None:
+                  on_ready: Callable[[LocalSpanner], None] | None = None, shared_commit_timestamps: bool = False,
+                  change_stream_partition_churn_seconds: float = 0.0) -> None:
     """Serve until SIGINT or SIGTERM, then shut down cleanly.
 
     ``on_ready`` runs once the server listens (e.g. to print the address).
@@ -216,7 +217,8 @@ def serve_forever(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, data_dir: 
         for sig in (signal.SIGINT, signal.SIGTERM):
             previous[sig] = signal.signal(sig, lambda *_: stop.set())
     try:
-        with LocalSpanner(data_dir, host=host, port=port, shared_commit_timestamps=shared_commit_timestamps) as server:
+        with LocalSpanner(data_dir, host=host, port=port, shared_commit_timestamps=shared_commit_timestamps,
+                          change_stream_partition_churn_seconds=change_stream_partition_churn_seconds) as server:
             if on_ready is not None:
                 on_ready(server)
             while not stop.wait(0.5):
