@@ -47,6 +47,7 @@ SUITES: dict[str, tuple[str, ...]] = {
         "benchmarks.localspanner_poll",
         "benchmarks.localspanner_stream",
         "benchmarks.localspanner_writes",
+        "benchmarks.localspanner_change_streams",
     ),
     "watcher": (
         "benchmarks.watcher_delivery",

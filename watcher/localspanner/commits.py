@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from . import values, versions
 from .catalog import Catalog, Table
+from .change_streams import capture as change_capture
 from .mutations import apply_mutations
 from .requests import Mutation
 from .sql import set_statement_time
@@ -21,10 +22,14 @@ from .transactions import PendingCommitTimestamp
 
 
 def write_commit(conn: sqlite3.Connection, catalog: Catalog, mutations: list[Mutation],
-                 pending: Sequence[PendingCommitTimestamp], ts: int, *, purge_before: int | None = None) -> None:
+                 pending: Sequence[PendingCommitTimestamp], ts: int, *, purge_before: int | None = None,
+                 wall_nanos: int | None = None, tag: str = "") -> int:
     """Apply ``mutations``, put ``ts`` where DML wrote PENDING_COMMIT_TIMESTAMP(), record the row
-    versions, and COMMIT; ``purge_before`` also drops versions that ended at or before it."""
-    capture = versions.begin_commit(conn, catalog, ts)  # row versions, in this SQLite transaction
+    versions and the change streams' data change records, and COMMIT; ``purge_before`` also drops
+    versions that ended at or before it, and records older than their stream's retention at
+    ``wall_nanos``. Returns how many change records the commit wrote."""
+    streams = change_capture.tracks_anything(catalog)
+    capture = versions.begin_commit(conn, catalog, ts, collect=streams)  # row versions, in this SQLite transaction
     try:
         set_statement_time(ts)  # DEFAULT (CURRENT_TIMESTAMP()) of inserted rows is the commit time
         try:
@@ -33,15 +38,19 @@ def write_commit(conn: sqlite3.Connection, catalog: Catalog, mutations: list[Mut
             set_statement_time(None)
         _fill_pending(conn, catalog, pending, ts)
     finally:
-        capture.finish()
+        changes = capture.finish()
+    written = change_capture.write_records(conn, catalog, changes, ts, tag) if streams else 0
     if purge_before is not None:
         versions.purge(conn, catalog, purge_before)
+        if catalog.change_streams and wall_nanos is not None:
+            change_capture.purge_expired(conn, catalog, wall_nanos)
     try:
         conn.execute("COMMIT")
     except sqlite3.IntegrityError as exc:
         deleted = {m.table.lower() for m in mutations if m.op == "delete"}
         found = commit_interleaving_error(conn, catalog, deleted) if "FOREIGN KEY" in str(exc) else None
         raise found or integrity_error(exc, _first_child_table(catalog, mutations), catalog) from None
+    return written
 
 
 def _first_child_table(catalog: Catalog, mutations: list[Mutation]) -> Table | None:

@@ -25,6 +25,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import database_options, errors, limits, partitions, retention, sql, values, versions
+from .change_streams import read_function
+from .change_streams.reader import ChangeStreamReads
 from .clock import Clock
 from .commits import write_commit, written_rows
 from .engine_schema import SchemaChanges
@@ -68,6 +70,7 @@ class DatabaseEngine(SchemaChanges):
         self.retention_period = retention.load(storage.writer, META_TABLE)
         self.default_leader = database_options.load(storage.writer, META_TABLE, "default_leader")
         self._commits_since_purge = 0
+        self.change_streams = ChangeStreamReads(storage, clock, self._visibility, lambda: self.catalog)
         # Reopened from disk: reads before the newest recorded commit must use its versions.
         self.latest_commit_nanos = versions.latest_commit(storage.writer, self.catalog)
         self.clock.advance_past(self.latest_commit_nanos)
@@ -182,6 +185,8 @@ class DatabaseEngine(SchemaChanges):
         """Run a query or DML; ``seqno`` replays a DML request already answered in its transaction,
         ``plan`` describes the result (fields, no rows) without running the statement,
         ``partition_token`` (from :meth:`partition`) keeps only that partition's rows."""
+        if read_function.is_change_stream_read(statement.sql):
+            return self.change_streams.execute(statement, selector, plan=plan)
         txn, info, single_use = self._resolve(session, selector)
         try:
             if plan:
@@ -412,7 +417,7 @@ class DatabaseEngine(SchemaChanges):
     # --- commits -------------------------------------------------------------------------------------------------------
 
     def commit(self, session: str, mutations: list[Mutation], *, transaction_id: bytes | None = None,
-               single_use: TransactionOptions | None = None) -> CommitResult:
+               single_use: TransactionOptions | None = None, tag: str = "") -> CommitResult:
         if len(mutations) > limits.MAX_MUTATIONS_PER_COMMIT:
             raise errors.too_many_mutations(len(mutations), limits.MAX_MUTATIONS_PER_COMMIT)
         if transaction_id is None:
@@ -437,7 +442,7 @@ class DatabaseEngine(SchemaChanges):
             blind = not txn.holds_writer and not txn.pending
             self._writer.acquire(txn)
             try:
-                ts = self._commit_locked(txn, mutations, shareable=blind)
+                ts = self._commit_locked(txn, mutations, shareable=blind, tag=tag)
             except SpannerError:
                 txn.state = "rolled_back"
                 self._writer.roll_back(txn)
@@ -447,7 +452,8 @@ class DatabaseEngine(SchemaChanges):
                     self._rw.pop(txn.id, None)
         return CommitResult(ts, mutation_count(mutations))
 
-    def _commit_locked(self, txn: ReadWriteTransaction, mutations: list[Mutation], shareable: bool = False) -> int:
+    def _commit_locked(self, txn: ReadWriteTransaction, mutations: list[Mutation], shareable: bool = False,
+                       tag: str = "") -> int:
         """Commit ``txn`` (which holds the writer and has an open SQLite transaction)."""
         rows = written_rows(self.name, self.catalog, mutations) if shareable else None
         with self._visibility:
@@ -457,8 +463,11 @@ class DatabaseEngine(SchemaChanges):
             if self._commits_since_purge >= versions.PURGE_EVERY_COMMITS:
                 self._commits_since_purge = 0
                 purge_before = self.clock.wall_nanos() - self._retention_nanos()
-            write_commit(self.storage.writer, self.catalog, mutations, txn.pending, ts, purge_before=purge_before)
+            written = write_commit(self.storage.writer, self.catalog, mutations, txn.pending, ts,
+                                   purge_before=purge_before, wall_nanos=self.clock.wall_nanos(), tag=tag)
             self.latest_commit_nanos = ts
+        if written:
+            self.change_streams.notify()  # wake open change stream queries
         txn.state = "committed"
         self._writer.release(txn)
         return ts
@@ -469,6 +478,7 @@ class DatabaseEngine(SchemaChanges):
             self._snapshots.clear()
         for s in snaps:
             self._unpin(s)
+        self.change_streams.close()
         self.storage.close()
 
 

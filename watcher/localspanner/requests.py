@@ -113,7 +113,7 @@ class ResultStream:
     ``rows`` yields lists of wire values; the frontend chunks them into messages.
     ``row_count`` is set for DML (exact) or partitioned DML (lower bound) after ``rows``
     is exhausted. ``query_plan`` marks the answer to a PLAN request: metadata only, the
-    statement was not run.
+    statement was not run. ``flush_each_row`` asks the frontend to send every row at once.
     """
 
     fields: list[Field]
@@ -122,6 +122,8 @@ class ResultStream:
     row_count_exact: int | None = None
     row_count_lower_bound: int | None = None
     query_plan: bool = False
+    #: Send each row as soon as it comes (an open change stream query), not in batches.
+    flush_each_row: bool = False
 
 
 @dataclass(frozen=True)

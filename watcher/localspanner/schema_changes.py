@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from . import errors, versions
 from .catalog import Catalog
+from .change_streams import records as change_records
 from .ddl.printer import print_catalog
 from .schema_sync import sync_schema
 from .schema_updater import apply_statements
@@ -34,6 +35,7 @@ def load_catalog(storage: Storage) -> Catalog:
     try:
         storage.refresh_information_schema(conn, catalog)
         versions.sync_storage(conn, catalog)  # also gives a data directory written before versions its tables
+        change_records.ensure_table(conn)
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
@@ -53,6 +55,9 @@ def write_schema_change(storage: Storage, old: Catalog, new: Catalog, statement:
         sync_schema(conn, old, new)
         versions.sync_storage(conn, new)
         versions.install_capture(conn, new)
+        change_records.ensure_table(conn)
+        for gone in {s.name.lower() for s in old.change_streams} - {s.name.lower() for s in new.change_streams}:
+            change_records.drop_stream(conn, gone)
         _check_foreign_keys(conn, statement)
         storage.save_ddl(conn, print_catalog(new))
         storage.save_change_stream_times(conn, {s.name: s.created_nanos for s in new.change_streams})

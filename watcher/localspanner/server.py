@@ -13,6 +13,7 @@ import logging
 import signal
 import socket
 import threading
+import time
 from collections.abc import Callable
 from concurrent import futures
 from typing import Any
@@ -59,15 +60,21 @@ class LocalSpanner:
     server runs through ``server.clock.share_timestamps``. It is looser than Spanner's
     external consistency (on Spanner only transactions that overlap in time share a
     timestamp), which is what makes it a useful test of code that must not assume
-    unique commit timestamps.
+    unique commit timestamps. ``change_stream_partition_churn_seconds`` makes change stream
+    partitions split and merge on that period (0: one partition, never churning), so readers
+    must follow the child-partition workflow; ``service.change_stream_partition_churn_seconds``
+    changes it while serving. ``now_nanos`` is the wall clock the server reads (tests drive
+    time-based rules, such as retention periods, with their own).
     """
 
     def __init__(self, data_dir: str | None = None, *, host: str = DEFAULT_HOST, port: int = 0,
-                 max_workers: int = DEFAULT_WORKERS, shared_commit_timestamps: bool = False) -> None:
+                 max_workers: int = DEFAULT_WORKERS, shared_commit_timestamps: bool = False,
+                 change_stream_partition_churn_seconds: float = 0.0, now_nanos: Callable[[], int] = time.time_ns) -> None:
         self._data_dir = data_dir
+        self._churn = change_stream_partition_churn_seconds
         # Created here, not at start(): the switch can be set before and while serving, and
         # a restarted server keeps handing out timestamps above the earlier ones.
-        self._clock = Clock(share_timestamps=shared_commit_timestamps)
+        self._clock = Clock(now_nanos, share_timestamps=shared_commit_timestamps)
         self._host = host
         self._requested_port = port
         self._max_workers = max_workers
@@ -125,7 +132,8 @@ class LocalSpanner:
                 ],
             )
             port = _bind(server, self._host, self._requested_port)
-            service = LocalSpannerService(self._data_dir, clock=self._clock)
+            service = LocalSpannerService(self._data_dir, clock=self._clock,
+                                          change_stream_partition_churn_seconds=self._churn)
             try:
                 operations = OperationRegistry()
                 servicers: list[Any] = [
@@ -196,7 +204,8 @@ def _bind_failure(host: str, port: int) -> str | None:
 
 
 def serve_forever(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, data_dir: str | None = None, *,
-                  on_ready: Callable[[LocalSpanner], None] | None = None, shared_commit_timestamps: bool = False) -> None:
+                  on_ready: Callable[[LocalSpanner], None] | None = None, shared_commit_timestamps: bool = False,
+                  change_stream_partition_churn_seconds: float = 0.0) -> None:
     """Serve until SIGINT or SIGTERM, then shut down cleanly.
 
     ``on_ready`` runs once the server listens (e.g. to print the address).
@@ -208,7 +217,8 @@ def serve_forever(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, data_dir: 
         for sig in (signal.SIGINT, signal.SIGTERM):
             previous[sig] = signal.signal(sig, lambda *_: stop.set())
     try:
-        with LocalSpanner(data_dir, host=host, port=port, shared_commit_timestamps=shared_commit_timestamps) as server:
+        with LocalSpanner(data_dir, host=host, port=port, shared_commit_timestamps=shared_commit_timestamps,
+                          change_stream_partition_churn_seconds=change_stream_partition_churn_seconds) as server:
             if on_ready is not None:
                 on_ready(server)
             while not stop.wait(0.5):

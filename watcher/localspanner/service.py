@@ -65,11 +65,14 @@ _CREATE_DATABASE = re.compile(r"^\s*CREATE\s+DATABASE\s+(?:`([^`]+)`|([A-Za-z0-9
 class LocalSpannerService:
     """All instances, databases and sessions of one local server (thread-safe)."""
 
-    def __init__(self, data_dir: str | None = None, clock: Clock | None = None) -> None:
+    def __init__(self, data_dir: str | None = None, clock: Clock | None = None, *,
+                 change_stream_partition_churn_seconds: float = 0.0) -> None:
         self._temporary = data_dir is None
         self.data_dir = data_dir or tempfile.mkdtemp(prefix="localspanner-")
         os.makedirs(self.data_dir, exist_ok=True)
         self.clock = clock or Clock()
+        #: Change stream partitions split and merge every this many seconds (0: never); settable while serving.
+        self.change_stream_partition_churn_seconds = change_stream_partition_churn_seconds
         self._lock = threading.RLock()
         self._instances: dict[str, InstanceInfo] = {}
         self._databases: dict[str, DatabaseInfo] = {}
@@ -103,7 +106,12 @@ class LocalSpannerService:
         for d in state.get("databases", []):
             info = DatabaseInfo(d["name"], d["create_time_nanos"], d["create_time_nanos"])
             self._databases[info.name] = info
-            self._engines[info.name] = DatabaseEngine(info.name, Storage(self._db_path(info.name)), self.clock)
+            self._engines[info.name] = self._new_engine(info.name, self._db_path(info.name))
+
+    def _new_engine(self, name: str, path: str) -> DatabaseEngine:
+        engine = DatabaseEngine(name, Storage(path), self.clock)
+        engine.change_streams.churn_seconds = lambda: self.change_stream_partition_churn_seconds
+        return engine
 
     def _save_state(self) -> None:
         state = {
@@ -215,7 +223,7 @@ class LocalSpannerService:
             for suffix in ("", "-wal", "-shm"):
                 if os.path.exists(path + suffix):
                     os.remove(path + suffix)  # left over from a database dropped while the server was down
-            engine = DatabaseEngine(name, Storage(path), self.clock)
+            engine = self._new_engine(name, path)
             try:
                 engine.update_ddl(list(extra_statements))
             except BaseException:
@@ -358,8 +366,10 @@ class LocalSpannerService:
         return self._session_engine(session).begin(session, options)
 
     def commit(self, session: str, mutations: list[Mutation], *, transaction_id: bytes | None = None,
-               single_use: TransactionOptions | None = None) -> CommitResult:
-        return self._session_engine(session).commit(session, mutations, transaction_id=transaction_id, single_use=single_use)
+               single_use: TransactionOptions | None = None, tag: str = "") -> CommitResult:
+        """Commit; ``tag`` (the request's transaction tag) goes into the change stream records."""
+        return self._session_engine(session).commit(session, mutations, transaction_id=transaction_id,
+                                                    single_use=single_use, tag=tag)
 
     def rollback(self, session: str, transaction_id: bytes) -> None:
         self._session_engine(session).rollback(transaction_id)

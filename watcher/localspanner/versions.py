@@ -156,10 +156,16 @@ class CommitCapture:
         changes: list[RowChange] = []
         for t in self.catalog.tables:
             keys = ", ".join(quote(k) for k in t.key_names)
-            # The first image of a key in this commit is the row as it was before it.
+            # The first image of a key in this commit is the row as it was before it; the live row
+            # (joined in one statement, not looked up key by key) is the row after it.
             first = (f"SELECT {', '.join(_cols(t) + [quote(PRESENT)])}, min(rowid) FROM main.{quote(versions_table(t))} "
                      f"WHERE rowid > ?" + (f" GROUP BY {keys}" if keys else ""))
-            changes.extend(_changes(self.conn, t, self.conn.execute(first, (self._marks[t.name],)).fetchall(), self.ts))
+            same = " AND ".join(f"l.{quote(k)} IS f.{quote(k)}" for k in t.key_names) or "1"
+            exists = " AND ".join(f"x.{quote(k)} IS f.{quote(k)}" for k in t.key_names) or "1"
+            both = (f"SELECT {', '.join(f'f.{c}' for c in _cols(t))}, f.{quote(PRESENT)}, "
+                    f"{', '.join(f'l.{c}' for c in _cols(t))}, EXISTS (SELECT 1 FROM main.{quote(t.name)} AS x WHERE {exists}) "
+                    f"FROM ({first}) AS f LEFT JOIN main.{quote(t.name)} AS l ON {same}")
+            changes.extend(_changes(t, self.conn.execute(both, (self._marks[t.name],)).fetchall(), self.ts))
         return changes
 
 
@@ -192,17 +198,16 @@ def record_commit(conn: sqlite3.Connection, catalog: Catalog, ts: int, *, collec
     return begin_commit(conn, catalog, ts, collect=collect).finish()
 
 
-def _changes(conn: sqlite3.Connection, t: Table, firsts: Iterable[tuple], ts: int) -> list[RowChange]:
+def _changes(t: Table, rows: Iterable[tuple], ts: int) -> list[RowChange]:
+    """RowChanges from rows of (old image, old present, live row, live present)."""
     names = [c.name for c in t.columns]
+    n = len(names)
     key_at = [names.index(k) for k in t.key_names]
-    where = " AND ".join(f"{quote(k)} IS ?" for k in t.key_names) or "1"
-    lookup = f"SELECT {', '.join(_cols(t))} FROM main.{quote(t.name)} WHERE {where}"
     out: list[RowChange] = []
-    for row in firsts:
+    for row in rows:
         key = tuple(row[i] for i in key_at)
-        old = dict(zip(names, row[:len(names)], strict=True)) if row[len(names)] else None
-        now = conn.execute(lookup, key).fetchone()
-        new = dict(zip(names, now, strict=True)) if now is not None else None
+        old = dict(zip(names, row[:n], strict=True)) if row[n] else None
+        new = dict(zip(names, row[n + 1:2 * n + 1], strict=True)) if row[2 * n + 1] else None
         if old is None and new is None:
             continue
         mod = "INSERT" if old is None else "DELETE" if new is None else "UPDATE"

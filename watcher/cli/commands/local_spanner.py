@@ -42,6 +42,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--shared-commit-timestamps", action="store_true",
                         help="let consecutive blind-write commits that write different rows share a commit "
                              "timestamp, as Spanner may (default: every commit timestamp is unique)")
+    parser.add_argument("--change-stream-partition-churn-seconds", type=float, default=0.0, metavar="SECONDS",
+                        help="split and merge change stream partitions every SECONDS, so readers must follow "
+                             "child partitions (default 0: one partition per stream, never churning)")
     return parser
 
 
@@ -52,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.data_dir is not None and os.path.exists(args.data_dir) and not os.path.isdir(args.data_dir):
         raise CommandError(f"--data-dir {args.data_dir} exists and is not a folder")
+    if args.change_stream_partition_churn_seconds < 0:
+        raise CommandError(f"--change-stream-partition-churn-seconds must be 0 or more, got {args.change_stream_partition_churn_seconds}")
 
     def ready(server: Any) -> None:
         print(f"export SPANNER_EMULATOR_HOST={server.emulator_host}", flush=True)
@@ -61,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         serve_forever(args.host, args.port, args.data_dir, on_ready=ready,
-                      shared_commit_timestamps=args.shared_commit_timestamps)
+                      shared_commit_timestamps=args.shared_commit_timestamps,
+                      change_stream_partition_churn_seconds=args.change_stream_partition_churn_seconds)
     except ServerStartError as exc:
         raise CommandError(str(exc)) from None
     return 0

@@ -14,6 +14,19 @@ Example:
 from __future__ import annotations
 
 from .base import Code, SchemaChangeStopped, SpannerError, failed_precondition, internal, invalid_argument, unimplemented
+from .change_stream_reads import (
+    change_stream_end_before_start,
+    change_stream_read_bad_argument,
+    change_stream_read_missing_argument,
+    change_stream_read_needs_single_use,
+    change_stream_read_syntax,
+    change_stream_read_unknown_stream,
+    change_stream_start_too_early,
+    heartbeat_out_of_range,
+    partition_token_ended,
+    partition_token_unknown,
+    read_options_not_null,
+)
 from .data import (
     bad_parameter,
     bad_value,
@@ -138,6 +151,17 @@ from .views import (
 )
 
 __all__ = [
+    "change_stream_end_before_start",
+    "change_stream_read_bad_argument",
+    "change_stream_read_missing_argument",
+    "change_stream_read_needs_single_use",
+    "change_stream_read_syntax",
+    "change_stream_read_unknown_stream",
+    "change_stream_start_too_early",
+    "heartbeat_out_of_range",
+    "partition_token_ended",
+    "partition_token_unknown",
+    "read_options_not_null",
     "Code",
     "SchemaChangeStopped",
     "SpannerError",

@@ -299,6 +299,8 @@ def partial_result_sets(result: ResultStream, *, skip_rows: int = 0, max_bytes: 
     rows the client already has.
     """
     rows = result.rows
+    if result.flush_each_row:
+        max_rows = 1
     try:
         rows_iter = itertools.islice(rows, skip_rows, None) if skip_rows else rows
         sent = skip_rows

@@ -153,10 +153,11 @@ class SpannerServicer(spanner_pb2_grpc.SpannerServicer):
     def Commit(self, request: Any, context: grpc.ServicerContext) -> Any:
         mutations = [conv.mutation_from_pb(m) for m in request.mutations]
         which = request.WhichOneof("transaction")
+        tag = request.request_options.transaction_tag
         if which == "transaction_id":
-            result = self.service.commit(request.session, mutations, transaction_id=request.transaction_id)
+            result = self.service.commit(request.session, mutations, transaction_id=request.transaction_id, tag=tag)
         elif which == "single_use_transaction":
-            result = self.service.commit(request.session, mutations,
+            result = self.service.commit(request.session, mutations, tag=tag,
                                          single_use=conv.transaction_options_from_pb(request.single_use_transaction))
         else:
             raise errors.commit_without_transaction()

@@ -1,0 +1,9 @@
+"""Change streams of the local Spanner: capture of data change records at commit, and their reading.
+
+* :mod:`.records`: the hidden records table (one row per data change record) and its queries.
+* :mod:`.capture`: a commit's :class:`~watcher.localspanner.versions.RowChange` list turned into
+  the records of every stream that tracks the changed tables, written in the commit's SQLite transaction.
+* :mod:`.partitions`: the partitions of a stream over time and their tokens.
+* :mod:`.read_function`: ``SELECT ChangeRecord FROM READ_<stream>(...)`` recognised and its arguments checked.
+* :mod:`.reader`: the records, heartbeats and child partitions one query returns, as result rows.
+"""

@@ -1,0 +1,201 @@
+"""Answering a change stream query: child partitions, data change records and heartbeats as result rows.
+
+One :class:`ChangeStreamReads` per database engine. A query without a token gets one
+child_partitions record naming the partitions at its start. A partition's query returns
+its data change records with ``start <= commit_timestamp <= end`` in commit order, a
+heartbeat after every ``heartbeat_milliseconds`` without records, and when the partition
+ends (churn) a child_partitions record; with ``end_timestamp`` NULL it stays open and
+hands over new commits as they happen: a commit that wrote records wakes the waiting
+queries (:meth:`ChangeStreamReads.notify`).
+
+What has been returned is always complete: records are read only up to a *safe*
+timestamp taken like a strong read's (under the engine's visibility lock), after which
+no commit can get a lower timestamp.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from .. import errors, values
+from .. import types as T
+from ..catalog import Catalog, ChangeStream
+from ..clock import Clock
+from ..ddl.change_stream_options import retention_seconds
+from ..requests import Field, ReadOnlyOptions, ResultStream, Staleness, Statement, TransactionKind, TransactionSelector
+from ..storage import Storage
+from . import partitions, read_function
+from .capture import json_values
+from .records import Record, fetch
+
+_DATA_CHANGE = T.struct_of(
+    ("commit_timestamp", T.TIMESTAMP), ("record_sequence", T.STRING), ("server_transaction_id", T.STRING),
+    ("is_last_record_in_transaction_in_partition", T.BOOL), ("table_name", T.STRING),
+    ("column_types", T.array_of(T.struct_of(("name", T.STRING), ("type", T.JSON), ("is_primary_key", T.BOOL),
+                                            ("ordinal_position", T.INT64)))),
+    ("mods", T.array_of(T.struct_of(("keys", T.JSON), ("new_values", T.JSON), ("old_values", T.JSON)))),
+    ("mod_type", T.STRING), ("value_capture_type", T.STRING), ("number_of_records_in_transaction", T.INT64),
+    ("number_of_partitions_in_transaction", T.INT64), ("transaction_tag", T.STRING), ("is_system_transaction", T.BOOL))
+_HEARTBEAT = T.struct_of(("timestamp", T.TIMESTAMP))
+_CHILD_PARTITIONS = T.struct_of(
+    ("start_timestamp", T.TIMESTAMP), ("record_sequence", T.STRING),
+    ("child_partitions", T.array_of(T.struct_of(("token", T.STRING), ("parent_partition_tokens", T.array_of(T.STRING))))))
+#: The one column of a change stream query's result.
+CHANGE_RECORD_TYPE = T.array_of(T.struct_of(
+    ("data_change_record", T.array_of(_DATA_CHANGE)), ("heartbeat_record", T.array_of(_HEARTBEAT)),
+    ("child_partitions_record", T.array_of(_CHILD_PARTITIONS))))
+FIELDS = [Field("ChangeRecord", CHANGE_RECORD_TYPE)]
+#: Longest wait between two looks at the clock while a query is open (a partition end or end_timestamp may pass).
+MAX_WAIT_SECONDS = 0.5
+
+
+class ChangeStreamReads:
+    """The change stream queries of one database: its storage, clock, visibility lock (held from choosing a
+    commit timestamp to COMMIT) and current catalog; ``churn_seconds`` gives the partition churn period."""
+
+    def __init__(self, storage: Storage, clock: Clock, visibility: threading.Lock, catalog: Callable[[], Catalog],
+                 churn_seconds: Callable[[], float] = lambda: 0.0) -> None:
+        self.storage, self.clock, self.visibility, self.catalog = storage, clock, visibility, catalog
+        self.churn_seconds = churn_seconds
+        self._changed = threading.Condition()
+        self._commits = 0
+        self._closed = False
+
+    def notify(self) -> None:
+        """A commit wrote change records: wake the open queries."""
+        with self._changed:
+            self._commits += 1
+            self._changed.notify_all()
+
+    def close(self) -> None:
+        with self._changed:
+            self._closed = True
+            self._changed.notify_all()
+
+    def execute(self, statement: Statement, selector: TransactionSelector | None, *, plan: bool = False) -> ResultStream:
+        """Check the query and return its result stream (rows come lazily, as the query runs)."""
+        _check_single_use(selector)
+        request = read_function.parse(statement)
+        stream = self.catalog().change_stream(request.stream)
+        if stream is None:
+            raise errors.change_stream_read_unknown_stream(request.stream)
+        if plan:
+            return ResultStream(FIELDS, iter(()), query_plan=True)
+        self._check_start(stream, request.start)
+        churn = int(self.churn_seconds() * 1e9)
+        if request.token is None:
+            row = _child_partitions_row(request.start, [(p, []) for p in partitions.current(
+                stream.name, stream.created_nanos, churn, request.start)])
+            return ResultStream(FIELDS, iter([row]))
+        part = partitions.decode(request.token, stream.name, churn)
+        if part is None or part.created != stream.created_nanos:
+            raise errors.partition_token_unknown(request.token)
+        if request.start < part.start or (part.end is not None and request.start >= part.end):
+            raise errors.partition_token_ended(request.token, values.nanos_to_rfc3339(request.start))
+        return ResultStream(FIELDS, self._run(stream, part, request), flush_each_row=True)
+
+    def _check_start(self, stream: ChangeStream, start: int) -> None:
+        shown = values.nanos_to_rfc3339(start)
+        if start < stream.created_nanos:
+            raise errors.change_stream_start_too_early(shown, values.nanos_to_rfc3339(stream.created_nanos),
+                                                       f"the change stream {stream.name} did not exist yet")
+        retention = (retention_seconds(str(stream.option("retention_period"))) or 86_400) * 1_000_000_000
+        earliest = self.clock.wall_nanos() - retention
+        if start < earliest:
+            raise errors.change_stream_start_too_early(shown, values.nanos_to_rfc3339(earliest),
+                                                       f"it is outside the retention period of {stream.name}")
+
+    def _safe_timestamp(self) -> int:
+        """A timestamp below every later commit's, with every earlier commit visible (like a strong read's)."""
+        with self.visibility:
+            return self.clock.next()
+
+    def _run(self, stream: ChangeStream, part: partitions.Partition, request: read_function.ReadRequest) -> Iterator[list[Any]]:
+        last_in_partition = part.end - 1 if part.end is not None else None
+        upper = min(x for x in (request.end, last_in_partition, 2**63 - 1) if x is not None)
+        heartbeat = request.heartbeat_ms / 1000
+        cursor = request.start
+        last_output = time.monotonic()
+        conn = self.storage.reader()
+        try:
+            while True:
+                seen = self._commits
+                safe = self._safe_timestamp()
+                top = min(safe, upper)
+                if top >= cursor:
+                    found = fetch(conn, stream.name, cursor, top, part.mask)
+                    for row in _data_change_rows(found, stream, part):
+                        yield row
+                        last_output = time.monotonic()
+                    cursor = top + 1
+                if last_in_partition is not None and safe >= last_in_partition and upper == last_in_partition:
+                    assert part.end is not None
+                    yield _child_partitions_row(part.end, [(c, [q.token for q in partitions.parents(c)])
+                                                            for c in partitions.children(part)])
+                    return
+                if request.end is not None and safe >= request.end:
+                    return
+                idle = time.monotonic() - last_output
+                if idle >= heartbeat:
+                    yield _row(([], [(top,)], []))
+                    last_output = time.monotonic()
+                    idle = 0.0
+                with self._changed:
+                    if self._closed:
+                        return
+                    if self._commits == seen:
+                        self._changed.wait(min(heartbeat - idle, MAX_WAIT_SECONDS))
+        finally:
+            self.storage.release(conn)
+
+
+def _check_single_use(selector: TransactionSelector | None) -> None:
+    selector = selector or TransactionSelector.default()
+    options = selector.single_use
+    if options is None or options.kind != TransactionKind.READ_ONLY:
+        raise errors.change_stream_read_needs_single_use()
+    bound = (options.read_only or ReadOnlyOptions()).bound
+    if bound not in (Staleness.STRONG, None):
+        raise errors.change_stream_read_needs_single_use()
+
+
+def _child_partitions_row(start: int, children: list[tuple[partitions.Partition, list[str]]]) -> list[Any]:
+    record = (start, "00000000", [(c.token, parent_tokens) for c, parent_tokens in children])
+    return _row(([], [], [record]))
+
+
+def _data_change_rows(found: list[Record], stream: ChangeStream, part: partitions.Partition) -> Iterator[list[Any]]:
+    for i, r in enumerate(found):
+        body = json.loads(r.body)
+        last = i + 1 == len(found) or found[i + 1].txn != r.txn
+        split = partitions.is_split(part.created, part.churn, r.commit_nanos)
+        record = (r.commit_nanos, f"{r.seq:08d}", r.txn, last, body["table"],
+                  [tuple(c) for c in body["column_types"]], _mods(body), body["mod_type"],
+                  body["value_capture_type"], r.records_in_txn, r.buckets_in_txn if split else 1,
+                  body["transaction_tag"], False)
+        yield _row(([record], [], []))
+
+
+@functools.lru_cache(maxsize=1024)
+def _type(text: str) -> T.SpannerType:
+    return T.parse_type(text)
+
+
+def _mods(body: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """The record's mods as (keys, new_values, old_values) JSON texts, values in their JSON form."""
+    types = {name: _type(text) for name, text in body["types"].items()}
+    return [tuple(_json(json_values(part, types)) for part in mod) for mod in body["mods"]]  # type: ignore[misc]
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _row(change_record: tuple[list[Any], list[Any], list[Any]]) -> list[Any]:
+    """A result row (wire values): the ChangeRecord array holding one element."""
+    return [values.stored_to_wire(CHANGE_RECORD_TYPE, [change_record])]
