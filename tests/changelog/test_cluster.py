@@ -154,11 +154,13 @@ def _parquet_types(spark: Any, folder: Path, fields: tuple[tuple[str, str, str],
     """Each file on its own, and (``whole``) the folder read with no schema, have the layout's types."""
     from pyspark.sql.types import _parse_datatype_string
 
-    expected = {name: _parse_datatype_string(kind) for name, kind, _ in fields if name not in partitions}
+    types = {name: _parse_datatype_string(kind) for name, kind, _ in fields}
+    expected = {name: kind for name, kind in types.items() if name not in partitions}
     files = sorted(folder.rglob("*.parquet"))
     assert files
-    for file in files:
-        assert {f.name: f.dataType for f in spark.read.parquet(str(file)).schema.fields} == expected, file
+    for file in files:  # a partition column is in the folder names, not the file (state deltas are not partitioned)
+        in_file = {k: v for k, v in types.items() if not any(part.startswith(f"{k}=") for part in file.parts)}
+        assert {f.name: f.dataType for f in spark.read.parquet(str(file)).schema.fields} == in_file, file
     if whole:
         read = {f.name: f.dataType for f in spark.read.parquet(str(folder)).schema.fields}
         assert {k: v for k, v in read.items() if k in expected} == expected
@@ -229,3 +231,19 @@ def test_executors_missing_a_dependency_give_one_line(make_database, tmp_path, c
         "spanner-watcher backfill: error: the Spark executors' Python cannot import google: install "
         "google-cloud-spanner (and this package's other dependencies) on every worker, or point spark.pyspark.python "
         "at a Python that has them")
+
+
+def test_the_master_comes_from_sparks_own_configuration():
+    probe = ("from watcher.changelog.session import get_session; import sys; "
+             "s = get_session(conf=dict(a.split('=', 1) for a in sys.argv[1:])); "
+             "print(s.sparkContext.master, s.conf.get('spark.sql.shuffle.partitions'))")
+    python = [sys.executable, "-c", probe]
+    done = _run({
+        "submit args": (python, _clean_env(PYSPARK_SUBMIT_ARGS="--master local[3] --conf spark.sql.shuffle.partitions=5 "
+                                                               "pyspark-shell")),
+        "conf": ([*python, "spark.master=local[2]"], _clean_env()),
+        "nothing": (python, _clean_env()),
+    })
+    assert done["submit args"].stdout.split() == ["local[3]", "5"]  # neither the master nor the user's setting replaced
+    assert done["conf"].stdout.split() == ["local[2]", "8"]
+    assert done["nothing"].stdout.split() == ["local[*]", "8"]
