@@ -84,9 +84,6 @@ def get_session(master: str | None = None, app: str = "spanner-watcher",
     settings = dict(conf or {})
     if master:
         settings["spark.master"] = master
-    # Python workers must run the interpreter that has this project's packages (the venv's),
-    # not whatever `python3` is first on PATH (spark.pyspark.python, when set, wins).
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     under_submit = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit started the JVM with its settings
     predicted = settings.get("spark.master") or (None if under_submit else configured_master())
     if not under_submit and is_local(predicted):
@@ -98,11 +95,20 @@ def get_session(master: str | None = None, app: str = "spanner-watcher",
         return active
     _retry_start(SparkContext._ensure_initialized)  # the JVM, with spark-submit's, PYSPARK_SUBMIT_ARGS', defaults' settings
     known = SparkConf()
+    # pyspark's driver takes the workers' Python from PYSPARK_PYTHON only; spark.pyspark.python
+    # (--conf, spark-defaults) is what spark-submit would have put there, so it wins here too.
+    # Else the interpreter that has this project's packages (the venv's), not the first `python3`.
+    python = settings.get("spark.pyspark.python") or known.get("spark.pyspark.python", None)
+    if python:
+        os.environ["PYSPARK_PYTHON"] = python
+    else:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     if "spark.master" not in settings and not known.contains("spark.master"):
         settings["spark.master"] = DEFAULT_MASTER
     builder = SparkSession.builder.appName(app)
     for key, value in {**LOCAL_SETTINGS, **executor_env()}.items():
-        if key not in settings and not known.contains(key):
+        # The launcher turns the console progress bar on for shells; a command prints its own result.
+        if key not in settings and (not known.contains(key) or key == "spark.ui.showConsoleProgress"):
             builder = builder.config(key, value)
     for key, value in settings.items():
         builder = builder.config(key, value)
