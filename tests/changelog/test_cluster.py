@@ -107,7 +107,7 @@ def cluster(tmp_path_factory) -> Iterator[dict[str, str]]:
 
 
 def _cli(*args: str, master: str, python: str | None = None, conf: tuple[str, ...] = ()) -> tuple[list[str], dict[str, str]]:
-    argv = [sys.executable, "-m", "watcher.cli.main", *args, "--master", master]
+    argv = [sys.executable, "-m", "watcher", *args, "--master", master]
     for setting in conf:
         argv += ["--conf", setting]
     if python is not None:  # the executors' Python (the driver's is this one)
