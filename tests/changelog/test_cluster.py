@@ -94,7 +94,7 @@ def cluster(tmp_path_factory) -> Iterator[dict[str, str]]:
                 [str(SPARK_CLASS), "org.apache.spark.deploy.worker.Worker", url, "--cores", "2", "--memory", "1g",
                  "--host", "127.0.0.1", "--webui-port", str(worker_ui), "--work-dir", str(home / "work")],
                 stdout=log, stderr=subprocess.STDOUT, env=env, cwd=home))
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + 240  # a loaded machine starts JVMs slowly
         while _alive_workers(master_ui) < 1:
             if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
                 logs = "\n".join((home / f).read_text(errors="replace")[-2000:] for f in ("master.log", "worker.log"))
