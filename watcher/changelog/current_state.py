@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from . import records
-from .fs import HadoopFS
+from .fs import NO_CHECKSUMS, HadoopFS
 from .manifest import Manifest
 
 STATE_DIR = "current_state"
@@ -179,15 +179,15 @@ def write(state: Any, fs: HadoopFS, version: int, *, tables: Iterable[str], delt
     """
     from pyspark.sql import functions as F
 
-    rows = state.select(*records.names(records.STATE_FIELDS))
+    rows = records.conform(state, records.STATE_FIELDS)
     deltas = sorted(set(deltas))
     in_deltas = F.col("table_name").isin(deltas)
     if set(tables) - set(deltas):
-        (rows.where(~in_deltas) if deltas else rows).write.mode("overwrite").partitionBy("table_name").parquet(
+        (rows.where(~in_deltas) if deltas else rows).write.options(**NO_CHECKSUMS).mode("overwrite").partitionBy("table_name").parquet(
             fs.uri(version_dir(version)))
     if deltas:
         delta_rows = rows.where(in_deltas)
-        (delta_rows.coalesce(1) if one_file else delta_rows).write.mode("overwrite").parquet(fs.uri(deltas_dir(version)))
+        (delta_rows.coalesce(1) if one_file else delta_rows).write.options(**NO_CHECKSUMS).mode("overwrite").parquet(fs.uri(deltas_dir(version)))
 
 
 def prune(fs: HadoopFS, manifest: Manifest) -> list[str]:

@@ -17,6 +17,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+#: Writer options (``df.write.options(**NO_CHECKSUMS)``) that keep Spark's writes on the local
+#: file system free of ``.crc`` side files, on the driver and on every executor: the options
+#: reach the write's Hadoop configuration, which travels with the tasks. The cache is off for
+#: that configuration only, or the cached checksumming file system would be handed out again.
+NO_CHECKSUMS = {"fs.file.impl": "org.apache.hadoop.fs.RawLocalFileSystem", "fs.file.impl.disable.cache": "true"}
+
 
 @dataclass(frozen=True)
 class FileEntry:

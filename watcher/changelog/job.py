@@ -48,7 +48,7 @@ from ..sqlnames import quote_identifier
 from ..staging import contract
 from . import completeness, current_state, manifest, pipeline, processed_log, staging_reader, views, watermarks
 from .dedup import drop_known
-from .fs import HadoopFS
+from .fs import NO_CHECKSUMS, HadoopFS
 from .grouping import add_grouping
 from .session import temporary_conf
 from .staging_reader import Quarantined
@@ -291,10 +291,9 @@ class _Run:
         dates = sorted({c.commit_date for c in counts if not c.is_dup and c.commit_date})
         existing = self._existing_groups(base, dates, new)
         grouped = add_grouping(new.drop("_is_late"), existing)
-        names = [n for n, _, _ in pipeline.records.CHANGELOG_FIELDS]
         with self._phase("write_changelog"):
-            out = grouped.select(*names)
-            out.write.mode("append").partitionBy("table_name", "commit_date").parquet(self.fs.uri(views.CHANGELOG_DIR))
+            out = pipeline.records.conform(grouped, pipeline.records.CHANGELOG_FIELDS)
+            out.write.options(**NO_CHECKSUMS).mode("append").partitionBy("table_name", "commit_date").parquet(self.fs.uri(views.CHANGELOG_DIR))
         with self._phase("write_state"):
             state = pipeline.state_rows(rows, version, tables=touched, delta_tables=window.delta_tables)
             current_state.write(state, self.fs, version, tables=touched, deltas=window.delta_tables & set(touched),

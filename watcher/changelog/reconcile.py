@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..staging import contract
-from . import completeness, current_state, manifest, records, staging_writer
+from . import cluster, completeness, current_state, manifest, records, staging_writer
 from .backfill import SnapshotJob, SnapshotStats
 from .fs import HadoopFS
 from .spanner_source import ReadPlan, ReadPoint, staging_record
@@ -128,6 +128,7 @@ class Reconcile(SnapshotJob):
                               F.lit(None).cast("array<string>").alias("key_columns"),
                               F.lit(None).cast("string").alias("column_types")))
             sc = self._spark.sparkContext
+            cluster.ship(self._spark)  # _restage runs on the executors
             counters = {name: sc.accumulator(0) for name in ("deletes", "restaged")}
             out = behind.unionByName(deletes).rdd.mapPartitionsWithIndex(
                 lambda index, rows: _restage(plan, index, rows, counters))

@@ -94,5 +94,17 @@ def schema(fields: tuple[Field, ...]) -> Any:
     return StructType.fromDDL(schema_ddl(fields))
 
 
+def conform(frame: Any, fields: tuple[Field, ...]) -> Any:
+    """``frame``'s columns of ``fields``, in layout order, cast to the layout's types.
+
+    Every run writes the same Parquet types (an expression's own type, such as row_number's
+    INT for a BIGINT field, would otherwise change with the plan), so the warehouse reads
+    without a schema.
+    """
+    from pyspark.sql import functions as F
+
+    return frame.select(*[F.col(name).cast(kind).alias(name) for name, kind, _ in fields])
+
+
 def names(fields: tuple[Field, ...]) -> list[str]:
     return [name for name, _, _ in fields]

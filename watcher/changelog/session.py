@@ -1,57 +1,132 @@
-"""The Spark session the command line uses (spark-submit brings its own), and settings a job
-sets on a session for its own plans only.
+"""The Spark session the command line uses, and settings a job sets on a session for its own plans only.
+
+The master is never imposed: ``--master`` (or ``spark.master`` among the ``--conf`` settings)
+when given, else whatever Spark's own configuration says (spark-submit's ``--master``,
+``PYSPARK_SUBMIT_ARGS``, the ``MASTER`` variable, ``spark-defaults.conf``), and ``local[*]``
+only when nothing names one. The single-machine tuning (:data:`LOCAL_SETTINGS`) fills in
+only what the user's configuration leaves open.
 
 Example:
     >>> spark = get_session("local[2]")       # doctest: +SKIP
+    >>> spark = get_session(conf={"spark.master": "spark://127.0.0.1:7077"})   # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import shlex
+import sys
+import time
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
-#: Settings for a single-machine run: few shuffle partitions, no UI, UTC.
+from .cluster import executor_env, is_local
+
+#: Settings for a single-machine run: few shuffle partitions, no UI, UTC (defaults only).
 LOCAL_SETTINGS = {
     "spark.sql.shuffle.partitions": "8",
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.session.timeZone": "UTC",
 }
+#: The master when no configuration names one (what spark-submit itself defaults to).
+DEFAULT_MASTER = "local[*]"
 
 
-def get_session(master: str | None = None, app: str = "spanner-watcher") -> Any:
-    """The active session, or a new one on ``master`` (default ``local[*]``) with LOCAL_SETTINGS."""
-    import os
-    import sys
-    import time
+def configured_master(environ: Mapping[str, str] | None = None) -> str | None:
+    """The master Spark's launcher will use, read before it starts (None: nothing names one).
 
+    >>> configured_master({"PYSPARK_SUBMIT_ARGS": "--master spark://h:7077 pyspark-shell"})
+    'spark://h:7077'
+    >>> configured_master({"PYSPARK_SUBMIT_ARGS": "--conf spark.master=local[3] pyspark-shell"})
+    'local[3]'
+    >>> configured_master({"MASTER": "spark://h:7077"})
+    'spark://h:7077'
+    >>> configured_master({}) is None
+    True
+    """
+    environ = os.environ if environ is None else environ
+    words = shlex.split(environ.get("PYSPARK_SUBMIT_ARGS", ""))
+    for index, word in enumerate(words[:-1]):
+        if word == "--master":
+            return words[index + 1]
+        if word == "--conf" and words[index + 1].startswith("spark.master="):
+            return words[index + 1].split("=", 1)[1]
+    for word in words:
+        if word.startswith("--master="):
+            return word.split("=", 1)[1]
+    if environ.get("MASTER"):
+        return environ["MASTER"]
+    conf_dir = environ.get("SPARK_CONF_DIR") or (f"{environ['SPARK_HOME']}/conf" if environ.get("SPARK_HOME") else None)
+    defaults = Path(conf_dir, "spark-defaults.conf") if conf_dir else None
+    if defaults is not None and defaults.is_file():
+        for line in defaults.read_text(encoding="utf-8", errors="replace").splitlines():
+            parts = line.split(None, 1)
+            if len(parts) == 2 and parts[0] == "spark.master":
+                return parts[1].strip()
+    return None
+
+
+def get_session(master: str | None = None, app: str = "spanner-watcher",
+                conf: Mapping[str, str] | None = None) -> Any:
+    """The active session, or a new one with ``conf`` on ``master`` (default: Spark's own configuration).
+
+    Args:
+        master: the master URL; None leaves it to ``conf`` and Spark's configuration.
+        app: the application name.
+        conf: Spark settings (``--conf KEY=VALUE``); they win over LOCAL_SETTINGS.
+    """
+    from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
-    # Python workers must run the interpreter that has this project's packages (the venv's),
-    # not whatever `python3` is first on PATH.
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    if master is None or master.startswith("local"):
+    settings = dict(conf or {})
+    if master:
+        settings["spark.master"] = master
+    under_submit = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit started the JVM with its settings
+    predicted = settings.get("spark.master") or (None if under_submit else configured_master())
+    if not under_submit and is_local(predicted):
         # A local run stays on the loopback interface (and Spark stops warning about it).
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
-    builder = SparkSession.builder.appName(app).master(master or "local[*]")
-    for key, value in LOCAL_SETTINGS.items():
+    _retry_start(SparkContext._ensure_initialized)  # the JVM, with spark-submit's, PYSPARK_SUBMIT_ARGS', defaults' settings
+    known = SparkConf()
+    # pyspark's driver takes the workers' Python from PYSPARK_PYTHON only; spark.pyspark.python
+    # (--conf, spark-defaults) is what spark-submit would have put there, so it wins here too.
+    # Else the interpreter that has this project's packages (the venv's), not the first `python3`.
+    python = settings.get("spark.pyspark.python") or known.get("spark.pyspark.python", None)
+    if python:
+        os.environ["PYSPARK_PYTHON"] = python
+    else:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    if "spark.master" not in settings and not known.contains("spark.master"):
+        settings["spark.master"] = DEFAULT_MASTER
+    builder = SparkSession.builder.appName(app)
+    for key, value in {**LOCAL_SETTINGS, **executor_env()}.items():
+        # The launcher turns the console progress bar on for shells; a command prints its own result.
+        if key not in settings and (not known.contains(key) or key == "spark.ui.showConsoleProgress"):
+            builder = builder.config(key, value)
+    for key, value in settings.items():
         builder = builder.config(key, value)
+    session = _retry_start(builder.getOrCreate)
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def _retry_start(start: Any) -> Any:
     try:
-        session = builder.getOrCreate()
+        return start()
     except Exception as exc:  # noqa: BLE001 - only the JVM start failure is retried
         # On a loaded machine the JVM sometimes dies while starting ("Java gateway process exited
         # before sending its port number"); a second start is what a user would do by hand.
         if "JAVA_GATEWAY_EXITED" not in str(exc) and "Java gateway process exited" not in str(exc):
             raise
         time.sleep(2.0)
-        session = builder.getOrCreate()
-    session.sparkContext.setLogLevel("ERROR")
-    return session
+        return start()
 
 
 @contextlib.contextmanager

@@ -36,6 +36,7 @@ from ..codec import timestamp_text
 from ..errors import ChangelogError, ConfigurationError
 from ..sqlnames import quote_identifier
 from ..staging import contract
+from . import cluster
 
 #: How tasks read: "timestamp" (exact read timestamp only), "shared" (inside the driver's
 #: transaction only), "auto" (the exact read, falling back to the shared transaction).
@@ -287,6 +288,7 @@ def batch_prefix(read_timestamp: str, method: str) -> str:
 def snapshot_lines(spark: Any, plan: ReadPlan, partitions: Sequence[ReadPartition]) -> tuple[Any, dict[str, Any]]:
     """A DataFrame (batch_id, value) of the table's rows at R, and the accumulators it fills when evaluated."""
     sc = spark.sparkContext
+    cluster.ship(spark)  # read_partition runs on the executors, which may lack this package
     counters = {name: sc.accumulator(0) for name in ("rows", "timestamp", "shared")}
     parts = list(partitions)
 

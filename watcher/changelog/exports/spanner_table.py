@@ -40,6 +40,7 @@ from typing import Any
 
 from ...errors import ChangelogError, ConfigurationError
 from ...sqlnames import quote_identifier
+from .. import cluster
 from ..spanner_source import SpannerLocation
 
 DEFAULT_TABLE = "SpannerWatcherChangelog"
@@ -153,6 +154,7 @@ def write_to_database(changelog: Any, database: Any, table: str = DEFAULT_TABLE,
     ensure_table(database, table)
     location = SpannerLocation.of(database)
     written = changelog.sparkSession.sparkContext.accumulator(0)
+    cluster.ship(changelog.sparkSession)  # _write_partition runs on the executors
     export_rows(changelog).foreachPartition(lambda rows: _write_partition(location, table, rows, batch_rows, written))
     return int(written.value)
 

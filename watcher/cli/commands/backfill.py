@@ -41,19 +41,19 @@ def run(args: argparse.Namespace) -> int:
     from google.api_core.exceptions import GoogleAPICallError
 
     from ...changelog.backfill import Backfill
-    from ...changelog.session import get_session
     from ...checkpoints import SpannerCommitTimestampRepository
     from ...errors import ConfigurationError, WatcherError
     from ..connection import open_from_args
     from ..main import PROG, CommandError
     from .snapshot_options import check_folder, check_table, configure, print_result
+    from .spark_options import executor_failures, session
 
     check_folder("--staging", args.staging)
     check_folder("--warehouse", args.warehouse)
     try:
-        with open_from_args(args) as target:
+        with executor_failures(), open_from_args(args) as target:
             check_table(args, target.database)  # before Spark starts: a wrong name fails in a second
-            job = configure(Backfill(get_session(args.master, "spanner-watcher backfill"), target.database), args)
+            job = configure(Backfill(session(args, "spanner-watcher backfill"), target.database), args)
             if not args.no_checkpoints:
                 shards = args.checkpoint_shard or [args.shard_values]  # None when there are no shards
                 job.checkpoints(SpannerCommitTimestampRepository(target.database, table=args.checkpoint_table), shards)

@@ -10,6 +10,8 @@ import argparse
 import json
 from typing import Any
 
+from .spark_options import add_spark_arguments, session
+
 NAME = "changelog"
 #: Exit status when the run succeeded but set bad batch files aside.
 EXIT_QUARANTINED = 3
@@ -39,26 +41,23 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--warehouse", required=True, metavar="DIR", help="the output folder (created when missing)")
     parser.add_argument("--soft-delete", type=soft_delete_pair, action="append", default=[], metavar="TABLE=COLUMN",
                         help="rows of TABLE whose COLUMN is set (and not false) are deletions; repeatable")
-    parser.add_argument("--master", default=None, help="Spark master (default local[*])")
+    add_spark_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print the run's summary as JSON")
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
-    import os
     import sys
 
     from ...changelog import Changelog
-    from ...changelog.session import get_session
     from ...errors import ChangelogError, ConfigurationError
     from ..main import CommandError
     from .snapshot_options import check_folder
 
-    if not os.path.isdir(args.staging) and "://" not in args.staging:
-        raise CommandError(f"--staging {args.staging} is not a folder")
+    check_folder("--staging", args.staging, "name the folder the watchers stage into")
     check_folder("--warehouse", args.warehouse)
     try:
-        job = Changelog(get_session(args.master, "spanner-watcher changelog")).staging(args.staging)
+        job = Changelog(session(args, "spanner-watcher changelog")).staging(args.staging)
         job.warehouse(args.warehouse)
         for table, column in args.soft_delete:
             job.soft_delete_column(table, column)

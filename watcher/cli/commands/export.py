@@ -12,6 +12,8 @@ import importlib
 import os
 from typing import Any
 
+from .spark_options import add_spark_arguments, executor_failures, session
+
 NAME = "export"
 
 
@@ -38,7 +40,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--since", default=None, metavar="TIMESTAMP",
                         help="only changes committed after this RFC 3339 timestamp (nine fractional digits)")
     parser.add_argument("--stream-name", default=None, help="stream_name of datastream events")
-    parser.add_argument("--master", default=None, help="Spark master (default local[*])")
+    add_spark_arguments(parser)
     return parser
 
 
@@ -69,7 +71,6 @@ def _check_spanner_target(out: str) -> None:
 def run(args: argparse.Namespace) -> int:
     from ...changelog import register_views
     from ...changelog.exports import FORMATS
-    from ...changelog.session import get_session
     from ..main import CommandError
     from .snapshot_options import check_folder
 
@@ -78,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         _check_spanner_target(args.out)
     else:
         check_folder("--out", args.out)
-    spark = get_session(args.master, "spanner-watcher export")
+    spark = session(args, "spanner-watcher export")
     committed = register_views(spark, args.warehouse)
     if committed.version == 0:
         raise CommandError(f"no changelog in {args.warehouse} yet: run `spanner-watcher changelog` first")
@@ -91,10 +92,11 @@ def run(args: argparse.Namespace) -> int:
     if args.since:
         changelog = changelog.where(changelog.commit_timestamp > args.since)
     module = importlib.import_module(FORMATS[args.format])
-    if args.stream_name and args.format == "datastream":
-        written = module.write(changelog, args.out, args.stream_name)
-    else:
-        written = module.write(changelog, args.out)
+    with executor_failures():  # the Spanner-table export writes from the executors
+        if args.stream_name and args.format == "datastream":
+            written = module.write(changelog, args.out, args.stream_name)
+        else:
+            written = module.write(changelog, args.out)
     rows = f"{written} rows of " if isinstance(written, int) else ""  # only the Spanner table counts them
     print(f"wrote {rows}{args.format} export of version {committed.version} to {args.out}")
     return 0

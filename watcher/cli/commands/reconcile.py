@@ -40,11 +40,11 @@ def run(args: argparse.Namespace) -> int:
 
     from ...changelog import Changelog
     from ...changelog.reconcile import Reconcile
-    from ...changelog.session import get_session
     from ...errors import ConfigurationError, WatcherError
     from ..connection import open_from_args
     from ..main import PROG, CommandError
     from .snapshot_options import check_folder, check_table, configure, print_result
+    from .spark_options import executor_failures, session
 
     check_folder("--staging", args.staging)
     check_folder("--warehouse", args.warehouse)
@@ -59,9 +59,9 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr if args.json else sys.stdout)
 
     try:
-        with open_from_args(args) as target:
+        with executor_failures(), open_from_args(args) as target:
             check_table(args, target.database)  # before Spark starts: a wrong name fails in a second
-            spark = get_session(args.master, "spanner-watcher reconcile")
+            spark = session(args, "spanner-watcher reconcile")
             reconcile = configure(Reconcile(spark, target.database), args)
             if args.run_job:
                 job(spark)

@@ -14,8 +14,11 @@ import json
 import os
 import re
 from typing import Any
+from urllib.parse import unquote
 
 _RANGE = re.compile(r"^\s*(-?\d+)\s*\.\.\s*(-?\d+)\s*$")
+#: A URL's scheme, as Hadoop's Path takes it (two letters at least: "C:" stays a path).
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):")
 
 
 def shard_values(text: str) -> list[Any]:
@@ -46,6 +49,7 @@ def add_snapshot_arguments(parser: argparse.ArgumentParser) -> None:
     """Table, staging, warehouse, partitioning, read mode, Spark master, --json, and the database options."""
     from ...changelog.spanner_source import READ_MODES
     from ..connection import add_arguments
+    from .spark_options import add_spark_arguments
 
     parser.add_argument("--table", required=True, help="the table to read")
     parser.add_argument("--staging", required=True, metavar="DIR", help="the staging folder the watchers write to")
@@ -63,9 +67,31 @@ def add_snapshot_arguments(parser: argparse.ArgumentParser) -> None:
                         help="how Spark tasks read at the read timestamp: at that exact timestamp, inside the "
                              "driver's read-only transaction, or the first with the second as fallback (auto; "
                              "needed on the embedded local Spanner, which keeps no old versions)")
-    parser.add_argument("--master", default=None, help="Spark master (default local[*])")
+    add_spark_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     add_arguments(parser)
+
+
+def local_path(path: str) -> str | None:
+    """The driver-local path a folder argument names, in every form Hadoop takes; None for other file systems.
+
+    >>> [local_path(p) for p in ("/data/w", "data/w", "file:/data/w", "file:///data/w", "file://localhost/data/w")]
+    ['/data/w', 'data/w', '/data/w', '/data/w', '/data/w']
+    >>> local_path("gs://bucket/w") is None
+    True
+    """
+    match = _SCHEME.match(path)
+    if match is None:
+        return path
+    if match.group(1).lower() != "file":
+        return None
+    rest = path[match.end():]
+    if rest.startswith("//"):  # file://host/path: only the local host is this machine
+        host, _, tail = rest[2:].partition("/")
+        if host not in ("", "localhost"):
+            return None
+        rest = "/" + tail
+    return unquote(rest) or "/"
 
 
 def check_folder(flag: str, path: str, missing: str | None = None) -> None:
@@ -78,8 +104,10 @@ def check_folder(flag: str, path: str, missing: str | None = None) -> None:
     """
     from ..main import CommandError
 
-    if "://" in path:  # a Hadoop file system URL: Spark checks it
+    local = local_path(path)
+    if local is None:  # another Hadoop file system: Spark checks it
         return
+    path = local
     if os.path.exists(path) and not os.path.isdir(path):
         raise CommandError(f"{flag} {path} exists and is not a folder: name a folder (it is created when missing)")
     if missing is not None and not os.path.isdir(path):
