@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
             report = migrator.migrate(sets)
             late = sum(len(folder.pending) for folder in report.plans) < pending
             print(f"done: {len(report.applied)} file(s) applied"
-                  + (" (another migrate run applied the others while this one waited for the lock)" if late else ""))
+                  + (" (another migrate run applied the others meanwhile)" if late else ""))
             if target.kind == "embedded" and args.data_dir is None:
                 print(f"note: the embedded local Spanner kept this database in a temporary folder, now deleted; "
                       f"pass --data-dir, or point {PROG} at a server with SPANNER_EMULATOR_HOST, to keep it",
