@@ -102,7 +102,9 @@ FIELDS: tuple[Field, ...] = (
     Field("mod_type", "string", False, "INSERT/UPDATE/DELETE when the source knows it (history tables, "
           "reconcile's deletes); null for polled rows"),
     Field("values", "typed{}", True, "the full row as read, every column"),
-    Field("types", "string{}", True, "column -> Spanner type (e.g. STRING(MAX)) of the table when read"),
+    Field("types", "string{}", True, "column -> Spanner type of each value as its read's result set named it "
+          "(STRING, ARRAY<INT64>; backfill and reconcile: as INFORMATION_SCHEMA prints it, e.g. STRING(MAX)); "
+          "every column of values has one"),
 )
 #: The field names, in record order.
 RECORD_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS)
