@@ -25,6 +25,7 @@ _EXPORTS = {
     "SpannerCommitTimestampRepository": "checkpoints",
     "CallbackError": "errors", "CheckpointError": "errors", "ConfigurationError": "errors", "PollError": "errors",
     "SchemaError": "errors", "TableNotFoundError": "errors", "TableNotWatchableError": "errors", "WatcherError": "errors",
+    "ColumnNotFoundError": "errors", "UnknownColumnTypeError": "errors",
     "MIN_TIMESTAMP": "model", "Change": "model", "Checkpoint": "model", "TableId": "model", "Watermark": "model",
     "RetryPolicy": "capture.retry",
     "FixedShardProvider": "capture.shards", "Interval": "capture.shards", "NotNullShardProvider": "capture.shards", "ShardIdCache": "capture.shards",

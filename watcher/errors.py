@@ -104,6 +104,20 @@ class MigrationLockedError(MigrationError):
         self.table, self.owner, self.expires_at, self.waited = table, owner, expires_at, waited
 
 
+class StagingError(WatcherError):
+    """A change cannot be written as a staging record; the message names table and column."""
+
+
+class UnknownColumnTypeError(StagingError, TypeError):
+    """A value whose Spanner type is unknown, or has no typed-JSON form: never staged as a guess."""
+
+    def __init__(self, table: str, column: str, detail: str = "") -> None:
+        super().__init__(f"Cannot stage column {column} of table {table}: "
+                         + (detail or "its type is unknown (the change does not say what it was read as)"))
+        self.table = table
+        self.column = column
+
+
 class ChangelogError(WatcherError):
     """The Spark changelog job met input it cannot process; the message names the batch or file."""
 

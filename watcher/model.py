@@ -107,7 +107,11 @@ class Change:
     float, Decimal, bytes, str, date, DatetimeWithNanoseconds, JsonObject, lists).
     ``keys`` is the primary key in key order. ``shard`` is the shard value of the poll loop
     that saw the change (None without a shard provider). For a DELETE (history tables
-    only), ``row`` holds just the key columns.
+    only), ``row`` holds just the key columns. ``column_types`` maps each column of ``row``
+    to its Spanner type name as the result set it was read from said (``INT64``,
+    ``STRING``, ``ARRAY<BYTES>``; :mod:`watcher.codec`'s form), so a column added or
+    changed while watching is typed from the first row read after the change; empty
+    when the source did not say (then a staging sink needs the table's types).
     """
 
     table: str
@@ -119,6 +123,8 @@ class Change:
     #: INSERT, UPDATE or DELETE where the source knows it (history tables); None when polling
     #: rows, which cannot tell an insert from an update.
     mod_type: str | None = None
+    #: Not part of equality: two reads of one row version are the same change.
+    column_types: Mapping[str, str] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from watcher.changelog import records, spanner_source
+from watcher.errors import UnknownColumnTypeError
 from watcher.model import Change, from_nanos
 from watcher.staging import contract
 from watcher.staging.sink import StagingSink
@@ -110,8 +111,24 @@ def test_keys_of_every_key_kind_are_typed_json_in_key_order(spanner_type, value,
     assert rec["keys"] == [encoded, "1"]
 
 
-def test_a_column_without_a_type_is_staged_as_string():
-    assert contract.encode_row({}, {"X": 12, "Y": None}) == {"X": "12", "Y": None}
+def test_a_column_without_a_type_is_an_error_naming_table_and_column():
+    # Staging it as text (the old STRING fallback) would corrupt BYTES, FLOAT64 or ARRAY values silently.
+    with pytest.raises(UnknownColumnTypeError, match="column X of table Singers"):
+        contract.encode_row({}, {"X": 12, "Y": None}, "Singers")
+
+
+def test_a_value_the_codec_cannot_encode_is_an_error_naming_table_and_column():
+    with pytest.raises(UnknownColumnTypeError, match="column P of table T: its value"):
+        contract.change_record(_change({"Id": 1, "P": b"x"}, (1,)), batch_id="b", seq=0,
+                               types={"Id": "INT64", "P": "PROTO"}, key_columns=["Id"], watcher_id="w")
+
+
+def test_a_change_is_typed_by_its_own_column_types_not_the_given_ones():
+    change = Change("T", (1,), {"Id": 1, "B": b"\x00hi"}, dt.datetime(2024, 5, 1, tzinfo=dt.UTC),
+                    column_types={"Id": "INT64", "B": "BYTES"})
+    rec = contract.change_record(change, batch_id="b", seq=0, types={"Id": "INT64"}, key_columns=["Id"], watcher_id="w")
+    assert rec["values"] == {"Id": "1", "B": "AGhp"}
+    assert rec["types"] == {"Id": "INT64", "B": "BYTES"}
 
 
 def test_a_key_column_without_a_type_is_an_error():

@@ -3,9 +3,12 @@
 Tables are all tables with a commit-timestamp column (``tables=ALL``), minus ``exclude``,
 or exactly ``include``. Unlike the Java library, the limit, the table hint and the WITH
 query fallback reach every table; shard providers, hints and commit-timestamp columns can
-also be given per table. If one table's watcher fails (for example its table was dropped),
-the whole database watcher fails and stops, as in the Java library; the cause is in
-:attr:`DatabaseWatcher.failure`.
+also be given per table. A table whose schema changed so that it cannot be watched any more
+(:class:`~watcher.errors.TableNotWatchableError` or :class:`~watcher.errors.ColumnNotFoundError`:
+its commit-timestamp option, commit-timestamp column or shard column gone) fails alone, with the reason in its watcher's ``failure``
+(``watchers[name].failure``), while the other tables keep going. Any other failure of a
+table's watcher fails and stops the whole database watcher, as in the Java library; the
+cause is in :attr:`DatabaseWatcher.failure`.
 
 Example::
 
@@ -27,7 +30,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.schedulers.base import BaseScheduler
 
 from ..checkpoints import CommitTimestampRepository, SpannerCommitTimestampRepository
-from ..errors import ConfigurationError, TableNotFoundError
+from ..errors import ColumnNotFoundError, ConfigurationError, TableNotFoundError, TableNotWatchableError
 from ..sqlnames import find_name, has_name
 from .base import BatchCallback, Callback, PollListener, State, Watcher
 from .shards import ShardProvider
@@ -207,6 +210,10 @@ class DatabaseWatcher(Watcher):
         return self
 
     def _on_table_failure(self, watcher: TableWatcher, exc: BaseException) -> None:
+        if isinstance(exc, (TableNotWatchableError, ColumnNotFoundError)):
+            # The world changed under one table (invariant 6): it fails alone, the others keep going.
+            log.error("the watcher on %s failed and stopped; the other tables keep going: %s", watcher.table, exc)
+            return
         with self._lock:
             if self._failure is None:
                 self._failure = exc

@@ -26,17 +26,19 @@ from typing import Any
 from google.api_core import exceptions as gexc
 
 from ..checkpoints import CommitTimestampRepository
-from ..errors import CallbackError, PollError, TableNotFoundError, WatcherError
+from ..errors import CallbackError, ColumnNotFoundError, PollError, TableNotFoundError, WatcherError
 from ..model import Change, Checkpoint, PollStats, TableId, as_nanos_timestamp, from_nanos, timestamp_nanos
 from .base import BatchCallback, Callback, PollListener, PollRecord
 from .handoff import StopDelivery
 from .polling import PollQuery, continuation_query, run_poll, simple_query, with_query, with_query_eligible
 from .shards import ShardProvider
-from .table_info import TableInfo
+from .table_info import TableInfo, recheck
 
 log = logging.getLogger(__name__)
 
 _TABLE_NOT_FOUND = re.compile(r"table not found|table \S+ (was )?not found|no such table", re.IGNORECASE)
+# What Spanner (and the emulator) answer a query naming a column that no longer exists.
+_COLUMN_NOT_FOUND = re.compile(r"Unrecognized name: `?([A-Za-z_][A-Za-z0-9_]*)`?")
 
 
 @dataclass(frozen=True)
@@ -69,7 +71,12 @@ class PollCycle:
     info: TableInfo | None = None
     position: Checkpoint | None = None
     stats: PollStats = field(default_factory=PollStats)
+    #: Seconds between checks that the table can still be watched (a removed commit-timestamp
+    #: option leaves the poll query valid, so only the schema tells).
+    schema_check_interval: float = 60.0
     _stored: Checkpoint | None = field(default=None, init=False, repr=False)  # the position last written
+    _next_schema_check: dt.datetime | None = field(default=None, init=False, repr=False)
+    _seen_types: Any = field(default=None, init=False, repr=False)  # the column types of the last poll with rows
 
     @property
     def shard_value(self) -> Any:
@@ -78,8 +85,16 @@ class PollCycle:
     def begin(self, info: TableInfo) -> None:
         """Fix the table's schema for the coming polls and, the first time, the starting point."""
         self.info = info
+        self._next_schema_check = self.clock() + dt.timedelta(seconds=self.schema_check_interval)
+        self._seen_types = None
         if self.position is None:
             self.position = self._starting_point()
+
+    def _recheck_schema(self, reason: str) -> None:
+        """Fail with the reason when the table can no longer be watched (raises from :func:`recheck`)."""
+        assert self.info is not None
+        self.info = recheck(self.database, self.info, reason)
+        self._next_schema_check = self.clock() + dt.timedelta(seconds=self.schema_check_interval)
 
     def _starting_point(self) -> Checkpoint:
         stored = self.checkpoints.get(self.table, self.shard_value)
@@ -100,11 +115,18 @@ class PollCycle:
         """Poll and deliver until a poll comes back short; raises StopDelivery, CallbackError or the poll's error."""
         assert self.info is not None, "begin() fixes the schema before the first run"
         self.flush_checkpoint()
+        if self._next_schema_check is not None and self.clock() >= self._next_schema_check:
+            self._recheck_schema("found by the periodic schema check")
         while not deliveries.idle and not stopping.is_set():
             query = self.next_query()
             started = time.monotonic()
             result = run_poll(self.database, self.info, query, limit=self.limit, shard_value=self.shard_value)
             self._record_poll(len(result.changes), time.monotonic() - started, deliveries.poll_listeners)
+            if result.changes:
+                if self._seen_types is not None and result.column_types != self._seen_types:
+                    # The columns changed under the watcher: check it can still watch before delivering.
+                    self._recheck_schema("the table's columns changed while it was watched")
+                self._seen_types = result.column_types
             self._stage(result.changes, deliveries.batch_callbacks)
             self._deliver(result.changes, deliveries.callbacks, stopping)
             self._advance(query, result)
@@ -211,9 +233,27 @@ class PollCycle:
             return exc
         # Spanner (and the emulator) answer a query on a dropped table with INVALID_ARGUMENT
         # "Table not found: T"; some servers use NOT_FOUND.
+        column = _COLUMN_NOT_FOUND.search(str(exc)) if isinstance(exc, gexc.InvalidArgument) else None
         if isinstance(exc, (gexc.NotFound, gexc.InvalidArgument)) and _TABLE_NOT_FOUND.search(str(exc)):
             err: WatcherError = TableNotFoundError(str(self.table), f"it was dropped or is not readable: {exc.message}")
+        elif column is not None:
+            err = ColumnNotFoundError(str(self.table), column.group(1), self._column_role(column.group(1)))
         else:
             err = PollError(f"Polling {self.table} failed: {exc}")
         err.__cause__ = exc
         return err
+
+    def _column_role(self, column: str) -> str:
+        """Why the poll needs ``column`` (for the message of a column dropped while watching)."""
+        low = column.lower()
+        info = self.info
+        shard_column = getattr(self.shard_provider, "column", None)
+        if info is not None and low == info.commit_timestamp_column.lower():
+            role = "the commit-timestamp column the watcher polls"
+        elif isinstance(shard_column, str) and low == shard_column.lower():
+            role = "the shard column of the watcher's shard provider"
+        elif info is not None and low in (k.lower() for k in info.key_columns):
+            role = "a primary key column"
+        else:
+            role = "named by the poll query (e.g. in its table hint)"
+        return f"it was dropped while the table was watched, and it is {role}; the table cannot be watched any more"

@@ -25,15 +25,16 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from google.cloud.spanner_v1 import param_types
 
 from ..model import Change, Checkpoint
 from ..sqlnames import quote_identifier
-from .row_values import real_bytes
+from .row_values import column_types, real_bytes
 from .shards import FixedShardProvider, ShardFilter
 from .table_info import TableInfo
 
@@ -192,6 +193,8 @@ class PollResult:
     changes: list[Change]
     read_timestamp: dt.datetime | None
     full: bool  # the query returned `limit` rows: more may be waiting
+    #: The columns and types of the poll's result set (empty when it returned no rows).
+    column_types: Mapping[str, str] = field(default_factory=dict)
 
 
 def run_poll(database: Any, info: TableInfo, query: PollQuery, *, limit: int, shard_value: Any = None) -> PollResult:
@@ -207,8 +210,11 @@ def run_poll(database: Any, info: TableInfo, query: PollQuery, *, limit: int, sh
     ts_index = names.index(info.commit_timestamp_column)
     key_index = [names.index(k) for k in info.key_columns]
     table = info.table.table
+    # Typed by this result set, never by the schema found at start: one mapping per poll, shared by its rows.
+    types = MappingProxyType(column_types(fields))
     changes = []
     for row in rows:
         row = real_bytes(fields, row)
-        changes.append(Change(table, tuple(row[i] for i in key_index), dict(zip(names, row, strict=True)), row[ts_index], shard_value, read_ts))
-    return PollResult(changes, read_ts, full=len(changes) >= limit)
+        changes.append(Change(table, tuple(row[i] for i in key_index), dict(zip(names, row, strict=True)), row[ts_index],
+                              shard_value, read_ts, column_types=types))
+    return PollResult(changes, read_ts, full=len(changes) >= limit, column_types=types)

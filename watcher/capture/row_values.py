@@ -1,14 +1,18 @@
-"""Rows from the Spanner client, with BYTES as the bytes they are.
+"""Rows from the Spanner client, with BYTES as the bytes they are, typed by their own result set.
 
 The Python client hands BYTES values back as their base64 text (encoded to bytes); a
 watcher's changes carry the real bytes instead, so that what the application stored is
-what it sees, and what the changelog records.
+what it sees, and what the changelog records. The column types of a change are the ones
+its result set's metadata names (:func:`column_types`), never a schema read earlier: a
+column added or changed while watching is typed right from the first row read after it.
 
 Example:
     >>> from google.cloud.spanner_v1 import StructType, Type, TypeCode
     >>> fields = [StructType.Field(name="B", type_=Type(code=TypeCode.BYTES))]
     >>> real_bytes(fields, [b"aGk="])
     [b'hi']
+    >>> column_types(fields)
+    {'B': 'BYTES'}
 """
 
 from __future__ import annotations
@@ -17,7 +21,12 @@ import base64
 from collections.abc import Sequence
 from typing import Any
 
-from google.cloud.spanner_v1 import TypeCode
+from google.cloud.spanner_v1 import TypeAnnotationCode, TypeCode
+
+#: Type codes whose name differs from the codec's type name (PostgreSQL-dialect
+#: annotations are looked up first). Other codes keep their own name; one the codec
+#: cannot encode (STRUCT, PROTO...) is then refused by name when staged.
+_ANNOTATED_NAMES = {TypeAnnotationCode.PG_NUMERIC: "NUMERIC", TypeAnnotationCode.PG_JSONB: "JSON"}
 
 
 def _is_bytes(field: Any) -> int:
@@ -46,3 +55,21 @@ def real_bytes(fields: Sequence[Any], row: list[Any]) -> list[Any]:
         elif kind == 2 and out[i] is not None:
             out[i] = [_decode(v) for v in out[i]]
     return out
+
+
+def type_name(spanner_type: Any) -> str:
+    """The codec's name (see :mod:`watcher.codec`) of a result set field's ``Type``.
+
+    >>> from google.cloud.spanner_v1 import Type, TypeCode
+    >>> type_name(Type(code=TypeCode.ARRAY, array_element_type=Type(code=TypeCode.INT64)))
+    'ARRAY<INT64>'
+    """
+    if spanner_type.code == TypeCode.ARRAY:
+        return f"ARRAY<{type_name(spanner_type.array_element_type)}>"
+    annotated = _ANNOTATED_NAMES.get(spanner_type.type_annotation)
+    return annotated or TypeCode(spanner_type.code).name
+
+
+def column_types(fields: Sequence[Any]) -> dict[str, str]:
+    """Column name -> type name, as a result set's metadata (``results.fields``) says."""
+    return {f.name: type_name(f.type_) for f in fields}

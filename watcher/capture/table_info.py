@@ -66,12 +66,15 @@ def param_type_for(spanner_type: str) -> Any:
 class TableInfo:
     """A watched table: its name, key columns in order, column types (as SPANNER_TYPE prints
     them) and the commit-timestamp column polled (``""`` for a table watched through a helper
-    table, whose changes carry the helper row's commit timestamp)."""
+    table, whose changes carry the helper row's commit timestamp). ``commit_timestamp_option``
+    says whether that column has ``allow_commit_timestamp=true`` (a column given explicitly
+    may lack it)."""
 
     table: TableId
     commit_timestamp_column: str
     key_columns: tuple[str, ...]
     column_types: dict[str, str]
+    commit_timestamp_option: bool = True
 
     def key_param_types(self) -> list[Any]:
         return [param_type_for(self.column_types[k]) for k in self.key_columns]
@@ -90,8 +93,8 @@ def discover(database: Any, table: TableId | str, commit_timestamp_column: str |
         if not columns:
             raise TableNotFoundError(str(table))
         key = tuple(r[0] for r in _query(snap, _KEY_SQL, table))
+        candidates = [r[0] for r in _query(snap, _COMMIT_TS_SQL, table)]
         if commit_timestamp_column is None:
-            candidates = [r[0] for r in _query(snap, _COMMIT_TS_SQL, table)]
             if not candidates:
                 raise TableNotWatchableError(str(table), "it has no column with the option allow_commit_timestamp=true")
             commit_timestamp_column = candidates[0]
@@ -102,7 +105,20 @@ def discover(database: Any, table: TableId | str, commit_timestamp_column: str |
         commit_timestamp_column = match
     if columns[commit_timestamp_column] != "TIMESTAMP":
         raise TableNotWatchableError(str(table), f"column {commit_timestamp_column} is {columns[commit_timestamp_column]}, not TIMESTAMP")
-    return TableInfo(table, commit_timestamp_column, key, columns)
+    has_option = find_name({c: c for c in candidates}, commit_timestamp_column) is not None
+    return TableInfo(table, commit_timestamp_column, key, columns, has_option)
+
+
+def recheck(database: Any, info: TableInfo, reason: str = "") -> TableInfo:
+    """``info``'s table as it is now, or the error that makes it unwatchable now: the table
+    dropped, its commit-timestamp column dropped or retyped, or that column's
+    ``allow_commit_timestamp`` option removed while it was watched (writers could then store
+    any past timestamp, and polling would miss those rows)."""
+    now = discover(database, info.table, info.commit_timestamp_column)
+    if info.commit_timestamp_option and not now.commit_timestamp_option:
+        raise TableNotWatchableError(str(info.table), f"column {info.commit_timestamp_column} no longer has the option "
+                                     "allow_commit_timestamp=true" + (f" ({reason})" if reason else ""))
+    return now
 
 
 def watchable_tables(database: Any) -> list[str]:

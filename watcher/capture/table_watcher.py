@@ -80,6 +80,8 @@ class TableWatcher(Watcher):
         callback_error_policy: FAIL (default) or RETRY.
         retry_policy: backoff for transient errors and retried callbacks.
         clock: the current time, for lag and the WITH-query fallback (tests drive it).
+        schema_check_interval: seconds between checks that the table can still be watched (its
+            commit-timestamp option still set); a change of the polled columns checks at once.
     """
 
     def __init__(self, database: Any, table: str | TableId, *, shard_provider: ShardProvider | None = None,
@@ -89,7 +91,7 @@ class TableWatcher(Watcher):
                  scheduler: BaseScheduler | None = None, executor: Any = None,
                  callback_error_policy: CallbackErrorPolicy | str = CallbackErrorPolicy.FAIL,
                  retry_policy: RetryPolicy | None = None, clock: Callable[[], dt.datetime] = _utcnow,
-                 name: str | None = None) -> None:
+                 name: str | None = None, schema_check_interval: float = 60.0) -> None:
         if poll_interval < 0:
             raise ConfigurationError(f"poll_interval must be >= 0 seconds, got {poll_interval}")
         if not isinstance(limit, int) or limit < 1:
@@ -113,7 +115,8 @@ class TableWatcher(Watcher):
         self.name = name or f"{self.table}-{uuid.uuid4().hex[:8]}"
 
         self._cycle = PollCycle(database, self.table, self.checkpoints, shard_provider, self.table_hint, limit,
-                                fallback_to_with_query_seconds, initial_timestamp, clock)
+                                fallback_to_with_query_seconds, initial_timestamp, clock,
+                                schema_check_interval=schema_check_interval)
         self._job = PollJob(f"spanner-watcher-{self.name}", self._run_cycle, scheduler=scheduler, executor=executor)
         self._callbacks: list[Callback] = []
         self._batch_callbacks: list[BatchCallback] = []

@@ -1,7 +1,9 @@
 """Old values (value_capture_type OLD_AND_NEW_VALUES): what a change replaced.
 
-* UPDATE: the previous values of the columns whose value changed (a column new to the
-  row shows ``null``), keyed by column;
+* UPDATE: the previous values of the columns whose value changed, keyed by column. Only
+  columns present in both rows compare: a column added to the table since the previous
+  row has no previous value, and one dropped since has no new value (the rows' own
+  ``column_types`` tell which columns each was read with), so neither is an old value;
 * DELETE: the whole previous row (when the key was live before), as it was staged;
 * INSERT, UPSERT: ``{}``.
 
@@ -31,9 +33,9 @@ _STRING = r'"(?:[^"\\]|\\.)*+"'
 #: One ``"column":value`` entry of a compact JSON object whose values are strings, scalars or flat arrays.
 ENTRY_PATTERN = _STRING + r':(?:' + _STRING + r'|\[(?:[^\[\]"]|' + _STRING + r')*+\]|[^,{}\[\]":]++)'
 
-#: The columns whose value differs from the previous row's (null-safe), in the previous row's order.
-_CHANGED = ("filter(array_distinct(concat(coalesce(map_keys(_prev_vals), array()), map_keys(_vals))), "
-            "c -> NOT (try_element_at(_prev_vals, c) <=> try_element_at(_vals, c)))")
+#: The columns of both rows whose value differs (null-safe), in the previous row's order.
+_CHANGED = ("filter(coalesce(map_keys(_prev_vals), array()), "
+            "c -> map_contains_key(_vals, c) AND NOT (try_element_at(_prev_vals, c) <=> try_element_at(_vals, c)))")
 
 
 def entries_sql(row_json: str) -> str:

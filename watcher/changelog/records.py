@@ -44,9 +44,10 @@ CHANGELOG_FIELDS: tuple[Field, ...] = (
     ("key_columns", "ARRAY<STRING>", "primary key columns in key order"),
     ("mod_type", "STRING", "INSERT, UPDATE, DELETE, or UPSERT when the key may have existed unseen"),
     ("new_values", "STRING", "the full row after the change (JSON object, typed JSON values)"),
-    ("old_values", "STRING", "UPDATE: previous values of the changed columns; DELETE: the previous row; else {}"),
+    ("old_values", "STRING", "UPDATE: previous values of the changed columns (of those in both rows); DELETE: the previous row; else {}"),
     ("value_capture_type", "STRING", "OLD_AND_NEW_VALUES"),
-    ("column_types", "STRING", "column -> SPANNER_TYPE, a JSON object (the changelog view shows it as a map)"),
+    ("column_types", "STRING", "column -> Spanner type of this record's values as its read said (STRING, "
+     "ARRAY<INT64>; older staging: SPANNER_TYPE such as STRING(MAX)), a JSON object (the changelog view shows it as a map)"),
     ("commit_timestamp", "STRING", "exact commit timestamp, RFC 3339 with nine fractional digits (sorts as text)"),
     ("commit_ts", "TIMESTAMP", "the commit timestamp as a Spark timestamp (microseconds)"),
     ("commit_date", "STRING", "UTC date of the commit, YYYY-MM-DD (partition column)"),
@@ -67,8 +68,10 @@ STATE_FIELDS: tuple[Field, ...] = (
     ("table_name", "STRING", "table (partition column)"),
     ("keys", "STRING", "primary key as a JSON object"),
     ("key_columns", "ARRAY<STRING>", "primary key columns"),
-    ("column_types", "STRING", "column -> SPANNER_TYPE, a JSON object (the current_state view shows it as a map)"),
-    ("new_values", "STRING", "the row as a JSON object"),
+    ("column_types", "STRING", "column -> Spanner type of new_values as last read, a JSON object (the "
+     "current_state view shows it as a map)"),
+    ("new_values", "STRING", "the row as a JSON object, as last read: a column added or dropped later shows "
+     "once the key changes again"),
     ("commit_timestamp", "STRING", "commit timestamp of the latest change"),
     ("commit_ts", "TIMESTAMP", "the same as a Spark timestamp"),
     ("is_deleted", "BOOLEAN", "the latest change deleted the row"),

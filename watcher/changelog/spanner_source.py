@@ -199,7 +199,7 @@ def record_line(plan: ReadPlan, batch_id: str, seq: int, row: Mapping[str, Any],
     """The staging line of a row as the client returned it, read at the plan's read timestamp."""
     types = plan.column_types
     keys = contract.encode_keys(types, plan.key_columns, [row[k] for k in plan.key_columns])
-    return contract.to_line(staging_record(plan, batch_id, seq, keys, contract.encode_row(types, row),
+    return contract.to_line(staging_record(plan, batch_id, seq, keys, contract.encode_row(types, row, plan.table),
                                            commit_timestamp=commit_timestamp, mod_type=mod_type))
 
 

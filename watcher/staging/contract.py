@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..codec import encode_value, timestamp_text
+from ..errors import UnknownColumnTypeError
 from ..model import Change
 
 #: Format version written in every record (``v``), so a later reader can tell what it reads.
@@ -101,7 +102,9 @@ FIELDS: tuple[Field, ...] = (
     Field("mod_type", "string", False, "INSERT/UPDATE/DELETE when the source knows it (history tables, "
           "reconcile's deletes); null for polled rows"),
     Field("values", "typed{}", True, "the full row as read, every column"),
-    Field("types", "string{}", True, "column -> Spanner type (e.g. STRING(MAX)) of the table when read"),
+    Field("types", "string{}", True, "column -> Spanner type of each value as its read's result set named it "
+          "(STRING, ARRAY<INT64>; backfill and reconcile: as INFORMATION_SCHEMA prints it, e.g. STRING(MAX)); "
+          "every column of values has one"),
 )
 #: The field names, in record order.
 RECORD_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS)
@@ -110,8 +113,6 @@ REQUIRED_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS if f.required)
 
 #: How a commit or read timestamp is written (nine fractional digits, UTC).
 TIMESTAMP_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{9}Z$"
-#: A column the record's ``types`` does not name is encoded as this type.
-DEFAULT_TYPE = "STRING"
 
 #: How every table folder's name begins.
 TABLE_FOLDER_PREFIX = "table="
@@ -248,13 +249,27 @@ def encode_keys(types: Mapping[str, str], key_columns: Sequence[str], keys: Sequ
     return [encode_value(types[k], v) for k, v in zip(key_columns, keys, strict=True)]
 
 
-def encode_row(types: Mapping[str, str], row: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``values`` field: every column as typed JSON (a column without a type as STRING).
+def encode_row(types: Mapping[str, str], row: Mapping[str, Any], table: str = "?") -> dict[str, Any]:
+    """The ``values`` field: every column as typed JSON. A column without a type, or of a
+    type with no typed-JSON form, is an error naming ``table`` and the column (never a guess).
 
-    >>> encode_row({"B": "BYTES(MAX)"}, {"B": b"hi", "X": 1})
+    >>> encode_row({"B": "BYTES(MAX)", "X": "INT64"}, {"B": b"hi", "X": 1})
     {'B': 'aGk=', 'X': '1'}
+    >>> encode_row({"B": "BYTES"}, {"B": b"hi", "X": 1}, "T")
+    Traceback (most recent call last):
+    ...
+    watcher.errors.UnknownColumnTypeError: Cannot stage column X of table T: its type is unknown (the change does not say what it was read as)
     """
-    return {c: encode_value(types.get(c, DEFAULT_TYPE), v) for c, v in row.items()}
+    out = {}
+    for column, value in row.items():
+        spanner_type = types.get(column)
+        if spanner_type is None:
+            raise UnknownColumnTypeError(table, column)
+        try:
+            out[column] = encode_value(spanner_type, value)
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise UnknownColumnTypeError(table, column, f"its value {value!r} is not a {spanner_type}: {exc}") from exc
+    return out
 
 
 def record(*, batch_id: str, seq: int, table: str, key_columns: Sequence[str], keys: Sequence[Any],
@@ -283,7 +298,9 @@ def record(*, batch_id: str, seq: int, table: str, key_columns: Sequence[str], k
 
 def change_record(change: Change, *, batch_id: str, seq: int, types: Mapping[str, str], key_columns: Sequence[str],
                   watcher_id: str | None, read_method: str = "cdc", mod_type: str | None = None) -> dict[str, Any]:
-    """The record of a change a watcher delivered, its values typed by ``types``.
+    """The record of a change a watcher delivered, typed by the change's own ``column_types``
+    (what its result set said), or by ``types`` for a change that does not carry them.
+    The record's ``types`` names exactly the columns of its values.
 
     >>> c = Change("T", (7,), {"Id": 7, "Name": "x"}, dt.datetime(2024, 5, 1, tzinfo=dt.UTC), None, None)
     >>> r = change_record(c, batch_id="b", seq=0, types={"Id": "INT64", "Name": "STRING(MAX)"},
@@ -291,10 +308,17 @@ def change_record(change: Change, *, batch_id: str, seq: int, types: Mapping[str
     >>> r["keys"], r["values"]
     (['7'], {'Id': '7', 'Name': 'x'})
     """
+    if change.column_types:
+        types = change.column_types
+    values = encode_row(types, change.row, change.table)
+    # Key columns are always in the row, except a history DELETE's row holds only them anyway.
+    row_types = {c: types[c] for c in change.row}
+    key_types = {k: types[k] for k in key_columns if k in types}
     return record(batch_id=batch_id, seq=seq, table=change.table, key_columns=key_columns,
-                  keys=encode_keys(types, key_columns, change.keys), commit_timestamp=change.commit_timestamp,
-                  read_timestamp=change.read_timestamp, shard=change.shard, watcher_id=watcher_id,
-                  read_method=read_method, mod_type=mod_type, values=encode_row(types, change.row), types=types)
+                  keys=encode_keys({**key_types, **row_types}, key_columns, change.keys),
+                  commit_timestamp=change.commit_timestamp, read_timestamp=change.read_timestamp, shard=change.shard,
+                  watcher_id=watcher_id, read_method=read_method, mod_type=mod_type, values=values,
+                  types={**row_types, **key_types})
 
 
 def to_line(rec: Mapping[str, Any]) -> str:

@@ -37,6 +37,7 @@ import contextlib
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from google.cloud.spanner_v1 import COMMIT_TIMESTAMP, param_types
@@ -48,7 +49,7 @@ from ...sqlnames import find_name, has_name, quote_identifier, validate_identifi
 from ..base import State
 from ..database_watcher import ALL
 from ..retry import is_transient
-from ..row_values import real_bytes
+from ..row_values import column_types, real_bytes
 from ..table_info import _COLUMNS_SQL, _KEY_SQL, TableInfo, _query
 from ..table_watcher import TableWatcher
 from .translating import RenamedCheckpoints, TranslatingWatcher
@@ -268,10 +269,12 @@ class ChangeSetWatcher(TranslatingWatcher):
         names = [f.name for f in fields]
         id_index = [n.upper() for n in names].index(self.change_set_column.upper())
         key_index = [names.index(k) for k in table.key_columns]
+        types = MappingProxyType(column_types(fields))  # typed by this read, not by the schema found at start
         for row in rows:
             row = real_bytes(fields, row)
             # The commit timestamp is filled in per change set by _translate.
-            yield row[id_index], Change(str(table.table), tuple(row[i] for i in key_index), dict(zip(names, row, strict=True)), None)  # type: ignore[arg-type]
+            yield row[id_index], Change(str(table.table), tuple(row[i] for i in key_index), dict(zip(names, row, strict=True)), None,  # type: ignore[arg-type]
+                                        column_types=types)
 
     def _read(self, ids: Sequence[str]) -> dict[str, list[Change]]:
         """The data rows of change sets ``ids``, grouped by id, tables in order, keys in order.
@@ -305,4 +308,5 @@ class ChangeSetWatcher(TranslatingWatcher):
         rows = self._prefetched.pop(change_set_id, None)
         if rows is None:
             rows = self._read([change_set_id])[change_set_id]
-        return [Change(c.table, c.keys, c.row, change.commit_timestamp, None, change.read_timestamp) for c in rows]
+        return [Change(c.table, c.keys, c.row, change.commit_timestamp, None, change.read_timestamp,
+                       column_types=c.column_types) for c in rows]

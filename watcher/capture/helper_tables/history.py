@@ -314,6 +314,7 @@ class HistoryWatcher(TranslatingWatcher):
         self.inner = TableWatcher(database, self.history_table, commit_timestamp_column=COMMIT_TIMESTAMP_COLUMN,
                                   checkpoints=checkpoints, **options)
         self._types: Mapping[str, str] = {}
+        self._untyped: set[str] = set()
         self._key_columns: tuple[str, ...] = ()
         self._info: TableInfo | None = None
 
@@ -341,6 +342,20 @@ class HistoryWatcher(TranslatingWatcher):
         values: dict[str, Any] = dict(zip(self._key_columns, keys, strict=True))
         new_values = row.get(NEW_VALUES_COLUMN)
         if new_values is not None and not getattr(new_values, "_is_null", False):
-            values.update(decode_values(dict(new_values), self._types, change.commit_timestamp))
+            new_values = dict(new_values)
+            unknown = [c for c in new_values if c not in self._types]
+            if unknown and not set(unknown) <= self._untyped:
+                self._refresh_types()
+                self._untyped.update(c for c in unknown if c not in self._types)  # asked once, not per change
+            values.update(decode_values(new_values, self._types, change.commit_timestamp))
+        # A column still without a type (its data table is gone) stays untyped: staging names it, never guesses.
+        types = {c: self._types[c] for c in values if c in self._types}
         return [Change(self.table, keys, values, change.commit_timestamp, change.shard, change.read_timestamp,
-                       mod_type=row[OPERATION_COLUMN])]
+                       mod_type=row[OPERATION_COLUMN], column_types=types)]
+
+    def _refresh_types(self) -> None:
+        """A column added to the data table while watching: its type as the data table has it now."""
+        try:
+            self._types = {**self._types, **HistoryTable.discover(self.database, self.table).column_types}
+        except TableNotFoundError:
+            pass
