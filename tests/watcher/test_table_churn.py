@@ -9,6 +9,11 @@ WARNING and a table event; the other tables go on and ``failure`` stays None.
 from __future__ import annotations
 
 import logging
+import socket
+import threading
+import time
+import urllib.error
+import urllib.request
 
 import pytest
 
@@ -143,3 +148,106 @@ def test_bad_selections_fail_on_building(make_database):
         DatabaseWatcher(db, include=["A"], exclude=["B"])
     with pytest.raises(ConfigurationError, match="discover_interval"):
         DatabaseWatcher(db, discover_interval=-1)
+
+
+# --- the command line: `spanner-watcher watch --metrics-port` --------------------------------------
+
+def _get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def _sample(text: str, name: str, table: str | None = None) -> float | None:
+    labels = f'{{table="{table}",shard="all"}}' if table is not None else ""
+    for line in text.splitlines():
+        if line.startswith(f"{name}{labels} "):
+            return float(line.rsplit(" ", 1)[1])
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_watch_serves_metrics_and_health_while_tables_come_and_go(make_database, tmp_path):
+    from tests.conftest import INSTANCE, PROJECT
+    from watcher.cli.main import main
+
+    db = make_database([_ddl("A"), _ddl("B"), _ddl("SkipMe")])
+    config = tmp_path / "watcher.toml"
+    config.write_text('[watch]\npoll_interval = 0.05\ninitial_timestamp = "beginning"\nstaging_dir = "staging"\n'
+                      'discover_interval = 0.2\n[tables]\ninclude = "all"\nexclude = ["skip*"]\n')
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    result: dict[str, int] = {}
+    argv = ["watch", "--config", str(config), "--duration", "6", "--quiet", "--metrics-port", str(port),
+            "--project", PROJECT, "--instance", INSTANCE, "--database", db.database_id]
+    runner = threading.Thread(target=lambda: result.setdefault("rc", main(argv)))
+    runner.start()
+    try:
+        def healthy() -> bool:
+            try:
+                return _get(f"{base}/healthz")[0] == 200
+            except OSError:
+                return False
+
+        wait_until(healthy, timeout=15, interval=0.05)
+        _write(db, "A", [1, 2, 3])
+        _write(db, "SkipMe", [1])
+        db.update_ddl([_ddl("Added")]).result(30)
+        _write(db, "Added", [1, 2])
+        db.update_ddl(["DROP TABLE B"]).result(30)
+
+        def caught_up() -> bool:
+            text = _get(f"{base}/metrics")[1]
+            return (_sample(text, "spanner_watcher_rows_total", "Added") == 2
+                    and _sample(text, "spanner_watcher_tables_dropped_total") == 1)
+
+        wait_until(caught_up, timeout=15, interval=0.1)
+        status, text = _get(f"{base}/metrics")
+        assert status == 200
+        assert _sample(text, "spanner_watcher_rows_total", "A") == 3
+        assert _sample(text, "spanner_watcher_tables_added_total") == 1
+        assert _sample(text, "spanner_watcher_table_dropped", "B") == 1
+        assert _sample(text, "spanner_watcher_running", "B") == 0
+        assert _sample(text, "spanner_watcher_running", "A") == 1
+        assert _sample(text, "spanner_watcher_rows_total", "SkipMe") is None
+        assert _sample(text, "spanner_watcher_polls_total", "A") >= 1
+        assert 0 <= _sample(text, "spanner_watcher_lag_seconds", "A") < 60
+        assert abs(_sample(text, "spanner_watcher_watermark_timestamp_seconds", "A") - time.time()) < 60
+        assert _sample(text, "spanner_watcher_failures_total", "A") == 0
+        status, body = _get(f"{base}/healthz")
+        assert status == 200 and body.startswith("ok")
+        assert _get(f"{base}/nothing")[0] == 404
+    finally:
+        runner.join(30)
+    assert result == {"rc": 0}
+    with pytest.raises(OSError):  # stopped with the command
+        _get(f"{base}/healthz")
+    staged = {p.parent.name for p in (tmp_path / "staging").glob("table=*/*.jsonl")}
+    assert staged == {"table=A", "table=Added"}
+
+
+def test_health_says_why_a_watcher_failed(make_database, churn_watch):
+    from watcher.cli.metrics_server import MetricsServer
+
+    db = make_database([_ddl("A")])
+    w = churn_watch(db)
+
+    def refuse(change):
+        raise RuntimeError("no thanks")
+
+    w.add_callback(refuse)
+    with MetricsServer(w, port=0) as server:
+        assert _get(f"{server.url}/healthz") == (503, "new\n")
+        w.start()
+        assert _get(f"{server.url}/healthz")[0] == 200
+        _write(db, "A", [1])
+        wait_until(lambda: w.state == State.FAILED)
+        status, body = _get(f"{server.url}/healthz")
+        assert status == 503 and body.startswith("failed:") and "no thanks" in body
