@@ -50,7 +50,7 @@ from .retry import is_transient
 from .scheduling import PollJob
 from .shards import ShardProvider
 from .table_info import TableInfo
-from .table_set import Discovery, TableEvent, TableSelection, churn, discover_tables
+from .table_set import Discovery, TableEvent, TableSelection, TableSet, discover_tables
 from .table_watcher import TableWatcher
 
 log = logging.getLogger(__name__)
@@ -133,9 +133,7 @@ class DatabaseWatcher(Watcher):
         self.watchers: dict[str, TableWatcher] = {}
         #: Watchers whose table was dropped (ended; their last figures stay in stats()).
         self.dropped: dict[str, TableWatcher] = {}
-        self._pending: dict[str, dt.datetime] = {}  # found but not started yet -> where it starts
-        self._last_discovery: Discovery | None = None
-        self._discoveries = 0
+        self._tables = TableSet(selection)
         self._added = 0
         self._dropped_count = 0
         self._failure: BaseException | None = None
@@ -249,23 +247,20 @@ class DatabaseWatcher(Watcher):
             assert scheduler is not None
             self._failure = None
             self._reopen_iterators()
-            previous = self._last_discovery
             started: list[TableWatcher] = []
             try:
                 for name in names:
                     w = self.watchers.get(name)
                     if w is None:
                         # A table the last discovery before a stop did not see was created since.
-                        since = self._pending.get(name) or (
-                            previous.read_timestamp if previous is not None and not previous.has(name) else None)
-                        w = self._make_watcher(name, scheduler, since)
+                        w = self._make_watcher(name, scheduler, self._tables.start_of(name))
                         self.watchers[name] = w
                         self.dropped.pop(name, None)
                     else:
                         # A restart after stop() runs on a new private scheduler (the old one was shut down).
                         w.run_on(scheduler)
                     w.start()
-                    self._pending.pop(name, None)
+                    self._tables.started(name)
                     started.append(w)
             except BaseException:
                 for w in started:
@@ -274,7 +269,7 @@ class DatabaseWatcher(Watcher):
             # Dropped while the watcher was stopped: it ends without starting.
             ended = [self._mark_dropped(n, "the table is no longer in INFORMATION_SCHEMA")
                      for n in list(self.watchers) if not has_name(names, n)]
-            self._last_discovery = discovery or self._last_discovery
+            self._tables.last = discovery or self._tables.last
             self._state = State.RUNNING
             if self.discover_interval and not self.selection.fixed:  # a list of names: no table can join
                 self._discovery_job.run_on(scheduler)
@@ -307,15 +302,7 @@ class DatabaseWatcher(Watcher):
         with self._lock:
             if self._state != State.RUNNING:
                 return
-            previous = self._last_discovery or current
-            added, gone = churn(previous, current, self.selection)
-            for name in added:
-                if find_name(self.watchers, name) is None:
-                    self._pending.setdefault(name, previous.read_timestamp)
-            self._discoveries += 1
-            self._last_discovery = current
-            pending = dict(self._pending)
-            gone = [name for name in gone if find_name(self.watchers, name) is not None]
+            pending, gone = self._tables.observe(current, self.watchers)
         for name in gone:
             self._table_dropped(name, "the table is no longer in INFORMATION_SCHEMA")
         for name, since in pending.items():
@@ -334,7 +321,7 @@ class DatabaseWatcher(Watcher):
                 return
             self.watchers[name] = w
             self.dropped.pop(name, None)
-            self._pending.pop(name, None)
+            self._tables.started(name)
             self._added += 1
             at = w.clock()
         log.info("watching the new table %s from %s", name, since.isoformat())
@@ -379,7 +366,7 @@ class DatabaseWatcher(Watcher):
                 if now.has(table) and self.selection.matches(table):
                     # Dropped and created again: a new watcher, from the old one's checkpoint (older than
                     # the new table), or else from the last discovery's read timestamp.
-                    last = self._last_discovery or now
+                    last = self._tables.last or now
                     self._add_table(table, last.read_timestamp)
                 return
         self._fail_all(exc, f"the watcher on {table} failed: {exc}")
@@ -437,11 +424,11 @@ class DatabaseWatcher(Watcher):
         watchers that ended because their table was dropped (``dropped`` names them).
         """
         with self._lock:
-            last = self._last_discovery
+            last = self._tables.last
             return {"tables_watched": len(self.watchers), "tables_added": self._added,
-                    "tables_dropped": self._dropped_count, "discoveries": self._discoveries,
+                    "tables_dropped": self._dropped_count, "discoveries": self._tables.looks,
                     "last_discovery_read_timestamp": last.read_timestamp if last is not None else None,
-                    "dropped": sorted(self.dropped), "pending": sorted(self._pending),
+                    "dropped": sorted(self.dropped), "pending": sorted(self._tables.pending),
                     "state": self._state.value, "failure": repr(self._failure) if self._failure else None}
 
     def prometheus(self) -> str:

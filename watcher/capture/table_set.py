@@ -134,3 +134,49 @@ class TableEvent:
     at: dt.datetime
     start: dt.datetime | None = None
     reason: str = ""
+
+
+class TableSet:
+    """What a DatabaseWatcher knows of its database's tables between two looks (its owner locks).
+
+    Example:
+        >>> tables = TableSet(TableSelection(exclude=["Tmp*"]))
+        >>> tables.observe(Discovery(("A", "B"), from_nanos(1_000)), watched=["A", "B"])
+        ({}, [])
+        >>> to_start, gone = tables.observe(Discovery(("A", "C", "TmpX"), from_nanos(2_000)), watched=["A", "B"])
+        >>> {t: s.nanosecond for t, s in to_start.items()}, gone   # C starts where the look that missed it read
+        ({'C': 1000}, ['B'])
+        >>> tables.started("C"); tables.pending
+        {}
+    """
+
+    def __init__(self, selection: TableSelection) -> None:
+        self.selection = selection
+        self.last: Discovery | None = None
+        self.pending: dict[str, dt.datetime] = {}  # found, not started yet -> where it starts
+        self.looks = 0
+
+    def start_of(self, table: str) -> dt.datetime | None:
+        """Where ``table``, not watched yet, starts: where it was found pending, or the read timestamp
+        of the last look when that look did not see it (None: no look yet, the watcher's default)."""
+        found = next((ts for name, ts in self.pending.items() if name.casefold() == table.casefold()), None)
+        if found is None and self.last is not None and not self.last.has(table):
+            return self.last.read_timestamp
+        return found
+
+    def observe(self, current: Discovery, watched: Iterable[str]) -> tuple[dict[str, dt.datetime], list[str]]:
+        """Take a new look into account: the tables to start (-> where) and the watched tables gone."""
+        watched = list(watched)
+        previous = self.last or current
+        added, gone = churn(previous, current, self.selection)
+        for name in added:
+            if not has_name(watched, name):
+                self.pending.setdefault(name, previous.read_timestamp)
+        self.looks += 1
+        self.last = current
+        return dict(self.pending), [name for name in gone if has_name(watched, name)]
+
+    def started(self, table: str) -> None:
+        """``table`` has a running watcher now."""
+        for name in [n for n in self.pending if n.casefold() == table.casefold()]:
+            del self.pending[name]
