@@ -142,6 +142,16 @@ def test_a_table_created_while_stopped_starts_where_the_last_discovery_left(make
     assert _keys(got) == {"Later": [1, 2]}
 
 
+def test_the_database_gone_is_a_failure_of_the_whole(make_database, churn_watch):
+    db = make_database([_ddl("A"), _ddl("B")])
+    w = churn_watch(db, discover_interval=0.1)
+    w.add_callback(Collector())
+    w.start()
+    db.drop()
+    wait_until(lambda: w.state == State.FAILED, timeout=15)
+    assert w.failure is not None and w.database_stats()["tables_dropped"] == 0
+
+
 def test_bad_selections_fail_on_building(make_database):
     db = make_database([_ddl("A")])
     with pytest.raises(ConfigurationError, match="exclude"):
