@@ -27,6 +27,15 @@ METRICS: tuple[tuple[str, str, str, str], ...] = (
     ("spanner_watcher_failures_total", "failures", "counter", "Polls or checkpoint writes that failed."),
     ("spanner_watcher_retries_total", "retries", "counter", "Retries after transient errors."),
     ("spanner_watcher_running", "running", "gauge", "1 while the watcher runs."),
+    ("spanner_watcher_table_dropped", "dropped", "gauge", "1 when the table was dropped and its watcher ended."),
+)
+
+#: The table set of a DatabaseWatcher (no labels): metric name, database_stats key, type, help.
+DATABASE_METRICS: tuple[tuple[str, str, str, str], ...] = (
+    ("spanner_watcher_tables_watched", "tables_watched", "gauge", "Tables watched now."),
+    ("spanner_watcher_tables_added_total", "tables_added", "counter", "Tables created while watching that joined."),
+    ("spanner_watcher_tables_dropped_total", "tables_dropped", "counter", "Watched tables that were dropped."),
+    ("spanner_watcher_table_discoveries_total", "discoveries", "counter", "Looks for created and dropped tables."),
 )
 
 
@@ -49,3 +58,17 @@ def prometheus_text(samples: Iterable[Mapping[str, Any]]) -> str:
             # repr keeps every digit: ':g' would round a Unix-time watermark to 1.7e+09.
             lines.append(f"{name}{{{labels}}} {value!r}" if isinstance(value, float) else f"{name}{{{labels}}} {value}")
     return "\n".join(lines) + "\n"
+
+
+def database_text(stats: Mapping[str, Any]) -> str:
+    """The figures of a DatabaseWatcher's table set (its ``database_stats()``), one unlabelled sample each.
+
+    >>> print(database_text({"tables_watched": 2, "tables_added": 1}).splitlines()[2])
+    spanner_watcher_tables_watched 2
+    """
+    lines: list[str] = []
+    for name, key, kind, help_text in DATABASE_METRICS:
+        if stats.get(key) is None:
+            continue
+        lines += [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}", f"{name} {stats[key]}"]
+    return "\n".join(lines) + "\n" if lines else ""

@@ -35,7 +35,8 @@ _KEY_SQL = (
     "WHERE INDEXES.TABLE_CATALOG = @catalog AND INDEXES.TABLE_SCHEMA = @schema AND INDEXES.TABLE_NAME = @table "
     "AND INDEXES.INDEX_TYPE = 'PRIMARY_KEY' ORDER BY INDEX_COLUMNS.ORDINAL_POSITION"
 )
-_TABLES_SQL = (
+#: Tables of the default schema with a commit-timestamp column (also read with its read timestamp by table_set).
+TABLES_SQL = (
     "SELECT DISTINCT TABLES.TABLE_NAME FROM INFORMATION_SCHEMA.TABLES AS TABLES "
     "JOIN INFORMATION_SCHEMA.COLUMN_OPTIONS AS OPTIONS "
     "ON TABLES.TABLE_CATALOG = OPTIONS.TABLE_CATALOG AND TABLES.TABLE_SCHEMA = OPTIONS.TABLE_SCHEMA "
@@ -124,4 +125,4 @@ def recheck(database: Any, info: TableInfo, reason: str = "") -> TableInfo:
 def watchable_tables(database: Any) -> list[str]:
     """Tables of the default schema that have a commit-timestamp column, by name."""
     with database.snapshot() as snap:
-        return [r[0] for r in snap.execute_sql(_TABLES_SQL)]
+        return [r[0] for r in snap.execute_sql(TABLES_SQL)]

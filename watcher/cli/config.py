@@ -24,10 +24,12 @@ The file (every key optional except where noted)::
     checkpoint_table = "LAST_SEEN_COMMIT_TIMESTAMPS"
     staging_dir = "staging"                  # relative paths are relative to this file's folder
     watcher_id = "watcher-1"                 # written in every staged record (default: random)
+    discover_interval = 10                   # seconds between looks for created and dropped tables (0: never)
 
     [tables]
-    include = "all"                          # "all" (default) or a list of table names
-    exclude = ["AuditLog"]                   # only with include = "all"
+    include = "all"                          # "all" (default) or a list of table names or patterns ("Log_*")
+    exclude = ["Audit*"]                     # names or patterns; only with "all" or include patterns
+                                             # (tables created later that match join while watching)
 
     [tables.Singers]                         # per-table settings (any table watched)
     commit_timestamp_column = "LastUpdated"  # default: the column with allow_commit_timestamp=true
@@ -62,6 +64,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..capture.table_set import TableSelection, is_pattern
 from ..errors import ConfigurationError, InvalidIdentifierError
 from ..sqlnames import has_name, validate_identifier
 
@@ -71,8 +74,10 @@ DEFAULT_LIMIT = 10_000
 DEFAULT_FALLBACK_SECONDS = 60.0
 DEFAULT_CHECKPOINT_TABLE = "LAST_SEEN_COMMIT_TIMESTAMPS"
 DEFAULT_STAGING_DIR = "staging"
+DEFAULT_DISCOVER_INTERVAL = 10.0
 INITIAL_NAMED = ("now", "beginning")
 
+_PATTERN = re.compile(r"^[A-Za-z0-9_*?]*(\[!?[A-Za-z0-9_-]+\][A-Za-z0-9_*?]*)*$")
 _RANGE = re.compile(r"^\s*(-?\d+)\s*\.\.\s*(-?\d+)\s*$")
 _VALUES_EXPECTED = "expected a list of integers or a range like '-18..18' (a list of strings, or one value, also works)"
 
@@ -151,6 +156,11 @@ class WatchConfig:
     checkpoint_table: str = DEFAULT_CHECKPOINT_TABLE
     staging_dir: Path = Path(DEFAULT_STAGING_DIR)
     watcher_id: str | None = None
+    discover_interval: float = DEFAULT_DISCOVER_INTERVAL
+
+    def selection(self) -> TableSelection:
+        """The tables to watch as names and patterns (include None: every table with a commit-timestamp column)."""
+        return TableSelection(self.include, self.exclude)
 
     def start_timestamp(self) -> dt.datetime | None:
         """Where a watcher without a checkpoint starts (None: the database's current time).
@@ -211,13 +221,15 @@ def parse_config(text: str, source: str = "watcher.toml", *, base_dir: Path | No
         checkpoint_table=r.identifier("watch.checkpoint_table", watch.get("checkpoint_table", DEFAULT_CHECKPOINT_TABLE), "table name"),
         staging_dir=r.path("watch.staging_dir", watch.get("staging_dir", DEFAULT_STAGING_DIR)),
         watcher_id=r.text("watch.watcher_id", watch["watcher_id"]) if "watcher_id" in watch else None,
+        discover_interval=r.number("watch.discover_interval", watch.get("discover_interval", DEFAULT_DISCOVER_INTERVAL),
+                                   minimum=0.0),
     )
 
 
 _SECTIONS = ("database", "watch", "tables")
 _DATABASE_KEYS = ("project", "instance", "database", "data_dir")
 _WATCH_KEYS = ("poll_interval", "limit", "fallback_to_with_query_seconds", "initial_timestamp", "checkpoint_table",
-               "staging_dir", "watcher_id")
+               "staging_dir", "watcher_id", "discover_interval")
 _TABLE_KEYS = ("commit_timestamp_column", "hint", "shards")
 #: shard kind -> (keys it requires, keys it allows besides `kind`)
 _SHARD_KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -340,13 +352,14 @@ class _Reader:
             else:
                 raise self.fail(f"tables.{key}", f"unknown key{_did_you_mean(key, ('include', 'exclude'))}; [tables] takes "
                                                  "include, exclude and one [tables.<TableName>] table per configured table")
-        if exclude and include is not None:
-            raise self.fail("tables.exclude", "only applies with include = \"all\"; with a list of tables, leave the "
-                                              "excluded ones out of include")
+        selection = TableSelection(include, exclude)
+        if exclude and selection.fixed:
+            raise self.fail("tables.exclude", "only applies with include = \"all\" or include patterns; with a list of "
+                                              "tables, leave the excluded ones out of include")
         for name in settings:
-            if include is not None and not has_name(include, name):
+            if include is not None and not TableSelection(include).matches(name):
                 raise self.fail(f"tables.{name}", f"configured but not watched: add it to tables.include ({', '.join(include)})")
-            if has_name(exclude, name):
+            if not TableSelection(None, exclude).matches(name):
                 raise self.fail(f"tables.{name}", "configured but listed in tables.exclude")
         return include, exclude, settings
 
@@ -364,7 +377,12 @@ class _Reader:
         if not isinstance(value, list):
             raise self.fail(key, f"expected a list of table names, got {_kind(value)}")
         for i, name in enumerate(value):
-            self.identifier(f"{key}[{i}]", name, "table name")
+            if isinstance(name, str) and is_pattern(name):
+                if not _PATTERN.match(name):
+                    raise self.fail(f"{key}[{i}]", f"invalid table pattern {name!r}: use letters, digits, _ and the "
+                                                   "wildcards * (any run), ? (one character) and [...] (one of)")
+            else:
+                self.identifier(f"{key}[{i}]", name, "table name")
             if has_name(value[:i], name):
                 raise self.fail(f"{key}[{i}]", f"{name} is listed twice")
         return tuple(value)

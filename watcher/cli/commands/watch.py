@@ -7,11 +7,18 @@ batch files (:class:`~watcher.staging.sink.StagingSink`) before each checkpoint 
 (changes staged, lag, per table) is shown live on a terminal, as a line every few seconds
 otherwise. Stops cleanly on Ctrl-C, SIGTERM or after ``--duration`` seconds.
 
+Tables created while it runs join when they match ``[tables] include`` (``"all"`` or patterns)
+and not ``exclude``; a dropped table's watcher ends alone (shown as ``dropped``) and the others
+go on. With ``--metrics-port`` it serves Prometheus metrics at ``/metrics`` and a health check at
+``/healthz`` (200 while watching, 503 with the reason once failed) on loopback by default
+(:mod:`watcher.cli.metrics_server`), until it stops.
+
 Exit status: 0 stopped as asked; 1 a watcher failed while running (the reason is printed);
 2 a problem to fix before starting (configuration, unknown table, unreachable server).
 
 Example:
     $ spanner-watcher watch --config examples/watcher.toml --duration 60
+    $ spanner-watcher watch --config examples/watcher.toml --metrics-port 9464   # curl localhost:9464/metrics
 """
 
 from __future__ import annotations
@@ -52,6 +59,16 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid port {text!r}: expected a number from 0 to 65535") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"invalid port {text!r}: expected a number from 0 to 65535")
+    return value
+
+
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``watch`` subcommand."""
     from ..connection import add_arguments
@@ -68,6 +85,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--duration", metavar="SECONDS", type=_seconds, default=None,
                         help="stop after this many seconds (default: run until Ctrl-C or SIGTERM)")
     parser.add_argument("--quiet", action="store_true", help="no progress display, only the final summary")
+    parser.add_argument("--metrics-port", metavar="PORT", type=_port, default=None,
+                        help="serve Prometheus metrics at /metrics and a health check at /healthz on this port "
+                             "(0: any free port, printed at start)")
+    parser.add_argument("--metrics-host", metavar="HOST", default=None,
+                        help="the interface the metrics endpoint listens on (default: 127.0.0.1, this machine only)")
     add_arguments(parser)
     return parser
 
@@ -105,18 +127,21 @@ def resolve_tables(database: Any, cfg: Any) -> dict[str, Any]:
     from ...capture.table_info import discover, watchable_tables
     from ...errors import ConfigurationError, SchemaError, TableNotFoundError
 
-    if cfg.include is not None:
+    selection = cfg.selection()
+    if selection.fixed:
         names, key = list(cfg.include), "tables.include"
     else:
         available = watchable_tables(database)
-        names, key = [t for t in available if not has_name(cfg.exclude, t)], "tables"
+        named = list(selection.named)
+        names = named + [t for t in available if selection.matches(t) and not has_name(named, t)]
+        key = "tables.include" if cfg.include is not None else "tables"
         if not names:
             raise cfg.error(key, f"no table to watch in {database.name}: "
-                                 + ("every table with a commit-timestamp column is excluded" if available else
+                                 + ("no table with a commit-timestamp column matches" if available else
                                     "no table has a column with allow_commit_timestamp=true (create one, e.g. "
                                     "with `spanner-watcher migrate --dir ddl/samples/singers`)"))
         for name in cfg.tables:
-            if not has_name(names, name):
+            if cfg.include is None and not has_name(names, name):
                 raise cfg.error(f"tables.{name}", f"no such table with a commit-timestamp column in {database.name} "
                                                   f"(tables: {', '.join(names)})")
     infos: dict[str, Any] = {}
@@ -140,7 +165,11 @@ def _settings_for(cfg: Any, table: str) -> Any:
 
 
 def build_watcher(database: Any, cfg: Any, tables: list[str]) -> Watcher:
-    """The DatabaseWatcher the configuration describes (not started)."""
+    """The DatabaseWatcher the configuration describes (not started).
+
+    ``tables`` are the ones found now; with ``"all"`` or patterns, tables created later join
+    (their ``[tables.<Name>]`` settings apply too).
+    """
     from ...capture.database_watcher import DatabaseWatcher
     from ...checkpoints import SpannerCommitTimestampRepository
     from ...errors import ConfigurationError
@@ -148,10 +177,8 @@ def build_watcher(database: Any, cfg: Any, tables: list[str]) -> Watcher:
     providers: dict[str, Any] = {}
     hints: dict[str, str] = {}
     columns: dict[str, str] = {}
-    for table in tables:
-        s = _settings_for(cfg, table)
-        if s is None:
-            continue
+    for s in cfg.tables.values():
+        table = next((t for t in tables if t.casefold() == s.name.casefold()), s.name)
         if s.shards is not None:
             try:
                 providers[table] = s.shards.provider()
@@ -161,8 +188,12 @@ def build_watcher(database: Any, cfg: Any, tables: list[str]) -> Watcher:
             hints[table] = s.hint
         if s.commit_timestamp_column:
             columns[table] = s.commit_timestamp_column
+    selection = cfg.selection()
+    chosen: dict[str, Any] = ({"include": tables} if selection.fixed else
+                              {"include": selection.include, "exclude": selection.exclude})
     return DatabaseWatcher(
-        database, include=tables, shard_provider=providers, table_hint=hints, commit_timestamp_column=columns,
+        database, **chosen, discover_interval=cfg.discover_interval, shard_provider=providers, table_hint=hints,
+        commit_timestamp_column=columns,
         checkpoints=SpannerCommitTimestampRepository(database, table=cfg.checkpoint_table),
         poll_interval=cfg.poll_interval, limit=cfg.limit,
         fallback_to_with_query_seconds=cfg.fallback_to_with_query_seconds, initial_timestamp=cfg.start_timestamp())
@@ -261,6 +292,7 @@ def run(args: argparse.Namespace) -> int:
     from ..config import load_config
     from ..connection import open_database
     from ..main import PROG, CommandError
+    from ..metrics_server import MetricsServer
 
     try:
         cfg = load_config(args.config)
@@ -273,8 +305,9 @@ def run(args: argparse.Namespace) -> int:
     stop = threading.Event()
     progress = _Progress()
     created_staging = not staging.exists()
+    metrics = _metrics_server(args)
     try:
-        with stop_on_signals(stop), open_database(**_database_args(args, cfg)) as target:
+        with stop_on_signals(stop), metrics, open_database(**_database_args(args, cfg)) as target:
             infos = resolve_tables(target.database, cfg)
             watcher = build_watcher(target.database, cfg, list(infos))
             sink = StagingSink(staging, watcher_id=cfg.watcher_id)
@@ -282,14 +315,18 @@ def run(args: argparse.Namespace) -> int:
             watcher.add_batch_callback(progress.on_batch)
             print(f"watching {', '.join(infos)} in {target.describe()}; staging to {staging}"
                   f"{'' if args.duration else '; press Ctrl-C to stop'}", flush=True)
+            if isinstance(metrics, MetricsServer):
+                metrics.watcher = watcher
+                print(f"metrics at {metrics.url}/metrics, health at {metrics.url}/healthz", flush=True)
             try:
                 watcher.start()
                 deadline = time.monotonic() + args.duration if args.duration else None
                 elapsed = _run_until(watcher, stop, deadline, progress, staging, args.quiet)
             finally:
                 watcher.stop()
-            for table, staged, polls, lag, _ in progress.rows(watcher):
-                print(f"  {table}: {staged:,} changes staged, {polls:,} polls, lag {lag}")
+            for table, staged, polls, lag, state in progress.rows(watcher):
+                ended = " (dropped while watching)" if state == "dropped" else ""
+                print(f"  {table}: {staged:,} changes staged, {polls:,} polls, lag {lag}{ended}")
             print(f"stopped after {elapsed:.1f} s: {sink.records_written:,} changes staged in "
                   f"{sink.batches_written:,} batches under {staging}", flush=True)
             if watcher.failure is not None:
@@ -303,6 +340,22 @@ def run(args: argparse.Namespace) -> int:
         print(f"{PROG} {NAME}: error: {exc}", file=sys.stderr)
         return EXIT_FAILED
     return 0
+
+
+def _metrics_server(args: argparse.Namespace) -> Any:
+    """The ``--metrics-port`` endpoint, listening already (a no-op context without the option)."""
+    from ..main import CommandError
+    from ..metrics_server import DEFAULT_HOST, MetricsServer
+
+    if args.metrics_port is None:
+        if args.metrics_host is not None:
+            raise CommandError("--metrics-host needs --metrics-port")
+        return contextlib.nullcontext()
+    host = args.metrics_host or DEFAULT_HOST
+    try:
+        return MetricsServer(None, host, args.metrics_port)
+    except OSError as exc:
+        raise CommandError(f"cannot serve metrics on {host}:{args.metrics_port}: {exc.strerror or exc}") from None
 
 
 def _remove_if_empty(path: Path, created: bool) -> None:
