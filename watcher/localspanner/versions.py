@@ -135,10 +135,12 @@ def install_capture(conn: sqlite3.Connection, catalog: Catalog) -> None:
         new_key = ", ".join(f"NEW.{quote(c.name)}" if c.name.lower() in keyset else "NULL" for c in t.columns)
         target, versions = quote(t.name), quote(versions_table(t))
         ts = f"{CAPTURE_TS_FUNCTION}()"
+        # By name: a versions table keeps the columns of older schemas (a dropped column's old images).
+        named = ", ".join(cols + [quote(TO_TS), quote(PRESENT)])
         for event, image, present in (("INSERT", new_key, 0), ("UPDATE", old, 1), ("DELETE", old, 1)):
             trigger = quote(f"{TRIGGER_PREFIX}{event.lower()}_{t.name}")
             conn.execute(f"CREATE TEMP TRIGGER {trigger} AFTER {event} ON main.{target} BEGIN "
-                         f"INSERT INTO {versions} SELECT {image}, {ts}, {present} WHERE {ts} > 0; "
+                         f"INSERT INTO {versions} ({named}) SELECT {image}, {ts}, {present} WHERE {ts} > 0; "
                          f"INSERT INTO {pending} SELECT {image}, {present} WHERE {ts} = 0; END")
 
 
