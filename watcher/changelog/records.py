@@ -35,6 +35,9 @@ STAGING_SPARK_TYPES: dict[str, str] = {
 
 #: A staged record, derived from the staging contract's fields (names, order, meanings).
 STAGING_FIELDS: tuple[Field, ...] = tuple((f.name, STAGING_SPARK_TYPES[f.kind], f.meaning) for f in contract.FIELDS)
+#: What the changelog job reads: a staged record with the fields of format 2 (null in format-1 records).
+STAGING_READ_FIELDS: tuple[Field, ...] = STAGING_FIELDS + tuple(
+    (f.name, STAGING_SPARK_TYPES[f.kind], f.meaning) for f in contract.VERSION_FIELDS)
 
 #: One changelog row (one change). Names follow Spanner change-stream records (seed 000).
 CHANGELOG_FIELDS: tuple[Field, ...] = (
@@ -74,6 +77,8 @@ STATE_FIELDS: tuple[Field, ...] = (
     ("mod_type", "STRING", "mod_type of the latest change"),
     ("change_id", "STRING", "change_id of the latest change"),
     ("run_version", "INT", "the job run that wrote it"),
+    ("version_seq", "BIGINT", "version sequence of the latest change at its commit timestamp (history tables; "
+     "else null)"),
 )
 
 #: Partition columns of the changelog table, outermost first.
