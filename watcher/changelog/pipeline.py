@@ -54,7 +54,7 @@ def normalize(staged: Any, soft_delete_columns: Mapping[str, str]) -> Any:
         F.expr(staged_keys_sql("key_columns", "keys", "types")).alias("keys"),
         F.col("values").alias("_json"), F.col("types").alias("_types_json"), "commit_timestamp", "read_timestamp",
         "shard", "watcher_id", "read_method", F.upper("mod_type").alias("in_mod_type"), "batch_id", "seq",
-        "batch", "v", "_bad", "version_seq")
+        "batch", "v", "_bad", "version_seq", "value_capture_type")
     derived = {"_partial": F.coalesce(F.upper("value_capture_type") == NEW_VALUES, F.lit(False)),"state_change_id": F.lit(None).cast("string"), "state_mod_type": F.lit(None).cast("string"),
                "state_run_version": F.lit(None).cast("int"), "_src": F.lit(1),
                "_soft_deleted": F.expr(classify.soft_deleted_sql(soft_delete_columns)),
