@@ -41,7 +41,8 @@ STAGING_READ_FIELDS: tuple[Field, ...] = STAGING_FIELDS + tuple(
 
 #: One changelog row (one change). Names follow Spanner change-stream records (seed 000).
 CHANGELOG_FIELDS: tuple[Field, ...] = (
-    ("change_id", "STRING", "32 hex digits of SHA-256(table, keys, commit timestamp): deterministic, for de-duplication"),
+    ("change_id", "STRING", "32 hex digits of SHA-256(table, keys, commit timestamp[, version sequence of history "
+                            "tables]): deterministic, for de-duplication"),
     ("table_name", "STRING", "table (partition column)"),
     ("keys", "STRING", "primary key as a JSON object, in key order, typed JSON values"),
     ("key_columns", "ARRAY<STRING>", "primary key columns in key order"),
