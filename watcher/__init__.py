@@ -31,7 +31,7 @@ _EXPORTS = {
     "FixedShardProvider": "capture.shards", "Interval": "capture.shards", "NotNullShardProvider": "capture.shards", "ShardIdCache": "capture.shards",
     "ShardProvider": "capture.shards", "TimebasedShardProvider": "capture.shards",
     "CallbackErrorPolicy": "capture.table_watcher", "State": "capture.base", "TableWatcher": "capture.table_watcher",
-    "PollRecord": "capture.base", "Watcher": "capture.base",
+    "PollRecord": "capture.base", "Watcher": "capture.base", "WatcherGroup": "capture.group",
     "ChangeSetWatcher": "capture.helper_tables.change_sets", "run_in_change_set_transaction": "capture.helper_tables.change_sets", "change_set_batch": "capture.helper_tables.change_sets",
     "HistoryTable": "capture.helper_tables.history", "HistoryWatcher": "capture.helper_tables.history",
     "StagingSink": "staging.sink",

@@ -27,6 +27,10 @@ from google.api_core.datetime_helpers import DatetimeWithNanoseconds
 #: The format version of persisted checkpoint details (see Checkpoint.to_text).
 CHECKPOINT_FORMAT = 1
 
+#: What a change's row holds (its ``value_capture_type``): every column, or only the key and the
+#: columns written (a partial update logged in a history table).
+NEW_ROW, NEW_VALUES = "NEW_ROW", "NEW_VALUES"
+
 EPOCH = DatetimeWithNanoseconds(1970, 1, 1, tzinfo=dt.UTC)
 #: The smallest TIMESTAMP Spanner stores: start here to replay a whole table.
 MIN_TIMESTAMP = DatetimeWithNanoseconds(1, 1, 1, tzinfo=dt.UTC)
@@ -125,6 +129,12 @@ class Change:
     mod_type: str | None = None
     #: Not part of equality: two reads of one row version are the same change.
     column_types: Mapping[str, str] = field(default_factory=dict, compare=False)
+    #: Order among the versions of this key at this commit timestamp, where a source logs
+    #: several (history tables' Seq); None when a commit timestamp has one version of a key.
+    version_seq: int | None = None
+    #: "NEW_VALUES" when ``row`` holds only the key and the written columns (a partial update
+    #: logged in a history table); None or "NEW_ROW" when it holds every column.
+    value_capture_type: str | None = None
 
 
 @dataclass(frozen=True)

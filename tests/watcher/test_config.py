@@ -168,6 +168,17 @@ ERRORS = [
     ("[tables.T]\nshards = { kind = 'time', column = 'S', interval = 'DAY', offset = 1 }", "tables.T.shards.offset", "unknown key"),
     ("[tables.T]\nshards = { kind = 'not_null', column = 'bad column' }", "tables.T.shards.column", "invalid column name"),
     ("[tables.T-1]\nhint = '@{X=1}'", "tables.T-1", "invalid table name"),
+    ("[history]\ntable = 'D'", "history", "expected [[history]] entries"),
+    ("[[history]]\nhistory_table = 'DH'", "history[0].table", "missing"),
+    ("[[history]]\ntable = 'D'\nhistory = 'X'", "history[0].history", "did you mean history_table"),
+    ("[[history]]\ntable = 'D'\n[[history]]\ntable = 'd'", "history[1].table", "listed twice"),
+    ("[[history]]\ntable = 'D'\nhistory_table = 'D H'", "history[0].history_table", "invalid table name"),
+    ("[[change_sets]]\ntables = []", "change_sets[0].tables", "watches nothing"),
+    ("[[change_sets]]\ntables = ['A']\nexclude = ['B']", "change_sets[0].exclude", "only applies with tables = \"all\""),
+    ("[[change_sets]]\nchange_set_colum = 'X'", "change_sets[0].change_set_colum", "did you mean change_set_column"),
+    ("[tables]\ninclude = ['D']\n[[history]]\ntable = 'D'", "history[0].table", "already captured by tables.include"),
+    ("[[history]]\ntable = 'D'\n[[change_sets]]\ntables = ['D']", "change_sets[0].tables", "captured one way only"),
+    ("[[change_sets]]\n[[change_sets]]", "change_sets", "one [[change_sets]] entry only"),
 ]
 
 
@@ -180,6 +191,17 @@ def test_errors_name_the_file_and_the_key(text: str, key: str, words: str) -> No
     assert words in message, message
     assert "\n" not in message
     assert info.value.key == key
+
+
+def test_capture_modes_are_read_and_stop_default_polling() -> None:
+    cfg = parse_config("[[history]]\ntable = 'Docs'\n[[history]]\ntable = 'Notes'\nhistory_table = 'NotesLog'\n"
+                       "[[change_sets]]\nexclude = ['Scratch']", "watcher.toml")
+    assert [(h.table, h.history_table) for h in cfg.history] == [("Docs", "DocsHistory"), ("Notes", "NotesLog")]
+    (c,) = cfg.change_sets
+    assert (c.tables, c.exclude, c.change_sets_table, c.change_set_column) == (None, ("Scratch",), "CHANGE_SETS", "CHANGE_SET_ID")
+    assert cfg.poll_tables is False
+    assert parse_config("[tables]\n[[history]]\ntable = 'Docs'").poll_tables is True
+    assert parse_config("").poll_tables is True
 
 
 def test_not_toml() -> None:

@@ -161,3 +161,39 @@ def test_not_a_history_table(docs):
     db, _ = docs
     with pytest.raises(ConfigurationError, match="not a history table"):
         HistoryWatcher(db, "Other", history_table="Documents", checkpoints=InMemoryCommitTimestampRepository()).start()
+
+
+def test_versions_carry_their_sequence_and_partial_updates_say_so(docs):
+    db, history = docs
+
+    def versions(h):
+        h.insert(["UserId", "DocumentId", "Contents", "F"], [[3, "v", "one", 1.5]])
+        h.update(["UserId", "DocumentId", "Contents"], [[3, "v", "two"]])
+        h.replace(["UserId", "DocumentId", "Contents"], [[3, "v", "three"]])
+
+    run(db, history, versions)
+    changes = collect(db, 3)
+    assert [(c.version_seq, c.mod_type, c.value_capture_type) for c in changes] == [
+        (1, "INSERT", "NEW_ROW"), (2, "UPDATE", "NEW_VALUES"), (3, "UPDATE", "NEW_ROW")]
+    assert changes[2].row["F"] is None and changes[2].row["Contents"] == "three"  # replace set the others to NULL
+
+
+def test_dml_is_recorded_with_the_rows_it_left(docs):
+    db, history = docs
+    run(db, history, lambda h: h.insert(["UserId", "DocumentId", "Contents", "Big"], [[4, "x", "a", 1], [4, "y", "b", 2]]))
+
+    def dml(h):
+        # The keys an UPDATE by condition will change, read first in the same transaction.
+        found = [tuple(r) for r in h.transaction.execute_sql("SELECT UserId, DocumentId FROM Documents WHERE Big > 1")]
+        changed = h.execute_update("UPDATE Documents SET Big = Big * 10, Updated = PENDING_COMMIT_TIMESTAMP() "
+                                   "WHERE Big > 1", keys=found, commit_timestamp_columns=["Updated"])
+        assert changed == 1
+        h.execute_update("DELETE FROM Documents WHERE DocumentId = 'x'", keys=[(4, "x")])
+        h.execute_update("INSERT INTO Documents (UserId, DocumentId, Contents) VALUES (4, 'z', 'new')", keys=[(4, "z")])
+
+    ts = run(db, history, dml)
+    changes = collect(db, 5)[2:]  # one commit timestamp: delivered in key order
+    assert [(c.mod_type, c.keys, c.value_capture_type) for c in changes] == [
+        ("DELETE", (4, "x"), "NEW_ROW"), ("UPDATE", (4, "y"), "NEW_ROW"), ("INSERT", (4, "z"), "NEW_ROW")]
+    assert changes[1].row["Big"] == 20 and changes[1].row["Contents"] == "b" and changes[1].row["Updated"] == ts
+    assert changes[2].row["Contents"] == "new" and changes[2].row["Score"] is None

@@ -29,6 +29,7 @@ from watcher import (
     TableNotFoundError,
     TableWatcher,
     Watcher,
+    WatcherGroup,
 )
 from watcher.capture.helper_tables.change_sets import (
     change_set_column_ddl,
@@ -79,6 +80,10 @@ KINDS = [
          lambda db: ChangeSetWatcher(db, ["Orders"], checkpoints=_store(), **OPTIONS), _write_orders),
     Kind("history", "Docs", lambda: [PLAIN.format("Docs")],
          lambda db: HistoryWatcher(db, "Docs", checkpoints=_store(), **OPTIONS), _write_docs,
+         prepare=lambda db: HistoryTable.discover(db, "Docs").create(db)),
+    Kind("group", "T", lambda: [T_DDL, PLAIN.format("Docs")],
+         lambda db: WatcherGroup([TableWatcher(db, "T", checkpoints=_store(), **OPTIONS),
+                                  HistoryWatcher(db, "Docs", checkpoints=_store(), **OPTIONS)]), _write_t,
          prepare=lambda db: HistoryTable.discover(db, "Docs").create(db)),
 ]
 

@@ -1,6 +1,8 @@
 """De-duplication: a deterministic change_id, and the tests that find a change seen twice.
 
-A change is identified by (table, primary key, exact commit timestamp); a batch staged
+A change is identified by (table, primary key, exact commit timestamp), and, where a source
+logs several versions of a key at one commit timestamp (history tables), by the version's
+sequence too (``version_seq``; null elsewhere, which leaves the id as it was); a batch staged
 twice (a crash between staging and the watcher's checkpoint) or a row polled by two
 loops yields the same change_id, and the job keeps it once. Within a run, duplicates
 are found in the per-key window (same key and commit timestamp as the row before it);
@@ -19,17 +21,29 @@ from typing import Any
 
 #: Separator that cannot occur in a table name, a JSON text or a timestamp.
 _SEP = "\\u001f"
-CHANGE_ID_SQL = f"substring(sha2(concat_ws('{_SEP}', table_name, keys, commit_timestamp), 256), 1, 32)"
+# concat_ws skips nulls: a change without a version sequence keeps the id of format-1 input.
+CHANGE_ID_SQL = (f"substring(sha2(concat_ws('{_SEP}', table_name, keys, commit_timestamp, "
+                 f"cast(version_seq AS string)), 256), 1, 32)")
 
 
 def change_id_sql() -> str:
-    """SQL for the change_id of a row with table_name, keys (JSON object text) and commit_timestamp."""
+    """SQL for the change_id of a row with table_name, keys (JSON object text), commit_timestamp and version_seq."""
     return CHANGE_ID_SQL
 
 
-def duplicate_sql(previous_commit: str = "_prev_ts") -> str:
-    """SQL: a new row whose key's previous row (in commit order) has the same commit timestamp."""
-    return f"(_src = 1 AND {previous_commit} IS NOT NULL AND {previous_commit} = commit_timestamp)"
+def same_version_sql(previous_commit: str = "_prev_ts", previous_version: str = "_prev_version") -> str:
+    """SQL: the key's previous row (in commit order) is the same version: same commit timestamp and sequence.
+
+    >>> same_version_sql()
+    '(_prev_ts IS NOT NULL AND _prev_ts = commit_timestamp AND _prev_version <=> version_seq)'
+    """
+    return (f"({previous_commit} IS NOT NULL AND {previous_commit} = commit_timestamp "
+            f"AND {previous_version} <=> version_seq)")
+
+
+def duplicate_sql(previous_commit: str = "_prev_ts", previous_version: str = "_prev_version") -> str:
+    """SQL: a new row whose key's previous row (in commit order) is the same version of the key."""
+    return f"(_src = 1 AND {same_version_sql(previous_commit, previous_version)})"
 
 
 def drop_known(changes: Any, known_ids: Any) -> Any:

@@ -41,8 +41,11 @@ def add_grouping(changes: Any, existing: Any | None = None) -> Any:
     from pyspark.sql import functions as F
 
     by_commit = Window.partitionBy("commit_timestamp")
-    in_run = (F.row_number().over(by_commit.orderBy("table_name", "keys")) - 1, F.count(F.lit(1)).over(by_commit))
-    slim = ("table_name", "keys", "commit_timestamp", F.expr(GROUP_SQL).alias("transaction_group"))
+    # Versions of one key at one commit timestamp (history tables) in their order; the change_id
+    # tells them apart when the groups are joined back.
+    in_run = (F.row_number().over(by_commit.orderBy("table_name", "keys", "version_seq")) - 1,
+              F.count(F.lit(1)).over(by_commit))
+    slim = ("change_id", "commit_timestamp", F.expr(GROUP_SQL).alias("transaction_group"))
     if existing is None:
         groups = changes.select(*slim, in_run[0].alias("record_sequence"), in_run[1].alias("number_of_records_in_group"))
     else:
@@ -50,8 +53,8 @@ def add_grouping(changes: Any, existing: Any | None = None) -> Any:
                   .agg((F.max("record_sequence") + 1).alias("_offset"), F.count(F.lit(1)).alias("_count_before")))
         groups = (changes.select(*slim, in_run[0].alias("_seq_in_run"), in_run[1].alias("_count_in_run"))
                   .join(F.broadcast(before), "commit_timestamp", "left")
-                  .select("table_name", "keys", "commit_timestamp", "transaction_group",
+                  .select("change_id", "transaction_group",
                           (F.col("_seq_in_run") + F.coalesce("_offset", F.lit(0))).alias("record_sequence"),
                           (F.col("_count_in_run") + F.coalesce("_count_before", F.lit(0)))
                           .alias("number_of_records_in_group")))
-    return changes.join(groups, ["table_name", "keys", "commit_timestamp"])
+    return changes.join(groups.drop("commit_timestamp"), ["change_id"])

@@ -5,7 +5,9 @@ job scales like a plain Spark read and write. The steps, each from its own modul
 
 1. ``normalize``: staged records become change rows with a JSON-object ``keys``;
 2. ``per_key_window``: new rows and the current state of their tables, ordered by
-   commit timestamp per key, give each new row its previous row: duplicates are flagged
+   commit timestamp (and version sequence, for sources that log several versions at one
+   timestamp) per key, give each new row its previous row: partial rows are filled in
+   (partial_rows), duplicates are flagged
    (dedup), the mod_type is chosen (classify), old values computed (old_values), the
    deterministic ``change_id`` set, and the latest row of each key marked (``_is_final``);
 3. ``changelog_rows`` / ``state_rows``: the outputs (grouping adds transaction groups).
@@ -25,13 +27,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from . import classify, dedup, records
+from ..staging.contract import NEW_VALUES
+from . import classify, dedup, partial_rows, records
 from .old_values import SAME_COLUMNS_SQL, column_names_sql, entries_ok_sql, entries_sql, old_values_sql, trusted_names_sql
 from .typed_json import staged_keys_sql
 
 #: Columns shared by new change rows and state rows before the window.
 CHANGE_COLUMNS = ("table_name", "key_columns", "keys", "_json", "_types_json", "commit_timestamp",
-                  "read_timestamp", "shard", "watcher_id", "read_method", "in_mod_type", "batch_id", "seq",
+                  "read_timestamp", "shard", "watcher_id", "read_method", "in_mod_type", "batch_id", "seq", "version_seq",
+                  "_partial",
                   "batch", "v", "_bad",
                   "_soft_deleted", "_row_deleted", "state_change_id", "state_mod_type", "state_run_version", "_src")
 _MAP = "map<string,string>"
@@ -50,8 +54,8 @@ def normalize(staged: Any, soft_delete_columns: Mapping[str, str]) -> Any:
         F.expr(staged_keys_sql("key_columns", "keys", "types")).alias("keys"),
         F.col("values").alias("_json"), F.col("types").alias("_types_json"), "commit_timestamp", "read_timestamp",
         "shard", "watcher_id", "read_method", F.upper("mod_type").alias("in_mod_type"), "batch_id", "seq",
-        "batch", "v", "_bad")
-    derived = {"state_change_id": F.lit(None).cast("string"), "state_mod_type": F.lit(None).cast("string"),
+        "batch", "v", "_bad", "version_seq", "value_capture_type")
+    derived = {"_partial": F.coalesce(F.upper("value_capture_type") == NEW_VALUES, F.lit(False)),"state_change_id": F.lit(None).cast("string"), "state_mod_type": F.lit(None).cast("string"),
                "state_run_version": F.lit(None).cast("int"), "_src": F.lit(1),
                "_soft_deleted": F.expr(classify.soft_deleted_sql(soft_delete_columns)),
                "_row_deleted": F.expr(classify.row_deleted_sql(soft_delete_columns))}
@@ -66,7 +70,7 @@ def state_as_changes(state: Any) -> Any:
     none = {name: F.lit(None).cast(kind) for name, kind in
             (("read_timestamp", "string"), ("shard", "string"), ("watcher_id", "string"), ("read_method", "string"),
              ("in_mod_type", "string"), ("batch_id", "string"), ("seq", "bigint"), ("batch", "string"),
-             ("v", "int"), ("_bad", "boolean"))}
+             ("v", "int"), ("_bad", "boolean"), ("_partial", "boolean"))}
     renamed = {"_json": "new_values", "_types_json": "column_types", "_row_deleted": "is_deleted",
                "state_change_id": "change_id", "state_mod_type": "mod_type", "state_run_version": "run_version"}
     columns = {**none, **{name: F.col(source) for name, source in renamed.items()},
@@ -75,12 +79,14 @@ def state_as_changes(state: Any) -> Any:
 
 
 def key_order(with_state: bool = True) -> tuple[str, ...]:
-    """The order of a key's rows: by commit, the state's row first, then as staged.
+    """The order of a key's rows: by commit and version sequence, the state's row first, then as staged.
 
     Without state rows ``_src`` is a constant, which Spark drops from a sort but not from a
     window's required order: it must not be named then, or Spark sorts twice.
     """
-    return ("commit_timestamp", "_src", "batch_id", "seq") if with_state else ("commit_timestamp", "batch_id", "seq")
+    if with_state:
+        return ("commit_timestamp", "version_seq", "_src", "batch_id", "seq")
+    return ("commit_timestamp", "version_seq", "batch_id", "seq")
 
 
 def key_window(with_state: bool = True) -> Any:
@@ -90,9 +96,9 @@ def key_window(with_state: bool = True) -> Any:
 
 
 #: Window helper columns that the outputs do not need (dropped before the rows are kept).
-_SCRATCH = ("_soft_deleted", "_prev_ts", "_prev_deleted", "_prev_json", "_prev_vals", "_vals", "_types", "_entries",
+_SCRATCH = ("_soft_deleted", "_prev_ts", "_prev_version", "_state_version", "_max_pos", "_partial", "_prev_deleted", "_prev_json", "_prev_vals", "_vals", "_types", "_entries",
             "_entries_ok", "_prev_entries", "_prev_entries_ok", "_fast", "_names", "_columns", "_prev_columns",
-            "_state_ts", "_max_ts", "_has_new",
+            "_state_ts", "_has_new",
             "_complete_ts", "in_mod_type", "state_change_id", "state_mod_type")
 
 
@@ -115,6 +121,8 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
     rows = changes if state is None else changes.unionByName(state_as_changes(state))
     state_ts = (F.lit(None).cast("string") if state is None
                 else F.max(F.when(F.col("_src") == 0, F.col("commit_timestamp"))).over(whole_key))
+    state_version = (F.lit(None).cast("bigint") if state is None
+                     else F.max(F.when(F.col("_src") == 0, F.col("version_seq"))).over(whole_key))
     # Updates' old values compare a row with the previous one: each row is split into its entries
     # once (old_values), and all window functions share one spec, so that Spark evaluates them in
     # one Window operator over the sorted rows (each further operator would copy the wide rows).
@@ -126,20 +134,25 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
         names = ", ".join(classify.sql_literal(t) for t in sorted(prune))
         has_new = F.max("_src").over(whole_key) == 1
         rows = rows.withColumn("_has_new", has_new).where(f"_has_new OR NOT table_name IN ({names})")
+    rows = partial_rows.fill(rows, w, key_order(state is not None))
     rows = (rows
             .withColumn("_entries", F.expr(entries_sql("_json")))
             .withColumns({"_entries_ok": F.expr(entries_ok_sql("_entries", "_json")),
                           "_columns": F.expr(trusted_names_sql(column_names_sql("_entries")))}))
     rows = rows.select(
-        "*", F.lag("commit_timestamp").over(w).alias("_prev_ts"), F.lag("_row_deleted").over(w).alias("_prev_deleted"),
+        "*", F.lag("commit_timestamp").over(w).alias("_prev_ts"), F.lag("version_seq").over(w).alias("_prev_version"),
+        F.lag("_row_deleted").over(w).alias("_prev_deleted"),
         F.lag("_json").over(w).alias("_prev_json"), F.lag("_entries").over(w).alias("_prev_entries"),
         F.lag("_entries_ok").over(w).alias("_prev_entries_ok"), F.lag("_columns").over(w).alias("_prev_columns"),
-        state_ts.alias("_state_ts"), F.max("commit_timestamp").over(whole_key).alias("_max_ts"))
+        state_ts.alias("_state_ts"), state_version.alias("_state_version"),
+        F.max(F.struct("commit_timestamp", F.coalesce("version_seq", F.lit(-1)))).over(whole_key).alias("_max_pos"))
     # Columns are added in dependency layers, several per call: each call makes Spark analyse the
     # whole plan again, which an incremental run would feel.
     rows = (rows
             .withColumns({"_is_dup": F.expr(dedup.duplicate_sql("_prev_ts")),
-                          "_is_late": F.expr("_src = 1 AND _state_ts IS NOT NULL AND commit_timestamp < _state_ts"),
+                          # A version older than the state's at the state's timestamp is late too.
+                          "_is_late": F.expr("_src = 1 AND _state_ts IS NOT NULL AND (commit_timestamp < _state_ts "
+                                             "OR (commit_timestamp = _state_ts AND version_seq < _state_version))"),
                           "_complete_ts": F.expr(classify.complete_ts_sql(markers))})
             .withColumn("mod_type",
                         F.expr(f"CASE WHEN _src = 0 THEN state_mod_type ELSE {classify.mod_type_sql()} END")))
@@ -152,9 +165,10 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
     last = {
         "old_values": F.expr(f"CASE WHEN _src = 1 THEN {old_values_sql()} END"),
         "change_id": F.expr(f"CASE WHEN _src = 1 THEN {dedup.change_id_sql()} ELSE state_change_id END"),
-        # The key's latest row: the first of its newest commit timestamp (a later row of the same
-        # timestamp repeats it: a duplicate, or the same state row in two layers).
-        "_is_final": F.expr("commit_timestamp = _max_ts AND coalesce(_prev_ts <> commit_timestamp, TRUE)"),
+        # The key's latest row: the first of its newest version (a later row of the same version
+        # repeats it: a duplicate, or the same state row in two layers).
+        "_is_final": F.expr(f"struct(commit_timestamp, coalesce(version_seq, -1)) = _max_pos "
+                            f"AND NOT coalesce({dedup.same_version_sql()}, FALSE)"),
         "commit_date": F.substring("commit_timestamp", 1, 10)}
     kept = [name for name in rows.columns if name not in _SCRATCH]
     return rows.select(*kept, *[column.alias(name) for name, column in last.items()])
@@ -171,7 +185,7 @@ def changelog_rows(window_rows: Any, run_version: int) -> Any:
                     F.expr("cast(commit_timestamp AS timestamp)").alias("commit_ts"), "commit_date",
                     "read_timestamp", F.coalesce("read_method", F.lit("cdc")).alias("read_method"), "shard",
                     "watcher_id", "batch_id",
-                    F.lit(run_version).alias("run_version"), "_is_late"))
+                    F.lit(run_version).alias("run_version"), "version_seq", "_is_late"))
 
 
 def state_rows(window_rows: Any, run_version: int, *, tables: Iterable[str],
@@ -193,6 +207,6 @@ def state_rows(window_rows: Any, run_version: int, *, tables: Iterable[str],
             .select("table_name", "keys", "key_columns", F.col("_types_json").alias("column_types"),
                     F.col("_json").alias("new_values"),
                     "commit_timestamp", F.expr("cast(commit_timestamp AS timestamp)").alias("commit_ts"),
-                    F.col("_row_deleted").alias("is_deleted"), "mod_type", "change_id",
+                    F.col("_row_deleted").alias("is_deleted"), "mod_type", "change_id", "version_seq",
                     F.expr(f"CASE WHEN _src = 1 THEN {run_version} ELSE state_run_version END").alias("run_version"))
             .select(*records.names(records.STATE_FIELDS)))

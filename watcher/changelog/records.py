@@ -35,10 +35,14 @@ STAGING_SPARK_TYPES: dict[str, str] = {
 
 #: A staged record, derived from the staging contract's fields (names, order, meanings).
 STAGING_FIELDS: tuple[Field, ...] = tuple((f.name, STAGING_SPARK_TYPES[f.kind], f.meaning) for f in contract.FIELDS)
+#: What the changelog job reads: a staged record with the fields of format 2 (null in format-1 records).
+STAGING_READ_FIELDS: tuple[Field, ...] = STAGING_FIELDS + tuple(
+    (f.name, STAGING_SPARK_TYPES[f.kind], f.meaning) for f in contract.VERSION_FIELDS)
 
 #: One changelog row (one change). Names follow Spanner change-stream records (seed 000).
 CHANGELOG_FIELDS: tuple[Field, ...] = (
-    ("change_id", "STRING", "32 hex digits of SHA-256(table, keys, commit timestamp): deterministic, for de-duplication"),
+    ("change_id", "STRING", "32 hex digits of SHA-256(table, keys, commit timestamp[, version sequence of history "
+                            "tables]): deterministic, for de-duplication"),
     ("table_name", "STRING", "table (partition column)"),
     ("keys", "STRING", "primary key as a JSON object, in key order, typed JSON values"),
     ("key_columns", "ARRAY<STRING>", "primary key columns in key order"),
@@ -78,6 +82,8 @@ STATE_FIELDS: tuple[Field, ...] = (
     ("mod_type", "STRING", "mod_type of the latest change"),
     ("change_id", "STRING", "change_id of the latest change"),
     ("run_version", "INT", "the job run that wrote it"),
+    ("version_seq", "BIGINT", "version sequence of the latest change at its commit timestamp (history tables; "
+     "else null)"),
 )
 
 #: Partition columns of the changelog table, outermost first.

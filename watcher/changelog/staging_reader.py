@@ -21,7 +21,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..staging.contract import BATCH_GLOB, BATCH_NAME_PATTERN, REQUIRED_FIELDS, STAGING_FORMAT, TIMESTAMP_PATTERN, batch_name
+from ..staging.contract import (
+    BATCH_GLOB,
+    BATCH_NAME_PATTERN,
+    READ_FORMAT,
+    REQUIRED_FIELDS,
+    TIMESTAMP_PATTERN,
+    VALUE_CAPTURE_TYPES,
+    batch_name,
+)
 from . import records
 from .classify import INPUT_MOD_TYPES
 from .fs import FileEntry, HadoopFS
@@ -68,7 +76,7 @@ def read_schema() -> Any:
     can write a row's values as staged and parses them into maps only where it must.
     """
     return records.schema(tuple((name, "STRING" if kind.startswith("MAP<") else kind, doc)
-                                for name, kind, doc in records.STAGING_FIELDS))
+                                for name, kind, doc in records.STAGING_READ_FIELDS))
 
 
 def read_batches(spark: Any, files: list[FileEntry], *, local: bool = False) -> Any:
@@ -86,8 +94,9 @@ def read_batches(spark: Any, files: list[FileEntry], *, local: bool = False) -> 
     parsed = lines.select(F.from_json("value", read_schema()).alias("r"), F.input_file_name().alias("_file"))
     not_object = ~F.coalesce(F.col("r.values").startswith("{") & F.col("r.types").startswith("{"), F.lit(False))
     missing = functools.reduce(operator.or_, (F.col(f"r.{name}").isNull() for name in REQUIRED_FIELDS))
-    bad = (F.col("r").isNull() | missing | (F.col("r.v") > STAGING_FORMAT) | not_object
+    bad = (F.col("r").isNull() | missing | (F.col("r.v") > READ_FORMAT) | not_object
            | ~F.coalesce(F.upper("r.mod_type").isin(*INPUT_MOD_TYPES), F.col("r.mod_type").isNull())
+           | ~F.coalesce(F.col("r.value_capture_type").isin(*VALUE_CAPTURE_TYPES), F.col("r.value_capture_type").isNull())
            | ~F.coalesce(F.col("r.commit_timestamp").rlike(TIMESTAMP_PATTERN), F.lit(False)))
     return parsed.select("r.*", F.regexp_extract("_file", BATCH_NAME_PATTERN, 1).alias("batch"), bad.alias("_bad"))
 
@@ -115,8 +124,8 @@ def check_batches(batches: Mapping[str, Mapping[str, Any]],
 def _bad_reason(entry: FileEntry, row: Mapping[str, Any] | None) -> str | None:
     if row is None:
         return f"{EMPTY_REASON} file ({entry.length} bytes, no records): truncated or never written"
-    if row["max_v"] is not None and row["max_v"] > STAGING_FORMAT:
-        return f"written by a newer staging format (v={row['max_v']}, this job reads v<={STAGING_FORMAT})"
+    if row["max_v"] is not None and row["max_v"] > READ_FORMAT:
+        return f"written by a newer staging format (v={row['max_v']}, this job reads v<={READ_FORMAT})"
     if row["bad"]:
         return (f"{row['bad']} of {row['n']} lines are not valid staging records "
                 "(corrupt or truncated JSON, or missing fields)")

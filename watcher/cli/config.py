@@ -38,6 +38,12 @@ The file (every key optional except where noted)::
     # or { kind = "not_null", column = "ShardId" }
     # or { kind = "time", column = "ShardId", interval = "DAY", previous_seconds = 60 }
 
+    [[history]]                              # history-table mode (see watcher.cli.config_modes)
+    table = "Documents"
+
+    [[change_sets]]                          # tables without a commit-timestamp column
+    tables = ["Orders"]
+
 Example:
     >>> cfg = parse_config('''
     ... [watch]
@@ -67,6 +73,7 @@ from typing import Any
 from ..capture.table_set import TableSelection, is_pattern
 from ..errors import ConfigurationError, InvalidIdentifierError
 from ..sqlnames import has_name, validate_identifier
+from .config_modes import ChangeSetSettings, HistorySettings, check_one_way, read_change_sets, read_history
 
 #: The Java library's defaults.
 DEFAULT_POLL_INTERVAL = 1.0
@@ -158,6 +165,12 @@ class WatchConfig:
     watcher_id: str | None = None
     discover_interval: float = DEFAULT_DISCOVER_INTERVAL
 
+    history: tuple[HistorySettings, ...] = ()
+    change_sets: tuple[ChangeSetSettings, ...] = ()
+    #: Whether tables are polled by their commit-timestamp column (without [tables], only when
+    #: no other capture mode is configured).
+    poll_tables: bool = True
+
     def selection(self) -> TableSelection:
         """The tables to watch as names and patterns (include None: every table with a commit-timestamp column)."""
         return TableSelection(self.include, self.exclude)
@@ -211,6 +224,9 @@ def parse_config(text: str, source: str = "watcher.toml", *, base_dir: Path | No
     database = r.database(data.get("database"))
     include, exclude, tables = r.tables(data.get("tables"))
     watch = r.section("watch", data.get("watch"), _WATCH_KEYS)
+    history = read_history(r, data.get("history"))
+    change_sets = read_change_sets(r, data.get("change_sets"))
+    check_one_way(r, include, history, change_sets)
     return WatchConfig(
         source=source, database=database, include=include, exclude=exclude, tables=tables,
         poll_interval=r.number("watch.poll_interval", watch.get("poll_interval", DEFAULT_POLL_INTERVAL), minimum=0.0),
@@ -223,10 +239,11 @@ def parse_config(text: str, source: str = "watcher.toml", *, base_dir: Path | No
         watcher_id=r.text("watch.watcher_id", watch["watcher_id"]) if "watcher_id" in watch else None,
         discover_interval=r.number("watch.discover_interval", watch.get("discover_interval", DEFAULT_DISCOVER_INTERVAL),
                                    minimum=0.0),
+        history=history, change_sets=change_sets, poll_tables="tables" in data or not (history or change_sets),
     )
 
 
-_SECTIONS = ("database", "watch", "tables")
+_SECTIONS = ("database", "watch", "tables", "history", "change_sets")
 _DATABASE_KEYS = ("project", "instance", "database", "data_dir")
 _WATCH_KEYS = ("poll_interval", "limit", "fallback_to_with_query_seconds", "initial_timestamp", "checkpoint_table",
                "staging_dir", "watcher_id", "discover_interval")
@@ -363,14 +380,14 @@ class _Reader:
                 raise self.fail(f"tables.{name}", "configured but listed in tables.exclude")
         return include, exclude, settings
 
-    def include(self, value: Any) -> tuple[str, ...] | None:
+    def include(self, value: Any, key: str = "tables.include") -> tuple[str, ...] | None:
         if isinstance(value, str):
             if value.lower() == "all":
                 return None
-            raise self.fail("tables.include", f"expected \"all\" or a list of table names, got {value!r}")
-        names = self.names("tables.include", value)
+            raise self.fail(key, f"expected \"all\" or a list of table names, got {value!r}")
+        names = self.names(key, value)
         if not names:
-            raise self.fail("tables.include", "an empty list watches nothing; list at least one table, or use \"all\"")
+            raise self.fail(key, "an empty list watches nothing; list at least one table, or use \"all\"")
         return names
 
     def names(self, key: str, value: Any) -> tuple[str, ...]:

@@ -13,6 +13,13 @@ A file is UTF-8 text, one compact JSON object (a *record*) per line, each line e
 newline (:func:`batch_text`). Files appear whole (written aside, then renamed), and names not
 ending in :data:`BATCH_SUFFIX` (temporary files, reports) are not batches.
 
+**Versions.** A source that logs every version of a row (history tables) may record several
+versions of one key at one commit timestamp, and versions holding only the written columns.
+Such a record carries the :data:`VERSION_FIELDS` after the format-1 fields and is written as
+``v`` = :data:`VERSIONS_FORMAT` (so that a reader of format 1 alone sets it aside instead of
+merging versions it cannot tell apart); every other record stays exactly format 1. A reader of
+this package reads both (:data:`READ_FORMAT`).
+
 **Invariants of a batch file.**
 
 * it holds one table's records, all with the batch id of its file name;
@@ -49,10 +56,17 @@ from typing import Any
 
 from ..codec import encode_value, timestamp_text
 from ..errors import UnknownColumnTypeError
-from ..model import Change
+from ..model import NEW_ROW, NEW_VALUES, Change
 
 #: Format version written in every record (``v``), so a later reader can tell what it reads.
 STAGING_FORMAT = 1
+#: The format of a record that carries the :data:`VERSION_FIELDS` (format 1 plus those fields).
+VERSIONS_FORMAT = 2
+#: The newest format this package reads (it reads every older one too).
+READ_FORMAT = VERSIONS_FORMAT
+
+#: What a record's values hold (its ``value_capture_type``): every column, or the written ones only.
+VALUE_CAPTURE_TYPES = (NEW_ROW, NEW_VALUES)
 
 #: The JSON form of each field kind (what :data:`FIELDS` refers to).
 KINDS: Mapping[str, str] = {
@@ -87,7 +101,7 @@ class Field:
 
 #: The fields of a record, in the order they are written.
 FIELDS: tuple[Field, ...] = (
-    Field("v", "int32", True, "staging format version (STAGING_FORMAT)"),
+    Field("v", "int32", True, "staging format version (STAGING_FORMAT; VERSIONS_FORMAT with the version fields)"),
     Field("batch_id", "string", True, "the batch (one poll, or one Spark task): its file name without the suffix"),
     Field("seq", "int64", True, "position in the batch, 0..n-1"),
     Field("table", "string", True, "table name as Spanner spells it; one table per batch"),
@@ -106,8 +120,17 @@ FIELDS: tuple[Field, ...] = (
           "(STRING, ARRAY<INT64>; backfill and reconcile: as INFORMATION_SCHEMA prints it, e.g. STRING(MAX)); "
           "every column of values has one"),
 )
+#: The fields a record of :data:`VERSIONS_FORMAT` adds after :data:`FIELDS` (absent from format-1 records).
+VERSION_FIELDS: tuple[Field, ...] = (
+    Field("version_seq", "int64", False, "order of this version among the versions of its key at one commit "
+          "timestamp (a history table's Seq); part of the change's identity"),
+    Field("value_capture_type", "string", False, "NEW_ROW: values hold every column; NEW_VALUES: only the "
+          "key and the written columns (the changelog takes the others from the key's previous row)"),
+)
 #: The field names, in record order.
 RECORD_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS)
+#: The field names of a record of :data:`VERSIONS_FORMAT`, in record order.
+VERSIONS_RECORD_FIELDS: tuple[str, ...] = RECORD_FIELDS + tuple(f.name for f in VERSION_FIELDS)
 #: The fields a reader requires (present, not null).
 REQUIRED_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS if f.required)
 
@@ -275,32 +298,43 @@ def encode_row(types: Mapping[str, str], row: Mapping[str, Any], table: str = "?
 def record(*, batch_id: str, seq: int, table: str, key_columns: Sequence[str], keys: Sequence[Any],
            commit_timestamp: str | dt.datetime, values: Mapping[str, Any], types: Mapping[str, str],
            read_timestamp: str | dt.datetime | None = None, shard: Any = None, watcher_id: str | None = None,
-           read_method: str = "cdc", mod_type: str | None = None) -> dict[str, Any]:
+           read_method: str = "cdc", mod_type: str | None = None, version_seq: int | None = None,
+           value_capture_type: str | None = None) -> dict[str, Any]:
     """One record, its fields in :data:`RECORD_FIELDS` order; ``keys`` and ``values`` already typed JSON.
 
     Timestamps may be given as datetimes (written with nine fractional digits), ``shard`` as
-    the poll loop's value (written as :func:`shard_label`).
+    the poll loop's value (written as :func:`shard_label`). With ``version_seq`` or
+    ``value_capture_type`` the record is of :data:`VERSIONS_FORMAT` (both fields written).
 
     >>> r = record(batch_id="b", seq=1, table="T", key_columns=["Id"], keys=["1"], values={"Id": "1"},
     ...            types={"Id": "INT64"}, commit_timestamp=dt.datetime(2024, 5, 1, tzinfo=dt.UTC), shard=(1, 2))
     >>> r["v"], r["commit_timestamp"], r["shard"], r["read_method"]
     (1, '2024-05-01T00:00:00.000000000Z', [1, 2], 'cdc')
+    >>> v = record(batch_id="b", seq=0, table="T", key_columns=["Id"], keys=["1"], values={"Id": "1"},
+    ...            types={"Id": "INT64"}, commit_timestamp="2024-05-01T00:00:00.000000000Z", version_seq=2)
+    >>> v["v"], v["version_seq"], v["value_capture_type"]
+    (2, 2, 'NEW_ROW')
     """
+    versioned = version_seq is not None or value_capture_type is not None
+    if value_capture_type is not None and value_capture_type not in VALUE_CAPTURE_TYPES:
+        raise ValueError(f"value_capture_type must be one of {', '.join(VALUE_CAPTURE_TYPES)}, not {value_capture_type!r}")
     given = {
-        "v": STAGING_FORMAT, "batch_id": batch_id, "seq": seq, "table": table, "key_columns": list(key_columns),
+        "v": VERSIONS_FORMAT if versioned else STAGING_FORMAT, "batch_id": batch_id, "seq": seq, "table": table, "key_columns": list(key_columns),
         "keys": list(keys), "commit_timestamp": _timestamp(commit_timestamp),
         "read_timestamp": _timestamp(read_timestamp) if read_timestamp is not None else None,
         "shard": shard_label(shard), "watcher_id": watcher_id, "read_method": read_method, "mod_type": mod_type,
         "values": dict(values), "types": dict(types),
+        "version_seq": version_seq, "value_capture_type": value_capture_type or NEW_ROW,
     }
-    return {name: given[name] for name in RECORD_FIELDS}
+    return {name: given[name] for name in (VERSIONS_RECORD_FIELDS if versioned else RECORD_FIELDS)}
 
 
 def change_record(change: Change, *, batch_id: str, seq: int, types: Mapping[str, str], key_columns: Sequence[str],
                   watcher_id: str | None, read_method: str = "cdc", mod_type: str | None = None) -> dict[str, Any]:
     """The record of a change a watcher delivered, typed by the change's own ``column_types``
     (what its result set said), or by ``types`` for a change that does not carry them.
-    The record's ``types`` names exactly the columns of its values.
+    The record's ``types`` names exactly the columns of its values; it has the
+    :data:`VERSION_FIELDS` when the change carries a version sequence or a value capture type.
 
     >>> c = Change("T", (7,), {"Id": 7, "Name": "x"}, dt.datetime(2024, 5, 1, tzinfo=dt.UTC), None, None)
     >>> r = change_record(c, batch_id="b", seq=0, types={"Id": "INT64", "Name": "STRING(MAX)"},
@@ -318,7 +352,8 @@ def change_record(change: Change, *, batch_id: str, seq: int, types: Mapping[str
                   keys=encode_keys({**key_types, **row_types}, key_columns, change.keys),
                   commit_timestamp=change.commit_timestamp, read_timestamp=change.read_timestamp, shard=change.shard,
                   watcher_id=watcher_id, read_method=read_method, mod_type=mod_type, values=values,
-                  types={**row_types, **key_types})
+                  types={**row_types, **key_types},
+                  version_seq=change.version_seq, value_capture_type=change.value_capture_type)
 
 
 def to_line(rec: Mapping[str, Any]) -> str:

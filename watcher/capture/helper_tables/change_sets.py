@@ -247,6 +247,11 @@ class ChangeSetWatcher(TranslatingWatcher):
             raise TableNotFoundError(self.database.name, f"no table with a {self.change_set_column} column to watch")
         return found
 
+    def describe_tables(self) -> list[TableInfo]:
+        """Find the data tables in the schema (as :meth:`start` does); raises naming a table that cannot be watched."""
+        self._prepare()
+        return self.table_infos()
+
     def _prepare(self) -> None:
         names = self.tables()
         with self.database.snapshot(multi_use=True) as snap:

@@ -23,7 +23,12 @@ so history survives deletes of the data rows.
 
 ``NewValues`` holds the columns the mutation wrote, as JSON (INT64 as numbers, BYTES as
 base64, TIMESTAMP as RFC 3339, NUMERIC as text; the commit-timestamp placeholder is kept
-and resolved to the change's commit timestamp when read back); NULL for a DELETE.
+and resolved to the change's commit timestamp when read back); NULL for a DELETE. A
+``replace`` records the columns it leaves out as NULL (that is what it does to them), so an
+UPDATE that lacks some of the data table's columns was a partial write (``update``, or
+``insert_or_update`` of an existing row): the watcher marks it ``NEW_VALUES`` and the
+changelog fills the other columns from the key's previous version. DML goes through
+:meth:`HistoryWriter.execute_update`, which records the full rows the statement left.
 
 Example::
 
@@ -34,6 +39,7 @@ Example::
         h = docs.writer(txn)                     # one writer per transaction attempt
         h.insert_or_update(["UserId", "DocumentId", "Contents"], [[1, 7, "hello"]])
         h.delete([(1, 8)])
+        h.execute_update("UPDATE Documents SET Contents = 'x' WHERE UserId = 1", keys=[(1, 7)])
     database.run_in_transaction(edit)
 
     with HistoryWatcher(database, "Documents") as w:
@@ -53,19 +59,24 @@ from google.cloud.spanner_v1 import COMMIT_TIMESTAMP, KeySet, param_types
 from google.cloud.spanner_v1.data_types import JsonObject
 
 from ...checkpoints import CommitTimestampRepository
-from ...errors import ConfigurationError, DdlError, TableNotFoundError
+from ...errors import ConfigurationError, TableNotFoundError
+from ...model import NEW_ROW as NEW_ROW_CAPTURE
+from ...model import NEW_VALUES as NEW_VALUES_CAPTURE
 from ...model import Change, TableId
-from ...sqlnames import quote_identifier, validate_identifier
+from ...sqlnames import validate_identifier
 from ..table_info import _KEY_SQL, TableInfo, _query
 from ..table_watcher import TableWatcher
+from .history_ddl import (
+    COMMIT_TIMESTAMP_COLUMN,
+    HISTORY_COLUMNS,
+    NEW_VALUES_COLUMN,
+    OPERATION_COLUMN,
+    SEQUENCE_COLUMN,
+    history_table_ddl,
+    history_table_name,
+)
 from .history_values import decode_values, encode_values
 from .translating import TranslatingWatcher
-
-COMMIT_TIMESTAMP_COLUMN = "CommitTimestamp"
-SEQUENCE_COLUMN = "Seq"
-OPERATION_COLUMN = "Operation"
-NEW_VALUES_COLUMN = "NewValues"
-HISTORY_COLUMNS = (COMMIT_TIMESTAMP_COLUMN, SEQUENCE_COLUMN, OPERATION_COLUMN, NEW_VALUES_COLUMN)
 
 INSERT, UPDATE, DELETE = "INSERT", "UPDATE", "DELETE"
 
@@ -73,53 +84,6 @@ _COLUMNS_SQL = (
     "SELECT COLUMN_NAME, SPANNER_TYPE, IS_NULLABLE FROM INFORMATION_SCHEMA.COLUMNS "
     "WHERE TABLE_CATALOG = @catalog AND TABLE_SCHEMA = @schema AND TABLE_NAME = @table ORDER BY ORDINAL_POSITION"
 )
-
-
-def history_table_name(table: str) -> str:
-    """The default history table of ``table``.
-
-    >>> history_table_name("Documents")
-    'DocumentsHistory'
-    """
-    return f"{table}History"
-
-
-def history_table_ddl(table: str, key_columns: Sequence[tuple[str, str] | tuple[str, str, bool]], *,
-                      history_table: str | None = None) -> str:
-    """The CREATE TABLE statement of the history table of ``table``.
-
-    ``key_columns`` are the data table's primary-key columns as (name, Spanner type) or
-    (name, Spanner type, nullable).
-
-    >>> print(history_table_ddl("Documents", [("UserId", "INT64"), ("DocumentId", "INT64")]))
-    CREATE TABLE `DocumentsHistory` (
-      `UserId` INT64 NOT NULL,
-      `DocumentId` INT64 NOT NULL,
-      `CommitTimestamp` TIMESTAMP NOT NULL OPTIONS (allow_commit_timestamp=true),
-      `Seq` INT64 NOT NULL,
-      `Operation` STRING(6) NOT NULL,
-      `NewValues` JSON
-    ) PRIMARY KEY (`UserId`, `DocumentId`, `CommitTimestamp`, `Seq`)
-    """
-    name = history_table or history_table_name(table)
-    if not key_columns:
-        raise DdlError(f"Table {table} has no primary-key columns to build a history table from")
-    clash = {c.upper() for c in HISTORY_COLUMNS} & {k[0].upper() for k in key_columns}
-    if clash:
-        raise DdlError(f"Key column(s) {', '.join(sorted(clash))} of table {table} clash with the history columns "
-                       f"{', '.join(HISTORY_COLUMNS)}")
-    lines = []
-    for column in key_columns:
-        nullable = len(column) > 2 and column[2]  # type: ignore[misc]
-        lines.append(f"  {quote_identifier(column[0], 'key column')} {column[1]}{'' if nullable else ' NOT NULL'}")
-    lines += [
-        f"  {quote_identifier(COMMIT_TIMESTAMP_COLUMN)} TIMESTAMP NOT NULL OPTIONS (allow_commit_timestamp=true)",
-        f"  {quote_identifier(SEQUENCE_COLUMN)} INT64 NOT NULL",
-        f"  {quote_identifier(OPERATION_COLUMN)} STRING(6) NOT NULL",
-        f"  {quote_identifier(NEW_VALUES_COLUMN)} JSON",
-    ]
-    key = ", ".join(quote_identifier(c) for c in [*(k[0] for k in key_columns), COMMIT_TIMESTAMP_COLUMN, SEQUENCE_COLUMN])
-    return f"CREATE TABLE {quote_identifier(name, 'history table')} (\n" + ",\n".join(lines) + f"\n) PRIMARY KEY ({key})"
 
 
 def _describe(database: Any, table: str) -> tuple[dict[str, tuple[str, bool]], tuple[str, ...]]:
@@ -223,7 +187,50 @@ class HistoryWriter:
         self._write("insert_or_update", columns, values, lambda existed: UPDATE if existed else INSERT, check=True)
 
     def replace(self, columns: Sequence[str], values: Sequence[Sequence[Any]]) -> None:
-        self._write("replace", columns, values, lambda existed: UPDATE if existed else INSERT, check=True)
+        self._write("replace", columns, values, lambda existed: UPDATE if existed else INSERT, check=True,
+                    full=True)
+
+    def execute_update(self, dml: str, *, keys: Iterable[Sequence[Any]], params: Mapping[str, Any] | None = None,
+                       param_types: Mapping[str, Any] | None = None,
+                       commit_timestamp_columns: Sequence[str] = ()) -> int:
+        """Run a DML statement and record the history of the rows ``keys`` it may change; returns its row count.
+
+        DML cannot report the keys it touched on every Spanner (``THEN RETURN`` is missing from
+        the emulator), so the caller names them (read them first, e.g. with a SELECT in this
+        transaction, for an UPDATE or DELETE by condition). The writer reads whether they exist
+        before the statement and their whole rows after it (reads in a transaction see its DML),
+        and appends INSERT, UPDATE (the full row) or DELETE for each key whose existence or row
+        the statement may have changed. ``commit_timestamp_columns``: the columns the statement
+        sets to ``PENDING_COMMIT_TIMESTAMP()`` (Spanner cannot read them back before the commit;
+        they are recorded as the commit timestamp).
+
+        Raises:
+            ConfigurationError: the statement changed more rows than ``keys`` names (the
+                transaction is then rolled back by the client, as for any error in it).
+        """
+        wanted = list(dict.fromkeys(tuple(k) for k in keys))
+        before = self._existing(wanted) if wanted else {}
+        count = self.transaction.execute_update(dml, params=dict(params) if params else None,
+                                                param_types=dict(param_types) if param_types else None)
+        if count > len(wanted):
+            raise ConfigurationError(f"The statement changed {count} row(s) of {self.history.table} but only "
+                                     f"{len(wanted)} key(s) were given to record its history: {dml}")
+        pending = {c.upper() for c in commit_timestamp_columns}
+        columns = [c for c in self.history.column_types if c.upper() not in pending]
+        after = {}
+        if wanted:
+            for row in self.transaction.read(self.history.table, columns, KeySet(keys=[list(k) for k in wanted])):
+                values = dict(zip(columns, row, strict=True))
+                values.update((c, COMMIT_TIMESTAMP) for c in self.history.column_types if c.upper() in pending)
+                after[self.history.key_of(values)] = values
+        for key in wanted:
+            row = after.get(key)
+            if row is not None:
+                self._append(key, UPDATE if before[key] else INSERT, row)
+            elif before[key]:
+                self._append(key, DELETE, None)
+            self._exists[key] = row is not None
+        return int(count)
 
     def delete(self, keys: Iterable[Sequence[Any]]) -> None:
         """Delete rows by primary key; a DELETE is recorded only for rows that existed."""
@@ -255,9 +262,11 @@ class HistoryWriter:
         return names
 
     def _write(self, method: str, columns: Sequence[str], values: Sequence[Sequence[Any]], operation: Any,
-               check: bool = False) -> None:
+               check: bool = False, full: bool = False) -> None:
         names = self._columns(columns)
         rows = [dict(zip(names, row, strict=True)) for row in values]
+        if full:  # the columns a replace leaves out become NULL: recorded so, the row is whole
+            rows = [{**{c: None for c in self.history.column_types}, **row} for row in rows]
         if not rows:
             return
         keys = [self.history.key_of(r) for r in rows]
@@ -300,7 +309,10 @@ class HistoryWatcher(TranslatingWatcher):
 
     Each :class:`~watcher.model.Change` has ``table`` = the data table, ``mod_type`` INSERT,
     UPDATE or DELETE, ``row`` = the key columns plus the written columns (key columns only
-    for a DELETE), typed as the data table's columns.
+    for a DELETE), typed as the data table's columns, ``version_seq`` = the history row's
+    Seq (several versions of a key at one commit timestamp stay distinct), and
+    ``value_capture_type`` = NEW_VALUES for an UPDATE that wrote only some of the data
+    table's columns (NEW_ROW otherwise).
     """
 
     def __init__(self, database: Any, table: str, *, history_table: str | None = None,
@@ -317,6 +329,7 @@ class HistoryWatcher(TranslatingWatcher):
         self._untyped: set[str] = set()
         self._key_columns: tuple[str, ...] = ()
         self._info: TableInfo | None = None
+        self._data_gone = False
 
     def table_infos(self) -> list[TableInfo]:
         """The data table (key columns and column types as found at the last start; its
@@ -329,9 +342,11 @@ class HistoryWatcher(TranslatingWatcher):
         if history_key[-2:] != (COMMIT_TIMESTAMP_COLUMN, SEQUENCE_COLUMN) or not self._key_columns:
             raise ConfigurationError(f"{self.history_table} is not a history table: its primary key must be the key "
                                      f"columns followed by {COMMIT_TIMESTAMP_COLUMN}, {SEQUENCE_COLUMN}")
+        self._data_gone = False
         try:
             self._types = HistoryTable.discover(self.database, self.table).column_types
         except TableNotFoundError:
+            self._data_gone = True
             # The data table may be gone while its history remains: values keep their JSON form.
             self._types = {c: t for c, (t, _) in history_columns.items() if c in self._key_columns}
         self._info = TableInfo(TableId(self.table), "", self._key_columns, dict(self._types))
@@ -350,8 +365,13 @@ class HistoryWatcher(TranslatingWatcher):
             values.update(decode_values(new_values, self._types, change.commit_timestamp))
         # A column still without a type (its data table is gone) stays untyped: staging names it, never guesses.
         types = {c: self._types[c] for c in values if c in self._types}
+        operation = row[OPERATION_COLUMN]
+        # Without the data table (dropped) its columns are unknown: an update is taken as partial,
+        # so the changelog keeps the columns it does not name rather than losing them.
+        partial = operation == UPDATE and (self._data_gone or not set(self._types) <= set(values))
         return [Change(self.table, keys, values, change.commit_timestamp, change.shard, change.read_timestamp,
-                       mod_type=row[OPERATION_COLUMN], column_types=types)]
+                       mod_type=operation, column_types=types, version_seq=row[SEQUENCE_COLUMN],
+                       value_capture_type=NEW_VALUES_CAPTURE if partial else NEW_ROW_CAPTURE)]
 
     def _refresh_types(self) -> None:
         """A column added to the data table while watching: its type as the data table has it now."""

@@ -2,7 +2,10 @@
 
 Reads a TOML configuration (see :mod:`watcher.cli.config`; ``examples/watcher.toml`` watches the
 Singers sample schema), checks it and the tables it names before anything is written, then
-runs a :class:`~watcher.capture.database_watcher.DatabaseWatcher` whose polls are staged as durable
+runs a :class:`~watcher.capture.database_watcher.DatabaseWatcher` for the polled tables, a
+:class:`~watcher.capture.helper_tables.history.HistoryWatcher` per ``[[history]]`` entry and a
+:class:`~watcher.capture.helper_tables.change_sets.ChangeSetWatcher` per ``[[change_sets]]`` entry
+(together a :class:`~watcher.capture.group.WatcherGroup`), whose polls are staged as durable
 batch files (:class:`~watcher.staging.sink.StagingSink`) before each checkpoint moves. Progress
 (changes staged, lag, per table) is shown live on a terminal, as a line every few seconds
 otherwise. Stops cleanly on Ctrl-C, SIGTERM or after ``--duration`` seconds.
@@ -123,15 +126,19 @@ def _database_args(args: argparse.Namespace, cfg: Any) -> dict[str, Any]:
 # --- resolving tables against the database ---------------------------------------------------------
 
 def resolve_tables(database: Any, cfg: Any) -> dict[str, Any]:
-    """The tables to watch -> their discovered TableInfo; errors name the configuration key."""
+    """The tables to poll -> their discovered TableInfo; errors name the configuration key."""
     from ...capture.table_info import discover, watchable_tables
     from ...errors import ConfigurationError, SchemaError, TableNotFoundError
 
+    if not cfg.poll_tables:
+        return {}
     selection = cfg.selection()
     if selection.fixed:
         names, key = list(cfg.include), "tables.include"
     else:
         available = watchable_tables(database)
+        elsewhere = _captured_elsewhere(database, cfg)
+        available = [t for t in available if not has_name(elsewhere, t)]
         named = list(selection.named)
         names = named + [t for t in available if selection.matches(t) and not has_name(named, t)]
         key = "tables.include" if cfg.include is not None else "tables"
@@ -164,6 +171,58 @@ def _settings_for(cfg: Any, table: str) -> Any:
     return find_name(cfg.tables, table)
 
 
+def _captured_elsewhere(database: Any, cfg: Any) -> list[str]:
+    """Tables another capture mode of the configuration takes (so polling leaves them out, also later)."""
+    from ..config_modes import captured_elsewhere
+
+    if not (cfg.history or cfg.change_sets):
+        return []
+    return captured_elsewhere(cfg.history, cfg.change_sets,
+                              [t for w in _change_set_watchers(database, cfg) for t in w.tables()])
+
+
+def _change_set_watchers(database: Any, cfg: Any) -> list[Any]:
+    from ...capture.database_watcher import ALL
+    from ...capture.helper_tables.change_sets import ChangeSetWatcher
+    from ...checkpoints import SpannerCommitTimestampRepository
+
+    return [ChangeSetWatcher(database, list(c.tables) if c.tables is not None else ALL, exclude=c.exclude,
+                             change_sets_table=c.change_sets_table, change_set_column=c.change_set_column,
+                             checkpoints=SpannerCommitTimestampRepository(database, table=cfg.checkpoint_table),
+                             poll_interval=cfg.poll_interval, limit=cfg.limit, initial_timestamp=cfg.start_timestamp())
+            for c in cfg.change_sets]
+
+
+def build_mode_watchers(database: Any, cfg: Any) -> list[Any]:
+    """The history and change-set watchers of the configuration (not started), their tables checked;
+    errors name the configuration key."""
+    from ...capture.helper_tables.history import HistoryTable, HistoryWatcher
+    from ...checkpoints import SpannerCommitTimestampRepository
+    from ...errors import ConfigurationError, SchemaError, TableNotFoundError
+
+    watchers: list[Any] = []
+    for h in cfg.history:
+        for name, key in ((h.table, f"{h.key}.table"), (h.history_table, f"{h.key}.history_table")):
+            try:
+                HistoryTable.discover(database, name)
+            except TableNotFoundError as exc:
+                hint = (" (create it with HistoryTable.discover(database, table).create(database))"
+                        if name == h.history_table else "")
+                raise cfg.error(key, f"{exc} in {database.name}{hint}") from None
+        watchers.append(HistoryWatcher(database, h.table, history_table=h.history_table,
+                                       checkpoints=SpannerCommitTimestampRepository(database, table=cfg.checkpoint_table),
+                                       poll_interval=cfg.poll_interval, limit=cfg.limit,
+                                       fallback_to_with_query_seconds=cfg.fallback_to_with_query_seconds,
+                                       initial_timestamp=cfg.start_timestamp()))
+    for c, w in zip(cfg.change_sets, _change_set_watchers(database, cfg), strict=True):
+        try:
+            w.describe_tables()
+        except (SchemaError, ConfigurationError) as exc:
+            raise cfg.error(f"{c.key}.tables", f"{exc} in {database.name}") from None
+        watchers.append(w)
+    return watchers
+
+
 def build_watcher(database: Any, cfg: Any, tables: list[str]) -> Watcher:
     """The DatabaseWatcher the configuration describes (not started).
 
@@ -190,7 +249,8 @@ def build_watcher(database: Any, cfg: Any, tables: list[str]) -> Watcher:
             columns[table] = s.commit_timestamp_column
     selection = cfg.selection()
     chosen: dict[str, Any] = ({"include": tables} if selection.fixed else
-                              {"include": selection.include, "exclude": selection.exclude})
+                              {"include": selection.include,
+                               "exclude": [*selection.exclude, *_captured_elsewhere(database, cfg)]})
     return DatabaseWatcher(
         database, **chosen, discover_interval=cfg.discover_interval, shard_provider=providers, table_hint=hints,
         commit_timestamp_column=columns,
@@ -287,6 +347,7 @@ def run(args: argparse.Namespace) -> int:
     """Check the configuration and the tables, then watch until stopped."""
     from google.api_core.exceptions import GoogleAPICallError
 
+    from ...capture.group import WatcherGroup
     from ...errors import ConfigurationError, WatcherError
     from ...staging.sink import StagingSink
     from ..config import load_config
@@ -309,11 +370,15 @@ def run(args: argparse.Namespace) -> int:
     try:
         with stop_on_signals(stop), metrics, open_database(**_database_args(args, cfg)) as target:
             infos = resolve_tables(target.database, cfg)
-            watcher = build_watcher(target.database, cfg, list(infos))
+            modes = build_mode_watchers(target.database, cfg)
+            members = ([build_watcher(target.database, cfg, list(infos))] if infos else []) + modes
+            watcher = WatcherGroup(members) if len(members) > 1 else members[0]
             sink = StagingSink(staging, watcher_id=cfg.watcher_id)
             sink.attach(watcher)
             watcher.add_batch_callback(progress.on_batch)
-            print(f"watching {', '.join(infos)} in {target.describe()}; staging to {staging}"
+            watched = [*infos, *(f"{h.table} (history)" for h in cfg.history),
+                       *(f"{i.table} (change sets)" for w in modes[len(cfg.history):] for i in w.table_infos())]
+            print(f"watching {', '.join(watched)} in {target.describe()}; staging to {staging}"
                   f"{'' if args.duration else '; press Ctrl-C to stop'}", flush=True)
             if isinstance(metrics, MetricsServer):
                 metrics.watcher = watcher

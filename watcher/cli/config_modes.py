@@ -1,0 +1,144 @@
+"""The capture modes of the ``watch`` configuration besides polling: history tables and change sets.
+
+::
+
+    [[history]]                          # history-table mode: every version of every row, deletes included
+    table = "Documents"                  # required: the data table (its writers append history rows)
+    history_table = "DocumentsHistory"   # default: <table>History
+
+    [[change_sets]]                      # tables without a commit-timestamp column, through CHANGE_SETS
+    tables = ["Orders", "Stock"]         # default "all": every table with the change-set id column
+    exclude = ["Scratch"]                # only with tables = "all"
+    change_sets_table = "CHANGE_SETS"
+    change_set_column = "CHANGE_SET_ID"
+
+With either section and no ``[tables]`` section, no table is polled by its commit-timestamp
+column; give ``[tables]`` (``include = "all"`` or a list) to poll tables too. A table is
+captured one way only: naming it in two places is an error, and ``include = "all"`` leaves
+out the tables captured otherwise, the history tables and the change-set tables.
+
+Example:
+    >>> from watcher.cli.config import parse_config
+    >>> cfg = parse_config('[[history]]\\ntable = "Documents"', "w.toml")
+    >>> cfg.history[0].history_table, cfg.poll_tables
+    ('DocumentsHistory', False)
+    >>> parse_config('[[history]]\\ntable = "Documents"\\nhistory = "X"', "w.toml")
+    Traceback (most recent call last):
+    ...
+    watcher.cli.config.ConfigError: w.toml: history[0].history: unknown key (did you mean history_table?)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..sqlnames import has_name
+
+if TYPE_CHECKING:
+    from .config import _Reader
+
+HISTORY_KEYS = ("table", "history_table")
+CHANGE_SETS_KEYS = ("tables", "exclude", "change_sets_table", "change_set_column")
+DEFAULT_CHANGE_SETS_TABLE = "CHANGE_SETS"
+DEFAULT_CHANGE_SET_COLUMN = "CHANGE_SET_ID"
+
+
+@dataclass(frozen=True)
+class HistorySettings:
+    """One ``[[history]]`` entry: a data table watched through its history table."""
+
+    key: str
+    table: str
+    history_table: str
+
+
+@dataclass(frozen=True)
+class ChangeSetSettings:
+    """One ``[[change_sets]]`` entry (``tables`` None: every table with the change-set column)."""
+
+    key: str
+    tables: tuple[str, ...] | None
+    exclude: tuple[str, ...]
+    change_sets_table: str
+    change_set_column: str
+
+
+def _entries(r: _Reader, name: str, value: Any) -> list[dict[str, Any]]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise r.fail(name, f"expected [[{name}]] entries (an array of tables), got {type(value).__name__}")
+    return value
+
+
+def read_history(r: _Reader, value: Any) -> tuple[HistorySettings, ...]:
+    """The ``[[history]]`` entries, checked."""
+    from ..capture.helper_tables.history import history_table_name
+
+    out: list[HistorySettings] = []
+    for i, entry in enumerate(_entries(r, "history", value)):
+        key = f"history[{i}]"
+        r.keys(key, entry, HISTORY_KEYS)
+        if "table" not in entry:
+            raise r.fail(f"{key}.table", "missing: name the data table whose history table is watched")
+        table = r.identifier(f"{key}.table", entry["table"], "table name")
+        if has_name([h.table for h in out], table):
+            raise r.fail(f"{key}.table", f"{table} is listed twice in [[history]]")
+        history = (r.identifier(f"{key}.history_table", entry["history_table"], "table name")
+                   if "history_table" in entry else history_table_name(table))
+        out.append(HistorySettings(key, table, history))
+    return tuple(out)
+
+
+def read_change_sets(r: _Reader, value: Any) -> tuple[ChangeSetSettings, ...]:
+    """The ``[[change_sets]]`` entries, checked."""
+    out: list[ChangeSetSettings] = []
+    for i, entry in enumerate(_entries(r, "change_sets", value)):
+        key = f"change_sets[{i}]"
+        r.keys(key, entry, CHANGE_SETS_KEYS)
+        tables = r.include(entry.get("tables", "all"), f"{key}.tables")
+        exclude = r.names(f"{key}.exclude", entry.get("exclude", []))
+        if exclude and tables is not None:
+            raise r.fail(f"{key}.exclude", "only applies with tables = \"all\"")
+        out.append(ChangeSetSettings(
+            key, tables, exclude,
+            r.identifier(f"{key}.change_sets_table", entry.get("change_sets_table", DEFAULT_CHANGE_SETS_TABLE),
+                         "table name"),
+            r.identifier(f"{key}.change_set_column", entry.get("change_set_column", DEFAULT_CHANGE_SET_COLUMN),
+                         "column name")))
+    return tuple(out)
+
+
+def check_one_way(r: _Reader, include: tuple[str, ...] | None, history: tuple[HistorySettings, ...],
+                  change_sets: tuple[ChangeSetSettings, ...]) -> None:
+    """Each named table is captured one way only (two ways would stage its changes twice)."""
+    seen: dict[str, str] = {}
+
+    def claim(table: str, key: str) -> None:
+        for name, where in seen.items():
+            if has_name([name], table):
+                raise r.fail(key, f"{table} is already captured by {where}; a table is captured one way only")
+        seen[table] = key
+
+    for t in include or ():
+        claim(t, "tables.include")
+    for h in history:
+        claim(h.table, f"{h.key}.table")
+    for c in change_sets:
+        for t in c.tables or ():
+            claim(t, f"{c.key}.tables")
+    if sum(1 for c in change_sets if c.tables is None) > 1:
+        raise r.fail("change_sets", "tables = \"all\" may be used by one [[change_sets]] entry only")
+
+
+def captured_elsewhere(history: tuple[HistorySettings, ...], change_sets: tuple[ChangeSetSettings, ...],
+                       change_set_tables: list[str]) -> list[str]:
+    """Tables that ``include = "all"`` leaves out: captured by another mode, or its helper tables.
+
+    >>> captured_elsewhere((HistorySettings("h", "Docs", "DocsHistory"),), (), ["Orders"])
+    ['Docs', 'DocsHistory', 'Orders']
+    """
+    names = [n for h in history for n in (h.table, h.history_table)]
+    names += [c.change_sets_table for c in change_sets]
+    return names + change_set_tables
