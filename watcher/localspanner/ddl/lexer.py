@@ -108,7 +108,7 @@ class _Lexer:
 
     def fail(self, offset: int, detail: str) -> errors.SpannerError:
         line, col = self.position(offset)
-        return errors.ddl_syntax_error(self.text, f"{detail} at line {line}, column {col}")
+        return errors.ddl_syntax_at(self.text, detail, line, col)
 
     def emit(self, kind: str, start: int, end: int, value: str | None = None) -> None:
         line, col = self.position(start)

@@ -27,6 +27,20 @@ from .change_stream_reads import (
     partition_token_unknown,
     read_options_not_null,
 )
+from .ddl_details import (
+    DDL_ALTER_GENERATED_COLUMN,
+    DDL_IDENTITY_COLUMNS,
+    DDL_ROW_DELETION_POLICY,
+    ddl_bad_type_at,
+    ddl_expecting,
+    ddl_option_not_supported,
+    ddl_second_primary_key,
+    ddl_syntax_at,
+    feature_alter_table,
+    feature_create,
+    feature_drop,
+    feature_in_create_table,
+)
 from .data import (
     bad_parameter,
     bad_value,
@@ -283,4 +297,16 @@ __all__ = [
     "database_option_unknown",
     "instance_capacity_invalid",
     "instance_update_field_unknown",
+    "DDL_ALTER_GENERATED_COLUMN",
+    "DDL_IDENTITY_COLUMNS",
+    "DDL_ROW_DELETION_POLICY",
+    "ddl_bad_type_at",
+    "ddl_expecting",
+    "ddl_option_not_supported",
+    "ddl_second_primary_key",
+    "ddl_syntax_at",
+    "feature_alter_table",
+    "feature_create",
+    "feature_drop",
+    "feature_in_create_table",
 ]
