@@ -27,20 +27,6 @@ from .change_stream_reads import (
     partition_token_unknown,
     read_options_not_null,
 )
-from .ddl_details import (
-    DDL_ALTER_GENERATED_COLUMN,
-    DDL_IDENTITY_COLUMNS,
-    DDL_ROW_DELETION_POLICY,
-    ddl_bad_type_at,
-    ddl_expecting,
-    ddl_option_not_supported,
-    ddl_second_primary_key,
-    ddl_syntax_at,
-    feature_alter_table,
-    feature_create,
-    feature_drop,
-    feature_in_create_table,
-)
 from .data import (
     bad_parameter,
     bad_value,
@@ -72,6 +58,20 @@ from .data import (
     untranslatable_statement,
     value_too_long,
     wrong_key_arity,
+)
+from .ddl_details import (
+    DDL_ALTER_GENERATED_COLUMN,
+    DDL_IDENTITY_COLUMNS,
+    DDL_ROW_DELETION_POLICY,
+    ddl_bad_type_at,
+    ddl_expecting,
+    ddl_option_not_supported,
+    ddl_second_primary_key,
+    ddl_syntax_at,
+    feature_alter_table,
+    feature_create,
+    feature_drop,
+    feature_in_create_table,
 )
 from .requests import (
     alter_database_invalid,
