@@ -249,3 +249,12 @@ def invalid_set_item(sql: str) -> str:
 
 def invalid_then_return(sql: str) -> str:
     return f"Invalid THEN RETURN clause: {sql}"
+
+
+# --- name resolution (sql/scope.py) ---------------------------------------------------------
+def ambiguous_column(name: str) -> str:
+    return f"Column name {name} is ambiguous"
+
+
+def name_not_found_inside(name: str, qualifier: str) -> str:
+    return f"Name {name} not found inside {qualifier}"
