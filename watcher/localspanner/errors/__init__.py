@@ -63,6 +63,10 @@ from .ddl_details import (
     DDL_ALTER_GENERATED_COLUMN,
     DDL_IDENTITY_COLUMNS,
     DDL_ROW_DELETION_POLICY,
+    LEX_EMPTY_QUOTED_IDENTIFIER,
+    LEX_UNTERMINATED_COMMENT,
+    LEX_UNTERMINATED_QUOTED_IDENTIFIER,
+    LEX_UNTERMINATED_STRING,
     ddl_bad_type_at,
     ddl_expecting,
     ddl_option_not_supported,
@@ -72,6 +76,7 @@ from .ddl_details import (
     feature_create,
     feature_drop,
     feature_in_create_table,
+    lex_illegal_escape,
 )
 from .requests import (
     DEFAULT_LEADER_EXPECTED,
@@ -587,4 +592,9 @@ __all__ = [
     "type_not_storable",
     "unknown_time_zone",
     "struct_value_fields",
+    "LEX_EMPTY_QUOTED_IDENTIFIER",
+    "LEX_UNTERMINATED_COMMENT",
+    "LEX_UNTERMINATED_QUOTED_IDENTIFIER",
+    "LEX_UNTERMINATED_STRING",
+    "lex_illegal_escape",
 ]

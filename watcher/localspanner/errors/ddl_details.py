@@ -59,3 +59,14 @@ def feature_alter_table(*words: str) -> str:
 
 def feature_drop(kind: str) -> str:
     return f"DROP {kind}"
+
+
+#: What the DDL lexer found wrong (``ddl_syntax_at`` adds the position).
+LEX_UNTERMINATED_COMMENT = "Unterminated comment"
+LEX_UNTERMINATED_QUOTED_IDENTIFIER = "Unterminated quoted identifier"
+LEX_EMPTY_QUOTED_IDENTIFIER = "Empty quoted identifier"
+LEX_UNTERMINATED_STRING = "Unterminated string literal"
+
+
+def lex_illegal_escape(code: str) -> str:
+    return f"Illegal escape sequence '\\{code}'"
