@@ -30,6 +30,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from . import errors
 from .types import SpannerType, TypeCode
 
 _NON_FINITE = {math.inf: "Infinity", -math.inf: "-Infinity"}
@@ -84,7 +85,7 @@ def struct_fields(t: SpannerType, stored: Any) -> list[Any]:
         return [stored.get(name) for name, _ in t.fields]
     items = list(stored)
     if len(items) != len(t.fields):
-        raise ValueError(f"a value of {t} needs {len(t.fields)} fields, got {len(items)}")
+        raise ValueError(errors.struct_value_fields(t, len(t.fields), len(items)))
     return items
 
 

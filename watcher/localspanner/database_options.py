@@ -24,7 +24,7 @@ from .ddl.printer import print_statement
 
 def _leader(value: str) -> str:
     if not value.strip():
-        raise errors.database_option_invalid("default_leader", value, "a region name such as 'us-central1'")
+        raise errors.database_option_invalid("default_leader", value, errors.DEFAULT_LEADER_EXPECTED)
     return value
 
 

@@ -70,12 +70,10 @@ def capacity(*, node_count: int, processing_units: int) -> tuple[int, int]:
     Neither means one node, as the client's default. Both must agree.
     """
     if node_count < 0 or processing_units < 0:
-        raise errors.instance_capacity_invalid(f"node_count {node_count} and processing_units {processing_units} "
-                                               "must not be negative")
+        raise errors.instance_capacity_invalid(errors.capacity_negative(node_count, processing_units))
     if node_count and processing_units and node_count * PROCESSING_UNITS_PER_NODE != processing_units:
         raise errors.instance_capacity_invalid(
-            f"node_count {node_count} and processing_units {processing_units} disagree: a node is "
-            f"{PROCESSING_UNITS_PER_NODE} processing units")
+            errors.capacity_disagrees(node_count, processing_units, PROCESSING_UNITS_PER_NODE))
     units = processing_units or node_count * PROCESSING_UNITS_PER_NODE or PROCESSING_UNITS_PER_NODE
     if units < PROCESSING_UNITS_PER_NODE:
         ok = units % PROCESSING_UNITS_STEP_BELOW_A_NODE == 0
@@ -83,6 +81,5 @@ def capacity(*, node_count: int, processing_units: int) -> tuple[int, int]:
         ok = units % PROCESSING_UNITS_PER_NODE == 0 and units <= MAX_NODES * PROCESSING_UNITS_PER_NODE
     if not ok:
         raise errors.instance_capacity_invalid(
-            f"processing_units {units} must be a multiple of {PROCESSING_UNITS_STEP_BELOW_A_NODE} below "
-            f"{PROCESSING_UNITS_PER_NODE}, or a multiple of {PROCESSING_UNITS_PER_NODE}")
+            errors.capacity_granularity(units, PROCESSING_UNITS_STEP_BELOW_A_NODE, PROCESSING_UNITS_PER_NODE))
     return units // PROCESSING_UNITS_PER_NODE, units

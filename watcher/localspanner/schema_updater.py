@@ -153,10 +153,7 @@ class _Context:
 
     def check_name(self, kind: str, name: str) -> None:
         if not _NAME.match(name) or len(name) > MAX_NAME_LENGTH:
-            raise self.invalid(
-                f"Invalid {kind} name {name!r}: names start with a letter, hold only letters, digits and '_', "
-                f"and have at most {MAX_NAME_LENGTH} characters"
-            )
+            raise self.invalid(errors.invalid_name(kind, name, MAX_NAME_LENGTH))
 
 
 _Result = tuple[list[Table], list[Index]] | list[ChangeStream] | Catalog | None
@@ -172,22 +169,20 @@ def _replace_table(catalog: Catalog, table: Table) -> tuple[list[Table], list[In
 def _check_column(ctx: _Context, table: str, column: Column, columns: Iterable[Column]) -> Column:
     ctx.check_name("column", column.name)
     if _has_struct(column.type):
-        raise ctx.invalid(f"Column {table}.{column.name} has type {column.type}: STRUCT columns are not allowed")
+        raise ctx.invalid(errors.struct_column(f"{table}.{column.name}", column.type))
     if column.allow_commit_timestamp and column.type.code != TypeCode.TIMESTAMP:
-        raise ctx.invalid(
-            f"Column {table}.{column.name} has type {column.type}: allow_commit_timestamp is only allowed on TIMESTAMP columns"
-        )
+        raise ctx.invalid(errors.commit_timestamp_option_type(f"{table}.{column.name}", column.type))
     names = {c.name.lower(): c.name for c in columns}
     if column.generated is not None:
         for ref in referenced_names(column.generated):
             if ref.lower() not in names:
-                raise ctx.invalid(f"Generated column {table}.{column.name} references unknown column {ref}")
+                raise ctx.invalid(errors.generated_unknown_reference(f"{table}.{column.name}", ref))
             if ref.lower() == column.name.lower():
-                raise ctx.invalid(f"Generated column {table}.{column.name} cannot reference itself")
+                raise ctx.invalid(errors.generated_references_itself(f"{table}.{column.name}"))
     if column.default is not None:
         for ref in referenced_names(column.default):
             if ref.lower() in names:
-                raise ctx.invalid(f"The DEFAULT of column {table}.{column.name} cannot reference column {names[ref.lower()]}")
+                raise ctx.invalid(errors.default_references_column(f"{table}.{column.name}", names[ref.lower()]))
     return column
 
 
@@ -201,14 +196,14 @@ def _resolve_key(ctx: _Context, table: Table, parts: Iterable[KeyPart], what: st
     for part in parts:
         column = table.column(part.column)
         if column is None:
-            raise ctx.invalid(f"{what} names column {part.column}, which table {table.name} does not have")
+            raise ctx.invalid(errors.key_unknown_column(what, part.column, table.name))
         if any(p.column == column.name for p in out):
-            raise ctx.invalid(f"{what} names column {table.name}.{column.name} twice")
+            raise ctx.invalid(errors.key_column_twice(what, f"{table.name}.{column.name}"))
         if column.type.code in _NOT_KEYABLE:
-            raise ctx.invalid(f"{what} cannot use column {table.name}.{column.name} of type {column.type} as a key")
+            raise ctx.invalid(errors.key_column_not_keyable(what, f"{table.name}.{column.name}", column.type))
         out.append(KeyPart(column.name, part.descending))
     if len(out) > MAX_KEY_COLUMNS:
-        raise ctx.invalid(f"{what} has {len(out)} key columns; at most {MAX_KEY_COLUMNS} are allowed")
+        raise ctx.invalid(errors.too_many_key_columns(what, len(out), MAX_KEY_COLUMNS))
     return tuple(out)
 
 
@@ -221,13 +216,13 @@ def _create_table(ctx: _Context, node: nodes.CreateTable) -> _Result:
     seen: set[str] = set()
     for column in node.columns:
         if column.name.lower() in seen:
-            raise ctx.invalid(f"Duplicate column name {node.name}.{column.name}")
+            raise ctx.invalid(errors.duplicate_column(f"{node.name}.{column.name}"))
         seen.add(column.name.lower())
         _check_column(ctx, node.name, column, node.columns)
     if len(node.columns) > MAX_COLUMNS_PER_TABLE:
-        raise ctx.invalid(f"Table {node.name} has {len(node.columns)} columns; at most {MAX_COLUMNS_PER_TABLE} are allowed")
+        raise ctx.invalid(errors.too_many_columns(node.name, len(node.columns), MAX_COLUMNS_PER_TABLE))
     table = Table(node.name, node.columns, ())
-    key = _resolve_key(ctx, table, node.primary_key, f"The primary key of table {node.name}")
+    key = _resolve_key(ctx, table, node.primary_key, errors.primary_key_subject(node.name))
     parent_name = None
     if node.parent is not None:
         parent = ctx.table(node.parent)
@@ -243,27 +238,21 @@ def _check_interleave(ctx: _Context, name: str, key: tuple[KeyPart, ...], child:
         depth += 1
         ancestor = ctx.table(ancestor.parent)
     if depth > MAX_INTERLEAVE_DEPTH:
-        raise ctx.invalid(f"Table {name} would be interleaved {depth} levels deep; at most {MAX_INTERLEAVE_DEPTH} are allowed")
+        raise ctx.invalid(errors.interleave_too_deep(name, depth, MAX_INTERLEAVE_DEPTH))
     if len(key) < len(parent.primary_key):
-        raise ctx.invalid(
-            f"Table {name} is interleaved in {parent.name}, so its primary key must start with "
-            f"{parent.name}'s key ({', '.join(parent.key_names)})"
-        )
+        raise ctx.invalid(errors.interleave_key_prefix(name, parent.name, parent.key_names))
     for mine, theirs in zip(key, parent.primary_key, strict=False):
         mine_col, theirs_col = child.column(mine.column), parent.column(theirs.column)
         assert mine_col is not None and theirs_col is not None
         problem = (
-            "has a different name" if mine.column.lower() != theirs.column.lower()
-            else f"has type {mine_col.type}, not {theirs_col.type}" if not mine_col.type.same_kind(theirs_col.type)
-            else "has a different sort order" if mine.descending != theirs.descending
-            else "has a different nullability" if mine_col.not_null != theirs_col.not_null
+            errors.KEY_DIFFERENT_NAME if mine.column.lower() != theirs.column.lower()
+            else errors.key_different_type(mine_col.type, theirs_col.type) if not mine_col.type.same_kind(theirs_col.type)
+            else errors.KEY_DIFFERENT_ORDER if mine.descending != theirs.descending
+            else errors.KEY_DIFFERENT_NULLABILITY if mine_col.not_null != theirs_col.not_null
             else None
         )
         if problem:
-            raise ctx.invalid(
-                f"Key column {name}.{mine.column} {problem} than parent key column {parent.name}.{theirs.column}: "
-                f"an interleaved table's key must start with its parent's key"
-            )
+            raise ctx.invalid(errors.interleave_key_mismatch(f"{name}.{mine.column}", problem, f"{parent.name}.{theirs.column}"))
 
 
 def _drop_table(ctx: _Context, node: nodes.DropTable) -> _Result:
@@ -272,12 +261,12 @@ def _drop_table(ctx: _Context, node: nodes.DropTable) -> _Result:
     table = ctx.table(node.name)
     indexes = ctx.catalog.indexes_of(table.name)
     if indexes:
-        raise ctx.invalid(f"Cannot drop table {table.name}: it has indexes ({', '.join(i.name for i in indexes)}); drop them first")
+        raise ctx.invalid(errors.drop_table_with_indexes(table.name, (i.name for i in indexes)))
     change_stream_rules.check_drop_table(ctx.catalog, ctx.statement, table)
     view_rules.check_no_dependents(ctx.catalog, ctx.statement, "TABLE", table.name)
     children = ctx.catalog.children_of(table.name)
     if children:
-        raise ctx.invalid(f"Cannot drop table {table.name}: table {children[0].name} is interleaved in it")
+        raise ctx.invalid(errors.drop_table_with_children(table.name, children[0].name))
     return [t for t in ctx.catalog.tables if t is not table], list(ctx.catalog.indexes)
 
 
@@ -289,17 +278,17 @@ def _create_index(ctx: _Context, node: nodes.CreateIndex) -> _Result:
     ctx.check_new_name("index", node.name)
     table = ctx.table(node.table)
     if not node.key:
-        raise ctx.invalid(f"Index {node.name} needs at least one key column")
-    key = _resolve_key(ctx, table, node.key, f"Index {node.name}")
+        raise ctx.invalid(errors.index_without_key(node.name))
+    key = _resolve_key(ctx, table, node.key, errors.index_subject(node.name))
     storing: list[str] = []
     for name in node.storing:
         column = table.column(name)
         if column is None:
-            raise ctx.invalid(f"Index {node.name} stores column {name}, which table {table.name} does not have")
+            raise ctx.invalid(errors.index_stores_unknown_column(node.name, name, table.name))
         if column.name in table.key_names or any(p.column == column.name for p in key):
-            raise ctx.invalid(f"Index {node.name} cannot store key column {table.name}.{column.name}: it is in the index already")
+            raise ctx.invalid(errors.index_stores_key_column(node.name, f"{table.name}.{column.name}"))
         if column.name in storing:
-            raise ctx.invalid(f"Index {node.name} stores column {table.name}.{column.name} twice")
+            raise ctx.invalid(errors.index_stores_column_twice(node.name, f"{table.name}.{column.name}"))
         storing.append(column.name)
     interleave = None
     if node.interleave_in is not None:
@@ -313,12 +302,10 @@ def _check_index_interleave(ctx: _Context, name: str, table: Table, key: tuple[K
     while ancestor is not None and ancestor.name != parent.name:
         ancestor = ctx.catalog.table(ancestor.parent) if ancestor.parent else None
     if ancestor is None:
-        raise ctx.invalid(f"Index {name} on {table.name} cannot be interleaved in {parent.name}: it is not {table.name} or one of its ancestors")
+        raise ctx.invalid(errors.index_interleave_not_ancestor(name, table.name, parent.name))
     prefix = [p.column.lower() for p in key[: len(parent.primary_key)]]
     if prefix != [c.lower() for c in parent.key_names]:
-        raise ctx.invalid(
-            f"Index {name} is interleaved in {parent.name}, so its key must start with {parent.name}'s key ({', '.join(parent.key_names)})"
-        )
+        raise ctx.invalid(errors.index_interleave_key_prefix(name, parent.name, parent.key_names))
     return parent.name
 
 
@@ -337,12 +324,12 @@ def _add_column(ctx: _Context, node: nodes.AlterTableAddColumn) -> _Result:
     if table.column(column.name) is not None:
         if node.if_not_exists:
             return None
-        raise ctx.invalid(f"Duplicate column name {table.name}.{column.name}")
+        raise ctx.invalid(errors.duplicate_column(f"{table.name}.{column.name}"))
     _check_column(ctx, table.name, column, (*table.columns, column))
     if column.not_null and column.default is None and column.generated is None:
-        raise ctx.invalid(f"Cannot add NOT NULL column {table.name}.{column.name} to an existing table without a DEFAULT")
+        raise ctx.invalid(errors.not_null_without_default(f"{table.name}.{column.name}"))
     if len(table.columns) >= MAX_COLUMNS_PER_TABLE:
-        raise ctx.invalid(f"Table {table.name} already has {MAX_COLUMNS_PER_TABLE} columns")
+        raise ctx.invalid(errors.columns_full(table.name, MAX_COLUMNS_PER_TABLE))
     return _replace_table(ctx.catalog, dataclasses.replace(table, columns=(*table.columns, column)))
 
 
@@ -350,14 +337,14 @@ def _drop_column(ctx: _Context, node: nodes.AlterTableDropColumn) -> _Result:
     table = ctx.table(node.table)
     column = ctx.column(table, node.column)
     if column.name in table.key_names:
-        raise ctx.invalid(f"Cannot drop key column {table.name}.{column.name}")
+        raise ctx.invalid(errors.drop_key_column(f"{table.name}.{column.name}"))
     change_stream_rules.check_drop_column(ctx.catalog, ctx.statement, table, column.name)
     for index in ctx.catalog.indexes_of(table.name):
         if column.name in index.storing or any(p.column == column.name for p in index.key):
-            raise ctx.invalid(f"Cannot drop column {table.name}.{column.name}: index {index.name} uses it")
+            raise ctx.invalid(errors.drop_column_used_by_index(f"{table.name}.{column.name}", index.name))
     for other in table.columns:
         if other.generated and column.name.lower() in {r.lower() for r in referenced_names(other.generated)}:
-            raise ctx.invalid(f"Cannot drop column {table.name}.{column.name}: generated column {other.name} uses it")
+            raise ctx.invalid(errors.drop_column_used_by_generated(f"{table.name}.{column.name}", other.name))
     columns = tuple(c for c in table.columns if c is not column)
     return _replace_table(ctx.catalog, dataclasses.replace(table, columns=columns))
 
@@ -374,7 +361,7 @@ def _set_default(ctx: _Context, node: nodes.AlterColumnSetDefault) -> _Result:
     table = ctx.table(node.table)
     column = ctx.column(table, node.column)
     if column.is_generated:
-        raise ctx.invalid(f"Column {table.name}.{column.name} is generated, so it cannot have a DEFAULT")
+        raise ctx.invalid(errors.generated_with_default(f"{table.name}.{column.name}"))
     new = dataclasses.replace(column, default=node.default)
     _check_column(ctx, table.name, new, table.columns)
     return _replace_column(ctx.catalog, table, new)
@@ -385,11 +372,11 @@ def _alter_column_type(ctx: _Context, node: nodes.AlterColumnType) -> _Result:
     column = ctx.column(table, node.column)
     where = f"{table.name}.{column.name}"
     if column.is_generated:
-        raise ctx.invalid(f"Column {where} is generated; drop and add it to change it")
+        raise ctx.invalid(errors.alter_generated_column(where))
     if not _convertible(column.type, node.type):
-        raise ctx.invalid(f"Cannot change the type of column {where} from {column.type} to {node.type}")
+        raise ctx.invalid(errors.column_type_change(where, column.type, node.type))
     if column.name in table.key_names and (str(column.type) != str(node.type) or column.not_null != node.not_null):
-        raise ctx.invalid(f"Cannot change the type or nullability of key column {where}")
+        raise ctx.invalid(errors.key_column_change(where))
     allow = column.allow_commit_timestamp if node.allow_commit_timestamp is None else node.allow_commit_timestamp
     new = dataclasses.replace(column, type=node.type, not_null=node.not_null, default=node.default, allow_commit_timestamp=allow)
     _check_column(ctx, table.name, new, table.columns)
@@ -409,11 +396,11 @@ def _replace_column(catalog: Catalog, table: Table, column: Column) -> tuple[lis
 
 
 def _create_database(ctx: _Context, node: nodes.CreateDatabase) -> _Result:
-    raise ctx.invalid("CREATE DATABASE is only allowed as the create statement of CreateDatabase, not in a schema update")
+    raise ctx.invalid(errors.SCHEMA_CREATE_DATABASE_IN_UPDATE)
 
 
 def _alter_database(ctx: _Context, node: nodes.AlterDatabase) -> _Result:
-    raise ctx.invalid("ALTER DATABASE sets database options; the database engine applies it, not the schema updater")
+    raise ctx.invalid(errors.SCHEMA_ALTER_DATABASE_IN_UPDATER)
 
 
 _HANDLERS: dict[type, Callable[..., _Result]] = {

@@ -38,7 +38,7 @@ from collections.abc import Callable
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from . import composite_values
+from . import composite_values, errors
 from . import types as T
 from .types import SpannerType, TypeCode
 
@@ -75,12 +75,12 @@ def parse_timestamp(text: str, default_zone: str = "UTC") -> int:
     """
     m = _TS_RE.match(text.strip())
     if not m:
-        raise ValueError_(f"invalid timestamp {text!r}")
+        raise ValueError_(errors.invalid_text("timestamp", text))
     year, month, day, hh, mm, ss, frac, z, sign, oh, om, zone = m.groups()
     try:
         base = _dt.datetime(int(year), int(month), int(day), int(hh or 0), int(mm or 0), int(ss or 0))
     except ValueError as exc:
-        raise ValueError_(f"invalid timestamp {text!r}: {exc}") from None
+        raise ValueError_(errors.invalid_text("timestamp", text, exc)) from None
     nanos = int((frac or "").ljust(9, "0"))
     offset_s = 0
     if sign:
@@ -90,7 +90,7 @@ def parse_timestamp(text: str, default_zone: str = "UTC") -> int:
     micros = (base - _EPOCH) // _dt.timedelta(microseconds=1)
     total = micros * 1000 + nanos - offset_s * 1_000_000_000
     if not _MIN_TS_NANOS <= total <= _MAX_TS_NANOS:
-        raise ValueError_(f"timestamp {text!r} is out of range 0001-01-01..9999-12-31")
+        raise ValueError_(errors.timestamp_out_of_range(text))
     return total
 
 
@@ -100,7 +100,7 @@ def _zone_offset(zone: str, local: _dt.datetime) -> int:
     try:
         tz = ZoneInfo(zone)
     except (ZoneInfoNotFoundError, ValueError):
-        raise ValueError_(f"unknown time zone {zone!r}") from None
+        raise ValueError_(errors.unknown_time_zone(zone)) from None
     off = local.replace(tzinfo=tz).utcoffset()
     return int(off.total_seconds()) if off is not None else 0
 
@@ -144,11 +144,11 @@ def nanos_to_datetime(nanos: int) -> _dt.datetime:
 def parse_date(text: str) -> str:
     m = _DATE_RE.match(text.strip())
     if not m:
-        raise ValueError_(f"invalid date {text!r}")
+        raise ValueError_(errors.invalid_text("date", text))
     try:
         d = _dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
     except ValueError as exc:
-        raise ValueError_(f"invalid date {text!r}: {exc}") from None
+        raise ValueError_(errors.invalid_text("date", text, exc)) from None
     return f"{d.year:04d}-{d.month:02d}-{d.day:02d}"
 
 
@@ -170,14 +170,14 @@ def canonical_numeric(value: str | int | float | decimal.Decimal, *, exact: bool
     try:
         d = decimal.Decimal(str(value)) if not isinstance(value, decimal.Decimal) else value
     except decimal.InvalidOperation:
-        raise ValueError_(f"invalid NUMERIC {value!r}") from None
+        raise ValueError_(errors.invalid_numeric(value)) from None
     if not d.is_finite():
-        raise ValueError_(f"invalid NUMERIC {value!r}")
+        raise ValueError_(errors.invalid_numeric(value))
     q = d.quantize(decimal.Decimal(1).scaleb(-NUMERIC_SCALE), rounding=decimal.ROUND_HALF_EVEN, context=_DEC_CTX)
     if q.copy_abs() > _NUMERIC_MAX:  # abs() would round to the default 28-digit context
-        raise ValueError_(f"NUMERIC {value!r} is out of range (precision 38, scale 9)")
+        raise ValueError_(errors.numeric_out_of_range(value))
     if exact and q != d:  # rounding changed the value
-        raise ValueError_(f"NUMERIC {value!r} has more than {NUMERIC_SCALE} digits after the decimal point (scale 9)")
+        raise ValueError_(errors.numeric_scale(value, NUMERIC_SCALE))
     text = format(q.normalize(_DEC_CTX), "f")
     if "." in text:
         text = text.rstrip("0").rstrip(".")
@@ -190,7 +190,7 @@ def canonical_json(text: str) -> str:
     try:
         parsed = json.loads(text)
     except (TypeError, json.JSONDecodeError) as exc:
-        raise ValueError_(f"invalid JSON: {exc}") from None
+        raise ValueError_(errors.invalid_json(exc)) from None
     return json.dumps(parsed, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -205,32 +205,32 @@ def wire_to_stored(t: SpannerType, wire: Any) -> Any:
         return None
     fn = _TO_STORED.get(t.code)
     if fn is None:
-        raise ValueError_(f"type {t} cannot be stored")
+        raise ValueError_(errors.type_not_storable(t))
     return fn(t, wire)
 
 
 def _bool_to_stored(t: SpannerType, w: Any) -> int:
     if isinstance(w, bool):
         return int(w)
-    raise ValueError_(f"expected a boolean, got {w!r}")
+    raise ValueError_(errors.expected_wire_value("BOOL", w))
 
 
 def _int_to_stored(t: SpannerType, w: Any) -> int:
     if isinstance(w, bool):
-        raise ValueError_(f"expected an INT64, got {w!r}")
+        raise ValueError_(errors.expected_wire_value("INT64", w))
     if isinstance(w, str):
         try:
             v = int(w.strip(), 10)
         except ValueError:
-            raise ValueError_(f"expected an INT64, got {w!r}") from None
+            raise ValueError_(errors.expected_wire_value("INT64", w)) from None
     elif isinstance(w, float) and w.is_integer():
         v = int(w)
     elif isinstance(w, int):
         v = w
     else:
-        raise ValueError_(f"expected an INT64, got {w!r}")
+        raise ValueError_(errors.expected_wire_value("INT64", w))
     if not -(2**63) <= v < 2**63:
-        raise ValueError_(f"INT64 value {w!r} is out of range")
+        raise ValueError_(errors.int64_out_of_range(w))
     return v
 
 
@@ -239,19 +239,19 @@ _FLOAT_WORDS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 def _float_to_stored(t: SpannerType, w: Any) -> float | str:
     if isinstance(w, bool):
-        raise ValueError_(f"expected a FLOAT64, got {w!r}")
+        raise ValueError_(errors.expected_wire_value("FLOAT64", w))
     if isinstance(w, (int, float)):
         v = float(w)
     elif isinstance(w, str) and w in _FLOAT_WORDS:
         v = _FLOAT_WORDS[w]
     else:
-        raise ValueError_(f"expected a FLOAT64, got {w!r}")
+        raise ValueError_(errors.expected_wire_value("FLOAT64", w))
     return NAN_TEXT if math.isnan(v) else v
 
 
 def _string_to_stored(t: SpannerType, w: Any) -> str:
     if not isinstance(w, str):
-        raise ValueError_(f"expected a STRING, got {w!r}")
+        raise ValueError_(errors.expected_wire_value("STRING", w))
     return w
 
 
@@ -259,40 +259,40 @@ def _bytes_to_stored(t: SpannerType, w: Any) -> bytes:
     if isinstance(w, bytes):
         return w
     if not isinstance(w, str):
-        raise ValueError_(f"expected base64 BYTES, got {w!r}")
+        raise ValueError_(errors.expected_wire_value("BYTES", w))
     try:
         return base64.b64decode(w, validate=True)
     except (binascii.Error, ValueError):
-        raise ValueError_("BYTES value is not valid base64") from None
+        raise ValueError_(errors.BYTES_NOT_BASE64) from None
 
 
 def _date_to_stored(t: SpannerType, w: Any) -> str:
     if not isinstance(w, str):
-        raise ValueError_(f"expected a DATE, got {w!r}")
+        raise ValueError_(errors.expected_wire_value("DATE", w))
     return parse_date(w)
 
 
 def _timestamp_to_stored(t: SpannerType, w: Any) -> str:
     if not isinstance(w, str):
-        raise ValueError_(f"expected a TIMESTAMP, got {w!r}")
+        raise ValueError_(errors.expected_wire_value("TIMESTAMP", w))
     return nanos_to_stored(parse_timestamp(w))
 
 
 def _numeric_to_stored(t: SpannerType, w: Any) -> str:
     if isinstance(w, bool) or not isinstance(w, (str, int, float)):
-        raise ValueError_(f"expected a NUMERIC, got {w!r}")
+        raise ValueError_(errors.expected_wire_value("NUMERIC", w))
     return canonical_numeric(w, exact=True)
 
 
 def _json_to_stored(t: SpannerType, w: Any) -> str:
     if not isinstance(w, str):
-        raise ValueError_(f"expected JSON text, got {w!r}")
+        raise ValueError_(errors.expected_wire_value("JSON", w))
     return canonical_json(w)
 
 
 def _array_to_stored(t: SpannerType, w: Any) -> str:
     if not isinstance(w, list):
-        raise ValueError_(f"expected an ARRAY, got {w!r}")
+        raise ValueError_(errors.expected_wire_value("ARRAY", w))
     assert t.element is not None
     return array_to_stored([wire_to_stored(t.element, e) for e in w], t.element)
 
@@ -309,7 +309,7 @@ def stored_array_elements(stored: str, element_type: SpannerType) -> list[Any]:
 
 def _struct_to_stored(t: SpannerType, w: Any) -> str:
     if not isinstance(w, (list, tuple)) or len(w) != len(t.fields):
-        raise ValueError_(f"expected a STRUCT of {len(t.fields)} fields, got {w!r}")
+        raise ValueError_(errors.expected_struct(len(t.fields), w))
     return composite_values.to_stored(t, [wire_to_stored(ft, v) for (_, ft), v in zip(t.fields, w, strict=True)])
 
 
@@ -367,7 +367,7 @@ def stored_to_wire(t: SpannerType, stored: Any) -> Any:
         # JSON text from SQL, or a Python sequence / mapping of stored values (composite_values.py).
         fields = composite_values.struct_fields(t, stored)
         return [stored_to_wire(ft, v) for (_, ft), v in zip(t.fields, fields, strict=True)]
-    raise ValueError_(f"cannot encode type {t}")
+    raise ValueError_(errors.type_not_encodable(t))
 
 
 def _to_text(v: Any) -> str:

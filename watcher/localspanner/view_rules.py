@@ -60,10 +60,10 @@ def _analyse(catalog: Catalog, name: str, definition: str, security: str) -> Vie
         raise _Invalid(exc.message) from None
     for position, column in enumerate(query.columns, 1):
         if not column.name:
-            raise _Invalid(f"column {position} of view {name} has no name; give it one with AS")
+            raise _Invalid(errors.view_column_unnamed(position, name))
     depends = _depends_on(catalog, definition)
     if name.lower() in _closure(catalog, depends):
-        raise _Invalid(f"view {name} would read itself")
+        raise _Invalid(errors.view_would_read_itself(name))
     columns = tuple(ViewColumn(c.name, c.type) for c in query.columns)
     return View(name, definition, security, columns, depends)
 

@@ -108,7 +108,7 @@ class _Lexer:
 
     def fail(self, offset: int, detail: str) -> errors.SpannerError:
         line, col = self.position(offset)
-        return errors.ddl_syntax_error(self.text, f"{detail} at line {line}, column {col}")
+        return errors.ddl_syntax_at(self.text, detail, line, col)
 
     def emit(self, kind: str, start: int, end: int, value: str | None = None) -> None:
         line, col = self.position(start)
@@ -127,7 +127,7 @@ class _Lexer:
             elif text.startswith("/*", pos):
                 end = text.find("*/", pos + 2)
                 if end < 0:
-                    raise self.fail(pos, "Unterminated comment")
+                    raise self.fail(pos, errors.LEX_UNTERMINATED_COMMENT)
                 pos = end + 2
             elif ch == "`":
                 pos = self.quoted_identifier(pos)
@@ -153,7 +153,7 @@ class _Lexer:
         text, pos, out = self.text, start + 1, []
         while True:
             if pos >= len(text) or text[pos] == "\n":
-                raise self.fail(start, "Unterminated quoted identifier")
+                raise self.fail(start, errors.LEX_UNTERMINATED_QUOTED_IDENTIFIER)
             ch = text[pos]
             if ch == "`":
                 break
@@ -164,7 +164,7 @@ class _Lexer:
                 out.append(ch)
                 pos += 1
         if not out:
-            raise self.fail(start, "Empty quoted identifier")
+            raise self.fail(start, errors.LEX_EMPTY_QUOTED_IDENTIFIER)
         self.emit(QUOTED, start, pos + 1, "".join(out))
         return pos + 1
 
@@ -177,7 +177,7 @@ class _Lexer:
             digits = self.text[pos + 2 : pos + 2 + _HEX_ESCAPES[code]]
             if len(digits) == _HEX_ESCAPES[code] and re.fullmatch(r"[0-9A-Fa-f]+", digits):
                 return chr(int(digits, 16)), pos + 2 + len(digits)
-        raise self.fail(pos, f"Illegal escape sequence '\\{code}'")
+        raise self.fail(pos, errors.lex_illegal_escape(code))
 
     def string(self, start: int, quote_at: int) -> int:
         text = self.text
@@ -185,7 +185,7 @@ class _Lexer:
         pos = quote_at + len(quote)
         while True:
             if pos >= len(text) or (len(quote) == 1 and text[pos] == "\n"):
-                raise self.fail(start, "Unterminated string literal")
+                raise self.fail(start, errors.LEX_UNTERMINATED_STRING)
             if text[pos] == "\\":
                 pos += 2
             elif text.startswith(quote, pos):

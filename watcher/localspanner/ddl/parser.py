@@ -70,9 +70,7 @@ class _Parser:
 
     def fail(self, expected: str, tok: Token | None = None) -> errors.SpannerError:
         tok = tok or self.tok
-        return errors.ddl_syntax_error(
-            self.text, f"Expecting {expected} but found {tok.describe()} at line {tok.line}, column {tok.column}"
-        )
+        return errors.ddl_expecting(self.text, expected, tok.describe(), tok.line, tok.column)
 
     def at(self, *words: str) -> bool:
         return any(self.tok.is_word(w) for w in words)
@@ -155,7 +153,7 @@ class _Parser:
         if self.accept("INDEX"):
             return self.create_index(unique, null_filtered)
         if not (unique or null_filtered) and self.at(*_UNSUPPORTED_CREATE):
-            raise self.unsupported(f"CREATE {self.tok.text.upper()}")
+            raise self.unsupported(errors.feature_create(self.tok.text.upper()))
         raise self.fail("DATABASE, TABLE, INDEX or VIEW" if not (unique or null_filtered) else "keyword INDEX")
 
     def create_view(self, *, or_replace: bool) -> nodes.CreateView:
@@ -188,7 +186,7 @@ class _Parser:
         self.expect_symbol("(")
         while not self.at_symbol(")"):
             if self.at(*_UNSUPPORTED_TABLE_ELEMENTS):
-                raise self.unsupported(f"{self.tok.text.upper()} in CREATE TABLE")
+                raise self.unsupported(errors.feature_in_create_table(self.tok.text.upper()))
             start = self.tok
             if self.accept("PRIMARY", "KEY"):
                 key = self.only_key(key, self.comma_list(self.key_part, allow_empty=True), start)
@@ -226,14 +224,12 @@ class _Parser:
     def only_key(self, key: list[KeyPart] | None, new: list[KeyPart], where: Token) -> list[KeyPart]:
         """The primary key may be given once: inline on a column, in the column list, or after it."""
         if key is not None:
-            raise errors.ddl_syntax_error(
-                self.text, f"A table can have only one PRIMARY KEY; another one starts at line {where.line}, column {where.column}"
-            )
+            raise errors.ddl_second_primary_key(self.text, where.line, where.column)
         return new
 
     def reject_row_deletion_policy(self) -> None:
         if self.at("ROW"):
-            raise self.unsupported("ROW DELETION POLICY")
+            raise self.unsupported(errors.DDL_ROW_DELETION_POLICY)
 
     def create_index(self, unique: bool, null_filtered: bool) -> nodes.CreateIndex:
         if_not_exists = self.accept("IF", "NOT", "EXISTS")
@@ -260,19 +256,19 @@ class _Parser:
         table = self.name("table name")
         if self.accept("ADD"):
             if self.at("CONSTRAINT", "FOREIGN", "CHECK", "ROW", "SYNONYM"):
-                raise self.unsupported(f"ALTER TABLE ADD {self.tok.text.upper()}")
+                raise self.unsupported(errors.feature_alter_table("ADD", self.tok.text.upper()))
             self.accept("COLUMN")
             if_not_exists = self.accept("IF", "NOT", "EXISTS")
             return nodes.AlterTableAddColumn(table, self.column_definition()[0], if_not_exists)
         if self.accept("DROP"):
             if not self.accept("COLUMN") and self.at("CONSTRAINT", "ROW", "SYNONYM"):
-                raise self.unsupported(f"ALTER TABLE DROP {self.tok.text.upper()}")
+                raise self.unsupported(errors.feature_alter_table("DROP", self.tok.text.upper()))
             return nodes.AlterTableDropColumn(table, self.name("column name"))
         if self.accept("ALTER"):
             self.accept("COLUMN")
             return self.alter_column(table, self.name("column name"))
         if self.at("SET", "REPLACE", "RENAME"):
-            raise self.unsupported(f"ALTER TABLE {self.tok.text.upper()}")
+            raise self.unsupported(errors.feature_alter_table(self.tok.text.upper()))
         raise self.fail("ADD, DROP or ALTER")
 
     def alter_database(self) -> nodes.AlterDatabase:
@@ -307,7 +303,7 @@ class _Parser:
             return nodes.AlterColumnSetDefault(table, column, None)
         col, has_options, _ = self.column_definition(name=column)
         if col.is_generated:
-            raise self.unsupported("changing a generated column with ALTER COLUMN")
+            raise self.unsupported(errors.DDL_ALTER_GENERATED_COLUMN)
         allow = col.allow_commit_timestamp if has_options else None
         return nodes.AlterColumnType(table, column, col.type, col.not_null, col.default, allow)
 
@@ -323,7 +319,7 @@ class _Parser:
         if self.accept("VIEW"):
             return nodes.DropView(self.name("view name"))
         if self.at(*_UNSUPPORTED_CREATE, "DATABASE"):
-            raise self.unsupported(f"DROP {self.tok.text.upper()}")
+            raise self.unsupported(errors.feature_drop(self.tok.text.upper()))
         raise self.fail("TABLE or INDEX")
 
     # --- pieces ------------------------------------------------------------------------
@@ -344,7 +340,7 @@ class _Parser:
             generated = self.expression()
             stored = self.accept("STORED")
         elif self.at("GENERATED"):
-            raise self.unsupported("identity columns (GENERATED BY DEFAULT AS IDENTITY)")
+            raise self.unsupported(errors.DDL_IDENTITY_COLUMNS)
         is_key = inline_key and self.accept("PRIMARY", "KEY")
         has_options = self.accept("OPTIONS")
         options = self.options() if has_options else {}
@@ -378,7 +374,7 @@ class _Parser:
         try:
             return types.parse_type(text)
         except errors.SpannerError as exc:
-            raise errors.ddl_syntax_error(self.text, f"{exc.message} (at line {first.line}, column {first.column})") from None
+            raise errors.ddl_bad_type_at(self.text, exc.message, first.line, first.column) from None
 
     def key_part(self) -> KeyPart:
         column = self.name("column name")
@@ -394,9 +390,7 @@ class _Parser:
             tok = self.tok
             name = self.name("option name").lower()
             if name not in _OPTION_VALUES:
-                raise errors.ddl_syntax_error(
-                    self.text, f"Option {tok.text} is not supported (at line {tok.line}, column {tok.column})"
-                )
+                raise errors.ddl_option_not_supported(self.text, tok.text, tok.line, tok.column)
             self.expect_symbol("=")
             value_tok = self.tok
             value_map = _OPTION_VALUES[name]

@@ -204,3 +204,22 @@ def instance_update_field_unknown(path: str) -> SpannerError:
         f"UpdateInstance cannot change field {path!r}: the field mask may name config, display_name, node_count, "
         "processing_units and labels."
     )
+
+
+# --- details for the builders above (call sites pass numbers, not prose) ----------------
+#: What ``database_option_invalid`` says a default_leader should be.
+DEFAULT_LEADER_EXPECTED = "a region name such as 'us-central1'"
+
+
+def capacity_negative(node_count: int, processing_units: int) -> str:
+    return f"node_count {node_count} and processing_units {processing_units} must not be negative"
+
+
+def capacity_disagrees(node_count: int, processing_units: int, units_per_node: int) -> str:
+    return (f"node_count {node_count} and processing_units {processing_units} disagree: a node is "
+            f"{units_per_node} processing units")
+
+
+def capacity_granularity(units: int, step_below_a_node: int, units_per_node: int) -> str:
+    return (f"processing_units {units} must be a multiple of {step_below_a_node} below "
+            f"{units_per_node}, or a multiple of {units_per_node}")

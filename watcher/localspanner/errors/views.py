@@ -38,3 +38,13 @@ def view_written(view: str, *, in_sql: bool) -> SpannerError:
     """A mutation (NOT_FOUND, like any unknown table) or a DML statement (INVALID_ARGUMENT) naming a view."""
     message = f"Table not found: {view} ({view} is a view, and views cannot be written)"
     return invalid_argument(message) if in_sql else SpannerError(Code.NOT_FOUND, message)
+
+
+def view_column_unnamed(position: int, view: str) -> str:
+    """Detail for ``view_query_invalid``: a view column needs a name."""
+    return f"column {position} of view {view} has no name; give it one with AS"
+
+
+def view_would_read_itself(view: str) -> str:
+    """Detail for ``view_query_invalid``: the view is part of a cycle."""
+    return f"view {view} would read itself"

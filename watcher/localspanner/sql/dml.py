@@ -103,9 +103,9 @@ def translate_dml(sql: str, catalog: Catalog, param_types: dict[str, SpannerType
 
 def _target(tr: Translator, node: exp.Expression | None) -> tuple[Table, str]:
     if not isinstance(node, exp.Table):
-        raise tr.ctx.unsupported("this DML target")
+        raise tr.ctx.unsupported(errors.SQL_DML_TARGET)
     if node.db:
-        raise tr.ctx.invalid(f"Cannot modify {node.db}.{node.name}")
+        raise tr.ctx.invalid(errors.cannot_modify(node.db, node.name))
     table = tr.ctx.catalog.table(node.name)
     if table is None:
         view = tr.ctx.catalog.view(node.name)
@@ -116,11 +116,11 @@ def _target(tr: Translator, node: exp.Expression | None) -> tuple[Table, str]:
 def _writable(tr: Translator, table: Table, name: str, *, allow_key: bool) -> Column:
     column = table.column(name)
     if column is None:
-        raise tr.ctx.invalid(f"Column {name} is not present in table {table.name}")
+        raise tr.ctx.invalid(errors.column_not_in_table(name, table.name))
     if column.is_generated:
         raise errors.generated_column_written(table.name, column.name)
     if not allow_key and column.name in table.key_names:
-        raise tr.ctx.invalid(f"Cannot UPDATE value on non-writable column: {column.name} (a primary key column)")
+        raise tr.ctx.invalid(errors.key_column_not_writable(column.name))
     return column
 
 
@@ -138,7 +138,7 @@ def _value(tr: Translator, build: _Build, column: Column, node: exp.Expression, 
         if not column.allow_commit_timestamp:
             raise errors.pending_commit_timestamp_not_allowed(build.table.name, column.name)
         if node.expressions:
-            raise tr.ctx.invalid("PENDING_COMMIT_TIMESTAMP() takes no arguments")
+            raise tr.ctx.invalid(errors.SQL_PENDING_COMMIT_TIMESTAMP_ARGS)
         build.note_pending(column)
         return sql_string(PENDING_COMMIT_TIMESTAMP_SENTINEL)
     if _is_default(node):
@@ -168,23 +168,20 @@ def _check_type(tr: Translator, table: Table, column: Column, typed: Typed) -> N
         return
     if column.type.code == TypeCode.FLOAT64 and comparable(typed.type, column.type) and typed.type.code == TypeCode.INT64:
         return
-    raise tr.ctx.invalid(
-        f"Value has type {typed.type} which cannot be assigned to column {column.name} of table {table.name}, "
-        f"which has type {column.type}"
-    )
+    raise tr.ctx.invalid(errors.value_not_assignable(typed.type, column.name, table.name, column.type))
 
 
 def _insert(tr: Translator, tree: exp.Insert, mode: str | None) -> tuple[str, _Build]:
     schema = tree.this
     if not isinstance(schema, exp.Schema):
-        raise tr.ctx.invalid("INSERT needs a column list: INSERT INTO Table (col1, col2, ...) ...")
+        raise tr.ctx.invalid(errors.SQL_INSERT_NEEDS_COLUMNS)
     table, _ = _target(tr, schema.this)
     build = _Build(table)
     columns = [_writable(tr, table, ident.name, allow_key=True) for ident in schema.expressions]
     seen = set()
     for c in columns:
         if c.name in seen:
-            raise tr.ctx.invalid(f"INSERT has columns with duplicate name: {c.name}")
+            raise tr.ctx.invalid(errors.insert_duplicate_column(c.name))
         seen.add(c.name)
     source = tree.expression
     head = f"INSERT INTO {quote(table.name)} ({', '.join(quote(c.name) for c in columns)})"
@@ -193,13 +190,13 @@ def _insert(tr: Translator, tree: exp.Insert, mode: str | None) -> tuple[str, _B
         for row in source.expressions:
             items = row.expressions if isinstance(row, exp.Tuple) else [row]
             if len(items) != len(columns):
-                raise tr.ctx.invalid(f"Inserted row has wrong column count; has {len(items)}, expected {len(columns)}")
+                raise tr.ctx.invalid(errors.insert_column_count(len(items), len(columns)))
             rows.append("(" + ", ".join(_value(tr, build, c, v, Scope()) for c, v in zip(columns, items, strict=False)) + ")")
         body = f"{head} VALUES {', '.join(rows)}"
     else:
         query = tr.compile_query(source, None)
         if len(query.columns) != len(columns):
-            raise tr.ctx.invalid(f"Inserted row has wrong column count; has {len(query.columns)}, expected {len(columns)}")
+            raise tr.ctx.invalid(errors.insert_column_count(len(query.columns), len(columns)))
         for c, out in zip(columns, query.columns, strict=False):
             _check_type(tr, table, c, Typed("", out.type))
         # "WHERE true" keeps SQLite from reading ON CONFLICT as a join constraint.
@@ -218,13 +215,13 @@ def _insert(tr: Translator, tree: exp.Insert, mode: str | None) -> tuple[str, _B
 def _require_where(tr: Translator, tree: exp.Expression, verb: str) -> exp.Expression:
     where = tree.args.get("where")
     if where is None:
-        raise tr.ctx.invalid(f"{verb} must have a WHERE clause (use WHERE true to change every row)")
+        raise tr.ctx.invalid(errors.dml_needs_where(verb))
     return where.this
 
 
 def _update(tr: Translator, tree: exp.Update) -> tuple[str, _Build]:
     if tree.args.get("from") or tree.args.get("from_") or tree.args.get("joins"):
-        raise tr.ctx.unsupported("UPDATE ... FROM")
+        raise tr.ctx.unsupported(errors.SQL_UPDATE_FROM)
     table, alias = _target(tr, tree.this)
     build = _Build(table)
     scope = Scope([table_source(table, alias)])
@@ -232,10 +229,10 @@ def _update(tr: Translator, tree: exp.Update) -> tuple[str, _Build]:
     sets = []
     for assignment in tree.expressions:
         if not isinstance(assignment, exp.EQ) or not isinstance(assignment.this, exp.Column):
-            raise tr.ctx.invalid(f"Invalid SET item: {assignment.sql('bigquery')}")
+            raise tr.ctx.invalid(errors.invalid_set_item(assignment.sql("bigquery")))
         target = assignment.this
         if target.table and target.table.lower() != alias.lower():
-            raise tr.ctx.invalid(f"Unrecognized name: {target.table}")
+            raise tr.ctx.invalid(errors.unrecognized_name(target.table))
         column = _writable(tr, table, target.name, allow_key=False)
         sets.append(f"{quote(column.name)} = {_value(tr, build, column, assignment.expression, scope)}")
     cond = tr.expr(cond_node, scope)
@@ -254,14 +251,14 @@ def _delete(tr: Translator, tree: exp.Delete) -> tuple[str, _Build]:
 
 def _then_return(tr: Translator, text: str, table: Table) -> list[OutputColumn]:
     if text.upper().startswith("WITH ACTION"):
-        raise tr.ctx.unsupported("THEN RETURN WITH ACTION")
+        raise tr.ctx.unsupported(errors.SQL_THEN_RETURN_WITH_ACTION)
     select = parse(preprocess(f"SELECT {text}"), tr.ctx.sql)
     if not isinstance(select, exp.Select) or select.args.get("from_"):
-        raise tr.ctx.invalid(f"Invalid THEN RETURN clause: {text}")
+        raise tr.ctx.invalid(errors.invalid_then_return(text))
     # RETURNING sees the modified table only, by bare column names.
     scope = Scope([table_source(table, table.name, qualify=False)])
     items = tr._select_items(select, scope)
     for typed, _ in items:
         if typed.is_aggregate or "SELECT" in typed.sql.upper():
-            raise tr.ctx.invalid("THEN RETURN may not contain aggregates or subqueries")
+            raise tr.ctx.invalid(errors.SQL_THEN_RETURN_AGGREGATES)
     return _output_columns(items)

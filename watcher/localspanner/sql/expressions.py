@@ -60,14 +60,14 @@ class ExpressionTranslator:
             result = special(node, scope)
             if result is not None:
                 return result
-        raise self.ctx.unsupported(f"{type(node).__name__} expressions ({clip(node)})")
+        raise self.ctx.unsupported(errors.feature_expressions(type(node).__name__, clip(node)))
 
     # --- leaves -------------------------------------------------------------------------------
 
     def _column(self, node: exp.Column, scope: Scope) -> Typed:
         qualifier = node.table or None
         if node.args.get("db"):
-            raise self.ctx.unsupported(f"the path {clip(node)}")
+            raise self.ctx.unsupported(errors.feature_path(clip(node)))
         try:
             col = scope.resolve(qualifier, node.name)
         except ResolveError as exc:
@@ -81,12 +81,12 @@ class ExpressionTranslator:
         if re.fullmatch(r"\d+", text):
             value = int(text)
             if value > 2**63:
-                raise self.ctx.invalid(f"Invalid integer literal: {text}")
+                raise self.ctx.invalid(errors.invalid_integer_literal(text))
             return Typed(text, T.INT64, literal=value)
         try:
             f = float(text)
         except ValueError:
-            raise self.ctx.invalid(f"Invalid literal: {text}") from None
+            raise self.ctx.invalid(errors.invalid_literal(text)) from None
         return Typed(repr(f), T.FLOAT64, literal=f)
 
     def _raw_string(self, node: exp.RawString, scope: Scope) -> Typed:
@@ -148,7 +148,7 @@ class ExpressionTranslator:
                 try:
                     values.canonical_numeric(typed.literal, exact=True)
                 except values.ValueError_ as exc:
-                    raise self.ctx.invalid(f"Could not coerce literal {typed.literal!r} to type NUMERIC: {exc}") from None
+                    raise self.ctx.invalid(errors.numeric_literal_coercion(typed.literal, exc)) from None
             return self.constant_cast(typed, target)
         if typed.type.code == TypeCode.INT64 and target.code == TypeCode.FLOAT64:
             if typed.is_literal:
@@ -163,7 +163,7 @@ class ExpressionTranslator:
         try:
             value = cast_value(typed.literal, typed.type.code.name, target.code.name, 0)
         except UdfError:
-            raise self.ctx.invalid(f"Could not cast literal {typed.sql} to type {target}: {take_error()}") from None
+            raise self.ctx.invalid(errors.literal_cast_failed(typed.sql, target, take_error())) from None
         return Typed(stored_literal_sql(value), target, literal=value)
 
     def cast(self, typed: Typed, target: SpannerType, *, safe: bool) -> Typed:
@@ -173,9 +173,9 @@ class ExpressionTranslator:
         if source is None or source.same_kind(target):
             return Typed(typed.sql, target, literal=typed.literal)
         if target.is_array or source.is_array:
-            raise self.ctx.invalid(f"Invalid cast from {source} to {target}")
+            raise self.ctx.invalid(errors.invalid_cast(source, target))
         if not can_cast(source.code.name, target.code.name):
-            raise self.ctx.invalid(f"Invalid cast from {source.code.name} to {target.code.name}")
+            raise self.ctx.invalid(errors.invalid_cast(source.code.name, target.code.name))
         if typed.is_literal and not safe:
             return self.constant_cast(typed, target)
         if source.code == TypeCode.INT64 and target.code == TypeCode.FLOAT64:
@@ -191,7 +191,7 @@ class ExpressionTranslator:
 
     def _require_bool(self, typed: Typed, what: str) -> None:
         if typed.type is not None and typed.type.code != TypeCode.BOOL:
-            raise self.ctx.invalid(f"{what} expects BOOL, got {typed.type}")
+            raise self.ctx.invalid(errors.expects_bool(what, typed.type))
 
     # --- operators -------------------------------------------------------------------------------
 
@@ -200,7 +200,7 @@ class ExpressionTranslator:
         left = self.coerce(left, right.type, left_node) if left.is_string_literal or isinstance(left_node, exp.Parameter) else left
         right = self.coerce(right, left.type, right_node)
         if not comparable(left.type, right.type):
-            raise self.ctx.invalid(f"No matching signature for operator {op} for argument types: {left.type}, {right.type}")
+            raise self.ctx.invalid(errors.operator_signature(op, left.type, right.type))
         return left, right
 
     # --- conditionals -----------------------------------------------------------------------------
@@ -209,7 +209,7 @@ class ExpressionTranslator:
         try:
             common = supertype([v.type for v in values])
         except TypeError as exc:
-            raise self.ctx.invalid(f"No common supertype for {what}: {exc}") from None
+            raise self.ctx.invalid(errors.no_common_supertype(what, exc)) from None
         return [self.coerce(v, common) for v in values], common
 
     def _case(self, node: exp.Case, scope: Scope) -> Typed:
@@ -259,7 +259,7 @@ class ExpressionTranslator:
     def _subquery(self, node: exp.Subquery, scope: Scope) -> Typed:
         query = self.compile_query(node.this, scope)
         if len(query.columns) != 1:
-            raise self.ctx.invalid("Scalar subquery must have exactly one output column")
+            raise self.ctx.invalid(errors.SQL_SCALAR_SUBQUERY_COLUMNS)
         return Typed(f"({query.sql})", query.columns[0].type)
 
     def _exists(self, node: exp.Exists, scope: Scope) -> Typed:

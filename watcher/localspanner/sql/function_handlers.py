@@ -57,7 +57,7 @@ class FunctionTranslator(OperatorTranslator):
 
     def call(self, spec: Fn, args: list[Typed], extra: tuple[str, ...] = ()) -> Typed:
         if self.ctx.deterministic and not spec.deterministic:
-            raise self.ctx.invalid(f"{spec.sql} is not deterministic and cannot be used here")
+            raise self.ctx.invalid(errors.not_deterministic(spec.sql))
         sql_args = [a.sql for a in args] + list(extra)
         return Typed(f"{spec.sql}({', '.join(sql_args)})", spec.result([a.type for a in args]),
                      is_aggregate=any(a.is_aggregate for a in args))
@@ -68,13 +68,13 @@ class FunctionTranslator(OperatorTranslator):
             raise errors.pending_commit_timestamp_misused()
         spec = ANONYMOUS.get(name)
         if spec is None:
-            raise self.ctx.unsupported(f"the function {name}")
+            raise self.ctx.unsupported(errors.feature_function(name))
         return self.call(spec, [self.expr(e, scope) for e in node.expressions])
 
     def _sha2(self, node: exp.SHA2Digest, scope: Scope) -> Typed:
         length = int(node.args["length"].this) if node.args.get("length") is not None else 256
         if length not in (256, 512):
-            raise self.ctx.unsupported(f"SHA2 with length {length}")
+            raise self.ctx.unsupported(errors.feature_sha2_length(length))
         return Typed(f"ls_sha{length}({self.expr(node.this, scope).sql})", T.BYTES)
 
     def _trim(self, node: exp.Trim, scope: Scope) -> Typed:
@@ -170,7 +170,7 @@ class FunctionTranslator(OperatorTranslator):
             return Typed(f"ls_date_from_parts({', '.join(parts)})", T.DATE)
         value = self.expr(node.this, scope)
         if value.type is not None and value.type.code not in _TIME_TYPES:
-            raise self.ctx.invalid(f"No matching signature for function DATE for argument type {value.type}")
+            raise self.ctx.invalid(errors.date_signature(value.type))
         return Typed(f"ls_date({value.sql}, {self._zone(node.args.get('zone'), scope)})", T.DATE)
 
     def _timestamp(self, node: exp.Timestamp, scope: Scope) -> Typed:
@@ -183,7 +183,7 @@ class FunctionTranslator(OperatorTranslator):
         scale = node.args.get("scale")
         digits = int(scale.this) if scale is not None else 0
         if digits not in (0, 3, 6):
-            raise self.ctx.unsupported(f"timestamps from units of 10^-{digits} seconds")
+            raise self.ctx.unsupported(errors.feature_timestamp_units(digits))
         return Typed(f"ls_from_unix({self.expr(node.this, scope).sql}, {digits})", T.TIMESTAMP)
 
     def _current_date(self, node: exp.CurrentDate, scope: Scope) -> Typed:
@@ -223,20 +223,20 @@ class FunctionTranslator(OperatorTranslator):
     def _string_agg(self, node: exp.GroupConcat, scope: Scope) -> Typed:
         distinct, arg = self._aggregate_arg(node, scope)
         if arg is None or (arg.type is not None and arg.type.code != TypeCode.STRING):
-            raise self.ctx.unsupported("STRING_AGG over non-STRING values")
+            raise self.ctx.unsupported(errors.SQL_STRING_AGG_NON_STRING)
         sep = self.expr(node.args["separator"], scope).sql if node.args.get("separator") is not None else "','"
         if distinct:
             if sep != "','":
-                raise self.ctx.unsupported("STRING_AGG(DISTINCT ...) with a separator")
+                raise self.ctx.unsupported(errors.SQL_STRING_AGG_DISTINCT_SEPARATOR)
             return Typed(f"group_concat(DISTINCT {arg.sql})", T.STRING, is_aggregate=True)
         return Typed(f"group_concat({arg.sql}, {sep})", T.STRING, is_aggregate=True)
 
     def _array_agg(self, node: exp.ArrayAgg, scope: Scope) -> Typed:
         if isinstance(node.this, (exp.Limit, exp.Order)):
-            raise self.ctx.unsupported("ORDER BY / LIMIT inside ARRAY_AGG")
+            raise self.ctx.unsupported(errors.SQL_ARRAY_AGG_ORDER_LIMIT)
         distinct, arg = self._aggregate_arg(node, scope)
         if arg is None:
-            raise self.ctx.invalid("ARRAY_AGG needs an argument")
+            raise self.ctx.invalid(errors.SQL_ARRAY_AGG_NEEDS_ARGUMENT)
         element = arg.type or T.INT64
         return Typed(f"json_group_array({distinct}{json_element_sql(arg)})", T.array_of(element), is_aggregate=True)
 
@@ -247,7 +247,7 @@ class FunctionTranslator(OperatorTranslator):
             inner = node.expressions[0]
             query = self.compile_query(inner.this if isinstance(inner, exp.Subquery) else inner, scope)
             if len(query.columns) != 1:
-                raise self.ctx.invalid("ARRAY subquery must have exactly one output column")
+                raise self.ctx.invalid(errors.SQL_ARRAY_SUBQUERY_COLUMNS)
             col = query.columns[0]
             element = json_element_sql(Typed(quote(col.sql_name), col.type))
             alias = self.ctx.fresh("arr")
@@ -257,7 +257,7 @@ class FunctionTranslator(OperatorTranslator):
     def _bracket(self, node: exp.Bracket, scope: Scope) -> Typed:
         arr = self.expr(node.this, scope)
         if arr.type is None or not arr.type.is_array or len(node.expressions) != 1:
-            raise self.ctx.unsupported(f"subscripts on {arr.type}")
+            raise self.ctx.unsupported(errors.feature_subscripts(arr.type))
         index = self.coerce(self.expr(node.expressions[0], scope), T.INT64, node.expressions[0])
         accessor = ("SAFE_" if node.args.get("safe") else "") + ("ORDINAL" if node.args.get("offset") == 1 else "OFFSET")
         element = arr.type.element
@@ -290,11 +290,11 @@ class FunctionTranslator(OperatorTranslator):
     def _to_json_string(self, node: exp.JSONFormat, scope: Scope) -> Typed:
         value = self.expr(node.this, scope)
         if value.type is None or value.type.code != TypeCode.JSON:
-            raise self.ctx.unsupported("TO_JSON_STRING of non-JSON values")
+            raise self.ctx.unsupported(errors.SQL_TO_JSON_STRING_NON_JSON)
         return Typed(value.sql, T.STRING)
 
     def _unsupported(self, node: exp.Expression, scope: Scope) -> Typed:
-        raise self.ctx.unsupported(f"{node.key.upper()} ({node.sql('bigquery')[:60]})")
+        raise self.ctx.unsupported(errors.feature_node(node.key.upper(), node.sql("bigquery")[:60]))
 
 
 _SPECIAL: dict[type[exp.Expression], Callable[[Any, Any, Scope], Typed]] = {

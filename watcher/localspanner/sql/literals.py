@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from .. import errors
 from .. import types as T
 from ..types import SpannerType, TypeCode
 from .context import Context, Typed
@@ -54,11 +55,11 @@ def spanner_type_of(dtype: exp.DataType, ctx: Context) -> SpannerType:
     if name == "ARRAY":
         inner = dtype.expressions[0] if dtype.expressions else None
         if not isinstance(inner, exp.DataType):
-            raise ctx.unsupported(f"the type {dtype.sql('bigquery')}")
+            raise ctx.unsupported(errors.feature_type(dtype.sql("bigquery")))
         return T.array_of(spanner_type_of(inner, ctx))
     t = _DTYPES.get(name)
     if t is None:
-        raise ctx.unsupported(f"the type {dtype.sql('bigquery')}")
+        raise ctx.unsupported(errors.feature_type(dtype.sql("bigquery")))
     return t
 
 

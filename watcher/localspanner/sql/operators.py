@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from .. import errors
 from .. import types as T
 from ..types import SpannerType, TypeCode
 from .context import Typed
@@ -71,7 +72,7 @@ class OperatorTranslator(ExpressionTranslator):
         if isinstance(target, exp.Boolean):
             self._require_bool(subject, "IS TRUE/FALSE")
             return Typed(f"({subject.sql} {keyword} {1 if target.this else 0})", T.BOOL)
-        raise self.ctx.unsupported(f"IS {clip(target)}")
+        raise self.ctx.unsupported(errors.feature_is(clip(target)))
 
     def _in(self, node: exp.In, scope: Scope, negate: bool = False) -> Typed:
         subject_node = node.this
@@ -84,21 +85,21 @@ class OperatorTranslator(ExpressionTranslator):
             if isinstance(arr_node, exp.Parameter) and subject.type is not None:
                 arr = self.coerce(arr, T.array_of(subject.type), arr_node)
             if arr.type is not None and not arr.type.is_array:
-                raise self.ctx.invalid(f"Values referenced in UNNEST must be arrays, got {arr.type}")
+                raise self.ctx.invalid(errors.unnest_not_array(arr.type))
             element = arr.type.element if arr.type is not None else None
             if not comparable(subject.type, element):
-                raise self.ctx.invalid(f"No matching signature for operator IN UNNEST for argument types: {subject.type}, {arr.type}")
+                raise self.ctx.invalid(errors.in_unnest_signature(subject.type, arr.type))
             return Typed(f"({subject.sql} {op} (SELECT {element_sql('value', element)} FROM json_each({arr.sql})))", T.BOOL)
         if node.args.get("query") is not None:
             query = self.compile_query(node.args["query"].this if isinstance(node.args["query"], exp.Subquery) else node.args["query"], scope)
             if len(query.columns) != 1:
-                raise self.ctx.invalid("Subquery of IN must have only one output column")
+                raise self.ctx.invalid(errors.SQL_IN_SUBQUERY_COLUMNS)
             return Typed(f"({subject.sql} {op} ({query.sql}))", T.BOOL)
         items = []
         for item_node in node.expressions:
             item = self.coerce(self.expr(item_node, scope), subject.type, item_node)
             if not comparable(subject.type, item.type):
-                raise self.ctx.invalid(f"No matching signature for operator IN for argument types: {subject.type}, {item.type}")
+                raise self.ctx.invalid(errors.in_signature(subject.type, item.type))
             items.append(item.sql)
         return Typed(f"({subject.sql} {op} ({', '.join(items)}))", T.BOOL)
 
@@ -124,7 +125,7 @@ class OperatorTranslator(ExpressionTranslator):
     def _numeric_result(self, left: Typed, right: Typed, op: str) -> SpannerType | None:
         for side in (left, right):
             if side.type is not None and side.type.code not in _NUMERIC_CODES:
-                raise self.ctx.invalid(f"No matching signature for operator {op} for argument types: {left.type}, {right.type}")
+                raise self.ctx.invalid(errors.operator_signature(op, left.type, right.type))
         return supertype([left.type, right.type]) or T.INT64
 
     def _div(self, node: exp.Div, scope: Scope) -> Typed:
@@ -144,7 +145,7 @@ class OperatorTranslator(ExpressionTranslator):
     def _neg(self, node: exp.Neg, scope: Scope) -> Typed:
         inner = self.expr(node.this, scope)
         if inner.type is not None and inner.type.code not in _NUMERIC_CODES:
-            raise self.ctx.invalid(f"No matching signature for operator - for argument type: {inner.type}")
+            raise self.ctx.invalid(errors.negation_signature(inner.type))
         if inner.is_literal and isinstance(inner.literal, (int, float)):
             return Typed(f"(-{inner.sql})", inner.type, literal=-inner.literal)
         return Typed(f"(-{inner.sql})", inner.type)
@@ -152,7 +153,7 @@ class OperatorTranslator(ExpressionTranslator):
     def concat(self, parts: list[Typed]) -> Typed:
         kinds = {p.type.code for p in parts if p.type is not None}
         if kinds - {TypeCode.STRING, TypeCode.BYTES} or len(kinds) > 1:
-            raise self.ctx.invalid(f"No matching signature for CONCAT / || for argument types: {', '.join(str(p.type) for p in parts)}")
+            raise self.ctx.invalid(errors.concat_signature(p.type for p in parts))
         if TypeCode.BYTES in kinds:
             return Typed(f"ls_concat({', '.join(p.sql for p in parts)})", T.BYTES)
         return Typed("(" + " || ".join(p.sql for p in parts) + ")", T.STRING)

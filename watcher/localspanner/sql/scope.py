@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .. import errors
 from ..types import SpannerType
 
 
@@ -44,7 +45,7 @@ class Source:
         low = name.lower()
         found = [c for c in self.columns if c.name.lower() == low]
         if len(found) > 1:
-            raise ResolveError(f"Column name {name} is ambiguous")
+            raise ResolveError(errors.ambiguous_column(name))
         return found[0] if found else None
 
 
@@ -71,7 +72,7 @@ class Scope:
             if hit is not None:
                 return hit
             scope = scope.parent
-        raise ResolveError(f"Unrecognized name: {name if qualifier is None else qualifier + '.' + name}")
+        raise ResolveError(errors.unrecognized_name(name if qualifier is None else f"{qualifier}.{name}"))
 
     def _resolve_here(self, qualifier: str | None, name: str) -> SourceColumn | None:
         if qualifier is not None:
@@ -79,7 +80,7 @@ class Scope:
                 if s.alias is not None and s.alias.lower() == qualifier.lower():
                     col = s.column(name)
                     if col is None:
-                        raise ResolveError(f"Name {name} not found inside {qualifier}")
+                        raise ResolveError(errors.name_not_found_inside(name, qualifier))
                     return col
             return None
         hits: list[SourceColumn] = []
@@ -91,7 +92,7 @@ class Scope:
             if col is not None:
                 hits.append(col)
         if len(hits) > 1:
-            raise ResolveError(f"Column name {name} is ambiguous")
+            raise ResolveError(errors.ambiguous_column(name))
         return hits[0] if hits else None
 
     def star(self, qualifier: str | None = None) -> list[SourceColumn]:
@@ -100,7 +101,7 @@ class Scope:
         if qualifier is not None:
             chosen = [s for s in self.sources if s.alias is not None and s.alias.lower() == qualifier.lower()]
             if not chosen:
-                raise ResolveError(f"Unrecognized name: {qualifier}")
+                raise ResolveError(errors.unrecognized_name(qualifier))
         out: list[SourceColumn] = []
         for s in chosen:
             cols = [s.value_column] if s.value_column is not None else s.columns

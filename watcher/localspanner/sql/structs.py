@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from .. import errors
 from .. import types as T
 from ..types import SpannerType, TypeCode
 from .context import Typed
@@ -62,16 +63,16 @@ class StructTranslator(FunctionTranslator):
         if not isinstance(node.this, exp.Struct):
             inner = self.expr(node.this, scope)
             if inner.type is not None and not inner.type.same_kind(target):
-                raise self.ctx.invalid(f"Invalid cast from {inner.type} to {target}")
+                raise self.ctx.invalid(errors.invalid_cast(inner.type, target))
             return Typed(inner.sql, target)
         values = node.this.expressions
         if len(values) != len(target.fields):
-            raise self.ctx.invalid(f"STRUCT type {target} has {len(target.fields)} fields but {len(values)} values were given")
+            raise self.ctx.invalid(errors.struct_field_count(target, len(target.fields), len(values)))
         items = []
         for (name, ftype), value in zip(target.fields, values, strict=True):
             typed = self.coerce(self.expr(value, scope), ftype, value)
             if typed.type is not None and not typed.type.same_kind(ftype):
-                raise self.ctx.invalid(f"Field {name or '(anonymous)'} of {target} expects {ftype}, got {typed.type}")
+                raise self.ctx.invalid(errors.struct_field_type(name, target, ftype, typed.type))
             items.append(Typed(typed.sql, ftype))
         return Typed(f"json_array({', '.join(json_element_sql(i) for i in items)})", target)
 
@@ -84,7 +85,7 @@ class StructTranslator(FunctionTranslator):
                 elif isinstance(f, exp.DataType):
                     fields.append(("", self._struct_type_of(f)))
                 else:
-                    raise self.ctx.unsupported(f"the type {dtype.sql('bigquery')}")
+                    raise self.ctx.unsupported(errors.feature_type(dtype.sql("bigquery")))
             return SpannerType(TypeCode.STRUCT, fields=tuple(fields))
         if dtype.this == exp.DataType.Type.ARRAY and dtype.expressions:
             return T.array_of(self._struct_type_of(dtype.expressions[0]))
@@ -94,12 +95,12 @@ class StructTranslator(FunctionTranslator):
         """Field ``name`` of a STRUCT value."""
         t = subject.type
         if t is None or t.code != TypeCode.STRUCT:
-            raise self.ctx.invalid(f"Cannot access field {name} on a value of type {t}: {clip(node)}")
+            raise self.ctx.invalid(errors.field_access_on_non_struct(name, t, clip(node)))
         matches = [i for i, (fname, _) in enumerate(t.fields) if fname and fname.lower() == name.lower()]
         if not matches:
-            raise self.ctx.invalid(f"Field name {name} does not exist in {t}")
+            raise self.ctx.invalid(errors.field_not_found(name, t))
         if len(matches) > 1:
-            raise self.ctx.invalid(f"Field name {name} is ambiguous in {t}")
+            raise self.ctx.invalid(errors.field_ambiguous(name, t))
         index = matches[0]
         ftype = t.fields[index][1]
         return Typed(element_sql(f"json_extract({subject.sql}, {sql_string(f'$[{index}]')})", ftype), ftype)
@@ -131,7 +132,7 @@ class StructTranslator(FunctionTranslator):
         except ResolveError as exc:
             raise self.ctx.invalid(str(exc)) from None
         if col.type is None or col.type.code != TypeCode.STRUCT:
-            raise self.ctx.invalid(f"Unrecognized name: {clip(node)}")
+            raise self.ctx.invalid(errors.unrecognized_name(clip(node)))
         return Typed(col.sql, col.type)
 
 

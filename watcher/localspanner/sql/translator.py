@@ -48,7 +48,7 @@ def parse(pre: Preprocessed, original: str) -> exp.Expression:
         raise errors.sql_syntax_error(original, detail) from None
     found = [t for t in trees if isinstance(t, exp.Expression)]
     if len(found) != 1:
-        raise errors.sql_syntax_error(original, "expected exactly one statement")
+        raise errors.sql_syntax_error(original, errors.SQL_ONE_STATEMENT)
     return found[0]
 
 
@@ -73,7 +73,7 @@ class Translator(StructTranslator):
             elif isinstance(node, _SET_OPS):
                 query = self._set_operation(node, parent)
             else:
-                raise self.ctx.unsupported(f"{type(node).__name__} statements")
+                raise self.ctx.unsupported(errors.feature_statements(type(node).__name__))
         finally:
             if frame is not None:
                 self.ctx.ctes.pop()
@@ -87,7 +87,7 @@ class Translator(StructTranslator):
         if with_ is None:
             return None
         if with_.args.get("recursive"):
-            raise self.ctx.unsupported("WITH RECURSIVE")
+            raise self.ctx.unsupported(errors.SQL_WITH_RECURSIVE)
         self.ctx.ctes.append({})
         out: list[tuple[str, str]] = []
         for cte in with_.expressions:
@@ -99,7 +99,7 @@ class Translator(StructTranslator):
     def _select(self, node: exp.Select, parent: Scope | None) -> CompiledQuery:
         kind = str(node.args.get("kind") or "").upper()
         if kind not in ("", "STRUCT"):
-            raise self.ctx.unsupported(f"SELECT AS {kind}")
+            raise self.ctx.unsupported(errors.feature_select_as(kind))
         scope = Scope(parent=parent)
         from_sql = self._from(node, scope)
         items = self._select_items(node, scope)
@@ -127,13 +127,13 @@ class Translator(StructTranslator):
             star = e.this if isinstance(e, exp.Column) and isinstance(e.this, exp.Star) else e if isinstance(e, exp.Star) else None
             if star is not None:
                 if star.args.get("except_") or star.args.get("except") or star.args.get("replace"):
-                    raise self.ctx.unsupported("SELECT * EXCEPT / REPLACE")
+                    raise self.ctx.unsupported(errors.SQL_STAR_EXCEPT_REPLACE)
                 try:
                     cols = scope.star(e.table if isinstance(e, exp.Column) and e.table else None)
                 except ResolveError as exc:
                     raise self.ctx.invalid(str(exc)) from None
                 if not cols and not scope.sources:
-                    raise self.ctx.invalid("SELECT * must have a FROM clause")
+                    raise self.ctx.invalid(errors.SQL_STAR_WITHOUT_FROM)
                 items.extend((Typed(c.sql, c.type), c.name) for c in cols)
                 continue
             if isinstance(e, exp.Alias):
@@ -179,7 +179,7 @@ class Translator(StructTranslator):
     def _count(self, node: exp.Expression, scope: Scope | None) -> str:
         typed = self.coerce(self.expr(node, scope or Scope()), T.INT64, node)
         if typed.type is not None and typed.type.code != T.TypeCode.INT64:
-            raise self.ctx.invalid(f"LIMIT and OFFSET expect INT64, got {typed.type}")
+            raise self.ctx.invalid(errors.limit_not_int64(typed.type))
         return typed.sql
 
     def _order_term(self, o: exp.Ordered, scope: Scope | None, items: list[tuple[Typed, str]],
@@ -192,7 +192,7 @@ class Translator(StructTranslator):
             assert found is not None
             sql = str(1 + [c.name.lower() for c in columns].index(target.name.lower())) if compound else found.sql
         elif compound:
-            raise self.ctx.unsupported("ORDER BY expressions that are not output columns after a set operation")
+            raise self.ctx.unsupported(errors.SQL_ORDER_BY_AFTER_SET_OP)
         else:
             sql = self.expr(target, scope or Scope()).sql
         desc = bool(o.args.get("desc"))
@@ -213,18 +213,18 @@ class Translator(StructTranslator):
         distinct = node.args.get("distinct")
         keyword = _SET_OP_KEYWORDS[type(node)]
         if not distinct and keyword != "UNION":
-            raise self.ctx.unsupported(f"{keyword} ALL")
+            raise self.ctx.unsupported(errors.feature_all(keyword))
         op = keyword if distinct else "UNION ALL"
         left = self.compile_query(node.this, parent)
         right = self.compile_query(node.expression, parent)
         if len(left.columns) != len(right.columns):
-            raise self.ctx.invalid(f"Queries in {op} have mismatched column count: {len(left.columns)} and {len(right.columns)}")
+            raise self.ctx.invalid(errors.set_op_column_count(op, len(left.columns), len(right.columns)))
         columns = []
         for lc, rc in zip(left.columns, right.columns, strict=False):
             try:
                 t = supertype([lc.type, rc.type])
             except TypeError as exc:
-                raise self.ctx.invalid(f"Column {lc.name or '(unnamed)'} in {op} has incompatible types: {exc}") from None
+                raise self.ctx.invalid(errors.set_op_incompatible_column(lc.name, op, exc)) from None
             columns.append(OutputColumn(lc.name, t, lc.sql_name))
         left_sql = _member_sql(node.this, left, wrap_set_ops=False)
         right_sql = _member_sql(node.expression, right, wrap_set_ops=True)
@@ -238,7 +238,7 @@ class Translator(StructTranslator):
         from_ = node.args.get("from_") or node.args.get("from")
         if from_ is None:
             if node.args.get("joins"):
-                raise self.ctx.invalid("JOIN without FROM")
+                raise self.ctx.invalid(errors.SQL_JOIN_WITHOUT_FROM)
             return ""
         parts = [self._from_item(from_.this, scope)]
         for join in node.args.get("joins") or []:
@@ -251,7 +251,7 @@ class Translator(StructTranslator):
         side = str(join.args.get("side") or "").upper()
         kind = str(join.args.get("kind") or "").upper()
         if kind in ("SEMI", "ANTI") or join.args.get("method"):
-            raise self.ctx.unsupported(f"{kind or join.args.get('method')} JOIN")
+            raise self.ctx.unsupported(errors.feature_join(kind or join.args.get("method")))
         keyword = {"LEFT": "LEFT JOIN", "RIGHT": "RIGHT JOIN", "FULL": "FULL JOIN"}.get(side, "JOIN")
         using = join.args.get("using")
         if using:
@@ -264,7 +264,7 @@ class Translator(StructTranslator):
             cond = self.expr(on, scope)
             return f"{keyword} {item} ON {cond.sql}"
         if side:
-            raise self.ctx.invalid(f"{side} JOIN needs an ON or USING clause")
+            raise self.ctx.invalid(errors.join_needs_condition(side))
         return f"{keyword} {item}"
 
     def _from_item(self, item: exp.Expression, scope: Scope) -> str:
@@ -278,7 +278,7 @@ class Translator(StructTranslator):
             return f"({query.sql}) AS {quote(internal)}"
         if isinstance(item, exp.Unnest):
             return self._unnest(item, scope)
-        raise self.ctx.unsupported(f"{type(item).__name__} in FROM")
+        raise self.ctx.unsupported(errors.feature_in_from(type(item).__name__))
 
     def _table(self, item: exp.Table, scope: Scope) -> str:
         name, db = item.name, item.db
@@ -286,7 +286,7 @@ class Translator(StructTranslator):
             db, name = name.rsplit(".", 1)
         alias = item.alias or name
         if isinstance(item.this, exp.Anonymous) or item.args.get("joins"):
-            raise self.ctx.unsupported(f"the FROM item {item.sql('bigquery')}")
+            raise self.ctx.unsupported(errors.feature_from_item(item.sql("bigquery")))
         if db:
             return self._system_table(db, name, alias, scope)
         cte = self.ctx.cte(name) if not item.args.get("catalog") else None
@@ -309,7 +309,7 @@ class Translator(StructTranslator):
         The view's query sees the catalog only: the WITH names of the outer query are hidden.
         """
         if name.lower() in self.ctx.views_open:
-            raise self.ctx.invalid(f"View {name} reads itself")
+            raise self.ctx.invalid(errors.view_reads_itself(name))
         tree = parse(preprocess(definition), definition)
         saved, self.ctx.ctes = self.ctx.ctes, []
         self.ctx.views_open.append(name.lower())
@@ -342,7 +342,7 @@ class Translator(StructTranslator):
 
     def _system_table(self, db: str, name: str, alias: str, scope: Scope) -> str:
         if db.upper() == "SPANNER_SYS":
-            raise self.ctx.unsupported(f"SPANNER_SYS tables ({db}.{name})")
+            raise self.ctx.unsupported(errors.feature_spanner_sys(db, name))
         if db.upper() != "INFORMATION_SCHEMA":
             raise errors.query_table_not_found(f"{db}.{name}")
         view = information_schema.VIEWS.get(name.upper())
@@ -353,10 +353,10 @@ class Translator(StructTranslator):
 
     def _unnest(self, item: exp.Unnest, scope: Scope) -> str:
         if len(item.expressions) != 1:
-            raise self.ctx.unsupported("UNNEST of several arrays")
+            raise self.ctx.unsupported(errors.SQL_UNNEST_SEVERAL_ARRAYS)
         arr = self.expr(item.expressions[0], scope)
         if arr.type is not None and not arr.type.is_array:
-            raise self.ctx.invalid(f"Values referenced in UNNEST must be arrays, got {arr.type}")
+            raise self.ctx.invalid(errors.unnest_not_array(arr.type))
         element = arr.type.element if arr.type is not None else None
         alias_node = item.args.get("alias")
         name = ""
@@ -434,7 +434,7 @@ def translate_query(sql: str, catalog: Catalog, param_types: dict[str, SpannerTy
     ctx = Context(catalog, sql, types, declared if declared is not None else frozenset(types),
                   table_hints=[(name, dict(pairs)) for name, pairs in pre.table_hints])
     if not isinstance(tree, (exp.Select, exp.Subquery, *_SET_OPS)):
-        raise errors.sql_invalid(sql, "Expected a query (SELECT); use ExecuteSql with a DML statement for INSERT/UPDATE/DELETE")
+        raise errors.sql_invalid(sql, errors.SQL_EXPECTED_QUERY)
     query = Translator(ctx).compile_query(tree, None)
     return QueryTranslation(query.sql, query.columns, ctx)
 
@@ -448,7 +448,7 @@ def translate_expression(expr: str, table: Table, catalog: Catalog) -> str:
     text = f"SELECT {expr}"
     tree = parse(preprocess(text), text)
     if not isinstance(tree, exp.Select) or len(tree.expressions) != 1 or tree.args.get("from_"):
-        raise errors.sql_syntax_error(expr, "expected one scalar expression")
+        raise errors.sql_syntax_error(expr, errors.SQL_ONE_SCALAR_EXPRESSION)
     ctx = Context(catalog, expr, deterministic=True)
     scope = Scope([table_source(table, table.name, qualify=False)])
     return Translator(ctx).expr(tree.expressions[0], scope).sql
