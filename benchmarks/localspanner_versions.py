@@ -9,7 +9,7 @@ alternation, the same operation runs strongly and at ``read_timestamp=T``:
   (about 1/37 of the table), a new single-use snapshot per query;
 * the key read: ``snapshot.read`` of one random key, a new single-use snapshot per read.
 
-Each operation is timed :data:`READS` times per side; medians per round, three rounds
+Each operation is timed 40 times per side (:data:`FULL`); medians per round, three rounds
 (each with its own T and its own writes in between). Past reads must also return the
 rows as they were at T (checked: the past count of rows with ``LastUpdated > T`` is 0).
 
