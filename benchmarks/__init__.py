@@ -48,6 +48,7 @@ SUITES: dict[str, tuple[str, ...]] = {
         "benchmarks.localspanner_stream",
         "benchmarks.localspanner_writes",
         "benchmarks.localspanner_change_streams",
+        "benchmarks.localspanner_versions",
     ),
     "watcher": (
         "benchmarks.watcher_delivery",

@@ -47,9 +47,9 @@ class ServerProcess(bench_server.ServerProcess):
     ``data_dir=None`` lets the server use its own temporary folder.
     """
 
-    def __init__(self, data_dir: str | None, *, log_path: str | None = None) -> None:
+    def __init__(self, data_dir: str | None, *, log_path: str | None = None, source: str | None = None) -> None:
         super().__init__(port=0, data_dir=data_dir, log_path=log_path or os.path.join(
-            tempfile.gettempdir(), f"bench-local-spanner-{os.getpid()}.log"))
+            tempfile.gettempdir(), f"bench-local-spanner-{os.getpid()}.log"), source=source)
 
     def rss_bytes(self) -> int:
         return rss_bytes(self.pid)

@@ -91,7 +91,7 @@ def test_backfill_then_watch_classifies_exactly(spark, make_database, dirs):
     result = (Backfill(spark, db).table("Items").staging(dirs["staging"]).warehouse(dirs["warehouse"])
               .shards("ShardId", SHARDS, per_partition=1).checkpoints(repo, [SHARDS]).run())
     assert result.rows == 8 and result.partitions == 3
-    assert result.read_at_timestamp + result.read_in_shared_transaction == 3
+    assert result.read_at_timestamp == 3  # every partition read at R
     assert read_markers(HadoopFS(spark, dirs["warehouse"])) == {"Items": result.read_timestamp}
     stored = repo.get(TableId("Items"), SHARDS)
     assert timestamp_text(from_nanos(timestamp_nanos(stored.commit_timestamp))) == result.read_timestamp
@@ -118,23 +118,28 @@ def test_backfill_then_watch_classifies_exactly(spark, make_database, dirs):
     assert commits[9] > result.read_timestamp
 
 
-def test_backfill_reads_at_r_even_after_later_commits(spark, make_database, dirs, monkeypatch, _server):
+@pytest.mark.parametrize("mode", ["auto", "shared"])  # old modes: still accepted, and read at R like "timestamp"
+def test_backfill_reads_at_r_even_after_later_commits(spark, make_database, dirs, monkeypatch, mode):
     db = make_database(DDL)
     _write(db, [(i, f"n{i}", spanner.COMMIT_TIMESTAMP) for i in range(1, 5)])
     original = spanner_source.snapshot_lines
 
-    def commit_then_read(spark_, plan, parts):  # a writer commits after R, before the tasks read
-        _write(db, [(100, "after R", spanner.COMMIT_TIMESTAMP)])
+    def commit_then_read(spark_, plan, parts):  # writers commit after R, before the tasks read
+        _write(db, [(100, "after R", spanner.COMMIT_TIMESTAMP), (1, "changed after R", spanner.COMMIT_TIMESTAMP)])
+        with db.batch() as batch:
+            batch.delete("Items", spanner.KeySet(keys=[[2]]))
         return original(spark_, plan, parts)
 
     monkeypatch.setattr(spanner_source, "snapshot_lines", commit_then_read)
-    result = Backfill(spark, db).table("Items").staging(dirs["staging"]).warehouse(dirs["warehouse"]).partitions(2).run()
-    assert result.rows == 4  # the row committed after R is not in the snapshot
-    # Cloud Spanner and the emulator read at R; the embedded server, keeping no old versions, via the shared transaction.
-    embedded = _server is not None
-    assert (result.read_at_timestamp, result.read_in_shared_transaction) == ((0, 2) if embedded else (2, 0))
+    result = (Backfill(spark, db).table("Items").staging(dirs["staging"]).warehouse(dirs["warehouse"]).partitions(2)
+              .read_mode(mode).run())
+    # Every partition read at R, on the embedded server as on Spanner: nothing committed after R is in the snapshot.
+    assert (result.rows, result.read_at_timestamp) == (4, 2)
     _job(spark, dirs)
     assert sorted(k for k, *_ in _changes(spark)) == [1, 2, 3, 4]
+    names = {int(json.loads(r.keys)["Id"]): json.loads(r.new_values)["Name"]
+             for r in spark.sql("SELECT keys, new_values FROM changelog").collect()}
+    assert names == {1: "n1", 2: "n2", 3: "n3", 4: "n4"}  # row 1 as it was at R, row 2 not yet deleted
 
 
 def test_reconcile_records_hard_deletes_and_exports_to_spanner(spark, make_database, dirs):

@@ -61,9 +61,8 @@ class SnapshotStats:
     rows: int = 0
     partitions: int = 0
     batches: list[str] = field(default_factory=list)
-    #: Partitions read at the exact timestamp, and inside the driver's shared transaction.
+    #: Partitions read at the exact timestamp (all of them, on every kind of Spanner).
     read_at_timestamp: int = 0
-    read_in_shared_transaction: int = 0
     seconds: float = 0.0
 
 
@@ -97,7 +96,6 @@ class SnapshotJob:
         self._shard_values: list[Any] = []
         self._per_partition = 4
         self._hash_partitions = DEFAULT_HASH_PARTITIONS
-        self._mode = "auto"
         self._commit_timestamp_column: str | None = None
         self._clock: Callable[[], dt.datetime] = _utcnow
 
@@ -133,10 +131,9 @@ class SnapshotJob:
         return self
 
     def read_mode(self, mode: str) -> Any:
-        """How tasks read at R: 'auto' (default), 'timestamp' or 'shared' (see spanner_source)."""
+        """Kept for compatibility: every mode ('auto', 'timestamp', 'shared') reads at exactly R now."""
         if mode not in READ_MODES:
             raise ConfigurationError(f"read_mode must be one of {READ_MODES}, got {mode!r}")
-        self._mode = mode
         return self
 
     def commit_timestamp_column(self, column: str) -> Any:
@@ -178,14 +175,12 @@ class SnapshotJob:
             stats.read_timestamp = point.read_timestamp_text
             plan = ReadPlan(SpannerLocation.of(self._database), str(info.table), tuple(info.key_columns),
                             info.commit_timestamp_column, dict(info.column_types), stats.read_timestamp,
-                            point.shared() if self._mode != "timestamp" else None, self.method,
-                            f"spanner-watcher-{self.method}",
-                            spanner_source.batch_prefix(stats.read_timestamp, self.method), self._mode)
+                            self.method, f"spanner-watcher-{self.method}",
+                            spanner_source.batch_prefix(stats.read_timestamp, self.method))
             lines, counters = spanner_source.snapshot_lines(self._spark, plan, parts)
             stage(lines, point, plan)
         stats.rows = counters["rows"].value
         stats.read_at_timestamp = counters["timestamp"].value
-        stats.read_in_shared_transaction = counters["shared"].value
         return info
 
 

@@ -5,16 +5,9 @@ driver chooses R with a strong read (a multi-use read-only transaction:
 :class:`ReadPoint`), splits the table into :class:`ReadPartition` s (by shard value
 groups, or by a hash of the first key column), and each Spark task opens its own
 Spanner client and reads its partition **at exactly R**: ``database.snapshot(read_timestamp=R)``.
-That is stateless and retry-safe, and it is what runs on Cloud Spanner and on the
-official emulator.
-
-The embedded local Spanner keeps no old row versions: once anything committed after R
-it refuses a read at R (FAILED_PRECONDITION). For that case a task falls back to the
-driver's read-only transaction itself, shared by id (the client's ``BatchSnapshot``
-mechanism): the tasks still read in parallel, each with its own client, but inside the
-one transaction the driver keeps open until every task is done, so they still see the
-table exactly as of R. :class:`ReadPoint` must therefore stay open while the Spark job
-runs; :data:`READ_MODES` lets a caller force one of the two ways.
+That is stateless and retry-safe, and it is what runs on Cloud Spanner, on the
+official emulator and on the embedded local Spanner (which keeps row versions for the
+database's version retention period, one hour by default, as Spanner does).
 
 Rows come out as staging records (:mod:`watcher.staging.contract`, ``read_method`` backfill
 or reconcile), so the changelog job reads them like anything a watcher staged.
@@ -38,8 +31,9 @@ from ..sqlnames import quote_identifier
 from ..staging import contract
 from . import cluster
 
-#: How tasks read: "timestamp" (exact read timestamp only), "shared" (inside the driver's
-#: transaction only), "auto" (the exact read, falling back to the shared transaction).
+#: Read modes a caller may still name. Every partition now reads at exactly the read timestamp on
+#: every kind of Spanner; "auto" and "shared" (the old fallback to, and the forced use of, the
+#: driver's transaction) are accepted for compatibility and give the same rows, read the same way.
 READ_MODES = ("auto", "timestamp", "shared")
 #: Hash expressions that spread a key column over N partitions, by the column's base type.
 HASH_SQL = {
@@ -130,11 +124,9 @@ class ReadPlan:
     commit_timestamp_column: str
     column_types: Mapping[str, str]
     read_timestamp: str
-    shared: Mapping[str, Any] | None
     read_method: str
     watcher_id: str
     batch_prefix: str
-    mode: str = "auto"
 
     def sql(self, part: ReadPartition) -> str:
         table = ".".join(quote_identifier(p) for p in self.table.split("."))
@@ -142,9 +134,9 @@ class ReadPlan:
 
 
 class ReadPoint:
-    """The driver's strong multi-use read-only transaction: R, and the id tasks may share.
+    """The driver's strong multi-use read-only transaction: it fixes R (tasks then read at R).
 
-    Use as a context manager; keep it open until the Spark job that reads at R finished.
+    Use as a context manager.
     """
 
     def __init__(self, database: Any) -> None:
@@ -166,11 +158,6 @@ class ReadPoint:
     @property
     def read_timestamp_text(self) -> str:
         return timestamp_text(self.read_timestamp)
-
-    def shared(self) -> dict[str, Any]:
-        """The (session, transaction) ids a task needs to read inside this transaction."""
-        state = self._batch.to_dict()
-        return {"session_id": state["session_id"], "transaction_id": state["transaction_id"]}
 
     def close(self) -> None:
         if self._batch is not None:
@@ -212,59 +199,31 @@ def _param_types(params: Mapping[str, Any]) -> dict[str, Any]:
             for name, value in params.items()}
 
 
-def _is_stale_read_refused(exc: BaseException) -> bool:
-    from google.api_core import exceptions as gexc
-
-    return isinstance(exc, gexc.FailedPrecondition)
-
-
-def _rows(plan: ReadPlan, part: ReadPartition, database: Any, used: dict[str, int]) -> Iterator[tuple[Any, ...]]:
+def _rows(plan: ReadPlan, part: ReadPartition, database: Any) -> Iterator[tuple[Any, ...]]:
     """The partition's field names, then its rows, at exactly the plan's read timestamp."""
     from google.api_core.datetime_helpers import DatetimeWithNanoseconds
-    from google.cloud.spanner_v1.database import BatchSnapshot
 
     sql, params = plan.sql(part), dict(part.params)
     kwargs = {"params": params, "param_types": _param_types(params)} if params else {}
-    if plan.mode in ("auto", "timestamp"):
-        at = DatetimeWithNanoseconds.from_rfc3339(plan.read_timestamp)
-        started = False
-        try:
-            with database.snapshot(read_timestamp=at) as snap:
-                results = snap.execute_sql(sql, **kwargs)
-                rows = iter(results)  # one iterator: a second one would skip the rows the first buffered
-                first = next(rows, None)  # a refused stale read fails here, before any row
-                used["timestamp"] += 1
-                started = True
-                if first is not None:
-                    yield tuple(f.name for f in results.fields)
-                    yield tuple(first)
-                    yield from (tuple(r) for r in rows)
-            return
-        except Exception as exc:
-            # Fall back only when the read was refused up front: rows already handed on cannot be taken back.
-            if started or plan.mode == "timestamp" or plan.shared is None or not _is_stale_read_refused(exc):
-                raise
-    if plan.shared is None:
-        raise ChangelogError("read mode 'shared' needs the driver's transaction, but none was given")
-    results = BatchSnapshot.from_dict(database, dict(plan.shared)).execute_sql(sql, **kwargs)
-    used["shared"] += 1
-    names: tuple[str, ...] | None = None
-    for row in results:
-        if names is None:
-            names = tuple(f.name for f in results.fields)
-            yield names
-        yield tuple(row)
+    at = DatetimeWithNanoseconds.from_rfc3339(plan.read_timestamp)
+    with database.snapshot(read_timestamp=at) as snap:
+        results = snap.execute_sql(sql, **kwargs)
+        rows = iter(results)  # one iterator: a second one would skip the rows the first buffered
+        first = next(rows, None)  # the fields are known once the first answer arrived
+        if first is not None:
+            yield tuple(f.name for f in results.fields)
+            yield tuple(first)
+            yield from (tuple(r) for r in rows)
 
 
 def read_partition(plan: ReadPlan, part: ReadPartition, counters: Any = None) -> Iterator[tuple[str, str]]:
     """Runs in a Spark task: (batch_id, staging line) for every row of ``part`` (one batch per partition)."""
     database = plan.location.open()
-    used = {"timestamp": 0, "shared": 0}
     batch_id = contract.task_batch_id(plan.batch_prefix, part.index, "p")
     ts_column = plan.commit_timestamp_column
     names: tuple[str, ...] | None = None
     seq = 0
-    for item in _rows(plan, part, database, used):
+    for item in _rows(plan, part, database):
         if names is None:
             names = item
             continue
@@ -276,8 +235,7 @@ def read_partition(plan: ReadPlan, part: ReadPartition, counters: Any = None) ->
         seq += 1
     if counters is not None:
         counters["rows"].add(seq)
-        counters["timestamp"].add(used["timestamp"])
-        counters["shared"].add(used["shared"])
+        counters["timestamp"].add(1)
 
 
 def batch_prefix(read_timestamp: str, method: str) -> str:
@@ -289,7 +247,7 @@ def snapshot_lines(spark: Any, plan: ReadPlan, partitions: Sequence[ReadPartitio
     """A DataFrame (batch_id, value) of the table's rows at R, and the accumulators it fills when evaluated."""
     sc = spark.sparkContext
     cluster.ship(spark)  # read_partition runs on the executors, which may lack this package
-    counters = {name: sc.accumulator(0) for name in ("rows", "timestamp", "shared")}
+    counters = {name: sc.accumulator(0) for name in ("rows", "timestamp")}
     parts = list(partitions)
 
     def run(items: Iterator[ReadPartition]) -> Iterator[tuple[str, str]]:

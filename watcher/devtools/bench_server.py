@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import threading
+from typing import Any
 
 from ..errors import ConfigurationError
 
@@ -30,11 +31,14 @@ class ServerProcess:
     """``python -m watcher local-spanner --port PORT [--data-dir DIR]`` as a child process.
 
     The server's log (stderr) is appended to ``log_path`` when given, else read and dropped.
+    ``source`` is a checkout whose ``watcher`` package runs the server instead of this one
+    (a benchmark comparing with an older version of the server).
     """
 
     def __init__(self, port: int = 0, data_dir: str | None = None, host: str = "127.0.0.1", *,
-                 log_path: str | None = None) -> None:
+                 log_path: str | None = None, source: str | None = None) -> None:
         self.port, self.data_dir, self.host, self.log_path = port, data_dir, host, log_path
+        self.source = source
         self.process: subprocess.Popen[str] | None = None
         self.emulator_host = ""
 
@@ -48,11 +52,15 @@ class ServerProcess:
         command = [sys.executable, "-m", "watcher", "local-spanner", "--host", self.host, "--port", str(self.port)]
         if self.data_dir:
             command += ["--data-dir", self.data_dir]
+        placement: dict[str, Any] = {}
+        if self.source:  # "-m" puts the working folder first on sys.path: the checkout's package wins
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [self.source, os.environ.get("PYTHONPATH")])))
+            placement = {"cwd": self.source, "env": env}
         if self.log_path:
             with open(self.log_path, "a") as log:
-                self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True)
+                self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True, **placement)
         else:
-            self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **placement)
         line = _read_line(self.process, START_TIMEOUT)
         if not line.startswith(_READY):
             error = self._error_output()

@@ -64,9 +64,8 @@ def add_snapshot_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--partitions", type=int, default=4, metavar="N",
                         help="without shards: Spark partitions, by a hash of the first key column (default 4)")
     parser.add_argument("--read-mode", choices=READ_MODES, default="auto",
-                        help="how Spark tasks read at the read timestamp: at that exact timestamp, inside the "
-                             "driver's read-only transaction, or the first with the second as fallback (auto; "
-                             "needed on the embedded local Spanner, which keeps no old versions)")
+                        help="kept for compatibility, no longer changes anything: every Spark task reads at "
+                             "exactly the read timestamp, on the embedded local Spanner too (it keeps row versions)")
     add_spark_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     add_arguments(parser)
@@ -152,5 +151,4 @@ def print_result(result: Any, as_json: bool, extra: str = "") -> None:
         print(json.dumps(result.__dict__, indent=1, default=str))
         return
     print(f"{result.table}: {result.rows} rows read at {result.read_timestamp} in {result.partitions} partitions "
-          f"({result.read_at_timestamp} at that timestamp, {result.read_in_shared_transaction} in the shared "
-          f"transaction), {len(result.batches)} batches staged{extra}, {result.seconds:.1f} s")
+          f"({result.read_at_timestamp} at that timestamp), {len(result.batches)} batches staged{extra}, {result.seconds:.1f} s")
