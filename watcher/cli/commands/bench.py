@@ -58,7 +58,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``bench`` subcommand."""
     from ...devtools.bench import BenchOptions
     from ..connection import add_arguments
-    from .local_spanner import _port
+    from .local_spanner import port_number
 
     d = BenchOptions()
     parser = subparsers.add_parser(
@@ -100,7 +100,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     r.add_argument("--seed", type=int, default=None, help="random seed of the writers (default: random)")
     r.add_argument("--output", metavar="DIR", default=DEFAULT_OUTPUT,
                    help=f"folder for result.json and the plots (default {DEFAULT_OUTPUT}; written at the end)")
-    r.add_argument("--port", type=_port, default=0,
+    r.add_argument("--port", type=port_number, default=0,
                    help="port of the local Spanner server process started for the run (default 0: a free one)")
     r.add_argument("--quiet", action="store_true", help="no status line, only the final summary")
     add_arguments(parser)

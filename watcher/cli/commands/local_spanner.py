@@ -15,7 +15,8 @@ from typing import Any
 NAME = "local-spanner"
 
 
-def _port(text: str) -> int:
+def port_number(text: str) -> int:
+    """An argparse type for a TCP port (0: any free port); the one check the subcommands share."""
     try:
         port = int(text)
     except ValueError:
@@ -34,7 +35,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         description="Run an embedded server that the official Spanner client libraries talk to "
                     "through SPANNER_EMULATOR_HOST. Stop it with Ctrl-C (or SIGTERM).")
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST})")
-    parser.add_argument("--port", type=_port, default=DEFAULT_PORT,
+    parser.add_argument("--port", type=port_number, default=DEFAULT_PORT,
                         help=f"port to listen on; 0 picks a free one (default {DEFAULT_PORT})")
     parser.add_argument("--data-dir", metavar="DIR", default=None,
                         help="folder that keeps the databases between runs (default: a temporary "

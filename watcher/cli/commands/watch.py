@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...sqlnames import find_name, has_name
+from .local_spanner import port_number
 
 if TYPE_CHECKING:  # imported when a command runs, so that `--help` starts quickly
     from ...capture.base import Watcher
@@ -62,16 +63,6 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid port {text!r}: expected a number from 0 to 65535") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"invalid port {text!r}: expected a number from 0 to 65535")
-    return value
-
-
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``watch`` subcommand."""
     from ..connection import add_arguments
@@ -88,7 +79,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--duration", metavar="SECONDS", type=_seconds, default=None,
                         help="stop after this many seconds (default: run until Ctrl-C or SIGTERM)")
     parser.add_argument("--quiet", action="store_true", help="no progress display, only the final summary")
-    parser.add_argument("--metrics-port", metavar="PORT", type=_port, default=None,
+    parser.add_argument("--metrics-port", metavar="PORT", type=port_number, default=None,
                         help="serve Prometheus metrics at /metrics and a health check at /healthz on this port "
                              "(0: any free port, printed at start)")
     parser.add_argument("--metrics-host", metavar="HOST", default=None,
