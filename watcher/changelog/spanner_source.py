@@ -112,11 +112,18 @@ def shard_partitions(column: str, values: Sequence[Any], per_partition: int = 4)
 
 
 def hash_partitions(key_column: str, key_type: str, count: int) -> list[ReadPartition]:
-    """``count`` partitions by a hash of the key column (one partition when its type has no hash)."""
+    """``count`` partitions by a hash of the key column (one partition when its type has no hash).
+
+    A NULL key part (allowed in Spanner keys) hashes to NULL, so partition 0 takes it: every row
+    is in exactly one partition (a row missing from reconcile's snapshot would be recorded as deleted).
+
+    >>> hash_partitions("A", "INT64", 2)[0].where
+    'COALESCE(MOD(MOD(`A`, 2) + 2, 2), 0) = 0'
+    """
     template = HASH_SQL.get(key_type.split("(", 1)[0].strip().upper())
     if template is None or count <= 1:
         return single_partition()
-    expr = template.format(col=quote_identifier(key_column), n=count)
+    expr = "COALESCE(" + template.format(col=quote_identifier(key_column), n=count) + ", 0)"
     return [ReadPartition(i, f"{expr} = {i}", {}, f"hash({key_column}) = {i} of {count}") for i in range(count)]
 
 
