@@ -106,12 +106,21 @@ def shard_partitions(column: str, values: Sequence[Any], per_partition: int = 4)
 
 
 def hash_partitions(key_column: str, key_type: str, count: int) -> list[ReadPartition]:
-    """``count`` partitions by a hash of the key column (one partition when its type has no hash)."""
+    """``count`` partitions by a hash of the key column (one partition when its type has no hash).
+
+    A NULL key part (allowed in Spanner keys) hashes to NULL, so partition 0 takes it: every row
+    is in exactly one partition (a row missing from reconcile's snapshot would be recorded as deleted).
+
+    >>> hash_partitions("A", "INT64", 2)[0].where
+    '(MOD(MOD(`A`, 2) + 2, 2) = 0 OR `A` IS NULL)'
+    """
     template = HASH_SQL.get(key_type.split("(", 1)[0].strip().upper())
     if template is None or count <= 1:
         return single_partition()
-    expr = template.format(col=quote_identifier(key_column), n=count)
-    return [ReadPartition(i, f"{expr} = {i}", {}, f"hash({key_column}) = {i} of {count}") for i in range(count)]
+    column = quote_identifier(key_column)
+    expr = template.format(col=column, n=count)
+    return [ReadPartition(i, f"({expr} = 0 OR {column} IS NULL)" if i == 0 else f"{expr} = {i}", {},
+                          f"hash({key_column}) = {i} of {count}") for i in range(count)]
 
 
 @dataclass(frozen=True)
