@@ -309,7 +309,7 @@ def test_backfill_and_the_sink_stage_the_same_row_identically():
     types = {"Id": "INT64", "Name": "STRING(MAX)", "T": "TIMESTAMP"}
     row = {"Id": 2**62 + 1, "Name": "x", "T": COMMIT}
     plan = spanner_source.ReadPlan(spanner_source.SpannerLocation("p", "i", "d"), "T", ("Id",), "T", types,
-                                   "2024-05-01T10:00:01.000000000Z", None, "backfill", "w", "prefix")
+                                   "2024-05-01T10:00:01.000000000Z", "backfill", "w", "prefix")
     backfilled = json.loads(spanner_source.record_line(plan, "b", 4, row,
                                                        commit_timestamp="2024-05-01T10:00:00.123456789Z"))
     watched = contract.change_record(_change(row, (row["Id"],)), batch_id="b", seq=4, types=types,
