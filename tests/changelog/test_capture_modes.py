@@ -15,6 +15,7 @@ import pytest
 from google.cloud.spanner_v1 import param_types
 
 from tests.conftest import INSTANCE, PROJECT
+from tests.watcher.core_support import run_with_history as write
 from tests.watcher.core_support import wait_until
 from watcher.capture.helper_tables.change_sets import (
     change_set_column_ddl,
@@ -42,18 +43,6 @@ def docs(make_database):
     history = HistoryTable.discover(db, "Documents")
     history.create(db)
     return db, history
-
-
-def write(db, history, fn):
-    """Run ``fn(history_writer)`` in one read/write transaction; returns its commit timestamp."""
-    txns = []
-
-    def work(txn):
-        txns.append(txn)
-        fn(history.writer(txn))
-
-    db.run_in_transaction(work)
-    return txns[-1].committed
 
 
 def stage_history(db, staging, expected, checkpoints=None) -> StagingSink:

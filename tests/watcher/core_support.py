@@ -72,3 +72,15 @@ def insert(database: Any, table: str, columns: Sequence[str], rows: Iterable[Seq
 
 def insert_t(database: Any, ids: Iterable[int], name: str = "x") -> Any:
     return insert(database, "T", ("Id", "Name"), [(i, f"{name}{i}") for i in ids])
+
+
+def run_with_history(db: Any, history: Any, fn: Callable[[Any], None]) -> Any:
+    """Run ``fn(history_writer)`` in one read/write transaction; returns its commit timestamp."""
+    txns: list[Any] = []
+
+    def work(txn: Any) -> None:
+        txns.append(txn)
+        fn(history.writer(txn))
+
+    db.run_in_transaction(work)
+    return txns[-1].committed

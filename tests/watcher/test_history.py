@@ -12,6 +12,7 @@ from google.cloud.spanner_v1 import COMMIT_TIMESTAMP, KeySet
 from google.cloud.spanner_v1.data_types import JsonObject
 
 from tests.watcher.core_support import Collector, wait_until
+from tests.watcher.core_support import run_with_history as run
 from watcher import MIN_TIMESTAMP, InMemoryCommitTimestampRepository
 from watcher.capture.helper_tables.history import HistoryTable, HistoryWatcher, history_table_ddl
 from watcher.errors import ConfigurationError, DdlError
@@ -42,18 +43,6 @@ def docs(make_database):
 def watch(db, **kw):
     kw.setdefault("checkpoints", InMemoryCommitTimestampRepository())
     return HistoryWatcher(db, "Documents", poll_interval=0.01, initial_timestamp=MIN_TIMESTAMP, **kw)
-
-
-def run(db, history, fn):
-    """Run ``fn(writer)`` in a transaction; returns the commit timestamp."""
-    txns = []
-
-    def work(txn):
-        txns.append(txn)
-        fn(history.writer(txn))
-
-    db.run_in_transaction(work)
-    return txns[-1].committed
 
 
 def collect(db, n, **kw):
