@@ -111,7 +111,7 @@ class Change:
     float, Decimal, bytes, str, date, DatetimeWithNanoseconds, JsonObject, lists).
     ``keys`` is the primary key in key order. ``shard`` is the shard value of the poll loop
     that saw the change (None without a shard provider). For a DELETE (history tables
-    only), ``row`` holds just the key columns. ``column_types`` maps each column of ``row``
+    and change streams), ``row`` holds just the key columns. ``column_types`` maps each column of ``row``
     to its Spanner type name as the result set it was read from said (``INT64``,
     ``STRING``, ``ARRAY<BYTES>``; :mod:`watcher.codec`'s form), so a column added or
     changed while watching is typed from the first row read after the change; empty
@@ -133,8 +133,31 @@ class Change:
     #: several (history tables' Seq); None when a commit timestamp has one version of a key.
     version_seq: int | None = None
     #: "NEW_VALUES" when ``row`` holds only the key and the written columns (a partial update
-    #: logged in a history table); None or "NEW_ROW" when it holds every column.
+    #: logged in a history table); None or "NEW_ROW" when it holds every column. Change
+    #: streams say theirs: NEW_ROW and NEW_ROW_AND_OLD_VALUES give every column in ``row``,
+    #: NEW_VALUES and OLD_AND_NEW_VALUES only the key and the columns the mod changed.
     value_capture_type: str | None = None
+    #: Change streams only (None otherwise): the values before the mod, of the columns the
+    #: stream reports (OLD_AND_NEW_VALUES: changed columns; NEW_ROW_AND_OLD_VALUES: changed
+    #: columns; a DELETE: every column the stream tracks), typed like ``row``.
+    old_values: Mapping[str, Any] | None = field(default=None, compare=False)
+    #: Change streams only: Spanner's id of the transaction that made the change. With
+    #: ``record_sequence`` and ``mod_index`` it is the change's identity, so a change
+    #: delivered twice (after a crash) is removed downstream.
+    server_transaction_id: str | None = None
+    #: Change streams only: the data change record's sequence within its transaction.
+    record_sequence: str | None = None
+    #: Change streams only: the position of this mod among the mods of its record.
+    mod_index: int | None = None
+    #: Change streams only: the transaction's record and partition counts, its tag
+    #: (the request's transaction_tag, "" when none) and whether Spanner itself ran it.
+    number_of_records_in_transaction: int | None = field(default=None, compare=False)
+    number_of_partitions_in_transaction: int | None = field(default=None, compare=False)
+    transaction_tag: str | None = field(default=None, compare=False)
+    is_system_transaction: bool | None = field(default=None, compare=False)
+    #: Change streams only: the partition the record was read from (two reads of one
+    #: change from different partitions are still one change, so not compared).
+    partition_token: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
