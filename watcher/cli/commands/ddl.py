@@ -8,6 +8,7 @@ Example:
     $ spanner-watcher ddl commit-timestamp Performances --column LastUpdateTime --convert
     $ spanner-watcher ddl prune Singers --retention 1h                 # print, with the cutoff from the checkpoints
     $ spanner-watcher ddl prune Singers --retention 1h --execute       # or run it
+    $ spanner-watcher ddl change-stream SingersStream --table Singers --table 'Albums(Title)' --retention 36h
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ _NOT_NULL = {"not_null", "notnull", "not-null"}
 #: Units of a --retention duration.
 _UNITS = {"d": "days", "h": "hours", "m": "minutes", "s": "seconds"}
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)([dhms])")
+_TRACKED_TABLE = re.compile(r"\s*([^()\s]+)\s*(?:\((.*)\))?\s*\Z")
 
 
 def parse_duration(text: str) -> dt.timedelta:
@@ -67,6 +69,24 @@ def _source_spec(text: str) -> Any:
 
     name, type_, not_null = _split_spec(text, "source column")
     return lambda: ShardSource(name, type_ or "STRING", not_null=not_null)
+
+
+def tracked_table(text: str) -> tuple[str, tuple[str, ...] | None]:
+    """``Table`` (all columns), ``Table(c1, c2)`` or ``Table()`` (keys only), as a change stream tracks it.
+
+    >>> tracked_table("Singers"), tracked_table("Albums(Title, Year)"), tracked_table("Songs()")
+    (('Singers', None), ('Albums', ('Title', 'Year')), ('Songs', ()))
+    """
+    match = _TRACKED_TABLE.match(text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"invalid table {text!r}: expected TABLE, TABLE(COLUMN, ...) or TABLE() for keys only")
+    table, columns = match.group(1), match.group(2)
+    if columns is None:
+        return table, None
+    names = tuple(c.strip() for c in columns.split(",") if c.strip())
+    if columns.strip() and len(names) != len(columns.split(",")):
+        raise argparse.ArgumentTypeError(f"invalid table {text!r}: an empty column name in the list")
+    return table, names
 
 
 def _shard_options(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
@@ -145,6 +165,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--allow-hotspot", action="store_true",
                    help="allow the commit-timestamp column as the first primary-key column")
 
+    _change_stream_parser(kinds)
+
     from ...checkpoints.spanner import DEFAULT_TABLE as CHECKPOINTS
     from ..connection import add_arguments
 
@@ -167,6 +189,48 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                       help="print the statement with a @cutoff parameter, without reading any checkpoint")
     add_arguments(p)
     return parser
+
+
+def _change_stream_parser(kinds: Any) -> None:
+    from ...schema_tools.ddl.change_streams import VALUE_CAPTURE_TYPES
+
+    p = kinds.add_parser(
+        "change-stream", help="CREATE, ALTER or DROP the change stream the change-stream capture mode reads",
+        description="Print a CREATE CHANGE STREAM (default), its ALTER ... SET FOR (--alter) or its DROP (--drop). "
+                    "Without --table the stream tracks ALL tables. Options not given are left to Spanner's "
+                    "defaults (retention 1d, OLD_AND_NEW_VALUES).")
+    p.add_argument("stream", help="the change stream's name, as the watcher's mode = \"change_stream\" names it")
+    p.add_argument("--table", dest="tables", action="append", type=tracked_table, metavar="TABLE[(COL, ...)]",
+                   help="a table to track (repeat): TABLE for all its columns, TABLE(c1, c2) for some, TABLE() for "
+                        "keys only; default: FOR ALL")
+    p.add_argument("--none", action="store_true", help="track nothing yet (CREATE without FOR; with --alter: DROP FOR ALL)")
+    p.add_argument("--retention", dest="retention_period", metavar="TIMESPAN",
+                   help="retention_period, e.g. 36h or 7d (Spanner's default 1d)")
+    p.add_argument("--value-capture-type", type=str.upper, choices=VALUE_CAPTURE_TYPES,
+                   help="what each change record carries (Spanner's default OLD_AND_NEW_VALUES)")
+    for flag in ("exclude-insert", "exclude-update", "exclude-delete", "exclude-ttl-deletes", "allow-txn-exclusion"):
+        p.add_argument(f"--{flag}", action="store_true", default=None, help=f"set {flag.replace('-', '_')} = true")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--alter", action="store_true", help="print ALTER CHANGE STREAM ... SET FOR (the tables only)")
+    mode.add_argument("--drop", action="store_true", help="print DROP CHANGE STREAM")
+
+
+def _change_stream(args: argparse.Namespace) -> list[str]:
+    from ...schema_tools.ddl import change_streams as cs
+
+    if args.tables and args.none:
+        raise argparse.ArgumentTypeError("--table and --none exclude each other")
+    tracking: Any = None if args.none else (dict(args.tables) if args.tables else cs.ALL)
+    if args.tables and len({t.lower() for t, _ in args.tables}) != len(args.tables):
+        raise argparse.ArgumentTypeError("a table is given twice with --table")
+    if args.drop:
+        return [cs.drop_change_stream(args.stream)]
+    if args.alter:
+        return [cs.alter_change_stream_tracking(args.stream, tracking)]
+    return [cs.create_change_stream(
+        args.stream, tracking, retention_period=args.retention_period, value_capture_type=args.value_capture_type,
+        exclude_insert=args.exclude_insert, exclude_update=args.exclude_update, exclude_delete=args.exclude_delete,
+        exclude_ttl_deletes=args.exclude_ttl_deletes, allow_txn_exclusion=args.allow_txn_exclusion)]
 
 
 def _settings(setup: Any) -> list[str]:
@@ -242,6 +306,7 @@ _KINDS: dict[str, Callable[[argparse.Namespace], list[str]]] = {
     "setup": _setup,
     "table": _table,
     "prune": _prune,
+    "change-stream": _change_stream,
 }
 
 
@@ -269,7 +334,7 @@ def run(args: argparse.Namespace) -> int:
         warnings.simplefilter("always")
         try:
             lines = _KINDS[args.kind](args)
-        except (DdlError, ConfigurationError) as exc:
+        except (DdlError, ConfigurationError, argparse.ArgumentTypeError) as exc:
             raise CommandError(str(exc)) from None
     print(render([*(f"-- warning: {w.message}" for w in caught), *lines]))
     return 0

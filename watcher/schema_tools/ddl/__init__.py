@@ -17,8 +17,8 @@ shape of a statement. A commit-timestamp column may not lead a primary key or an
 
 The helpers live in one module per concept: :mod:`.columns` (types, literals, column
 definitions, commit-timestamp columns), :mod:`.sharding` (the computed shard column and its
-values), :mod:`.indexes` (indexes and the FORCE_INDEX hint) and :mod:`.tables` (CREATE TABLE
-and whole-table setup); every public name is importable from here.
+values), :mod:`.indexes` (indexes and the FORCE_INDEX hint), :mod:`.tables` (CREATE TABLE
+and whole-table setup) and :mod:`.change_streams` (the change stream the change-stream mode reads); every public name is importable from here.
 
 Example:
     >>> setup = sharded_polling("Singers", ["FirstName", ShardSource("LastName", not_null=True)],
@@ -34,6 +34,7 @@ Example:
 
 from __future__ import annotations
 
+from .change_streams import ALL, alter_change_stream_tracking, create_change_stream, drop_change_stream
 from .columns import (
     DEFAULT_COMMIT_TIMESTAMP_COLUMN,
     DEFAULT_PROCESSED_COLUMN,
@@ -63,6 +64,7 @@ from .sharding import (
 from .tables import ShardedPolling, create_table, sharded_polling, sharded_table
 
 __all__ = [
+    "ALL", "alter_change_stream_tracking", "create_change_stream", "drop_change_stream",
     "DEFAULT_COMMIT_TIMESTAMP_COLUMN", "DEFAULT_PROCESSED_COLUMN", "DEFAULT_SHARDS", "DEFAULT_SHARD_COLUMN", "MAX_SHARDS",
     "RECOMMENDED_SHARDS", "ColumnDef", "ShardColumn", "ShardCountWarning", "ShardSource", "ShardedPolling", "add_column",
     "add_commit_timestamp_column", "check_shard_count", "column_type", "commit_timestamp_column", "create_index",
