@@ -72,6 +72,8 @@ class ExpressionTranslator:
             col = scope.resolve(qualifier, node.name)
         except ResolveError as exc:
             raise self.ctx.invalid(str(exc)) from None
+        if col.type is not None and col.type.code in T.NOT_ON_WIRE:
+            raise errors.tokenlist_not_readable(col.name)
         return Typed(col.sql, col.type)
 
     def _literal(self, node: exp.Literal, scope: Scope) -> Typed:

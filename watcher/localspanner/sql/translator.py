@@ -388,7 +388,8 @@ def _base_table_hint(table: Table) -> str:
 def table_source(table: Table, alias: str, *, qualify: bool = True) -> Source:
     """A FROM item over a catalog table; ``qualify`` False refers to columns by bare name."""
     prefix = quote(alias) + "." if qualify else ""
-    return Source(alias, [SourceColumn(c.name, c.type, prefix + quote(c.name)) for c in table.columns])
+    return Source(alias, [SourceColumn(c.name, c.type, prefix + quote(c.name)) for c in table.columns],
+                  hidden=frozenset(c.name.lower() for c in table.columns if c.hidden))
 
 
 def _find_alias(items: list[tuple[Typed, str]], name: str) -> Typed | None:
