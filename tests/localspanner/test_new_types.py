@@ -15,7 +15,7 @@ import uuid
 
 import pytest
 from google.api_core import exceptions
-from google.cloud.spanner_v1 import Interval, param_types
+from google.cloud.spanner_v1 import Interval, TypeCode, param_types
 
 U1 = uuid.UUID("00000000-0000-4000-8000-000000000001")
 U2 = uuid.UUID("7f3c8a1e-2b4d-4c6e-9a0b-1c2d3e4f5a6b")
@@ -108,8 +108,8 @@ def test_result_metadata_carries_the_new_type_codes(db):
     with db.snapshot() as snap:
         results = snap.execute_sql("SELECT Id, Score, Span, Scores FROM Things LIMIT 1")
         list(results)
-        codes = [f.type_.code.name for f in results.fields]
-        element = results.fields[3].type_.array_element_type.code.name
+        codes = [TypeCode(f.type_.code).name for f in results.fields]
+        element = TypeCode(results.fields[3].type_.array_element_type.code).name
     assert codes == ["UUID", "FLOAT32", "INTERVAL", "ARRAY"] and element == "FLOAT32"
 
 

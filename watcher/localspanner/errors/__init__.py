@@ -20,10 +20,10 @@ from .base import *  # noqa: F403
 from .change_stream_reads import *  # noqa: F403
 from .data import *  # noqa: F403
 from .ddl_details import *  # noqa: F403
+from .new_types import *  # noqa: F403
 from .requests import *  # noqa: F403
 from .schema import *  # noqa: F403
 from .schema_details import *  # noqa: F403
 from .sql_details import *  # noqa: F403
 from .value_details import *  # noqa: F403
-from .new_types import *  # noqa: F403
 from .views import *  # noqa: F403

@@ -26,7 +26,7 @@ from ..types import SpannerType, TypeCode
 
 TypeRule = Callable[[Sequence["SpannerType | None"]], "SpannerType | None"]
 
-_NUMERIC_RANK = {TypeCode.INT64: 0, TypeCode.NUMERIC: 1, TypeCode.FLOAT64: 2}
+_NUMERIC_RANK = {TypeCode.INT64: 0, TypeCode.NUMERIC: 1, TypeCode.FLOAT32: 2, TypeCode.FLOAT64: 2}
 
 
 def fixed(t: SpannerType) -> TypeRule:
@@ -54,6 +54,8 @@ def supertype(types: Sequence[SpannerType | None]) -> SpannerType | None:
     if all(t.same_kind(first) for t in known):
         return first.without_length()
     if all(t.code in _NUMERIC_RANK for t in known):
+        if any(t.code == TypeCode.FLOAT32 for t in known):  # FLOAT32 with anything else widens to FLOAT64
+            return T.FLOAT64
         return max(known, key=lambda t: _NUMERIC_RANK[t.code]).without_length()
     raise TypeError(", ".join(str(t) for t in known))
 
@@ -144,6 +146,7 @@ ANONYMOUS: dict[str, Fn] = {
     "TO_HEX": Fn("ls_to_hex", ("*expressions",), STRING),
     "FROM_HEX": Fn("ls_from_hex", ("*expressions",), BYTES),
     "STRPOS": Fn("ls_strpos", ("*expressions",), INT64),
+    "NEW_UUID": Fn("ls_new_uuid", ("*expressions",), fixed(T.UUID), deterministic=False),
 }
 
 # Aggregates translated to a SQLite aggregate of the same shape, with their result rule.
