@@ -26,6 +26,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from . import errors
+
 NANOS_PER_SECOND = 1_000_000_000
 NANOS_PER_MINUTE = 60 * NANOS_PER_SECOND
 NANOS_PER_HOUR = 60 * NANOS_PER_MINUTE
@@ -71,7 +73,7 @@ class Interval:
 
     def __post_init__(self) -> None:
         if abs(self.months) > MAX_MONTHS or abs(self.days) > MAX_DAYS or abs(self.nanos) > MAX_NANOS:
-            raise IntervalError(f"Interval field out of range: {self.months} months, {self.days} days, {self.nanos} nanoseconds")
+            raise IntervalError(errors.interval_field_out_of_range(self.months, self.days, self.nanos))
 
     @property
     def normalized_nanos(self) -> int:
@@ -96,7 +98,7 @@ def of_unit(amount: int, unit: str) -> Interval:
     """
     step = UNITS.get(unit.upper())
     if step is None:
-        raise IntervalError(f"Unsupported INTERVAL date part: {unit}")
+        raise IntervalError(errors.interval_unit_unsupported(unit))
     return Interval(step[0] * amount, step[1] * amount, step[2] * amount)
 
 
@@ -119,7 +121,7 @@ def parse_iso(text: str) -> Interval:
     """An ISO 8601 duration (``P[n]Y[n]M[n]W[n]DT[n]H[n]M[n[.f]]S``), as the wire carries it."""
     m = _ISO.match(text.strip())
     if not m or text.strip() in ("P", "") or text.strip().endswith("T"):
-        raise IntervalError(f"Invalid interval literal: {text!r}")
+        raise IntervalError(errors.interval_literal_invalid(text))
     g = {k: int(v) if v and k != "s" else v for k, v in m.groupdict().items()}
     nanos = (g["h"] or 0) * NANOS_PER_HOUR + (g["mi"] or 0) * NANOS_PER_MINUTE
     if g["s"]:
@@ -131,7 +133,7 @@ def parse_sql_text(text: str) -> Interval:
     """GoogleSQL's canonical text ``'Y-M D H:M:S[.F]'`` (the year-month and day parts optional)."""
     m = _SQL_TEXT.match(text)
     if not m:
-        raise IntervalError(f"Invalid interval literal: {text!r}")
+        raise IntervalError(errors.interval_literal_invalid(text))
     months = int(m["y"] or 0) * 12 + int(m["mo"] or 0)
     if m["ys"] == "-":
         months = -months
@@ -224,5 +226,5 @@ def extract(part: str, i: Interval) -> int:
     parts = {"HOUR": hours, "MINUTE": minutes, "SECOND": seconds, "MILLISECOND": frac // 1_000_000,
              "MICROSECOND": frac // 1_000, "NANOSECOND": frac}
     if part not in parts:
-        raise IntervalError(f"Unsupported date part {part} for EXTRACT from INTERVAL")
+        raise IntervalError(errors.interval_extract_part_unsupported(part))
     return sign * parts[part]

@@ -41,5 +41,17 @@ def tokenlist_not_readable(column: str) -> SpannerError:
     )
 
 
-def interval_value_invalid(detail: object) -> str:
-    return f"Invalid INTERVAL value: {detail}"
+def interval_field_out_of_range(months: int, days: int, nanos: int) -> str:
+    return f"Interval field out of range: {months} months, {days} days, {nanos} nanoseconds"
+
+
+def interval_unit_unsupported(unit: str) -> str:
+    return f"Unsupported INTERVAL date part: {unit}"
+
+
+def interval_literal_invalid(text: str) -> str:
+    return f"Invalid interval literal: {text!r}"
+
+
+def interval_extract_part_unsupported(part: str) -> str:
+    return f"Unsupported date part {part} for EXTRACT from INTERVAL"
