@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import os
 import uuid
 
 import pytest
@@ -213,3 +214,42 @@ def _all():
 def _keys(keys):
     from google.cloud.spanner_v1 import KeySet
     return KeySet(keys=keys)
+
+
+def test_delete_by_uuid_key_accepts_any_hex_case(db):
+    with db.batch() as batch:
+        batch.delete("Things", _keys([[str(U2).upper()]]))
+    assert [r[0] for r in query(db, "SELECT Id FROM Things ORDER BY Id")] == [U1, U3]
+
+
+@pytest.mark.skipif(bool(os.environ.get("SPANNER_EMULATOR_HOST")), reason="starts its own local server")
+def test_values_schema_and_search_index_survive_a_restart(tmp_path, monkeypatch):
+    from google.cloud import spanner
+
+    from watcher.localspanner.server import LocalSpanner
+
+    def open_db(server, create):
+        monkeypatch.setenv("SPANNER_EMULATOR_HOST", server.emulator_host)
+        instance = spanner.Client(project="types-project").instance(
+            "types", configuration_name="projects/types-project/instanceConfigs/emulator-config", node_count=1)
+        if create:
+            instance.create().result(30)
+            database = instance.database("types-db", ddl_statements=DDL)
+            database.create().result(60)
+            return database
+        return instance.database("types-db")
+
+    with LocalSpanner(data_dir=str(tmp_path)) as server:
+        database = open_db(server, create=True)
+        with database.batch() as batch:
+            batch.insert("Things", ("Id", "Score", "Span", "Spans"),
+                         [(U2, 0.1, Interval(months=-2, nanos=7), [Interval(days=9)])])
+        database.reload()
+        ddl = list(database.ddl_statements)
+        before = query(database, "SELECT Id, Score, Span, Spans FROM Things")
+    with LocalSpanner(data_dir=str(tmp_path)) as server:
+        database = open_db(server, create=False)
+        database.reload()
+        assert list(database.ddl_statements) == ddl
+        assert query(database, "SELECT Id, Score, Span, Spans FROM Things") == before == [
+            [U2, F32_TENTH, Interval(months=-2, nanos=7), [Interval(days=9)]]]
