@@ -253,3 +253,23 @@ def test_values_schema_and_search_index_survive_a_restart(tmp_path, monkeypatch)
         assert list(database.ddl_statements) == ddl
         assert query(database, "SELECT Id, Score, Span, Spans FROM Things") == before == [
             [U2, F32_TENTH, Interval(months=-2, nanos=7), [Interval(days=9)]]]
+
+
+def test_change_stream_records_carry_the_new_types_and_skip_tokenlist(make_database):
+    from tests.localspanner.test_change_streams import _now, read_stream
+
+    database = make_database([DDL[0], "CREATE CHANGE STREAM S FOR ALL"])
+    start = _now(database)
+    with database.batch() as batch:
+        batch.insert("Things", ("Id", "Score", "Span", "Ids", "Title"),
+                     [(U2, 0.1, Interval(days=2), [U1], "hello world")])
+    records = read_stream(database, "S", start, _now(database))
+    [record] = records
+    types = {name: t for name, t, _, _ in record["column_types"]}
+    assert types["Id"] == {"code": "UUID"} and types["Score"] == {"code": "FLOAT32"}
+    assert types["Ids"] == {"code": "ARRAY", "array_element_type": {"code": "UUID"}}
+    assert "Title_Tokens" not in types
+    [mod] = record["mods"]
+    assert mod["keys"] == {"Id": str(U2)}
+    assert mod["new_values"]["Span"] == "P2D" and mod["new_values"]["Ids"] == [str(U1)]
+    assert mod["new_values"]["Score"] == F32_TENTH
