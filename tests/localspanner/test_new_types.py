@@ -273,3 +273,14 @@ def test_change_stream_records_carry_the_new_types_and_skip_tokenlist(make_datab
     assert mod["keys"] == {"Id": str(U2)}
     assert mod["new_values"]["Span"] == "P2D" and mod["new_values"]["Ids"] == [str(U1)]
     assert mod["new_values"]["Score"] == F32_TENTH
+
+
+def test_interval_normalisation_negation_and_arithmetic(db):
+    row = query(db, """SELECT JUSTIFY_HOURS(INTERVAL 50 HOUR), JUSTIFY_DAYS(INTERVAL 35 DAY),
+                              JUSTIFY_INTERVAL(MAKE_INTERVAL(day => 35, hour => 50)), -INTERVAL 2 DAY,
+                              INTERVAL 1 DAY * 3 + INTERVAL 1 MONTH, INTERVAL '1-2 3 4:5:6.5' YEAR TO SECOND""")[0]
+    assert row == [Interval(days=2, nanos=2 * 3600 * 10**9), Interval(months=1, days=5),
+                   Interval(months=1, days=7, nanos=2 * 3600 * 10**9), Interval(days=-2),
+                   Interval(months=1, days=3), Interval(months=14, days=3, nanos=(4 * 3600 + 5 * 60 + 6) * 10**9 + 5 * 10**8)]
+    with pytest.raises(exceptions.InvalidArgument, match="Interval field out of range"):
+        query(db, "SELECT INTERVAL 200000 MONTH")

@@ -107,6 +107,22 @@ def make_interval(year: int = 0, month: int = 0, day: int = 0, hour: int = 0, mi
     return Interval(year * 12 + month, day, hour * NANOS_PER_HOUR + minute * NANOS_PER_MINUTE + second * NANOS_PER_SECOND)
 
 
+def justify(i: Interval, *, days: bool, hours: bool) -> Interval:
+    """JUSTIFY_HOURS (every 24 hours a day), JUSTIFY_DAYS (every 30 days a month), or both.
+
+    >>> justify(Interval(0, 35, 50 * NANOS_PER_HOUR), days=True, hours=True)
+    Interval(months=1, days=7, nanos=7200000000000)
+    """
+    months, day_count, nanos = i.months, i.days, i.nanos
+    if hours:
+        carry = int(nanos / NANOS_PER_DAY)  # toward zero
+        day_count, nanos = day_count + carry, nanos - carry * NANOS_PER_DAY
+    if days:
+        carry = int(day_count / DAYS_PER_MONTH)
+        months, day_count = months + carry, day_count - carry * DAYS_PER_MONTH
+    return Interval(months, day_count, nanos)
+
+
 # --- text ------------------------------------------------------------------------------------------
 
 def _seconds_to_nanos(text: str) -> int:

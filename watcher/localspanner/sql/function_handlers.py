@@ -30,6 +30,7 @@ from .function_table import AGGREGATES, ANONYMOUS, EXTRA_ARGS, SIMPLE, Fn
 from .literals import json_element_sql, sql_string, stored_literal_sql
 from .operators import OperatorTranslator
 from .scope import Scope
+from .udf import UdfError, take_error
 
 _TIME_TYPES = (TypeCode.TIMESTAMP, TypeCode.DATE, TypeCode.STRING)
 
@@ -159,7 +160,10 @@ class FunctionTranslator(OperatorTranslator):
         amount = self._amount(node.this, scope)
         name = self._unit(unit, "DAY")
         if amount.is_literal and name in intervals.UNITS:
-            return Typed(interval_functions.literal_sql(amount.literal, name), T.INTERVAL)
+            try:
+                return Typed(interval_functions.literal_sql(amount.literal, name), T.INTERVAL)
+            except UdfError:
+                raise self.ctx.invalid(take_error()) from None
         return Typed(f"ls_interval({amount.sql}, '{name}')", T.INTERVAL)
 
     def _make_interval(self, node: exp.Expression, scope: Scope) -> Typed:

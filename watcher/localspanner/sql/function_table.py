@@ -127,6 +127,9 @@ SIMPLE: dict[type[exp.Expression], Fn] = {
     exp.UnixMicros: Fn("ls_unix", ("this",), INT64),
     exp.DateFromParts: Fn("ls_date_from_parts", ("year", "month", "day"), fixed(T.DATE)),
     exp.GenerateSeries: Fn("ls_generate_array", ("start", "end", "step"), array_of_arg(0)),
+    exp.JustifyDays: Fn("ls_interval_justify", ("this",), fixed(T.INTERVAL)),
+    exp.JustifyHours: Fn("ls_interval_justify", ("this",), fixed(T.INTERVAL)),
+    exp.JustifyInterval: Fn("ls_interval_justify", ("this",), fixed(T.INTERVAL)),
 }
 
 # Extra constant arguments appended for some classes (the UDF is shared).
@@ -134,6 +137,9 @@ EXTRA_ARGS: dict[type[exp.Expression], tuple[str, ...]] = {
     exp.UnixSeconds: ("0",),
     exp.UnixMillis: ("3",),
     exp.UnixMicros: ("6",),
+    exp.JustifyDays: ("1", "0"),
+    exp.JustifyHours: ("0", "1"),
+    exp.JustifyInterval: ("1", "1"),
 }
 
 # Functions sqlglot leaves as exp.Anonymous, by upper-case GoogleSQL name.

@@ -107,6 +107,12 @@ def interval_mul(a: str | None, n: int | None) -> Any:
     return _checked(lambda: intervals.from_stored(a).scaled(int(n)))
 
 
+def interval_justify(a: str | None, days: int, hours: int) -> Any:
+    if a is None:
+        return None
+    return _checked(lambda: intervals.justify(intervals.from_stored(a), days=bool(days), hours=bool(hours)))
+
+
 def interval_extract(part: str, a: str | None) -> int | None:
     if a is None:
         return None
@@ -162,6 +168,7 @@ SPECS: tuple[UdfSpec, ...] = (
     UdfSpec("ls_interval_add", 3, interval_add),
     UdfSpec("ls_interval_mul", 2, interval_mul),
     UdfSpec("ls_interval_extract", 2, interval_extract),
+    UdfSpec("ls_interval_justify", 3, interval_justify),
     UdfSpec("ls_timestamp_add_interval", 3, timestamp_add_interval),
     UdfSpec("ls_timestamp_diff_interval", 2, timestamp_diff_interval),
     UdfSpec("ls_new_uuid", 0, new_uuid, deterministic=False),

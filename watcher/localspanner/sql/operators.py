@@ -158,6 +158,8 @@ class OperatorTranslator(ExpressionTranslator):
 
     def _neg(self, node: exp.Neg, scope: Scope) -> Typed:
         inner = self.expr(node.this, scope)
+        if inner.type is not None and inner.type.code == TypeCode.INTERVAL:
+            return Typed(f"ls_interval_mul({inner.sql}, -1)", T.INTERVAL)
         if inner.type is not None and inner.type.code not in _NUMERIC_CODES:
             raise self.ctx.invalid(errors.negation_signature(inner.type))
         if inner.is_literal and isinstance(inner.literal, (int, float)):
