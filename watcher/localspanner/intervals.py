@@ -138,11 +138,9 @@ def parse_iso(text: str) -> Interval:
     m = _ISO.match(text.strip())
     if not m or text.strip() in ("P", "") or text.strip().endswith("T"):
         raise IntervalError(errors.interval_literal_invalid(text))
-    g = {k: int(v) if v and k != "s" else v for k, v in m.groupdict().items()}
-    nanos = (g["h"] or 0) * NANOS_PER_HOUR + (g["mi"] or 0) * NANOS_PER_MINUTE
-    if g["s"]:
-        nanos += _seconds_to_nanos(g["s"])
-    return Interval((g["y"] or 0) * 12 + (g["mo"] or 0), (g["w"] or 0) * 7 + (g["d"] or 0), nanos)
+    n = {k: int(v or 0) for k, v in m.groupdict().items() if k != "s"}
+    nanos = n["h"] * NANOS_PER_HOUR + n["mi"] * NANOS_PER_MINUTE + (_seconds_to_nanos(m["s"]) if m["s"] else 0)
+    return Interval(n["y"] * 12 + n["mo"], n["w"] * 7 + n["d"], nanos)
 
 
 def parse_sql_text(text: str) -> Interval:

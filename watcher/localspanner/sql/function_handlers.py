@@ -163,7 +163,7 @@ class FunctionTranslator(OperatorTranslator):
             try:
                 return Typed(interval_functions.literal_sql(amount.literal, name), T.INTERVAL)
             except UdfError:
-                raise self.ctx.invalid(take_error()) from None
+                raise self.ctx.invalid(take_error() or "") from None
         return Typed(f"ls_interval({amount.sql}, '{name}')", T.INTERVAL)
 
     def _make_interval(self, node: exp.Expression, scope: Scope) -> Typed:

@@ -128,10 +128,10 @@ class OperatorTranslator(ExpressionTranslator):
             # TIMESTAMP +/- INTERVAL, INTERVAL +/- INTERVAL, INTERVAL * INT64, TIMESTAMP - TIMESTAMP
             left, right = (self.coerce(t, T.TIMESTAMP, n) if t.is_string_literal else t
                            for t, n in ((left, node.this), (right, node.expression)))
-            result = interval_functions.arithmetic_sql(op, left, right)
-            if result is None:
+            temporal = interval_functions.arithmetic_sql(op, left, right)
+            if temporal is None:
                 raise self.ctx.invalid(errors.operator_signature(op, left.type, right.type))
-            return result
+            return temporal
         left, right = self.pair_typed(node.this, node.expression, left, right, op)
         result = self._numeric_result(left, right, op)
         return Typed(f"({left.sql} {op} {right.sql})", result, is_aggregate=left.is_aggregate or right.is_aggregate)
