@@ -284,3 +284,16 @@ def test_interval_normalisation_negation_and_arithmetic(db):
                    Interval(months=1, days=3), Interval(months=14, days=3, nanos=(4 * 3600 + 5 * 60 + 6) * 10**9 + 5 * 10**8)]
     with pytest.raises(exceptions.InvalidArgument, match="Interval field out of range"):
         query(db, "SELECT INTERVAL 200000 MONTH")
+
+
+def test_uuid_default_key_and_dml_updates(make_database):
+    database = make_database(["CREATE TABLE Auto (Id UUID NOT NULL DEFAULT (NEW_UUID()), Name STRING(MAX), "
+                              "Score FLOAT32, Span INTERVAL) PRIMARY KEY (Id)"])
+    inserted = database.run_in_transaction(
+        lambda tx: tx.execute_update("INSERT INTO Auto (Name, Score) VALUES ('a', 1.5), ('b', 2.5)"))
+    updated = database.run_in_transaction(
+        lambda tx: tx.execute_update("UPDATE Auto SET Score = Score * 2, Span = INTERVAL 90 MINUTE WHERE Name = 'a'"))
+    assert (inserted, updated) == (2, 1)
+    rows = query(database, "SELECT Id, Name, Score, Span, CAST(Score AS STRING) FROM Auto ORDER BY Name")
+    assert all(isinstance(r[0], uuid.UUID) and r[0].version == 4 for r in rows) and rows[0][0] != rows[1][0]
+    assert [r[1:] for r in rows] == [["a", 3.0, Interval(nanos=90 * 60 * 10**9), "3"], ["b", 2.5, None, "2.5"]]

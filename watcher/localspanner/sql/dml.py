@@ -31,7 +31,7 @@ from .function_table import comparable
 from .literals import sql_string
 from .scope import Scope
 from .spanner_syntax import preprocess
-from .translator import Translator, _output_columns, parse, table_source, translate_expression
+from .translator import Translator, _output_columns, parse, table_source, translate_default_expression
 
 PENDING_COMMIT_TIMESTAMP_SENTINEL = "9999-12-31T23:59:59.999999999Z~pending"
 
@@ -144,7 +144,7 @@ def _value(tr: Translator, build: _Build, column: Column, node: exp.Expression, 
     if _is_default(node):
         if column.default is None:
             return "NULL"
-        return translate_expression(column.default, build.table, tr.ctx.catalog)
+        return translate_default_expression(column.default, build.table, tr.ctx.catalog)
     value = tr.expr(node, scope)
     if value.is_string_literal and column.type.code == TypeCode.NUMERIC:
         _check_numeric_literal(build.table, column, value.literal)

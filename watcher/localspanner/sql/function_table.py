@@ -153,6 +153,7 @@ ANONYMOUS: dict[str, Fn] = {
     "FROM_HEX": Fn("ls_from_hex", ("*expressions",), BYTES),
     "STRPOS": Fn("ls_strpos", ("*expressions",), INT64),
     "NEW_UUID": Fn("ls_new_uuid", ("*expressions",), fixed(T.UUID), deterministic=False),
+    "GENERATE_UUID": Fn("ls_new_uuid", ("*expressions",), STRING, deterministic=False),
 }
 
 # Aggregates translated to a SQLite aggregate of the same shape, with their result rule.
