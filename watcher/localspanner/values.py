@@ -34,17 +34,18 @@ import decimal
 import json
 import math
 import re
-import struct
 from collections.abc import Callable
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from . import composite_values, errors, intervals
 from . import types as T
+from .scalar_values import FLOAT_WORDS as _FLOAT_WORDS
+from .scalar_values import NAN_TEXT, float32_to_stored, interval_to_stored, round_float32, uuid_to_stored
 from .types import SpannerType, TypeCode
+from .value_errors import ValueError_
 
 COMMIT_TIMESTAMP_SENTINEL = "spanner.commit_timestamp()"
-NAN_TEXT = "NaN"
 
 _EPOCH = _dt.datetime(1970, 1, 1)
 _MIN_TS_NANOS = (_dt.datetime(1, 1, 1) - _EPOCH) // _dt.timedelta(microseconds=1) * 1000
@@ -60,10 +61,6 @@ NUMERIC_PRECISION = 38
 NUMERIC_SCALE = 9
 _NUMERIC_MAX = decimal.Decimal("99999999999999999999999999999.999999999")
 _DEC_CTX = decimal.Context(prec=80)
-
-
-class ValueError_(Exception):
-    """A value that does not fit its type; callers turn it into a SpannerError naming the column."""
 
 
 # --- timestamps --------------------------------------------------------------------------------
@@ -166,7 +163,7 @@ def canonical_numeric(value: str | int | float | decimal.Decimal, *, exact: bool
     >>> canonical_numeric("0.1234567891", exact=True)
     Traceback (most recent call last):
     ...
-    watcher.localspanner.values.ValueError_: NUMERIC '0.1234567891' has more than 9 digits after the decimal point (scale 9)
+    watcher.localspanner.value_errors.ValueError_: NUMERIC '0.1234567891' has more than 9 digits after the decimal point (scale 9)
     """
     try:
         d = decimal.Decimal(str(value)) if not isinstance(value, decimal.Decimal) else value
@@ -235,7 +232,6 @@ def _int_to_stored(t: SpannerType, w: Any) -> int:
     return v
 
 
-_FLOAT_WORDS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
 def _float_to_stored(t: SpannerType, w: Any) -> float | str:
@@ -248,84 +244,6 @@ def _float_to_stored(t: SpannerType, w: Any) -> float | str:
     else:
         raise ValueError_(errors.expected_wire_value("FLOAT64", w))
     return NAN_TEXT if math.isnan(v) else v
-
-
-def _float32_to_stored(t: SpannerType, w: Any) -> float | str:
-    if isinstance(w, bool):
-        raise ValueError_(errors.expected_wire_value("FLOAT32", w))
-    if isinstance(w, (int, float)):
-        v = float(w)
-    elif isinstance(w, str) and w in _FLOAT_WORDS:
-        v = _FLOAT_WORDS[w]
-    else:
-        raise ValueError_(errors.expected_wire_value("FLOAT32", w))
-    if math.isnan(v):
-        return NAN_TEXT
-    rounded = round_float32(v)
-    if math.isinf(rounded) and not math.isinf(v):
-        raise ValueError_(errors.float32_out_of_range(w))
-    return rounded
-
-
-def round_float32(v: float) -> float:
-    """``v`` rounded to the nearest FLOAT32 (IEEE single precision), as a Python float.
-
-    >>> round_float32(0.1)
-    0.10000000149011612
-    """
-    if math.isnan(v) or math.isinf(v):
-        return v
-    try:
-        return float(_F32.unpack(_F32.pack(v))[0])
-    except OverflowError:
-        return math.copysign(math.inf, v)
-
-
-_F32 = struct.Struct("<f")
-
-
-def float32_text(v: float) -> str:
-    """The shortest decimal text that reads back as the same FLOAT32 (how Spanner prints one).
-
-    >>> float32_text(round_float32(0.1))
-    '0.1'
-    """
-    for digits in range(1, 10):
-        text = f"{v:.{digits}g}"
-        if round_float32(float(text)) == v:
-            return text
-    return repr(v)
-
-
-_UUID_HEX = re.compile(r"^([0-9a-fA-F](?:-?[0-9a-fA-F]){31})$")
-
-
-def canonical_uuid(text: str) -> str:
-    """Lower-case 8-4-4-4-12 text of a UUID; GoogleSQL accepts single hyphens anywhere between digits.
-
-    >>> canonical_uuid("A1A2A3A4-B1B2-C1C2-D1D2-D3D4D5D6D7D8")
-    'a1a2a3a4-b1b2-c1c2-d1d2-d3d4d5d6d7d8'
-    """
-    m = _UUID_HEX.match(text.strip()) if isinstance(text, str) else None
-    if m is None:
-        raise ValueError_(errors.invalid_uuid(text))
-    h = m.group(1).replace("-", "").lower()
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
-
-
-def _uuid_to_stored(t: SpannerType, w: Any) -> str:
-    if not isinstance(w, str):
-        raise ValueError_(errors.expected_wire_value("UUID", w))
-    return canonical_uuid(w)
-
-
-def _interval_to_stored(t: SpannerType, w: Any) -> str:
-    if not isinstance(w, str):
-        raise ValueError_(errors.expected_wire_value("INTERVAL", w))
-    try:
-        return intervals.to_stored(intervals.parse_iso(w))
-    except intervals.IntervalError as exc:
-        raise ValueError_(errors.invalid_interval(w, exc)) from None
 
 
 def _string_to_stored(t: SpannerType, w: Any) -> str:
@@ -404,9 +322,9 @@ _TO_STORED: dict[TypeCode, Callable[[SpannerType, Any], Any]] = {
     TypeCode.JSON: _json_to_stored,
     TypeCode.ARRAY: _array_to_stored,
     TypeCode.STRUCT: _struct_to_stored,
-    TypeCode.FLOAT32: _float32_to_stored,
-    TypeCode.UUID: _uuid_to_stored,
-    TypeCode.INTERVAL: _interval_to_stored,
+    TypeCode.FLOAT32: float32_to_stored,
+    TypeCode.UUID: uuid_to_stored,
+    TypeCode.INTERVAL: interval_to_stored,
 }
 
 

@@ -20,7 +20,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from .. import intervals, values
+from .. import intervals, scalar_values, values
 from .functions import format_float
 from .time_functions import DEFAULT_TIME_ZONE, date_from, format_timestamp, timestamp_from
 from .udf import UdfError, UdfSpec, clear_error, fail
@@ -113,7 +113,7 @@ def _to_float32(v: Any) -> float | str:
     x = _float_value(v) if not isinstance(v, str) or v == values.NAN_TEXT else _string_to_float(v)
     if isinstance(x, str) or math.isnan(x):
         return values.NAN_TEXT
-    rounded = values.round_float32(x)
+    rounded = scalar_values.round_float32(x)
     if math.isinf(rounded) and not math.isinf(x):
         fail(f"Float overflow: {v} does not fit FLOAT32")
     return rounded
@@ -121,12 +121,12 @@ def _to_float32(v: Any) -> float | str:
 
 def _float32_to_string(v: Any) -> str:
     x = _float_value(v)
-    return format_float(x) if not math.isfinite(x) else values.float32_text(x)
+    return format_float(x) if not math.isfinite(x) else scalar_values.float32_text(x)
 
 
 def _uuid(s: str) -> str:
     try:
-        return values.canonical_uuid(s)
+        return scalar_values.canonical_uuid(s)
     except values.ValueError_:
         fail(f"Invalid input to UUID: {s}")
 
