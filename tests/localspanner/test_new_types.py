@@ -297,3 +297,17 @@ def test_uuid_default_key_and_dml_updates(make_database):
     rows = query(database, "SELECT Id, Name, Score, Span, CAST(Score AS STRING) FROM Auto ORDER BY Name")
     assert all(isinstance(r[0], uuid.UUID) and r[0].version == 4 for r in rows) and rows[0][0] != rows[1][0]
     assert [r[1:] for r in rows] == [["a", 3.0, Interval(nanos=90 * 60 * 10**9), "3"], ["b", 2.5, None, "2.5"]]
+
+
+def test_search_index_is_listed_and_float32_sums_widen(db):
+    rows = query(db, "SELECT INDEX_NAME, INDEX_TYPE FROM INFORMATION_SCHEMA.INDEXES "
+                     "WHERE TABLE_NAME = 'Things' ORDER BY INDEX_NAME")
+    assert rows == [["PRIMARY_KEY", "PRIMARY_KEY"], ["ThingsByScore", "INDEX"], ["ThingsSearch", "SEARCH"]]
+    columns = query(db, "SELECT COLUMN_NAME, SPANNER_TYPE FROM INFORMATION_SCHEMA.INDEX_COLUMNS "
+                        "WHERE INDEX_NAME = 'ThingsSearch' ORDER BY COLUMN_NAME")
+    assert columns == [["Score", "FLOAT32"], ["Title_Tokens", "TOKENLIST"]]
+    with db.snapshot() as snap:
+        results = snap.execute_sql("SELECT SUM(Score), MIN(Score) FROM Things")
+        row = list(results)[0]
+        codes = [TypeCode(f.type_.code).name for f in results.fields]
+    assert codes == ["FLOAT64", "FLOAT32"] and row == [F32_TENTH - 2.5, -2.5]

@@ -159,7 +159,7 @@ ANONYMOUS: dict[str, Fn] = {
 # Aggregates translated to a SQLite aggregate of the same shape, with their result rule.
 AGGREGATES: dict[type[exp.Expression], tuple[str, TypeRule]] = {
     exp.Count: ("count", INT64),
-    exp.Sum: ("sum", same_as(0)),
+    exp.Sum: ("sum", lambda args: T.FLOAT64 if args and args[0] is not None and args[0].code == TypeCode.FLOAT32 else same_as(0)(args)),
     exp.Avg: ("avg", lambda args: T.NUMERIC if args and args[0] is not None and args[0].code == TypeCode.NUMERIC else T.FLOAT64),
     exp.Min: ("min", same_as(0)),
     exp.Max: ("max", same_as(0)),
