@@ -174,6 +174,17 @@ def test_tokenlist_is_hidden_and_cannot_be_read_or_written(db):
     with pytest.raises(exceptions.GoogleAPICallError):
         with db.batch() as batch:
             batch.insert_or_update("Things", ("Id", "Title_Tokens"), [(U1, "x")])
+    with pytest.raises(exceptions.MethodNotImplemented, match="SEARCH"):  # full-text queries are not answered
+        query(db, "SELECT Id FROM Things WHERE SEARCH(Title_Tokens, 'fox')")
+
+
+def test_dml_text_literal_of_the_wrong_form_names_column_table_and_type(db):
+    for column, literal, type_name in (("Id", "'not-a-uuid'", "UUID"), ("Span", "'soon'", "INTERVAL")):
+        statement = (f"INSERT INTO Things (Id, Span) VALUES ({literal}, 'P1D')" if column == "Id"
+                     else f"UPDATE Things SET Span = {literal} WHERE TRUE")
+        with pytest.raises(exceptions.InvalidArgument) as info:
+            db.run_in_transaction(lambda tx, s=statement: tx.execute_update(s))
+        assert column in str(info.value) and "Things" in str(info.value) and type_name in str(info.value)
 
 
 def test_get_database_ddl_round_trips(db, make_database):

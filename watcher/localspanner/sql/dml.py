@@ -148,11 +148,21 @@ def _value(tr: Translator, build: _Build, column: Column, node: exp.Expression, 
     value = tr.expr(node, scope)
     if value.is_string_literal and column.type.code == TypeCode.NUMERIC:
         _check_numeric_literal(build.table, column, value.literal)
-    typed = tr.coerce(value, column.type, node)
+    if value.is_string_literal and column.type.code in _NAMED_LITERAL_TYPES:
+        try:
+            typed = tr.coerce(value, column.type, node)
+        except errors.SpannerError:
+            raise errors.bad_value(build.table.name, column.name, str(column.type), value.literal) from None
+    else:
+        typed = tr.coerce(value, column.type, node)
     _check_type(tr, build.table, column, typed)
     if column.allow_commit_timestamp:
         build.note_pending(column)  # returned too, so that a time after the commit can be refused
     return typed.sql
+
+
+#: Column types whose text literals a DML statement may write; a bad one is refused naming the column.
+_NAMED_LITERAL_TYPES = frozenset({TypeCode.UUID, TypeCode.INTERVAL})
 
 
 def _check_numeric_literal(table: Table, column: Column, literal: Any) -> None:
