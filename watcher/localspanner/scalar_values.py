@@ -24,16 +24,17 @@ from .value_errors import ValueError_
 NAN_TEXT = "NaN"
 #: The wire's words for the non-finite floats.
 FLOAT_WORDS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
-_FLOAT_WORDS = FLOAT_WORDS
+_F32 = struct.Struct("<f")
 
 
 def float32_to_stored(t: SpannerType, w: Any) -> float | str:
+    """A wire FLOAT32 (a number or a non-finite word) rounded to single precision."""
     if isinstance(w, bool):
         raise ValueError_(errors.expected_wire_value("FLOAT32", w))
     if isinstance(w, (int, float)):
         v = float(w)
-    elif isinstance(w, str) and w in _FLOAT_WORDS:
-        v = _FLOAT_WORDS[w]
+    elif isinstance(w, str) and w in FLOAT_WORDS:
+        v = FLOAT_WORDS[w]
     else:
         raise ValueError_(errors.expected_wire_value("FLOAT32", w))
     if math.isnan(v):
@@ -56,9 +57,6 @@ def round_float32(v: float) -> float:
         return float(_F32.unpack(_F32.pack(v))[0])
     except OverflowError:
         return math.copysign(math.inf, v)
-
-
-_F32 = struct.Struct("<f")
 
 
 def float32_text(v: float) -> str:
@@ -91,12 +89,14 @@ def canonical_uuid(text: str) -> str:
 
 
 def uuid_to_stored(t: SpannerType, w: Any) -> str:
+    """A wire UUID (text) in its canonical stored form."""
     if not isinstance(w, str):
         raise ValueError_(errors.expected_wire_value("UUID", w))
     return canonical_uuid(w)
 
 
 def interval_to_stored(t: SpannerType, w: Any) -> str:
+    """A wire INTERVAL (ISO 8601 duration text) in its stored form (``intervals.to_stored``)."""
     if not isinstance(w, str):
         raise ValueError_(errors.expected_wire_value("INTERVAL", w))
     try:

@@ -44,6 +44,7 @@ _LENGTH_PREFIX = 22
 
 
 def involves_interval(*typed: Typed) -> bool:
+    """True when any operand is an INTERVAL."""
     return any(t.type is not None and t.type.code == TypeCode.INTERVAL for t in typed)
 
 
@@ -78,6 +79,7 @@ def _checked(make: Any, *args: Any) -> str:
 
 
 def interval_of(amount: int | None, unit: str) -> Any:
+    """``INTERVAL amount unit`` (SQL function ``ls_interval``)."""
     if amount is None:
         return None
     return _checked(intervals.of_unit, int(amount), unit)
@@ -91,10 +93,12 @@ def interval_from_text(text: str | None, span: str) -> Any:
 
 
 def make_interval(*parts: int | None) -> Any:
+    """MAKE_INTERVAL(year, month, day, hour, minute, second); a missing part is 0."""
     return _checked(intervals.make_interval, *(int(p or 0) for p in parts))
 
 
 def interval_add(a: str | None, b: str | None, sign: int) -> Any:
+    """``a + b`` (``sign`` 1) or ``a - b`` (``sign`` -1), part by part."""
     if a is None or b is None:
         return None
     right = intervals.from_stored(b)
@@ -102,18 +106,21 @@ def interval_add(a: str | None, b: str | None, sign: int) -> Any:
 
 
 def interval_mul(a: str | None, n: int | None) -> Any:
+    """``a * n``, part by part."""
     if a is None or n is None:
         return None
     return _checked(lambda: intervals.from_stored(a).scaled(int(n)))
 
 
 def interval_justify(a: str | None, days: int, hours: int) -> Any:
+    """JUSTIFY_DAYS / JUSTIFY_HOURS / JUSTIFY_INTERVAL (``intervals.justify``)."""
     if a is None:
         return None
     return _checked(lambda: intervals.justify(intervals.from_stored(a), days=bool(days), hours=bool(hours)))
 
 
 def interval_extract(part: str, a: str | None) -> int | None:
+    """EXTRACT(part FROM interval)."""
     if a is None:
         return None
     try:
@@ -132,6 +139,7 @@ def _add_months(d: dt.datetime, months: int) -> dt.datetime:
 
 
 def timestamp_add_interval(ts: str | None, interval: str | None, sign: int) -> str | None:
+    """TIMESTAMP +/- INTERVAL: months first (clamped to the month's end), then days and time, in UTC."""
     if ts is None or interval is None:
         return None
     i = intervals.from_stored(interval)
@@ -158,6 +166,7 @@ def timestamp_diff_interval(a: str | None, b: str | None) -> str | None:
 
 
 def new_uuid() -> str:
+    """NEW_UUID() / GENERATE_UUID(): a random version 4 UUID, lower-case."""
     return str(uuid.uuid4())
 
 
