@@ -4,7 +4,9 @@ The staging files, the changelog's keys/new_values/old_values and the exports al
 values in one JSON form (the convention of Spanner change-stream records): INT64 and
 NUMERIC as decimal strings (exact beyond 2**53), FLOAT64 as a number (or "NaN",
 "Infinity", "-Infinity"), BYTES as base64, DATE as YYYY-MM-DD, TIMESTAMP as RFC 3339
-with up to nine fractional digits, JSON as its text, ARRAY as a list.
+with up to nine fractional digits, JSON as its text, ARRAY as a list; FLOAT32 like
+FLOAT64, UUID as its lower-case 8-4-4-4-12 text, INTERVAL as ISO 8601 duration text
+(``P1Y2M3DT4H5M6.5S``, as the wire carries it).
 
 Example:
     >>> encode_value("INT64", 2**62 + 1)
@@ -13,6 +15,8 @@ Example:
     True
     >>> encode_value("ARRAY<BYTES(MAX)>", [b"hi", None])
     ['aGk=', None]
+    >>> decode_value("INTERVAL", encode_value("INTERVAL", Interval(months=14, days=3)))
+    Interval(months=14, days=3, nanos=0)
 """
 
 from __future__ import annotations
@@ -22,10 +26,12 @@ import datetime as dt
 import decimal
 import json
 import math
+import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from google.api_core.datetime_helpers import DatetimeWithNanoseconds
+from google.cloud.spanner_v1.data_types import Interval
 
 from .model import rfc3339_nanos
 
@@ -74,6 +80,9 @@ _ENCODERS: dict[str, Callable[[Any], Any]] = {
     "DATE": lambda v: v.isoformat() if isinstance(v, dt.date) else str(v),
     "TIMESTAMP": lambda v: timestamp_text(v) if isinstance(v, dt.datetime) else str(v),
     "JSON": _json_text,
+    "FLOAT32": lambda v: _float(float(v)),
+    "UUID": lambda v: str(v if isinstance(v, uuid.UUID) else uuid.UUID(str(v))),
+    "INTERVAL": lambda v: str(v if isinstance(v, Interval) else Interval.from_str(str(v))),
 }
 
 _FLOAT_WORDS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
@@ -88,6 +97,9 @@ _DECODERS: dict[str, Callable[[Any], Any]] = {
     "DATE": dt.date.fromisoformat,
     "TIMESTAMP": DatetimeWithNanoseconds.from_rfc3339,
     "JSON": str,
+    "FLOAT32": lambda v: _FLOAT_WORDS[v] if isinstance(v, str) else float(v),
+    "UUID": uuid.UUID,
+    "INTERVAL": Interval.from_str,
 }
 
 

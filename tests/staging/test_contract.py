@@ -12,11 +12,14 @@ import decimal
 import fnmatch
 import json
 import math
+import uuid
 from typing import Any
 
 import pytest
+from google.cloud.spanner_v1 import Interval
 
 from watcher.changelog import records, spanner_source
+from watcher.codec import decode_value
 from watcher.errors import UnknownColumnTypeError
 from watcher.model import Change, from_nanos
 from watcher.staging import contract
@@ -48,6 +51,14 @@ VALUE_KINDS: list[tuple[str, Any, Any]] = [
     ("ARRAY<STRING(MAX)>", [], []),
     ("STRING(MAX)", None, None),
     ("ARRAY<INT64>", None, None),
+    ("FLOAT32", 0.10000000149011612, 0.10000000149011612),
+    ("FLOAT32", -math.inf, "-Infinity"),
+    ("UUID", uuid.UUID("7f3c8a1e-2b4d-4c6e-9a0b-1c2d3e4f5a6b"), "7f3c8a1e-2b4d-4c6e-9a0b-1c2d3e4f5a6b"),
+    ("INTERVAL", Interval(months=14, days=3, nanos=4_500_000_000), "P1Y2M3DT4.500S"),
+    ("INTERVAL", Interval(nanos=-1), "PT-0.000000001S"),
+    ("ARRAY<UUID>", [uuid.UUID(int=1), None], ["00000000-0000-0000-0000-000000000001", None]),
+    ("ARRAY<FLOAT32>", [1.5, math.nan], [1.5, "NaN"]),
+    ("ARRAY<INTERVAL>", [Interval(days=1)], ["P1D"]),
 ]
 
 #: One record as every staging format 1 writer writes it: byte for byte what existing folders hold.
@@ -109,6 +120,15 @@ def test_keys_of_every_key_kind_are_typed_json_in_key_order(spanner_type, value,
                                  key_columns=["A", "B"], watcher_id="w")
     assert rec["key_columns"] == ["A", "B"]
     assert rec["keys"] == [encoded, "1"]
+
+
+@pytest.mark.parametrize(("spanner_type", "value", "encoded"),
+                         [k for k in VALUE_KINDS if k[0].startswith(("FLOAT32", "UUID", "INTERVAL", "ARRAY<UUID", "ARRAY<INTERVAL"))])
+def test_new_type_values_decode_back_to_what_the_client_returned(spanner_type, value, encoded):
+    line = contract.to_line(contract.change_record(_change({"Id": 7, "C": value}, (7,)), batch_id="b", seq=0,
+                                                   types={"Id": "INT64", "C": spanner_type}, key_columns=["Id"],
+                                                   watcher_id="w"))
+    assert decode_value(spanner_type, json.loads(line)["values"]["C"]) == value
 
 
 def test_a_column_without_a_type_is_an_error_naming_table_and_column():

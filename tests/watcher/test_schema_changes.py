@@ -11,12 +11,13 @@ import base64
 import datetime as dt
 import decimal
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 from google.api_core.datetime_helpers import DatetimeWithNanoseconds
-from google.cloud.spanner_v1 import JsonObject
+from google.cloud.spanner_v1 import Interval, JsonObject
 
 from tests.watcher.core_support import Collector, insert, wait_until
 from watcher import (
@@ -49,6 +50,10 @@ ADDED = {
     "DATE": (dt.date(2024, 5, 1), "DATE", dt.date(2024, 5, 1)),
     "BOOL": (True, "BOOL", True),
     "STRING(MAX)": ("Zoë ✓", "STRING", "Zoë ✓"),
+    "UUID": (uuid.UUID("7f3c8a1e-2b4d-4c6e-9a0b-1c2d3e4f5a6b"), "UUID", uuid.UUID("7f3c8a1e-2b4d-4c6e-9a0b-1c2d3e4f5a6b")),
+    "FLOAT32": (0.1, "FLOAT32", 0.10000000149011612),  # stored with single precision
+    "INTERVAL": (Interval(months=14, days=-3, nanos=1_500), "INTERVAL", Interval(months=14, days=-3, nanos=1_500)),
+    "ARRAY<UUID>": ([uuid.UUID(int=5), None], "ARRAY<UUID>", [uuid.UUID(int=5), None]),
 }
 
 

@@ -51,6 +51,7 @@ _PARAM_TYPES = {
     "BOOL": param_types.BOOL, "INT64": param_types.INT64, "FLOAT64": param_types.FLOAT64,
     "STRING": param_types.STRING, "BYTES": param_types.BYTES, "DATE": param_types.DATE,
     "TIMESTAMP": param_types.TIMESTAMP, "NUMERIC": param_types.NUMERIC, "JSON": param_types.JSON,
+    "FLOAT32": param_types.FLOAT32, "UUID": param_types.UUID, "INTERVAL": param_types.INTERVAL,
 }
 
 

@@ -30,6 +30,8 @@ class Column:
     generated: str | None = None
     stored: bool = False
     allow_commit_timestamp: bool = False
+    #: ``HIDDEN``: left out of ``SELECT *`` (TOKENLIST columns of full-text search are).
+    hidden: bool = False
 
     @property
     def is_generated(self) -> bool:
@@ -86,6 +88,23 @@ class Index:
     unique: bool = False
     null_filtered: bool = False
     interleave_in: str | None = None
+
+
+@dataclass(frozen=True)
+class SearchIndex:
+    """A full-text search index over TOKENLIST columns: kept in the schema and printed back.
+
+    The local server does not answer SEARCH queries; the index exists so that schemas
+    that declare one load, print and persist unchanged.
+    """
+
+    name: str
+    table: str
+    columns: tuple[str, ...]
+    storing: tuple[str, ...] = ()
+    partition_by: tuple[str, ...] = ()
+    order_by: tuple[KeyPart, ...] = ()
+    options: tuple[tuple[str, str | bool | None], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -171,6 +190,7 @@ class Catalog:
     version: int = 0
     change_streams: tuple[ChangeStream, ...] = ()
     views: tuple[View, ...] = ()
+    search_indexes: tuple[SearchIndex, ...] = ()
     _by_name: dict[str, Table] = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
@@ -185,6 +205,14 @@ class Catalog:
             if i.name.lower() == low:
                 return i
         return None
+
+    def search_index(self, name: str) -> SearchIndex | None:
+        low = name.lower()
+        return next((i for i in self.search_indexes if i.name.lower() == low), None)
+
+    def search_indexes_of(self, table: str) -> tuple[SearchIndex, ...]:
+        low = table.lower()
+        return tuple(i for i in self.search_indexes if i.table.lower() == low)
 
     def view(self, name: str) -> View | None:
         low = name.lower()

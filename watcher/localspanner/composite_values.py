@@ -44,7 +44,7 @@ def json_item(t: SpannerType, stored: Any) -> Any:
     if code == TypeCode.BYTES:
         raw = stored if isinstance(stored, bytes) else str(stored).encode()
         return base64.b64encode(raw).decode("ascii")
-    if code == TypeCode.FLOAT64 and isinstance(stored, float) and not math.isfinite(stored):
+    if code in (TypeCode.FLOAT64, TypeCode.FLOAT32) and isinstance(stored, float) and not math.isfinite(stored):
         return "NaN" if math.isnan(stored) else _NON_FINITE[stored]
     if code == TypeCode.BOOL:
         return bool(stored)

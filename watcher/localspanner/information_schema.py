@@ -26,6 +26,7 @@ from .ddl import change_stream_options
 SCHEMA_NAME = "INFORMATION_SCHEMA"
 _SQLITE_PREFIX = "_ls_information_schema_"
 PRIMARY_KEY = "PRIMARY_KEY"
+SEARCH_INDEX = "SEARCH"
 
 
 def _view(name: str, columns: str) -> Table:
@@ -148,6 +149,8 @@ def _indexes(catalog: Catalog) -> Iterator[tuple]:
         for i in catalog.indexes_of(t.name):
             yield ("", "", t.name, i.name, "INDEX", i.interleave_in or "", int(i.unique), int(i.null_filtered),
                    "READ_WRITE", 0)
+        for s in catalog.search_indexes_of(t.name):
+            yield ("", "", t.name, s.name, SEARCH_INDEX, "", 0, 0, "READ_WRITE", 0)
 
 
 def _index_columns(catalog: Catalog) -> Iterator[tuple]:
@@ -155,6 +158,9 @@ def _index_columns(catalog: Catalog) -> Iterator[tuple]:
         yield from _key_rows(t, PRIMARY_KEY, PRIMARY_KEY, t.primary_key, (), null_filtered=False)
         for i in catalog.indexes_of(t.name):
             yield from _key_rows(t, i.name, "INDEX", i.key, i.storing, null_filtered=i.null_filtered)
+        for s in catalog.search_indexes_of(t.name):
+            yield from _key_rows(t, s.name, SEARCH_INDEX, tuple(KeyPart(c) for c in s.columns), s.storing,
+                                 null_filtered=False)
 
 
 def _key_rows(table: Table, index: str, kind: str, key: tuple[KeyPart, ...], storing: tuple[str, ...],

@@ -18,6 +18,7 @@ from .catalog import Catalog, Column, KeyPart
 from .mutations import keyset_condition
 from .requests import Field, KeySet
 from .sqlite_names import quote
+from .types import NOT_ON_WIRE
 
 
 def read_rows(conn: sqlite3.Connection, catalog: Catalog, table_name: str, columns: list[str], key_set: KeySet, *,
@@ -30,6 +31,8 @@ def read_rows(conn: sqlite3.Connection, catalog: Catalog, table_name: str, colum
         col = table.column(name)
         if col is None:
             raise errors.column_not_found(table.name, name)
+        if col.type.code in NOT_ON_WIRE:
+            raise errors.tokenlist_not_readable(col.name)
         cols.append(col)
     if index:
         idx = catalog.index(index)

@@ -25,8 +25,9 @@ import sqlite3
 from collections.abc import Callable
 
 from .catalog import Catalog, Column, Index, Table
-from .sql import translate_expression
+from .sql import translate_default_expression, translate_expression
 from .sqlite_names import KEY_INDEX_PREFIX, REBUILD_PREFIX, UNIQUE_NULLS_PREFIX, has_nullable_key, quote
+from .types import TypeCode
 
 ExpressionTranslator = Callable[[str, Table, Catalog], str]
 
@@ -35,11 +36,15 @@ def column_sql(column: Column, table: Table, catalog: Catalog, translate: Expres
     parts = [quote(column.name)]
     if column.not_null:
         parts.append("NOT NULL")
+    if column.type.code == TypeCode.TOKENLIST:
+        # Tokens are never read back (queries refuse TOKENLIST) and SEARCH is not answered,
+        # so the TOKENIZE_... expression is kept in the schema only; storage holds NULL.
+        return " ".join(parts)
     if column.generated is not None:
         expr = (translate or translate_expression)(column.generated, table, catalog)
         parts.append(f"GENERATED ALWAYS AS ({expr}) {'STORED' if column.stored else 'VIRTUAL'}")
     elif column.default is not None:
-        expr = (translate or translate_expression)(column.default, table, catalog)
+        expr = (translate or translate_default_expression)(column.default, table, catalog)
         parts.append(f"DEFAULT ({expr})")
     return " ".join(parts)
 

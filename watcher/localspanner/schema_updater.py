@@ -34,7 +34,7 @@ import dataclasses
 import re
 from collections.abc import Callable, Iterable
 
-from . import change_stream_rules, errors, view_rules
+from . import change_stream_rules, errors, search_index_rules, view_rules
 from .catalog import Catalog, ChangeStream, Column, Index, KeyPart, Table
 from .ddl import nodes
 from .ddl.expressions import referenced_names
@@ -48,7 +48,7 @@ MAX_KEY_COLUMNS = 16
 MAX_INTERLEAVE_DEPTH = 7
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
-_NOT_KEYABLE = frozenset({TypeCode.ARRAY, TypeCode.JSON, TypeCode.STRUCT})
+_NOT_KEYABLE = frozenset({TypeCode.ARRAY, TypeCode.JSON, TypeCode.STRUCT, TypeCode.TOKENLIST})
 # Type codes an ALTER COLUMN may switch between (besides keeping the code).
 _CONVERTIBLE = {frozenset({TypeCode.STRING, TypeCode.BYTES})}
 
@@ -103,11 +103,13 @@ def _apply(catalog: Catalog, node: nodes.Node, statement: str, created_nanos: in
     if result is None:
         return catalog
     if isinstance(result, list):  # a change stream statement: tables and indexes stay
-        return Catalog(catalog.tables, catalog.indexes, catalog.version + 1, tuple(result), catalog.views)
+        return Catalog(catalog.tables, catalog.indexes, catalog.version + 1, tuple(result), catalog.views,
+                       catalog.search_indexes)
     if isinstance(result, Catalog):  # a view statement: builds its catalog itself
         return result
     tables, indexes = result
-    new = Catalog(tuple(tables), tuple(indexes), catalog.version + 1, catalog.change_streams, catalog.views)
+    new = Catalog(tuple(tables), tuple(indexes), catalog.version + 1, catalog.change_streams, catalog.views,
+                  catalog.search_indexes)
     return view_rules.refresh(statement, new)
 
 
@@ -147,7 +149,8 @@ class _Context:
         self.check_name(kind, name)
         existing = ("table" if self.catalog.table(name) else "index" if self.catalog.index(name)
                     else "change stream" if self.catalog.change_stream(name)
-                    else "view" if self.catalog.view(name) else None)
+                    else "view" if self.catalog.view(name)
+                    else "search index" if self.catalog.search_index(name) else None)
         if existing is not None:
             raise self.wrap(errors.duplicate_name(existing, name))
 
@@ -170,6 +173,10 @@ def _check_column(ctx: _Context, table: str, column: Column, columns: Iterable[C
     ctx.check_name("column", column.name)
     if _has_struct(column.type):
         raise ctx.invalid(errors.struct_column(f"{table}.{column.name}", column.type))
+    if column.type.code == TypeCode.TOKENLIST and column.generated is None:
+        raise ctx.invalid(errors.tokenlist_not_generated(f"{table}.{column.name}"))
+    if column.type.element is not None and column.type.element.code == TypeCode.TOKENLIST:
+        raise ctx.invalid(errors.tokenlist_in_array(f"{table}.{column.name}"))
     if column.allow_commit_timestamp and column.type.code != TypeCode.TIMESTAMP:
         raise ctx.invalid(errors.commit_timestamp_option_type(f"{table}.{column.name}", column.type))
     names = {c.name.lower(): c.name for c in columns}
@@ -263,6 +270,7 @@ def _drop_table(ctx: _Context, node: nodes.DropTable) -> _Result:
     if indexes:
         raise ctx.invalid(errors.drop_table_with_indexes(table.name, (i.name for i in indexes)))
     change_stream_rules.check_drop_table(ctx.catalog, ctx.statement, table)
+    search_index_rules.check_drop_table(ctx, table)
     view_rules.check_no_dependents(ctx.catalog, ctx.statement, "TABLE", table.name)
     children = ctx.catalog.children_of(table.name)
     if children:
@@ -339,6 +347,7 @@ def _drop_column(ctx: _Context, node: nodes.AlterTableDropColumn) -> _Result:
     if column.name in table.key_names:
         raise ctx.invalid(errors.drop_key_column(f"{table.name}.{column.name}"))
     change_stream_rules.check_drop_column(ctx.catalog, ctx.statement, table, column.name)
+    search_index_rules.check_drop_column(ctx, table, column.name)
     for index in ctx.catalog.indexes_of(table.name):
         if column.name in index.storing or any(p.column == column.name for p in index.key):
             raise ctx.invalid(errors.drop_column_used_by_index(f"{table.name}.{column.name}", index.name))
@@ -422,4 +431,6 @@ _HANDLERS: dict[type, Callable[..., _Result]] = {
     nodes.DropChangeStream: change_stream_rules.drop,
     nodes.CreateView: view_rules.create,
     nodes.DropView: view_rules.drop,
+    nodes.CreateSearchIndex: search_index_rules.create,
+    nodes.DropSearchIndex: search_index_rules.drop,
 }

@@ -29,6 +29,12 @@ class TypeCode(enum.IntEnum):
     STRUCT = 9
     NUMERIC = 10
     JSON = 11
+    FLOAT32 = 15
+    INTERVAL = 16
+    UUID = 17
+    #: Full-text search tokens: a DDL-only type (generated HIDDEN columns of search indexes).
+    #: It has no wire code; a query that reads such a column is refused.
+    TOKENLIST = 1000
 
 
 @dataclass(frozen=True)
@@ -88,6 +94,13 @@ STRING = SpannerType(TypeCode.STRING)
 BYTES = SpannerType(TypeCode.BYTES)
 NUMERIC = SpannerType(TypeCode.NUMERIC)
 JSON = SpannerType(TypeCode.JSON)
+FLOAT32 = SpannerType(TypeCode.FLOAT32)
+INTERVAL = SpannerType(TypeCode.INTERVAL)
+UUID = SpannerType(TypeCode.UUID)
+TOKENLIST = SpannerType(TypeCode.TOKENLIST)
+
+#: Types a query, a read or a mutation can never carry (they have no wire form).
+NOT_ON_WIRE = frozenset({TypeCode.TOKENLIST})
 
 
 def array_of(element: SpannerType) -> SpannerType:

@@ -38,12 +38,14 @@ from collections.abc import Callable
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from . import composite_values, errors
+from . import composite_values, errors, intervals
 from . import types as T
+from .scalar_values import FLOAT_WORDS as _FLOAT_WORDS
+from .scalar_values import NAN_TEXT, float32_to_stored, interval_to_stored, round_float32, uuid_to_stored
 from .types import SpannerType, TypeCode
+from .value_errors import ValueError_
 
 COMMIT_TIMESTAMP_SENTINEL = "spanner.commit_timestamp()"
-NAN_TEXT = "NaN"
 
 _EPOCH = _dt.datetime(1970, 1, 1)
 _MIN_TS_NANOS = (_dt.datetime(1, 1, 1) - _EPOCH) // _dt.timedelta(microseconds=1) * 1000
@@ -59,10 +61,6 @@ NUMERIC_PRECISION = 38
 NUMERIC_SCALE = 9
 _NUMERIC_MAX = decimal.Decimal("99999999999999999999999999999.999999999")
 _DEC_CTX = decimal.Context(prec=80)
-
-
-class ValueError_(Exception):
-    """A value that does not fit its type; callers turn it into a SpannerError naming the column."""
 
 
 # --- timestamps --------------------------------------------------------------------------------
@@ -165,7 +163,7 @@ def canonical_numeric(value: str | int | float | decimal.Decimal, *, exact: bool
     >>> canonical_numeric("0.1234567891", exact=True)
     Traceback (most recent call last):
     ...
-    watcher.localspanner.values.ValueError_: NUMERIC '0.1234567891' has more than 9 digits after the decimal point (scale 9)
+    watcher.localspanner.value_errors.ValueError_: NUMERIC '0.1234567891' has more than 9 digits after the decimal point (scale 9)
     """
     try:
         d = decimal.Decimal(str(value)) if not isinstance(value, decimal.Decimal) else value
@@ -234,7 +232,6 @@ def _int_to_stored(t: SpannerType, w: Any) -> int:
     return v
 
 
-_FLOAT_WORDS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
 def _float_to_stored(t: SpannerType, w: Any) -> float | str:
@@ -325,6 +322,9 @@ _TO_STORED: dict[TypeCode, Callable[[SpannerType, Any], Any]] = {
     TypeCode.JSON: _json_to_stored,
     TypeCode.ARRAY: _array_to_stored,
     TypeCode.STRUCT: _struct_to_stored,
+    TypeCode.FLOAT32: float32_to_stored,
+    TypeCode.UUID: uuid_to_stored,
+    TypeCode.INTERVAL: interval_to_stored,
 }
 
 
@@ -341,13 +341,17 @@ def stored_to_wire(t: SpannerType, stored: Any) -> Any:
         return stored if isinstance(stored, str) else _to_text(stored)
     if code == TypeCode.BOOL:
         return bool(stored)
-    if code == TypeCode.FLOAT64:
+    if code == TypeCode.FLOAT64 or code == TypeCode.FLOAT32:
         if isinstance(stored, str):
             return stored if stored in _FLOAT_WORDS else float(stored)
-        v = float(stored)
+        v = float(stored) if code == TypeCode.FLOAT64 else round_float32(float(stored))
         if math.isinf(v):
             return "Infinity" if v > 0 else "-Infinity"
         return v
+    if code == TypeCode.UUID:
+        return str(stored)
+    if code == TypeCode.INTERVAL:
+        return intervals.to_iso(intervals.from_stored(stored))
     if code == TypeCode.TIMESTAMP:
         if isinstance(stored, int):
             return nanos_to_rfc3339(stored)
@@ -388,8 +392,10 @@ def stored_to_python(t: SpannerType, stored: Any) -> Any:
         return decimal.Decimal(stored)
     if t.code == TypeCode.BOOL:
         return bool(stored)
-    if t.code == TypeCode.FLOAT64 and stored == NAN_TEXT:
+    if t.code in (TypeCode.FLOAT64, TypeCode.FLOAT32) and stored == NAN_TEXT:
         return math.nan
+    if t.code == TypeCode.INTERVAL:
+        return intervals.from_stored(stored)
     return stored
 
 

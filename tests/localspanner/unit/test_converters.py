@@ -108,7 +108,8 @@ def test_type_from_client_param_types():
     assert conv.type_from_pb(_pb(struct)) == T.struct_of(("x", T.INT64))
 
 
-@pytest.mark.parametrize("code", [type_types.TypeCode.PROTO, type_types.TypeCode.FLOAT32, 99])
+# FLOAT32, UUID and INTERVAL are supported now (test_new_types.py); PROTO and ENUM are not yet.
+@pytest.mark.parametrize("code", [type_types.TypeCode.PROTO, type_types.TypeCode.ENUM, 99])
 def test_unknown_types_are_unimplemented(code):
     with pytest.raises(SpannerError) as info:
         conv.type_from_pb(type_types.Type.pb()(code=int(code)))

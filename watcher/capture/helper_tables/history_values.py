@@ -11,6 +11,8 @@ Example:
     {'N': '1.50', 'B': 'aGk=', 'F': 'NaN', 'I': 4611686018427387904}
     >>> decode_values(enc, {"N": "NUMERIC", "B": "BYTES(MAX)", "F": "FLOAT64", "I": "INT64"}, None)["B"]
     b'hi'
+    >>> decode_values(encode_values({"S": Interval(days=2)}), {"S": "INTERVAL"}, None)
+    {'S': Interval(months=0, days=2, nanos=0)}
 """
 
 from __future__ import annotations
@@ -20,12 +22,13 @@ import datetime as dt
 import decimal
 import json
 import math
+import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from google.api_core.datetime_helpers import DatetimeWithNanoseconds
 from google.cloud.spanner_v1 import COMMIT_TIMESTAMP
-from google.cloud.spanner_v1.data_types import JsonObject
+from google.cloud.spanner_v1.data_types import Interval, JsonObject
 
 from ...model import as_nanos_timestamp
 
@@ -57,6 +60,8 @@ _ENCODERS: tuple[tuple[type, Callable[[Any], Any]], ...] = (
     (dt.datetime, lambda v: as_nanos_timestamp(v).rfc3339()),
     (dt.date, lambda v: v.isoformat()),
     (decimal.Decimal, str),
+    (uuid.UUID, str),
+    (Interval, str),  # ISO 8601 duration text, as the wire carries it
 )
 
 
@@ -94,6 +99,8 @@ _DECODERS: dict[str, Callable[[Any, Any], Any]] = {
     "TIMESTAMP": _decode_timestamp,
     "NUMERIC": lambda v, _: decimal.Decimal(v),
     "JSON": lambda v, _: JsonObject(v),
+    "UUID": lambda v, _: uuid.UUID(v),
+    "INTERVAL": lambda v, _: Interval.from_str(v),
 }
 
 

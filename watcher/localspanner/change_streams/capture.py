@@ -32,7 +32,7 @@ from typing import Any
 from .. import values
 from ..catalog import Catalog, ChangeStream, Table
 from ..ddl.change_stream_options import retention_seconds
-from ..types import SpannerType, TypeCode
+from ..types import NOT_ON_WIRE, SpannerType, TypeCode
 from ..versions import RowChange
 from .records import Record, insert, purge
 
@@ -101,7 +101,9 @@ def _tracking(stream: ChangeStream, table: Table) -> _Tracking | None:
         names = tracked.columns
     keys = set(table.key_names)
     wanted = None if names is None else {n.lower() for n in names}
-    columns = tuple(c.name for c in table.columns if c.name not in keys and (wanted is None or c.name.lower() in wanted))
+    # TOKENLIST columns have no value a record could carry (they are never returned).
+    columns = tuple(c.name for c in table.columns if c.name not in keys and (wanted is None or c.name.lower() in wanted)
+                    and c.type.code not in NOT_ON_WIRE)
     shown = set(columns) | keys
     types = tuple((c.name, type_json(c.type), c.name in keys, i + 1) for i, c in enumerate(table.columns) if c.name in shown)
     new_rule, keep_old = CAPTURE_RULES[str(stream.option("value_capture_type"))]

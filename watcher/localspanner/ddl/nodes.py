@@ -36,10 +36,12 @@ __all__ = [
     "CreateChangeStream",
     "CreateDatabase",
     "CreateIndex",
+    "CreateSearchIndex",
     "CreateTable",
     "CreateView",
     "DropChangeStream",
     "DropIndex",
+    "DropSearchIndex",
     "DropTable",
     "DropView",
     "KeyPart",
@@ -233,6 +235,28 @@ class CreateView:
 
 
 @dataclass(frozen=True)
+class CreateSearchIndex:
+    """``CREATE SEARCH INDEX name ON table (tokenlist columns) [STORING (...)] [PARTITION BY ...]
+    [ORDER BY ...] [OPTIONS (...)]``."""
+
+    name: str
+    table: str
+    columns: tuple[str, ...]
+    storing: tuple[str, ...] = ()
+    partition_by: tuple[str, ...] = ()
+    order_by: tuple[KeyPart, ...] = ()
+    options: tuple[tuple[str, OptionValue], ...] = ()
+
+
+@dataclass(frozen=True)
+class DropSearchIndex:
+    """``DROP SEARCH INDEX [IF EXISTS] name``."""
+
+    name: str
+    if_exists: bool = False
+
+
+@dataclass(frozen=True)
 class DropView:
     """``DROP VIEW name``."""
 
@@ -258,4 +282,6 @@ Node = (
     | CreateView
     | DropView
     | AlterDatabase
+    | CreateSearchIndex
+    | DropSearchIndex
 )

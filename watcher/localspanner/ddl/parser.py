@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 from .. import database_options, errors, types
 from ..catalog import Column, KeyPart
-from . import change_stream_parser, nodes
+from . import change_stream_parser, nodes, search_index_parser
 from .lexer import EOF, IDENT, NUMBER, QUOTED, RESERVED_WORDS, SYMBOL, Token, tokenize
 
 # Column OPTIONS the server understands, and the values each may take.
@@ -32,7 +32,7 @@ _OPTION_VALUES: dict[str, dict[str, bool | None]] = {
 }
 
 # DDL the local server does not implement, by the keywords that start it.
-_UNSUPPORTED_CREATE = ("ROLE", "SEQUENCE", "SEARCH", "VECTOR", "MODEL", "SCHEMA",
+_UNSUPPORTED_CREATE = ("ROLE", "SEQUENCE", "VECTOR", "MODEL", "SCHEMA",
                        "PROTO", "PLACEMENT", "LOCALITY", "FUNCTION")
 _UNSUPPORTED_TABLE_ELEMENTS = ("CONSTRAINT", "FOREIGN", "CHECK", "SYNONYM")
 
@@ -143,6 +143,8 @@ class _Parser:
             return self.create_table()
         if self.accept("CHANGE", "STREAM"):
             return change_stream_parser.create(self)
+        if self.accept("SEARCH", "INDEX"):
+            return search_index_parser.create(self)
         if self.accept("OR", "REPLACE"):
             self.expect("VIEW")
             return self.create_view(or_replace=True)
@@ -318,6 +320,8 @@ class _Parser:
             return change_stream_parser.drop(self)
         if self.accept("VIEW"):
             return nodes.DropView(self.name("view name"))
+        if self.accept("SEARCH", "INDEX"):
+            return search_index_parser.drop(self)
         if self.at(*_UNSUPPORTED_CREATE, "DATABASE"):
             raise self.unsupported(errors.feature_drop(self.tok.text.upper()))
         raise self.fail("TABLE or INDEX")
@@ -341,11 +345,12 @@ class _Parser:
             stored = self.accept("STORED")
         elif self.at("GENERATED"):
             raise self.unsupported(errors.DDL_IDENTITY_COLUMNS)
+        hidden = self.accept("HIDDEN")
         is_key = inline_key and self.accept("PRIMARY", "KEY")
         has_options = self.accept("OPTIONS")
         options = self.options() if has_options else {}
         allow = bool(options.get("allow_commit_timestamp"))
-        return Column(name, col_type, not_null, default, generated, stored, allow), has_options, is_key
+        return Column(name, col_type, not_null, default, generated, stored, allow, hidden), has_options, is_key
 
     def column_type(self) -> types.SpannerType:
         """Find the extent of a type (balanced ``<>`` and ``()``) and let types.parse_type read it."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ..catalog import Catalog, ChangeStream, Column, Index, KeyPart, Table
+from ..catalog import Catalog, ChangeStream, Column, Index, KeyPart, SearchIndex, Table
 from . import nodes
 from .change_stream_options import print_value
 from .lexer import quote_identifier as q
@@ -41,6 +41,7 @@ def print_catalog(catalog: Catalog) -> list[str]:
     for table in catalog.tables:
         out.append(_create_table(_table_node(table)))
         out.extend(_create_index(_index_node(index)) for index in catalog.indexes_of(table.name))
+        out.extend(_create_search_index(search_index_node(index)) for index in catalog.search_indexes_of(table.name))
     out.extend(_create_view(nodes.CreateView(v.name, v.definition, v.security)) for v in catalog.views)
     out.extend(_create_change_stream(change_stream_node(s)) for s in catalog.change_streams)
     return out
@@ -50,6 +51,11 @@ def change_stream_node(stream: ChangeStream) -> nodes.CreateChangeStream:
     """The CREATE statement of an existing change stream (its explicit options only)."""
     watch = nodes.ChangeStreamFor(stream.all, stream.tables) if stream.all or stream.tables else None
     return nodes.CreateChangeStream(stream.name, watch, stream.options)
+
+
+def search_index_node(index: SearchIndex) -> nodes.CreateSearchIndex:
+    return nodes.CreateSearchIndex(index.name, index.table, index.columns, index.storing, index.partition_by,
+                                   index.order_by, index.options)
 
 
 def print_statement(node: nodes.Node) -> str:
@@ -73,6 +79,8 @@ def column_definition(column: Column) -> str:
         parts.append(f"AS ({column.generated})" + (" STORED" if column.stored else ""))
     elif column.default is not None:
         parts.append(f"DEFAULT ({column.default})")
+    if column.hidden:
+        parts.append("HIDDEN")
     if column.allow_commit_timestamp:
         parts.append(_options(True))
     return " ".join(parts)
@@ -171,6 +179,20 @@ def _create_view(node: nodes.CreateView) -> str:
     return f"{head} {q(node.name)} SQL SECURITY {node.security} AS {node.definition}"
 
 
+def _create_search_index(node: nodes.CreateSearchIndex) -> str:
+    text = f"CREATE SEARCH INDEX {q(node.name)} ON {q(node.table)}({', '.join(q(c) for c in node.columns)})"
+    if node.storing:
+        text += f" STORING ({', '.join(q(c) for c in node.storing)})"
+    if node.partition_by:
+        text += f" PARTITION BY {', '.join(q(c) for c in node.partition_by)}"
+    if node.order_by:
+        text += f" ORDER BY {_key(node.order_by)}"
+    if node.options:
+        body = ", ".join(f"{name} = {'null' if v is None else print_value(v)}" for name, v in node.options)
+        text += f" OPTIONS ({body})"
+    return text
+
+
 _PRINTERS: dict[type, Callable] = {
     nodes.CreateDatabase: lambda n: f"CREATE DATABASE {q(n.name)}",
     nodes.CreateTable: _create_table,
@@ -192,4 +214,6 @@ _PRINTERS: dict[type, Callable] = {
     nodes.CreateView: _create_view,
     nodes.AlterDatabase: _alter_database,
     nodes.DropView: lambda n: f"DROP VIEW {q(n.name)}",
+    nodes.CreateSearchIndex: _create_search_index,
+    nodes.DropSearchIndex: lambda n: f"DROP SEARCH INDEX {'IF EXISTS ' if n.if_exists else ''}{q(n.name)}",
 }

@@ -62,12 +62,27 @@ WIRE_KINDS = {
     "NUMERIC": "a NUMERIC",
     "JSON": "JSON text",
     "ARRAY": "an ARRAY",
+    "FLOAT32": "a FLOAT32",
+    "UUID": "a UUID (hexadecimal text, 8-4-4-4-12)",
+    "INTERVAL": "an INTERVAL (ISO 8601 duration text)",
 }
 
 
 def expected_wire_value(code: str, got: object) -> str:
     """``code`` is a type code name, a key of ``WIRE_KINDS``."""
     return f"expected {WIRE_KINDS[code]}, got {got!r}"
+
+
+def float32_out_of_range(value: object) -> str:
+    return f"FLOAT32 value {value!r} is out of range"
+
+
+def invalid_uuid(value: object) -> str:
+    return f"invalid UUID {value!r}"
+
+
+def invalid_interval(value: object, reason: object) -> str:
+    return f"invalid INTERVAL {value!r}: {reason}"
 
 
 def int64_out_of_range(value: object) -> str:

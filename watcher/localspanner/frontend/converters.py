@@ -42,7 +42,7 @@ from ..requests import (
     TransactionOptions,
     TransactionSelector,
 )
-from ..types import SpannerType, TypeCode
+from ..types import NOT_ON_WIRE, SpannerType, TypeCode
 from . import wire
 
 TypePb = type_types.Type.pb()
@@ -108,8 +108,8 @@ def value_to_pb(value: Any) -> struct_pb2.Value:
 
 # --- types --------------------------------------------------------------------------------
 
-_KNOWN_CODES = {int(c): c for c in TypeCode}
-# Names of the codes Spanner has but the local server does not (FLOAT32, PROTO, ...), for errors.
+_KNOWN_CODES = {int(c): c for c in TypeCode if c not in NOT_ON_WIRE}
+# Names of the codes Spanner has but the local server does not (PROTO, ENUM), for errors.
 _SPANNER_CODE_NAMES = {v.number: v.name for v in TypePb.DESCRIPTOR.fields_by_name["code"].enum_type.values}
 
 

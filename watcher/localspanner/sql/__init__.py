@@ -10,7 +10,7 @@ from __future__ import annotations
 from .dml import PENDING_COMMIT_TIMESTAMP_SENTINEL
 from .execute import DmlResult, clear_cache, describe, execute_dml, execute_query, is_dml, register_functions
 from .time_functions import set_statement_time
-from .translator import translate_expression
+from .translator import translate_default_expression, translate_expression
 
 __all__ = [
     "PENDING_COMMIT_TIMESTAMP_SENTINEL",
@@ -22,5 +22,6 @@ __all__ = [
     "is_dml",
     "register_functions",
     "set_statement_time",
+    "translate_default_expression",
     "translate_expression",
 ]

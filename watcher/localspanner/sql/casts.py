@@ -20,7 +20,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from .. import values
+from .. import intervals, scalar_values, values
 from .functions import format_float
 from .time_functions import DEFAULT_TIME_ZONE, date_from, format_timestamp, timestamp_from
 from .udf import UdfError, UdfSpec, clear_error, fail
@@ -109,6 +109,35 @@ def _float_value(v: Any) -> float:
     return math.nan if v == values.NAN_TEXT else float(v)
 
 
+def _to_float32(v: Any) -> float | str:
+    x = _float_value(v) if not isinstance(v, str) or v == values.NAN_TEXT else _string_to_float(v)
+    if isinstance(x, str) or math.isnan(x):
+        return values.NAN_TEXT
+    rounded = scalar_values.round_float32(x)
+    if math.isinf(rounded) and not math.isinf(x):
+        fail(f"Float overflow: {v} does not fit FLOAT32")
+    return rounded
+
+
+def _float32_to_string(v: Any) -> str:
+    x = _float_value(v)
+    return format_float(x) if not math.isfinite(x) else scalar_values.float32_text(x)
+
+
+def _uuid(s: str) -> str:
+    try:
+        return scalar_values.canonical_uuid(s)
+    except values.ValueError_:
+        fail(f"Invalid input to UUID: {s}")
+
+
+def _interval(s: str) -> str:
+    try:
+        return intervals.to_stored(intervals.parse(s))
+    except intervals.IntervalError as exc:
+        fail(str(exc))
+
+
 _CASTS: dict[tuple[str, str], Callable[[Any], Any]] = {
     ("INT64", "STRING"): str,
     ("INT64", "FLOAT64"): float,
@@ -136,6 +165,18 @@ _CASTS: dict[tuple[str, str], Callable[[Any], Any]] = {
     ("NUMERIC", "INT64"): lambda v: _int_range(_round_half_away(decimal.Decimal(v)), v),
     ("NUMERIC", "FLOAT64"): lambda v: float(decimal.Decimal(v)),
     ("JSON", "STRING"): str,
+    ("INT64", "FLOAT32"): _to_float32,
+    ("FLOAT64", "FLOAT32"): _to_float32,
+    ("NUMERIC", "FLOAT32"): lambda v: _to_float32(float(decimal.Decimal(v))),
+    ("STRING", "FLOAT32"): _to_float32,
+    ("FLOAT32", "FLOAT64"): _float_value,
+    ("FLOAT32", "STRING"): _float32_to_string,
+    ("FLOAT32", "INT64"): lambda v: _float_to_int(_float_value(v)),
+    ("FLOAT32", "NUMERIC"): lambda v: _numeric(_float_value(v)),
+    ("STRING", "UUID"): _uuid,
+    ("UUID", "STRING"): str,
+    ("STRING", "INTERVAL"): _interval,
+    ("INTERVAL", "STRING"): lambda v: intervals.to_sql_text(intervals.from_stored(v)),
 }
 
 

@@ -70,6 +70,8 @@ class Context:
     uses_now: bool = False
     uses_today: bool = False
     deterministic: bool = False
+    #: A column DEFAULT may call volatile functions (NEW_UUID()), evaluated once per row written.
+    volatile_ok: bool = False
     table_hints: list[tuple[str, dict[str, str]]] = field(default_factory=list)
     forced_indexes: list[str] = field(default_factory=list)
     ctes: list[dict[str, CompiledQuery]] = field(default_factory=list)

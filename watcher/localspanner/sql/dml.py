@@ -31,7 +31,7 @@ from .function_table import comparable
 from .literals import sql_string
 from .scope import Scope
 from .spanner_syntax import preprocess
-from .translator import Translator, _output_columns, parse, table_source, translate_expression
+from .translator import Translator, _output_columns, parse, table_source, translate_default_expression
 
 PENDING_COMMIT_TIMESTAMP_SENTINEL = "9999-12-31T23:59:59.999999999Z~pending"
 
@@ -144,15 +144,25 @@ def _value(tr: Translator, build: _Build, column: Column, node: exp.Expression, 
     if _is_default(node):
         if column.default is None:
             return "NULL"
-        return translate_expression(column.default, build.table, tr.ctx.catalog)
+        return translate_default_expression(column.default, build.table, tr.ctx.catalog)
     value = tr.expr(node, scope)
     if value.is_string_literal and column.type.code == TypeCode.NUMERIC:
         _check_numeric_literal(build.table, column, value.literal)
-    typed = tr.coerce(value, column.type, node)
+    if value.is_string_literal and column.type.code in _NAMED_LITERAL_TYPES:
+        try:
+            typed = tr.coerce(value, column.type, node)
+        except errors.SpannerError:
+            raise errors.bad_value(build.table.name, column.name, str(column.type), value.literal) from None
+    else:
+        typed = tr.coerce(value, column.type, node)
     _check_type(tr, build.table, column, typed)
     if column.allow_commit_timestamp:
         build.note_pending(column)  # returned too, so that a time after the commit can be refused
     return typed.sql
+
+
+#: Column types whose text literals a DML statement may write; a bad one is refused naming the column.
+_NAMED_LITERAL_TYPES = frozenset({TypeCode.UUID, TypeCode.INTERVAL})
 
 
 def _check_numeric_literal(table: Table, column: Column, literal: Any) -> None:

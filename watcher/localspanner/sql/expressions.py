@@ -33,7 +33,10 @@ from .literals import clip, json_element_sql, spanner_type_of, sql_string, store
 from .scope import ResolveError, Scope
 from .udf import UdfError, take_error
 
-_COERCIBLE_FROM_STRING = (TypeCode.TIMESTAMP, TypeCode.DATE, TypeCode.NUMERIC, TypeCode.JSON, TypeCode.BYTES)
+_COERCIBLE_FROM_STRING = (TypeCode.TIMESTAMP, TypeCode.DATE, TypeCode.NUMERIC, TypeCode.JSON, TypeCode.BYTES,
+                          TypeCode.UUID, TypeCode.INTERVAL)
+#: Numeric literals coerce to FLOAT32 (rounded), as GoogleSQL's literal coercion allows.
+_FLOAT32_LITERAL_FROM = (TypeCode.INT64, TypeCode.FLOAT64)
 #: (type of an untyped parameter's wire value, type the statement wants) pairs where the
 #: wire value wins: a JSON number with a fraction (FLOAT64) must not be truncated to INT64.
 _PARAM_KEEPS_WIRE_TYPE = frozenset({(TypeCode.FLOAT64, TypeCode.INT64)})
@@ -72,6 +75,8 @@ class ExpressionTranslator:
             col = scope.resolve(qualifier, node.name)
         except ResolveError as exc:
             raise self.ctx.invalid(str(exc)) from None
+        if col.type is not None and col.type.code in T.NOT_ON_WIRE:
+            raise errors.tokenlist_not_readable(col.name)
         return Typed(col.sql, col.type)
 
     def _literal(self, node: exp.Literal, scope: Scope) -> Typed:
@@ -150,6 +155,8 @@ class ExpressionTranslator:
                 except values.ValueError_ as exc:
                     raise self.ctx.invalid(errors.numeric_literal_coercion(typed.literal, exc)) from None
             return self.constant_cast(typed, target)
+        if target.code == TypeCode.FLOAT32 and typed.type.code in _FLOAT32_LITERAL_FROM and typed.is_literal:
+            return self.constant_cast(typed, target)
         if typed.type.code == TypeCode.INT64 and target.code == TypeCode.FLOAT64:
             if typed.is_literal:
                 return Typed(repr(float(typed.literal)), T.FLOAT64, literal=float(typed.literal))
@@ -196,7 +203,11 @@ class ExpressionTranslator:
     # --- operators -------------------------------------------------------------------------------
 
     def pair(self, left_node: exp.Expression, right_node: exp.Expression, scope: Scope, op: str) -> tuple[Typed, Typed]:
-        left, right = self.expr(left_node, scope), self.expr(right_node, scope)
+        return self.pair_typed(left_node, right_node, self.expr(left_node, scope), self.expr(right_node, scope), op)
+
+    def pair_typed(self, left_node: exp.Expression, right_node: exp.Expression, left: Typed, right: Typed,
+                   op: str) -> tuple[Typed, Typed]:
+        """:meth:`pair` for operands already translated: coerce literals and parameters, check the types."""
         left = self.coerce(left, right.type, left_node) if left.is_string_literal or isinstance(left_node, exp.Parameter) else left
         right = self.coerce(right, left.type, right_node)
         if not comparable(left.type, right.type):

@@ -26,7 +26,7 @@ from ..types import SpannerType, TypeCode
 
 TypeRule = Callable[[Sequence["SpannerType | None"]], "SpannerType | None"]
 
-_NUMERIC_RANK = {TypeCode.INT64: 0, TypeCode.NUMERIC: 1, TypeCode.FLOAT64: 2}
+_NUMERIC_RANK = {TypeCode.INT64: 0, TypeCode.NUMERIC: 1, TypeCode.FLOAT32: 2, TypeCode.FLOAT64: 2}
 
 
 def fixed(t: SpannerType) -> TypeRule:
@@ -54,6 +54,8 @@ def supertype(types: Sequence[SpannerType | None]) -> SpannerType | None:
     if all(t.same_kind(first) for t in known):
         return first.without_length()
     if all(t.code in _NUMERIC_RANK for t in known):
+        if any(t.code == TypeCode.FLOAT32 for t in known):  # FLOAT32 with anything else widens to FLOAT64
+            return T.FLOAT64
         return max(known, key=lambda t: _NUMERIC_RANK[t.code]).without_length()
     raise TypeError(", ".join(str(t) for t in known))
 
@@ -125,6 +127,9 @@ SIMPLE: dict[type[exp.Expression], Fn] = {
     exp.UnixMicros: Fn("ls_unix", ("this",), INT64),
     exp.DateFromParts: Fn("ls_date_from_parts", ("year", "month", "day"), fixed(T.DATE)),
     exp.GenerateSeries: Fn("ls_generate_array", ("start", "end", "step"), array_of_arg(0)),
+    exp.JustifyDays: Fn("ls_interval_justify", ("this",), fixed(T.INTERVAL)),
+    exp.JustifyHours: Fn("ls_interval_justify", ("this",), fixed(T.INTERVAL)),
+    exp.JustifyInterval: Fn("ls_interval_justify", ("this",), fixed(T.INTERVAL)),
 }
 
 # Extra constant arguments appended for some classes (the UDF is shared).
@@ -132,6 +137,9 @@ EXTRA_ARGS: dict[type[exp.Expression], tuple[str, ...]] = {
     exp.UnixSeconds: ("0",),
     exp.UnixMillis: ("3",),
     exp.UnixMicros: ("6",),
+    exp.JustifyDays: ("1", "0"),
+    exp.JustifyHours: ("0", "1"),
+    exp.JustifyInterval: ("1", "1"),
 }
 
 # Functions sqlglot leaves as exp.Anonymous, by upper-case GoogleSQL name.
@@ -144,12 +152,14 @@ ANONYMOUS: dict[str, Fn] = {
     "TO_HEX": Fn("ls_to_hex", ("*expressions",), STRING),
     "FROM_HEX": Fn("ls_from_hex", ("*expressions",), BYTES),
     "STRPOS": Fn("ls_strpos", ("*expressions",), INT64),
+    "NEW_UUID": Fn("ls_new_uuid", ("*expressions",), fixed(T.UUID), deterministic=False),
+    "GENERATE_UUID": Fn("ls_new_uuid", ("*expressions",), STRING, deterministic=False),
 }
 
 # Aggregates translated to a SQLite aggregate of the same shape, with their result rule.
 AGGREGATES: dict[type[exp.Expression], tuple[str, TypeRule]] = {
     exp.Count: ("count", INT64),
-    exp.Sum: ("sum", same_as(0)),
+    exp.Sum: ("sum", lambda args: T.FLOAT64 if args and args[0] is not None and args[0].code == TypeCode.FLOAT32 else same_as(0)(args)),
     exp.Avg: ("avg", lambda args: T.NUMERIC if args and args[0] is not None and args[0].code == TypeCode.NUMERIC else T.FLOAT64),
     exp.Min: ("min", same_as(0)),
     exp.Max: ("max", same_as(0)),

@@ -19,6 +19,7 @@ from sqlglot import exp
 from .. import errors
 from .. import types as T
 from ..types import SpannerType, TypeCode
+from . import interval_functions
 from .context import Typed
 from .expressions import ExpressionTranslator
 from .function_table import comparable, supertype
@@ -30,7 +31,7 @@ _COMPARISONS: dict[type[exp.Expression], str] = {
     exp.NullSafeEQ: "IS", exp.NullSafeNEQ: "IS NOT",
 }
 _ARITHMETIC: dict[type[exp.Expression], str] = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*"}
-_NUMERIC_CODES = (TypeCode.INT64, TypeCode.FLOAT64, TypeCode.NUMERIC)
+_NUMERIC_CODES = (TypeCode.INT64, TypeCode.FLOAT64, TypeCode.NUMERIC, TypeCode.FLOAT32)
 
 
 class OperatorTranslator(ExpressionTranslator):
@@ -39,7 +40,10 @@ class OperatorTranslator(ExpressionTranslator):
     def _comparison(self, node: exp.Expression, scope: Scope) -> Typed:
         op = _COMPARISONS[type(node)]
         left, right = self.pair(node.this, node.expression, scope, op)
-        lsql, rsql = _numeric_operands(left, right, op)
+        if interval_functions.involves_interval(left, right):
+            lsql, rsql = interval_functions.comparison_operands(left, right)
+        else:
+            lsql, rsql = _numeric_operands(left, right, op)
         return Typed(f"({lsql} {op} {rsql})", T.BOOL, is_aggregate=left.is_aggregate or right.is_aggregate)
 
     def _logical(self, node: exp.Expression, scope: Scope) -> Typed:
@@ -118,7 +122,17 @@ class OperatorTranslator(ExpressionTranslator):
 
     def _arithmetic(self, node: exp.Expression, scope: Scope) -> Typed:
         op = _ARITHMETIC[type(node)]
-        left, right = self.pair(node.this, node.expression, scope, op)
+        left, right = self.expr(node.this, scope), self.expr(node.expression, scope)
+        codes = {t.type.code for t in (left, right) if t.type is not None}
+        if TypeCode.INTERVAL in codes or (codes == {TypeCode.TIMESTAMP} and op == "-"):
+            # TIMESTAMP +/- INTERVAL, INTERVAL +/- INTERVAL, INTERVAL * INT64, TIMESTAMP - TIMESTAMP
+            left, right = (self.coerce(t, T.TIMESTAMP, n) if t.is_string_literal else t
+                           for t, n in ((left, node.this), (right, node.expression)))
+            temporal = interval_functions.arithmetic_sql(op, left, right)
+            if temporal is None:
+                raise self.ctx.invalid(errors.operator_signature(op, left.type, right.type))
+            return temporal
+        left, right = self.pair_typed(node.this, node.expression, left, right, op)
         result = self._numeric_result(left, right, op)
         return Typed(f"({left.sql} {op} {right.sql})", result, is_aggregate=left.is_aggregate or right.is_aggregate)
 
@@ -144,6 +158,8 @@ class OperatorTranslator(ExpressionTranslator):
 
     def _neg(self, node: exp.Neg, scope: Scope) -> Typed:
         inner = self.expr(node.this, scope)
+        if inner.type is not None and inner.type.code == TypeCode.INTERVAL:
+            return Typed(f"ls_interval_mul({inner.sql}, -1)", T.INTERVAL)
         if inner.type is not None and inner.type.code not in _NUMERIC_CODES:
             raise self.ctx.invalid(errors.negation_signature(inner.type))
         if inner.is_literal and isinstance(inner.literal, (int, float)):

@@ -109,10 +109,26 @@ def _depth_at(masked: str, index: int) -> int:
     return masked.count("(", 0, index) - masked.count(")", 0, index)
 
 
+_FLOAT32 = re.compile(r"\bFLOAT32\b", re.IGNORECASE)
+
+
+def _rename_float32(text: str, masked: str) -> tuple[str, str]:
+    """sqlglot's BigQuery dialect has no FLOAT32; ``FLOAT4`` parses as its single-precision
+    type (``literals.spanner_type_of`` maps it back). Same length, so ``masked`` stays aligned."""
+    if "FLOAT32" not in masked.upper():
+        return text, masked
+    spans = [m.span() for m in _FLOAT32.finditer(masked)]
+    for start, end in spans:
+        text = text[:start] + "FLOAT4 " + text[end:]
+        masked = masked[:start] + "FLOAT4 " + masked[end:]
+    return text, masked
+
+
 def preprocess(sql: str) -> Preprocessed:
     """Split Spanner-only syntax off ``sql`` (see the module docstring)."""
     text = sql.strip().rstrip(";").rstrip()
     masked = mask(text)
+    text, masked = _rename_float32(text, masked)
     text, masked, statement_hints, table_hints = _strip_hints(text, masked)
     then_return = None
     if _DML_START.match(masked):

@@ -388,7 +388,8 @@ def _base_table_hint(table: Table) -> str:
 def table_source(table: Table, alias: str, *, qualify: bool = True) -> Source:
     """A FROM item over a catalog table; ``qualify`` False refers to columns by bare name."""
     prefix = quote(alias) + "." if qualify else ""
-    return Source(alias, [SourceColumn(c.name, c.type, prefix + quote(c.name)) for c in table.columns])
+    return Source(alias, [SourceColumn(c.name, c.type, prefix + quote(c.name)) for c in table.columns],
+                  hidden=frozenset(c.name.lower() for c in table.columns if c.hidden))
 
 
 def _find_alias(items: list[tuple[Typed, str]], name: str) -> Typed | None:
@@ -439,16 +440,21 @@ def translate_query(sql: str, catalog: Catalog, param_types: dict[str, SpannerTy
     return QueryTranslation(query.sql, query.columns, ctx)
 
 
-def translate_expression(expr: str, table: Table, catalog: Catalog) -> str:
+def translate_default_expression(expr: str, table: Table, catalog: Catalog) -> str:
+    """:func:`translate_expression` for a column DEFAULT, which may also call NEW_UUID() and the like."""
+    return translate_expression(expr, table, catalog, volatile_ok=True)
+
+
+def translate_expression(expr: str, table: Table, catalog: Catalog, *, volatile_ok: bool = False) -> str:
     """A GoogleSQL scalar expression over ``table``'s columns as SQLite SQL (generated columns, DEFAULTs).
 
-    Only deterministic functions are used; CURRENT_TIMESTAMP() becomes
-    ``ls_current_timestamp()`` (the time of the running statement).
+    Only deterministic functions are used (unless ``volatile_ok``, for DEFAULTs);
+    CURRENT_TIMESTAMP() becomes ``ls_current_timestamp()`` (the time of the running statement).
     """
     text = f"SELECT {expr}"
     tree = parse(preprocess(text), text)
     if not isinstance(tree, exp.Select) or len(tree.expressions) != 1 or tree.args.get("from_"):
         raise errors.sql_syntax_error(expr, errors.SQL_ONE_SCALAR_EXPRESSION)
-    ctx = Context(catalog, expr, deterministic=True)
+    ctx = Context(catalog, expr, deterministic=True, volatile_ok=volatile_ok)
     scope = Scope([table_source(table, table.name, qualify=False)])
     return Translator(ctx).expr(tree.expressions[0], scope).sql

@@ -1,0 +1,1 @@
+create search index AlbumsIndex on Albums (Title_Tokens, Genre_Tokens) storing (Genre) partition by SingerId order by ReleaseTimestamp desc options (sort_order_sharding = true, disable_automatic_uid_column = true)

@@ -1,0 +1,1 @@
+create table Things (Id uuid not null, Score float32, Span interval, Ids array<uuid>, Scores array<float32>, Spans array<interval>, Title string(max), Title_Tokens tokenlist as (TOKENIZE_FULLTEXT(Title)) hidden) primary key (Id)

@@ -1,0 +1,1 @@
+drop search index if exists AlbumsIndex
