@@ -29,7 +29,7 @@ def load_catalog(storage: Storage) -> Catalog:
     if catalog.change_streams:
         created = storage.load_change_stream_times()
         streams = tuple(dataclasses.replace(s, created_nanos=created.get(s.name, 0)) for s in catalog.change_streams)
-        catalog = Catalog(catalog.tables, catalog.indexes, catalog.version, streams, catalog.views)
+        catalog = dataclasses.replace(catalog, change_streams=streams)
     conn = storage.writer
     conn.execute("BEGIN")
     try:

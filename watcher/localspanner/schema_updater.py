@@ -34,7 +34,7 @@ import dataclasses
 import re
 from collections.abc import Callable, Iterable
 
-from . import change_stream_rules, errors, view_rules
+from . import change_stream_rules, errors, sequence_rules, view_rules
 from .catalog import Catalog, ChangeStream, Column, Index, KeyPart, Table
 from .ddl import nodes
 from .ddl.expressions import referenced_names
@@ -103,11 +103,11 @@ def _apply(catalog: Catalog, node: nodes.Node, statement: str, created_nanos: in
     if result is None:
         return catalog
     if isinstance(result, list):  # a change stream statement: tables and indexes stay
-        return Catalog(catalog.tables, catalog.indexes, catalog.version + 1, tuple(result), catalog.views)
+        return dataclasses.replace(catalog, change_streams=tuple(result), version=catalog.version + 1)
     if isinstance(result, Catalog):  # a view statement: builds its catalog itself
         return result
     tables, indexes = result
-    new = Catalog(tuple(tables), tuple(indexes), catalog.version + 1, catalog.change_streams, catalog.views)
+    new = dataclasses.replace(catalog, tables=tuple(tables), indexes=tuple(indexes), version=catalog.version + 1)
     return view_rules.refresh(statement, new)
 
 
@@ -147,7 +147,8 @@ class _Context:
         self.check_name(kind, name)
         existing = ("table" if self.catalog.table(name) else "index" if self.catalog.index(name)
                     else "change stream" if self.catalog.change_stream(name)
-                    else "view" if self.catalog.view(name) else None)
+                    else "view" if self.catalog.view(name)
+                    else "sequence" if self.catalog.sequence(name) else None)
         if existing is not None:
             raise self.wrap(errors.duplicate_name(existing, name))
 
@@ -183,7 +184,7 @@ def _check_column(ctx: _Context, table: str, column: Column, columns: Iterable[C
         for ref in referenced_names(column.default):
             if ref.lower() in names:
                 raise ctx.invalid(errors.default_references_column(f"{table}.{column.name}", names[ref.lower()]))
-    return column
+    return sequence_rules.check_column(ctx, table, column)
 
 
 def _has_struct(t: SpannerType) -> bool:
@@ -214,21 +215,22 @@ def _create_table(ctx: _Context, node: nodes.CreateTable) -> _Result:
         return None
     ctx.check_new_name("table", node.name)
     seen: set[str] = set()
+    columns = []
     for column in node.columns:
         if column.name.lower() in seen:
             raise ctx.invalid(errors.duplicate_column(f"{node.name}.{column.name}"))
         seen.add(column.name.lower())
-        _check_column(ctx, node.name, column, node.columns)
-    if len(node.columns) > MAX_COLUMNS_PER_TABLE:
-        raise ctx.invalid(errors.too_many_columns(node.name, len(node.columns), MAX_COLUMNS_PER_TABLE))
-    table = Table(node.name, node.columns, ())
+        columns.append(_check_column(ctx, node.name, column, node.columns))
+    if len(columns) > MAX_COLUMNS_PER_TABLE:
+        raise ctx.invalid(errors.too_many_columns(node.name, len(columns), MAX_COLUMNS_PER_TABLE))
+    table = Table(node.name, tuple(columns), ())
     key = _resolve_key(ctx, table, node.primary_key, errors.primary_key_subject(node.name))
     parent_name = None
     if node.parent is not None:
         parent = ctx.table(node.parent)
         _check_interleave(ctx, node.name, key, table, parent)
         parent_name = parent.name
-    table = Table(node.name, node.columns, key, parent_name, node.on_delete_cascade and parent_name is not None)
+    table = Table(node.name, tuple(columns), key, parent_name, node.on_delete_cascade and parent_name is not None)
     return [*ctx.catalog.tables, table], list(ctx.catalog.indexes)
 
 
@@ -325,7 +327,7 @@ def _add_column(ctx: _Context, node: nodes.AlterTableAddColumn) -> _Result:
         if node.if_not_exists:
             return None
         raise ctx.invalid(errors.duplicate_column(f"{table.name}.{column.name}"))
-    _check_column(ctx, table.name, column, (*table.columns, column))
+    column = _check_column(ctx, table.name, column, (*table.columns, column))
     if column.not_null and column.default is None and column.generated is None:
         raise ctx.invalid(errors.not_null_without_default(f"{table.name}.{column.name}"))
     if len(table.columns) >= MAX_COLUMNS_PER_TABLE:
@@ -422,4 +424,7 @@ _HANDLERS: dict[type, Callable[..., _Result]] = {
     nodes.DropChangeStream: change_stream_rules.drop,
     nodes.CreateView: view_rules.create,
     nodes.DropView: view_rules.drop,
+    nodes.CreateSequence: sequence_rules.create,
+    nodes.AlterSequence: sequence_rules.alter,
+    nodes.DropSequence: sequence_rules.drop,
 }
