@@ -10,7 +10,7 @@ Example:
     >>> s = build("Seq", (("sequence_kind", "bit_reversed_positive"), ("start_with_counter", 10)))
     >>> s.kind, s.start_with_counter
     ('bit_reversed_positive', 10)
-    >>> build("Seq", (("skip_range_min", 1),))
+    >>> build("Seq", (("skip_range_min", 1),), default_kind=True)
     Traceback (most recent call last):
     ...
     watcher.localspanner.errors.base.SpannerError: `skip_range_min` and `skip_range_max` have to be set together

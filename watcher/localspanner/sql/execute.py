@@ -41,6 +41,8 @@ from .context import Context
 from .dml import PENDING_COMMIT_TIMESTAMP_SENTINEL, DmlTranslation, translate_dml
 from .functions import SPECS as FUNCTION_SPECS
 from .params import Signature, bind, parameter_types
+from .sequence_functions import SPECS as SEQUENCE_SPECS
+from .sequence_functions import check_can_draw, uses_sequences
 from .spanner_syntax import is_dml as _is_dml
 from .time_functions import SPECS as TIME_SPECS
 from .time_functions import set_statement_time
@@ -58,7 +60,7 @@ def register_functions(conn: sqlite3.Connection) -> None:
     Call it on every connection that reads or writes the database's tables: generated
     columns call these functions too.
     """
-    register(conn, FUNCTION_SPECS + TIME_SPECS + CAST_SPECS)
+    register(conn, FUNCTION_SPECS + TIME_SPECS + CAST_SPECS + SEQUENCE_SPECS)
     conn.execute("PRAGMA case_sensitive_like = ON")
 
 
@@ -212,6 +214,7 @@ def execute_query(conn: sqlite3.Connection, statement: Statement, catalog: Catal
                   now_nanos: int) -> tuple[list[Field], Iterator[list[Any]]]:
     """Run a query: the result fields, and the rows in wire form, produced lazily."""
     q = translate_cached(statement, catalog)
+    check_can_draw(q.sql, statement.sql)
     binds = bind(statement, q.ctx, now_nanos)
     cursor = _run(conn, q.sql, binds, q.ctx)
     types: list[SpannerType | None] = [c.type for c in q.columns]
@@ -220,7 +223,10 @@ def execute_query(conn: sqlite3.Connection, statement: Statement, catalog: Catal
         first, types = _infer_types(cursor, types, q.ctx)
     final = [t.without_length() if t is not None else T.INT64 for t in types]
     fields = [Field(c.name, t) for c, t in zip(q.columns, final, strict=False)]
-    return fields, _rows(cursor, _converters(final, q.ctx), q.ctx, first)
+    rows = _rows(cursor, _converters(final, q.ctx), q.ctx, first)
+    if uses_sequences(q.sql):
+        rows = iter(list(rows))  # read now, while the caller's sequence counters are in reach
+    return fields, rows
 
 
 def describe(statement: Statement, catalog: Catalog) -> list[Field]:
@@ -268,6 +274,7 @@ def execute_dml(conn: sqlite3.Connection, statement: Statement, catalog: Catalog
     if not is_dml(statement.sql):
         raise errors.query_is_not_dml(statement.sql)
     d = translate_dml_cached(statement, catalog)
+    check_can_draw(d.sql, statement.sql)
     binds = bind(statement, d.ctx, now_nanos)
     set_statement_time(now_nanos)
     try:

@@ -144,6 +144,7 @@ ANONYMOUS: dict[str, Fn] = {
     "TO_HEX": Fn("ls_to_hex", ("*expressions",), STRING),
     "FROM_HEX": Fn("ls_from_hex", ("*expressions",), BYTES),
     "STRPOS": Fn("ls_strpos", ("*expressions",), INT64),
+    "BIT_REVERSE": Fn("ls_bit_reverse", ("*expressions",), INT64),
 }
 
 # Aggregates translated to a SQLite aggregate of the same shape, with their result rule.
