@@ -343,7 +343,7 @@ class DatabaseEngine(SchemaChanges):
         conn = self.storage.writer
         try:
             with self.sequences.drawing(conn, self.catalog):
-                result = sql.execute_dml(conn, statement, self.catalog, now_nanos=self.clock.next())
+                result = sql.execute_dml(conn, statement, self.catalog, now_nanos=self.clock.next(), partitioned=True)
             txn.pending.extend(PendingCommitTimestamp(*p) for p in result.pending_commit_timestamps)
             self._commit_locked(txn, [])
         except BaseException:
