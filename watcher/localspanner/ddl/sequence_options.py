@@ -59,7 +59,7 @@ def build(name: str, options: Iterable[tuple[str, OptionValue]], *, base: Sequen
             if str(value).lower() != BIT_REVERSED_POSITIVE:
                 raise errors.sequence_kind_invalid(str(value))
             value = BIT_REVERSED_POSITIVE
-        seq = dataclasses.replace(seq, **{field: value})
+        seq = dataclasses.replace(seq, **{field: value})  # type: ignore[arg-type]  # SPECS pairs fields with types
     check(seq, default_kind=default_kind)
     return seq
 

@@ -46,10 +46,8 @@ def create(p: _Parser) -> nodes.CreateSequence:
     if_not_exists = p.accept("IF", "NOT", "EXISTS")
     name = p.name("sequence name")
     if p.accept("OPTIONS"):
-        options = options_clause(p)
-        return nodes.CreateSequence(sequence_options.build(name, options, default_kind=True), if_not_exists)
-    options = clauses(p)
-    return nodes.CreateSequence(sequence_options.build(name, options, clauses=True, default_kind=True), if_not_exists)
+        return nodes.CreateSequence(sequence_options.build(name, options_clause(p), default_kind=True), if_not_exists)
+    return nodes.CreateSequence(sequence_options.build(name, clauses(p), clauses=True, default_kind=True), if_not_exists)
 
 
 def alter(p: _Parser) -> nodes.AlterSequence:
