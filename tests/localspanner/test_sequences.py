@@ -88,6 +88,17 @@ def test_get_next_sequence_value_in_dml_and_batch_dml(db):
     assert len({r[0] for r in _ro(db, "SELECT SingerId FROM Singers")}) == 3
 
 
+def test_existing_rows_and_partitioned_dml_draw_values_too(db):
+    with db.batch() as b:
+        b.insert("Singers", ("SingerId", "Name"), [(1, "a"), (2, "b")])
+    db.update_ddl(["ALTER TABLE Singers ADD COLUMN Ticket INT64 DEFAULT (GET_NEXT_SEQUENCE_VALUE(SEQUENCE Seq))"]).result(60)
+    tickets = [r[0] for r in _ro(db, "SELECT Ticket FROM Singers")]
+    assert len(set(tickets)) == 2 and None not in tickets
+    assert db.execute_partitioned_dml("UPDATE Singers SET Ticket = GET_NEXT_SEQUENCE_VALUE(SEQUENCE Seq) WHERE true") == 2
+    renewed = [r[0] for r in _ro(db, "SELECT Ticket FROM Singers")]
+    assert len(set(renewed + tickets)) == 4
+
+
 def test_options_start_counter_and_skip_range(make_database):
     db = make_database([
         "CREATE SEQUENCE Started OPTIONS (sequence_kind = 'bit_reversed_positive', start_with_counter = 1000)",

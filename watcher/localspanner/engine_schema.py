@@ -81,7 +81,8 @@ class SchemaChanges:
                 self.latest_commit_nanos = ts
             return ts
 
-        return write_schema_change(self.storage, self.catalog, new, statement, commit)
+        with self.sequences.drawing(conn, new):  # existing rows may get a sequence DEFAULT of a new column
+            return write_schema_change(self.storage, self.catalog, new, statement, commit)
 
     def _set_options(self, statement: str) -> int:
         """ALTER DATABASE ... SET OPTIONS (...): checks every option, then commits them together on their own."""
