@@ -70,11 +70,12 @@ def sequence_in_use(name: str, column: str) -> SpannerError:
     return failed_precondition(f"Cannot drop SEQUENCE `{name}` on which there is a dependent column: {column}.")
 
 
+#: Detail: GET_NEXT_SEQUENCE_VALUE changes the sequence, so Spanner allows it in read/write transactions only.
+SEQUENCE_READ_WRITE_ONLY = "GET_NEXT_SEQUENCE_VALUE is only allowed in read-write transactions"
+
+
 def sequence_needs_read_write(sql: str) -> SpannerError:
-    """GET_NEXT_SEQUENCE_VALUE changes the sequence: Spanner allows it in read/write transactions only."""
-    return invalid_argument(
-        f"GET_NEXT_SEQUENCE_VALUE is only allowed in read-write transactions [in statement: {_clip(sql)}]"
-    )
+    return invalid_argument(f"{SEQUENCE_READ_WRITE_ONLY} [in statement: {_clip(sql)}]")
 
 
 def sequence_argument_invalid(sql: str, function: str) -> SpannerError:

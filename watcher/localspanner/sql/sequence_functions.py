@@ -51,10 +51,10 @@ def check_can_draw(sqlite_sql: str, statement: str) -> None:
 def _next(name: str) -> int:
     use = active()
     if use is None or not use.can_draw:
-        fail("GET_NEXT_SEQUENCE_VALUE is only allowed in read-write transactions")
+        fail(errors.SEQUENCE_READ_WRITE_ONLY)
     seq = use.catalog.sequence(name)
     if seq is None:
-        fail(f"Sequence not found: {name}")
+        fail(errors.sequence_not_found(name).message)
     try:
         return use.counters.next_value(seq)
     except errors.SpannerError as exc:
