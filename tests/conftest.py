@@ -25,6 +25,11 @@ INSTANCE = "test-instance"
 _EXTERNAL = os.environ.get("SPANNER_EMULATOR_HOST")
 
 
+def emulator_lacks(feature: str) -> pytest.MarkDecorator:
+    """Skip when SPANNER_EMULATOR_HOST names another server: the official emulator lacks ``feature``."""
+    return pytest.mark.skipif(bool(_EXTERNAL), reason=f"the official emulator lacks {feature}")
+
+
 @pytest.fixture(scope="session")
 def _server() -> Iterator[object | None]:
     if _EXTERNAL:

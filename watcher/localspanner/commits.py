@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from contextlib import nullcontext
 
 from . import values, versions
 from .catalog import Catalog, Table
 from .change_streams import capture as change_capture
 from .mutations import apply_mutations
 from .requests import Mutation
+from .sequences import Counters
 from .sql import set_statement_time
 from .sqlite_errors import commit_interleaving_error, integrity_error
 from .sqlite_names import quote
@@ -23,17 +25,19 @@ from .transactions import PendingCommitTimestamp
 
 def write_commit(conn: sqlite3.Connection, catalog: Catalog, mutations: list[Mutation],
                  pending: Sequence[PendingCommitTimestamp], ts: int, *, purge_before: int | None = None,
-                 wall_nanos: int | None = None, tag: str = "") -> int:
+                 wall_nanos: int | None = None, tag: str = "", sequences: Counters | None = None) -> int:
     """Apply ``mutations``, put ``ts`` where DML wrote PENDING_COMMIT_TIMESTAMP(), record the row
     versions and the change streams' data change records, and COMMIT; ``purge_before`` also drops
     versions that ended at or before it, and records older than their stream's retention at
-    ``wall_nanos``. Returns how many change records the commit wrote."""
+    ``wall_nanos``; ``sequences`` gives the values of sequence DEFAULTs of inserted rows.
+    Returns how many change records the commit wrote."""
     streams = change_capture.tracks_anything(catalog)
     capture = versions.begin_commit(conn, catalog, ts, collect=streams)  # row versions, in this SQLite transaction
     try:
         set_statement_time(ts)  # DEFAULT (CURRENT_TIMESTAMP()) of inserted rows is the commit time
         try:
-            apply_mutations(conn, catalog, mutations, commit_nanos=ts)
+            with sequences.drawing(conn, catalog) if sequences is not None else nullcontext():
+                apply_mutations(conn, catalog, mutations, commit_nanos=ts)
         finally:
             set_statement_time(None)
         _fill_pending(conn, catalog, pending, ts)

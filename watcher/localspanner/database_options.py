@@ -1,8 +1,9 @@
 """Database options set with ``ALTER DATABASE db SET OPTIONS (...)``: which exist, their checks, where they are kept.
 
-``version_retention_period`` (how long row versions are kept, 1h..7d, default 1h) and
+``version_retention_period`` (how long row versions are kept, 1h..7d, default 1h),
 ``default_leader`` (the region of the leader replicas; the local server has one region and
-only records it). ``= NULL`` resets an option to its default. Set values live in the
+only records it) and ``default_sequence_kind`` (the kind of sequences and identity columns
+that name none; once set it cannot be unset). ``= NULL`` resets an option to its default. Set values live in the
 database file's metadata table and are printed back by GetDatabaseDdl as one statement.
 
 Example:
@@ -18,6 +19,7 @@ import sqlite3
 from collections.abc import Callable
 
 from . import errors, retention
+from .catalog import BIT_REVERSED_POSITIVE
 from .ddl import nodes
 from .ddl.printer import print_statement
 
@@ -33,9 +35,16 @@ def _period(value: str) -> str:
     return value
 
 
+def _sequence_kind(value: str) -> str:
+    if value.lower() != BIT_REVERSED_POSITIVE:
+        raise errors.sequence_kind_invalid(value)
+    return BIT_REVERSED_POSITIVE
+
+
 #: The options, in the order GetDatabaseDdl prints them, each with its check.
 OPTIONS: dict[str, Callable[[str], str]] = {
     "default_leader": _leader,
+    "default_sequence_kind": _sequence_kind,
     "version_retention_period": _period,
 }
 

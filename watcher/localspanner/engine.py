@@ -47,6 +47,7 @@ from .requests import (
     TransactionSelector,
 )
 from .schema_changes import load_catalog
+from .sequences import Counters
 from .sqlite_names import quote
 from .storage import META_TABLE, Storage
 from .transactions import PendingCommitTimestamp, ReadWriteTransaction, Snapshot, mutation_count
@@ -67,6 +68,7 @@ class DatabaseEngine(SchemaChanges):
         self._registry_lock = threading.Lock()
         self.latest_commit_nanos = 0
         self.catalog = load_catalog(storage)
+        self.sequences = Counters(storage.writer)
         self.retention_period = retention.load(storage.writer, META_TABLE)
         self.default_leader = database_options.load(storage.writer, META_TABLE, "default_leader")
         self._commits_since_purge = 0
@@ -279,9 +281,11 @@ class DatabaseEngine(SchemaChanges):
                         txn.remember(seqno, statement, answer)
                     fields, rows, count = answer
                     return ResultStream(fields, iter(rows), transaction=info, row_count_exact=count)
-                fields, rows_iter = sql.execute_query(conn, statement, self.catalog, now_nanos=now)
-                # Materialised: the writer connection must be free for the transaction's next statement.
-                return ResultStream(fields, iter(list(rows_iter)), transaction=info)
+                with self.sequences.drawing(conn, self.catalog):
+                    fields, rows_iter = sql.execute_query(conn, statement, self.catalog, now_nanos=now)
+                    # Materialised: the writer connection must be free for the transaction's next statement.
+                    rows = list(rows_iter)
+                return ResultStream(fields, iter(rows), transaction=info)
             except SpannerError as exc:
                 self._fail_statement(txn, exc)
                 raise
@@ -293,7 +297,8 @@ class DatabaseEngine(SchemaChanges):
         conn = self.storage.writer
         conn.execute("SAVEPOINT ls_stmt")
         try:
-            result = sql.execute_dml(conn, statement, self.catalog, now_nanos=now)
+            with self.sequences.drawing(conn, self.catalog):
+                result = sql.execute_dml(conn, statement, self.catalog, now_nanos=now)
         except BaseException:
             conn.execute("ROLLBACK TO ls_stmt")
             conn.execute("RELEASE ls_stmt")
@@ -310,7 +315,8 @@ class DatabaseEngine(SchemaChanges):
     def _query_snapshot(self, snap: Snapshot, statement: Statement, info: TransactionInfo | None, single_use: bool) -> ResultStream:
         snap.last_used = time.monotonic()
         try:
-            fields, rows = sql.execute_query(snap.conn, statement, snap.catalog, now_nanos=snap.read_nanos)
+            with self.sequences.reading(snap.catalog):
+                fields, rows = sql.execute_query(snap.conn, statement, snap.catalog, now_nanos=snap.read_nanos)
         except BaseException:
             if single_use:
                 self._unpin(snap)
@@ -336,7 +342,8 @@ class DatabaseEngine(SchemaChanges):
         self._writer.acquire(txn)
         conn = self.storage.writer
         try:
-            result = sql.execute_dml(conn, statement, self.catalog, now_nanos=self.clock.next())
+            with self.sequences.drawing(conn, self.catalog):
+                result = sql.execute_dml(conn, statement, self.catalog, now_nanos=self.clock.next(), partitioned=True)
             txn.pending.extend(PendingCommitTimestamp(*p) for p in result.pending_commit_timestamps)
             self._commit_locked(txn, [])
         except BaseException:
@@ -464,7 +471,8 @@ class DatabaseEngine(SchemaChanges):
                 self._commits_since_purge = 0
                 purge_before = self.clock.wall_nanos() - self._retention_nanos()
             written = write_commit(self.storage.writer, self.catalog, mutations, txn.pending, ts,
-                                   purge_before=purge_before, wall_nanos=self.clock.wall_nanos(), tag=tag)
+                                   purge_before=purge_before, wall_nanos=self.clock.wall_nanos(), tag=tag,
+                                   sequences=self.sequences)
             self.latest_commit_nanos = ts
         if written:
             self.change_streams.notify()  # wake open change stream queries

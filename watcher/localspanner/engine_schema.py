@@ -7,6 +7,7 @@ commits on its own with its own timestamp (as on Spanner).
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from typing import Any
 
@@ -19,6 +20,7 @@ from .ddl.printer import print_catalog
 from .errors import SpannerError
 from .schema_changes import write_schema_change
 from .schema_updater import apply_statement
+from .sequences import Counters
 from .storage import META_TABLE, Storage
 from .writer import Writer
 
@@ -35,6 +37,7 @@ class SchemaChanges:
     latest_commit_nanos: int
     _writer: Writer
     _visibility: threading.Lock
+    sequences: Counters
 
     def update_ddl(self, statements: list[str]) -> list[int]:
         """Apply schema statements in order; each one commits on its own. Returns commit timestamps.
@@ -69,6 +72,8 @@ class SchemaChanges:
             return self.clock.next()
 
         def commit() -> int:
+            self.sequences.follow(new)  # dropped sequences forgotten, a new start_with_counter restarts one
+            self.sequences.save(conn)
             with self._visibility:
                 ts = self.clock.next()
                 conn.execute("COMMIT")
@@ -76,7 +81,8 @@ class SchemaChanges:
                 self.latest_commit_nanos = ts
             return ts
 
-        return write_schema_change(self.storage, self.catalog, new, statement, commit)
+        with self.sequences.drawing(conn, new):  # existing rows may get a sequence DEFAULT of a new column
+            return write_schema_change(self.storage, self.catalog, new, statement, commit)
 
     def _set_options(self, statement: str) -> int:
         """ALTER DATABASE ... SET OPTIONS (...): checks every option, then commits them together on their own."""
@@ -86,6 +92,9 @@ class SchemaChanges:
         if node.name != database:
             raise errors.alter_database_wrong_name(node.name, database)
         changes = {name: None if value is None else database_options.check(name, value) for name, value in node.options}
+        if "default_sequence_kind" in changes and changes["default_sequence_kind"] is None \
+                and self.catalog.default_sequence_kind is not None:
+            raise errors.default_sequence_kind_unset()
         conn = self.storage.writer
         conn.execute("BEGIN")
         try:
@@ -98,6 +107,8 @@ class SchemaChanges:
                     self.retention_period = changes["version_retention_period"]
                 if "default_leader" in changes:
                     self.default_leader = changes["default_leader"]
+                if "default_sequence_kind" in changes:
+                    self.catalog = dataclasses.replace(self.catalog, default_sequence_kind=changes["default_sequence_kind"])
                 self.latest_commit_nanos = ts
         except BaseException:
             if conn.in_transaction:
@@ -108,7 +119,8 @@ class SchemaChanges:
     def ddl(self) -> list[str]:
         printed = print_catalog(self.catalog)
         options = database_options.print_options(self.name.rsplit("/", 1)[-1], {
-            "default_leader": self.default_leader, "version_retention_period": self.retention_period})
+            "default_leader": self.default_leader, "version_retention_period": self.retention_period,
+            "default_sequence_kind": self.catalog.default_sequence_kind})
         return printed + ([options] if options else [])
 
     def _retention_nanos(self) -> int:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 
 from . import types as T
 from .catalog import Catalog, ChangeStream, Column, KeyPart, Table
-from .ddl import change_stream_options
+from .ddl import change_stream_options, sequence_options
 
 SCHEMA_NAME = "INFORMATION_SCHEMA"
 _SQLITE_PREFIX = "_ls_information_schema_"
@@ -74,6 +74,9 @@ VIEWS: dict[str, Table] = {
         _view("CHANGE_STREAM_COLUMNS", f"{_STREAM_COLS}, {_CATALOG_COLS}, COLUMN_NAME STRING(MAX)"),
         _view("CHANGE_STREAM_OPTIONS", f"{_STREAM_COLS}, OPTION_NAME STRING(MAX), OPTION_TYPE STRING(MAX), "
               "OPTION_VALUE STRING(MAX)"),
+        _view("SEQUENCES", "CATALOG STRING(MAX), SCHEMA STRING(MAX), NAME STRING(MAX), DATA_TYPE STRING(MAX)"),
+        _view("SEQUENCE_OPTIONS", "CATALOG STRING(MAX), SCHEMA STRING(MAX), NAME STRING(MAX), "
+              "OPTION_NAME STRING(MAX), OPTION_TYPE STRING(MAX), OPTION_VALUE STRING(MAX)"),
     )
 }
 
@@ -129,7 +132,8 @@ def _columns(catalog: Catalog) -> Iterator[tuple]:
     for t in catalog.tables:
         for pos, c in enumerate(t.columns, 1):
             stored = None if c.generated is None else _YES_NO[c.stored]
-            yield ("", "", t.name, c.name, pos, c.default, None, _YES_NO[not c.not_null], str(c.type),
+            default = None if c.identity is not None else c.default  # an identity column's DEFAULT is internal
+            yield ("", "", t.name, c.name, pos, default, None, _YES_NO[not c.not_null], str(c.type),
                    "ALWAYS" if c.is_generated else "NEVER", c.generated, stored, "COMMITTED")
     for v in catalog.views:  # a view's columns are listed too, every one nullable
         for pos, vc in enumerate(v.columns, 1):
@@ -240,6 +244,22 @@ def _change_stream_options(catalog: Catalog) -> Iterator[tuple]:
             yield ("", "", s.name, name, change_stream_options.SPECS[name].type, text)
 
 
+def _sequences(catalog: Catalog) -> Iterator[tuple]:
+    # Only the sequences made with CREATE SEQUENCE: an identity column's sequence is not listed.
+    for s in catalog.sequences:
+        yield ("", "", s.name, "INT64")
+
+
+def _sequence_options(catalog: Catalog) -> Iterator[tuple]:
+    for s in catalog.sequences:
+        kind = s.kind or catalog.default_sequence_kind
+        if kind is not None:
+            yield ("", "", s.name, "sequence_kind", "STRING", kind)
+        for name, value in sequence_options.options_of(s):
+            if name != "sequence_kind":
+                yield ("", "", s.name, name, "INT64", str(value))
+
+
 _PRODUCERS: dict[str, Callable[[Catalog], Iterator[tuple]]] = {
     "SCHEMATA": _schemata,
     "TABLES": _tables,
@@ -255,5 +275,7 @@ _PRODUCERS: dict[str, Callable[[Catalog], Iterator[tuple]]] = {
     "CHANGE_STREAM_TABLES": _change_stream_tables,
     "CHANGE_STREAM_COLUMNS": _change_stream_columns,
     "CHANGE_STREAM_OPTIONS": _change_stream_options,
+    "SEQUENCES": _sequences,
+    "SEQUENCE_OPTIONS": _sequence_options,
 }
 assert _PRODUCERS.keys() == VIEWS.keys()

@@ -77,10 +77,12 @@ def _shape(catalog: Catalog, table_name: str, column_names: tuple[str, ...], op:
         cols.append(col)
     lowered = [c.name.lower() for c in cols]
     key_positions = []
-    for key in table.key_names:
-        if key.lower() not in lowered:
-            raise errors.key_column_missing(table.name, key)
-        key_positions.append(lowered.index(key.lower()))
+    for key_column in table.key_columns:
+        if key_column.name.lower() not in lowered:
+            if op == "insert" and key_column.default is not None:
+                continue  # an insert may leave a key column with a DEFAULT (e.g. a sequence) to it
+            raise errors.key_column_missing(table.name, key_column.name)
+        key_positions.append(lowered.index(key_column.name.lower()))
     if op == "insert":
         for c in table.columns:
             if c.not_null and not c.is_generated and c.default is None and c.name.lower() not in seen:

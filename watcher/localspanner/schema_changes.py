@@ -12,24 +12,25 @@ import dataclasses
 import sqlite3
 from collections.abc import Callable
 
-from . import errors, versions
+from . import database_options, errors, versions
 from .catalog import Catalog
 from .change_streams import records as change_records
 from .ddl.printer import print_catalog
 from .schema_sync import sync_schema
 from .schema_updater import apply_statements
 from .sqlite_names import user_facing
-from .storage import Storage
+from .storage import META_TABLE, Storage
 
 
 def load_catalog(storage: Storage) -> Catalog:
     """The catalog saved in ``storage`` (empty for a new database), with its INFORMATION_SCHEMA refreshed."""
     statements = storage.load_ddl()
-    catalog, _ = apply_statements(Catalog(), statements) if statements else (Catalog(), [])
+    start = Catalog(default_sequence_kind=database_options.load(storage.writer, META_TABLE, "default_sequence_kind"))
+    catalog, _ = apply_statements(start, statements) if statements else (start, [])
     if catalog.change_streams:
         created = storage.load_change_stream_times()
         streams = tuple(dataclasses.replace(s, created_nanos=created.get(s.name, 0)) for s in catalog.change_streams)
-        catalog = Catalog(catalog.tables, catalog.indexes, catalog.version, streams, catalog.views, catalog.search_indexes)
+        catalog = dataclasses.replace(catalog, change_streams=streams)
     conn = storage.writer
     conn.execute("BEGIN")
     try:

@@ -34,7 +34,7 @@ import dataclasses
 import re
 from collections.abc import Callable, Iterable
 
-from . import change_stream_rules, errors, search_index_rules, view_rules
+from . import change_stream_rules, errors, search_index_rules, sequence_rules, view_rules
 from .catalog import Catalog, ChangeStream, Column, Index, KeyPart, Table
 from .ddl import nodes
 from .ddl.expressions import referenced_names
@@ -103,13 +103,11 @@ def _apply(catalog: Catalog, node: nodes.Node, statement: str, created_nanos: in
     if result is None:
         return catalog
     if isinstance(result, list):  # a change stream statement: tables and indexes stay
-        return Catalog(catalog.tables, catalog.indexes, catalog.version + 1, tuple(result), catalog.views,
-                       catalog.search_indexes)
+        return dataclasses.replace(catalog, change_streams=tuple(result), version=catalog.version + 1)
     if isinstance(result, Catalog):  # a view statement: builds its catalog itself
         return result
     tables, indexes = result
-    new = Catalog(tuple(tables), tuple(indexes), catalog.version + 1, catalog.change_streams, catalog.views,
-                  catalog.search_indexes)
+    new = dataclasses.replace(catalog, tables=tuple(tables), indexes=tuple(indexes), version=catalog.version + 1)
     return view_rules.refresh(statement, new)
 
 
@@ -150,7 +148,8 @@ class _Context:
         existing = ("table" if self.catalog.table(name) else "index" if self.catalog.index(name)
                     else "change stream" if self.catalog.change_stream(name)
                     else "view" if self.catalog.view(name)
-                    else "search index" if self.catalog.search_index(name) else None)
+                    else "search index" if self.catalog.search_index(name)
+                    else "sequence" if self.catalog.sequence(name) else None)
         if existing is not None:
             raise self.wrap(errors.duplicate_name(existing, name))
 
@@ -190,7 +189,7 @@ def _check_column(ctx: _Context, table: str, column: Column, columns: Iterable[C
         for ref in referenced_names(column.default):
             if ref.lower() in names:
                 raise ctx.invalid(errors.default_references_column(f"{table}.{column.name}", names[ref.lower()]))
-    return column
+    return sequence_rules.check_column(ctx, table, column)
 
 
 def _has_struct(t: SpannerType) -> bool:
@@ -221,21 +220,22 @@ def _create_table(ctx: _Context, node: nodes.CreateTable) -> _Result:
         return None
     ctx.check_new_name("table", node.name)
     seen: set[str] = set()
+    columns = []
     for column in node.columns:
         if column.name.lower() in seen:
             raise ctx.invalid(errors.duplicate_column(f"{node.name}.{column.name}"))
         seen.add(column.name.lower())
-        _check_column(ctx, node.name, column, node.columns)
-    if len(node.columns) > MAX_COLUMNS_PER_TABLE:
-        raise ctx.invalid(errors.too_many_columns(node.name, len(node.columns), MAX_COLUMNS_PER_TABLE))
-    table = Table(node.name, node.columns, ())
+        columns.append(_check_column(ctx, node.name, column, node.columns))
+    if len(columns) > MAX_COLUMNS_PER_TABLE:
+        raise ctx.invalid(errors.too_many_columns(node.name, len(columns), MAX_COLUMNS_PER_TABLE))
+    table = Table(node.name, tuple(columns), ())
     key = _resolve_key(ctx, table, node.primary_key, errors.primary_key_subject(node.name))
     parent_name = None
     if node.parent is not None:
         parent = ctx.table(node.parent)
         _check_interleave(ctx, node.name, key, table, parent)
         parent_name = parent.name
-    table = Table(node.name, node.columns, key, parent_name, node.on_delete_cascade and parent_name is not None)
+    table = Table(node.name, tuple(columns), key, parent_name, node.on_delete_cascade and parent_name is not None)
     return [*ctx.catalog.tables, table], list(ctx.catalog.indexes)
 
 
@@ -333,7 +333,7 @@ def _add_column(ctx: _Context, node: nodes.AlterTableAddColumn) -> _Result:
         if node.if_not_exists:
             return None
         raise ctx.invalid(errors.duplicate_column(f"{table.name}.{column.name}"))
-    _check_column(ctx, table.name, column, (*table.columns, column))
+    column = _check_column(ctx, table.name, column, (*table.columns, column))
     if column.not_null and column.default is None and column.generated is None:
         raise ctx.invalid(errors.not_null_without_default(f"{table.name}.{column.name}"))
     if len(table.columns) >= MAX_COLUMNS_PER_TABLE:
@@ -433,4 +433,7 @@ _HANDLERS: dict[type, Callable[..., _Result]] = {
     nodes.DropView: view_rules.drop,
     nodes.CreateSearchIndex: search_index_rules.create,
     nodes.DropSearchIndex: search_index_rules.drop,
+    nodes.CreateSequence: sequence_rules.create,
+    nodes.AlterSequence: sequence_rules.alter,
+    nodes.DropSequence: sequence_rules.drop,
 }

@@ -83,5 +83,4 @@ def check_drop_column(ctx: _Context, table: Table, column: str) -> None:
 
 
 def _with(catalog: Catalog, search_indexes: tuple[SearchIndex, ...]) -> Catalog:
-    return Catalog(catalog.tables, catalog.indexes, catalog.version + 1, catalog.change_streams, catalog.views,
-                   search_indexes)
+    return dataclasses.replace(catalog, search_indexes=search_indexes, version=catalog.version + 1)

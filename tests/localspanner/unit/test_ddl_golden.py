@@ -50,6 +50,7 @@ def test_schema_prints_like_get_database_ddl(path: Path) -> None:
     again, _ = apply_statements(Catalog(), printed)
     assert again.tables == catalog.tables and again.indexes == catalog.indexes
     assert again.change_streams == catalog.change_streams and again.views == catalog.views
+    assert again.sequences == catalog.sequences
     assert catalog.version == len(applied)
 
 

@@ -43,6 +43,15 @@ def test_preprocess_hints_then_return_and_insert_mode():
     assert preprocess("SELECT '@{x}' AS s").sql == "SELECT '@{x}' AS s"
 
 
+def test_preprocess_names_the_sequence_of_sequence_functions_as_a_string():
+    p = preprocess("SELECT GET_NEXT_SEQUENCE_VALUE( SEQUENCE `My Seq` ), get_internal_sequence_state(sequence s2), "
+                   "'GET_NEXT_SEQUENCE_VALUE(SEQUENCE x)'")
+    assert p.sql == ("SELECT GET_NEXT_SEQUENCE_VALUE('My Seq'), get_internal_sequence_state('s2'), "
+                     "'GET_NEXT_SEQUENCE_VALUE(SEQUENCE x)'")
+    p = preprocess("INSERT INTO T (a) VALUES (GET_NEXT_SEQUENCE_VALUE(SEQUENCE s)) THEN RETURN WITH ACTION a")
+    assert p.then_return == "WITH ACTION a" and p.sql.endswith("VALUES (GET_NEXT_SEQUENCE_VALUE('s'))")
+
+
 def test_output_names_and_types(conn):
     fields, rows = run(conn, "SELECT SingerId, s.FirstName AS fn, 1 + 1, 2.5, 'x', NULL, TRUE, @p, "
                              "CURRENT_TIMESTAMP() AS now, BirthDate FROM Singers AS s WHERE SingerId = 1",

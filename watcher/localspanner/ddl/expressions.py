@@ -47,6 +47,9 @@ def referenced_names(expression: str) -> list[str]:
             continue
         if tok.kind == IDENT and (tok.text.upper() in RESERVED_WORDS or tok.text.upper() in _NOT_COLUMNS):
             continue
+        if tok.kind == IDENT and tok.text.upper() == "SEQUENCE" or (
+                before is not None and before.kind == IDENT and before.text.upper() == "SEQUENCE"):
+            continue  # GET_NEXT_SEQUENCE_VALUE(SEQUENCE s) names a sequence, not a column
         if tok.value not in out:
             out.append(tok.value)
     return out

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..catalog import Column, KeyPart, TrackedTable
+from ..catalog import Column, KeyPart, Sequence, TrackedTable
 from ..types import SpannerType
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "AlterColumnSetOptions",
     "AlterColumnType",
     "AlterDatabase",
+    "AlterSequence",
     "AlterTableAddColumn",
     "AlterChangeStreamDropForAll",
     "AlterChangeStreamSetFor",
@@ -37,11 +38,13 @@ __all__ = [
     "CreateDatabase",
     "CreateIndex",
     "CreateSearchIndex",
+    "CreateSequence",
     "CreateTable",
     "CreateView",
     "DropChangeStream",
     "DropIndex",
     "DropSearchIndex",
+    "DropSequence",
     "DropTable",
     "DropView",
     "KeyPart",
@@ -263,6 +266,35 @@ class DropView:
     name: str
 
 
+#: A sequence option's value as written: a string, an integer, or NULL.
+SequenceOptionValue = str | int | None
+
+
+@dataclass(frozen=True)
+class CreateSequence:
+    """``CREATE SEQUENCE [IF NOT EXISTS] name OPTIONS (...)`` or with clauses
+    (``BIT_REVERSED_POSITIVE SKIP RANGE a, b START COUNTER WITH n``): the sequence it creates."""
+
+    sequence: Sequence
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
+class AlterSequence:
+    """``ALTER SEQUENCE name SET OPTIONS (name = value | NULL, ...)``, the options in the order given."""
+
+    name: str
+    options: tuple[tuple[str, SequenceOptionValue], ...]
+
+
+@dataclass(frozen=True)
+class DropSequence:
+    """``DROP SEQUENCE [IF EXISTS] name``."""
+
+    name: str
+    if_exists: bool = False
+
+
 Node = (
     CreateDatabase
     | CreateTable
@@ -284,4 +316,7 @@ Node = (
     | AlterDatabase
     | CreateSearchIndex
     | DropSearchIndex
+    | CreateSequence
+    | AlterSequence
+    | DropSequence
 )

@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 from .. import database_options, errors, types
 from ..catalog import Column, KeyPart
-from . import change_stream_parser, nodes, search_index_parser
+from . import change_stream_parser, nodes, search_index_parser, sequence_parser
 from .lexer import EOF, IDENT, NUMBER, QUOTED, RESERVED_WORDS, SYMBOL, Token, tokenize
 
 # Column OPTIONS the server understands, and the values each may take.
@@ -32,7 +32,7 @@ _OPTION_VALUES: dict[str, dict[str, bool | None]] = {
 }
 
 # DDL the local server does not implement, by the keywords that start it.
-_UNSUPPORTED_CREATE = ("ROLE", "SEQUENCE", "VECTOR", "MODEL", "SCHEMA",
+_UNSUPPORTED_CREATE = ("ROLE", "VECTOR", "MODEL", "SCHEMA",
                        "PROTO", "PLACEMENT", "LOCALITY", "FUNCTION")
 _UNSUPPORTED_TABLE_ELEMENTS = ("CONSTRAINT", "FOREIGN", "CHECK", "SYNONYM")
 
@@ -145,6 +145,8 @@ class _Parser:
             return change_stream_parser.create(self)
         if self.accept("SEARCH", "INDEX"):
             return search_index_parser.create(self)
+        if self.accept("SEQUENCE"):
+            return sequence_parser.create(self)
         if self.accept("OR", "REPLACE"):
             self.expect("VIEW")
             return self.create_view(or_replace=True)
@@ -254,6 +256,8 @@ class _Parser:
             return change_stream_parser.alter(self)
         if self.accept("DATABASE"):
             return self.alter_database()
+        if self.accept("SEQUENCE"):
+            return sequence_parser.alter(self)
         self.expect("TABLE")
         table = self.name("table name")
         if self.accept("ADD"):
@@ -304,6 +308,8 @@ class _Parser:
         if self.accept("DROP", "DEFAULT"):
             return nodes.AlterColumnSetDefault(table, column, None)
         col, has_options, _ = self.column_definition(name=column)
+        if col.identity is not None:
+            raise errors.cannot_alter_to_identity(table, column)
         if col.is_generated:
             raise self.unsupported(errors.DDL_ALTER_GENERATED_COLUMN)
         allow = col.allow_commit_timestamp if has_options else None
@@ -322,6 +328,8 @@ class _Parser:
             return nodes.DropView(self.name("view name"))
         if self.accept("SEARCH", "INDEX"):
             return search_index_parser.drop(self)
+        if self.accept("SEQUENCE"):
+            return sequence_parser.drop(self)
         if self.at(*_UNSUPPORTED_CREATE, "DATABASE"):
             raise self.unsupported(errors.feature_drop(self.tok.text.upper()))
         raise self.fail("TABLE or INDEX")
@@ -336,21 +344,22 @@ class _Parser:
         name = name if name is not None else self.name("column name")
         col_type = self.column_type()
         not_null = self.accept("NOT", "NULL")
-        default = generated = None
+        default = generated = identity = None
         stored = False
         if self.accept("DEFAULT"):
             default = self.expression()
         elif self.accept("AS"):
             generated = self.expression()
             stored = self.accept("STORED")
-        elif self.at("GENERATED"):
-            raise self.unsupported(errors.DDL_IDENTITY_COLUMNS)
+        elif self.accept("GENERATED"):
+            identity = sequence_parser.identity(self)  # named (and given its DEFAULT) when applied
         hidden = self.accept("HIDDEN")
         is_key = inline_key and self.accept("PRIMARY", "KEY")
         has_options = self.accept("OPTIONS")
         options = self.options() if has_options else {}
         allow = bool(options.get("allow_commit_timestamp"))
-        return Column(name, col_type, not_null, default, generated, stored, allow, hidden), has_options, is_key
+        column = Column(name, col_type, not_null, default, generated, stored, allow, hidden=hidden, identity=identity)
+        return column, has_options, is_key
 
     def column_type(self) -> types.SpannerType:
         """Find the extent of a type (balanced ``<>`` and ``()``) and let types.parse_type read it."""

@@ -3,7 +3,7 @@
 The backend raises :class:`SpannerError`; the gRPC edge turns it into a status once
 (``frontend/status.py``). Nothing else in the server chooses status codes or writes
 client-visible messages: add a named function here instead, in the module of its
-kind (:mod:`.requests`, :mod:`.schema`, :mod:`.data`, :mod:`.views`, :mod:`.change_stream_reads`, :mod:`.new_types`; the
+kind (:mod:`.requests`, :mod:`.schema`, :mod:`.data`, :mod:`.views`, :mod:`.sequences`, :mod:`.change_stream_reads`, :mod:`.new_types`; the
 wording of detail messages in :mod:`.sql_details`, :mod:`.ddl_details`, :mod:`.schema_details`,
 :mod:`.value_details`); every public name is importable from the package.
 
@@ -24,6 +24,7 @@ from .new_types import *  # noqa: F403
 from .requests import *  # noqa: F403
 from .schema import *  # noqa: F403
 from .schema_details import *  # noqa: F403
+from .sequences import *  # noqa: F403
 from .sql_details import *  # noqa: F403
 from .value_details import *  # noqa: F403
 from .views import *  # noqa: F403

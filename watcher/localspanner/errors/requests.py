@@ -132,6 +132,20 @@ def partitioned_dml_not_allowed(what: str) -> SpannerError:
     return invalid_argument(f"{what} is not allowed in a partitioned DML transaction.")
 
 
+def partitioned_dml_insert() -> SpannerError:
+    """Partitioned DML runs UPDATE and DELETE only (INSERT OR UPDATE / OR IGNORE included), Spanner's wording."""
+    return invalid_argument("INSERT is not supported for Partitioned DML")
+
+
+def partitioned_dml_then_return() -> SpannerError:
+    return invalid_argument("THEN RETURN is not supported for Partitioned DML")
+
+
+def upsert_row_twice(table: str, key: list) -> SpannerError:
+    """An INSERT OR UPDATE whose rows name one key twice (Spanner's wording, plus the table)."""
+    return invalid_argument(f"Cannot affect a row second time for key: {key} (table {table})")
+
+
 def read_timestamp_too_old(read_ts: str) -> SpannerError:
     """A read before the database's version_retention_period (Spanner's wording)."""
     return failed_precondition(f"Read-only transaction timestamp {read_ts} has exceeded the maximum timestamp staleness")

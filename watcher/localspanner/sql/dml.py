@@ -17,12 +17,14 @@ Example:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from sqlglot import exp
 
 from .. import errors, values
+from .. import types as T
 from ..catalog import Catalog, Column, Table
 from ..sqlite_names import quote
 from ..types import SpannerType, TypeCode
@@ -34,6 +36,8 @@ from .spanner_syntax import preprocess
 from .translator import Translator, _output_columns, parse, table_source, translate_default_expression
 
 PENDING_COMMIT_TIMESTAMP_SENTINEL = "9999-12-31T23:59:59.999999999Z~pending"
+_WITH_ACTION = re.compile(r"WITH\s+ACTION(?:\s+AS\s+(`[^`]+`|[A-Za-z_]\w*))?(?=\s|\*|$)", re.IGNORECASE)
+ACTION_COLUMN = "ACTION"
 
 
 @dataclass(frozen=True)
@@ -44,7 +48,8 @@ class DmlTranslation:
     are: the primary key (``key_count`` columns), then the pending-commit-timestamp
     columns (``pending_columns``: every ``allow_commit_timestamp`` column the statement
     writes, whether with PENDING_COMMIT_TIMESTAMP() or a value), then the THEN RETURN
-    columns (``then_return``).
+    columns (``then_return``, the ACTION column last for WITH ACTION). An INSERT OR
+    UPDATE always returns its keys: Spanner refuses one that writes a row twice.
     """
 
     sql: str
@@ -55,6 +60,7 @@ class DmlTranslation:
     then_return: tuple[OutputColumn, ...] = ()
     returning: bool = False
     kind: str = "INSERT"
+    insert_mode: str | None = None  # "UPDATE" or "IGNORE" for INSERT OR UPDATE / OR IGNORE
 
 
 @dataclass
@@ -76,8 +82,9 @@ def translate_dml(sql: str, catalog: Catalog, param_types: dict[str, SpannerType
     ctx = Context(catalog, sql, types, declared if declared is not None else frozenset(types),
                   table_hints=[(name, dict(pairs)) for name, pairs in pre.table_hints])
     tr = Translator(ctx)
+    with_action = pre.then_return is not None and _WITH_ACTION.match(pre.then_return) is not None
     if isinstance(tree, exp.Insert):
-        body, build = _insert(tr, tree, pre.insert_mode)
+        body, build = _insert(tr, tree, pre.insert_mode, mark_updates=with_action)
         kind = "INSERT"
     elif isinstance(tree, exp.Update):
         body, build = _update(tr, tree)
@@ -90,15 +97,16 @@ def translate_dml(sql: str, catalog: Catalog, param_types: dict[str, SpannerType
     table = build.table
     then_return: list[OutputColumn] = []
     returning_sql: list[str] = []
-    if build.pending:
+    keys = bool(build.pending) or (kind == "INSERT" and pre.insert_mode == "UPDATE")
+    if keys:
         returning_sql += [quote(k) for k in table.key_names] + [quote(c) for c in build.pending]
     if pre.then_return is not None:
-        then_return = _then_return(tr, pre.then_return, table)
+        then_return = _then_return(tr, pre.then_return, table, kind)
         returning_sql += [c.expr_sql for c in then_return]
     if returning_sql:
         body += " RETURNING " + ", ".join(returning_sql)
-    return DmlTranslation(body, table, ctx, len(table.key_names) if build.pending else 0, tuple(build.pending),
-                          tuple(then_return), bool(returning_sql), kind)
+    return DmlTranslation(body, table, ctx, len(table.key_names) if keys else 0, tuple(build.pending),
+                          tuple(then_return), bool(returning_sql), kind, pre.insert_mode if kind == "INSERT" else None)
 
 
 def _target(tr: Translator, node: exp.Expression | None) -> tuple[Table, str]:
@@ -181,7 +189,7 @@ def _check_type(tr: Translator, table: Table, column: Column, typed: Typed) -> N
     raise tr.ctx.invalid(errors.value_not_assignable(typed.type, column.name, table.name, column.type))
 
 
-def _insert(tr: Translator, tree: exp.Insert, mode: str | None) -> tuple[str, _Build]:
+def _insert(tr: Translator, tree: exp.Insert, mode: str | None, *, mark_updates: bool = False) -> tuple[str, _Build]:
     schema = tree.this
     if not isinstance(schema, exp.Schema):
         raise tr.ctx.invalid(errors.SQL_INSERT_NEEDS_COLUMNS)
@@ -213,10 +221,14 @@ def _insert(tr: Translator, tree: exp.Insert, mode: str | None) -> tuple[str, _B
         body = f"{head} SELECT * FROM ({query.sql}) WHERE true"
     if mode is not None:
         keys = ", ".join(quote(k) for k in table.key_names)
-        updates = [c.name for c in columns if c.name not in table.key_names]
-        if mode == "UPDATE" and updates:
+        # Only the columns named are updated; with the key alone the row is still "updated"
+        # (counted and returned), as Spanner counts it.
+        updates = [c.name for c in columns if c.name not in table.key_names] or list(table.key_names[:1])
+        if mode == "UPDATE":
             sets = ", ".join(f"{quote(c)} = excluded.{quote(c)}" for c in updates)
             body += f" ON CONFLICT ({keys}) DO UPDATE SET {sets}"
+            if mark_updates:
+                body += " WHERE ls_dml_mark_update()"
         else:
             body += f" ON CONFLICT ({keys}) DO NOTHING"
     return body, build
@@ -259,9 +271,10 @@ def _delete(tr: Translator, tree: exp.Delete) -> tuple[str, _Build]:
     return f"DELETE FROM {quote(table.name)} AS {quote(alias)} WHERE {cond.sql}", _Build(table)
 
 
-def _then_return(tr: Translator, text: str, table: Table) -> list[OutputColumn]:
-    if text.upper().startswith("WITH ACTION"):
-        raise tr.ctx.unsupported(errors.SQL_THEN_RETURN_WITH_ACTION)
+def _then_return(tr: Translator, text: str, table: Table, kind: str) -> list[OutputColumn]:
+    action = _WITH_ACTION.match(text)
+    if action is not None:
+        text = text[action.end():].strip()
     select = parse(preprocess(f"SELECT {text}"), tr.ctx.sql)
     if not isinstance(select, exp.Select) or select.args.get("from_"):
         raise tr.ctx.invalid(errors.invalid_then_return(text))
@@ -271,4 +284,9 @@ def _then_return(tr: Translator, text: str, table: Table) -> list[OutputColumn]:
     for typed, _ in items:
         if typed.is_aggregate or "SELECT" in typed.sql.upper():
             raise tr.ctx.invalid(errors.SQL_THEN_RETURN_AGGREGATES)
-    return _output_columns(items)
+    columns = _output_columns(items)
+    if action is not None:
+        # An INSERT OR UPDATE learns row by row which rows it updated (sql/dml_action.py).
+        name = (action.group(1) or ACTION_COLUMN).strip("`")
+        columns.append(OutputColumn(name, T.STRING, tr.ctx.fresh("action"), f"ls_dml_action({sql_string(kind)})"))
+    return columns

@@ -39,9 +39,13 @@ from ..types import SpannerType
 from .casts import SPECS as CAST_SPECS
 from .context import Context
 from .dml import PENDING_COMMIT_TIMESTAMP_SENTINEL, DmlTranslation, translate_dml
+from .dml_action import SPECS as DML_ACTION_SPECS
+from .dml_action import take_action
 from .functions import SPECS as FUNCTION_SPECS
 from .interval_functions import SPECS as INTERVAL_SPECS
 from .params import Signature, bind, parameter_types
+from .sequence_functions import SPECS as SEQUENCE_SPECS
+from .sequence_functions import check_can_draw, uses_sequences
 from .spanner_syntax import is_dml as _is_dml
 from .time_functions import SPECS as TIME_SPECS
 from .time_functions import set_statement_time
@@ -59,7 +63,7 @@ def register_functions(conn: sqlite3.Connection) -> None:
     Call it on every connection that reads or writes the database's tables: generated
     columns call these functions too.
     """
-    register(conn, FUNCTION_SPECS + TIME_SPECS + CAST_SPECS + INTERVAL_SPECS)
+    register(conn, FUNCTION_SPECS + TIME_SPECS + CAST_SPECS + INTERVAL_SPECS + SEQUENCE_SPECS + DML_ACTION_SPECS)
     conn.execute("PRAGMA case_sensitive_like = ON")
 
 
@@ -213,6 +217,7 @@ def execute_query(conn: sqlite3.Connection, statement: Statement, catalog: Catal
                   now_nanos: int) -> tuple[list[Field], Iterator[list[Any]]]:
     """Run a query: the result fields, and the rows in wire form, produced lazily."""
     q = translate_cached(statement, catalog)
+    check_can_draw(q.sql, statement.sql)
     binds = bind(statement, q.ctx, now_nanos)
     cursor = _run(conn, q.sql, binds, q.ctx)
     types: list[SpannerType | None] = [c.type for c in q.columns]
@@ -221,7 +226,10 @@ def execute_query(conn: sqlite3.Connection, statement: Statement, catalog: Catal
         first, types = _infer_types(cursor, types, q.ctx)
     final = [t.without_length() if t is not None else T.INT64 for t in types]
     fields = [Field(c.name, t) for c, t in zip(q.columns, final, strict=False)]
-    return fields, _rows(cursor, _converters(final, q.ctx), q.ctx, first)
+    rows = _rows(cursor, _converters(final, q.ctx), q.ctx, first)
+    if uses_sequences(q.sql):
+        rows = iter(list(rows))  # read now, while the caller's sequence counters are in reach
+    return fields, rows
 
 
 def describe(statement: Statement, catalog: Catalog) -> list[Field]:
@@ -264,11 +272,21 @@ class DmlResult:
     fields: list[Field] = field(default_factory=list)
 
 
-def execute_dml(conn: sqlite3.Connection, statement: Statement, catalog: Catalog, *, now_nanos: int) -> DmlResult:
-    """Run one INSERT / UPDATE / DELETE; integrity failures become Spanner errors."""
+def execute_dml(conn: sqlite3.Connection, statement: Statement, catalog: Catalog, *, now_nanos: int,
+                partitioned: bool = False) -> DmlResult:
+    """Run one INSERT / UPDATE / DELETE; integrity failures become Spanner errors.
+
+    ``partitioned``: the statement is a Partitioned DML one, which may not INSERT nor THEN RETURN.
+    """
     if not is_dml(statement.sql):
         raise errors.query_is_not_dml(statement.sql)
     d = translate_dml_cached(statement, catalog)
+    if partitioned and d.kind == "INSERT":
+        raise errors.partitioned_dml_insert()
+    if partitioned and d.then_return:
+        raise errors.partitioned_dml_then_return()
+    check_can_draw(d.sql, statement.sql)
+    take_action("")  # no update mark left over from a statement that failed half-way
     binds = bind(statement, d.ctx, now_nanos)
     set_statement_time(now_nanos)
     try:
@@ -310,6 +328,8 @@ def _execute_dml(conn: sqlite3.Connection, d: DmlTranslation, binds: dict[str, A
 
 def _dml_result(d: DmlTranslation, rows: list[tuple], now_stored: str) -> DmlResult:
     nk, npend = d.key_count, len(d.pending_columns)
+    if d.insert_mode == "UPDATE":
+        _check_each_row_once(d, [row[:nk] for row in rows])
     pending = []
     for row in rows:
         for col, v in zip(d.pending_columns, row[nk:nk + npend], strict=False):
@@ -324,6 +344,16 @@ def _dml_result(d: DmlTranslation, rows: list[tuple], now_stored: str) -> DmlRes
     returned = [[c(v) for c, v in zip(convert, row[nk + npend:], strict=False)] for row in rows] if d.then_return else []
     fields = [Field(c.name, t) for c, t in zip(d.then_return, types, strict=False)]
     return DmlResult(len(rows), pending, returned, fields)
+
+
+def _check_each_row_once(d: DmlTranslation, keys: list[tuple]) -> None:
+    """INSERT OR UPDATE may write each row once: two values for one key are refused, as on Spanner."""
+    seen: set[tuple] = set()
+    for key in keys:
+        if key in seen:
+            raise errors.upsert_row_twice(d.table.name, [values.stored_to_wire(c.type, v) if v is not None else None
+                                                         for c, v in zip(d.table.key_columns, key, strict=False)])
+        seen.add(key)
 
 
 def clear_cache() -> None:

@@ -24,7 +24,7 @@ from .. import errors, intervals
 from .. import types as T
 from ..sqlite_names import quote
 from ..types import SpannerType, TypeCode
-from . import interval_functions
+from . import interval_functions, sequence_functions
 from .context import NOW_PARAM, Typed
 from .function_table import AGGREGATES, ANONYMOUS, EXTRA_ARGS, SIMPLE, Fn
 from .literals import json_element_sql, sql_string, stored_literal_sql
@@ -68,10 +68,18 @@ class FunctionTranslator(OperatorTranslator):
         name = str(node.this).upper()
         if name == "PENDING_COMMIT_TIMESTAMP":
             raise errors.pending_commit_timestamp_misused()
+        if name in sequence_functions.FUNCTIONS:
+            return self._sequence_function(name, node)
         spec = ANONYMOUS.get(name)
         if spec is None:
             raise self.ctx.unsupported(errors.feature_function(name))
         return self.call(spec, [self.expr(e, scope) for e in node.expressions])
+
+    def _sequence_function(self, name: str, node: exp.Anonymous) -> Typed:
+        args = node.expressions
+        if len(args) != 1 or not isinstance(args[0], exp.Literal) or not args[0].is_string:
+            raise errors.sequence_argument_invalid(self.ctx.sql, name)
+        return Typed(sequence_functions.translate(name, args[0].this, self.ctx.catalog), T.INT64)
 
     def _sha2(self, node: exp.SHA2Digest, scope: Scope) -> Typed:
         length = int(node.args["length"].this) if node.args.get("length") is not None else 256

@@ -154,6 +154,7 @@ ANONYMOUS: dict[str, Fn] = {
     "STRPOS": Fn("ls_strpos", ("*expressions",), INT64),
     "NEW_UUID": Fn("ls_new_uuid", ("*expressions",), fixed(T.UUID), deterministic=False),
     "GENERATE_UUID": Fn("ls_new_uuid", ("*expressions",), STRING, deterministic=False),
+    "BIT_REVERSE": Fn("ls_bit_reverse", ("*expressions",), INT64),
 }
 
 # Aggregates translated to a SQLite aggregate of the same shape, with their result rule.

@@ -3,7 +3,8 @@
 Before parsing, a statement loses its ``@{...}`` hints (statement hints at the start,
 table hints after a table name, join hints after JOIN), its ``THEN RETURN ...`` tail and
 the ``OR UPDATE`` / ``OR IGNORE`` of ``INSERT OR UPDATE``. What was removed is returned
-as data so that the translator can act on it. Quotes and comments are respected.
+as data so that the translator can act on it. ``f(SEQUENCE s)`` of the sequence functions
+becomes ``f('s')``. Quotes and comments are respected.
 
 Example:
     >>> p = preprocess("SELECT * FROM `Singers`@{FORCE_INDEX=Idx} WHERE x = 1")
@@ -20,6 +21,8 @@ _WORD_BEFORE = re.compile(r"(`[^`]*`|[A-Za-z_][\w]*)(?:\s*\.\s*(`[^`]*`|[A-Za-z_
 _THEN_RETURN = re.compile(r"\bTHEN\s+RETURN\b", re.IGNORECASE)
 _INSERT_OR = re.compile(r"^(\s*INSERT)\s+OR\s+(UPDATE|IGNORE)\b", re.IGNORECASE)
 _DML_START = re.compile(r"^\s*(INSERT|UPDATE|DELETE)\b", re.IGNORECASE)
+_SEQUENCE_ARG = re.compile(r"\b(GET_NEXT_SEQUENCE_VALUE|GET_INTERNAL_SEQUENCE_STATE)\s*\(\s*SEQUENCE\s+(`[^`]*`|[A-Za-z_]\w*)\s*\)",
+                           re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,17 @@ def _strip_hints(sql: str, masked: str) -> tuple[str, str, list, list]:
     return "".join(pieces), "".join(masked_pieces), statement_hints, table_hints
 
 
+def _sequence_arguments(text: str, masked: str) -> tuple[str, str]:
+    """``GET_NEXT_SEQUENCE_VALUE(SEQUENCE s)`` -> ``GET_NEXT_SEQUENCE_VALUE('s')`` (sqlglot cannot parse the former)."""
+    found = list(_SEQUENCE_ARG.finditer(masked))
+    if not found:
+        return text, masked
+    for m in reversed(found):
+        name = text[m.start(2):m.end(2)].strip("`").replace("\\", "\\\\").replace("'", "\\'")
+        text = f"{text[:m.start()]}{text[m.start(1):m.end(1)]}('{name}'){text[m.end():]}"
+    return text, mask(text)
+
+
 def _depth_at(masked: str, index: int) -> int:
     return masked.count("(", 0, index) - masked.count(")", 0, index)
 
@@ -130,6 +144,7 @@ def preprocess(sql: str) -> Preprocessed:
     masked = mask(text)
     text, masked = _rename_float32(text, masked)
     text, masked, statement_hints, table_hints = _strip_hints(text, masked)
+    text, masked = _sequence_arguments(text, masked)
     then_return = None
     if _DML_START.match(masked):
         for m in _THEN_RETURN.finditer(masked):
