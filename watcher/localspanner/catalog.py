@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .ddl.change_stream_options import SPECS
+from .proto_bundle import ProtoBundle
 from .types import SpannerType
 
 
@@ -171,6 +172,7 @@ class Catalog:
     version: int = 0
     change_streams: tuple[ChangeStream, ...] = ()
     views: tuple[View, ...] = ()
+    proto_bundle: ProtoBundle | None = None
     _by_name: dict[str, Table] = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:

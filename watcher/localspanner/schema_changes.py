@@ -25,11 +25,12 @@ from .storage import Storage
 def load_catalog(storage: Storage) -> Catalog:
     """The catalog saved in ``storage`` (empty for a new database), with its INFORMATION_SCHEMA refreshed."""
     statements = storage.load_ddl()
-    catalog, _ = apply_statements(Catalog(), statements) if statements else (Catalog(), [])
+    descriptors = storage.load_proto_descriptors()
+    catalog, _ = apply_statements(Catalog(), statements, proto_descriptors=descriptors) if statements else (Catalog(), [])
     if catalog.change_streams:
         created = storage.load_change_stream_times()
         streams = tuple(dataclasses.replace(s, created_nanos=created.get(s.name, 0)) for s in catalog.change_streams)
-        catalog = Catalog(catalog.tables, catalog.indexes, catalog.version, streams, catalog.views)
+        catalog = dataclasses.replace(catalog, change_streams=streams)
     conn = storage.writer
     conn.execute("BEGIN")
     try:
@@ -60,6 +61,7 @@ def write_schema_change(storage: Storage, old: Catalog, new: Catalog, statement:
             change_records.drop_stream(conn, gone)
         _check_foreign_keys(conn, statement)
         storage.save_ddl(conn, print_catalog(new))
+        storage.save_proto_descriptors(conn, new.proto_bundle.descriptors if new.proto_bundle is not None else b"")
         storage.save_change_stream_times(conn, {s.name: s.created_nanos for s in new.change_streams})
         storage.refresh_information_schema(conn, new)
         return commit()

@@ -131,7 +131,7 @@ def _values(row: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
 def json_values(stored: dict[str, Any], types: dict[str, SpannerType]) -> dict[str, Any]:
     """The JSON values of what :func:`_values` kept (BYTES are base64 text already)."""
     wire = values.stored_to_wire
-    return {n: v if v is None or types[n].code == TypeCode.BYTES else wire(types[n], v) for n, v in stored.items()}
+    return {n: v if v is None or types[n].storage_code == TypeCode.BYTES else wire(types[n], v) for n, v in stored.items()}
 
 
 def _mod(tracking: _Tracking, change: RowChange) -> list[dict[str, Any]] | None:

@@ -25,6 +25,7 @@ __all__ = [
     "AlterColumnSetDefault",
     "AlterColumnSetOptions",
     "AlterColumnType",
+    "AlterProtoBundle",
     "AlterDatabase",
     "AlterTableAddColumn",
     "AlterChangeStreamDropForAll",
@@ -36,10 +37,12 @@ __all__ = [
     "CreateChangeStream",
     "CreateDatabase",
     "CreateIndex",
+    "CreateProtoBundle",
     "CreateTable",
     "CreateView",
     "DropChangeStream",
     "DropIndex",
+    "DropProtoBundle",
     "DropTable",
     "DropView",
     "KeyPart",
@@ -239,6 +242,27 @@ class DropView:
     name: str
 
 
+@dataclass(frozen=True)
+class CreateProtoBundle:
+    """``CREATE PROTO BUNDLE (fqn, ...)``: the proto types columns may use, from the request's descriptors."""
+
+    types: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class AlterProtoBundle:
+    """``ALTER PROTO BUNDLE [INSERT (fqn, ...)] [UPDATE (fqn, ...)] [DELETE (fqn, ...)]``."""
+
+    insert: tuple[str, ...] = ()
+    update: tuple[str, ...] = ()
+    delete: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DropProtoBundle:
+    """``DROP PROTO BUNDLE``."""
+
+
 Node = (
     CreateDatabase
     | CreateTable
@@ -258,4 +282,7 @@ Node = (
     | CreateView
     | DropView
     | AlterDatabase
+    | CreateProtoBundle
+    | AlterProtoBundle
+    | DropProtoBundle
 )

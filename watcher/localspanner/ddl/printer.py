@@ -38,6 +38,8 @@ def print_catalog(catalog: Catalog) -> list[str]:
     'CREATE UNIQUE INDEX TK ON T(K DESC)'
     """
     out: list[str] = []
+    if catalog.proto_bundle is not None:  # first: columns name its types
+        out.append(_create_proto_bundle(nodes.CreateProtoBundle(catalog.proto_bundle.types)))
     for table in catalog.tables:
         out.append(_create_table(_table_node(table)))
         out.extend(_create_index(_index_node(index)) for index in catalog.indexes_of(table.name))
@@ -171,6 +173,20 @@ def _create_view(node: nodes.CreateView) -> str:
     return f"{head} {q(node.name)} SQL SECURITY {node.security} AS {node.definition}"
 
 
+def _proto_types(types: tuple[str, ...]) -> str:
+    return "(\n" + "".join(f"  {t if '.' in t else q(t)},\n" for t in types) + ")"
+
+
+def _create_proto_bundle(node: nodes.CreateProtoBundle) -> str:
+    return f"CREATE PROTO BUNDLE {_proto_types(node.types)}"
+
+
+def _alter_proto_bundle(node: nodes.AlterProtoBundle) -> str:
+    clauses = [f"{word} {_proto_types(types)}" for word, types in
+               (("INSERT", node.insert), ("UPDATE", node.update), ("DELETE", node.delete)) if types]
+    return "ALTER PROTO BUNDLE " + " ".join(clauses)
+
+
 _PRINTERS: dict[type, Callable] = {
     nodes.CreateDatabase: lambda n: f"CREATE DATABASE {q(n.name)}",
     nodes.CreateTable: _create_table,
@@ -192,4 +208,7 @@ _PRINTERS: dict[type, Callable] = {
     nodes.CreateView: _create_view,
     nodes.AlterDatabase: _alter_database,
     nodes.DropView: lambda n: f"DROP VIEW {q(n.name)}",
+    nodes.CreateProtoBundle: _create_proto_bundle,
+    nodes.AlterProtoBundle: _alter_proto_bundle,
+    nodes.DropProtoBundle: lambda n: "DROP PROTO BUNDLE",
 }
