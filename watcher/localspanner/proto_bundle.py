@@ -19,6 +19,8 @@ Example:
 from __future__ import annotations
 
 import functools
+import hashlib
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +38,15 @@ class ProtoBundle:
     types: tuple[str, ...]
     descriptors: bytes
 
+    def __post_init__(self) -> None:
+        with _REGISTRY_LOCK:  # SQL functions find the bundle by key (see :func:`bundle_for`)
+            _REGISTRY[self.key] = self
+
+    @property
+    def key(self) -> str:
+        """A short name for the bundle that SQL text can carry to the functions that read values."""
+        return _key(self.descriptors, self.types)
+
     def has(self, fqn: str) -> bool:
         return fqn in self.types
 
@@ -47,6 +58,12 @@ class ProtoBundle:
         """The Python message class of ``fqn`` (built from the descriptors)."""
         return _message_class(self.descriptors, fqn)
 
+    def field(self, fqn: str, name: str) -> Any:
+        """The field descriptor ``name`` of message ``fqn`` (case-insensitive, as GoogleSQL names are), or None."""
+        fields = _pool(self.descriptors).FindMessageTypeByName(fqn).fields
+        low = name.lower()
+        return next((f for f in fields if f.name.lower() == low), None)
+
     def enum_number(self, fqn: str, name: str) -> int | None:
         value = _pool(self.descriptors).FindEnumTypeByName(fqn).values_by_name.get(name)
         return None if value is None else value.number
@@ -54,6 +71,20 @@ class ProtoBundle:
     def enum_name(self, fqn: str, number: int) -> str | None:
         value = _pool(self.descriptors).FindEnumTypeByName(fqn).values_by_number.get(number)
         return None if value is None else value.name
+
+
+_REGISTRY: dict[str, ProtoBundle] = {}
+_REGISTRY_LOCK = threading.Lock()
+
+
+@functools.lru_cache(maxsize=64)
+def _key(descriptors: bytes, types: tuple[str, ...]) -> str:
+    return hashlib.sha1(descriptors + "\n".join(types).encode()).hexdigest()[:16]
+
+
+def bundle_for(key: str) -> ProtoBundle:
+    """The bundle whose :attr:`ProtoBundle.key` is ``key`` (every bundle made in this process is known)."""
+    return _REGISTRY[key]
 
 
 def kind_in(descriptors: bytes, fqn: str) -> TypeCode | None:

@@ -41,6 +41,7 @@ from .context import Context
 from .dml import PENDING_COMMIT_TIMESTAMP_SENTINEL, DmlTranslation, translate_dml
 from .functions import SPECS as FUNCTION_SPECS
 from .params import Signature, bind, parameter_types
+from .protos import SPECS as PROTO_SPECS
 from .spanner_syntax import is_dml as _is_dml
 from .time_functions import SPECS as TIME_SPECS
 from .time_functions import set_statement_time
@@ -58,7 +59,7 @@ def register_functions(conn: sqlite3.Connection) -> None:
     Call it on every connection that reads or writes the database's tables: generated
     columns call these functions too.
     """
-    register(conn, FUNCTION_SPECS + TIME_SPECS + CAST_SPECS)
+    register(conn, FUNCTION_SPECS + TIME_SPECS + CAST_SPECS + PROTO_SPECS)
     conn.execute("PRAGMA case_sensitive_like = ON")
 
 
