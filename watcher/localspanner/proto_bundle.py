@@ -7,6 +7,10 @@ message's serialized bytes and values of an ENUM column its numbers, so storing 
 no descriptor; the descriptors tell a message from an enum, check values, and let SQL read
 fields (``col.field``).
 
+This is the one module below the gRPC edge that uses protobuf: the user's messages and
+their descriptors are data of the database, not the wire protocol. Everything else sees
+plain Python (:class:`ProtoField`, bytes, ints, text).
+
 Example:
     >>> from google.protobuf import descriptor_pb2
     >>> f = descriptor_pb2.FileDescriptorProto(name="m.proto", package="m")
@@ -24,11 +28,34 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, text_format
+from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError
 
 from . import errors
 from .types import TypeCode
+
+#: Kinds of message fields, by protobuf field type: the GoogleSQL type name a field reads as
+#: (int32, uint32, fixed... are INT64; float and double FLOAT64; a message PROTO; an enum ENUM).
+_FIELD_KINDS = {
+    FieldDescriptor.TYPE_DOUBLE: "FLOAT64", FieldDescriptor.TYPE_FLOAT: "FLOAT64",
+    FieldDescriptor.TYPE_INT64: "INT64", FieldDescriptor.TYPE_UINT64: "INT64", FieldDescriptor.TYPE_INT32: "INT64",
+    FieldDescriptor.TYPE_FIXED64: "INT64", FieldDescriptor.TYPE_FIXED32: "INT64", FieldDescriptor.TYPE_UINT32: "INT64",
+    FieldDescriptor.TYPE_SFIXED32: "INT64", FieldDescriptor.TYPE_SFIXED64: "INT64",
+    FieldDescriptor.TYPE_SINT32: "INT64", FieldDescriptor.TYPE_SINT64: "INT64",
+    FieldDescriptor.TYPE_BOOL: "BOOL", FieldDescriptor.TYPE_STRING: "STRING", FieldDescriptor.TYPE_BYTES: "BYTES",
+    FieldDescriptor.TYPE_MESSAGE: "PROTO", FieldDescriptor.TYPE_ENUM: "ENUM", FieldDescriptor.TYPE_GROUP: "GROUP",
+}
+
+
+@dataclass(frozen=True)
+class ProtoField:
+    """One field of a message: its declared name, GoogleSQL kind, the message/enum it names, repeated or not."""
+
+    name: str
+    kind: str
+    type_fqn: str = ""
+    repeated: bool = False
 
 
 @dataclass(frozen=True)
@@ -54,15 +81,41 @@ class ProtoBundle:
         """PROTO for a message of the bundle, ENUM for an enum, None for anything else."""
         return kind_in(self.descriptors, fqn) if fqn in self.types else None
 
-    def message_class(self, fqn: str) -> Any:
-        """The Python message class of ``fqn`` (built from the descriptors)."""
-        return _message_class(self.descriptors, fqn)
+    def field(self, fqn: str, name: str) -> ProtoField | None:
+        """Field ``name`` of message ``fqn`` (case-insensitive, as GoogleSQL names are), or None."""
+        return _field(self.descriptors, fqn, name.lower())
 
-    def field(self, fqn: str, name: str) -> Any:
-        """The field descriptor ``name`` of message ``fqn`` (case-insensitive, as GoogleSQL names are), or None."""
-        fields = _pool(self.descriptors).FindMessageTypeByName(fqn).fields
-        low = name.lower()
-        return next((f for f in fields if f.name.lower() == low), None)
+    def read_field(self, fqn: str, data: bytes, name: str) -> Any:
+        """The value of field ``name`` of the serialized message: a list for a repeated field, serialized
+        bytes for a message field (None when unset), an int for an enum; raises ValueError on bad bytes."""
+        message = self.parse(fqn, data)
+        value = getattr(message, name)
+        descriptor = message.DESCRIPTOR.fields_by_name[name]
+        if descriptor.type == FieldDescriptor.TYPE_MESSAGE:
+            if _is_repeated(descriptor):
+                return [v.SerializeToString() for v in value]
+            return value.SerializeToString() if message.HasField(name) else None
+        return list(value) if _is_repeated(descriptor) else value
+
+    def parse(self, fqn: str, data: bytes) -> Any:
+        """The message ``fqn`` parsed from its bytes (ValueError when they do not parse)."""
+        message = _message_class(self.descriptors, fqn)()
+        try:
+            message.ParseFromString(bytes(data))
+        except DecodeError as exc:
+            raise ValueError(errors.proto_value_invalid(fqn, str(exc))) from None
+        return message
+
+    def to_text(self, fqn: str, data: bytes) -> str:
+        """The message in protobuf text format, on one line (CAST(proto AS STRING))."""
+        return text_format.MessageToString(self.parse(fqn, data), as_one_line=True)
+
+    def from_text(self, fqn: str, text: str) -> bytes:
+        """The serialized message written in protobuf text format (ValueError when it is not)."""
+        try:
+            return text_format.Parse(text, _message_class(self.descriptors, fqn)()).SerializeToString()
+        except text_format.ParseError as exc:
+            raise ValueError(errors.proto_value_invalid(fqn, str(exc))) from None
 
     def enum_number(self, fqn: str, name: str) -> int | None:
         value = _pool(self.descriptors).FindEnumTypeByName(fqn).values_by_name.get(name)
@@ -104,14 +157,19 @@ def check_descriptors(descriptors: bytes) -> None:
     _pool(descriptors)
 
 
-def parse_message(bundle: ProtoBundle, fqn: str, data: bytes) -> Any:
-    """The message ``fqn`` parsed from its serialized bytes (raises ValueError when they do not parse)."""
-    message = bundle.message_class(fqn)()
-    try:
-        message.ParseFromString(data)
-    except DecodeError as exc:
-        raise ValueError(errors.proto_value_invalid(fqn, str(exc))) from None
-    return message
+def _is_repeated(descriptor: Any) -> bool:
+    repeated = getattr(descriptor, "is_repeated", None)  # protobuf >= 6 dropped ``label``
+    return bool(repeated) if repeated is not None else descriptor.label == FieldDescriptor.LABEL_REPEATED
+
+
+@functools.lru_cache(maxsize=1024)
+def _field(descriptors: bytes, fqn: str, low_name: str) -> ProtoField | None:
+    message = _pool(descriptors).FindMessageTypeByName(fqn)
+    d = next((f for f in message.fields if f.name.lower() == low_name), None)
+    if d is None:
+        return None
+    named = d.message_type.full_name if d.message_type is not None else d.enum_type.full_name if d.enum_type else ""
+    return ProtoField(d.name, _FIELD_KINDS[d.type], named, _is_repeated(d))
 
 
 @functools.lru_cache(maxsize=32)
@@ -129,7 +187,7 @@ def _pool(descriptors: bytes) -> descriptor_pool.DescriptorPool:
             try:
                 pool.Add(f)
             except (TypeError, ValueError) as exc:
-                raise errors.proto_descriptors_invalid(f"{f.name}: {exc}") from None
+                raise errors.proto_descriptors_invalid(str(exc), f.name) from None
             added.add(f.name)
             files.remove(f)
     return pool

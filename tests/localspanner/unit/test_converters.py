@@ -96,6 +96,7 @@ def test_unsupported_values_are_invalid_argument():
     T.array_of(T.INT64), T.array_of(T.STRING),
     T.struct_of(("a", T.INT64), ("", T.array_of(T.DATE))),
     T.array_of(T.struct_of(("n", T.NUMERIC))),
+    T.proto_of("music.SingerInfo"), T.array_of(T.enum_of("music.Genre")),
 ], ids=str)
 def test_type_round_trip(spanner_type):
     assert conv.type_from_pb(conv.type_to_pb(spanner_type)) == spanner_type
@@ -108,7 +109,7 @@ def test_type_from_client_param_types():
     assert conv.type_from_pb(_pb(struct)) == T.struct_of(("x", T.INT64))
 
 
-@pytest.mark.parametrize("code", [type_types.TypeCode.PROTO, type_types.TypeCode.FLOAT32, 99])
+@pytest.mark.parametrize("code", [type_types.TypeCode.FLOAT32, 99])
 def test_unknown_types_are_unimplemented(code):
     with pytest.raises(SpannerError) as info:
         conv.type_from_pb(type_types.Type.pb()(code=int(code)))

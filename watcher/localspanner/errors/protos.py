@@ -12,8 +12,9 @@ def proto_descriptors_missing(statement: str) -> SpannerError:
         "(send proto_descriptors, a serialized FileDescriptorSet, with the request)")
 
 
-def proto_descriptors_invalid(detail: str) -> SpannerError:
-    return invalid_argument(f"Invalid proto_descriptors: not a valid serialized FileDescriptorSet ({detail})")
+def proto_descriptors_invalid(detail: str, file: str = "") -> SpannerError:
+    where = f" (file {file})" if file else ""
+    return invalid_argument(f"Invalid proto_descriptors: not a valid serialized FileDescriptorSet{where}: {detail}")
 
 
 def proto_type_not_in_descriptors(statement: str, fqn: str) -> SpannerError:
@@ -53,12 +54,6 @@ def proto_type_unknown(statement: str, fqn: str, column: str) -> SpannerError:
         f"(statement: {_clip(statement)})")
 
 
-def proto_key_column(statement: str, column: str, fqn: str) -> SpannerError:
-    """A PROTO message column cannot be a primary or index key (ENUM columns can)."""
-    return failed_precondition(
-        f"Column {column} of proto message type {fqn} cannot be part of a key (statement: {_clip(statement)})")
-
-
 def proto_value_invalid(fqn: str, detail: str) -> str:
     """Detail for a value error: bytes that do not parse as the message."""
     return f"Invalid value for proto message {fqn}: {detail}"
@@ -74,8 +69,9 @@ def proto_field_unknown(fqn: str, field: str) -> SpannerError:
 
 
 def proto_field_unsupported(fqn: str, field: str, kind: str) -> SpannerError:
+    """A field kind GoogleSQL cannot read (``kind``: the protobuf field type, e.g. group)."""
     return SpannerError(Code.UNIMPLEMENTED,
-                        f"The local Spanner server does not support reading field {field} of {fqn} ({kind})")
+                        f"The local Spanner server does not support reading field {field} of {fqn} (a {kind} field)")
 
 
 def proto_type_not_in_bundle(fqn: str) -> SpannerError:

@@ -29,13 +29,11 @@ import math
 import re
 from typing import Any
 
-from google.protobuf import text_format
-from google.protobuf.descriptor import FieldDescriptor
 from sqlglot import exp
 
 from .. import errors, values
 from .. import types as T
-from ..proto_bundle import ProtoBundle, bundle_for, parse_message
+from ..proto_bundle import ProtoBundle, ProtoField, bundle_for
 from ..types import SpannerType, TypeCode
 from .context import Typed
 from .literals import sql_string, stored_literal_sql
@@ -54,14 +52,8 @@ _CAST_WORD = re.compile(r"\b(SAFE_CAST|CAST)\s*$", re.IGNORECASE)
 _CASTS = frozenset({("BYTES", "PROTO"), ("PROTO", "BYTES"), ("STRING", "PROTO"), ("PROTO", "STRING"),
                     ("INT64", "ENUM"), ("ENUM", "INT64"), ("STRING", "ENUM"), ("ENUM", "STRING")})
 
-_FIELD_TYPES: dict[int, SpannerType] = {
-    FieldDescriptor.TYPE_DOUBLE: T.FLOAT64, FieldDescriptor.TYPE_FLOAT: T.FLOAT64,
-    FieldDescriptor.TYPE_INT64: T.INT64, FieldDescriptor.TYPE_UINT64: T.INT64, FieldDescriptor.TYPE_INT32: T.INT64,
-    FieldDescriptor.TYPE_FIXED64: T.INT64, FieldDescriptor.TYPE_FIXED32: T.INT64, FieldDescriptor.TYPE_UINT32: T.INT64,
-    FieldDescriptor.TYPE_SFIXED32: T.INT64, FieldDescriptor.TYPE_SFIXED64: T.INT64,
-    FieldDescriptor.TYPE_SINT32: T.INT64, FieldDescriptor.TYPE_SINT64: T.INT64,
-    FieldDescriptor.TYPE_BOOL: T.BOOL, FieldDescriptor.TYPE_STRING: T.STRING, FieldDescriptor.TYPE_BYTES: T.BYTES,
-}
+#: The GoogleSQL type of a message field, by its kind (``ProtoField.kind``).
+_FIELD_TYPES = {"INT64": T.INT64, "FLOAT64": T.FLOAT64, "BOOL": T.BOOL, "STRING": T.STRING, "BYTES": T.BYTES}
 
 
 def rewrite_casts(sql: str) -> str:
@@ -179,22 +171,17 @@ def _enum_literal(bundle: ProtoBundle, fqn: str, typed: Typed) -> int | None:
     return None
 
 
-def field_type(fqn: str, descriptor: Any) -> SpannerType:
+def field_type(fqn: str, field: ProtoField) -> SpannerType:
     """The GoogleSQL type of a message field."""
-    if descriptor.type == FieldDescriptor.TYPE_MESSAGE:
-        t = T.proto_of(descriptor.message_type.full_name)
-    elif descriptor.type == FieldDescriptor.TYPE_ENUM:
-        t = T.enum_of(descriptor.enum_type.full_name)
-    elif descriptor.type in _FIELD_TYPES:
-        t = _FIELD_TYPES[descriptor.type]
+    if field.kind == "PROTO":
+        t = T.proto_of(field.type_fqn)
+    elif field.kind == "ENUM":
+        t = T.enum_of(field.type_fqn)
+    elif field.kind in _FIELD_TYPES:
+        t = _FIELD_TYPES[field.kind]
     else:
-        raise errors.proto_field_unsupported(fqn, descriptor.name, "a group field")
-    return T.array_of(t) if _repeated(descriptor) else t
-
-
-def _repeated(descriptor: Any) -> bool:
-    repeated = getattr(descriptor, "is_repeated", None)  # protobuf >= 6 dropped ``label``
-    return bool(repeated) if repeated is not None else descriptor.label == FieldDescriptor.LABEL_REPEATED
+        raise errors.proto_field_unsupported(fqn, field.name, field.kind.lower())
+    return T.array_of(t) if field.repeated else t
 
 
 # --- SQL functions ---------------------------------------------------------------------------------
@@ -205,23 +192,17 @@ def proto_field(data: bytes | None, key: str, fqn: str, name: str) -> Any:
         return None
     bundle = bundle_for(key)
     try:
-        message = parse_message(bundle, fqn, bytes(data))
+        value = bundle.read_field(fqn, data, name)
     except ValueError as exc:
         fail(str(exc))
-    descriptor = bundle.field(fqn, name)
-    ftype = field_type(fqn, descriptor)
-    value = getattr(message, descriptor.name)
-    if _repeated(descriptor):
-        assert ftype.element is not None
-        return values.array_to_stored([_stored(descriptor, v) for v in value], ftype.element)
-    if descriptor.type == FieldDescriptor.TYPE_MESSAGE and not message.HasField(descriptor.name):
-        return None
-    return _stored(descriptor, value)
+    if isinstance(value, list):
+        element = field_type(fqn, bundle.field(fqn, name)).element  # type: ignore[arg-type]
+        assert element is not None
+        return values.array_to_stored([_stored(v) for v in value], element)
+    return _stored(value)
 
 
-def _stored(descriptor: Any, value: Any) -> Any:
-    if descriptor.type == FieldDescriptor.TYPE_MESSAGE:
-        return value.SerializeToString()
+def _stored(value: Any) -> Any:
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, float) and math.isnan(value):
@@ -235,7 +216,7 @@ def proto_cast(value: Any, key: str, source: str, target: str, fqn: str, safe: i
         return None
     try:
         return _PROTO_CASTS[(source, target)](bundle_for(key), fqn, value)
-    except (UdfError, ValueError, text_format.ParseError) as exc:
+    except (UdfError, ValueError) as exc:
         if safe:
             clear_error()
             return None
@@ -263,23 +244,15 @@ def _enum_to_name(bundle: ProtoBundle, fqn: str, number: int) -> str:
 
 
 def _bytes_to_proto(bundle: ProtoBundle, fqn: str, data: bytes) -> bytes:
-    parse_message(bundle, fqn, bytes(data))
+    bundle.parse(fqn, data)  # refuses bytes that are not the message
     return bytes(data)
-
-
-def _text_to_proto(bundle: ProtoBundle, fqn: str, text: str) -> bytes:
-    return text_format.Parse(text, bundle.message_class(fqn)()).SerializeToString()
-
-
-def _proto_to_text(bundle: ProtoBundle, fqn: str, data: bytes) -> str:
-    return text_format.MessageToString(parse_message(bundle, fqn, bytes(data)), as_one_line=True)
 
 
 _PROTO_CASTS = {
     ("BYTES", "PROTO"): _bytes_to_proto,
     ("PROTO", "BYTES"): lambda bundle, fqn, v: bytes(v),
-    ("STRING", "PROTO"): _text_to_proto,
-    ("PROTO", "STRING"): _proto_to_text,
+    ("STRING", "PROTO"): lambda bundle, fqn, v: bundle.from_text(fqn, v),
+    ("PROTO", "STRING"): lambda bundle, fqn, v: bundle.to_text(fqn, v),
     ("INT64", "ENUM"): _to_enum,
     ("ENUM", "INT64"): lambda bundle, fqn, v: int(v),
     ("STRING", "ENUM"): _name_to_enum,

@@ -136,7 +136,9 @@ class Translator(ProtoTranslator):
                     raise self.ctx.invalid(errors.SQL_STAR_WITHOUT_FROM)
                 items.extend((Typed(c.sql, c.type), c.name) for c in cols)
                 continue
-            if isinstance(e, exp.Alias):
+            if isinstance(e, exp.Dot) and isinstance(e.expression, exp.Star):  # struct_value.*
+                items.extend(self.struct_star(e, scope))
+            elif isinstance(e, exp.Alias):
                 items.append((self.expr(e.this, scope), e.alias))
             elif isinstance(e, exp.Column):
                 items.append((self.expr(e, scope), e.name))
