@@ -18,6 +18,8 @@ from google.cloud.spanner_v1 import TypeCode, param_types
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
 
+from tests.localspanner.test_change_streams import _now, read_stream
+
 _EXTERNAL = os.environ.get("SPANNER_EMULATOR_HOST")
 
 
@@ -170,6 +172,19 @@ def test_proto_bundle_statements_that_spanner_refuses(make_database, ddl, descri
     db = make_database()
     with pytest.raises(error, match=names):
         db.update_ddl(ddl, proto_descriptors=descriptors).result(60)
+
+
+def test_a_change_stream_shows_proto_and_enum_columns(make_database):
+    db = make_database([BUNDLE, SINGERS, "CREATE CHANGE STREAM S FOR Singers"], proto_descriptors=DESCRIPTORS)
+    start = _now(db)
+    with db.batch() as b:
+        b.insert("Singers", ("Id", "Info", "G"), [(1, INFO, Genre.Value("ROCK"))])
+    (record,) = read_stream(db, "S", start, _now(db))
+    types = {name: t for name, t, _, _ in record["column_types"]}
+    assert types["Info"] == {"code": "PROTO", "proto_type_fqn": "music.SingerInfo"}
+    assert types["Gs"] == {"code": "ARRAY", "array_element_type": {"code": "ENUM", "proto_type_fqn": "music.Genre"}}
+    new = record["mods"][0]["new_values"]
+    assert base64.b64decode(new["Info"]) == INFO.SerializeToString() and new["G"] == "3"
 
 
 @pytest.mark.skipif(bool(_EXTERNAL), reason="starts its own local server; SPANNER_EMULATOR_HOST is set")

@@ -122,6 +122,8 @@ def schema_type_text(t: SpannerType) -> str:
 
     >>> schema_type_text(array_of(enum_of("a.Genre"))), schema_type_text(STRING)
     ('ARRAY<ENUM<a.Genre>>', 'STRING(MAX)')
+    >>> parse_type("ARRAY<ENUM<a.Genre>>") == array_of(enum_of("a.Genre"))
+    True
     """
     if t.proto_fqn:
         return f"{t.code.name}<{t.proto_fqn}>"
@@ -177,6 +179,12 @@ def _parse(tokens: list[str], pos: int, text: str) -> tuple[int, SpannerType]:
     pos += 1
     if "." in name or name.startswith("`"):
         return pos, proto_of(tokens[pos - 1].strip("`"))
+    if name in ("PROTO", "ENUM") and pos < len(tokens) and tokens[pos] == "<":  # INFORMATION_SCHEMA's spelling
+        if pos + 1 >= len(tokens):
+            raise errors.incomplete_type(text)
+        fqn = tokens[pos + 1].strip("`")
+        pos = _expect(tokens, pos + 2, ">", text)
+        return pos, SpannerType(TypeCode[name], proto_fqn=fqn)
     if name == "ARRAY":
         pos = _expect(tokens, pos, "<", text)
         pos, element = _parse(tokens, pos, text)
