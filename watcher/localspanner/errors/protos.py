@@ -64,8 +64,9 @@ def enum_value_invalid(fqn: str, value: object) -> str:
     return f"Invalid value for enum {fqn}: {value!r} is not one of its values"
 
 
-def proto_field_unknown(fqn: str, field: str) -> SpannerError:
-    return invalid_argument(f"Field {field} not found in proto message {fqn}")
+def proto_field_unknown(fqn: str, field: str) -> str:
+    """Detail for ``sql_invalid``: a field the message does not have."""
+    return f"Field {field} not found in proto message {fqn}"
 
 
 def proto_field_unsupported(fqn: str, field: str, kind: str) -> SpannerError:
@@ -74,6 +75,6 @@ def proto_field_unsupported(fqn: str, field: str, kind: str) -> SpannerError:
                         f"The local Spanner server does not support reading field {field} of {fqn} (a {kind} field)")
 
 
-def proto_type_not_in_bundle(fqn: str) -> SpannerError:
-    """A CAST or parameter naming a proto type the database's bundle does not hold."""
-    return invalid_argument(f"Type not found: {fqn} (it is not in the database's proto bundle)")
+def proto_type_not_in_bundle(fqn: str) -> str:
+    """Detail for ``sql_invalid``: a CAST naming a proto type the database's bundle does not hold."""
+    return f"Type not found: {fqn} (it is not in the database's proto bundle)"

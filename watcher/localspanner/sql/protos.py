@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 from sqlglot import exp
@@ -113,7 +114,7 @@ class ProtoTranslator(StructTranslator):
         bundle = self.bundle()
         descriptor = bundle.field(t.proto_fqn, name)
         if descriptor is None:
-            raise errors.sql_invalid(self.ctx.sql, errors.proto_field_unknown(t.proto_fqn, name).message)
+            raise self.ctx.invalid(errors.proto_field_unknown(t.proto_fqn, name))
         ftype = field_type(t.proto_fqn, descriptor)
         call = (f"ls_proto_field({subject.sql}, {sql_string(bundle.key)}, {sql_string(t.proto_fqn)}, "
                 f"{sql_string(descriptor.name)})")
@@ -248,7 +249,7 @@ def _bytes_to_proto(bundle: ProtoBundle, fqn: str, data: bytes) -> bytes:
     return bytes(data)
 
 
-_PROTO_CASTS = {
+_PROTO_CASTS: dict[tuple[str, str], Callable[[ProtoBundle, str, Any], Any]] = {
     ("BYTES", "PROTO"): _bytes_to_proto,
     ("PROTO", "BYTES"): lambda bundle, fqn, v: bytes(v),
     ("STRING", "PROTO"): lambda bundle, fqn, v: bundle.from_text(fqn, v),
