@@ -112,6 +112,16 @@ def test_fields_of_proto_values_are_read_in_queries(db):
         _rows(db, "SELECT Info.height FROM Singers")
 
 
+def test_a_generated_column_of_a_proto_field_can_be_indexed(make_database):
+    db = make_database([BUNDLE, "CREATE TABLE Fans (Id INT64 NOT NULL, Info music.SingerInfo, "
+                                "City STRING(MAX) AS (Info.address.city) STORED) PRIMARY KEY (Id)",
+                        "CREATE INDEX FansByCity ON Fans(City)"], proto_descriptors=DESCRIPTORS)
+    with db.batch() as b:
+        b.insert("Fans", ("Id", "Info"), [(1, INFO), (2, SingerInfo(singer_id=2))])
+    rows, _ = _rows(db, "SELECT Id, City FROM Fans@{FORCE_INDEX=FansByCity} WHERE City = 'Utrecht'")
+    assert rows == [[1, "Utrecht"]]
+
+
 def test_casts_between_proto_and_bytes_and_enum_and_int64_or_string(db):
     rows, fields = _rows(db, "SELECT CAST(Info AS BYTES), CAST(G AS INT64), CAST(G AS STRING) FROM Singers WHERE Id = 1")
     assert rows == [[base64.b64encode(INFO.SerializeToString()), 3, "ROCK"]]  # the client keeps BYTES base64
