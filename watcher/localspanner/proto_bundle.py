@@ -66,7 +66,8 @@ class ProtoBundle:
     descriptors: bytes
 
     def __post_init__(self) -> None:
-        with _REGISTRY_LOCK:  # SQL functions find the bundle by key (see :func:`bundle_for`)
+        with _REGISTRY_LOCK:  # SQL functions find the bundle by key (see :func:`bundle_for`); newest last
+            _REGISTRY.pop(self.key, None)
             _REGISTRY[self.key] = self
 
     @property
@@ -135,9 +136,19 @@ def _key(descriptors: bytes, types: tuple[str, ...]) -> str:
     return hashlib.sha1(descriptors + "\n".join(types).encode()).hexdigest()[:16]
 
 
-def bundle_for(key: str) -> ProtoBundle:
-    """The bundle whose :attr:`ProtoBundle.key` is ``key`` (every bundle made in this process is known)."""
-    return _REGISTRY[key]
+def bundle_for(key: str, fqn: str) -> ProtoBundle:
+    """The bundle whose :attr:`ProtoBundle.key` is ``key`` (every bundle made in this process is known).
+
+    SQL stored in a database's file (a generated column reading a proto field) keeps the key of
+    the bundle it was created with; after an ALTER PROTO BUNDLE and a restart only the newest
+    bundle is known, so the newest bundle holding ``fqn`` answers instead.
+    """
+    found = _REGISTRY.get(key)
+    if found is None:
+        found = next((b for b in reversed(_REGISTRY.values()) if b.has(fqn)), None)
+        if found is None:
+            raise KeyError(errors.proto_type_not_in_bundle(fqn))
+    return found
 
 
 def kind_in(descriptors: bytes, fqn: str) -> TypeCode | None:

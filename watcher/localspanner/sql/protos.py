@@ -191,7 +191,7 @@ def proto_field(data: bytes | None, key: str, fqn: str, name: str) -> Any:
     """``ls_proto_field``: the stored value of field ``name`` of the serialized message ``data``."""
     if data is None:
         return None
-    bundle = bundle_for(key)
+    bundle = bundle_for(key, fqn)
     try:
         value = bundle.read_field(fqn, data, name)
     except ValueError as exc:
@@ -216,7 +216,7 @@ def proto_cast(value: Any, key: str, source: str, target: str, fqn: str, safe: i
     if value is None:
         return None
     try:
-        return _PROTO_CASTS[(source, target)](bundle_for(key), fqn, value)
+        return _PROTO_CASTS[(source, target)](bundle_for(key, fqn), fqn, value)
     except (UdfError, ValueError) as exc:
         if safe:
             clear_error()
