@@ -112,6 +112,23 @@ def test_fields_of_proto_values_are_read_in_queries(db):
         _rows(db, "SELECT Info.height FROM Singers")
 
 
+def test_arrays_of_protos_and_enums_are_unnested_and_indexed(db):
+    rows, _ = _rows(db, "SELECT i.nationality FROM Singers, UNNEST(Infos) AS i WHERE i IS NOT NULL")
+    assert rows == [["NL"]]
+    rows, _ = _rows(db, "SELECT Infos[OFFSET(0)].address.city, x FROM Singers, UNNEST(Gs) AS x WHERE x = 'JAZZ'")
+    assert rows == [["Utrecht", 1]]
+    rows, _ = _rows(db, "SELECT Id FROM Singers WHERE 'JAZZ' IN UNNEST(Gs)")
+    assert rows == [[1]]
+
+
+def test_dml_filters_and_sets_by_proto_fields_and_enum_names(db):
+    count = db.run_in_transaction(lambda txn: txn.execute_update(
+        "UPDATE Singers SET G = 'FOLK' WHERE Info.singer_id = 7"))
+    assert count == 1
+    rows, _ = _rows(db, "SELECT Id, CAST(G AS STRING) FROM Singers ORDER BY Id")
+    assert rows == [[1, "FOLK"], [2, "POP"]]
+
+
 def test_a_generated_column_of_a_proto_field_can_be_indexed(make_database):
     db = make_database([BUNDLE, "CREATE TABLE Fans (Id INT64 NOT NULL, Info music.SingerInfo, "
                                 "City STRING(MAX) AS (Info.address.city) STORED) PRIMARY KEY (Id)",
