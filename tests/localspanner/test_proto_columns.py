@@ -168,6 +168,20 @@ def test_ddl_information_schema_and_descriptors_show_the_bundle(db):
                         ["Infos", "ARRAY<PROTO<music.SingerInfo>>"], ["Gs", "ARRAY<ENUM<music.Genre>>"]]
 
 
+def test_a_bytes_column_becomes_a_proto_column_and_back(make_database):
+    db = make_database([BUNDLE, "CREATE TABLE Raw (Id INT64 NOT NULL, Data BYTES(MAX), N INT64) PRIMARY KEY (Id)"],
+                       proto_descriptors=DESCRIPTORS)
+    with db.batch() as b:
+        b.insert("Raw", ("Id", "Data", "N"), [(1, base64.b64encode(INFO.SerializeToString()), 2)])
+    db.update_ddl(["ALTER TABLE Raw ALTER COLUMN Data music.SingerInfo",
+                   "ALTER TABLE Raw ALTER COLUMN N music.Genre"]).result(60)
+    rows, fields = _rows(db, "SELECT Data.nationality, CAST(N AS STRING) FROM Raw")
+    assert rows == [["NL", "FOLK"]]
+    db.update_ddl(["ALTER TABLE Raw ALTER COLUMN Data BYTES(MAX)", "ALTER TABLE Raw ALTER COLUMN N INT64"]).result(60)
+    rows, _ = _rows(db, "SELECT Data, N FROM Raw")
+    assert rows == [[base64.b64encode(INFO.SerializeToString()), 2]]
+
+
 def test_alter_and_drop_proto_bundle(make_database):
     db = make_database()
     db.update_ddl([BUNDLE], proto_descriptors=DESCRIPTORS).result(60)

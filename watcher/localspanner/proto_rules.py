@@ -78,7 +78,7 @@ def drop(ctx: _Context, node: nodes.DropProtoBundle) -> Catalog:
 
 
 def resolve_node(ctx: _Context, node: Any) -> Any:
-    """The node with the proto types of its column(s) made PROTO or ENUM by the bundle."""
+    """The node with the proto types of its column(s) (the rules for proto bundles: ``proto_rules.py``) made PROTO or ENUM by the bundle."""
     if isinstance(node, nodes.CreateTable):
         return dataclasses.replace(node, columns=tuple(_resolve_column(ctx, node.name, c) for c in node.columns))
     if isinstance(node, nodes.AlterTableAddColumn):

@@ -9,13 +9,13 @@ GetDatabaseDdl show ``Singers`` even when a statement wrote ``singers``.
 Rules checked (each failure names the table, column or index): names are
 ``[A-Za-z][A-Za-z0-9_]*`` of at most 128 characters and unique (tables and indexes
 share one case-insensitive namespace); referenced tables, columns and indexes exist;
-key columns exist, are unique and are not ARRAY or JSON; ``allow_commit_timestamp``
+key columns exist, are unique and are not ARRAY, JSON or PROTO (ENUM may be); ``allow_commit_timestamp``
 only on TIMESTAMP; generated columns may only name columns of their table (a
 best-effort look at the identifiers in the expression) and DEFAULT none; an
 interleaved table starts its key with its parent's key (same names, types, order and
 nullability); tables with indexes or interleaved children cannot be dropped; key
 columns and indexed columns cannot be dropped; STORING columns exist and are not key
-columns; ALTER COLUMN changes only lengths, STRING<->BYTES and NOT NULL (not on key
+columns; ALTER COLUMN changes only lengths, STRING<->BYTES, PROTO<->BYTES, ENUM<->INT64 and NOT NULL (not on key
 columns). Data-dependent checks (e.g. NOT NULL added to a column holding NULLs) are
 the storage layer's.
 
