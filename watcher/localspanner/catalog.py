@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .ddl.change_stream_options import SPECS
+from .proto_bundle import ProtoBundle
 from .types import SpannerType
 
 #: The one sequence kind Spanner offers.
@@ -227,6 +228,7 @@ class Catalog:
     search_indexes: tuple[SearchIndex, ...] = ()
     sequences: tuple[Sequence, ...] = ()
     default_sequence_kind: str | None = None  # the database option; sequences without a kind use it
+    proto_bundle: ProtoBundle | None = None
     _by_name: dict[str, Table] = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:

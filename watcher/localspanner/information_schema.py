@@ -133,7 +133,7 @@ def _columns(catalog: Catalog) -> Iterator[tuple]:
         for pos, c in enumerate(t.columns, 1):
             stored = None if c.generated is None else _YES_NO[c.stored]
             default = None if c.identity is not None else c.default  # an identity column's DEFAULT is internal
-            yield ("", "", t.name, c.name, pos, default, None, _YES_NO[not c.not_null], str(c.type),
+            yield ("", "", t.name, c.name, pos, default, None, _YES_NO[not c.not_null], T.schema_type_text(c.type),
                    "ALWAYS" if c.is_generated else "NEVER", c.generated, stored, "COMMITTED")
     for v in catalog.views:  # a view's columns are listed too, every one nullable
         for pos, vc in enumerate(v.columns, 1):
@@ -172,10 +172,10 @@ def _key_rows(table: Table, index: str, kind: str, key: tuple[KeyPart, ...], sto
     for pos, part in enumerate(key, 1):
         c = _column(table, part.column)
         yield ("", "", table.name, index, kind, c.name, pos, "DESC" if part.descending else "ASC",
-               _YES_NO[not (c.not_null or null_filtered)], str(c.type))
+               _YES_NO[not (c.not_null or null_filtered)], T.schema_type_text(c.type))
     for name in storing:
         c = _column(table, name)
-        yield ("", "", table.name, index, kind, c.name, None, None, _YES_NO[not c.not_null], str(c.type))
+        yield ("", "", table.name, index, kind, c.name, None, None, _YES_NO[not c.not_null], T.schema_type_text(c.type))
 
 
 def _column(table: Table, name: str) -> Column:

@@ -25,8 +25,9 @@ from .storage import META_TABLE, Storage
 def load_catalog(storage: Storage) -> Catalog:
     """The catalog saved in ``storage`` (empty for a new database), with its INFORMATION_SCHEMA refreshed."""
     statements = storage.load_ddl()
+    descriptors = storage.load_proto_descriptors()
     start = Catalog(default_sequence_kind=database_options.load(storage.writer, META_TABLE, "default_sequence_kind"))
-    catalog, _ = apply_statements(start, statements) if statements else (start, [])
+    catalog, _ = apply_statements(start, statements, proto_descriptors=descriptors) if statements else (start, [])
     if catalog.change_streams:
         created = storage.load_change_stream_times()
         streams = tuple(dataclasses.replace(s, created_nanos=created.get(s.name, 0)) for s in catalog.change_streams)
@@ -61,6 +62,7 @@ def write_schema_change(storage: Storage, old: Catalog, new: Catalog, statement:
             change_records.drop_stream(conn, gone)
         _check_foreign_keys(conn, statement)
         storage.save_ddl(conn, print_catalog(new))
+        storage.save_proto_descriptors(conn, new.proto_bundle.descriptors if new.proto_bundle is not None else b"")
         storage.save_change_stream_times(conn, {s.name: s.created_nanos for s in new.change_streams})
         storage.refresh_information_schema(conn, new)
         return commit()

@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import base64
 import json
 import sqlite3
 import threading
@@ -81,6 +82,15 @@ class Storage:
 
     def save_ddl(self, conn: sqlite3.Connection, statements: list[str]) -> None:
         conn.execute(f"INSERT OR REPLACE INTO {META_TABLE} VALUES ('ddl', ?)", (json.dumps(statements),))
+
+    def load_proto_descriptors(self) -> bytes:
+        """The FileDescriptorSet of the proto bundle (the DDL names its types; this holds their descriptors)."""
+        row = self.writer.execute(f"SELECT value FROM {META_TABLE} WHERE key = 'proto_descriptors'").fetchone()
+        return base64.b64decode(row[0]) if row else b""
+
+    def save_proto_descriptors(self, conn: sqlite3.Connection, descriptors: bytes) -> None:
+        conn.execute(f"INSERT OR REPLACE INTO {META_TABLE} VALUES ('proto_descriptors', ?)",
+                     (base64.b64encode(descriptors).decode("ascii"),))
 
     def load_change_stream_times(self) -> dict[str, int]:
         """Creation commit timestamps of change streams by name (DDL text does not carry them)."""

@@ -32,7 +32,7 @@ from typing import Any
 from .. import values
 from ..catalog import Catalog, ChangeStream, Table
 from ..ddl.change_stream_options import retention_seconds
-from ..types import NOT_ON_WIRE, SpannerType, TypeCode
+from ..types import NOT_ON_WIRE, SpannerType, TypeCode, schema_type_text
 from ..versions import RowChange
 from .records import Record, insert, purge
 
@@ -72,6 +72,8 @@ def type_json(t: SpannerType) -> str:
 
 def _type_item(t: SpannerType) -> dict[str, Any]:
     item: dict[str, Any] = {"code": t.code.name}
+    if t.proto_fqn:
+        item["proto_type_fqn"] = t.proto_fqn
     if t.element is not None:
         item["array_element_type"] = _type_item(t.element)
     return item
@@ -108,7 +110,7 @@ def _tracking(stream: ChangeStream, table: Table) -> _Tracking | None:
     types = tuple((c.name, type_json(c.type), c.name in keys, i + 1) for i, c in enumerate(table.columns) if c.name in shown)
     new_rule, keep_old = CAPTURE_RULES[str(stream.option("value_capture_type"))]
     return _Tracking(stream, columns, types, table.key_names, new_rule, keep_old,
-                     {c.name: str(c.type) for c in table.columns if c.name in shown})
+                     {c.name: schema_type_text(c.type) for c in table.columns if c.name in shown})
 
 
 def tracks_anything(catalog: Catalog) -> bool:
@@ -133,7 +135,7 @@ def _values(row: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
 def json_values(stored: dict[str, Any], types: dict[str, SpannerType]) -> dict[str, Any]:
     """The JSON values of what :func:`_values` kept (BYTES are base64 text already)."""
     wire = values.stored_to_wire
-    return {n: v if v is None or types[n].code == TypeCode.BYTES else wire(types[n], v) for n, v in stored.items()}
+    return {n: v if v is None or types[n].storage_code == TypeCode.BYTES else wire(types[n], v) for n, v in stored.items()}
 
 
 def _mod(tracking: _Tracking, change: RowChange) -> list[dict[str, Any]] | None:

@@ -25,6 +25,7 @@ __all__ = [
     "AlterColumnSetDefault",
     "AlterColumnSetOptions",
     "AlterColumnType",
+    "AlterProtoBundle",
     "AlterDatabase",
     "AlterSequence",
     "AlterTableAddColumn",
@@ -39,12 +40,14 @@ __all__ = [
     "CreateIndex",
     "CreateSearchIndex",
     "CreateSequence",
+    "CreateProtoBundle",
     "CreateTable",
     "CreateView",
     "DropChangeStream",
     "DropIndex",
     "DropSearchIndex",
     "DropSequence",
+    "DropProtoBundle",
     "DropTable",
     "DropView",
     "KeyPart",
@@ -293,6 +296,25 @@ class DropSequence:
 
     name: str
     if_exists: bool = False
+@dataclass(frozen=True)
+class CreateProtoBundle:
+    """``CREATE PROTO BUNDLE (fqn, ...)``: the proto types columns may use, from the request's descriptors."""
+
+    types: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class AlterProtoBundle:
+    """``ALTER PROTO BUNDLE [INSERT (fqn, ...)] [UPDATE (fqn, ...)] [DELETE (fqn, ...)]``."""
+
+    insert: tuple[str, ...] = ()
+    update: tuple[str, ...] = ()
+    delete: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DropProtoBundle:
+    """``DROP PROTO BUNDLE``."""
 
 
 Node = (
@@ -319,4 +341,7 @@ Node = (
     | CreateSequence
     | AlterSequence
     | DropSequence
+    | CreateProtoBundle
+    | AlterProtoBundle
+    | DropProtoBundle
 )

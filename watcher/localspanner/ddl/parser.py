@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 from .. import database_options, errors, types
 from ..catalog import Column, KeyPart
-from . import change_stream_parser, nodes, search_index_parser, sequence_parser
+from . import change_stream_parser, nodes, proto_bundle_parser, search_index_parser, sequence_parser
 from .lexer import EOF, IDENT, NUMBER, QUOTED, RESERVED_WORDS, SYMBOL, Token, tokenize
 
 # Column OPTIONS the server understands, and the values each may take.
@@ -33,7 +33,7 @@ _OPTION_VALUES: dict[str, dict[str, bool | None]] = {
 
 # DDL the local server does not implement, by the keywords that start it.
 _UNSUPPORTED_CREATE = ("ROLE", "VECTOR", "MODEL", "SCHEMA",
-                       "PROTO", "PLACEMENT", "LOCALITY", "FUNCTION")
+                       "PLACEMENT", "LOCALITY", "FUNCTION")
 _UNSUPPORTED_TABLE_ELEMENTS = ("CONSTRAINT", "FOREIGN", "CHECK", "SYNONYM")
 
 
@@ -147,6 +147,8 @@ class _Parser:
             return search_index_parser.create(self)
         if self.accept("SEQUENCE"):
             return sequence_parser.create(self)
+        if self.accept("PROTO", "BUNDLE"):
+            return proto_bundle_parser.create(self)
         if self.accept("OR", "REPLACE"):
             self.expect("VIEW")
             return self.create_view(or_replace=True)
@@ -254,6 +256,8 @@ class _Parser:
     def alter(self) -> nodes.Node:
         if self.accept("CHANGE", "STREAM"):
             return change_stream_parser.alter(self)
+        if self.accept("PROTO", "BUNDLE"):
+            return proto_bundle_parser.alter(self)
         if self.accept("DATABASE"):
             return self.alter_database()
         if self.accept("SEQUENCE"):
@@ -330,6 +334,8 @@ class _Parser:
             return search_index_parser.drop(self)
         if self.accept("SEQUENCE"):
             return sequence_parser.drop(self)
+        if self.accept("PROTO", "BUNDLE"):
+            return proto_bundle_parser.drop(self)
         if self.at(*_UNSUPPORTED_CREATE, "DATABASE"):
             raise self.unsupported(errors.feature_drop(self.tok.text.upper()))
         raise self.fail("TABLE or INDEX")
@@ -364,9 +370,12 @@ class _Parser:
     def column_type(self) -> types.SpannerType:
         """Find the extent of a type (balanced ``<>`` and ``()``) and let types.parse_type read it."""
         first = self.tok
-        if first.kind != IDENT:
+        if first.kind not in (IDENT, QUOTED):  # QUOTED: a back-quoted proto type name
             raise self.fail("a column type")
         self.advance()
+        while self.at_symbol(".") and first.kind == IDENT:  # a proto type: examples.music.SingerInfo
+            self.advance()
+            self.advance()
         depth = 0
         if self.at_symbol("<"):
             while True:

@@ -37,7 +37,10 @@ def print_catalog(catalog: Catalog) -> list[str]:
     >>> print_catalog(cat)[1]
     'CREATE UNIQUE INDEX TK ON T(K DESC)'
     """
-    out: list[str] = [_create_sequence(nodes.CreateSequence(s)) for s in catalog.sequences]
+    out: list[str] = []
+    if catalog.proto_bundle is not None:  # first: columns name its types
+        out.append(_create_proto_bundle(nodes.CreateProtoBundle(catalog.proto_bundle.types)))
+    out += [_create_sequence(nodes.CreateSequence(s)) for s in catalog.sequences]
     for table in catalog.tables:
         out.append(_create_table(_table_node(table)))
         out.extend(_create_index(_index_node(index)) for index in catalog.indexes_of(table.name))
@@ -236,6 +239,20 @@ def _create_search_index(node: nodes.CreateSearchIndex) -> str:
     return text
 
 
+def _proto_types(types: tuple[str, ...]) -> str:
+    return "(\n" + "".join(f"  {t if '.' in t else q(t)},\n" for t in types) + ")"
+
+
+def _create_proto_bundle(node: nodes.CreateProtoBundle) -> str:
+    return f"CREATE PROTO BUNDLE {_proto_types(node.types)}"
+
+
+def _alter_proto_bundle(node: nodes.AlterProtoBundle) -> str:
+    clauses = [f"{word} {_proto_types(types)}" for word, types in
+               (("INSERT", node.insert), ("UPDATE", node.update), ("DELETE", node.delete)) if types]
+    return "ALTER PROTO BUNDLE " + " ".join(clauses)
+
+
 _PRINTERS: dict[type, Callable] = {
     nodes.CreateDatabase: lambda n: f"CREATE DATABASE {q(n.name)}",
     nodes.CreateTable: _create_table,
@@ -262,4 +279,7 @@ _PRINTERS: dict[type, Callable] = {
     nodes.CreateSequence: _create_sequence,
     nodes.AlterSequence: _alter_sequence,
     nodes.DropSequence: _drop_sequence,
+    nodes.CreateProtoBundle: _create_proto_bundle,
+    nodes.AlterProtoBundle: _alter_proto_bundle,
+    nodes.DropProtoBundle: lambda n: "DROP PROTO BUNDLE",
 }
