@@ -28,7 +28,8 @@ REPO = Path(__file__).resolve().parents[1]
 #: What a build needs from the source tree (a copy, so the build leaves nothing in the checkout).
 BUILD_INPUTS = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "watcher", "ddl")
 TIMEOUT = 300
-MIGRATIONS = ("V001__watcher_checkpoints.sql", "V002__watcher_change_sets.sql", "V003__watcher_changelog.sql")
+MIGRATIONS = ("V001__watcher_checkpoints.sql", "V002__watcher_change_sets.sql", "V003__watcher_changelog.sql",
+              "V004__watcher_change_stream_partitions.sql")
 
 
 def _copy_source(target: Path) -> Path:

@@ -1,0 +1,98 @@
+"""One query of a change-stream partition, read on its own thread into a queue.
+
+The query (``SELECT ChangeRecord FROM READ_<stream>(...)``) is a single-use strong
+read-only query, as the read function demands. Its rows arrive when the server has
+something: data change records as transactions commit, a heartbeat when idle, child
+partitions when the partition ends. A reader thread parses each row into records
+(:mod:`.records`) and puts them on a queue, so the partition's consumer can take everything
+that has arrived as one batch at once, without waiting for the next heartbeat.
+
+The reader stops at the end of the query, at an error (put on the queue) or once ``stop``
+is set and the next row (at the latest the next heartbeat) has arrived.
+
+Example::
+
+    reader = PartitionReader(database, "S", token, start, end=None, heartbeat_ms=1000).start()
+    item = reader.queue.get()      # a list of records, an exception, or END
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from typing import Any
+
+from google.cloud.spanner_v1 import param_types
+
+from ...sqlnames import validate_identifier
+from . import records
+
+QUERY = ("SELECT ChangeRecord FROM READ_{stream}(start_timestamp => @start, end_timestamp => @end, "
+         "partition_token => @token, heartbeat_milliseconds => @heartbeat)")
+PARAM_TYPES = {"start": param_types.TIMESTAMP, "end": param_types.TIMESTAMP, "token": param_types.STRING,
+               "heartbeat": param_types.INT64}
+#: Result rows buffered per partition before the reader waits for its consumer.
+QUEUE_ROWS = 10_000
+
+
+class _End:
+    def __repr__(self) -> str:
+        return "END"
+
+
+#: Put on the queue when the query ended normally.
+END = _End()
+
+
+def query_text(stream: str) -> str:
+    """The read function query of ``stream`` (a validated identifier).
+
+    >>> query_text("S")[:48]
+    'SELECT ChangeRecord FROM READ_S(start_timestamp '
+    """
+    return QUERY.format(stream=validate_identifier(stream, "change stream"))
+
+
+class PartitionReader:
+    """Reads one partition (``token`` None: the first query) from ``start`` to ``end`` on a daemon thread."""
+
+    def __init__(self, database: Any, stream: str, token: str | None, start: Any, *, end: Any = None,
+                 heartbeat_ms: int = 2000, stop: threading.Event | None = None) -> None:
+        self.database = database
+        self.sql = query_text(stream)
+        self.params = {"start": start, "end": end, "token": token, "heartbeat": heartbeat_ms}
+        self.queue: queue.Queue[Any] = queue.Queue(QUEUE_ROWS)
+        self.stop = stop or threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"change-stream-{stream}-{(token or 'root')[:12]}",
+                                        daemon=True)
+
+    def start(self) -> PartitionReader:
+        self._thread.start()
+        return self
+
+    def join(self, timeout: float | None = None) -> bool:
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def _put(self, item: Any) -> bool:
+        while not self.stop.is_set():
+            try:
+                self.queue.put(item, timeout=0.2)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _run(self) -> None:
+        try:
+            with self.database.snapshot() as snap:
+                results = snap.execute_sql(self.sql, params=self.params, param_types=PARAM_TYPES)
+                layout = None
+                for row in results:
+                    if layout is None:
+                        layout = records.layout_of(results.fields)
+                    if self.stop.is_set() or not self._put(records.parse_row(row, layout)):
+                        return
+            self._put(END)
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer, which decides
+            self._put(exc)
