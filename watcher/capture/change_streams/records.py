@@ -12,7 +12,7 @@ Example:
     >>> ts = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
     >>> row = [[[[], [[ts]], []]]]                      # one ChangeRecord holding a heartbeat
     >>> parse_row(row)
-    [HeartbeatRecord(timestamp=datetime.datetime(2024, 1, 1, 0, 0, tzinfo=datetime.timezone.utc))]
+    [HeartbeatRecord(timestamp=DatetimeWithNanoseconds(2024, 1, 1, 0, 0, tzinfo=datetime.timezone.utc))]
 """
 
 from __future__ import annotations

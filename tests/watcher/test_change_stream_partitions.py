@@ -1,0 +1,128 @@
+"""The partition scheduler (seed 000's order of reading partitions) and the progress rows (pure, no server)."""
+
+from __future__ import annotations
+
+import pytest
+
+from watcher.capture.change_streams.partitions import PartitionScheduler
+from watcher.capture.change_streams.progress import (
+    CREATED,
+    FINISHED,
+    MAX_DELIVERED_IDS,
+    RUNNING,
+    InMemoryProgressStore,
+    PartitionProgress,
+)
+
+
+def tokens(partitions):
+    return [p.token for p in partitions]
+
+
+def test_the_first_partitions_are_ready_at_once_and_handed_out_once():
+    s = PartitionScheduler()
+    s.add("a", (), 0)
+    s.add("b", (), 0)
+    assert tokens(s.take_ready()) == ["a", "b"]
+    assert s.take_ready() == [] and s.active == ["a", "b"]
+
+
+def test_a_split_child_starts_when_its_one_parent_finished():
+    s = PartitionScheduler()
+    s.add("a", (), 0)
+    s.take_ready()
+    s.add("a1", ("a",), 1)
+    s.add("a2", ("a",), 1)
+    assert s.take_ready() == [] and s.waiting == ["a1", "a2"]
+    s.finish("a")
+    assert tokens(s.take_ready()) == ["a1", "a2"]
+
+
+def test_a_merged_child_starts_only_after_all_its_parents_finished_and_is_read_once():
+    s = PartitionScheduler()
+    for t in ("a", "b", "c"):
+        s.add(t, (), 0)
+    s.take_ready()
+    assert s.add("abc", ("a", "b", "c"), 1) is True
+    assert s.add("abc", ("a", "b", "c"), 1) is False   # reported again by the next parent
+    s.finish("a")
+    s.finish("b")
+    assert s.take_ready() == []
+    assert s.add("abc", ("a", "b", "c"), 1) is False
+    s.finish("c")
+    assert tokens(s.take_ready()) == ["abc"]
+    assert s.take_ready() == []
+
+
+def test_a_child_whose_parent_is_not_known_yet_waits():
+    s = PartitionScheduler()
+    s.add("a", (), 0)
+    s.take_ready()
+    s.add("ab", ("a", "b"), 2)            # b's own parent has not reported b yet
+    s.finish("a")
+    assert s.take_ready() == []
+    s.add("b", (), 1)
+    assert tokens(s.take_ready()) == ["b"]
+    s.finish("b")
+    assert tokens(s.take_ready()) == ["ab"]
+
+
+def test_a_released_partition_is_ready_again_and_a_finished_one_never():
+    s = PartitionScheduler()
+    s.add("a", (), 0)
+    s.add("b", (), 0)
+    s.take_ready()
+    s.release("a")
+    s.finish("b")
+    assert tokens(s.take_ready()) == ["a"]
+    assert s.finished == ["b"] and not s.done()
+    s.finish("a")
+    assert s.done() and s.unfinished == []
+
+
+def test_restored_progress_resumes_unfinished_partitions_and_starts_children_of_finished_parents():
+    """The state after a crash: a and b finished, their merged child c CREATED; d (child of x) RUNNING, x finished."""
+    s = PartitionScheduler()
+    s.restore("a", (), 0, finished=True)
+    s.restore("b", (), 0, finished=True)
+    s.restore("c", ("a", "b"), 1, finished=False)
+    s.restore("x", (), 0, finished=True)
+    s.restore("d", ("x",), 1, finished=False)
+    s.restore("e", ("d",), 2, finished=False)
+    assert tokens(s.take_ready()) == ["c", "d"]
+    assert s.waiting == ["e"]
+
+
+def test_nothing_known_is_not_done():
+    assert not PartitionScheduler().done()
+
+
+# --- progress rows ----------------------------------------------------------------------------------------------
+
+def test_progress_moves_and_keeps_the_ids_delivered_at_its_watermark():
+    p = PartitionProgress("t", (), 10, 10, CREATED)
+    p1 = p.moved(20, ["tx1/0", "tx1/1"])
+    assert (p1.watermark, p1.state, p1.delivered_at_watermark) == (20, RUNNING, ("tx1/0", "tx1/1"))
+    p2 = p1.moved(20, ["tx2/0", "tx1/1"])                  # more records at the same commit timestamp
+    assert p2.delivered_at_watermark == ("tx1/0", "tx1/1", "tx2/0")
+    p3 = p2.moved(30)                                       # a heartbeat: nothing at 30 delivered yet
+    assert p3.delivered_at_watermark == ()
+    done = p3.moved(40, ["tx3/0"]).finished()
+    assert done.state == FINISHED and done.delivered_at_watermark == () and done.watermark == 40
+
+
+def test_too_many_ids_at_one_watermark_are_dropped_so_a_restart_repeats_instead_of_storing_them():
+    p = PartitionProgress("t", (), 10, 10, RUNNING).moved(20, [f"tx/{i}" for i in range(MAX_DELIVERED_IDS + 1)])
+    assert p.delivered_at_watermark == ()
+
+
+@pytest.mark.parametrize("store", [InMemoryProgressStore()])
+def test_a_store_keeps_one_row_per_stream_watcher_and_token(store):
+    a = PartitionProgress("a", (), 1, 1, CREATED)
+    store.save("S", "w1", [a, PartitionProgress("b", ("a",), 2, 2, CREATED)])
+    store.save("S", "w1", [a.moved(5, ["x/0"])])
+    store.save("S", "w2", [a])
+    store.save("T", "w1", [a])
+    rows = {p.token: p for p in store.load("S", "w1")}
+    assert set(rows) == {"a", "b"} and rows["a"].watermark == 5 and rows["a"].delivered_at_watermark == ("x/0",)
+    assert [p.watermark for p in store.load("S", "w2")] == [1]
