@@ -130,6 +130,7 @@ class ChangeStreamWatcher(Watcher):
         self.clock = clock
         self.info: StreamInfo | None = None
         self._lock = threading.RLock()
+        self._consumers = threading.Condition(self._lock)  # notified when a callback is added
         self._deliver_lock = threading.Lock()
         self._callbacks: list[Callback] = []
         self._batch_callbacks: list[BatchCallback] = []
@@ -162,6 +163,7 @@ class ChangeStreamWatcher(Watcher):
     def add_callback(self, callback: Callback) -> None:
         with self._lock:
             self._callbacks.append(callback)
+            self._consumers.notify_all()
 
     def remove_callback(self, callback: Callback) -> None:
         with self._lock:
@@ -173,6 +175,7 @@ class ChangeStreamWatcher(Watcher):
         per-change callbacks and before the progress moves (a batch may come again after a crash)."""
         with self._lock:
             self._batch_callbacks.append(callback)
+            self._consumers.notify_all()
 
     def add_poll_listener(self, listener: PollListener) -> None:
         """Call ``listener(record)`` after each batch (``record.table`` is the stream's name)."""
@@ -432,7 +435,7 @@ class ChangeStreamWatcher(Watcher):
         began = time.monotonic()
         changes = [c for rec in batch for c in rec.changes(token)]
         if changes:
-            self._deliver(batch, changes)
+            self._deliver(run, batch, changes)
         with self._lock:
             before = self._partitions[token]
         after = before
@@ -462,8 +465,16 @@ class ChangeStreamWatcher(Watcher):
         with self._lock:
             self._partitions[token] = row
 
-    def _deliver(self, batch: list[records.DataChangeRecord], changes: list[Change]) -> None:
-        """Batch callbacks (one list per table), then each change to every callback; one batch at a time."""
+    def _deliver(self, run: _Run, batch: list[records.DataChangeRecord], changes: list[Change]) -> None:
+        """Batch callbacks (one list per table), then each change to every callback; one batch at a time.
+
+        With nobody to hand the changes to (``for c in w.changes()`` before its first ``next()``), the
+        partition waits: its progress must not move past changes nobody saw."""
+        with self._consumers:
+            while not self._callbacks and not self._batch_callbacks:
+                if run.stop.is_set():
+                    raise StopDelivery()
+                self._consumers.wait(0.1)
         with self._lock:
             for rec in batch:
                 if rec.table_name not in self._tables:  # a table created after the start
