@@ -140,8 +140,8 @@ class ColumnNotFoundError(SchemaError):
 class ChangeStreamNotFoundError(SchemaError):
     """The change stream does not exist in the database."""
 
-    def __init__(self, stream: str, database: str) -> None:
-        super().__init__(f"Change stream not found: {stream} (database {database} has no CREATE CHANGE STREAM {stream})")
+    def __init__(self, stream: str, detail: str = "") -> None:
+        super().__init__(f"Change stream not found: {stream}" + (f" ({detail})" if detail else ""))
         self.stream = stream
 
 

@@ -126,3 +126,35 @@ def test_a_store_keeps_one_row_per_stream_watcher_and_token(store):
     rows = {p.token: p for p in store.load("S", "w1")}
     assert set(rows) == {"a", "b"} and rows["a"].watermark == 5 and rows["a"].delivered_at_watermark == ("x/0",)
     assert [p.watermark for p in store.load("S", "w2")] == [1]
+
+
+# --- batching: what a partition does with what arrived ----------------------------------------------------------
+
+def _data(ts, txn="tx", seq="00000000", table="T"):
+    from watcher.capture.change_streams.records import DataChangeRecord
+
+    return DataChangeRecord(ts, seq, txn, True, table, (), (), "INSERT", "NEW_ROW", 1, 1, "", False)
+
+
+def test_steps_cut_at_child_partitions_and_end_with_the_query():
+    from watcher.capture.change_streams.batching import steps
+    from watcher.capture.change_streams.reader import END
+    from watcher.capture.change_streams.records import ChildPartition, ChildPartitionsRecord, HeartbeatRecord
+
+    children = ChildPartitionsRecord(9, "00000000", (ChildPartition("c", ("p",)),))
+    got = steps([[_data(1), HeartbeatRecord(2)], [_data(3)], [children], [_data(4, "tx2")], END])
+    assert [([r.commit_timestamp for r in s.records], s.heartbeat, s.children, s.end) for s in got] == [
+        ([1, 3], 2, children, False), ([4], None, None, True)]
+    error = RuntimeError("stream broke")
+    assert [(len(s.records), s.error) for s in steps([[_data(1)], error])] == [(1, error)]
+    assert steps([]) == [] and steps([[]]) == []
+
+
+def test_steps_drop_records_delivered_before_a_restart_and_the_progress_tables_own():
+    from watcher.capture.change_streams.batching import steps
+
+    items = [[_data(5, "a"), _data(5, "b"), _data(6, "a"), _data(5, "c", table="WATCHER_CHANGE_STREAM_PARTITIONS")]]
+    [step] = steps(items, skip_at=5, skip_ids={"a/00000000"}, ignore_tables=("watcher_change_stream_partitions",))
+    assert [(r.commit_timestamp, r.server_transaction_id) for r in step.records] == [(5, "b"), (6, "a")]
+    assert steps([[_data(5, table="WATCHER_CHANGE_STREAM_PARTITIONS")]],
+                 ignore_tables=("WATCHER_CHANGE_STREAM_PARTITIONS",)) == []

@@ -61,6 +61,24 @@ class PartitionProgress:
         return replace(self, state=FINISHED, delivered_at_watermark=())
 
 
+def watermark(partitions: Iterable[PartitionProgress], end: Any = None) -> Any:
+    """Up to where every change was delivered: the lowest watermark of the unfinished partitions;
+    once all finished, ``end`` (a bounded watcher) or the highest watermark; None knowing none.
+
+    >>> rows = [PartitionProgress("a", (), 1, 5, RUNNING), PartitionProgress("b", (), 1, 3, CREATED),
+    ...         PartitionProgress("c", (), 0, 1, FINISHED)]
+    >>> watermark(rows), watermark(rows[2:]), watermark(rows[2:], end=9), watermark([])
+    (3, 1, 9, None)
+    """
+    rows = list(partitions)
+    unfinished = [p.watermark for p in rows if p.state != FINISHED]
+    if unfinished:
+        return min(unfinished)
+    if rows and end is not None:
+        return end
+    return max((p.watermark for p in rows), default=None)
+
+
 class ProgressStore(ABC):
     """Stores :class:`PartitionProgress` rows (see the module docstring for the contract)."""
 

@@ -74,6 +74,19 @@ class PartitionReader:
         self._thread.join(timeout)
         return not self._thread.is_alive()
 
+    def take(self, max_items: int, timeout: float = 0.25) -> list[Any]:
+        """Everything queued now (at most ``max_items``), waiting up to ``timeout`` s for the first."""
+        try:
+            items = [self.queue.get(timeout=timeout)]
+        except queue.Empty:
+            return []
+        while len(items) < max_items:
+            try:
+                items.append(self.queue.get_nowait())
+            except queue.Empty:
+                break
+        return items
+
     def _put(self, item: Any) -> bool:
         while not self.stop.is_set():
             try:
@@ -96,3 +109,18 @@ class PartitionReader:
             self._put(END)
         except BaseException as exc:  # noqa: BLE001 - handed to the consumer, which decides
             self._put(exc)
+
+
+def first_partitions(database: Any, stream: str, start: Any, *, end: Any = None,
+                     heartbeat_ms: int = 2000) -> list[tuple[records.ChildPartition, Any]]:
+    """The first query (no partition token): the first partitions with their start timestamps."""
+    params = {"start": start, "end": end, "token": None, "heartbeat": heartbeat_ms}
+    found: dict[str, tuple[records.ChildPartition, Any]] = {}
+    with database.snapshot() as snap:
+        results = snap.execute_sql(query_text(stream), params=params, param_types=PARAM_TYPES)
+        for row in results:
+            for rec in records.parse_row(row, records.layout_of(results.fields)):
+                if isinstance(rec, records.ChildPartitionsRecord):
+                    for child in rec.children:
+                        found.setdefault(child.token, (child, rec.start_timestamp))
+    return list(found.values())

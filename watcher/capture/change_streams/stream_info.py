@@ -11,12 +11,17 @@ Example::
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
+from google.api_core import exceptions as gexc
 from google.cloud.spanner_v1 import param_types
 
-from ...errors import ChangeStreamNotFoundError
+from ...errors import CallbackError, ChangeStreamNotFoundError, ChangeStreamRetentionError, PollError
+from ..table_info import TableInfo, describe
+
+log = logging.getLogger(__name__)
 
 #: Spanner's retention period of a change stream whose options do not set one.
 DEFAULT_RETENTION = "1d"
@@ -52,7 +57,7 @@ def describe_stream(database: Any, stream: str) -> StreamInfo:
     with database.snapshot(multi_use=True) as snap:
         found = _rows(snap, _STREAM_SQL, stream)
         if not found:
-            raise ChangeStreamNotFoundError(stream, database.name)
+            raise ChangeStreamNotFoundError(stream, f"database {database.name} has no change stream of that name")
         name, all_tables = found[0][0], bool(found[0][1])
         options = {str(k).lower(): v for k, v in _rows(snap, _OPTIONS_SQL, name)}
         if all_tables:
@@ -60,3 +65,33 @@ def describe_stream(database: Any, stream: str) -> StreamInfo:
         else:
             tables = [r[0] for r in _rows(snap, _TABLES_SQL, name)]
     return StreamInfo(name, str(options.get("retention_period") or DEFAULT_RETENTION), tuple(tables), all_tables)
+
+
+def describe_tables(database: Any, info: StreamInfo) -> dict[str, TableInfo]:
+    """Key columns and column types of the stream's tables (a table dropped meanwhile is left out:
+    the watcher learns a table from its records too)."""
+    found = {}
+    for table in info.tables:
+        try:
+            found[table] = describe(database, table)
+        except Exception as exc:  # noqa: BLE001 - see above
+            log.debug("change stream %s: table %s not described: %s", info.name, table, exc)
+    return found
+
+
+def server_now(database: Any) -> Any:
+    """The database's clock (CURRENT_TIMESTAMP() of a strong read): where a new watcher starts."""
+    with database.snapshot() as snap:
+        return list(snap.execute_sql("SELECT CURRENT_TIMESTAMP()"))[0][0]
+
+
+def read_error(info: StreamInfo, exc: BaseException, at: Any) -> BaseException:
+    """The library error for a failed read of ``info``'s stream from ``at``: OUT_OF_RANGE names the
+    stream and its retention; the read function not found (the stream dropped) names the stream."""
+    if isinstance(exc, gexc.OutOfRange):
+        return ChangeStreamRetentionError(info.name, info.retention_period, at, str(exc.message))
+    if isinstance(exc, gexc.InvalidArgument) and f"READ_{info.name}".upper() in str(exc.message).upper():
+        return ChangeStreamNotFoundError(info.name, f"it was dropped while being read: {exc.message}")
+    if isinstance(exc, CallbackError | PollError):
+        return exc
+    return PollError(f"reading change stream {info.name} failed: {exc}")

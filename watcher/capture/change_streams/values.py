@@ -45,12 +45,11 @@ def type_name(spanner_type: Mapping[str, Any] | str) -> str:
     >>> type_name('{"code": "STRING"}'), type_name({"code": "NUMERIC", "type_annotation": "PG_NUMERIC"})
     ('STRING', 'NUMERIC')
     """
-    if isinstance(spanner_type, str):
-        spanner_type = json.loads(spanner_type)
-    code = str(spanner_type.get("code", ""))
+    t: Mapping[str, Any] = json.loads(spanner_type) if isinstance(spanner_type, str) else spanner_type
+    code = str(t.get("code", ""))
     if code == "ARRAY":
-        return f"ARRAY<{type_name(spanner_type.get('array_element_type') or {})}>"
-    annotation = spanner_type.get("type_annotation")
+        return f"ARRAY<{type_name(t.get('array_element_type') or {})}>"
+    annotation = t.get("type_annotation")
     return _CODE_NAMES.get(str(annotation), code) if annotation else code
 
 

@@ -6,19 +6,16 @@ A partition's child starts once all its parents finished (a child of a merge is 
 Unlike polling, a change stream gives every version of a row, deletes at their commit
 time, old values (by the stream's value capture type) and the transaction of each change.
 
-Delivery (the :class:`~watcher.capture.base.Watcher` contract): whatever a partition's
-query returned since the last batch is one batch. Batch callbacks get it (one list per
-table), then the per-change callbacks get its changes one at a time; callbacks never run
-two at once (partitions are read concurrently, delivered one batch at a time), so the
-changes of one key come in commit order. Only then the partition's progress is stored
-(:mod:`.progress`; in Spanner by default, :mod:`.spanner_progress`): a restart resumes each
-unfinished partition from its watermark, skips the records at the watermark it had already
-delivered, never reads a finished partition again, and starts the children of partitions
-that finished before. Heartbeats move a partition's watermark while it is idle; the
-watcher's watermark is the lowest of its unfinished partitions'. Only the client's public
-API is used, so the watcher works the same on Spanner, the official emulator and the
-embedded local Spanner. Changes of the progress table itself (a stream ``FOR ALL`` tracks it
-when it lives in the watched database) are never delivered, and never cause a progress write.
+Delivery follows the :class:`~watcher.capture.base.Watcher` contract: what a partition's
+query returned since its last batch is one batch, delivered as :mod:`.delivery` says (one
+batch at a time, so the changes of one key come in commit order); only then the partition's
+progress is stored (:mod:`.progress`; in Spanner by default). A restart resumes each
+unfinished partition from its watermark, skipping the records there it had delivered, never
+reads a finished partition again, and starts the children of partitions that finished
+before. Heartbeats move an idle partition's watermark; the watcher's watermark is the lowest
+of its unfinished partitions'. Only the client's public API is used (Spanner, the official
+emulator and the embedded server alike). Changes of the progress table itself (a stream
+``FOR ALL`` sees them) are never delivered, and never cause a progress write.
 
 Example::
 
@@ -35,7 +32,6 @@ from __future__ import annotations
 import concurrent.futures as cf
 import datetime as dt
 import logging
-import queue
 import threading
 import time
 from collections.abc import Callable
@@ -43,20 +39,22 @@ from typing import Any
 
 from google.api_core import exceptions as gexc
 
-from ...errors import CallbackError, ChangeStreamNotFoundError, ChangeStreamRetentionError, ConfigurationError, PollError
+from ...errors import CallbackError, ConfigurationError
 from ...model import Change, TableId, as_nanos_timestamp
 from ..base import BatchCallback, Callback, PollListener, PollRecord, State, Watcher
 from ..handoff import StopDelivery
 from ..metrics import prometheus_text, stream_text
 from ..retry import RetryPolicy, is_transient
-from ..table_info import TableInfo, describe
+from ..table_info import TableInfo
 from . import records
+from .batching import steps
+from .delivery import Delivery
 from .partitions import PartitionScheduler
-from .progress import CREATED, FINISHED, ROOT_TOKEN, PartitionProgress, ProgressStore
-from .reader import END, PARAM_TYPES, PartitionReader, query_text
+from .progress import CREATED, FINISHED, ROOT_TOKEN, PartitionProgress, ProgressStore, watermark
+from .reader import PartitionReader, first_partitions, query_text
 from .spanner_progress import TABLE as PROGRESS_TABLE
 from .spanner_progress import SpannerProgressStore
-from .stream_info import StreamInfo, describe_stream
+from .stream_info import StreamInfo, describe_stream, describe_tables, read_error, server_now
 
 log = logging.getLogger(__name__)
 
@@ -130,11 +128,7 @@ class ChangeStreamWatcher(Watcher):
         self.clock = clock
         self.info: StreamInfo | None = None
         self._lock = threading.RLock()
-        self._consumers = threading.Condition(self._lock)  # notified when a callback is added
-        self._deliver_lock = threading.Lock()
-        self._callbacks: list[Callback] = []
-        self._batch_callbacks: list[BatchCallback] = []
-        self._poll_listeners: list[PollListener] = []
+        self._delivery = Delivery()
         self._tables: dict[str, TableInfo] = {}
         self._scheduler = PartitionScheduler()
         self._partitions: dict[str, PartitionProgress] = {}
@@ -161,26 +155,19 @@ class ChangeStreamWatcher(Watcher):
         return self.info.name if self.info is not None else self.stream
 
     def add_callback(self, callback: Callback) -> None:
-        with self._lock:
-            self._callbacks.append(callback)
-            self._consumers.notify_all()
+        self._delivery.add_callback(callback)
 
     def remove_callback(self, callback: Callback) -> None:
-        with self._lock:
-            if callback in self._callbacks:
-                self._callbacks.remove(callback)
+        self._delivery.remove_callback(callback)
 
     def add_batch_callback(self, callback: BatchCallback) -> None:
         """Call ``callback(changes)`` with each batch's changes of one table, before the
         per-change callbacks and before the progress moves (a batch may come again after a crash)."""
-        with self._lock:
-            self._batch_callbacks.append(callback)
-            self._consumers.notify_all()
+        self._delivery.add_batch_callback(callback)
 
     def add_poll_listener(self, listener: PollListener) -> None:
         """Call ``listener(record)`` after each batch (``record.table`` is the stream's name)."""
-        with self._lock:
-            self._poll_listeners.append(listener)
+        self._delivery.add_poll_listener(listener)
 
     def table_infos(self) -> list[TableInfo]:
         with self._lock:
@@ -198,7 +185,7 @@ class ChangeStreamWatcher(Watcher):
             rows = {p.token: p for p in self.progress.load(info.name, self.watcher_id)}
             root = rows.get(ROOT_TOKEN)
             if root is None:
-                begin = self.start_at or self._server_now()
+                begin = self.start_at or server_now(self.database)
                 root = PartitionProgress(ROOT_TOKEN, (), begin, begin, CREATED)
                 self.progress.save(info.name, self.watcher_id, [root])
             if root.state != FINISHED:
@@ -208,7 +195,7 @@ class ChangeStreamWatcher(Watcher):
                 if p.token != ROOT_TOKEN:
                     self._scheduler.restore(p.token, p.parents, p.start, finished=p.state == FINISHED)
             self._partitions = {t: p for t, p in rows.items() if t != ROOT_TOKEN}
-            self._tables.update(self._describe_tables(info))
+            self._tables.update(describe_tables(self.database, info))
             self._failure = None
             self._ended.clear()
             self._reopen_iterators()
@@ -237,16 +224,9 @@ class ChangeStreamWatcher(Watcher):
         return self._ended.wait(timeout)
 
     def watermark(self) -> Any:
-        """Every change committed up to this time was delivered (the lowest watermark of the
-        unfinished partitions; ``end`` once every partition finished)."""
+        """Every change committed up to this time was delivered (see :func:`.progress.watermark`)."""
         with self._lock:
-            open_marks = [p.watermark for p in self._partitions.values() if p.state != FINISHED]
-            if open_marks:
-                return min(open_marks)
-            if self._partitions and self.end is not None:
-                return self.end
-            marks = [p.watermark for p in self._partitions.values()]
-            return max(marks) if marks else None
+            return watermark(self._partitions.values(), self.end)
 
     def stats(self) -> dict[str, Any]:
         """Partitions active, waiting and finished, records, changes, heartbeats, watermark and lag."""
@@ -273,47 +253,15 @@ class ChangeStreamWatcher(Watcher):
 
     # --- reading ---------------------------------------------------------------------------------------
 
-    def _server_now(self) -> Any:
-        with self.database.snapshot() as snap:
-            return list(snap.execute_sql("SELECT CURRENT_TIMESTAMP()"))[0][0]
-
-    def _describe_tables(self, info: StreamInfo) -> dict[str, TableInfo]:
-        found = {}
-        for table in info.tables:
-            try:
-                found[table] = describe(self.database, table)
-            except Exception as exc:  # noqa: BLE001 - a table dropped meanwhile is learnt from its records
-                log.debug("change stream %s: table %s not described: %s", info.name, table, exc)
-        return found
-
-    def _translate(self, exc: BaseException, at: Any) -> BaseException:
-        assert self.info is not None
-        if isinstance(exc, gexc.OutOfRange):
-            return ChangeStreamRetentionError(self.info.name, self.info.retention_period, at, exc.message)
-        if isinstance(exc, gexc.InvalidArgument) and f"READ_{self.info.name}".upper() in str(exc.message).upper():
-            return ChangeStreamNotFoundError(self.info.name, self.database.name)
-        if isinstance(exc, CallbackError | PollError):
-            return exc
-        return PollError(f"reading change stream {self.info.name} failed: {exc}")
-
     def _read_root(self, root: PartitionProgress) -> list[PartitionProgress]:
         """The first query: the first partitions, stored (CREATED) with the root FINISHED."""
-        assert self.info is not None
-        params = {"start": root.start, "end": self.end, "token": None, "heartbeat": self.heartbeat_ms}
-        children: dict[str, PartitionProgress] = {}
+        info = info_of(self)
         try:
-            with self.database.snapshot() as snap:
-                results = snap.execute_sql(query_text(self.info.name), params=params, param_types=PARAM_TYPES)
-                for row in results:
-                    for rec in records.parse_row(row, records.layout_of(results.fields)):
-                        if isinstance(rec, records.ChildPartitionsRecord):
-                            for c in rec.children:
-                                children.setdefault(c.token, PartitionProgress(
-                                    c.token, c.parents, rec.start_timestamp, rec.start_timestamp, CREATED))
+            found = first_partitions(self.database, info.name, root.start, end=self.end, heartbeat_ms=self.heartbeat_ms)
         except gexc.GoogleAPICallError as exc:
-            raise self._translate(exc, root.start) from exc
-        rows = [*children.values(), root.finished()]
-        self.progress.save(self.info.name, self.watcher_id, rows)
+            raise read_error(info, exc, root.start) from exc
+        rows = [*(PartitionProgress(c.token, c.parents, at, at, CREATED) for c, at in found), root.finished()]
+        self.progress.save(info.name, self.watcher_id, rows)
         return rows
 
     def _schedule(self) -> None:
@@ -355,7 +303,7 @@ class ChangeStreamWatcher(Watcher):
                     continue
                 with self._lock:
                     at = self._partitions[token].watermark
-                self._fail(run, self._translate(exc, at), exc)
+                self._fail(run, read_error(info_of(self), exc, at), exc)
                 break
         with self._lock:
             if done:
@@ -367,47 +315,25 @@ class ChangeStreamWatcher(Watcher):
 
     def _read_partition(self, run: _Run, token: str) -> bool:
         """Read ``token`` from its progress; True once it ended (progress FINISHED), False when stopped."""
-        assert self.info is not None
         with self._lock:
             start = self._partitions[token]
-        reader = PartitionReader(self.database, self.info.name, token, start.watermark, end=self.end,
+        reader = PartitionReader(self.database, info_of(self).name, token, start.watermark, end=self.end,
                                  heartbeat_ms=self.heartbeat_ms).start()
         skip = set(start.delivered_at_watermark)
         try:
             while not run.stop.is_set():
-                try:
-                    items = [reader.queue.get(timeout=0.25)]
-                except queue.Empty:
-                    continue
-                while len(items) < self.max_batch_rows:
-                    try:
-                        items.append(reader.queue.get_nowait())
-                    except queue.Empty:
-                        break
-                batch: list[records.DataChangeRecord] = []
-                beat: Any = None
-                for item in items:
-                    if item is END or isinstance(item, BaseException):
-                        self._flush(run, token, batch, beat)
-                        if item is not END:
-                            raise item
+                taken = reader.take(self.max_batch_rows)
+                for step in steps(taken, skip_at=start.watermark, skip_ids=skip, ignore_tables=(PROGRESS_TABLE,)):
+                    with self._lock:
+                        self._counts["heartbeats"] += step.heartbeats
+                    self._flush(run, token, step.records, step.heartbeat)
+                    if step.children is not None:
+                        self._add_children(step.children)
+                    if step.error is not None:
+                        raise step.error
+                    if step.end:
                         self._save(token, self._partitions[token].finished())
                         return True
-                    for rec in item:
-                        if isinstance(rec, records.DataChangeRecord):
-                            if rec.table_name.upper() == PROGRESS_TABLE:
-                                continue  # our own progress writes (a stream FOR ALL sees them): never a change
-                            if not (skip and rec.commit_timestamp == start.watermark and rec.record_id in skip):
-                                batch.append(rec)
-                        elif isinstance(rec, records.HeartbeatRecord):
-                            beat = rec.timestamp if beat is None else max(beat, rec.timestamp)
-                            with self._lock:
-                                self._counts["heartbeats"] += 1
-                        else:
-                            self._flush(run, token, batch, beat)
-                            batch, beat = [], None
-                            self._add_children(rec)
-                self._flush(run, token, batch, beat)
             return False
         finally:
             reader.stop.set()
@@ -423,8 +349,7 @@ class ChangeStreamWatcher(Watcher):
                     self._partitions[c.token] = row
                     new.append(row)
         if new:
-            assert self.info is not None
-            self.progress.save(self.info.name, self.watcher_id, new)
+            self.progress.save(info_of(self).name, self.watcher_id, new)
 
     def _flush(self, run: _Run, token: str, batch: list[records.DataChangeRecord], beat: Any) -> None:
         """Deliver ``batch``, then store the partition's new watermark (the heartbeat's when later)."""
@@ -453,49 +378,22 @@ class ChangeStreamWatcher(Watcher):
                 self._counts["polls"] += 1
                 self._counts["rows"] += len(changes)
                 self._last = {"last_poll_at": self.clock(), "last_poll_seconds": seconds, "last_poll_rows": len(changes)}
-            listeners = list(self._poll_listeners)
         if changes:
-            record = PollRecord(self.name, self._last["last_poll_at"], seconds, len(changes), False)
-            for listener in listeners:
-                listener(record)
+            self._delivery.polled(PollRecord(self.name, self._last["last_poll_at"], seconds, len(changes), False))
 
     def _save(self, token: str, row: PartitionProgress) -> None:
-        assert self.info is not None
-        self.progress.save(self.info.name, self.watcher_id, [row])
+        self.progress.save(info_of(self).name, self.watcher_id, [row])
         with self._lock:
             self._partitions[token] = row
 
     def _deliver(self, run: _Run, batch: list[records.DataChangeRecord], changes: list[Change]) -> None:
-        """Batch callbacks (one list per table), then each change to every callback; one batch at a time.
-
-        With nobody to hand the changes to (``for c in w.changes()`` before its first ``next()``), the
-        partition waits: its progress must not move past changes nobody saw."""
-        with self._consumers:
-            while not self._callbacks and not self._batch_callbacks:
-                if run.stop.is_set():
-                    raise StopDelivery()
-                self._consumers.wait(0.1)
+        self._delivery.wait_for_consumer(run.stop)
         with self._lock:
             for rec in batch:
                 if rec.table_name not in self._tables:  # a table created after the start
                     self._tables[rec.table_name] = TableInfo(TableId(rec.table_name), "", rec.key_columns,
                                                              rec.types(), commit_timestamp_option=False)
-            callbacks, batch_callbacks = list(self._callbacks), list(self._batch_callbacks)
-        by_table: dict[str, list[Change]] = {}
-        for c in changes:
-            by_table.setdefault(c.table, []).append(c)
-        with self._deliver_lock:
-            try:
-                for batch_callback in batch_callbacks:
-                    for group in by_table.values():
-                        batch_callback(group)
-                for change in changes:
-                    for callback in callbacks:
-                        callback(change)
-            except StopDelivery:
-                raise
-            except Exception as exc:
-                raise CallbackError(f"a callback of change stream watcher {self.name} raised: {exc!r}") from exc
+        self._delivery.deliver(changes, self.name)
 
     def _fail(self, run: _Run, error: BaseException, cause: BaseException) -> None:
         with self._lock:
@@ -518,3 +416,9 @@ class ChangeStreamWatcher(Watcher):
         run.stop.set()
         cf.wait(list(run.futures), timeout)
         run.pool.shutdown(wait=False)
+
+
+def info_of(w: ChangeStreamWatcher) -> StreamInfo:
+    """The stream a started watcher reads (described by start())."""
+    assert w.info is not None, "start() describes the stream first"
+    return w.info
