@@ -7,6 +7,7 @@ import base64
 import datetime as dt
 import decimal
 import math
+import os
 import threading
 import time
 from collections import Counter, defaultdict
@@ -27,6 +28,8 @@ from watcher import (
 
 from .core_support import Collector, wait_until
 
+# Read at import (collection), before the shared fixtures point the variable at their own server.
+_EXTERNAL = os.environ.get("SPANNER_EMULATOR_HOST")
 TABLES = [
     "CREATE TABLE Singers (SingerId INT64 NOT NULL, FirstName STRING(MAX), LastName STRING(MAX), Score FLOAT64, "
     "Photo BYTES(MAX), Born DATE, Seen TIMESTAMP, Money NUMERIC, Info JSON, Tags ARRAY<STRING(MAX)>, "
@@ -343,3 +346,53 @@ def test_a_start_outside_the_retention_is_an_error_naming_the_stream_and_its_ret
         w.start()
     assert "Change stream S" in str(info.value) and "36h" in str(info.value)
     assert info.value.stream == "S" and info.value.retention == "36h"
+
+
+def test_transient_read_errors_are_retried_from_the_partitions_progress(make_database, churn, local_server):
+    db = make_database(TABLES + ["CREATE CHANGE STREAM S FOR ALL"])
+    w = ChangeStreamWatcher(db, "S", heartbeat=HEARTBEAT, progress=InMemoryProgressStore())
+    got = Collector()
+    w.add_callback(got)
+    with w:
+        local_server.faults.inject("ExecuteStreamingSql", "ABORTED", count=3)   # new partition reads fail
+        written = write_versions(db, 1.2)
+        got.wait_for(sum(map(len, written.values())), timeout=20)
+        time.sleep(0.3)
+        stats = w.stats()
+    assert local_server.faults.fired.get("ExecuteStreamingSql", 0) >= 1
+    assert stats["retries"] >= 1 and stats["failures"] == 0 and w.failure is None
+    assert by_key(got.changes) == written
+    assert len({ident(c) for c in got.changes}) == len(got.changes)
+
+
+def test_a_watcher_stopped_longer_than_the_retention_says_so_at_start(tmp_path, monkeypatch):
+    """The server's clock jumps two days while the watcher is stopped: its partitions' watermarks are outside
+    the stream's one-day retention, and start() says so; a new watcher id starts from now."""
+    from watcher.localspanner.server import LocalSpanner
+
+    if _EXTERNAL:
+        pytest.skip("drives the embedded server's clock; SPANNER_EMULATOR_HOST is set")
+    offset = [0]
+    with LocalSpanner(now_nanos=lambda: time.time_ns() + offset[0]) as server:
+        monkeypatch.setenv("SPANNER_EMULATOR_HOST", server.emulator_host)
+        client = spanner.Client(project="cs-retention")
+        instance = client.instance("cs-instance", configuration_name="projects/cs-retention/instanceConfigs/emulator-config",
+                                   node_count=1)
+        instance.create().result(30)
+        db = instance.database("cs-db", ddl_statements=TABLES + ["CREATE CHANGE STREAM S FOR ALL"])
+        db.create().result(60)
+        got = Collector()
+        w = ChangeStreamWatcher(db, "S", heartbeat=HEARTBEAT)
+        w.add_callback(got)
+        with w:
+            db.run_in_transaction(lambda t: t.insert("Singers", ("SingerId", "FirstName"), [(1, "Ann")]))
+            got.wait_for(1)
+        offset[0] = 2 * 86_400 * 10**9
+        with pytest.raises(ChangeStreamRetentionError, match="Change stream S .*retention period \\(1d\\)"):
+            w.start()
+        fresh = ChangeStreamWatcher(db, "S", heartbeat=HEARTBEAT, watcher_id="new")
+        fresh.add_callback(got)
+        with fresh:
+            db.run_in_transaction(lambda t: t.insert("Singers", ("SingerId", "FirstName"), [(2, "Bo")]))
+            got.wait_for(2)
+    assert got.keys() == [(1,), (2,)]

@@ -11,6 +11,7 @@ Example::
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +39,22 @@ _ALL_TABLES_SQL = ("SELECT TABLE_NAME FROM INFORMATION_SCHEMA.TABLES WHERE TABLE
                    "ORDER BY TABLE_NAME")
 
 
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
+
+
+def retention_seconds(text: str) -> int | None:
+    """Seconds of a retention period as Spanner spells it (``"36h"``, ``"7d"``); None when unreadable.
+
+    >>> retention_seconds("36h"), retention_seconds("1d"), retention_seconds("90m"), retention_seconds("soon")
+    (129600, 86400, 5400, None)
+    """
+    text = text.strip().lower()
+    number, unit = text[:-1], text[-1:]
+    if unit not in _UNITS or not number.isdigit():
+        return None
+    return int(number) * _UNITS[unit]
+
+
 @dataclass(frozen=True)
 class StreamInfo:
     """A change stream: its name as the schema spells it, its retention period and the tables it tracks."""
@@ -46,6 +63,13 @@ class StreamInfo:
     retention_period: str
     tables: tuple[str, ...]
     all_tables: bool
+
+    def check_start(self, start: Any, now: Any) -> None:
+        """ChangeStreamRetentionError when a read from ``start`` would be before the retention period at ``now``."""
+        seconds = retention_seconds(self.retention_period)
+        if seconds is not None and start < now - dt.timedelta(seconds=seconds):
+            raise ChangeStreamRetentionError(self.name, self.retention_period, start,
+                                             f"the oldest readable commit timestamp is about {seconds} s before {now}")
 
 
 def _rows(snap: Any, sql: str, name: str) -> list[list[Any]]:

@@ -184,10 +184,15 @@ class ChangeStreamWatcher(Watcher):
             self.progress.initialize()
             rows = {p.token: p for p in self.progress.load(info.name, self.watcher_id)}
             root = rows.get(ROOT_TOKEN)
+            now = server_now(self.database)
             if root is None:
-                begin = self.start_at or server_now(self.database)
+                begin = self.start_at or now
+                info.check_start(begin, now)
                 root = PartitionProgress(ROOT_TOKEN, (), begin, begin, CREATED)
                 self.progress.save(info.name, self.watcher_id, [root])
+            for p in rows.values():  # stopped for longer than the retention: say so now, not from a reader thread
+                if p.state != FINISHED:
+                    info.check_start(p.watermark, now)
             if root.state != FINISHED:
                 rows.update({p.token: p for p in self._read_root(root)})
             self._scheduler = PartitionScheduler()
