@@ -63,12 +63,19 @@ class PartitionReader:
         self.params = {"start": start, "end": end, "token": token, "heartbeat": heartbeat_ms}
         self.queue: queue.Queue[Any] = queue.Queue(QUEUE_ROWS)
         self.stop = stop or threading.Event()
+        self._started = False
         self._thread = threading.Thread(target=self._run, name=f"change-stream-{stream}-{(token or 'root')[:12]}",
                                         daemon=True)
 
     def start(self) -> PartitionReader:
+        self._started = True
         self._thread.start()
         return self
+
+    @property
+    def alive(self) -> bool:
+        """Not started yet, or still reading."""
+        return not self._started or self._thread.is_alive()
 
     def join(self, timeout: float | None = None) -> bool:
         self._thread.join(timeout)

@@ -75,6 +75,8 @@ class _Run:
         self.stop = threading.Event()
         self.pool = cf.ThreadPoolExecutor(workers, thread_name_prefix="change-stream")
         self.futures: set[cf.Future[Any]] = set()
+        #: Readers still reading (each ends at its next row or heartbeat once told to stop).
+        self.readers: set[PartitionReader] = set()
 
 
 class ChangeStreamWatcher(Watcher):
@@ -323,7 +325,10 @@ class ChangeStreamWatcher(Watcher):
         with self._lock:
             start = self._partitions[token]
         reader = PartitionReader(self.database, info_of(self).name, token, start.watermark, end=self.end,
-                                 heartbeat_ms=self.heartbeat_ms).start()
+                                 heartbeat_ms=self.heartbeat_ms)
+        with self._lock:
+            run.readers = {r for r in run.readers if r.alive} | {reader}
+        reader.start()
         skip = set(start.delivered_at_watermark)
         try:
             while not run.stop.is_set():
@@ -416,11 +421,19 @@ class ChangeStreamWatcher(Watcher):
 
     @staticmethod
     def _join(run: _Run | None, timeout: float | None) -> None:
+        """Stop ``run``: wait for its partitions' callbacks, then (within the same ``timeout``) for its
+        readers, which end at their next row or heartbeat: no query is left open after stop()."""
         if run is None:
             return
+        deadline = None if timeout is None else time.monotonic() + timeout
         run.stop.set()
         cf.wait(list(run.futures), timeout)
         run.pool.shutdown(wait=False)
+        for reader in list(run.readers):
+            reader.stop.set()
+        for reader in list(run.readers):
+            if reader.join(None if deadline is None else max(0.0, deadline - time.monotonic())):
+                run.readers.discard(reader)
 
 
 def info_of(w: ChangeStreamWatcher) -> StreamInfo:
