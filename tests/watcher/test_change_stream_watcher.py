@@ -110,6 +110,7 @@ def test_inserts_updates_and_deletes_arrive_typed_like_the_client_reads_them(mak
     assert changes[0].number_of_records_in_transaction == len({c.record_sequence for c in changes[:2]})
     assert len({ident(c) for c in changes}) == 4
     assert all(c.partition_token for c in changes)
+    assert all(c.read_timestamp is not None and c.read_timestamp >= c.commit_timestamp for c in changes)
 
 
 @pytest.mark.parametrize("capture, update_row, update_old, delete_old", [

@@ -96,9 +96,9 @@ class DataChangeRecord:
         """Column -> codec type name, for every column the record lists."""
         return {c.name: c.type for c in self.column_types}
 
-    def changes(self, partition_token: str | None = None) -> list[Change]:
+    def changes(self, partition_token: str | None = None, read_timestamp: Any = None) -> list[Change]:
         """One Change per mod (see :func:`to_change`)."""
-        return [to_change(self, i, partition_token) for i in range(len(self.mods))]
+        return [to_change(self, i, partition_token, read_timestamp) for i in range(len(self.mods))]
 
 
 @dataclass(frozen=True)
@@ -214,12 +214,13 @@ def parse_row(row: Sequence[Any], layout: Layout = DEFAULT_LAYOUT) -> list[Recor
     return [record for raw in row[0] or [] for record in parse_change_record(raw, layout)]
 
 
-def to_change(record: DataChangeRecord, mod_index: int, partition_token: str | None = None) -> Change:
+def to_change(record: DataChangeRecord, mod_index: int, partition_token: str | None = None,
+              read_timestamp: Any = None) -> Change:
     """The Change of mod ``mod_index`` of ``record``: values typed as the client types them.
 
     ``row`` holds the key and the new values (only the key for a DELETE); ``old_values`` what
     the stream's value capture type gives (``{}`` when it gives none); ``keys`` the key in
-    primary-key order.
+    primary-key order; ``read_timestamp`` when the watcher read it.
     """
     mod = record.mods[mod_index]
     types, table = record.types(), record.table_name
@@ -233,6 +234,7 @@ def to_change(record: DataChangeRecord, mod_index: int, partition_token: str | N
     return Change(
         table=table, keys=tuple(keys[k] for k in record.key_columns), row=row,
         commit_timestamp=as_nanos_timestamp(record.commit_timestamp), mod_type=record.mod_type, column_types=types,
+        read_timestamp=as_nanos_timestamp(read_timestamp) if read_timestamp is not None else None,
         value_capture_type=record.value_capture_type, old_values=values.decode_values(types, mod.old_values, table),
         server_transaction_id=record.server_transaction_id, record_sequence=record.record_sequence,
         mod_index=mod_index, number_of_records_in_transaction=record.number_of_records_in_transaction,

@@ -83,11 +83,15 @@ def describe_stream(database: Any, stream: str) -> StreamInfo:
         if not found:
             raise ChangeStreamNotFoundError(stream, f"database {database.name} has no change stream of that name")
         name, all_tables = found[0][0], bool(found[0][1])
-        options = {str(k).lower(): v for k, v in _rows(snap, _OPTIONS_SQL, name)}
-        if all_tables:
-            tables = [r[0] for r in snap.execute_sql(_ALL_TABLES_SQL)]
-        else:
-            tables = [r[0] for r in _rows(snap, _TABLES_SQL, name)]
+        try:  # what follows only informs messages and table_infos(): a server without these views still works
+            options = {str(k).lower(): v for k, v in _rows(snap, _OPTIONS_SQL, name)}
+            if all_tables:
+                tables = [r[0] for r in snap.execute_sql(_ALL_TABLES_SQL)]
+            else:
+                tables = [r[0] for r in _rows(snap, _TABLES_SQL, name)]
+        except gexc.GoogleAPICallError as exc:
+            log.info("change stream %s: options or tables not readable from INFORMATION_SCHEMA: %s", name, exc)
+            options, tables = {}, []
     return StreamInfo(name, str(options.get("retention_period") or DEFAULT_RETENTION), tuple(tables), all_tables)
 
 

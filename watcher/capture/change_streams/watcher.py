@@ -342,7 +342,9 @@ class ChangeStreamWatcher(Watcher):
                     if step.error is not None:
                         raise step.error
                     if step.end:
-                        self._save(token, self._partitions[token].finished())
+                        with self._lock:
+                            finished = self._partitions[token].finished()
+                        self._save(token, finished)
                         return True
             return False
         finally:
@@ -368,7 +370,8 @@ class ChangeStreamWatcher(Watcher):
         if run.stop.is_set():
             raise StopDelivery()
         began = time.monotonic()
-        changes = [c for rec in batch for c in rec.changes(token)]
+        read_at = self.clock() if batch else None
+        changes = [c for rec in batch for c in rec.changes(token, read_at)]
         if changes:
             self._deliver(run, batch, changes)
         with self._lock:
