@@ -102,7 +102,7 @@ def test_the_installed_package_applies_its_migrations_and_prints_ddl(installed: 
     assert migrate.returncode == 0, migrate.stdout + migrate.stderr
     for name in MIGRATIONS:
         assert f"watcher: applied {name}" in migrate.stdout, migrate.stdout
-    assert "done: 3 file(s) applied" in migrate.stdout
+    assert f"done: {len(MIGRATIONS)} file(s) applied" in migrate.stdout
 
     again = _cli(python, "migrate", "--data-dir", str(work / "data"), cwd=work)
     assert again.returncode == 0 and "applied V00" not in again.stdout, again.stdout + again.stderr
