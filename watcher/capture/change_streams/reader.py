@@ -18,8 +18,10 @@ Example::
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import queue
 import threading
+import time
 from typing import Any
 
 from google.cloud.spanner_v1 import param_types
@@ -116,6 +118,31 @@ class PartitionReader:
             self._put(END)
         except BaseException as exc:  # noqa: BLE001 - handed to the consumer, which decides
             self._put(exc)
+
+
+class ReadRun:
+    """One start() to stop() of a watcher: the bounded pool its partitions are read on, their
+    readers, and the event that ends them all."""
+
+    def __init__(self, workers: int) -> None:
+        self.stop = threading.Event()
+        self.pool = cf.ThreadPoolExecutor(workers, thread_name_prefix="change-stream")
+        self.futures: set[cf.Future[Any]] = set()
+        #: Readers still reading (each ends at its next row or heartbeat once told to stop).
+        self.readers: set[PartitionReader] = set()
+
+    def close(self, timeout: float | None) -> None:
+        """Stop: wait for the partitions' callbacks, then (within the same ``timeout``) for the readers,
+        which end at their next row or heartbeat, so no query is left open."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        self.stop.set()
+        cf.wait(list(self.futures), timeout)
+        self.pool.shutdown(wait=False)
+        for reader in list(self.readers):
+            reader.stop.set()
+        for reader in list(self.readers):
+            if reader.join(None if deadline is None else max(0.0, deadline - time.monotonic())):
+                self.readers.discard(reader)
 
 
 def first_partitions(database: Any, stream: str, start: Any, *, end: Any = None,

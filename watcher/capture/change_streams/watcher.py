@@ -29,7 +29,6 @@ Example::
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import datetime as dt
 import logging
 import threading
@@ -51,7 +50,7 @@ from .batching import steps
 from .delivery import Delivery
 from .partitions import PartitionScheduler
 from .progress import CREATED, FINISHED, ROOT_TOKEN, PartitionProgress, ProgressStore, watermark
-from .reader import PartitionReader, first_partitions, query_text
+from .reader import PartitionReader, ReadRun, first_partitions, query_text
 from .spanner_progress import TABLE as PROGRESS_TABLE
 from .spanner_progress import SpannerProgressStore
 from .stream_info import StreamInfo, describe_stream, describe_tables, read_error, server_now
@@ -66,17 +65,6 @@ DEFAULT_MAX_BATCH_ROWS = 1000
 
 def _utc_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
-
-
-class _Run:
-    """One start() to stop(): the pool reading partitions and the event that ends it."""
-
-    def __init__(self, workers: int) -> None:
-        self.stop = threading.Event()
-        self.pool = cf.ThreadPoolExecutor(workers, thread_name_prefix="change-stream")
-        self.futures: set[cf.Future[Any]] = set()
-        #: Readers still reading (each ends at its next row or heartbeat once told to stop).
-        self.readers: set[PartitionReader] = set()
 
 
 class ChangeStreamWatcher(Watcher):
@@ -136,7 +124,7 @@ class ChangeStreamWatcher(Watcher):
         self._partitions: dict[str, PartitionProgress] = {}
         self._state = State.NEW
         self._failure: BaseException | None = None
-        self._run: _Run | None = None
+        self._run: ReadRun | None = None
         self._ended = threading.Event()
         self._counts = {"polls": 0, "rows": 0, "records": 0, "heartbeats": 0, "failures": 0, "retries": 0}
         self._last: dict[str, Any] = {"last_poll_at": None, "last_poll_seconds": 0.0, "last_poll_rows": 0}
@@ -181,7 +169,12 @@ class ChangeStreamWatcher(Watcher):
         with self._lock:
             if self._state == State.RUNNING:
                 return self
-            self._join(self._run, 30.0)
+            old = self._run
+        if old is not None:  # after a failure: its partitions end first (they need the lock to)
+            old.close(30.0)
+        with self._lock:
+            if self._state == State.RUNNING:
+                return self
             self.info = info = describe_stream(self.database, self.stream)
             self.progress.initialize()
             rows = {p.token: p for p in self.progress.load(info.name, self.watcher_id)}
@@ -206,7 +199,7 @@ class ChangeStreamWatcher(Watcher):
             self._failure = None
             self._ended.clear()
             self._reopen_iterators()
-            self._run = _Run(self.max_concurrent_partitions)
+            self._run = ReadRun(self.max_concurrent_partitions)
             self._state = State.RUNNING
             self._schedule()
         return self
@@ -220,7 +213,8 @@ class ChangeStreamWatcher(Watcher):
         if run is not None:
             run.stop.set()
         self._end_iterators()
-        self._join(run, timeout)
+        if run is not None:
+            run.close(timeout)
         with self._lock:
             if not was_failed and self._state != State.FAILED:
                 self._state = State.STOPPED
@@ -290,7 +284,7 @@ class ChangeStreamWatcher(Watcher):
             run.pool.shutdown(wait=False)
             self._ended.set()
 
-    def _run_partition(self, run: _Run, token: str) -> None:
+    def _run_partition(self, run: ReadRun, token: str) -> None:
         backoff = self.retry_policy.backoff()
         done = False
         while not run.stop.is_set():
@@ -320,7 +314,7 @@ class ChangeStreamWatcher(Watcher):
         if done:
             self._schedule()
 
-    def _read_partition(self, run: _Run, token: str) -> bool:
+    def _read_partition(self, run: ReadRun, token: str) -> bool:
         """Read ``token`` from its progress; True once it ended (progress FINISHED), False when stopped."""
         with self._lock:
             start = self._partitions[token]
@@ -363,7 +357,7 @@ class ChangeStreamWatcher(Watcher):
         if new:
             self.progress.save(info_of(self).name, self.watcher_id, new)
 
-    def _flush(self, run: _Run, token: str, batch: list[records.DataChangeRecord], beat: Any) -> None:
+    def _flush(self, run: ReadRun, token: str, batch: list[records.DataChangeRecord], beat: Any) -> None:
         """Deliver ``batch``, then store the partition's new watermark (the heartbeat's when later)."""
         if not batch and beat is None:
             return
@@ -399,7 +393,7 @@ class ChangeStreamWatcher(Watcher):
         with self._lock:
             self._partitions[token] = row
 
-    def _deliver(self, run: _Run, batch: list[records.DataChangeRecord], changes: list[Change]) -> None:
+    def _deliver(self, run: ReadRun, batch: list[records.DataChangeRecord], changes: list[Change]) -> None:
         self._delivery.wait_for_consumer(run.stop)
         with self._lock:
             for rec in batch:
@@ -408,7 +402,7 @@ class ChangeStreamWatcher(Watcher):
                                                              rec.types(), commit_timestamp_option=False)
         self._delivery.deliver(changes, self.name)
 
-    def _fail(self, run: _Run, error: BaseException, cause: BaseException) -> None:
+    def _fail(self, run: ReadRun, error: BaseException, cause: BaseException) -> None:
         with self._lock:
             if run is not self._run or self._state != State.RUNNING:
                 return
@@ -421,22 +415,6 @@ class ChangeStreamWatcher(Watcher):
         self._end_iterators()
         self._ended.set()
         log.error("change stream watcher %s failed: %s", self.name, error)
-
-    @staticmethod
-    def _join(run: _Run | None, timeout: float | None) -> None:
-        """Stop ``run``: wait for its partitions' callbacks, then (within the same ``timeout``) for its
-        readers, which end at their next row or heartbeat: no query is left open after stop()."""
-        if run is None:
-            return
-        deadline = None if timeout is None else time.monotonic() + timeout
-        run.stop.set()
-        cf.wait(list(run.futures), timeout)
-        run.pool.shutdown(wait=False)
-        for reader in list(run.readers):
-            reader.stop.set()
-        for reader in list(run.readers):
-            if reader.join(None if deadline is None else max(0.0, deadline - time.monotonic())):
-                run.readers.discard(reader)
 
 
 def info_of(w: ChangeStreamWatcher) -> StreamInfo:
