@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
 from watcher.capture.change_streams.partitions import PartitionScheduler
@@ -116,16 +118,44 @@ def test_too_many_ids_at_one_watermark_are_dropped_so_a_restart_repeats_instead_
     assert p.delivered_at_watermark == ()
 
 
-@pytest.mark.parametrize("store", [InMemoryProgressStore()])
+@pytest.fixture(params=["memory", "spanner"])
+def store(request):
+    """Every progress store: the in-memory one, and the Spanner table (created from migration V004)."""
+    if request.param == "memory":
+        return InMemoryProgressStore()
+    from watcher.capture.change_streams.spanner_progress import SpannerProgressStore
+
+    spanner_store = SpannerProgressStore(request.getfixturevalue("make_database")())
+    spanner_store.initialize()
+    spanner_store.initialize()  # idempotent
+    return spanner_store
+
+
+def _ts(second):
+    return dt.datetime(2024, 1, 1, 0, 0, second, tzinfo=dt.UTC)
+
+
 def test_a_store_keeps_one_row_per_stream_watcher_and_token(store):
-    a = PartitionProgress("a", (), 1, 1, CREATED)
-    store.save("S", "w1", [a, PartitionProgress("b", ("a",), 2, 2, CREATED)])
-    store.save("S", "w1", [a.moved(5, ["x/0"])])
+    a = PartitionProgress("a", (), _ts(1), _ts(1), CREATED)
+    store.save("S", "w1", [a, PartitionProgress("b", ("a", "x"), _ts(2), _ts(2), CREATED)])
+    store.save("S", "w1", [a.moved(_ts(5), ["x/0", "y/1"])])
     store.save("S", "w2", [a])
-    store.save("T", "w1", [a])
+    store.save("T", "w1", [a.finished()])
     rows = {p.token: p for p in store.load("S", "w1")}
-    assert set(rows) == {"a", "b"} and rows["a"].watermark == 5 and rows["a"].delivered_at_watermark == ("x/0",)
-    assert [p.watermark for p in store.load("S", "w2")] == [1]
+    assert set(rows) == {"a", "b"}
+    assert (rows["a"].watermark, rows["a"].state, rows["a"].delivered_at_watermark) == (_ts(5), RUNNING, ("x/0", "y/1"))
+    assert rows["b"].parents == ("a", "x") and rows["b"].start == _ts(2)
+    assert [p.watermark for p in store.load("S", "w2")] == [_ts(1)]
+    assert [p.state for p in store.load("T", "w1")] == [FINISHED]
+    assert store.load("S", "nobody") == []
+
+
+def test_the_spanner_store_without_its_table_says_to_migrate(make_database):
+    from watcher.capture.change_streams.spanner_progress import SpannerProgressStore
+    from watcher.errors import CheckpointError
+
+    with pytest.raises(CheckpointError, match="WATCHER_CHANGE_STREAM_PARTITIONS does not exist.*spanner-watcher migrate"):
+        SpannerProgressStore(make_database(), create_if_missing=False).initialize()
 
 
 # --- batching: what a partition does with what arrived ----------------------------------------------------------
