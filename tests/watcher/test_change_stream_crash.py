@@ -102,6 +102,10 @@ def run(make_database, tmp_path):
             final.wait(10)
     finally:
         thread.join(60)
+        # The server notices a killed reader at its next heartbeat (1 s); the database is dropped after the
+        # test, which must not happen while the server still serves those reads (the embedded server can
+        # crash when a database is dropped under an open change-stream read: reported, not fixed here).
+        time.sleep(2.5)
 
     lines = read_lines(out)
     delivered: dict[int, set[str]] = defaultdict(set)
