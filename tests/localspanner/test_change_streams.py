@@ -335,3 +335,34 @@ def test_a_start_outside_the_retention_period_is_out_of_range(tmp_path, monkeypa
         db.run_in_transaction(lambda t: t.update("Singers", ("SingerId", "LastName"), [(1, "Lo")]))
         assert _mods(read_stream(db, "S", now - dt.timedelta(hours=1), _now(db))) == [
             ("UPDATE", {"SingerId": "1"}, {"LastName": "Lo"}, {"LastName": "Lee"})]
+
+
+def test_dropping_the_database_ends_open_queries_with_not_found(make_database):
+    db = make_database(TABLES + ["CREATE CHANGE STREAM S FOR ALL"])
+    start = _now(db)
+    tokens = [t for t, _ in _query(db, "S", start, None, None)[0][2][0][2]]
+    outcomes: list[object] = []
+
+    def reader(token: str) -> None:
+        try:
+            with db.snapshot() as snap:
+                rows = snap.execute_sql(QUERY.format(stream="S"), params={"start": start, "end": None, "token": token,
+                                                                           "heartbeat": 1000}, param_types=TYPES)
+                for _ in rows:
+                    pass
+            outcomes.append("ended without an error")
+        except Exception as exc:  # what the client raises is the point of the test
+            outcomes.append(exc)
+
+    threads = [threading.Thread(target=reader, args=(t,), daemon=True) for t in tokens]
+    for t in threads:
+        t.start()
+    for i in range(20):  # commits keep the readers busy reading while the database goes
+        db.run_in_transaction(lambda t, i=i: t.insert("Singers", ("SingerId", "FirstName"), [(100 + i, "x")]))
+    db.drop()
+    for t in threads:
+        t.join(15)
+    assert not any(t.is_alive() for t in threads)
+    assert len(outcomes) == len(tokens)
+    assert all(isinstance(o, exceptions.NotFound) for o in outcomes), outcomes
+    assert all("Database not found" in str(o) for o in outcomes)
