@@ -26,7 +26,7 @@ from watcher.changelog.exports import bigquery, datastream
 from watcher.changelog.exports.bigquery import parse_sequence_number
 from watcher.checkpoints.memory import InMemoryCommitTimestampRepository
 from watcher.codec import encode_value, timestamp_text
-from watcher.model import MIN_TIMESTAMP, Change
+from watcher.model import MIN_TIMESTAMP, Change, from_nanos
 from watcher.staging.sink import StagingSink
 
 TABLE = ("CREATE TABLE Singers (SingerId INT64 NOT NULL, Name STRING(MAX), Score FLOAT64, Photo BYTES(MAX), "
@@ -322,3 +322,19 @@ def test_exports_carry_the_streams_transaction(spark, make_database, dirs):
         assert [r.commit_timestamp for r in by_sequence] == sorted(r.commit_timestamp for r in mine)
     deleted = next(r for r in rows if r._CHANGE_TYPE == "DELETE")
     assert set(json.loads(deleted.row)) == {"SingerId", "_CHANGE_TYPE", "_CHANGE_SEQUENCE_NUMBER"}
+
+
+def test_a_stream_record_without_its_identity_is_quarantined(spark, dirs):
+    sink = StagingSink(dirs["staging"], fsync=False)
+    good = Change("Singers", (1,), {"SingerId": 1, "Name": "A"}, from_nanos(1_714_557_600_000_000_000), mod_type="INSERT",
+                  column_types=TYPES, value_capture_type="NEW_ROW", server_transaction_id="tx", record_sequence="0",
+                  mod_index=0)
+    path = sink.write([good], {}, ["SingerId"])
+    assert path is not None
+    record = json.loads(path.read_text(encoding="utf-8"))
+    del record["server_transaction_id"]  # a writer that lost it: the change could not be told from a repeat
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    result = run(spark, dirs)
+    assert [q.reason for q in result.quarantined] == ["1 of 1 lines are not valid staging records "
+                                                       "(corrupt or truncated JSON, or missing fields)"]
+    assert result.changes_written == 0
