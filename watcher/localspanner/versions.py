@@ -18,7 +18,8 @@ INSERT/UPDATE/DELETE, old and new image, commit timestamp) for a consumer such a
 change streams.
 
 A read at T sees, per key, the old image of the earliest change after T if there is
-one, else the live row (:func:`past_view_sql`). Live rows carry no timestamp, so strong
+one, else the live row (:func:`past_view_sql`); an index by (key, commit timestamp)
+makes that a few probes per key read. Live rows carry no timestamp, so strong
 reads and the watcher's poll read the tables exactly as before. Rows are appended in
 commit order, so purging what is older than the retention deletes a rowid prefix.
 
@@ -99,10 +100,14 @@ def sync_storage(conn: sqlite3.Connection, catalog: Catalog) -> None:
         for c in t.columns:
             if c.name.lower() not in have:
                 conn.execute(f"ALTER TABLE {quote(versions_table(t))} ADD COLUMN {quote(c.name)}")
-        # By commit time, not by key: versions are appended in commit order, so this index only
-        # grows at its end and a commit dirties few pages; a read in the past reads the
-        # versions newer than its timestamp, a purge those older than the retention.
+        # By commit time: versions are appended in commit order, so this index only grows at its
+        # end; a read in the past scans the versions newer than its timestamp, a purge those
+        # older than the retention.
         conn.execute(f"CREATE INDEX IF NOT EXISTS {quote(versions_table(t) + '_by_ts')} ON {quote(versions_table(t))} ({quote(TO_TS)})")
+        # By key, then commit time: a read in the past finds a key's first change after its
+        # timestamp in a few probes, so its cost follows the rows it reads, not the changes since.
+        by_key = ", ".join([quote(k) for k in t.key_names] + [quote(TO_TS)])
+        conn.execute(f"CREATE INDEX IF NOT EXISTS {quote(versions_table(t) + '_by_key')} ON {quote(versions_table(t))} ({by_key})")
 
 
 # --- capture (the writer connection) ------------------------------------------------------------------------
@@ -253,9 +258,9 @@ class ReaderConnection(sqlite3.Connection):
         return super().execute(sql, parameters)
 
 
-def _null_safe_key(table: Table, alias: str) -> str:
-    """The key of a row as a tuple without NULLs (``(k IS NULL, IFNULL(k, 0))`` per part), for NOT IN."""
-    return ", ".join(f"{alias}.{quote(k)} IS NULL, IFNULL({alias}.{quote(k)}, 0)" for k in table.key_names)
+def _same_key(table: Table, left: str, right: str) -> str:
+    """``left``'s key is ``right``'s (IS: NULL key parts match, and the by-key index serves it)."""
+    return " AND ".join(f"{left}.{quote(k)} IS {right}.{quote(k)}" for k in table.key_names) or "1"
 
 
 def past_view_sql(table: Table, ts: int) -> str:
@@ -263,30 +268,29 @@ def past_view_sql(table: Table, ts: int) -> str:
 
     A live row is as it was at ``ts`` unless its key changed since; a key that changed
     since shows the image its first change after ``ts`` replaced (if the row existed).
+    Both halves look a key's changes up in the by-key index of the versions table, so a
+    read by key costs a few index probes and a scan costs the rows it reads plus the
+    versions newer than ``ts``, never a set of every key changed since.
 
     >>> from watcher.localspanner import types as T
     >>> from watcher.localspanner.catalog import Column, KeyPart, Table
     >>> print(past_view_sql(Table("T", (Column("K", T.INT64),), (KeyPart("K"),)), 7))  # doctest: +NORMALIZE_WHITESPACE
-    CREATE TEMP VIEW "T" AS SELECT l."K" FROM main."T" AS l WHERE (l."K" IS NULL, IFNULL(l."K", 0)) NOT IN
-    (SELECT v."K" IS NULL, IFNULL(v."K", 0) FROM main."_ls_v_T" AS v WHERE v."_ls_to_ts" > 7)
-    UNION ALL SELECT v."K" FROM main."_ls_v_T" AS v WHERE v."_ls_present" AND v.rowid IN
-    (SELECT min(rowid) FROM main."_ls_v_T" WHERE "_ls_to_ts" > 7 GROUP BY "K")
+    CREATE TEMP VIEW "T" AS SELECT l."K" FROM main."T" AS l WHERE NOT EXISTS
+    (SELECT 1 FROM main."_ls_v_T" AS c WHERE c."K" IS l."K" AND +c."_ls_to_ts" > 7)
+    UNION ALL SELECT v."K" FROM main."_ls_v_T" AS v WHERE v."_ls_to_ts" > 7 AND v."_ls_present" AND NOT EXISTS
+    (SELECT 1 FROM main."_ls_v_T" AS e WHERE e."K" IS v."K" AND +e."_ls_to_ts" > 7 AND e.rowid < v.rowid)
     """
     vt = f"main.{quote(versions_table(table))}"
     to = quote(TO_TS)
     live = ", ".join(f"l.{c}" for c in _cols(table))
     old = ", ".join(f"v.{c}" for c in _cols(table))
     since = f"{to} > {int(ts)}"
-    if table.key_names:
-        unchanged = f"({_null_safe_key(table, 'l')}) NOT IN (SELECT {_null_safe_key(table, 'v')} FROM {vt} AS v WHERE v.{since})"
-        group = " GROUP BY " + ", ".join(quote(k) for k in table.key_names)
-    else:  # PRIMARY KEY (): one row at most
-        unchanged = f"NOT EXISTS (SELECT 1 FROM {vt} AS v WHERE v.{since})"
-        group = ""
-    # Rows are appended in commit order: a key's lowest rowid after ``ts`` is its first change since.
-    first_change = f"SELECT min(rowid) FROM {vt} WHERE {since}{group}"
+    # ``+`` keeps the probes on the by-key index: by commit time they would scan every change since.
+    unchanged = f"NOT EXISTS (SELECT 1 FROM {vt} AS c WHERE {_same_key(table, 'c', 'l')} AND +c.{since})"
+    # Rows are appended in commit order: a key's version with no lower rowid after ``ts`` is its first change since.
+    first = f"NOT EXISTS (SELECT 1 FROM {vt} AS e WHERE {_same_key(table, 'e', 'v')} AND +e.{since} AND e.rowid < v.rowid)"
     return (f"CREATE TEMP VIEW {quote(table.name)} AS SELECT {live} FROM main.{quote(table.name)} AS l WHERE {unchanged} "
-            f"UNION ALL SELECT {old} FROM {vt} AS v WHERE v.{quote(PRESENT)} AND v.rowid IN ({first_change})")
+            f"UNION ALL SELECT {old} FROM {vt} AS v WHERE v.{since} AND v.{quote(PRESENT)} AND {first}")
 
 
 def enter_past(conn: sqlite3.Connection, catalog: Catalog, ts: int) -> None:
