@@ -35,12 +35,13 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from .catalog import Catalog, Table
-from .sqlite_names import quote
+from .sqlite_names import has_nullable_key, quote
 
 VERSIONS_PREFIX = "_ls_v_"
 PENDING_PREFIX = "_ls_pending_"
@@ -49,8 +50,10 @@ TO_TS = "_ls_to_ts"
 PRESENT = "_ls_present"
 #: Commits between two purges of versions older than the retention period.
 PURGE_EVERY_COMMITS = 256
-#: The SQL function of the writer connection that gives the timestamp of the commit being applied (0: none yet).
-CAPTURE_TS_FUNCTION = "_ls_capture_ts"
+#: The writer connection's TEMP table of one row (ts, mode): the commit being applied (0: none yet) and
+#: what the triggers do: keep images pending (no timestamp yet), stamp them, or nothing (a bulk write copied them).
+STATE_TABLE = "_ls_capture_state"
+PENDING, STAMP, BULK = 0, 1, 2
 
 _HINT = re.compile(r' (?:INDEXED BY "(?:[^"]|"")*"|NOT INDEXED)')
 
@@ -117,8 +120,12 @@ def remove_capture(conn: sqlite3.Connection) -> None:
     for kind, name in conn.execute("SELECT type, name FROM temp.sqlite_master WHERE type IN ('trigger', 'table')").fetchall():
         if kind == "trigger" and name.startswith(TRIGGER_PREFIX):
             conn.execute(f"DROP TRIGGER temp.{quote(name)}")
-        elif kind == "table" and name.startswith(PENDING_PREFIX):
+        elif kind == "table" and (name.startswith(PENDING_PREFIX) or name == STATE_TABLE):
             conn.execute(f"DROP TABLE temp.{quote(name)}")
+
+
+def _set_state(conn: sqlite3.Connection, ts: int, mode: int) -> None:
+    conn.execute(f"UPDATE temp.{quote(STATE_TABLE)} SET ts = ?, mode = ?", (ts, mode))
 
 
 def install_capture(conn: sqlite3.Connection, catalog: Catalog) -> None:
@@ -126,11 +133,15 @@ def install_capture(conn: sqlite3.Connection, catalog: Catalog) -> None:
 
     While a commit applies its mutations its timestamp is known (:class:`CommitCapture`),
     and the triggers append images straight to the versions tables; before that (DML in a
-    read/write transaction) they keep them in the pending tables.
+    read/write transaction) they keep them in the pending tables. The state the triggers
+    follow (:data:`PENDING`, :data:`STAMP`, :data:`BULK`, and the commit timestamp) is a
+    one-row TEMP table: a trigger reads it without calling back into Python.
     """
     remove_capture(conn)
-    conn.capture_ts = 0  # type: ignore[attr-defined]
-    conn.create_function(CAPTURE_TS_FUNCTION, 0, lambda: conn.capture_ts, deterministic=True)  # type: ignore[attr-defined]
+    state = f"temp.{quote(STATE_TABLE)}"
+    conn.execute(f"CREATE TEMP TABLE {quote(STATE_TABLE)} (ts INTEGER, mode INTEGER)")
+    conn.execute(f"INSERT INTO {state} VALUES (0, {PENDING})")
+    mode, ts = f"(SELECT mode FROM {state})", f"(SELECT ts FROM {state})"
     for t in catalog.tables:
         cols = _cols(t)
         pending = quote(_pending(t))
@@ -139,14 +150,27 @@ def install_capture(conn: sqlite3.Connection, catalog: Catalog) -> None:
         keyset = {k.lower() for k in t.key_names}
         new_key = ", ".join(f"NEW.{quote(c.name)}" if c.name.lower() in keyset else "NULL" for c in t.columns)
         target, versions = quote(t.name), quote(versions_table(t))
-        ts = f"{CAPTURE_TS_FUNCTION}()"
         # By name: a versions table keeps the columns of older schemas (a dropped column's old images).
         named = ", ".join(cols + [quote(TO_TS), quote(PRESENT)])
         for event, image, present in (("INSERT", new_key, 0), ("UPDATE", old, 1), ("DELETE", old, 1)):
-            trigger = quote(f"{TRIGGER_PREFIX}{event.lower()}_{t.name}")
-            conn.execute(f"CREATE TEMP TRIGGER {trigger} AFTER {event} ON main.{target} BEGIN "
-                         f"INSERT INTO {versions} ({named}) SELECT {image}, {ts}, {present} WHERE {ts} > 0; "
-                         f"INSERT INTO {pending} SELECT {image}, {present} WHERE {ts} = 0; END")
+            stamp = quote(f"{TRIGGER_PREFIX}{event.lower()}_{t.name}")
+            conn.execute(f"CREATE TEMP TRIGGER {stamp} AFTER {event} ON main.{target} WHEN {mode} = {STAMP} BEGIN "
+                         f"INSERT INTO {versions} ({named}) SELECT {image}, {ts}, {present}; END")
+            keep = quote(f"{TRIGGER_PREFIX}pending_{event.lower()}_{t.name}")
+            conn.execute(f"CREATE TEMP TRIGGER {keep} AFTER {event} ON main.{target} WHEN {mode} = {PENDING} BEGIN "
+                         f"INSERT INTO {pending} SELECT {image}, {present}; END")
+
+
+def _image_sql(table: Table) -> str:
+    """Copies the row with key ``?1..?n`` (as it is now; a key-only image with present 0 if there is
+    none) into the versions table, stamped ``?n+1``: the image a write of that key replaces."""
+    n = len(table.key_names)
+    at = {k.lower(): i + 1 for i, k in enumerate(table.key_names)}
+    image = ", ".join(f"?{at[c.name.lower()]}" if c.name.lower() in at else f"l.{quote(c.name)}" for c in table.columns)
+    on = " AND ".join(f"l.{quote(k)} = ?{i + 1}" for i, k in enumerate(table.key_names))
+    named = ", ".join(_cols(table) + [quote(TO_TS), quote(PRESENT)])
+    return (f"INSERT INTO main.{quote(versions_table(table))} ({named}) SELECT {image}, ?{n + 1}, "
+            f"l.{quote(table.key_names[0])} IS NOT NULL FROM (SELECT 1) LEFT JOIN main.{quote(table.name)} AS l ON {on}")
 
 
 class CommitCapture:
@@ -155,9 +179,25 @@ class CommitCapture:
     def __init__(self, conn: sqlite3.Connection, catalog: Catalog, ts: int, marks: dict[str, int] | None) -> None:
         self.conn, self.catalog, self.ts, self._marks = conn, catalog, ts, marks
 
+    @contextmanager
+    def rows_written(self, table: Table, keys: Sequence[Sequence[Any]]) -> Iterator[None]:
+        """Around a write that changes exactly the rows ``keys`` of ``table`` (inserts and updates,
+        never deletes, which may cascade): their images are copied in one ``executemany`` and
+        the triggers stay quiet while the write runs. Tables with no key or a nullable key
+        part keep the triggers."""
+        if not keys or not table.key_names or has_nullable_key(table):
+            yield
+            return
+        self.conn.executemany(_image_sql(table), [[*k, self.ts] for k in keys])
+        _set_state(self.conn, self.ts, BULK)
+        try:
+            yield
+        finally:
+            _set_state(self.conn, self.ts, STAMP)
+
     def finish(self) -> list[RowChange]:
         """Stop stamping with this commit's timestamp; the commit's changes if they were asked for, else []."""
-        self.conn.capture_ts = 0  # type: ignore[attr-defined]
+        _set_state(self.conn, 0, PENDING)
         if self._marks is None:
             return []
         changes: list[RowChange] = []
@@ -196,7 +236,7 @@ def begin_commit(conn: sqlite3.Connection, catalog: Catalog, ts: int, *, collect
         conn.execute(f"INSERT INTO main.{quote(versions_table(t))} ({', '.join(cols + [quote(TO_TS), quote(PRESENT)])}) "
                      f"SELECT {', '.join(cols)}, ?, {quote(PRESENT)} FROM ({first})", (ts,))
         conn.execute(f"DELETE FROM temp.{pending}")
-    conn.capture_ts = ts  # type: ignore[attr-defined]
+    _set_state(conn, ts, STAMP)
     return CommitCapture(conn, catalog, ts, marks)
 
 
