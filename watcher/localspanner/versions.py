@@ -205,8 +205,9 @@ class CommitCapture:
             keys = ", ".join(quote(k) for k in t.key_names)
             # The first image of a key in this commit is the row as it was before it; the live row
             # (joined in one statement, not looked up key by key) is the row after it.
+            # NOT INDEXED: read this commit's rows by rowid; grouping along the by-key index would scan every version.
             first = (f"SELECT {', '.join(_cols(t) + [quote(PRESENT)])}, min(rowid) FROM main.{quote(versions_table(t))} "
-                     f"WHERE rowid > ?" + (f" GROUP BY {keys}" if keys else ""))
+                     f"NOT INDEXED WHERE rowid > ?" + (f" GROUP BY {keys}" if keys else ""))
             same = " AND ".join(f"l.{quote(k)} IS f.{quote(k)}" for k in t.key_names) or "1"
             exists = " AND ".join(f"x.{quote(k)} IS f.{quote(k)}" for k in t.key_names) or "1"
             both = (f"SELECT {', '.join(f'f.{c}' for c in _cols(t))}, f.{quote(PRESENT)}, "
