@@ -51,6 +51,7 @@ def _stream_database(instance: Any) -> Any:
 
 def _throughput(plain: Any, streamed: Any, server: ServerProcess, seconds: float, rounds: int, threads: int) -> dict[str, Any]:
     per_round: dict[str, list[float]] = {"without": [], "with": []}
+    cpu_us: dict[str, list[float]] = {"without": [], "with": []}  # server CPU per mutation: steadier than rates on a busy machine
     for r in range(rounds):
         order = [("without", plain), ("with", streamed)] if r % 2 == 0 else [("with", streamed), ("without", plain)]
         for label, database in order:
@@ -59,6 +60,8 @@ def _throughput(plain: Any, streamed: Any, server: ServerProcess, seconds: float
             if part["errors"]:
                 raise RuntimeError(f"writer errors ({label}): {part['errors'][:3]}")
             per_round[label].append(part["mutations"] / seconds)
+            cpu_us[label].append(part["server_cpu_seconds"] * 1e6 / max(part["mutations"], 1))
+    cpu_ratios = [o / w for w, o in zip(cpu_us["with"], cpu_us["without"], strict=True) if w]
     without, with_ = sum(per_round["without"]) / rounds, sum(per_round["with"]) / rounds
     ratios = [w / o for w, o in zip(per_round["with"], per_round["without"], strict=True) if o]
     return {"mutations_per_second_without_stream": round(without), "mutations_per_second_with_stream": round(with_),
@@ -67,7 +70,11 @@ def _throughput(plain: Any, streamed: Any, server: ServerProcess, seconds: float
             "mutations_per_second_with_stream_per_round": [round(x) for x in per_round["with"]],
             "ratio_per_round": [round(x, 3) for x in ratios],
             "ratio_per_round_min_median_max": [round(min(ratios), 3), round(statistics.median(ratios), 3), round(max(ratios), 3)]
-            if ratios else None}
+            if ratios else None,
+            "server_cpu_us_per_mutation_without_stream": [round(x, 1) for x in cpu_us["without"]],
+            "server_cpu_us_per_mutation_with_stream": [round(x, 1) for x in cpu_us["with"]],
+            "server_cpu_ratio_without_over_with_per_round": [round(x, 3) for x in cpu_ratios],
+            "server_cpu_ratio_median": round(statistics.median(cpu_ratios), 3) if cpu_ratios else None}
 
 
 def _latency(database: Any, commits: int) -> dict[str, Any]:
@@ -126,7 +133,8 @@ def run(ctx: RunContext) -> Result:
         figures = _throughput(plain, streamed, server, seconds, rounds, threads)
         ctx.log(f"without stream {figures['mutations_per_second_without_stream']:,} mutations/s, with "
                 f"{figures['mutations_per_second_with_stream']:,} (ratio {figures['ratio_with_over_without']}; "
-                f"per round {figures['ratio_per_round']})")
+                f"per round {figures['ratio_per_round']}); server CPU us/mutation without "
+                f"{figures['server_cpu_us_per_mutation_without_stream']}, with {figures['server_cpu_us_per_mutation_with_stream']}")
         figures.update(_latency(streamed, commits))
         ctx.log(f"commit -> record p50 {figures['latency_ms_p50']} ms, p99 {figures['latency_ms_p99']} ms "
                 f"({figures['records']} records)")

@@ -129,6 +129,7 @@ def _pre_versions_source(workdir: str) -> str:
 
 def _writes(servers: dict[str, tuple[ServerProcess, Any]], seconds: float, rounds: int, threads: int) -> dict[str, Any]:
     per_round: dict[str, list[float]] = {label: [] for label in servers}
+    cpu_us: dict[str, list[float]] = {label: [] for label in servers}  # server CPU per mutation: steadier than rates
     for r in range(rounds):
         order = list(servers) if r % 2 == 0 else list(reversed(servers))
         for label in order:
@@ -139,11 +140,17 @@ def _writes(servers: dict[str, tuple[ServerProcess, Any]], seconds: float, round
             if part["errors"]:
                 raise RuntimeError(f"writer errors ({label}): {part['errors'][:3]}")
             per_round[label].append(part["mutations"] / seconds)
+            cpu_us[label].append(part["server_cpu_seconds"] * 1e6 / max(part["mutations"], 1))
     ratios = [w / b for w, b in zip(per_round["with_versions"], per_round["before_versions"], strict=True)]
     return {"mutations_per_second_with_versions": [round(x) for x in per_round["with_versions"]],
             "mutations_per_second_before_versions": [round(x) for x in per_round["before_versions"]],
             "ratio_with_over_before_per_round": [round(x, 3) for x in ratios],
-            "ratio_with_over_before_median": round(statistics.median(ratios), 3)}
+            "ratio_with_over_before_median": round(statistics.median(ratios), 3),
+            "ratio_with_over_before_min_max": [round(min(ratios), 3), round(max(ratios), 3)],
+            "server_cpu_us_per_mutation_with_versions": [round(x, 1) for x in cpu_us["with_versions"]],
+            "server_cpu_us_per_mutation_before_versions": [round(x, 1) for x in cpu_us["before_versions"]],
+            "server_cpu_ratio_before_over_with_per_round": [round(b / w, 3) for w, b in zip(
+                cpu_us["with_versions"], cpu_us["before_versions"], strict=True) if w]}
 
 
 def _strong_subject(database: Any, rows: int, seed: int) -> Any:
@@ -227,7 +234,8 @@ def run(ctx: RunContext) -> Result:
             os.environ["SPANNER_EMULATOR_HOST"] = server.emulator_host
     w = figures["writes"]
     ctx.log(f"writes with versions {w['mutations_per_second_with_versions']}, before {w['mutations_per_second_before_versions']} "
-            f"mutations/s (ratio per round {w['ratio_with_over_before_per_round']})")
+            f"mutations/s (ratio per round {w['ratio_with_over_before_per_round']}); server CPU us/mutation with "
+            f"{w['server_cpu_us_per_mutation_with_versions']}, before {w['server_cpu_us_per_mutation_before_versions']}")
     for name, f in figures["strong_side_by_side"].items():
         ctx.log(f"strong {name}: with versions {f['ms_with_versions']} ms, before {f['ms_before_versions']} ms "
                 f"(ratio per round {f['ratio_with_over_before_per_round']})")

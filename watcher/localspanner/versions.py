@@ -210,8 +210,11 @@ class CommitCapture:
                      f"NOT INDEXED WHERE rowid > ?" + (f" GROUP BY {keys}" if keys else ""))
             same = " AND ".join(f"l.{quote(k)} IS f.{quote(k)}" for k in t.key_names) or "1"
             exists = " AND ".join(f"x.{quote(k)} IS f.{quote(k)}" for k in t.key_names) or "1"
+            # With no NULL key part the join itself says whether the row exists now.
+            live = (f"l.{quote(t.key_names[0])} IS NOT NULL" if t.key_names and not has_nullable_key(t)
+                    else f"EXISTS (SELECT 1 FROM main.{quote(t.name)} AS x WHERE {exists})")
             both = (f"SELECT {', '.join(f'f.{c}' for c in _cols(t))}, f.{quote(PRESENT)}, "
-                    f"{', '.join(f'l.{c}' for c in _cols(t))}, EXISTS (SELECT 1 FROM main.{quote(t.name)} AS x WHERE {exists}) "
+                    f"{', '.join(f'l.{c}' for c in _cols(t))}, {live} "
                     f"FROM ({first}) AS f LEFT JOIN main.{quote(t.name)} AS l ON {same}")
             changes.extend(_changes(t, self.conn.execute(both, (self._marks[t.name],)).fetchall(), self.ts))
         return changes

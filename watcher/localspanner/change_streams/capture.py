@@ -60,6 +60,8 @@ class _Tracking:
     new_rule: str
     keep_old: bool
     types: dict[str, str]  # column -> its type's text, to turn stored values into JSON values when read
+    excluded: frozenset[str]  # mod types the stream's exclude_* options drop
+    capture_type: str
 
 
 _plans: weakref.WeakKeyDictionary[Catalog, dict[str, list[_Tracking]]] = weakref.WeakKeyDictionary()
@@ -104,9 +106,11 @@ def _tracking(stream: ChangeStream, table: Table) -> _Tracking | None:
     columns = tuple(c.name for c in table.columns if c.name not in keys and (wanted is None or c.name.lower() in wanted))
     shown = set(columns) | keys
     types = tuple((c.name, type_json(c.type), c.name in keys, i + 1) for i, c in enumerate(table.columns) if c.name in shown)
-    new_rule, keep_old = CAPTURE_RULES[str(stream.option("value_capture_type"))]
+    capture_type = str(stream.option("value_capture_type"))
+    new_rule, keep_old = CAPTURE_RULES[capture_type]
+    excluded = frozenset(mod for mod, option in EXCLUDE_OPTION.items() if stream.option(option) is True)
     return _Tracking(stream, columns, types, table.key_names, new_rule, keep_old,
-                     {c.name: str(c.type) for c in table.columns if c.name in shown})
+                     {c.name: str(c.type) for c in table.columns if c.name in shown}, excluded, capture_type)
 
 
 def tracks_anything(catalog: Catalog) -> bool:
@@ -162,7 +166,7 @@ def build_records(catalog: Catalog, changes: Sequence[RowChange], commit_nanos: 
             continue
         bucket = bucket_of(change.key)
         for tracking in trackings:
-            if tracking.stream.option(EXCLUDE_OPTION[change.mod_type]) is True:
+            if change.mod_type in tracking.excluded:
                 continue
             mod = _mod(tracking, change)
             if mod is None:
@@ -180,7 +184,7 @@ def build_records(catalog: Catalog, changes: Sequence[RowChange], commit_nanos: 
         buckets = len({g[3] for g, _ in items})
         for seq, ((_, table_name, mod_type, bucket), (tracking, mods)) in enumerate(items):
             body = json.dumps({"table": table_name, "column_types": tracking.column_types, "mods": mods,
-                               "types": tracking.types, "mod_type": mod_type, "value_capture_type": tracking.stream.option("value_capture_type"),
+                               "types": tracking.types, "mod_type": mod_type, "value_capture_type": tracking.capture_type,
                                "transaction_tag": tag}, separators=(",", ":"), ensure_ascii=False)
             out.append(Record(stream, commit_nanos, txn, seq, bucket, len(items), buckets, body))
     return out
