@@ -7,7 +7,11 @@ insert has no old row) into the table's versions table ``_ls_v_<table>``, with
 ``_ls_to_ts`` = the commit timestamp (the image was valid until then) and
 ``_ls_present`` = whether the row existed. Every write path goes through them:
 mutations, DML, batch and partitioned DML, batch writes, and the deletes an ``ON DELETE
-CASCADE`` makes; a rolled back statement or transaction takes its images with it.
+CASCADE`` makes; a rolled back statement or transaction takes its images with it. The
+commonest write, a batch of inserts or updates by mutation, skips the per-row triggers:
+its keys are known, so :meth:`CommitCapture.rows_written` copies their images in one
+``executemany`` before the write and keeps the triggers quiet while it runs (cheaper
+per row than a trigger program; deletes and replaces, which may cascade, keep them).
 
 The commit path calls :func:`begin_commit` once the commit timestamp is chosen and
 :meth:`CommitCapture.finish` before COMMIT. Images written before the timestamp was
