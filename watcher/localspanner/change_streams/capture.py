@@ -20,7 +20,6 @@ Example:
 
 from __future__ import annotations
 
-import base64
 import json
 import uuid
 import weakref
@@ -34,7 +33,7 @@ from ..catalog import Catalog, ChangeStream, Table
 from ..ddl.change_stream_options import retention_seconds
 from ..types import SpannerType, TypeCode
 from ..versions import RowChange
-from .records import Record, insert, purge
+from .records import Record, encode_body, insert, purge
 
 #: value_capture_type -> (new values: "changed" columns or the whole "row", old values kept).
 CAPTURE_RULES: dict[str, tuple[str, bool]] = {
@@ -124,18 +123,19 @@ def bucket_of(key: tuple[Any, ...]) -> int:
 
 
 def _values(row: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
-    """Column -> stored value (BYTES as base64 text) of the columns ``names``: JSON-able as they are.
+    """Column -> stored value of the columns ``names``.
 
-    The JSON values clients see (INT64 as text, TIMESTAMP in RFC 3339...) are made when the
-    record is read (:func:`json_values`), which keeps the commit path short.
+    The JSON values clients see (INT64 as text, BYTES as base64, TIMESTAMP in RFC 3339...)
+    are made when the record is read (:func:`json_values`), which keeps the commit path short.
     """
-    return {n: base64.b64encode(v).decode("ascii") if type(v) is bytes else v for n in names for v in (row[n],)}
+    return {n: row[n] for n in names}
 
 
 def json_values(stored: dict[str, Any], types: dict[str, SpannerType]) -> dict[str, Any]:
-    """The JSON values of what :func:`_values` kept (BYTES are base64 text already)."""
+    """The JSON values of what :func:`_values` kept (BYTES kept as base64 text by older servers stay so)."""
     wire = values.stored_to_wire
-    return {n: v if v is None or types[n].code == TypeCode.BYTES else wire(types[n], v) for n, v in stored.items()}
+    return {n: v if v is None or (types[n].code == TypeCode.BYTES and type(v) is str) else wire(types[n], v)
+            for n, v in stored.items()}
 
 
 def _mod(tracking: _Tracking, change: RowChange) -> list[dict[str, Any]] | None:
@@ -183,9 +183,9 @@ def build_records(catalog: Catalog, changes: Sequence[RowChange], commit_nanos: 
     for stream, items in per_stream.items():
         buckets = len({g[3] for g, _ in items})
         for seq, ((_, table_name, mod_type, bucket), (tracking, mods)) in enumerate(items):
-            body = json.dumps({"table": table_name, "column_types": tracking.column_types, "mods": mods,
-                               "types": tracking.types, "mod_type": mod_type, "value_capture_type": tracking.capture_type,
-                               "transaction_tag": tag}, separators=(",", ":"), ensure_ascii=False)
+            body = encode_body({"table": table_name, "column_types": tracking.column_types, "mods": mods,
+                                "types": tracking.types, "mod_type": mod_type, "value_capture_type": tracking.capture_type,
+                                "transaction_tag": tag})
             out.append(Record(stream, commit_nanos, txn, seq, bucket, len(items), buckets, body))
     return out
 
