@@ -59,7 +59,11 @@ def encode_body(content: dict[str, Any]) -> bytes:
 
 
 def decode_body(body: str | bytes) -> dict[str, Any]:
-    """What :func:`encode_body` stored; a text body is the JSON of older data directories (BYTES as base64)."""
+    """What :func:`encode_body` stored; a text body is the JSON of older data directories (BYTES as base64).
+
+    >>> decode_body('{"mods": [[{"K": 1}, {"P": "AA=="}, {}]]}')
+    {'mods': [[{'K': 1}, {'P': 'AA=='}, {}]]}
+    """
     return json.loads(body) if isinstance(body, str) else marshal.loads(body)
 
 
