@@ -37,7 +37,7 @@ def write_commit(conn: sqlite3.Connection, catalog: Catalog, mutations: list[Mut
         set_statement_time(ts)  # DEFAULT (CURRENT_TIMESTAMP()) of inserted rows is the commit time
         try:
             with sequences.drawing(conn, catalog) if sequences is not None else nullcontext():
-                apply_mutations(conn, catalog, mutations, commit_nanos=ts)
+                apply_mutations(conn, catalog, mutations, commit_nanos=ts, rows_written=capture.rows_written)
         finally:
             set_statement_time(None)
         _fill_pending(conn, catalog, pending, ts)

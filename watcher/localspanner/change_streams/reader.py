@@ -31,7 +31,7 @@ from ..requests import Field, ReadOnlyOptions, ResultStream, Staleness, Statemen
 from ..storage import Storage
 from . import partitions, read_function
 from .capture import json_values
-from .records import Record, fetch
+from .records import Record, decode_body, fetch
 
 _DATA_CHANGE = T.struct_of(
     ("commit_timestamp", T.TIMESTAMP), ("record_sequence", T.STRING), ("server_transaction_id", T.STRING),
@@ -172,7 +172,7 @@ def _child_partitions_row(start: int, children: list[tuple[partitions.Partition,
 
 def _data_change_rows(found: list[Record], stream: ChangeStream, part: partitions.Partition) -> Iterator[list[Any]]:
     for i, r in enumerate(found):
-        body = json.loads(r.body)
+        body = decode_body(r.body)
         last = i + 1 == len(found) or found[i + 1].txn != r.txn
         split = partitions.is_split(part.created, part.churn, r.commit_nanos)
         record = (r.commit_nanos, f"{r.seq:08d}", r.txn, last, body["table"],
