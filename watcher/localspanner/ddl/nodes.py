@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..catalog import Column, KeyPart, Sequence, TrackedTable
+from ..catalog import CheckConstraint, Column, ForeignKey, KeyPart, Sequence, TrackedTable
 from ..types import SpannerType
 
 __all__ = [
@@ -31,7 +31,11 @@ __all__ = [
     "AlterChangeStreamDropForAll",
     "AlterChangeStreamSetFor",
     "AlterChangeStreamSetOptions",
+    "AlterTableAddConstraint",
     "AlterTableDropColumn",
+    "AlterTableDropConstraint",
+    "CheckConstraint",
+    "ForeignKey",
     "ChangeStreamFor",
     "Column",
     "CreateChangeStream",
@@ -74,6 +78,10 @@ class CreateTable:
     parent: str | None = None
     on_delete_cascade: bool = False
     if_not_exists: bool = False
+    #: ``[CONSTRAINT name] CHECK (expr)`` and ``[CONSTRAINT name] FOREIGN KEY ...`` elements, as written
+    #: (an unnamed one has ``named`` False and gets its name when applied).
+    checks: tuple[CheckConstraint, ...] = ()
+    foreign_keys: tuple[ForeignKey, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -105,6 +113,22 @@ class AlterTableDropColumn:
 
     table: str
     column: str
+
+
+@dataclass(frozen=True)
+class AlterTableAddConstraint:
+    """``ALTER TABLE table ADD [CONSTRAINT name] CHECK (...) | FOREIGN KEY (...) REFERENCES ...``."""
+
+    table: str
+    constraint: CheckConstraint | ForeignKey
+
+
+@dataclass(frozen=True)
+class AlterTableDropConstraint:
+    """``ALTER TABLE table DROP CONSTRAINT name``."""
+
+    table: str
+    name: str
 
 
 @dataclass(frozen=True)
@@ -301,6 +325,8 @@ Node = (
     | CreateIndex
     | AlterTableAddColumn
     | AlterTableDropColumn
+    | AlterTableAddConstraint
+    | AlterTableDropConstraint
     | AlterColumnSetOptions
     | AlterColumnSetDefault
     | AlterColumnType
