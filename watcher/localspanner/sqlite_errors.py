@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import sqlite3
 
-from . import errors
+from . import constraint_storage, errors
 from .catalog import Catalog, Table
 from .errors import SpannerError
 from .sqlite_names import KEY_INDEX_PREFIX, quote, user_facing
@@ -27,6 +27,9 @@ def integrity_error(exc: sqlite3.Error, table: Table | None, catalog: Catalog, k
     """The Spanner error for a constraint failure while writing ``table`` (row ``key`` when known)."""
     text = user_facing(str(exc))
     name = table.name if table is not None else "?"
+    failed_check = constraint_storage.check_failure(exc)
+    if failed_check is not None:
+        return errors.check_violated(*failed_check)
     m = _NOT_NULL.match(text)
     if m:
         t = catalog.table(m.group("table"))

@@ -19,6 +19,7 @@ import json
 import sqlite3
 import threading
 
+from . import constraint_storage
 from . import information_schema as info
 from .catalog import Catalog
 from .sql import register_functions
@@ -56,6 +57,7 @@ class Storage:
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA cache_size=-65536")
         register_functions(conn)
+        constraint_storage.register(conn)
         with self._lock:
             self._all.append(conn)
         return conn
