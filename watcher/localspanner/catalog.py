@@ -84,12 +84,11 @@ class KeyPart:
 class CheckConstraint:
     """``CONSTRAINT name CHECK (expr)``: a row is refused when ``expression`` is FALSE (NULL passes).
 
-    ``named`` is False when the DDL gave no name and the server made one up (``CK_...``).
+    A CHECK declared without a name gets one when its statement is applied (``CK_...``).
     """
 
     name: str
     expression: str
-    named: bool = True
 
 
 @dataclass(frozen=True)
@@ -106,7 +105,6 @@ class ForeignKey:
     referenced_columns: tuple[str, ...]
     on_delete_cascade: bool = False
     enforced: bool = True
-    named: bool = True
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,7 @@ def _hash(*parts: str) -> str:
 def generated_name(table: str, c: Constraint) -> str:
     """The name Spanner-style DDL gives a constraint declared without one.
 
-    >>> generated_name("T", CheckConstraint("", "A > 0", named=False))
+    >>> generated_name("T", CheckConstraint("", "A > 0"))
     'CK_T_0650415DCD6188A8_1'
     """
     if isinstance(c, CheckConstraint):

@@ -92,8 +92,6 @@ def rows(catalog: Catalog) -> dict[str, list[tuple]]:
     return {name: list(producer(catalog)) for name, producer in _PRODUCERS.items()}
 
 
-
-
 # --- producers, one per view -----------------------------------------------------------------
 
 def _schemata(catalog: Catalog) -> Iterator[tuple]:

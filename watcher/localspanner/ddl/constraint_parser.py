@@ -30,7 +30,7 @@ def element(p: Any) -> CheckConstraint | ForeignKey:
     if p.accept("CONSTRAINT"):
         name = p.name("constraint name")
     if p.accept("CHECK"):
-        return CheckConstraint(name, p.expression(), named=bool(name))
+        return CheckConstraint(name, p.expression())
     if not p.accept("FOREIGN", "KEY"):
         raise p.fail("CHECK or FOREIGN KEY")
     columns = p.comma_list(lambda: p.name("column name"))
@@ -48,7 +48,7 @@ def element(p: Any) -> CheckConstraint | ForeignKey:
         enforced = False
     else:
         p.accept("ENFORCED")
-    return ForeignKey(name, tuple(columns), referenced, tuple(referenced_columns), cascade, enforced, named=bool(name))
+    return ForeignKey(name, tuple(columns), referenced, tuple(referenced_columns), cascade, enforced)
 
 
 def alter_add(p: Any, table: str) -> nodes.AlterTableAddConstraint:

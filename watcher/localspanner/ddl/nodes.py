@@ -79,7 +79,7 @@ class CreateTable:
     on_delete_cascade: bool = False
     if_not_exists: bool = False
     #: ``[CONSTRAINT name] CHECK (expr)`` and ``[CONSTRAINT name] FOREIGN KEY ...`` elements, as written
-    #: (an unnamed one has ``named`` False and gets its name when applied).
+    #: (an unnamed one has the name ``''`` and gets its name when applied).
     checks: tuple[CheckConstraint, ...] = ()
     foreign_keys: tuple[ForeignKey, ...] = ()
 
