@@ -240,6 +240,54 @@ def test_foreign_key_on_non_key_referenced_columns(make_database):
         _dml(db, "UPDATE Users SET Login = 'anna' WHERE Id = 1")
 
 
+def test_interleaved_cascade_may_not_delete_a_referenced_child(make_database):
+    db = make_database([
+        "CREATE TABLE Singers (SingerId INT64 NOT NULL) PRIMARY KEY (SingerId)",
+        "CREATE TABLE Albums (SingerId INT64 NOT NULL, AlbumId INT64 NOT NULL) PRIMARY KEY (SingerId, AlbumId), "
+        "INTERLEAVE IN PARENT Singers ON DELETE CASCADE",
+        "CREATE TABLE Reviews (Id INT64 NOT NULL, SingerId INT64, AlbumId INT64, CONSTRAINT FK_Album "
+        "FOREIGN KEY (SingerId, AlbumId) REFERENCES Albums (SingerId, AlbumId)) PRIMARY KEY (Id)",
+    ])
+    with db.batch() as b:
+        b.insert("Singers", ("SingerId",), [(1,), (2,)])
+        b.insert("Albums", ("SingerId", "AlbumId"), [(1, 1), (2, 1)])
+        b.insert("Reviews", ("Id", "SingerId", "AlbumId"), [(1, 1, 1)])
+    with pytest.raises(exceptions.FailedPrecondition, match="FK_Album"):
+        with db.batch() as b:
+            b.delete("Singers", spanner.KeySet(keys=[[1]]))
+    with pytest.raises(exceptions.FailedPrecondition, match="FK_Album"):
+        _dml(db, "DELETE FROM Singers WHERE SingerId = 1")
+    assert _dml(db, "DELETE FROM Singers WHERE SingerId = 2") == 1
+    assert _rows(db, "SELECT SingerId, AlbumId FROM Albums") == [[1, 1]]
+
+
+def test_self_referencing_foreign_key_cascades_down_a_tree(make_database):
+    db = make_database([
+        "CREATE TABLE Nodes (Id INT64 NOT NULL, ParentId INT64, "
+        "CONSTRAINT FK_Parent FOREIGN KEY (ParentId) REFERENCES Nodes (Id) ON DELETE CASCADE) PRIMARY KEY (Id)",
+    ])
+    with db.batch() as b:
+        b.insert("Nodes", ("Id", "ParentId"), [(1, None), (2, 1), (3, 2), (4, None)])
+    with pytest.raises(exceptions.FailedPrecondition, match="FK_Parent"):
+        with db.batch() as b:
+            b.insert("Nodes", ("Id", "ParentId"), [(5, 99)])
+    with db.batch() as b:
+        b.delete("Nodes", spanner.KeySet(keys=[[1]]))
+    assert _rows(db, "SELECT Id FROM Nodes") == [[4]]
+
+
+def test_referenced_columns_stay_unique(make_database):
+    db = make_database([
+        "CREATE TABLE Users (Id INT64, Login STRING(50)) PRIMARY KEY (Id)",
+        "CREATE TABLE Posts (Id INT64, Author STRING(50), FOREIGN KEY (Author) REFERENCES Users (Login)) PRIMARY KEY (Id)",
+    ])
+    with db.batch() as b:
+        b.insert("Users", ("Id", "Login"), [(1, "ann"), (2, None), (3, None)])
+    with pytest.raises(exceptions.AlreadyExists):
+        with db.batch() as b:
+            b.insert("Users", ("Id", "Login"), [(4, "ann")])
+
+
 def test_dropping_a_referenced_table_or_column_is_refused(db):
     with pytest.raises(exceptions.FailedPrecondition, match="FK_OrderCustomer|FK_InvoiceCustomer"):
         db.update_ddl(["DROP TABLE Customers"]).result(60)

@@ -136,13 +136,36 @@ def violation(conn: sqlite3.Connection, catalog: Catalog, written: set[str], *, 
     return None
 
 
+def deleted_by_cascade(catalog: Catalog, table: Table) -> list[Table]:
+    """``table`` and every table whose rows a delete from it can delete too: interleaved
+    children and referencing tables with ON DELETE CASCADE, transitively."""
+    found: dict[str, Table] = {}
+    todo = [table]
+    while todo:
+        t = todo.pop()
+        if t.name.lower() in found:
+            continue
+        found[t.name.lower()] = t
+        todo.extend(c for c in catalog.children_of(t.name) if c.on_delete_cascade)
+        todo.extend(r for r, fk in catalog.foreign_keys_to(t.name) if fk.on_delete_cascade and fk.enforced)
+    return list(found.values())
+
+
 def dml_violation(conn: sqlite3.Connection, table: Table, kind: str, catalog: Catalog) -> errors.SpannerError | None:
-    """The error when a DML statement of ``kind`` on ``table`` left a foreign key broken, else None."""
+    """The error when a DML statement of ``kind`` on ``table`` left a foreign key broken, else None.
+
+    An INSERT or UPDATE may write values that find no referenced row; an UPDATE may change
+    referenced values; a DELETE may take referenced rows away, also from the tables its
+    cascades reach.
+    """
     pairs: list[tuple[Table, ForeignKey]] = []
     if kind != "DELETE":
         pairs.extend((table, fk) for fk in table.foreign_keys)
-    if kind != "INSERT":
-        pairs.extend((t, fk) for t, fk in catalog.foreign_keys_to(table.name) if not fk.on_delete_cascade or kind == "UPDATE")
+    if kind == "UPDATE":
+        pairs.extend(catalog.foreign_keys_to(table.name))
+    if kind == "DELETE":
+        for t in deleted_by_cascade(catalog, table):
+            pairs.extend((r, fk) for r, fk in catalog.foreign_keys_to(t.name) if not fk.on_delete_cascade)
     if not pairs:
         return None
     return violation(conn, catalog, {table.name.lower()} if kind != "DELETE" else set(), only=pairs)
