@@ -314,7 +314,8 @@ class Catalog:
         """The CHECK or FOREIGN KEY constraint called ``name`` and its table."""
         low = name.lower()
         for t in self.tables:
-            for c in (*t.checks, *t.foreign_keys):
+            found: tuple[CheckConstraint | ForeignKey, ...] = (*t.checks, *t.foreign_keys)
+            for c in found:
                 if c.name.lower() == low:
                     return t, c
         return None

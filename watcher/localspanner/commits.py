@@ -52,10 +52,10 @@ def write_commit(conn: sqlite3.Connection, catalog: Catalog, mutations: list[Mut
         conn.execute("COMMIT")
     except sqlite3.IntegrityError as exc:
         deleted = {m.table.lower() for m in mutations if m.op == "delete"}
-        written = {m.table.lower() for m in mutations if m.op != "delete"}
+        inserted = {m.table.lower() for m in mutations if m.op != "delete"}
         found = None
         if "FOREIGN KEY" in str(exc):
-            found = commit_interleaving_error(conn, catalog, deleted) or constraint_storage.violation(conn, catalog, written)
+            found = commit_interleaving_error(conn, catalog, deleted) or constraint_storage.violation(conn, catalog, inserted)
         raise found or integrity_error(exc, _first_child_table(catalog, mutations), catalog) from None
     return written
 

@@ -135,8 +135,8 @@ def constraint_column_usage(catalog: Catalog) -> Iterator[tuple]:
                 if column is not None:
                     yield ("", "", t.name, column.name, "", "", check.name)
         for fk in t.foreign_keys:
-            for column in fk.referenced_columns:
-                yield ("", "", fk.referenced_table, column, "", "", fk.name)
+            for referenced in fk.referenced_columns:
+                yield ("", "", fk.referenced_table, referenced, "", "", fk.name)
     for name, (table, columns) in _backing(catalog).items():
-        for column in columns:
-            yield ("", "", table.name, column, "", "", name)
+        for used in columns:
+            yield ("", "", table.name, used, "", "", name)

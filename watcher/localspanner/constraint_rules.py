@@ -130,7 +130,7 @@ def drop(ctx: _Context, node: nodes.AlterTableDropConstraint) -> tuple[list[Tabl
     """``ALTER TABLE t DROP CONSTRAINT name``: a CHECK or FOREIGN KEY of that table."""
     table = ctx.table(node.table)
     low = node.name.lower()
-    if not any(c.name.lower() == low for c in (*table.checks, *table.foreign_keys)):
+    if not any(c.name.lower() == low for c in table.checks) and not any(f.name.lower() == low for f in table.foreign_keys):
         raise ctx.wrap(errors.constraint_not_found(table.name, node.name))
     new = dataclasses.replace(table, checks=tuple(c for c in table.checks if c.name.lower() != low),
                               foreign_keys=tuple(f for f in table.foreign_keys if f.name.lower() != low))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ..catalog import Catalog, ChangeStream, Column, ForeignKey, Index, KeyPart, SearchIndex, Sequence, Table
+from ..catalog import Catalog, ChangeStream, CheckConstraint, Column, ForeignKey, Index, KeyPart, SearchIndex, Sequence, Table
 from . import constraint_parser, nodes, sequence_options
 from .change_stream_options import print_value
 from .lexer import quote_identifier as q
@@ -157,7 +157,8 @@ def _index_node(index: Index) -> nodes.CreateIndex:
 def _create_table(node: nodes.CreateTable) -> str:
     head = "CREATE TABLE " + ("IF NOT EXISTS " if node.if_not_exists else "") + q(node.name)
     columns = "".join(f"  {column_definition(c)},\n" for c in node.columns)
-    columns += "".join(f"  {constraint_parser.print_element(c, q)},\n" for c in (*node.checks, *node.foreign_keys))
+    constraints: tuple[CheckConstraint | ForeignKey, ...] = (*node.checks, *node.foreign_keys)
+    columns += "".join(f"  {constraint_parser.print_element(c, q)},\n" for c in constraints)
     text = f"{head} (\n{columns}) PRIMARY KEY({_key(node.primary_key)})"
     if node.parent is not None:
         action = "CASCADE" if node.on_delete_cascade else "NO ACTION"
