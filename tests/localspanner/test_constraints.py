@@ -238,6 +238,9 @@ def test_foreign_key_on_non_key_referenced_columns(make_database):
             b.insert("Posts", ("Id", "Author"), [(2, "bob")])
     with pytest.raises(exceptions.FailedPrecondition):
         _dml(db, "UPDATE Users SET Login = 'anna' WHERE Id = 1")
+    with pytest.raises(exceptions.FailedPrecondition, match="FK_Posts_Users_"):
+        db.update_ddl(["ALTER TABLE Posts ALTER COLUMN Author BYTES(50)"]).result(60)
+    db.update_ddl(["ALTER TABLE Posts ALTER COLUMN Author STRING(60)"]).result(60)
 
 
 def test_interleaved_cascade_may_not_delete_a_referenced_child(make_database):

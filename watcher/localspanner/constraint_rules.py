@@ -7,7 +7,7 @@ use columns of its table, none with ``allow_commit_timestamp``; a foreign key na
 existing columns of both tables, as many on each side, of the same types, none of them
 ARRAY, JSON or STRUCT; ``ON DELETE CASCADE`` needs an enforced key. A table another
 table's foreign key references cannot be dropped, and a column a constraint uses cannot
-be dropped or change type. Whether existing rows satisfy a new constraint is checked by
+be dropped or change its kind of type. Whether existing rows satisfy a new constraint is checked by
 the storage when the change is written (``schema_changes.py``).
 
 Example:
@@ -164,7 +164,7 @@ def check_drop_column(ctx: _Context, table: Table, column: str) -> None:
 
 
 def check_alter_column(ctx: _Context, table: Table, column: str, type_changes: bool) -> None:
-    """A column a foreign key uses keeps its type."""
+    """A column a foreign key uses keeps its kind of type (a STRING or BYTES length may change)."""
     if not type_changes:
         return
     for c in _users(ctx.catalog, table, column):

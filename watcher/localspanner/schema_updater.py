@@ -390,7 +390,7 @@ def _alter_column_type(ctx: _Context, node: nodes.AlterColumnType) -> _Result:
         raise ctx.invalid(errors.column_type_change(where, column.type, node.type))
     if column.name in table.key_names and (str(column.type) != str(node.type) or column.not_null != node.not_null):
         raise ctx.invalid(errors.key_column_change(where))
-    constraint_rules.check_alter_column(ctx, table, column.name, str(column.type) != str(node.type))
+    constraint_rules.check_alter_column(ctx, table, column.name, not column.type.same_kind(node.type))
     allow = column.allow_commit_timestamp if node.allow_commit_timestamp is None else node.allow_commit_timestamp
     new = dataclasses.replace(column, type=node.type, not_null=node.not_null, default=node.default, allow_commit_timestamp=allow)
     _check_column(ctx, table.name, new, table.columns)
