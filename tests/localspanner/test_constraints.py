@@ -117,7 +117,6 @@ def test_check_refuses_partitioned_dml(db):
     assert _rows(db, "SELECT Age FROM Customers ORDER BY CustomerId") == [[30], [40], [None]]
 
 
-@emulator_lacks("BatchWrite")
 def test_check_refuses_one_batch_write_group_and_applies_the_other(db):
     with db.mutation_groups() as groups:
         groups.group().insert("Customers", ("CustomerId", "Age"), [(50, -2)])
