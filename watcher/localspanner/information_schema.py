@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+from . import constraint_information
 from . import types as T
 from .catalog import Catalog, ChangeStream, Column, KeyPart, Table
 from .ddl import change_stream_options, sequence_options
@@ -60,14 +61,7 @@ VIEWS: dict[str, Table] = {
         _view("INDEX_COLUMNS", f"{_CATALOG_COLS}, INDEX_NAME STRING(MAX), INDEX_TYPE STRING(MAX), "
               "COLUMN_NAME STRING(MAX), ORDINAL_POSITION INT64, COLUMN_ORDERING STRING(MAX), "
               "IS_NULLABLE STRING(MAX), SPANNER_TYPE STRING(MAX)"),
-        _view("TABLE_CONSTRAINTS", "CONSTRAINT_CATALOG STRING(MAX), CONSTRAINT_SCHEMA STRING(MAX), "
-              f"CONSTRAINT_NAME STRING(MAX), {_CATALOG_COLS}, CONSTRAINT_TYPE STRING(MAX), "
-              "IS_DEFERRABLE STRING(MAX), INITIALLY_DEFERRED STRING(MAX), ENFORCED STRING(MAX)"),
-        _view("CHECK_CONSTRAINTS", "CONSTRAINT_CATALOG STRING(MAX), CONSTRAINT_SCHEMA STRING(MAX), "
-              "CONSTRAINT_NAME STRING(MAX), CHECK_CLAUSE STRING(MAX), SPANNER_STATE STRING(MAX)"),
-        _view("KEY_COLUMN_USAGE", "CONSTRAINT_CATALOG STRING(MAX), CONSTRAINT_SCHEMA STRING(MAX), "
-              f"CONSTRAINT_NAME STRING(MAX), {_CATALOG_COLS}, COLUMN_NAME STRING(MAX), ORDINAL_POSITION INT64, "
-              "POSITION_IN_UNIQUE_CONSTRAINT INT64"),
+        *(_view(name, columns) for name, columns in constraint_information.VIEW_COLUMNS.items()),
         _view("VIEWS", f"{_CATALOG_COLS}, VIEW_DEFINITION STRING(MAX), SECURITY_TYPE STRING(MAX)"),
         _view("CHANGE_STREAMS", f"{_STREAM_COLS}, ALL BOOL"),
         _view("CHANGE_STREAM_TABLES", f"{_STREAM_COLS}, {_CATALOG_COLS}, ALL_COLUMNS BOOL"),
@@ -96,14 +90,6 @@ def sqlite_table_name(view: str) -> str:
 def rows(catalog: Catalog) -> dict[str, list[tuple]]:
     """Every view's rows for ``catalog``, keyed like :data:`VIEWS`, each tuple in the view's column order."""
     return {name: list(producer(catalog)) for name, producer in _PRODUCERS.items()}
-
-
-def pk_constraint_name(table: str) -> str:
-    return f"PK_{table}"
-
-
-def not_null_constraint_name(table: str, column: str) -> str:
-    return f"CK_IS_NOT_NULL_{table}_{column}"
 
 
 # --- producers, one per view -----------------------------------------------------------------
@@ -184,27 +170,6 @@ def _column(table: Table, name: str) -> Column:
     return column
 
 
-def _table_constraints(catalog: Catalog) -> Iterator[tuple]:
-    for t in catalog.tables:
-        yield ("", "", pk_constraint_name(t.name), "", "", t.name, "PRIMARY KEY", "NO", "NO", "YES")
-        for c in t.columns:
-            if c.not_null:
-                yield ("", "", not_null_constraint_name(t.name, c.name), "", "", t.name, "CHECK", "NO", "NO", "YES")
-
-
-def _check_constraints(catalog: Catalog) -> Iterator[tuple]:
-    for t in catalog.tables:
-        for c in t.columns:
-            if c.not_null:
-                yield ("", "", not_null_constraint_name(t.name, c.name), f"{c.name} IS NOT NULL", "COMMITTED")
-
-
-def _key_column_usage(catalog: Catalog) -> Iterator[tuple]:
-    for t in catalog.tables:
-        for pos, part in enumerate(t.primary_key, 1):
-            yield ("", "", pk_constraint_name(t.name), "", "", t.name, part.column, pos, None)
-
-
 def _watched_tables(catalog: Catalog, stream: ChangeStream) -> Iterator[tuple[Table, tuple[str, ...] | None]]:
     """Each table the stream watches, with the columns named for it (None: all columns)."""
     if stream.all:
@@ -267,9 +232,11 @@ _PRODUCERS: dict[str, Callable[[Catalog], Iterator[tuple]]] = {
     "COLUMN_OPTIONS": _column_options,
     "INDEXES": _indexes,
     "INDEX_COLUMNS": _index_columns,
-    "TABLE_CONSTRAINTS": _table_constraints,
-    "CHECK_CONSTRAINTS": _check_constraints,
-    "KEY_COLUMN_USAGE": _key_column_usage,
+    "TABLE_CONSTRAINTS": constraint_information.table_constraints,
+    "CHECK_CONSTRAINTS": constraint_information.check_constraints,
+    "REFERENTIAL_CONSTRAINTS": constraint_information.referential_constraints,
+    "KEY_COLUMN_USAGE": constraint_information.key_column_usage,
+    "CONSTRAINT_COLUMN_USAGE": constraint_information.constraint_column_usage,
     "VIEWS": _views,
     "CHANGE_STREAMS": _change_streams,
     "CHANGE_STREAM_TABLES": _change_stream_tables,

@@ -34,7 +34,7 @@ import dataclasses
 import re
 from collections.abc import Callable, Iterable
 
-from . import change_stream_rules, errors, proto_rules, search_index_rules, sequence_rules, view_rules
+from . import change_stream_rules, constraint_rules, errors, proto_rules, search_index_rules, sequence_rules, view_rules
 from .catalog import Catalog, ChangeStream, Column, Index, KeyPart, Table
 from .ddl import nodes
 from .ddl.expressions import referenced_names
@@ -156,7 +156,8 @@ class _Context:
                     else "change stream" if self.catalog.change_stream(name)
                     else "view" if self.catalog.view(name)
                     else "search index" if self.catalog.search_index(name)
-                    else "sequence" if self.catalog.sequence(name) else None)
+                    else "sequence" if self.catalog.sequence(name)
+                    else "constraint" if self.catalog.constraint(name) else None)
         if existing is not None:
             raise self.wrap(errors.duplicate_name(existing, name))
 
@@ -243,6 +244,7 @@ def _create_table(ctx: _Context, node: nodes.CreateTable) -> _Result:
         _check_interleave(ctx, node.name, key, table, parent)
         parent_name = parent.name
     table = Table(node.name, tuple(columns), key, parent_name, node.on_delete_cascade and parent_name is not None)
+    table = constraint_rules.resolve(ctx, table, (*node.checks, *node.foreign_keys))
     return [*ctx.catalog.tables, table], list(ctx.catalog.indexes)
 
 
@@ -279,6 +281,7 @@ def _drop_table(ctx: _Context, node: nodes.DropTable) -> _Result:
     change_stream_rules.check_drop_table(ctx.catalog, ctx.statement, table)
     search_index_rules.check_drop_table(ctx, table)
     view_rules.check_no_dependents(ctx.catalog, ctx.statement, "TABLE", table.name)
+    constraint_rules.check_drop_table(ctx, table)
     children = ctx.catalog.children_of(table.name)
     if children:
         raise ctx.invalid(errors.drop_table_with_children(table.name, children[0].name))
@@ -355,6 +358,7 @@ def _drop_column(ctx: _Context, node: nodes.AlterTableDropColumn) -> _Result:
         raise ctx.invalid(errors.drop_key_column(f"{table.name}.{column.name}"))
     change_stream_rules.check_drop_column(ctx.catalog, ctx.statement, table, column.name)
     search_index_rules.check_drop_column(ctx, table, column.name)
+    constraint_rules.check_drop_column(ctx, table, column.name)
     for index in ctx.catalog.indexes_of(table.name):
         if column.name in index.storing or any(p.column == column.name for p in index.key):
             raise ctx.invalid(errors.drop_column_used_by_index(f"{table.name}.{column.name}", index.name))
@@ -393,6 +397,7 @@ def _alter_column_type(ctx: _Context, node: nodes.AlterColumnType) -> _Result:
         raise ctx.invalid(errors.column_type_change(where, column.type, node.type))
     if column.name in table.key_names and (str(column.type) != str(node.type) or column.not_null != node.not_null):
         raise ctx.invalid(errors.key_column_change(where))
+    constraint_rules.check_alter_column(ctx, table, column.name, not column.type.same_kind(node.type))
     allow = column.allow_commit_timestamp if node.allow_commit_timestamp is None else node.allow_commit_timestamp
     new = dataclasses.replace(column, type=node.type, not_null=node.not_null, default=node.default, allow_commit_timestamp=allow)
     _check_column(ctx, table.name, new, table.columns)
@@ -426,6 +431,8 @@ _HANDLERS: dict[type, Callable[..., _Result]] = {
     nodes.CreateIndex: _create_index,
     nodes.AlterTableAddColumn: _add_column,
     nodes.AlterTableDropColumn: _drop_column,
+    nodes.AlterTableAddConstraint: constraint_rules.add,
+    nodes.AlterTableDropConstraint: constraint_rules.drop,
     nodes.AlterColumnSetOptions: _set_options,
     nodes.AlterColumnSetDefault: _set_default,
     nodes.AlterColumnType: _alter_column_type,

@@ -20,6 +20,7 @@ import json
 import sqlite3
 import threading
 
+from . import constraint_storage
 from . import information_schema as info
 from .catalog import Catalog
 from .sql import register_functions
@@ -57,6 +58,7 @@ class Storage:
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA cache_size=-65536")
         register_functions(conn)
+        constraint_storage.register(conn)
         return conn
 
     def reader(self) -> sqlite3.Connection:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..catalog import Column, KeyPart, Sequence, TrackedTable
+from ..catalog import CheckConstraint, Column, ForeignKey, KeyPart, Sequence, TrackedTable
 from ..types import SpannerType
 
 __all__ = [
@@ -32,7 +32,11 @@ __all__ = [
     "AlterChangeStreamDropForAll",
     "AlterChangeStreamSetFor",
     "AlterChangeStreamSetOptions",
+    "AlterTableAddConstraint",
     "AlterTableDropColumn",
+    "AlterTableDropConstraint",
+    "CheckConstraint",
+    "ForeignKey",
     "ChangeStreamFor",
     "Column",
     "CreateChangeStream",
@@ -77,6 +81,10 @@ class CreateTable:
     parent: str | None = None
     on_delete_cascade: bool = False
     if_not_exists: bool = False
+    #: ``[CONSTRAINT name] CHECK (expr)`` and ``[CONSTRAINT name] FOREIGN KEY ...`` elements, as written
+    #: (an unnamed one has the name ``''`` and gets its name when applied).
+    checks: tuple[CheckConstraint, ...] = ()
+    foreign_keys: tuple[ForeignKey, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -108,6 +116,22 @@ class AlterTableDropColumn:
 
     table: str
     column: str
+
+
+@dataclass(frozen=True)
+class AlterTableAddConstraint:
+    """``ALTER TABLE table ADD [CONSTRAINT name] CHECK (...) | FOREIGN KEY (...) REFERENCES ...``."""
+
+    table: str
+    constraint: CheckConstraint | ForeignKey
+
+
+@dataclass(frozen=True)
+class AlterTableDropConstraint:
+    """``ALTER TABLE table DROP CONSTRAINT name``."""
+
+    table: str
+    name: str
 
 
 @dataclass(frozen=True)
@@ -323,6 +347,8 @@ Node = (
     | CreateIndex
     | AlterTableAddColumn
     | AlterTableDropColumn
+    | AlterTableAddConstraint
+    | AlterTableDropConstraint
     | AlterColumnSetOptions
     | AlterColumnSetDefault
     | AlterColumnType

@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ..catalog import Catalog, ChangeStream, Column, Index, KeyPart, SearchIndex, Sequence, Table
-from . import nodes, sequence_options
+from ..catalog import Catalog, ChangeStream, CheckConstraint, Column, ForeignKey, Index, KeyPart, SearchIndex, Sequence, Table
+from . import constraint_parser, nodes, sequence_options
 from .change_stream_options import print_value
 from .lexer import quote_identifier as q
 
@@ -41,10 +41,16 @@ def print_catalog(catalog: Catalog) -> list[str]:
     if catalog.proto_bundle is not None:  # first: columns name its types
         out.append(_create_proto_bundle(nodes.CreateProtoBundle(catalog.proto_bundle.types)))
     out += [_create_sequence(nodes.CreateSequence(s)) for s in catalog.sequences]
+    printed: set[str] = set()
+    later: list[nodes.AlterTableAddConstraint] = []  # foreign keys to tables created after their own
     for table in catalog.tables:
-        out.append(_create_table(_table_node(table)))
+        printed.add(table.name.lower())
+        inline = tuple(fk for fk in table.foreign_keys if fk.referenced_table.lower() in printed)
+        later.extend(nodes.AlterTableAddConstraint(table.name, fk) for fk in table.foreign_keys if fk not in inline)
+        out.append(_create_table(_table_node(table, inline)))
         out.extend(_create_index(_index_node(index)) for index in catalog.indexes_of(table.name))
         out.extend(_create_search_index(search_index_node(index)) for index in catalog.search_indexes_of(table.name))
+    out.extend(_add_constraint(node) for node in later)
     out.extend(_create_view(nodes.CreateView(v.name, v.definition, v.security)) for v in catalog.views)
     out.extend(_create_change_stream(change_stream_node(s)) for s in catalog.change_streams)
     return out
@@ -140,8 +146,10 @@ def _key(parts: tuple[KeyPart, ...]) -> str:
     return ", ".join(q(p.column) + (" DESC" if p.descending else "") for p in parts)
 
 
-def _table_node(table: Table) -> nodes.CreateTable:
-    return nodes.CreateTable(table.name, table.columns, table.primary_key, table.parent, table.on_delete_cascade)
+def _table_node(table: Table, foreign_keys: tuple[ForeignKey, ...] | None = None) -> nodes.CreateTable:
+    fks = table.foreign_keys if foreign_keys is None else foreign_keys
+    return nodes.CreateTable(table.name, table.columns, table.primary_key, table.parent, table.on_delete_cascade,
+                             checks=table.checks, foreign_keys=fks)
 
 
 def _index_node(index: Index) -> nodes.CreateIndex:
@@ -152,11 +160,17 @@ def _index_node(index: Index) -> nodes.CreateIndex:
 def _create_table(node: nodes.CreateTable) -> str:
     head = "CREATE TABLE " + ("IF NOT EXISTS " if node.if_not_exists else "") + q(node.name)
     columns = "".join(f"  {column_definition(c)},\n" for c in node.columns)
+    constraints: tuple[CheckConstraint | ForeignKey, ...] = (*node.checks, *node.foreign_keys)
+    columns += "".join(f"  {constraint_parser.print_element(c, q)},\n" for c in constraints)
     text = f"{head} (\n{columns}) PRIMARY KEY({_key(node.primary_key)})"
     if node.parent is not None:
         action = "CASCADE" if node.on_delete_cascade else "NO ACTION"
         text += f",\n  INTERLEAVE IN PARENT {q(node.parent)} ON DELETE {action}"
     return text
+
+
+def _add_constraint(node: nodes.AlterTableAddConstraint) -> str:
+    return f"ALTER TABLE {q(node.table)} ADD {constraint_parser.print_element(node.constraint, q)}"
 
 
 def _create_index(node: nodes.CreateIndex) -> str:
@@ -261,6 +275,8 @@ _PRINTERS: dict[type, Callable] = {
         f"ALTER TABLE {q(n.table)} ADD COLUMN {'IF NOT EXISTS ' if n.if_not_exists else ''}{column_definition(n.column)}"
     ),
     nodes.AlterTableDropColumn: lambda n: f"ALTER TABLE {q(n.table)} DROP COLUMN {q(n.column)}",
+    nodes.AlterTableAddConstraint: _add_constraint,
+    nodes.AlterTableDropConstraint: lambda n: f"ALTER TABLE {q(n.table)} DROP CONSTRAINT {q(n.name)}",
     nodes.AlterColumnSetOptions: _set_options,
     nodes.AlterColumnSetDefault: _set_default,
     nodes.AlterColumnType: _alter_column_type,

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import errors, values
+from .. import constraint_storage, errors, values
 from .. import types as T
 from ..catalog import Catalog
 from ..requests import Field, Statement
@@ -294,6 +294,9 @@ def execute_dml(conn: sqlite3.Connection, statement: Statement, catalog: Catalog
     try:
         result = _execute_dml(conn, d, binds, values.nanos_to_stored(now_nanos))
         _check_interleaving(conn, d, catalog)
+        problem = constraint_storage.dml_violation(conn, d.table, d.kind, catalog)
+        if problem is not None:
+            raise problem
         return result
     except sqlite3.IntegrityError as exc:
         take_error()
