@@ -23,7 +23,8 @@ the WITH-query fallback off so that the queries really are the same; what the wa
 adds is its scheduling, per-change bookkeeping, checkpoint writes and the continuation
 query after each full poll (its exact position inside a commit-timestamp group).
 
-The three run in rounds, rotating which goes first, in one run against one server
+The modes run in rounds, rotating which goes first (the two typing paths back to back,
+alternating which of them goes first: :func:`round_order`), in one run against one server
 process. Targets: the watchers' rows/s at most 20% below the loop's (median over rounds of
 each round's ratio; the ratio of the median rates and the CPU per row are reported too);
 typing by result set at least 0.95x the fixed-types path's rows/s (median of rounds).
@@ -75,6 +76,20 @@ QUICK = {"rows": 20_000, "rounds": 2}
 PROBE_RUNS = 20
 #: Seconds one delivery may take before the benchmark gives up.
 DELIVERY_TIMEOUT = 600.0
+
+
+def round_order(r: int) -> list[str]:
+    """The modes of round ``r``: rotated, with the two typing paths always back to back, alternating which goes first.
+
+    >>> round_order(0)
+    ['bare_loop', 'watcher_spanner', 'watcher_memory', 'watcher_fixed_types']
+    >>> round_order(1)
+    ['watcher_spanner', 'watcher_fixed_types', 'watcher_memory', 'bare_loop']
+    """
+    pair = ["watcher_memory", "watcher_fixed_types"][:: 1 if r % 2 == 0 else -1]
+    units: list[list[str]] = [["bare_loop"], ["watcher_spanner"], pair]
+    shift = r % len(units)
+    return [mode for unit in units[shift:] + units[:shift] for mode in unit]
 
 
 def shard_provider() -> FixedShardProvider:
@@ -205,7 +220,8 @@ def run(ctx: RunContext) -> Result:
         "load": f"InsertOrUpdate, {LOAD_BATCH_ROWS} rows per commit, {LOAD_THREADS} client threads",
         "start": "MIN_TIMESTAMP (replay the whole table); timed from start to the last row's callback",
         "callback": "counts rows (no work)", "fallback_to_with_query_seconds": "inf (the watcher runs the loop's simple query)",
-        "order": "one untimed bare-loop pass to warm caches, then rounds; modes rotate each round", "server": "python -m watcher local-spanner --port 0 --data-dir <workdir>/watcher-data",
+        "order": "one untimed bare-loop pass to warm caches, then rounds; modes rotate each round, "
+                 "watcher_memory and watcher_fixed_types back to back, alternating which goes first", "server": "python -m watcher local-spanner --port 0 --data-dir <workdir>/watcher-data",
     })
     runs: list[dict[str, Any]] = []
     with ServerProcess(os.path.join(ctx.workdir, DATA_FOLDER)) as server:
@@ -216,8 +232,7 @@ def run(ctx: RunContext) -> Result:
         _bare_loop(database, rows)
         run_id = 0
         for r in range(rounds):
-            for i in range(len(MODES)):
-                mode = MODES[(i + r) % len(MODES)]
+            for mode in round_order(r):
                 run_id += 1
                 point = _measure(mode, database, server, rows, run_id)
                 point["round"] = r
