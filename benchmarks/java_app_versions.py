@@ -10,10 +10,13 @@ sources, alternating which goes first, :data:`FULL` rounds:
   changes their result set's types), taken with ``git archive``;
 * ``after``: the package this benchmark runs from.
 
-Each run starts its own local Spanner process (the CLI's default) with a fresh data folder and
-the same writer seed, and writes ``result.json``; the figures compared are mutations written
-and changes received per second, detection lag p50/p99, poll time and the bench process's CPU
-(writers and watchers). Target: ``after`` receives at least 0.95x ``before``'s changes per
+Only the bench process's package differs: every run gets a fresh local Spanner process of
+*this* checkout (its own data folder; the bench reaches it through SPANNER_EMULATOR_HOST), so
+that changes to the server since :data:`BEFORE_COMMIT` (row versions, for one, cost writes
+about 10%: ``localspanner_versions``) do not pass for a cost of the watcher. Same writer seed
+on both sides; the figures compared are mutations written and changes received per second,
+detection lag p50/p99, poll time, and CPU: the bench process (writers and watchers) and the
+server, per mutation written. Target: ``after`` receives at least 0.95x ``before``'s changes per
 second (median of rounds' ratios) and captures every write.
 """
 
@@ -27,6 +30,7 @@ import sys
 from typing import Any
 
 from . import Result, RunContext, check
+from .localspanner_server import ServerProcess
 
 NAME = "java_app_versions"
 TITLE = "spanner-watcher bench, headline load: before vs after typing rows by their result set (separate processes)"
@@ -64,17 +68,27 @@ def _figure(figures: dict[str, Any], path: str) -> Any:
 
 
 def run_bench(source: str, args: list[str], output: str, data_dir: str) -> dict[str, Any]:
-    """Run ``python -m watcher bench`` from ``source`` (its package first on the path); its result's figures."""
-    env = {k: v for k, v in os.environ.items() if k != "SPANNER_EMULATOR_HOST"}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [source, os.environ.get("PYTHONPATH")]))
-    command = [sys.executable, "-m", "watcher", "bench", *args, "--seed", "1", "--quiet", "--output", output, "--data-dir", data_dir]
-    done = subprocess.run(command, cwd=source, env=env, capture_output=True, text=True, timeout=900)
+    """Run ``python -m watcher bench`` from ``source`` (its package first on the path) against a fresh
+    local Spanner process of this checkout; its result's figures, with CPU per mutation."""
+    with ServerProcess(data_dir) as server:
+        env = dict(os.environ, SPANNER_EMULATOR_HOST=server.emulator_host)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [source, os.environ.get("PYTHONPATH")]))
+        command = [sys.executable, "-m", "watcher", "bench", *args, "--seed", "1", "--quiet", "--output", output]
+        server0 = server.cpu_seconds()
+        done = subprocess.run(command, cwd=source, env=env, capture_output=True, text=True, timeout=900)
+        server_cpu = server.cpu_seconds() - server0
     path = os.path.join(output, "result.json")
     if not os.path.exists(path):
         raise RuntimeError(f"bench from {source} wrote no result (exit {done.returncode}): {done.stderr[-2000:]}")
     with open(path) as f:
         document = json.load(f)
     point = {name: _figure(document["figures"], name) for name in FIGURES}
+    written = document["figures"].get("mutations") or 0
+    cores, seconds = point["bench_process_cores"], document["figures"].get("seconds_writing")
+    if written and cores is not None and seconds:
+        point["bench_cpu_us_per_mutation"] = round(cores * seconds / written * 1e6, 1)
+    # The server's CPU over the whole command (setup and drain included), per mutation written.
+    point["server_cpu_us_per_mutation"] = round(server_cpu / written * 1e6, 1) if written else None
     point["exit_status"] = done.returncode
     point["loadavg_1min"] = round(os.getloadavg()[0], 1)
     return point
@@ -86,7 +100,8 @@ def run(ctx: RunContext) -> Result:
     sources = {"before": source_of(BEFORE_COMMIT, ctx.workdir), "after": REPO}
     result = Result(settings={"command": "python -m watcher bench " + " ".join(args) + " --seed 1 --quiet --output DIR --data-dir DIR",
                               "rounds": rounds, "before": f"git archive {BEFORE_COMMIT} (separate process)",
-                              "after": "this checkout (separate process)", "order": "alternating which side goes first"})
+                              "after": "this checkout (separate process)", "order": "alternating which side goes first",
+                              "server": "python -m watcher local-spanner --port 0 of this checkout, a fresh one per run"})
     runs: dict[str, list[dict[str, Any]]] = {"before": [], "after": []}
     for r in range(rounds):
         for side in (("before", "after") if r % 2 == 0 else ("after", "before")):
@@ -96,9 +111,11 @@ def run(ctx: RunContext) -> Result:
             runs[side].append(point)
             ctx.log(f"round {r}: {side:<6} {point['mutations_per_second']:>8} mutations/s written, {point['received_per_second']:>8} "
                     f"received/s, lag p50/p99 {point['lag_ms.p50']}/{point['lag_ms.p99']} ms, missing {point['missing_changes']}, "
-                    f"bench process {point['bench_process_cores']} cores (load {point['loadavg_1min']})")
-    ratios = {name: [round(a[name] / b[name], 3) for a, b in zip(runs["after"], runs["before"], strict=True) if b[name]]
-              for name in ("received_per_second", "mutations_per_second", "lag_ms.p99", "bench_process_cores")}
+                    f"CPU us/mutation bench {point.get('bench_cpu_us_per_mutation')}, server {point['server_cpu_us_per_mutation']} "
+                    f"(load {point['loadavg_1min']})")
+    compared = ("received_per_second", "mutations_per_second", "lag_ms.p99", "bench_cpu_us_per_mutation", "server_cpu_us_per_mutation")
+    ratios = {name: [round(a[name] / b[name], 3) for a, b in zip(runs["after"], runs["before"], strict=True)
+                     if a.get(name) is not None and b.get(name)] for name in compared}
     result.figures = {"runs": runs, "after_over_before_per_round": ratios,
                       "after_over_before_range": {k: [min(v), max(v)] for k, v in ratios.items() if v}}
     received = statistics.median(ratios["received_per_second"])
