@@ -37,6 +37,9 @@ SUITES: dict[str, tuple[str, ...]] = {
     "app": (
         "benchmarks.java_app",
     ),
+    "app-versions": (
+        "benchmarks.java_app_versions",
+    ),
     "changelog": (
         "benchmarks.changelog_job",
     ),
