@@ -28,7 +28,8 @@ def write_batches(spark: Any, staging: str, table: str, lines: Any) -> list[str]
     fs = open_fs(spark, staging)
     temp = f"{TEMP_DIR}/{uuid.uuid4().hex}"
     try:
-        lines.write.options(**NO_CHECKSUMS).mode("errorifexists").partitionBy("batch_id").text(fs.uri(temp))
+        # "error" (not "errorifexists", which the Spark Connect client does not know): same mode
+        lines.write.options(**NO_CHECKSUMS).mode("error").partitionBy("batch_id").text(fs.uri(temp))
         staged = []
         for folder in fs.glob_dirs(f"{temp}/batch_id=*"):
             batch_id = folder.rsplit("batch_id=", 1)[1]
