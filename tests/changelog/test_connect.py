@@ -183,3 +183,11 @@ def test_changelog_backfill_reconcile_export_and_views_through_spark_connect(spa
         ids = sorted(r[0] for r in snap.execute_sql("SELECT ChangeId FROM SpannerWatcherChangelog"))
     assert ids == sorted(r[0] for r in local_views["changelog"])
     _no_checksum_files(remote)
+
+
+def test_remote_and_master_are_one_choice(tmp_path):
+    argv, env = _cli("changelog", "--staging", str(tmp_path), "--warehouse", str(tmp_path), "--master", "local[1]",
+                     remote="sc://127.0.0.1:1")
+    proc = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "argument --remote: not allowed with argument --master" in proc.stderr
