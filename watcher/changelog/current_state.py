@@ -33,7 +33,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from . import records
-from .fs import NO_CHECKSUMS, HadoopFS
+from .files import FileStore
+from .fs import NO_CHECKSUMS
 from .manifest import Manifest
 
 STATE_DIR = "current_state"
@@ -107,7 +108,7 @@ def after_run(info: Mapping[str, Any], version: int, *, whole: bool, rows: int) 
     return updated
 
 
-def load_layers(spark: Any, fs: HadoopFS, manifest: Manifest, tables: Iterable[str] | None = None, *,
+def load_layers(spark: Any, fs: FileStore, manifest: Manifest, tables: Iterable[str] | None = None, *,
                 slim: Iterable[str] = ()) -> Any:
     """The committed state rows of ``tables`` (all when None) in every layer, with their ``_layer``.
 
@@ -161,7 +162,7 @@ def latest(layered: Any) -> Any:
             .select(*records.names(records.STATE_FIELDS)))
 
 
-def load(spark: Any, fs: HadoopFS, manifest: Manifest, tables: Iterable[str] | None = None) -> Any:
+def load(spark: Any, fs: FileStore, manifest: Manifest, tables: Iterable[str] | None = None) -> Any:
     """The committed state of ``tables`` (all tables when None): one row per key."""
     wanted = set(manifest.tables) if tables is None else set(tables) & set(manifest.tables)
     layered = load_layers(spark, fs, manifest, wanted)
@@ -170,7 +171,7 @@ def load(spark: Any, fs: HadoopFS, manifest: Manifest, tables: Iterable[str] | N
     return latest(layered)
 
 
-def write(state: Any, fs: HadoopFS, version: int, *, tables: Iterable[str], deltas: Iterable[str] = (),
+def write(state: Any, fs: FileStore, version: int, *, tables: Iterable[str], deltas: Iterable[str] = (),
           one_file: bool = False) -> None:
     """Write the state rows in ``state`` as layer ``version``: the whole state of ``tables``, but
     of the ``deltas`` among them only the changed keys (the rows ``state`` holds for them).
@@ -190,7 +191,7 @@ def write(state: Any, fs: HadoopFS, version: int, *, tables: Iterable[str], delt
         (delta_rows.coalesce(1) if one_file else delta_rows).write.options(**NO_CHECKSUMS).mode("overwrite").parquet(fs.uri(deltas_dir(version)))
 
 
-def prune(fs: HadoopFS, manifest: Manifest) -> list[str]:
+def prune(fs: FileStore, manifest: Manifest) -> list[str]:
     """Delete state versions the manifest no longer uses; returns what was deleted."""
     used = {version_dir(v).rsplit("/", 1)[-1] for t in manifest.tables.values() for v in layers(t)}
     removed = []

@@ -3,7 +3,9 @@
 The job lists staging batches, reads and writes its small state files (manifests,
 completeness markers, quarantine reports) and moves bad batches aside with this module,
 never with Python's ``open()``: on a cluster the driver may not see the data's
-filesystem, but Hadoop's FileSystem (local, HDFS, GCS, S3 connectors) always does.
+filesystem, but Hadoop's FileSystem (local, HDFS, GCS, S3 connectors) always does. A Spark
+Connect session has no JVM on the driver: there :mod:`.arrow_fs` takes its place
+(:func:`.files.open_fs` chooses).
 
 Example:
     >>> fs = HadoopFS(spark, "/tmp/warehouse")          # doctest: +SKIP
