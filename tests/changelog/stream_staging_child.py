@@ -23,7 +23,7 @@ def main(argv: list[str]) -> int:
     project, instance, database, stream, staging, start, watcher_id = argv
     db = spanner.Client(project=project).instance(instance).database(database)
     watcher = ChangeStreamWatcher(db, stream, heartbeat=dt.timedelta(seconds=1), start=dt.datetime.fromisoformat(start),
-                                  watcher_id=watcher_id, max_batch_rows=5, max_concurrent_partitions=4)
+                                  watcher_id=watcher_id, max_batch_rows=50, max_concurrent_partitions=4)
     StagingSink(staging, watcher_id=watcher_id, fsync=False).attach(watcher)  # a SIGKILL keeps the page cache
     watcher.start()
     print("started", flush=True)
