@@ -49,9 +49,10 @@ DELTA_INPUT_BYTES = 256 * 1024 * 1024
 SHUFFLE_FILTER_ROWS = 2_000_000
 #: The layer a state row came from (its run version), while layers are merged.
 LAYER = "_layer"
-#: What a run that writes a delta needs of a key's state: its values, time (and version) and deletion (the
-#: other columns describe the state row itself, and a delta never rewrites a state row).
-DELTA_COLUMNS = ("table_name", "keys", "new_values", "commit_timestamp", "is_deleted", "version_seq")
+#: What a run that writes a delta needs of a key's state: its values and their types (a later partial
+#: row is filled from both), time (and version) and deletion (the other columns describe the state row
+#: itself, and a delta never rewrites a state row).
+DELTA_COLUMNS = ("table_name", "keys", "new_values", "column_types", "commit_timestamp", "is_deleted", "version_seq")
 
 
 def version_dir(version: int) -> str:

@@ -113,12 +113,12 @@ def state_as_changes(state: Any) -> Any:
     none = {name: F.lit(None).cast(kind) for name, kind in
             (("read_timestamp", "string"), ("shard", "string"), ("watcher_id", "string"), ("read_method", "string"),
              ("in_mod_type", "string"), ("batch_id", "string"), ("seq", "bigint"), ("batch", "string"),
-             ("v", "int"), ("_bad", "boolean"), ("_partial", "boolean"), ("_rank", "int"),
-             ("_stream", _STREAM_TYPE))}
+             ("v", "int"), ("_bad", "boolean"), ("_rank", "int"), ("_stream", _STREAM_TYPE))}
     renamed = {"_json": "new_values", "_types_json": "column_types", "_row_deleted": "is_deleted",
                "state_change_id": "change_id", "state_mod_type": "mod_type", "state_run_version": "run_version"}
     columns = {**none, **{name: F.col(source) for name, source in renamed.items()},
-               "_soft_deleted": F.lit(False), "_src": F.lit(0)}
+               # A state row is whole: a later run's partial rows are filled from it (null would not count).
+               "_soft_deleted": F.lit(False), "_partial": F.lit(False), "_src": F.lit(0)}
     return state.select(*[columns[name].alias(name) if name in columns else name for name in CHANGE_COLUMNS])
 
 
