@@ -318,8 +318,8 @@ class _Run:
             dirs += self.fs.glob_dirs(f"{views.CHANGELOG_DIR}/table_name=*/commit_date={date}")
         if not dirs:
             return None
-        existing = views.read_changelog(self.spark, self.fs, base, dirs).select("commit_timestamp", "record_sequence")
-        return existing.join(new.select("commit_timestamp").distinct(), "commit_timestamp", "left_semi")
+        existing = views.read_changelog(self.spark, self.fs, base, dirs).select("transaction_group", "record_sequence")
+        return existing.join(new.select("transaction_group").distinct(), "transaction_group", "left_semi")
 
     def _log_processed(self, stats: list[Any], version: int) -> None:
         processed_log.append(self.fs, version, [(s.batch, s.table, s.records) for s in stats])

@@ -1,7 +1,8 @@
 """Partial rows: versions that hold only the written columns, filled from the key's previous rows.
 
 A history table may log an UPDATE mutation of two columns as just those two columns
-(``value_capture_type`` NEW_VALUES, :mod:`watcher.staging.contract`). The changelog keeps
+(``value_capture_type`` NEW_VALUES, :mod:`watcher.staging.contract`), and a change stream of
+capture type NEW_VALUES or OLD_AND_NEW_VALUES gives an INSERT's or UPDATE's key and written columns only. The changelog keeps
 full rows (its ``new_values`` and the current state are the whole row after the change), so
 such a row is completed from the key's rows before it, in the per-key window's order: the
 latest full row (NEW_ROW, a DELETE, or the current state) with every partial row after it
@@ -28,7 +29,7 @@ from .classify import sql_literal
 from .old_values import ENTRY_PATTERN
 
 #: What a position column stands in for null with, so that positions compare (nulls sort first).
-_NULL_AS = {"commit_timestamp": "''", "batch_id": "''", "version_seq": "-1", "_src": "-1", "seq": "-1"}
+_NULL_AS = {"commit_timestamp": "''", "batch_id": "''", "version_seq": "-1", "_src": "-1", "_rank": "-1", "seq": "-1"}
 
 
 def _entries(text: str) -> str:

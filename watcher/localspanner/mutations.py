@@ -42,6 +42,12 @@ class _RowShape:
     commit_ts_positions: tuple[int, ...]
 
 
+def _refusal(t: Any) -> Callable[..., errors.SpannerError]:
+    """How a mutation value the column cannot take is refused: a NUMERIC beyond precision 38 / scale 9
+    is INVALID_ARGUMENT; any other value not of the column's type is FAILED_PRECONDITION, as on Spanner."""
+    return errors.bad_value if str(t) == "NUMERIC" else errors.mutation_bad_value
+
+
 def _converter(table: Table, column: Column) -> Callable[[Any], Any]:
     t = column.type
     limit = t.length
@@ -50,7 +56,7 @@ def _converter(table: Table, column: Column) -> Callable[[Any], Any]:
         try:
             stored = values.wire_to_stored(t, wire)
         except values.ValueError_:
-            raise errors.bad_value(table.name, column.name, str(t), wire) from None
+            raise _refusal(t)(table.name, column.name, str(t), wire) from None
         if limit is not None and stored is not None and len(stored) > limit:
             raise errors.value_too_long(table.name, column.name, limit)
         return stored

@@ -41,7 +41,7 @@ class Storage:
         self.path = path
         self._lock = threading.Lock()
         self._idle: list[sqlite3.Connection] = []
-        self._all: list[sqlite3.Connection] = []
+        self._closed = False
         self.writer = self._connect()
         self.writer.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT_PAGES}")
         # The row-version capture keeps each transaction's pending images in TEMP tables (versions.py).
@@ -57,8 +57,6 @@ class Storage:
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA cache_size=-65536")
         register_functions(conn)
-        with self._lock:
-            self._all.append(conn)
         return conn
 
     def reader(self) -> sqlite3.Connection:
@@ -74,7 +72,10 @@ class Storage:
             except sqlite3.Error:
                 pass
         with self._lock:
-            self._idle.append(conn)
+            if not self._closed:
+                self._idle.append(conn)
+                return
+        conn.close()  # the storage closed while this reader was out: it is the last user
 
     def load_ddl(self) -> list[str]:
         row = self.writer.execute(f"SELECT value FROM {META_TABLE} WHERE key = 'ddl'").fetchone()
@@ -114,8 +115,16 @@ class Storage:
                 conn.executemany(f"INSERT INTO {name} VALUES ({marks})", rows)
 
     def close(self) -> None:
+        """Close the writer and the idle readers; readers still in use close when released.
+
+        A reader may be in the middle of a statement on another thread (an open change
+        stream query while its database is dropped): closing its connection under it can
+        crash the process, so it is left to :meth:`release`.
+        """
         with self._lock:
-            conns, self._all, self._idle = self._all, [], []
+            self._closed = True
+            conns = [self.writer, *self._idle]
+            self._idle = []
         for c in conns:
             try:
                 c.close()

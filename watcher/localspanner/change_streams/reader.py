@@ -59,8 +59,9 @@ class ChangeStreamReads:
     commit timestamp to COMMIT) and current catalog; ``churn_seconds`` gives the partition churn period."""
 
     def __init__(self, storage: Storage, clock: Clock, visibility: threading.Lock, catalog: Callable[[], Catalog],
-                 churn_seconds: Callable[[], float] = lambda: 0.0) -> None:
+                 churn_seconds: Callable[[], float] = lambda: 0.0, database: str = "") -> None:
         self.storage, self.clock, self.visibility, self.catalog = storage, clock, visibility, catalog
+        self.database = database
         self.churn_seconds = churn_seconds
         self._changed = threading.Condition()
         self._commits = 0
@@ -124,6 +125,8 @@ class ChangeStreamReads:
         conn = self.storage.reader()
         try:
             while True:
+                if self._closed:  # the database was dropped (or the server stops) under the open query
+                    raise errors.database_not_found(self.database)
                 seen = self._commits
                 safe = self._safe_timestamp()
                 top = min(safe, upper)
@@ -146,9 +149,7 @@ class ChangeStreamReads:
                     last_output = time.monotonic()
                     idle = 0.0
                 with self._changed:
-                    if self._closed:
-                        return
-                    if self._commits == seen:
+                    if self._commits == seen and not self._closed:
                         self._changed.wait(min(heartbeat - idle, MAX_WAIT_SECONDS))
         finally:
             self.storage.release(conn)
