@@ -93,7 +93,7 @@ def _now(db):
 
 @pytest.fixture
 def mixed_db(make_database):
-    db = make_database([*SINGERS_DDL, EVENTS, create_change_stream("EventsStream", {"Events": None}, value_capture_type="NEW_ROW")])
+    db = make_database([*SINGERS_DDL, EVENTS, create_change_stream("EventsStream", {"Events": None})])
     return db
 
 
@@ -142,9 +142,12 @@ def test_watch_runs_a_change_stream_beside_polling_and_resumes_after_sigterm(mix
     first.proc.send_signal(signal.SIGTERM)
     assert first.finish() == 0, "".join(first.err)[-3000:]
     assert any("EventsStream: 8 changes staged" in line for line in first.lines), first.lines
-    # Every version, as the stream gives it: updates and the hard delete included.
+    # Every version, as the stream gives it (OLD_AND_NEW_VALUES): updates with old values, the hard delete.
     assert [(r["keys"][0], r["mod_type"]) for r in events].count(("4", "DELETE")) == 1
     assert sorted(r["mod_type"] for r in events) == ["DELETE"] + ["INSERT"] * 5 + ["UPDATE"] * 2
+    assert {r["read_method"] for r in events} == {"change_stream"} and all(r["server_transaction_id"] for r in events)
+    assert sorted((r["old_values"]["Body"], r["values"]["Body"]) for r in events if r["mod_type"] == "UPDATE") == [
+        ("a0", "b0"), ("a1", "b1")]
     with mixed_db.snapshot() as snap:
         rows = list(snap.execute_sql("SELECT STREAM_NAME, WATCHER_ID, COUNT(*) FROM EVENTS_PROGRESS "
                                      "GROUP BY STREAM_NAME, WATCHER_ID"))

@@ -27,9 +27,8 @@ from rich.table import Table as RichTable
 MODES = ("poll", "change_stream", "both")
 #: The demo's change stream (created when a mode needs it).
 STREAM = "SingersStream"
-#: Whole new rows: the changelog gets complete rows. (NEW_ROW_AND_OLD_VALUES, which adds old
-#: values, once the staging contract stages them: branch h-csstage.)
-STREAM_VALUE_CAPTURE = "NEW_ROW"
+#: Whole new rows and the old values of the changed columns: the changelog gets both as they were.
+STREAM_VALUE_CAPTURE = "NEW_ROW_AND_OLD_VALUES"
 #: Human names of the modes in the output.
 TITLES = {"poll": "polling", "change_stream": "change stream"}
 
