@@ -56,6 +56,7 @@ SUITES: dict[str, tuple[str, ...]] = {
     "watcher": (
         "benchmarks.watcher_delivery",
         "benchmarks.watcher_lag",
+        "benchmarks.capture_modes",
     ),
 }
 

@@ -44,6 +44,9 @@ The file (every key optional except where noted)::
     [[change_sets]]                          # tables without a commit-timestamp column
     tables = ["Orders"]
 
+    [[change_streams]]                       # change-stream mode: every version, deletes, old values
+    stream = "SingersStream"
+
 Example:
     >>> cfg = parse_config('''
     ... [watch]
@@ -72,7 +75,15 @@ from typing import Any
 from ..capture.table_set import TableSelection, is_pattern
 from ..errors import ConfigurationError, InvalidIdentifierError
 from ..sqlnames import has_name, validate_identifier
-from .config_modes import ChangeSetSettings, HistorySettings, check_one_way, read_change_sets, read_history
+from .config_modes import (
+    ChangeSetSettings,
+    ChangeStreamSettings,
+    HistorySettings,
+    check_one_way,
+    read_change_sets,
+    read_change_streams,
+    read_history,
+)
 from .config_tables import ShardSettings, TableSettings, read_tables
 
 __all__ = ["ConfigError", "DatabaseSettings", "ShardSettings", "TableSettings", "WatchConfig", "load_config", "parse_config"]
@@ -130,6 +141,7 @@ class WatchConfig:
 
     history: tuple[HistorySettings, ...] = ()
     change_sets: tuple[ChangeSetSettings, ...] = ()
+    change_streams: tuple[ChangeStreamSettings, ...] = ()
     #: Whether tables are polled by their commit-timestamp column (without [tables], only when
     #: no other capture mode is configured).
     poll_tables: bool = True
@@ -189,6 +201,8 @@ def parse_config(text: str, source: str = "watcher.toml", *, base_dir: Path | No
     watch = r.section("watch", data.get("watch"), _WATCH_KEYS)
     history = read_history(r, data.get("history"))
     change_sets = read_change_sets(r, data.get("change_sets"))
+    watcher_id = r.text("watch.watcher_id", watch["watcher_id"]) if "watcher_id" in watch else None
+    change_streams = read_change_streams(r, data.get("change_streams"), watcher_id)
     check_one_way(r, include, history, change_sets)
     return WatchConfig(
         source=source, database=database, include=include, exclude=exclude, tables=tables,
@@ -199,14 +213,15 @@ def parse_config(text: str, source: str = "watcher.toml", *, base_dir: Path | No
         initial_timestamp=r.initial("watch.initial_timestamp", watch.get("initial_timestamp", "now")),
         checkpoint_table=r.identifier("watch.checkpoint_table", watch.get("checkpoint_table", DEFAULT_CHECKPOINT_TABLE), "table name"),
         staging_dir=r.path("watch.staging_dir", watch.get("staging_dir", DEFAULT_STAGING_DIR)),
-        watcher_id=r.text("watch.watcher_id", watch["watcher_id"]) if "watcher_id" in watch else None,
+        watcher_id=watcher_id,
         discover_interval=r.number("watch.discover_interval", watch.get("discover_interval", DEFAULT_DISCOVER_INTERVAL),
                                    minimum=0.0),
-        history=history, change_sets=change_sets, poll_tables="tables" in data or not (history or change_sets),
+        history=history, change_sets=change_sets, change_streams=change_streams,
+        poll_tables="tables" in data or not (history or change_sets or change_streams),
     )
 
 
-_SECTIONS = ("database", "watch", "tables", "history", "change_sets")
+_SECTIONS = ("database", "watch", "tables", "history", "change_sets", "change_streams")
 _DATABASE_KEYS = ("project", "instance", "database", "data_dir")
 _WATCH_KEYS = ("poll_interval", "limit", "fallback_to_with_query_seconds", "initial_timestamp", "checkpoint_table",
                "staging_dir", "watcher_id", "discover_interval")
