@@ -30,7 +30,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
-from .fs import FileEntry
+from .fs import FileEntry, RootedFolder
 
 #: A URL's scheme as Hadoop's Path takes it (two letters at least: "C:" stays a path).
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):")
@@ -67,7 +67,7 @@ def arrow_uri(uri: str) -> str:
     return uri
 
 
-class ArrowFS:
+class ArrowFS(RootedFolder):
     """A folder (``root``) on any filesystem pyarrow reaches; relative paths are taken under it."""
 
     def __init__(self, root: str) -> None:
@@ -83,19 +83,6 @@ class ArrowFS:
             self._fs, base = pafs.FileSystem.from_uri(arrow_uri(str(root)))
             self._base = base.rstrip("/")
             self.root = str(root).rstrip("/")
-
-    @property
-    def is_local(self) -> bool:
-        """The folder is on the driver's local disk (``file:``), where listing a file costs no round trip."""
-        return self.root.startswith("file:")
-
-    def uri(self, relative: str = "") -> str:
-        """The URI Spark reads for ``relative`` (already qualified URIs pass through)."""
-        if not relative:
-            return self.root
-        if "://" in relative or relative.startswith("file:"):
-            return relative
-        return f"{self.root}/{relative.lstrip('/')}"
 
     def _path(self, relative: str) -> str:
         """The pyarrow path of ``relative`` (or of a URI under the root)."""
