@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
 from google.cloud import spanner
 
 from tests.conftest import INSTANCE, PROJECT
@@ -40,7 +39,6 @@ ROOT = Path(__file__).resolve().parents[2]
 SEED = 1414
 KILLS = 20
 WRITERS = 2
-CHURN_SECONDS = 0.3
 PROGRESS_TABLE = "WATCHER_CHANGE_STREAM_PARTITIONS"
 
 DDL = [
@@ -261,16 +259,6 @@ def table_contents(db) -> dict[tuple[str, Key], dict[str, Any]]:
                 key = tuple(r[:len(keys)])
                 out[(table, key)] = typed(table, key, dict(zip(values, r[len(keys):], strict=True)))
     return out
-
-
-@pytest.fixture
-def churn(local_server):
-    """Partitions split and merge every CHURN_SECONDS for one test (embedded server only)."""
-    service = local_server.service
-    before = service.change_stream_partition_churn_seconds
-    service.change_stream_partition_churn_seconds = CHURN_SECONDS
-    yield
-    service.change_stream_partition_churn_seconds = before
 
 
 def test_killed_stream_watcher_stages_a_changelog_equal_to_the_ground_truth(spark, make_database, tmp_path, churn):
