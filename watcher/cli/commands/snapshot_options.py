@@ -76,7 +76,7 @@ def check_folder(flag: str, path: str, missing: str | None = None) -> None:
     ...
     watcher.cli.main.CommandError: --staging /dev/null exists and is not a folder: name a folder (it is created when missing)
     """
-    from ...changelog.arrow_fs import local_path  # the one reading of Hadoop's URL forms
+    from ...storage_urls import local_path  # the one reading of folder URLs, shared with the sink
     from ..main import CommandError
 
     local = local_path(path)
