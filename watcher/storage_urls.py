@@ -42,6 +42,15 @@ SCHEME_NEEDS = {
 }
 #: Said for a scheme pyarrow has no filesystem for at all.
 UNKNOWN_SCHEME = "a filesystem pyarrow.fs knows (file, hdfs, gs, s3, s3a, abfs)"
+#: What Spark's JVM (Hadoop's FileSystem) needs to open a scheme, said when it cannot.
+HADOOP_NEEDS = {
+    "gs": "the GCS connector (com.google.cloud.bigdataoss:gcs-connector) on Spark's classpath",
+    "s3a": "hadoop-aws of Spark's Hadoop version on Spark's classpath (--packages org.apache.hadoop:hadoop-aws:<version>)",
+    "abfs": "hadoop-azure on Spark's classpath",
+    "abfss": "hadoop-azure on Spark's classpath",
+}
+#: Said for a scheme Hadoop has no FileSystem for at all.
+UNKNOWN_HADOOP_SCHEME = "a Hadoop FileSystem for it on Spark's classpath (spark.hadoop.fs.<scheme>.impl)"
 
 
 @dataclass(frozen=True)
@@ -151,8 +160,18 @@ def open_filesystem(url: str | os.PathLike[str], *, base: str | os.PathLike[str]
     try:
         fs, path = pafs.FileSystem.from_uri(target)
     except (pyarrow.ArrowException, OSError, ValueError) as exc:
-        scheme = scheme_of(target) or ""
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise StorageURLError(folder.text, scheme, f"install {SCHEME_NEEDS.get(scheme, UNKNOWN_SCHEME)}, or give a "
-                                                   f"local path or file:// URL (pyarrow: {reason})") from None
+        raise missing_filesystem(target, str(exc)) from None
     return fs, path.rstrip("/") or path, folder
+
+
+def missing_filesystem(url: str, reason: str, *, hadoop: bool = False) -> StorageURLError:
+    """The error for a folder whose filesystem pyarrow (or, with ``hadoop``, Spark's JVM) cannot open.
+
+    >>> print(missing_filesystem("gs://b/s", "No FileSystem for scheme \"gs\"", hadoop=True))
+    'gs://b/s': no filesystem for scheme 'gs': install the GCS connector (com.google.cloud.bigdataoss:gcs-connector) on Spark's classpath, or give a local path or file:// URL (Spark: No FileSystem for scheme 'gs')
+    """
+    scheme = scheme_of(url) or ""
+    needs = HADOOP_NEEDS.get(scheme, UNKNOWN_HADOOP_SCHEME) if hadoop else SCHEME_NEEDS.get(scheme, UNKNOWN_SCHEME)
+    first = reason.strip().splitlines()[0] if reason.strip() else "cannot open it"
+    return StorageURLError(url, scheme, f"install {needs}, or give a local path or file:// URL "
+                                        f"({'Spark' if hadoop else 'pyarrow'}: {first})")
