@@ -167,7 +167,7 @@ def open_filesystem(url: str | os.PathLike[str], *, base: str | os.PathLike[str]
 def missing_filesystem(url: str, reason: str, *, hadoop: bool = False) -> StorageURLError:
     """The error for a folder whose filesystem pyarrow (or, with ``hadoop``, Spark's JVM) cannot open.
 
-    >>> print(missing_filesystem("gs://b/s", "No FileSystem for scheme \"gs\"", hadoop=True))
+    >>> print(missing_filesystem("gs://b/s", "No FileSystem for scheme 'gs'", hadoop=True))
     'gs://b/s': no filesystem for scheme 'gs': install the GCS connector (com.google.cloud.bigdataoss:gcs-connector) on Spark's classpath, or give a local path or file:// URL (Spark: No FileSystem for scheme 'gs')
     """
     scheme = scheme_of(url) or ""
