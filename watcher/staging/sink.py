@@ -84,6 +84,7 @@ class StagingSink:
         self.publish = PUBLISH.get(self._fs.type_name, RENAME)
         self._local = folder.local is not None
         self._fs.create_dir(self._base, recursive=True)
+        self._folders: set[str] = set()
         self.watcher_id = watcher_id or f"watcher-{uuid.uuid4().hex[:12]}"
         self.fsync = fsync
         self.batches_written = 0
@@ -116,7 +117,9 @@ class StagingSink:
                                    mod_type=mod_types[seq] if mod_types is not None else getattr(change, "mod_type", None))
             for seq, change in enumerate(changes))
         folder, _, file = f"{self._base}/{name}".rpartition("/")
-        self._fs.create_dir(folder, recursive=True)
+        if self._local or folder not in self._folders:  # a local mkdir is cheap; on a remote store it is requests
+            self._fs.create_dir(folder, recursive=True)
+            self._folders.add(folder)
         self._publish(folder, file, contract.temp_name(batch), text.encode("utf-8"))
         self.batches_written += 1
         self.records_written += len(changes)
