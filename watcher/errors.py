@@ -118,6 +118,15 @@ class UnknownColumnTypeError(StagingError, TypeError):
         self.column = column
 
 
+class StorageURLError(ConfigurationError):
+    """A folder's path or URL names no filesystem this process can open; the message says what is missing."""
+
+    def __init__(self, url: str, scheme: str | None, missing: str) -> None:
+        where = f"no filesystem for scheme {scheme!r}: " if scheme else ""
+        super().__init__(f"{url!r}: {where}{missing}")
+        self.url, self.scheme, self.missing = url, scheme, missing
+
+
 class ChangelogError(WatcherError):
     """The Spark changelog job met input it cannot process; the message names the batch or file."""
 

@@ -13,6 +13,8 @@ and linked into place, so it appears whole and never replaces another (as Hadoop
 on object stores, which have no atomic no-overwrite rename, :meth:`ArrowFS.write_text` and
 :meth:`ArrowFS.create_exclusive` check and then write, which is safe for one job at a time.
 
+The folder URLs are read by :mod:`watcher.storage_urls`, as the staging sink reads them.
+
 Example:
     >>> local_path("file:///data/w"), local_path("file:/data/w"), local_path("gs://b/w") is None
     ('/data/w', '/data/w', True)
@@ -28,43 +30,13 @@ import re
 import uuid
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import unquote
 
+from ..storage_urls import arrow_uri, local_path, open_filesystem
 from .fs import FileEntry, RootedFolder
 
-#: A URL's scheme as Hadoop's Path takes it (two letters at least: "C:" stays a path).
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):")
-#: Hadoop's names of a scheme -> pyarrow's.
-ARROW_SCHEMES = {"s3a": "s3", "s3n": "s3", "gcs": "gs"}
 _GLOB_CHARS = re.compile(r"[*?\[]")
 
-
-def local_path(path: str) -> str | None:
-    """The driver-local path a folder names, in every form Hadoop takes; None for other file systems.
-
-    >>> [local_path(p) for p in ("/data/w", "data/w", "file:/data/w", "file:///data/w", "file://localhost/data/w")]
-    ['/data/w', 'data/w', '/data/w', '/data/w', '/data/w']
-    """
-    match = _SCHEME.match(path)
-    if match is None:
-        return path
-    if match.group(1).lower() != "file":
-        return None
-    rest = path[match.end():]
-    if rest.startswith("//"):  # file://host/path: only the local host is this machine
-        host, _, tail = rest[2:].partition("/")
-        if host not in ("", "localhost"):
-            return None
-        rest = "/" + tail
-    return unquote(rest) or "/"
-
-
-def arrow_uri(uri: str) -> str:
-    """``uri`` with the scheme pyarrow knows it by (``s3a://`` -> ``s3://``)."""
-    match = _SCHEME.match(uri)
-    if match and match.group(1).lower() in ARROW_SCHEMES:
-        return ARROW_SCHEMES[match.group(1).lower()] + uri[match.end(1):]
-    return uri
+__all__ = ["ArrowFS", "arrow_uri", "local_path"]  # the URL readers live in watcher.storage_urls, used by both sides
 
 
 class ArrowFS(RootedFolder):
@@ -74,15 +46,9 @@ class ArrowFS(RootedFolder):
         import pyarrow.fs as pafs
 
         self._pafs = pafs
-        local = local_path(str(root))
-        if local is not None:
-            self._fs: Any = pafs.LocalFileSystem()
-            self._base = os.path.abspath(local).rstrip("/") or "/"
-            self.root = f"file:{self._base}"
-        else:
-            self._fs, base = pafs.FileSystem.from_uri(arrow_uri(str(root)))
-            self._base = base.rstrip("/")
-            self.root = str(root).rstrip("/")
+        self._fs: Any
+        self._fs, self._base, folder = open_filesystem(str(root))  # StorageURLError for a scheme pyarrow lacks
+        self.root = folder.uri
 
     def _path(self, relative: str) -> str:
         """The pyarrow path of ``relative`` (or of a URI under the root)."""

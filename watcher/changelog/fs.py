@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..storage_urls import missing_filesystem
+
 #: Writer options (``df.write.options(**NO_CHECKSUMS)``) that keep Spark's writes on the local
 #: file system free of ``.crc`` side files, on the driver and on every executor: the options
 #: reach the write's Hadoop configuration, which travels with the tasks. The cache is off for
@@ -65,7 +67,11 @@ class HadoopFS(RootedFolder):
         self._jvm = spark.sparkContext._jvm
         self._conf = spark.sparkContext._jsc.hadoopConfiguration()
         root_path = self._jvm.org.apache.hadoop.fs.Path(str(root))
-        self._fs = root_path.getFileSystem(self._conf)
+        try:
+            self._fs = root_path.getFileSystem(self._conf)
+        except Exception as exc:  # noqa: BLE001 - py4j's error: no FileSystem (connector) for the scheme
+            java = getattr(exc, "java_exception", None)
+            raise missing_filesystem(str(root), str(java.getMessage() if java is not None else exc), hadoop=True) from None
         # Checksum side files (.crc) would only clutter the folders users look at.
         self._fs.setWriteChecksum(False)
         self.root = str(self._fs.makeQualified(root_path).toString()).rstrip("/")

@@ -22,7 +22,7 @@ The file (every key optional except where noted)::
     fallback_to_with_query_seconds = 60      # use the WITH query when this far behind
     initial_timestamp = "now"                # "now", "beginning" or an RFC 3339 time, when no checkpoint exists
     checkpoint_table = "LAST_SEEN_COMMIT_TIMESTAMPS"
-    staging_dir = "staging"                  # relative paths are relative to this file's folder
+    staging_dir = "staging"                  # a path (relative to this file's folder) or a URL: file:///..., gs://...
     watcher_id = "watcher-1"                 # written in every staged record (default: random)
     discover_interval = 10                   # seconds between looks for created and dropped tables (0: never)
 
@@ -75,6 +75,7 @@ from typing import Any
 from ..capture.table_set import TableSelection, is_pattern
 from ..errors import ConfigurationError, InvalidIdentifierError
 from ..sqlnames import has_name, validate_identifier
+from ..storage_urls import parse, scheme_of
 from .config_modes import (
     ChangeSetSettings,
     ChangeStreamSettings,
@@ -135,7 +136,8 @@ class WatchConfig:
     fallback_to_with_query_seconds: float = DEFAULT_FALLBACK_SECONDS
     initial_timestamp: str | dt.datetime = "now"
     checkpoint_table: str = DEFAULT_CHECKPOINT_TABLE
-    staging_dir: Path = Path(DEFAULT_STAGING_DIR)
+    #: A local folder as a Path; a folder of another filesystem (gs://, s3://, hdfs://) as its URL.
+    staging_dir: Path | str = Path(DEFAULT_STAGING_DIR)
     watcher_id: str | None = None
     discover_interval: float = DEFAULT_DISCOVER_INTERVAL
 
@@ -212,7 +214,7 @@ def parse_config(text: str, source: str = "watcher.toml", *, base_dir: Path | No
                                                 watch.get("fallback_to_with_query_seconds", DEFAULT_FALLBACK_SECONDS), minimum=0.0),
         initial_timestamp=r.initial("watch.initial_timestamp", watch.get("initial_timestamp", "now")),
         checkpoint_table=r.identifier("watch.checkpoint_table", watch.get("checkpoint_table", DEFAULT_CHECKPOINT_TABLE), "table name"),
-        staging_dir=r.path("watch.staging_dir", watch.get("staging_dir", DEFAULT_STAGING_DIR)),
+        staging_dir=r.folder("watch.staging_dir", watch.get("staging_dir", DEFAULT_STAGING_DIR)),
         watcher_id=watcher_id,
         discover_interval=r.number("watch.discover_interval", watch.get("discover_interval", DEFAULT_DISCOVER_INTERVAL),
                                    minimum=0.0),
@@ -299,6 +301,14 @@ class _Reader:
     def path(self, key: str, value: Any) -> Path:
         path = Path(self.text(key, value)).expanduser()
         return path if path.is_absolute() else self.base_dir / path
+
+    def folder(self, key: str, value: Any) -> Path | str:
+        """A folder's path or URL (:mod:`watcher.storage_urls`): a local one as a Path, another as its URL."""
+        text = self.text(key, value)
+        if scheme_of(text) is None:
+            return self.path(key, value)
+        local = parse(text, base=self.base_dir).local
+        return Path(local) if local is not None else text
 
     def initial(self, key: str, value: Any) -> str | dt.datetime:
         if isinstance(value, dt.datetime):

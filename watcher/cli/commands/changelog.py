@@ -37,8 +37,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         epilog=f"exit status: 0 done; {EXIT_QUARANTINED} done, but bad batch files were moved to "
                "<warehouse>/_quarantine (see the report next to each); 2 bad arguments; 1 the run failed. "
                "On a cluster: spark-submit watcher/changelog/job.py --staging DIR --warehouse DIR")
-    parser.add_argument("--staging", required=True, metavar="DIR", help="the staging folder the watchers write to")
-    parser.add_argument("--warehouse", required=True, metavar="DIR", help="the output folder (created when missing)")
+    parser.add_argument("--staging", required=True, metavar="DIR", help="the staging folder the watchers write to: a path or URL (file:///..., hdfs://..., gs://...)")
+    parser.add_argument("--warehouse", required=True, metavar="DIR", help="the output folder, a path or URL (created when missing)")
     parser.add_argument("--soft-delete", type=soft_delete_pair, action="append", default=[], metavar="TABLE=COLUMN",
                         help="rows of TABLE whose COLUMN is set (and not false) are deletions; repeatable")
     add_spark_arguments(parser)

@@ -71,6 +71,7 @@ def _check_spanner_target(out: str) -> None:
 def run(args: argparse.Namespace) -> int:
     from ...changelog import register_views
     from ...changelog.exports import FORMATS
+    from ...errors import StorageURLError
     from ..main import CommandError
     from .snapshot_options import check_folder
 
@@ -80,7 +81,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         check_folder("--out", args.out)
     spark = session(args, "spanner-watcher export")
-    committed = register_views(spark, args.warehouse)
+    try:
+        committed = register_views(spark, args.warehouse)
+    except StorageURLError as exc:  # a URL whose filesystem Spark (or pyarrow) cannot open
+        raise CommandError(str(exc)) from None
     if committed.version == 0:
         raise CommandError(f"no changelog in {args.warehouse} yet: run `spanner-watcher changelog` first")
     unknown = sorted(set(args.table) - set(committed.tables))

@@ -49,8 +49,8 @@ def add_snapshot_arguments(parser: argparse.ArgumentParser) -> None:
     from .spark_options import add_spark_arguments
 
     parser.add_argument("--table", required=True, help="the table to read")
-    parser.add_argument("--staging", required=True, metavar="DIR", help="the staging folder the watchers write to")
-    parser.add_argument("--warehouse", required=True, metavar="DIR", help="the changelog job's output folder")
+    parser.add_argument("--staging", required=True, metavar="DIR", help="the staging folder the watchers write to: a path or URL (file:///..., hdfs://..., gs://...)")
+    parser.add_argument("--warehouse", required=True, metavar="DIR", help="the changelog job's output folder (a path or URL)")
     parser.add_argument("--shard-column", default=None, metavar="COLUMN",
                         help="split the read by the values of this (usually generated) shard column")
     parser.add_argument("--shard-values", type=shard_values, default=None, metavar="LO..HI|JSON",
@@ -76,7 +76,7 @@ def check_folder(flag: str, path: str, missing: str | None = None) -> None:
     ...
     watcher.cli.main.CommandError: --staging /dev/null exists and is not a folder: name a folder (it is created when missing)
     """
-    from ...changelog.arrow_fs import local_path  # the one reading of Hadoop's URL forms
+    from ...storage_urls import local_path  # the one reading of folder URLs, shared with the sink
     from ..main import CommandError
 
     local = local_path(path)

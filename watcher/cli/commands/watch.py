@@ -336,7 +336,7 @@ class _Progress:
         parts = [f"{t}: {n:,} staged, lag {lag}" for t, n, _, lag, _ in self.rows(watcher)]
         return f"[{elapsed:6.0f} s] {sum(self.staged.values()):,} changes staged; " + "; ".join(parts)
 
-    def table(self, watcher: Watcher, elapsed: float, staging: Path) -> Any:
+    def table(self, watcher: Watcher, elapsed: float, staging: Path | str) -> Any:
         from rich.table import Table
 
         table = Table(title=f"spanner-watcher watch: {elapsed:.0f} s, {sum(self.staged.values()):,} changes staged "
@@ -348,7 +348,7 @@ class _Progress:
         return table
 
 
-def _run_until(watcher: Watcher, stop: threading.Event, deadline: float | None, progress: _Progress, staging: Path,
+def _run_until(watcher: Watcher, stop: threading.Event, deadline: float | None, progress: _Progress, staging: Path | str,
                quiet: bool) -> float:
     """Show progress until stopped, failed or past ``deadline``; returns the seconds it ran."""
     from rich.console import Console
@@ -382,8 +382,9 @@ def run(args: argparse.Namespace) -> int:
     from google.api_core.exceptions import GoogleAPICallError
 
     from ...capture.group import WatcherGroup
-    from ...errors import ConfigurationError, WatcherError
+    from ...errors import ConfigurationError, StorageURLError, WatcherError
     from ...staging.sink import StagingSink
+    from ...storage_urls import open_filesystem
     from ..config import load_config
     from ..connection import open_database
     from ..main import PROG, CommandError
@@ -394,12 +395,16 @@ def run(args: argparse.Namespace) -> int:
     except ConfigurationError as exc:
         raise CommandError(str(exc)) from None
     staging = cfg.staging_dir
-    if staging.exists() and not staging.is_dir():
+    if isinstance(staging, Path) and staging.exists() and not staging.is_dir():
         raise CommandError(str(cfg.error("watch.staging_dir", f"{staging} exists and is not a folder")))
+    try:
+        open_filesystem(staging)  # a URL whose filesystem is missing: said before anything connects
+    except StorageURLError as exc:
+        raise CommandError(str(cfg.error("watch.staging_dir", str(exc)))) from None
     ensure_reachable()
     stop = threading.Event()
     progress = _Progress()
-    created_staging = not staging.exists()
+    created_staging = isinstance(staging, Path) and not staging.exists()
     metrics = _metrics_server(args)
     try:
         with stop_on_signals(stop), metrics, open_database(**_database_args(args, cfg)) as target:
@@ -462,8 +467,8 @@ def _metrics_server(args: argparse.Namespace) -> Any:
         raise CommandError(f"cannot serve metrics on {host}:{args.metrics_port}: {exc.strerror or exc}") from None
 
 
-def _remove_if_empty(path: Path, created: bool) -> None:
-    """Leave nothing behind when a run that created the staging folder failed before staging."""
-    if created:
+def _remove_if_empty(path: Path | str, created: bool) -> None:
+    """Leave nothing behind when a run that created the (local) staging folder failed before staging."""
+    if created and isinstance(path, Path):
         with contextlib.suppress(OSError):
             path.rmdir()
