@@ -6,9 +6,18 @@ delivered (skipped when the read starts again there, so a restart repeats nothin
 acknowledged), and its state. The root row (token ``""``, :data:`ROOT_TOKEN`) stands for the
 first query, which names the first partitions: its start is where the watcher began.
 
+A FINISHED partition's row is needed only until each of its children has a row of its own
+(the watcher saves a partition's children before it marks the partition FINISHED): from then
+on a restart never reads the partition again, and a child waits only for the parents its row
+still names. So the watcher prunes it (:meth:`ProgressStore.prune`, :func:`pruned`): the
+row goes, and its children's rows stop naming it, in one write. The table then holds the
+root, the unfinished partitions and their children, however often partitions split and merge.
+
 Contract (every store):
     * ``save`` writes its rows atomically (all or none) and returns only once they are durable;
       the watcher calls it after the callbacks of a batch returned, never before.
+    * ``prune`` deletes rows and saves others in one atomic write (a store that cannot delete
+      keeps the default, which only saves: nothing is lost, the table just keeps growing).
     * ``load`` returns every row of one stream and watcher id, in any order.
     * Stores are thread-safe: partitions are read on several threads.
 
@@ -79,6 +88,19 @@ def watermark(partitions: Iterable[PartitionProgress], end: Any = None) -> Any:
     return max((p.watermark for p in rows), default=None)
 
 
+def pruned(rows: Iterable[PartitionProgress], tokens: Iterable[str]) -> list[PartitionProgress]:
+    """The rows (of ``rows``, outside ``tokens``) that name a partition of ``tokens`` as a parent,
+    without it: what remains to wait for once the finished partitions ``tokens`` are pruned.
+
+    >>> rows = [PartitionProgress("ab", ("a", "b"), 1, 1, CREATED), PartitionProgress("c", ("x",), 1, 1, CREATED)]
+    >>> [(p.token, p.parents) for p in pruned(rows, ["a"])]
+    [('ab', ('b',))]
+    """
+    gone = set(tokens)
+    return [replace(p, parents=tuple(t for t in p.parents if t not in gone))
+            for p in rows if p.token not in gone and gone.intersection(p.parents)]
+
+
 class ProgressStore(ABC):
     """Stores :class:`PartitionProgress` rows (see the module docstring for the contract)."""
 
@@ -97,6 +119,10 @@ class ProgressStore(ABC):
     def save(self, stream: str, watcher_id: str, rows: Sequence[PartitionProgress]) -> None:
         """Insert or replace ``rows`` atomically."""
 
+    def prune(self, stream: str, watcher_id: str, tokens: Sequence[str], rows: Sequence[PartitionProgress]) -> None:
+        """Delete the rows of ``tokens`` and insert or replace ``rows``, atomically (default: save only)."""
+        self.save(stream, watcher_id, rows)
+
 
 class InMemoryProgressStore(ProgressStore):
     """Progress in a dict: for tests and for watchers that may start over (nothing survives the process)."""
@@ -113,6 +139,14 @@ class InMemoryProgressStore(ProgressStore):
 
     def save(self, stream: str, watcher_id: str, rows: Sequence[PartitionProgress]) -> None:
         with self._lock:
+            for p in rows:
+                self._rows[(stream, watcher_id, p.token)] = p
+            self.saves += len(rows)
+
+    def prune(self, stream: str, watcher_id: str, tokens: Sequence[str], rows: Sequence[PartitionProgress]) -> None:
+        with self._lock:
+            for token in tokens:
+                self._rows.pop((stream, watcher_id, token), None)
             for p in rows:
                 self._rows[(stream, watcher_id, p.token)] = p
             self.saves += len(rows)

@@ -12,7 +12,8 @@ batch at a time, so the changes of one key come in commit order); only then the 
 progress is stored (:mod:`.progress`; in Spanner by default). A restart resumes each
 unfinished partition from its watermark, skipping the records there it had delivered, never
 reads a finished partition again, and starts the children of partitions that finished
-before. Heartbeats move an idle partition's watermark; the watcher's watermark is the lowest
+before. A finished partition's progress row is pruned once it finished (its children's rows
+were saved before it), so the table does not grow with partition churn (:mod:`.progress`). Heartbeats move an idle partition's watermark; the watcher's watermark is the lowest
 of its unfinished partitions'. Only the client's public API is used (Spanner, the official
 emulator and the embedded server alike). Changes of the progress table itself (a stream
 ``FOR ALL`` sees them) are never delivered, and never cause a progress write.
@@ -49,7 +50,7 @@ from . import records
 from .batching import steps
 from .delivery import Delivery
 from .partitions import PartitionScheduler
-from .progress import CREATED, FINISHED, ROOT_TOKEN, PartitionProgress, ProgressStore, watermark
+from .progress import CREATED, FINISHED, ROOT_TOKEN, PartitionProgress, ProgressStore, pruned, watermark
 from .reader import PartitionReader, ReadRun, first_partitions, query_text
 from .spanner_progress import TABLE as PROGRESS_TABLE
 from .spanner_progress import SpannerProgressStore
@@ -125,6 +126,10 @@ class ChangeStreamWatcher(Watcher):
         self._tables: dict[str, TableInfo] = {}
         self._scheduler = PartitionScheduler()
         self._partitions: dict[str, PartitionProgress] = {}
+        #: Serializes prunes: two parents of one merged child must not rewrite its row at once.
+        self._prune_lock = threading.Lock()
+        #: The highest watermark of the partitions pruned (they still count for watermark()).
+        self._pruned_mark: Any = None
         self._state = State.NEW
         self._failure: BaseException | None = None
         self._run: ReadRun | None = None
@@ -193,6 +198,7 @@ class ChangeStreamWatcher(Watcher):
                     info.check_start(p.watermark, now)
             if root.state != FINISHED:
                 rows.update({p.token: p for p in self._read_root(root)})
+            rows = self._prune_finished(rows)
             self._scheduler = PartitionScheduler()
             for p in rows.values():
                 if p.token != ROOT_TOKEN:
@@ -230,7 +236,10 @@ class ChangeStreamWatcher(Watcher):
     def watermark(self) -> Any:
         """Every change committed up to this time was delivered (see :func:`.progress.watermark`)."""
         with self._lock:
-            return watermark(self._partitions.values(), self.end)
+            rows = list(self._partitions.values())
+            if self._pruned_mark is not None:
+                rows.append(PartitionProgress(ROOT_TOKEN, (), self._pruned_mark, self._pruned_mark, FINISHED))
+            return watermark(rows, self.end)
 
     def stats(self) -> dict[str, Any]:
         """Partitions active, waiting and finished, records, changes, heartbeats, watermark and lag."""
@@ -240,7 +249,7 @@ class ChangeStreamWatcher(Watcher):
                 "table": self.name, "shard": "all", "stream": self.name, "watcher_id": self.watcher_id,
                 "state": self._state.value, "running": int(self._state == State.RUNNING),
                 "partitions_active": len(self._scheduler.active), "partitions_waiting": len(self._scheduler.waiting),
-                "partitions_finished": len(self._scheduler.finished), **self._counts, **self._last,
+                "partitions_finished": len(self._scheduler.finished) + self._scheduler.forgotten, **self._counts, **self._last,
                 "watermark": mark, "failure": repr(self._failure) if self._failure else None}
         if mark is not None:
             out["watermark_seconds"] = mark.timestamp()
@@ -309,13 +318,12 @@ class ChangeStreamWatcher(Watcher):
                     at = self._partitions[token].watermark
                 self._fail(run, read_error(info_of(self), exc, at), exc)
                 break
-        with self._lock:
-            if done:
-                self._scheduler.finish(token)
-            else:
-                self._scheduler.release(token)
         if done:
+            self._retire(token)
             self._schedule()
+        else:
+            with self._lock:
+                self._scheduler.release(token)
 
     def _read_partition(self, run: ReadRun, token: str) -> bool:
         """Read ``token`` from its progress; True once it ended (progress FINISHED), False when stopped."""
@@ -347,6 +355,43 @@ class ChangeStreamWatcher(Watcher):
             return False
         finally:
             reader.stop.set()
+
+    def _prune_finished(self, rows: dict[str, PartitionProgress]) -> dict[str, PartitionProgress]:
+        """At start: prune the FINISHED partitions stored (left by a crash, or by a store that
+        cannot delete); returns the rows that remain."""
+        gone = [t for t, p in rows.items() if t != ROOT_TOKEN and p.state == FINISHED]
+        if not gone:
+            return rows
+        rewritten = pruned(rows.values(), gone)
+        self.progress.prune(info_of(self).name, self.watcher_id, gone, rewritten)
+        marks = [rows[t].watermark for t in gone] + ([self._pruned_mark] if self._pruned_mark is not None else [])
+        self._pruned_mark = max(marks)
+        kept = {t: p for t, p in rows.items() if t not in gone}
+        kept.update({p.token: p for p in rewritten})
+        return kept
+
+    def _retire(self, token: str) -> None:
+        """``token`` finished (its row says so; its children have rows): prune its row, then let
+        its children start. Pruned first, while no child can start: a child's row rewritten
+        by the prune is still the one in use. A failed prune leaves the FINISHED row to the next start."""
+        try:
+            with self._prune_lock:
+                with self._lock:
+                    children = pruned(self._partitions.values(), [token])
+                self.progress.prune(info_of(self).name, self.watcher_id, [token], children)
+                with self._lock:
+                    done = self._partitions.pop(token)
+                    self._partitions.update({p.token: p for p in children})
+                    if self._pruned_mark is None or done.watermark > self._pruned_mark:
+                        self._pruned_mark = done.watermark
+            forget = True
+        except Exception as exc:  # noqa: BLE001 - not pruned now: nothing lost, pruned at the next start
+            log.warning("change stream %s: could not prune finished partition %s: %s", self.name, token[:16], exc)
+            forget = False
+        with self._lock:
+            self._scheduler.finish(token)
+            if forget:
+                self._scheduler.forget(token)
 
     def _add_children(self, rec: records.ChildPartitionsRecord) -> None:
         if self.end is not None and rec.start_timestamp > self.end:
