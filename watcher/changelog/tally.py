@@ -47,6 +47,7 @@ _GROUP_SQL = (
     ("_is_late", "coalesce(_is_late, FALSE)"),
     ("shard", "CASE WHEN _src = 1 THEN shard END"),
     ("read_method", "CASE WHEN _src = 1 THEN read_method END"),
+    ("_replaces", "coalesce(_replaces, FALSE)"),
 )
 #: Per group, all fixed-width (so Spark aggregates by hash). Seq squares are summed only while
 #: they cannot overflow (else the sum is null: bad); the newest read and commit timestamps are
@@ -91,6 +92,8 @@ class OutcomeCount:
     is_dup: bool
     is_late: bool
     count: int
+    #: Duplicates that may replace a polled row of an earlier run (:mod:`.supersede`).
+    replaces: bool = False
 
 
 @dataclass
@@ -133,11 +136,12 @@ def from_groups(groups: Iterable[dict[str, Any]]) -> Tally:
         if g["_src"] != 1:
             continue
         per_batch.setdefault(g["batch"], []).append(g)
-        key = (g["table_name"], g["commit_date"], g["mod_type"], bool(g["_is_dup"]), bool(g["_is_late"]))
+        key = (g["table_name"], g["commit_date"], g["mod_type"], bool(g["_is_dup"]), bool(g["_is_late"]),
+               bool(g.get("_replaces")))
         outcomes[key] = outcomes.get(key, 0) + g["n"]
     result.batches = {batch: merge_batch(parts) for batch, parts in per_batch.items()}
-    result.counts = [OutcomeCount(table, date, mod, dup, late, n)
-                     for (table, date, mod, dup, late), n in sorted(outcomes.items(), key=_sort_key)]
+    result.counts = [OutcomeCount(table, date, mod, dup, late, n, replaces)
+                     for (table, date, mod, dup, late, replaces), n in sorted(outcomes.items(), key=_sort_key)]
     return result
 
 
