@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -416,3 +417,30 @@ def test_both_real_watchers_at_once_on_one_table_yield_one_changelog_without_dup
     state = spark.sql("SELECT new_values, column_types FROM current_state WHERE table_name = 'Singers'").collect()
     assert all(set(json.loads(r.new_values)) == set(r.column_types) for r in state)  # a type for every value
 
+
+def test_stream_batches_move_each_tables_watermark_to_where_its_changelog_is_complete(spark, make_database, dirs):
+    """A stream on two tables, read by a real watcher: after a run, each table's watermark is past every write
+    the stream's heartbeats covered, and the changelog holds every version committed up to it."""
+    db = make_database([TABLE.format(table="Singers"), TABLE.format(table="Others"),
+                        "CREATE CHANGE STREAM S FOR Singers, Others"])
+    sink = StagingSink(dirs["staging"], watcher_id="streamer", fsync=False)
+    w = stream_watcher(db, "S", sink, now(db))
+    try:
+        truths = {t: workload(db, t) for t in ("Singers", "Others")}
+        covered = max(v.commit for t in truths.values() for v in t.versions)
+        time.sleep(2.5)                                       # every partition's heartbeat passes those writes
+        for t in truths.values():                            # one more version each: batches after the heartbeats
+            t.write(db, updates=[{"SingerId": 1, "Name": "Last"}])
+        total = sum(len(t.versions) for t in truths.values())
+        wait_until(lambda: sink.records_written >= total, timeout=30)
+    finally:
+        w.stop()
+    assert w.failure is None
+
+    result = run(spark, dirs)
+    marks = {r.table_name: r.watermark for r in spark.sql("SELECT table_name, watermark FROM watermarks").collect()}
+    assert set(marks) == {"Singers", "Others"} and result.watermarks == marks
+    for table, truth in truths.items():
+        assert marks[table] >= covered, (table, marks, covered)
+        logged = {(json.loads(r.keys)["SingerId"], r.commit_timestamp) for r in changelog_rows(spark, table)}
+        assert {(str(v.key), v.commit) for v in truth.versions if v.commit <= marks[table]} <= logged

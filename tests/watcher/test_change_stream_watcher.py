@@ -205,6 +205,33 @@ def test_stop_and_restart_and_a_fresh_watcher_resume_without_loss_or_repeats(mak
     assert len(other) == len(got.changes)   # another watcher id has its own progress
 
 
+def test_each_change_carries_a_watermark_that_every_earlier_commit_was_delivered_by(make_database, churn):
+    """Several partitions, split and merged while read: whatever was committed up to a change's
+    stream_watermark came with that change's batch or before it (what lets the changelog say it is complete)."""
+    db = make_database(TABLES + ["CREATE CHANGE STREAM S FOR ALL"])
+    w = ChangeStreamWatcher(db, "S", heartbeat=HEARTBEAT, progress=InMemoryProgressStore(), max_concurrent_partitions=4)
+    batches = []
+    w.add_batch_callback(lambda changes: batches.append(list(changes)))
+    with w:
+        written = write_versions(db, 2.0)
+        time.sleep(1.5)                                          # heartbeats move every partition past the writes
+        last = write_versions(db, 0.1, keys=1, tag="last")
+        total = sum(len(v) for v in written.values()) + sum(len(v) for v in last.values())
+        wait_until(lambda: sum(map(len, batches)) >= total, timeout=20)
+    delivered = [c for batch in batches for c in batch]
+    assert len(delivered) == total and all(c.stream_watermark is not None for c in delivered)
+    seen = 0
+    for batch in batches:
+        seen += len(batch)
+        mark = batch[0].stream_watermark
+        assert {c.stream_watermark for c in batch} == {mark}
+        before = {ident(c) for c in delivered[:seen]}
+        assert not [c for c in delivered if c.commit_timestamp <= mark and ident(c) not in before]
+    # The last batch's watermark covers the writes before the pause (the partitions' heartbeats said so).
+    assert batches[-1][0].stream_watermark >= max(c.commit_timestamp for c in delivered[:-len(batches[-1])]
+                                                  if c.row["FirstName"].startswith("v"))
+
+
 def _progress_rows(db, watcher_id):
     with db.snapshot() as snap:
         return [tuple(r) for r in snap.execute_sql(

@@ -60,10 +60,11 @@ _MAP = "map<string,string>"
 #: What a change-stream record keeps for the changelog, as one (null for other rows) struct column.
 STREAM_COLUMNS = ("value_capture_type", "old_values", "server_transaction_id", "record_sequence", "mod_index",
                   "number_of_records_in_transaction", "number_of_partitions_in_transaction", "transaction_tag",
-                  "is_system_transaction")
+                  "is_system_transaction", "stream_watermark")
 _STREAM_TYPE = ("struct<value_capture_type:string, old_values:string, server_transaction_id:string, "
                 "record_sequence:string, mod_index:bigint, number_of_records_in_transaction:bigint, "
-                "number_of_partitions_in_transaction:bigint, transaction_tag:string, is_system_transaction:boolean>")
+                "number_of_partitions_in_transaction:bigint, transaction_tag:string, is_system_transaction:boolean, "
+                "stream_watermark:string>")
 _IS_STREAM = f"coalesce(v >= {STREAM_FORMAT}, FALSE)"
 
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -70,16 +70,19 @@ class PartitionProgress:
         return replace(self, state=FINISHED, delivered_at_watermark=())
 
 
-def watermark(partitions: Iterable[PartitionProgress], end: Any = None) -> Any:
+def watermark(partitions: Iterable[PartitionProgress], end: Any = None, pruned_mark: Any = None) -> Any:
     """Up to where every change was delivered: the lowest watermark of the unfinished partitions;
     once all finished, ``end`` (a bounded watcher) or the highest watermark; None knowing none.
+    ``pruned_mark``: the highest watermark of finished partitions no longer among ``partitions``.
 
     >>> rows = [PartitionProgress("a", (), 1, 5, RUNNING), PartitionProgress("b", (), 1, 3, CREATED),
     ...         PartitionProgress("c", (), 0, 1, FINISHED)]
-    >>> watermark(rows), watermark(rows[2:]), watermark(rows[2:], end=9), watermark([])
-    (3, 1, 9, None)
+    >>> watermark(rows), watermark(rows[2:]), watermark(rows[2:], end=9), watermark([]), watermark([], None, 4)
+    (3, 1, 9, None, 4)
     """
     rows = list(partitions)
+    if pruned_mark is not None:
+        rows.append(PartitionProgress(ROOT_TOKEN, (), pruned_mark, pruned_mark, FINISHED))
     unfinished = [p.watermark for p in rows if p.state != FINISHED]
     if unfinished:
         return min(unfinished)
@@ -99,6 +102,20 @@ def pruned(rows: Iterable[PartitionProgress], tokens: Iterable[str]) -> list[Par
     gone = set(tokens)
     return [replace(p, parents=tuple(t for t in p.parents if t not in gone))
             for p in rows if p.token not in gone and gone.intersection(p.parents)]
+
+
+def finished_to_prune(rows: Mapping[str, PartitionProgress]) -> tuple[list[str], list[PartitionProgress]]:
+    """Of stored ``rows`` (token -> row): the FINISHED partitions (not the root), and the rows of
+    the others rewritten without them as parents (what :meth:`ProgressStore.prune` takes).
+
+    >>> rows = {"": PartitionProgress("", (), 0, 0, FINISHED), "a": PartitionProgress("a", (), 0, 2, FINISHED),
+    ...         "c": PartitionProgress("c", ("a",), 2, 2, CREATED)}
+    >>> gone, rewritten = finished_to_prune(rows)
+    >>> gone, [(p.token, p.parents) for p in rewritten]
+    (['a'], [('c', ())])
+    """
+    gone = [t for t, p in rows.items() if t != ROOT_TOKEN and p.state == FINISHED]
+    return gone, pruned(rows.values(), gone) if gone else []
 
 
 class ProgressStore(ABC):

@@ -40,7 +40,7 @@ from typing import Any
 from google.api_core import exceptions as gexc
 
 from ...errors import CallbackError, ConfigurationError
-from ...model import Change, TableId, as_nanos_timestamp
+from ...model import Change, TableId, as_nanos_timestamp, from_nanos, timestamp_nanos
 from ..base import BatchCallback, Callback, PollListener, PollRecord, State, Watcher
 from ..handoff import StopDelivery
 from ..metrics import prometheus_text, stream_text
@@ -50,7 +50,7 @@ from . import records
 from .batching import steps
 from .delivery import Delivery
 from .partitions import PartitionScheduler
-from .progress import CREATED, FINISHED, ROOT_TOKEN, PartitionProgress, ProgressStore, pruned, watermark
+from .progress import CREATED, FINISHED, ROOT_TOKEN, PartitionProgress, ProgressStore, finished_to_prune, pruned, watermark
 from .reader import PartitionReader, ReadRun, first_partitions, query_text
 from .spanner_progress import TABLE as PROGRESS_TABLE
 from .spanner_progress import SpannerProgressStore
@@ -236,10 +236,7 @@ class ChangeStreamWatcher(Watcher):
     def watermark(self) -> Any:
         """Every change committed up to this time was delivered (see :func:`.progress.watermark`)."""
         with self._lock:
-            rows = list(self._partitions.values())
-            if self._pruned_mark is not None:
-                rows.append(PartitionProgress(ROOT_TOKEN, (), self._pruned_mark, self._pruned_mark, FINISHED))
-            return watermark(rows, self.end)
+            return watermark(self._partitions.values(), self.end, self._pruned_mark)
 
     def stats(self) -> dict[str, Any]:
         """Partitions active, waiting and finished, records, changes, heartbeats, watermark and lag."""
@@ -359,16 +356,14 @@ class ChangeStreamWatcher(Watcher):
     def _prune_finished(self, rows: dict[str, PartitionProgress]) -> dict[str, PartitionProgress]:
         """At start: prune the FINISHED partitions stored (left by a crash, or by a store that
         cannot delete); returns the rows that remain."""
-        gone = [t for t, p in rows.items() if t != ROOT_TOKEN and p.state == FINISHED]
+        gone, rewritten = finished_to_prune(rows)
         if not gone:
             return rows
-        rewritten = pruned(rows.values(), gone)
         self.progress.prune(info_of(self).name, self.watcher_id, gone, rewritten)
-        marks = [rows[t].watermark for t in gone] + ([self._pruned_mark] if self._pruned_mark is not None else [])
-        self._pruned_mark = max(marks)
+        self._pruned_mark = max([rows[t].watermark for t in gone]
+                                + ([self._pruned_mark] if self._pruned_mark is not None else []))
         kept = {t: p for t, p in rows.items() if t not in gone}
-        kept.update({p.token: p for p in rewritten})
-        return kept
+        return kept | {p.token: p for p in rewritten}
 
     def _retire(self, token: str) -> None:
         """``token`` finished (its row says so; its children have rows): prune its row, then let
@@ -414,9 +409,6 @@ class ChangeStreamWatcher(Watcher):
             raise StopDelivery()
         began = time.monotonic()
         read_at = self.clock() if batch else None
-        changes = [c for rec in batch for c in rec.changes(token, read_at)]
-        if changes:
-            self._deliver(run, batch, changes)
         with self._lock:
             before = self._partitions[token]
         after = before
@@ -425,6 +417,10 @@ class ChangeStreamWatcher(Watcher):
             after = after.moved(last, [r.record_id for r in batch if r.commit_timestamp == last])
         if beat is not None and beat > after.watermark:
             after = after.moved(beat)
+        mark = self._watermark_after(token, after) if batch else None
+        changes = [c for rec in batch for c in rec.changes(token, read_at, mark)]
+        if changes:
+            self._deliver(run, batch, changes)
         if after != before:
             self._save(token, after)
         seconds = time.monotonic() - began
@@ -436,6 +432,16 @@ class ChangeStreamWatcher(Watcher):
                 self._last = {"last_poll_at": self.clock(), "last_poll_seconds": seconds, "last_poll_rows": len(changes)}
         if changes:
             self._delivery.polled(PollRecord(self.name, self._last["last_poll_at"], seconds, len(changes), False))
+
+    def _watermark_after(self, token: str, after: PartitionProgress) -> Any:
+        """The watcher's watermark once ``token`` moved to ``after``, less a nanosecond (a partition at
+        a record's commit timestamp may hold more records of it): every change committed up to it
+        is delivered by then. The other partitions' watermarks move only after their batches were
+        delivered, so none counts a batch still on its way."""
+        with self._lock:
+            mark = watermark([after if t == token else p for t, p in self._partitions.items()], self.end,
+                             self._pruned_mark)
+        return from_nanos(timestamp_nanos(mark) - 1) if mark is not None else None
 
     def _save(self, token: str, row: PartitionProgress) -> None:
         self.progress.save(info_of(self).name, self.watcher_id, [row])
