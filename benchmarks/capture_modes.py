@@ -32,15 +32,14 @@ from typing import Any
 
 from . import Result, RunContext, check
 from .localspanner_server import (
-    INSTANCE,
-    PROJECT,
     SINGERS_COLUMNS,
     RowMaker,
-    ServerProcess,
-    connect,
+    child_database,
+    cpu_seconds,
     load_singers,
     percentile,
-    singers_database,
+    run_threads,
+    singers_server,
 )
 
 NAME = "capture_modes"
@@ -74,13 +73,6 @@ DRAIN_SECONDS = 3.0
 
 # --- child processes ---------------------------------------------------------------------------------
 
-def _database(host: str) -> Any:
-    os.environ["SPANNER_EMULATOR_HOST"] = host
-    from google.cloud import spanner
-
-    return spanner.Client(project=PROJECT).instance(INSTANCE).database(DATABASE_ID)
-
-
 def _watcher(mode: str, database: Any, start: dt.datetime, end: dt.datetime | None) -> Any:
     from watcher import ChangeStreamWatcher, FixedShardProvider, InMemoryProgressStore, TableWatcher
     from watcher.checkpoints.memory import InMemoryCommitTimestampRepository
@@ -107,22 +99,17 @@ class _Recorder:
         self.seen.append((time.time_ns(), self.nanos(change.commit_timestamp), change.keys[0]))
 
 
-def _cpu() -> float:
-    t = os.times()
-    return t.user + t.system
-
-
 def _watch_live(mode: str, host: str, start: dt.datetime, measure_from_ns: int, ready: Any, stop: Any, out: Any) -> None:
     """Watch until told to stop; report lags (after ``measure_from_ns``), versions, CPU and the last version per key."""
-    database = _database(host)
+    database = child_database(host, DATABASE_ID)
     w = _watcher(mode, database, start, None)
     rec = _Recorder()
     w.add_callback(rec)
     w.start()
     ready.set()
-    cpu0, t0 = _cpu(), time.monotonic()
+    cpu0, t0 = cpu_seconds(), time.monotonic()
     stop.wait()
-    cpu, wall = _cpu() - cpu0, time.monotonic() - t0
+    cpu, wall = cpu_seconds() - cpu0, time.monotonic() - t0
     w.stop()
     lags = [(seen - commit) / 1e6 for seen, commit, _ in rec.seen if commit >= measure_from_ns]
     last: dict[Any, int] = {}
@@ -135,7 +122,7 @@ def _watch_live(mode: str, host: str, start: dt.datetime, measure_from_ns: int, 
 
 def _watch_backlog(mode: str, host: str, start: dt.datetime, end: dt.datetime, expect: int, out: Any) -> None:
     """Read the backlog [start, end] from its beginning; report changes/s and CPU per change."""
-    database = _database(host)
+    database = child_database(host, DATABASE_ID)
     w = _watcher(mode, database, start, end)
     rec = _Recorder()
     done = threading.Event()
@@ -146,10 +133,10 @@ def _watch_backlog(mode: str, host: str, start: dt.datetime, end: dt.datetime, e
             done.set()
 
     w.add_callback(on_change)
-    cpu0, t0, started_ns = _cpu(), time.monotonic(), time.time_ns()
+    cpu0, t0, started_ns = cpu_seconds(), time.monotonic(), time.time_ns()
     w.start()
     done.wait(300)
-    cpu, wall = _cpu() - cpu0, time.monotonic() - t0
+    cpu, wall = cpu_seconds() - cpu0, time.monotonic() - t0
     w.stop()
     # From start() (the stream's first query, polling's first poll) to the last callback.
     span = max(1e-9, (rec.seen[-1][0] - started_ns) / 1e9) if rec.seen else 1e-9
@@ -163,7 +150,7 @@ def _write_live(host: str, start_at: float, seconds: float, out: Any) -> None:
     """Commit ``COMMITS_PER_SECOND`` x ``ROWS_PER_COMMIT`` random keys of ``LIVE_KEYS`` on a fixed schedule."""
     import random
 
-    database = _database(host)
+    database = child_database(host, DATABASE_ID)
     total = int(seconds * COMMITS_PER_SECOND)
     lock, slots = threading.Lock(), iter(range(total))
     mutations, errors = [0], [0]
@@ -186,12 +173,7 @@ def _write_live(host: str, start_at: float, seconds: float, out: Any) -> None:
             with lock:
                 mutations[0] += len(keys)
 
-    time.sleep(max(0.0, start_at - time.time()))
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(WRITER_THREADS)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_threads(WRITER_THREADS, work, start_at=start_at)
     out.put({"mutations": mutations[0], "errors": errors[0], "seconds": time.time() - start_at})
 
 
@@ -292,8 +274,7 @@ def run(ctx: RunContext) -> Result:
         "server": "python -m watcher local-spanner --port 0 (separate process)",
     })
     mp = multiprocessing.get_context("spawn")
-    with ServerProcess(os.path.join(ctx.workdir, "capture-modes-data")) as server:
-        database = singers_database(connect(server), DATABASE_ID)
+    with singers_server(os.path.join(ctx.workdir, "capture-modes-data"), DATABASE_ID) as (server, database):
         database.update_ddl([create_change_stream(STREAM, {"Singers": None})]).result(120)
         live = [_live_round(ctx, mp, server.emulator_host, database, settings) for _ in range(settings["rounds"])]
         start = _now(database)

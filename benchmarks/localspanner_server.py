@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime as dt
 import itertools
 import os
@@ -22,7 +23,7 @@ import string
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -126,6 +127,22 @@ def singers_database(instance: Any, database_id: str) -> Any:
     return database
 
 
+@contextlib.contextmanager
+def singers_server(data_dir: str | None, database_id: str) -> Iterator[tuple[ServerProcess, Any]]:
+    """A server process and its database ``database_id`` with the Singers table; the server stops on exit."""
+    with ServerProcess(data_dir) as server:
+        yield server, singers_database(connect(server), database_id)
+
+
+def child_database(host: str, database_id: str) -> Any:
+    """The database ``database_id`` of the server at ``host``, from a benchmark's child process
+    (spawned, so it sets SPANNER_EMULATOR_HOST for its own client)."""
+    os.environ["SPANNER_EMULATOR_HOST"] = host
+    from google.cloud import spanner
+
+    return spanner.Client(project=PROJECT).instance(INSTANCE).database(database_id)
+
+
 def count_rows(database: Any, table: str = "Singers") -> int:
     with database.snapshot() as snap:
         return int(next(iter(snap.execute_sql(f"SELECT COUNT(*) FROM {table}")))[0])
@@ -211,6 +228,22 @@ def load_singers(database: Any, start_id: int, stop_id: int, *, batch_rows: int 
         done = sum(pool.map(commit, _chunks(start_id, stop_id, batch_rows)))
     seconds = time.perf_counter() - started
     return {"rows": done, "seconds": seconds, "rows_per_second": done / seconds if seconds else 0.0}
+
+
+def run_threads(count: int, work: Callable[[int], None], *, start_at: float = 0.0) -> None:
+    """Run ``work(0) .. work(count - 1)`` on a thread each from ``start_at`` (``time.time()``) on; wait for all.
+
+    >>> seen = []
+    >>> run_threads(3, seen.append)
+    >>> sorted(seen)
+    [0, 1, 2]
+    """
+    time.sleep(max(0.0, start_at - time.time()))
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
 
 
 # --- figures ------------------------------------------------------------------------------------------

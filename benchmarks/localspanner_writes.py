@@ -25,6 +25,7 @@ from .localspanner_server import (
     RowMaker,
     RowShape,
     ServerProcess,
+    child_database,
     connect,
     count_rows,
     cpu_seconds,
@@ -96,12 +97,7 @@ def _run_threads(database: Any, threads: int, window: tuple[float, float], seed:
 
 
 def _child(host: str, threads: int, window: tuple[float, float], seed: int, out: Any) -> None:
-    os.environ["SPANNER_EMULATOR_HOST"] = host
-    from google.cloud import spanner
-
-    from .localspanner_server import INSTANCE, PROJECT
-
-    database = spanner.Client(project=PROJECT).instance(INSTANCE).database(DATABASE_ID)
+    database = child_database(host, DATABASE_ID)
     out.put(_run_threads(database, threads, window, seed))
 
 

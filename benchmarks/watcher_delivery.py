@@ -48,7 +48,7 @@ from watcher.model import MIN_TIMESTAMP, Change, Checkpoint, TableId
 
 from . import Result, RunContext, check
 from .fixed_types_poll import old_typing
-from .localspanner_server import ServerProcess, connect, count_rows, cpu_seconds, load_singers, singers_database
+from .localspanner_server import ServerProcess, count_rows, cpu_seconds, load_singers, singers_server
 
 NAME = "watcher_delivery"
 TITLE = "TableWatcher delivery rows/s vs its poll queries run back-to-back (37 shards, FORCE_INDEX)"
@@ -224,8 +224,7 @@ def run(ctx: RunContext) -> Result:
                  "watcher_memory and watcher_fixed_types back to back, alternating which goes first", "server": "python -m watcher local-spanner --port 0 --data-dir <workdir>/watcher-data",
     })
     runs: list[dict[str, Any]] = []
-    with ServerProcess(os.path.join(ctx.workdir, DATA_FOLDER)) as server:
-        database = singers_database(connect(server), DATABASE_ID)
+    with singers_server(os.path.join(ctx.workdir, DATA_FOLDER), DATABASE_ID) as (server, database):
         load = ensure_table(database, rows, ctx)
         rows = count_rows(database)
         # One untimed pass first, so that no mode pays for a cold page cache.

@@ -27,15 +27,13 @@ from watcher.model import timestamp_nanos
 
 from . import Result, RunContext, check
 from .localspanner_server import (
-    INSTANCE,
-    PROJECT,
     SINGERS_COLUMNS,
     RowMaker,
-    ServerProcess,
-    connect,
+    child_database,
     cpu_seconds,
     percentile,
-    singers_database,
+    run_threads,
+    singers_server,
 )
 from .watcher_delivery import DATA_FOLDER, DATABASE_ID, HINT, LIMIT, TABLE, ensure_table, shard_provider
 
@@ -62,10 +60,7 @@ def _writer(host: str, first_id: int, start_at: float, warmup: float, seconds: f
 
     Commit latency and lateness against the schedule are kept for commits due after ``warmup``.
     """
-    os.environ["SPANNER_EMULATOR_HOST"] = host
-    from google.cloud import spanner
-
-    database = spanner.Client(project=PROJECT).instance(INSTANCE).database(DATABASE_ID)
+    database = child_database(host, DATABASE_ID)
     total = int((warmup + seconds) * COMMITS_PER_SECOND)
     first_measured = int(warmup * COMMITS_PER_SECOND)
     slot_lock = threading.Lock()
@@ -99,12 +94,7 @@ def _writer(host: str, first_id: int, start_at: float, warmup: float, seconds: f
                 late.append(began - due)
                 latencies.append(time.time() - began)
 
-    time.sleep(max(0.0, start_at - time.time()))
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(WRITER_THREADS)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_threads(WRITER_THREADS, work, start_at=start_at)
     finished = time.time()
     out.put({"commits": len(committed), "rows": len(committed) * ROWS_PER_COMMIT, "seconds": finished - start_at,
              "commit_ms_p50": percentile(latencies, 0.5) * 1000 if latencies else None,
@@ -168,8 +158,7 @@ def run(ctx: RunContext) -> Result:
         "lag": "callback time.time_ns() minus the row's commit timestamp, rows committed after the warm-up",
         "server": "python -m watcher local-spanner --port 0 --data-dir <workdir>/watcher-data",
     })
-    with ServerProcess(os.path.join(ctx.workdir, DATA_FOLDER)) as server:
-        database = singers_database(connect(server), DATABASE_ID)
+    with singers_server(os.path.join(ctx.workdir, DATA_FOLDER), DATABASE_ID) as (server, database):
         ensure_table(database, int(settings["table_rows"]), ctx)
         with database.snapshot() as snap:
             first_id = int(next(iter(snap.execute_sql(f"SELECT MAX(SingerId) FROM {TABLE}")))[0]) + 1

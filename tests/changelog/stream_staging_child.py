@@ -11,26 +11,19 @@ from __future__ import annotations
 
 import datetime as dt
 import sys
-import time
+
+from tests.child_process import connect, run_until_failure
+from watcher import ChangeStreamWatcher
+from watcher.staging.sink import StagingSink
 
 
 def main(argv: list[str]) -> int:
-    from google.cloud import spanner
-
-    from watcher import ChangeStreamWatcher
-    from watcher.staging.sink import StagingSink
-
     project, instance, database, stream, staging, start, watcher_id = argv
-    db = spanner.Client(project=project).instance(instance).database(database)
+    db = connect(project, instance, database)
     watcher = ChangeStreamWatcher(db, stream, heartbeat=dt.timedelta(seconds=1), start=dt.datetime.fromisoformat(start),
                                   watcher_id=watcher_id, max_batch_rows=50, max_concurrent_partitions=4)
     StagingSink(staging, watcher_id=watcher_id, fsync=False).attach(watcher)  # a SIGKILL keeps the page cache
-    watcher.start()
-    print("started", flush=True)
-    while watcher.failure is None:
-        time.sleep(0.05)
-    print(f"failed: {watcher.failure!r}", file=sys.stderr, flush=True)
-    return 3
+    return run_until_failure(watcher)
 
 
 if __name__ == "__main__":

@@ -9,33 +9,24 @@ process resumes where the killed one stopped.
 
 from __future__ import annotations
 
-import os
 import sys
-import time
+
+from tests.child_process import connect, line_appender, run_until_failure
+from watcher import MIN_TIMESTAMP, SpannerCommitTimestampRepository, TableWatcher
 
 
 def main(argv: list[str]) -> int:
-    from google.cloud import spanner
-
-    from watcher import MIN_TIMESTAMP, SpannerCommitTimestampRepository, TableWatcher
-
     project, instance, database, table, out, segment, limit = argv
-    db = spanner.Client(project=project).instance(instance).database(database)
-    fd = os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    db = connect(project, instance, database)
+    append = line_appender(out)
 
     def record(change) -> None:
-        os.write(fd, f"{segment} {change.keys[0]} {change.commit_timestamp.rfc3339()}\n".encode())
-        os.fsync(fd)
+        append(f"{segment} {change.keys[0]} {change.commit_timestamp.rfc3339()}")
 
     watcher = TableWatcher(db, table, poll_interval=0.02, limit=int(limit), initial_timestamp=MIN_TIMESTAMP,
                            checkpoints=SpannerCommitTimestampRepository(db))
     watcher.add_callback(record)
-    watcher.start()
-    print("started", flush=True)
-    while watcher.failure is None:
-        time.sleep(0.05)
-    print(f"failed: {watcher.failure!r}", file=sys.stderr, flush=True)
-    return 3
+    return run_until_failure(watcher)
 
 
 if __name__ == "__main__":

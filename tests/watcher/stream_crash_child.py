@@ -10,34 +10,25 @@ the watched database, so a restarted process resumes where the killed one stoppe
 from __future__ import annotations
 
 import datetime as dt
-import os
 import sys
-import time
+
+from tests.child_process import connect, line_appender, run_until_failure
+from watcher import ChangeStreamWatcher
 
 
 def main(argv: list[str]) -> int:
-    from google.cloud import spanner
-
-    from watcher import ChangeStreamWatcher
-
     project, instance, database, stream, out, segment, start, max_batch_rows = argv
-    db = spanner.Client(project=project).instance(instance).database(database)
-    fd = os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    db = connect(project, instance, database)
+    append = line_appender(out)
 
     def record(change) -> None:
         ident = f"{change.server_transaction_id}/{change.record_sequence}/{change.mod_index}"
-        os.write(fd, f"{segment} {ident} {change.keys[0]} {change.row['FirstName']}\n".encode())
-        os.fsync(fd)
+        append(f"{segment} {ident} {change.keys[0]} {change.row['FirstName']}")
 
     watcher = ChangeStreamWatcher(db, stream, heartbeat=dt.timedelta(seconds=1), start=dt.datetime.fromisoformat(start),
                                   watcher_id="crash", max_batch_rows=int(max_batch_rows), max_concurrent_partitions=4)
     watcher.add_callback(record)
-    watcher.start()
-    print("started", flush=True)
-    while watcher.failure is None:
-        time.sleep(0.05)
-    print(f"failed: {watcher.failure!r}", file=sys.stderr, flush=True)
-    return 3
+    return run_until_failure(watcher)
 
 
 if __name__ == "__main__":

@@ -176,3 +176,25 @@ class Watcher(ABC):
 
     def _reopen_iterators(self) -> None:
         self._iterators.reopen()
+
+
+class OwnStateWatcher(Watcher):
+    """A watcher that keeps its own lifecycle: :attr:`state` and :attr:`failure` read ``_state``
+    and ``_failure``, which the subclass sets as it starts, stops and fails (NEW and None at first).
+
+    Every watcher that polls or reads by itself is one; a watcher made of other watchers (a
+    group, a translating wrapper) derives both from its members instead.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._state = State.NEW
+        self._failure: BaseException | None = None
+
+    @property
+    def state(self) -> State:
+        return self._state
+
+    @property
+    def failure(self) -> BaseException | None:
+        return self._failure

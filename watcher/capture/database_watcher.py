@@ -51,7 +51,7 @@ from google.api_core import exceptions as gexc
 from ..checkpoints import CommitTimestampRepository, SpannerCommitTimestampRepository
 from ..errors import ColumnNotFoundError, TableNotFoundError, TableNotWatchableError
 from ..sqlnames import has_name
-from .base import BatchCallback, Callback, PollListener, State, Watcher
+from .base import BatchCallback, Callback, OwnStateWatcher, PollListener, State
 from .database_stats import DatabaseFigures
 from .retry import is_transient
 from .scheduling import PollJob
@@ -72,7 +72,7 @@ DEFAULT_DISCOVER_INTERVAL = 10.0
 TableListener = Callable[[TableEvent], Any]
 
 
-class DatabaseWatcher(DatabaseFigures, Watcher):
+class DatabaseWatcher(DatabaseFigures, OwnStateWatcher):
     """Watches several tables of one database, also tables created while it runs.
 
     Args:
@@ -124,19 +124,9 @@ class DatabaseWatcher(DatabaseFigures, Watcher):
         self._tables = TableSet(selection)
         self._added = 0
         self._dropped_count = 0
-        self._failure: BaseException | None = None
-        self._state = State.NEW
         self._lock = threading.RLock()
         self._stopper: threading.Thread | None = None
         self._discovery_job = PollJob(f"spanner-watcher-discovery-{id(self):x}", self._discover_cycle)
-
-    @property
-    def state(self) -> State:
-        return self._state
-
-    @property
-    def failure(self) -> BaseException | None:
-        return self._failure
 
     def add_callback(self, callback: Callback) -> None:
         """Call ``callback(change)`` for changes of every table (one at a time per table)."""

@@ -35,7 +35,7 @@ from apscheduler.schedulers.base import BaseScheduler
 from ..checkpoints import CommitTimestampRepository, SpannerCommitTimestampRepository
 from ..errors import CallbackError, ConfigurationError
 from ..model import Checkpoint, TableId, timestamp_nanos
-from .base import BatchCallback, Callback, PollListener, State, Watcher
+from .base import BatchCallback, Callback, OwnStateWatcher, PollListener, State
 from .handoff import StopDelivery
 from .poll_cycle import Deliveries, PollCycle
 from .polling import PollQuery
@@ -60,7 +60,7 @@ def _utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
-class TableWatcher(Watcher):
+class TableWatcher(OwnStateWatcher):
     """Watches one table (optionally some of its shards) for changes.
 
     Args:
@@ -127,21 +127,11 @@ class TableWatcher(Watcher):
         self._cleanup: threading.Thread | None = None
         self._stop_in_cycle = False
         self._stopping = threading.Event()
-        self._state = State.NEW
-        self._failure: BaseException | None = None
         self._backoff = self.retry_policy.backoff()
         self._next_delay = 0.0
         self._failure_listeners: list[Callable[[TableWatcher, BaseException], None]] = []
 
     # --- public API -----------------------------------------------------------------------------------
-
-    @property
-    def state(self) -> State:
-        return self._state
-
-    @property
-    def failure(self) -> BaseException | None:
-        return self._failure
 
     @property
     def info(self) -> TableInfo | None:

@@ -41,7 +41,7 @@ from google.api_core import exceptions as gexc
 
 from ...errors import CallbackError, ConfigurationError
 from ...model import Change, TableId, as_nanos_timestamp, from_nanos, timestamp_nanos
-from ..base import BatchCallback, Callback, PollListener, PollRecord, State, Watcher
+from ..base import BatchCallback, Callback, OwnStateWatcher, PollListener, PollRecord, State
 from ..handoff import StopDelivery
 from ..metrics import prometheus_text, stream_text
 from ..retry import RetryPolicy, is_transient
@@ -68,7 +68,7 @@ def _utc_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
-class ChangeStreamWatcher(Watcher):
+class ChangeStreamWatcher(OwnStateWatcher):
     """Watches the change stream ``stream`` of ``database`` (see the module docstring).
 
     Args:
@@ -130,22 +130,12 @@ class ChangeStreamWatcher(Watcher):
         self._prune_lock = threading.Lock()
         #: The highest watermark of the partitions pruned (they still count for watermark()).
         self._pruned_mark: Any = None
-        self._state = State.NEW
-        self._failure: BaseException | None = None
         self._run: ReadRun | None = None
         self._ended = threading.Event()
         self._counts = {"polls": 0, "rows": 0, "records": 0, "heartbeats": 0, "failures": 0, "retries": 0}
         self._last: dict[str, Any] = {"last_poll_at": None, "last_poll_seconds": 0.0, "last_poll_rows": 0}
 
     # --- the Watcher interface --------------------------------------------------------------------------
-
-    @property
-    def state(self) -> State:
-        return self._state
-
-    @property
-    def failure(self) -> BaseException | None:
-        return self._failure
 
     @property
     def name(self) -> str:
