@@ -13,7 +13,7 @@ progress is stored (:mod:`.progress`; in Spanner by default). A restart resumes 
 unfinished partition from its watermark, skipping the records there it had delivered, never
 reads a finished partition again, and starts the children of partitions that finished
 before. A finished partition's progress row is pruned once it finished (its children's rows
-were saved before it), so the table does not grow with partition churn (:mod:`.progress`). Heartbeats move an idle partition's watermark; the watcher's watermark is the lowest
+were saved before it), so the table does not grow with partition churn (:mod:`.pruning`). Heartbeats move an idle partition's watermark; the watcher's watermark is the lowest
 of its unfinished partitions'. Only the client's public API is used (Spanner, the official
 emulator and the embedded server alike). Changes of the progress table itself (a stream
 ``FOR ALL`` sees them) are never delivered, and never cause a progress write.
@@ -50,7 +50,8 @@ from . import records
 from .batching import steps
 from .delivery import Delivery
 from .partitions import PartitionScheduler
-from .progress import CREATED, FINISHED, ROOT_TOKEN, PartitionProgress, ProgressStore, finished_to_prune, pruned, watermark
+from .progress import CREATED, FINISHED, ROOT_TOKEN, PartitionProgress, ProgressStore, watermark
+from .pruning import Pruner
 from .reader import PartitionReader, ReadRun, first_partitions, query_text
 from .spanner_progress import TABLE as PROGRESS_TABLE
 from .spanner_progress import SpannerProgressStore
@@ -126,10 +127,7 @@ class ChangeStreamWatcher(OwnStateWatcher):
         self._tables: dict[str, TableInfo] = {}
         self._scheduler = PartitionScheduler()
         self._partitions: dict[str, PartitionProgress] = {}
-        #: Serializes prunes: two parents of one merged child must not rewrite its row at once.
-        self._prune_lock = threading.Lock()
-        #: The highest watermark of the partitions pruned (they still count for watermark()).
-        self._pruned_mark: Any = None
+        self._pruner = Pruner(self.progress)
         self._run: ReadRun | None = None
         self._ended = threading.Event()
         self._counts = {"polls": 0, "rows": 0, "records": 0, "heartbeats": 0, "failures": 0, "retries": 0}
@@ -188,7 +186,7 @@ class ChangeStreamWatcher(OwnStateWatcher):
                     info.check_start(p.watermark, now)
             if root.state != FINISHED:
                 rows.update({p.token: p for p in self._read_root(root)})
-            rows = self._prune_finished(rows)
+            rows = self._pruner.at_start(info.name, self.watcher_id, rows)
             self._scheduler = PartitionScheduler()
             for p in rows.values():
                 if p.token != ROOT_TOKEN:
@@ -226,7 +224,7 @@ class ChangeStreamWatcher(OwnStateWatcher):
     def watermark(self) -> Any:
         """Every change committed up to this time was delivered (see :func:`.progress.watermark`)."""
         with self._lock:
-            return watermark(self._partitions.values(), self.end, self._pruned_mark)
+            return watermark(self._partitions.values(), self.end, self._pruner.mark)
 
     def stats(self) -> dict[str, Any]:
         """Partitions active, waiting and finished, records, changes, heartbeats, watermark and lag."""
@@ -343,32 +341,12 @@ class ChangeStreamWatcher(OwnStateWatcher):
         finally:
             reader.stop.set()
 
-    def _prune_finished(self, rows: dict[str, PartitionProgress]) -> dict[str, PartitionProgress]:
-        """At start: prune the FINISHED partitions stored (left by a crash, or by a store that
-        cannot delete); returns the rows that remain."""
-        gone, rewritten = finished_to_prune(rows)
-        if not gone:
-            return rows
-        self.progress.prune(info_of(self).name, self.watcher_id, gone, rewritten)
-        self._pruned_mark = max([rows[t].watermark for t in gone]
-                                + ([self._pruned_mark] if self._pruned_mark is not None else []))
-        kept = {t: p for t, p in rows.items() if t not in gone}
-        return kept | {p.token: p for p in rewritten}
-
     def _retire(self, token: str) -> None:
         """``token`` finished (its row says so; its children have rows): prune its row, then let
         its children start. Pruned first, while no child can start: a child's row rewritten
         by the prune is still the one in use. A failed prune leaves the FINISHED row to the next start."""
         try:
-            with self._prune_lock:
-                with self._lock:
-                    children = pruned(self._partitions.values(), [token])
-                self.progress.prune(info_of(self).name, self.watcher_id, [token], children)
-                with self._lock:
-                    done = self._partitions.pop(token)
-                    self._partitions.update({p.token: p for p in children})
-                    if self._pruned_mark is None or done.watermark > self._pruned_mark:
-                        self._pruned_mark = done.watermark
+            self._pruner.finished(info_of(self).name, self.watcher_id, token, self._partitions, self._lock)
             forget = True
         except Exception as exc:  # noqa: BLE001 - not pruned now: nothing lost, pruned at the next start
             log.warning("change stream %s: could not prune finished partition %s: %s", self.name, token[:16], exc)
@@ -430,7 +408,7 @@ class ChangeStreamWatcher(OwnStateWatcher):
         delivered, so none counts a batch still on its way."""
         with self._lock:
             mark = watermark([after if t == token else p for t, p in self._partitions.items()], self.end,
-                             self._pruned_mark)
+                             self._pruner.mark)
         return from_nanos(timestamp_nanos(mark) - 1) if mark is not None else None
 
     def _save(self, token: str, row: PartitionProgress) -> None:
