@@ -174,3 +174,55 @@ def test_watch_names_an_unknown_stream_before_starting(mixed_db, tmp_path: Path)
                           _env(os.environ["SPANNER_EMULATOR_HOST"]))})
     _one_line_error(r["bad"], "bad.toml", "change_streams[0].stream", "NoSuchStream", "ddl change-stream")
     assert not (tmp_path / "staging-bad").exists()
+
+
+def _started(db, watch: _Watch, timeout: float = 60) -> None:
+    """Wait until the stream watcher stored its first partitions (its start time is behind us)."""
+    from google.api_core import exceptions as gexc
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert watch.proc.poll() is None, "".join(watch.err)[-3000:]
+        try:
+            with db.snapshot() as snap:
+                if list(snap.execute_sql("SELECT COUNT(*) FROM WATCHER_CHANGE_STREAM_PARTITIONS"))[0][0] >= 2:
+                    return
+        except gexc.GoogleAPICallError:  # the progress table is not created yet
+            pass
+        time.sleep(0.2)
+    raise AssertionError("the change stream watcher did not start")
+
+
+def test_watch_mode_change_stream_reads_the_named_stream_only(mixed_db, tmp_path: Path) -> None:
+    import os
+
+    config = tmp_path / "mode.toml"
+    config.write_text('[watch]\nmode = "change_stream"\nchange_stream = "EventsStream"\n')
+    with mixed_db.batch() as batch:   # a table with a commit-timestamp column: polled by default, not in this mode
+        batch.insert("Singers", ("SingerId", "FirstName", "LastName", "LastUpdated"),
+                     [(1, "F", "L", spanner.COMMIT_TIMESTAMP)])
+    watch = _Watch([*CLI, "watch", "--config", str(config), "--quiet", *_names(mixed_db)],
+                   _env(os.environ["SPANNER_EMULATOR_HOST"]))
+    try:
+        assert watch.line("watching ").startswith("watching change stream EventsStream in ")
+        _started(mixed_db, watch)
+        _write_events(mixed_db, range(3), "a")
+        _write_events(mixed_db, range(1), "b")
+        events = _wait_staged(tmp_path / "staging", "Events", 4, watch)
+    finally:
+        watch.proc.send_signal(signal.SIGTERM)
+    assert watch.finish() == 0, "".join(watch.err)[-3000:]
+    assert sorted(r["mod_type"] for r in events) == ["INSERT"] * 3 + ["UPDATE"]
+    assert {r["read_method"] for r in events} == {"change_stream"}
+    assert not (tmp_path / "staging" / "table=Singers").exists()
+
+
+def test_watch_mode_change_stream_names_its_key_for_an_unknown_stream(mixed_db, tmp_path: Path) -> None:
+    import os
+
+    config = tmp_path / "bad-mode.toml"
+    config.write_text('[watch]\nmode = "change_stream"\nchange_stream = "NoSuchStream"\nstaging_dir = "st"\n')
+    r = _run_all({"bad": ([*CLI, "watch", "--config", str(config), "--duration", "1", *_names(mixed_db)],
+                          _env(os.environ["SPANNER_EMULATOR_HOST"]))})
+    _one_line_error(r["bad"], "bad-mode.toml", "watch.change_stream", "NoSuchStream")
+    assert not (tmp_path / "st").exists()

@@ -158,6 +158,9 @@ class Change:
     #: Change streams only: the partition the record was read from (two reads of one
     #: change from different partitions are still one change, so not compared).
     partition_token: str | None = field(default=None, compare=False)
+    #: Change streams only: the watcher's watermark as this change's batch was delivered: every
+    #: change of the stream committed at or before it came in this batch or an earlier one.
+    stream_watermark: DatetimeWithNanoseconds | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -302,22 +303,31 @@ def test_both_modes_on_one_table_yield_one_changelog_without_duplicates(spark, m
     assert current_state(spark) == table_now(db)
 
 
-def test_a_version_polled_in_an_earlier_run_is_not_written_again_by_the_stream(spark, make_database, dirs):
-    db = stream_db(make_database, "NEW_ROW")
+def test_the_streams_row_replaces_a_version_polled_in_an_earlier_run(spark, make_database, dirs):
+    """Run 1 writes the polled versions; run 2 brings the stream's rows of the same versions (the older
+    ones late, the newest repeating the current state): each replaces the polled row, none is added beside it."""
+    db = stream_db(make_database, "NEW_ROW_AND_OLD_VALUES")
     start = now(db)
     poller, truth = poll_and_stream(db, dirs, [step(db) for step in STEPS])
     first = run(spark, dirs)
-    assert first.changes_written == poller.records_written
-    stage(StagingSink(dirs["staging"], watcher_id="streamer", fsync=False), stream_changes(db, start))
+    assert first.changes_written == poller.records_written < len(truth.versions)   # polling cannot see deletes
+    assert {r.read_method for r in changelog_rows(spark)} == {"cdc"}
+    streamer = StagingSink(dirs["staging"], watcher_id="streamer", fsync=False)
+    changes = stream_changes(db, start)
+    stage(streamer, changes)
 
     second = run(spark, dirs)
     rows = changelog_rows(spark)
-    versions = [(json.loads(r.keys)["SingerId"], r.commit_timestamp) for r in rows]
-    assert len(versions) == len(set(versions)) == len(truth.versions)  # each version once, from one mode or the other
-    assert second.changes_written == len(truth.versions) - poller.records_written
-    assert sorted((v[1], r.mod_type) for v, r in zip(versions, rows, strict=True) if r.read_method == "change_stream") \
-        == sorted((v.commit, v.mod_type) for v in truth.versions if v.mod_type == "DELETE")  # what polling cannot see
+    assert_versions(rows, truth, "NEW_ROW_AND_OLD_VALUES")   # each version once: the stream's mod_type, old values
+    assert {r.watcher_id for r in rows} == {"streamer"}
+    assert (second.changes_written, second.replaced, second.duplicates_dropped) == (
+        len(truth.versions), poller.records_written, 0)
     assert current_state(spark) == table_now(db)
+
+    stage(streamer, changes)                                # the stream's batches again (a crash before its progress)
+    third = run(spark, dirs)
+    assert (third.changes_written, third.replaced, third.duplicates_dropped) == (0, 0, len(changes))
+    assert [(r.change_id, r.run_version) for r in changelog_rows(spark)] == [(r.change_id, r.run_version) for r in rows]
 
 
 def test_exports_carry_the_streams_transaction(spark, make_database, dirs):
@@ -406,3 +416,31 @@ def test_both_real_watchers_at_once_on_one_table_yield_one_changelog_without_dup
     assert current_state(spark) == table_now(db)  # the second run's partial rows filled from the first's state
     state = spark.sql("SELECT new_values, column_types FROM current_state WHERE table_name = 'Singers'").collect()
     assert all(set(json.loads(r.new_values)) == set(r.column_types) for r in state)  # a type for every value
+
+
+def test_stream_batches_move_each_tables_watermark_to_where_its_changelog_is_complete(spark, make_database, dirs):
+    """A stream on two tables, read by a real watcher: after a run, each table's watermark is past every write
+    the stream's heartbeats covered, and the changelog holds every version committed up to it."""
+    db = make_database([TABLE.format(table="Singers"), TABLE.format(table="Others"),
+                        "CREATE CHANGE STREAM S FOR Singers, Others"])
+    sink = StagingSink(dirs["staging"], watcher_id="streamer", fsync=False)
+    w = stream_watcher(db, "S", sink, now(db))
+    try:
+        truths = {t: workload(db, t) for t in ("Singers", "Others")}
+        covered = max(v.commit for t in truths.values() for v in t.versions)
+        time.sleep(2.5)                                       # every partition's heartbeat passes those writes
+        for t in truths.values():                            # one more version each: batches after the heartbeats
+            t.write(db, updates=[{"SingerId": 1, "Name": "Last"}])
+        total = sum(len(t.versions) for t in truths.values())
+        wait_until(lambda: sink.records_written >= total, timeout=30)
+    finally:
+        w.stop()
+    assert w.failure is None
+
+    result = run(spark, dirs)
+    marks = {r.table_name: r.watermark for r in spark.sql("SELECT table_name, watermark FROM watermarks").collect()}
+    assert set(marks) == {"Singers", "Others"} and result.watermarks == marks
+    for table, truth in truths.items():
+        assert marks[table] >= covered, (table, marks, covered)
+        logged = {(json.loads(r.keys)["SingerId"], r.commit_timestamp) for r in changelog_rows(spark, table)}
+        assert {(str(v.key), v.commit) for v in truth.versions if v.commit <= marks[table]} <= logged

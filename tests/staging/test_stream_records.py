@@ -79,8 +79,22 @@ def test_format_3_is_format_2_plus_the_stream_fields_each_with_a_kind_and_a_mean
     assert contract.STREAM_REQUIRED_FIELDS == ("server_transaction_id", "record_sequence", "mod_index")
     for field in contract.STREAM_FIELDS:
         assert field.kind in contract.KINDS and field.meaning.strip(), field
-    # The changelog job reads every field of every format.
-    assert records.names(records.STAGING_READ_FIELDS) == list(contract.STREAM_RECORD_FIELDS)
+    # The changelog job reads every field of every format (format 4 adds the stream watermark after them).
+    assert records.names(records.STAGING_READ_FIELDS) == list(contract.WATERMARK_RECORD_FIELDS)
+    assert contract.WATERMARK_RECORD_FIELDS[:len(contract.STREAM_RECORD_FIELDS)] == contract.STREAM_RECORD_FIELDS
+
+
+def test_a_stream_change_with_its_watchers_watermark_is_format_4_and_one_without_stays_format_3():
+    marked = stream_change("UPDATE", {"SingerId": 7, "Name": "Zoë"}, {"Name": "Zoe"}, "OLD_AND_NEW_VALUES", 1,
+                           stream_watermark=from_nanos(T0 - 1))
+    rec = json.loads(line(marked))
+    assert rec["v"] == contract.WATERMARK_FORMAT == contract.READ_FORMAT
+    assert tuple(rec) == contract.WATERMARK_RECORD_FIELDS
+    assert rec["stream_watermark"] == "2024-05-01T10:00:00.123456788Z"
+    assert {k: v for k, v in rec.items() if k not in ("v", "stream_watermark")} == \
+        {k: v for k, v in json.loads(GOLDEN_UPDATE).items() if k != "v"}
+    # Not part of the change's identity: the same version with another watermark is the same change.
+    assert marked == stream_change("UPDATE", {"SingerId": 7, "Name": "Zoë"}, {"Name": "Zoe"}, "OLD_AND_NEW_VALUES", 1)
 
 
 def test_a_delete_is_typed_for_its_old_values_too():

@@ -14,6 +14,7 @@ from watcher.capture.change_streams.progress import (
     RUNNING,
     InMemoryProgressStore,
     PartitionProgress,
+    pruned,
 )
 
 
@@ -95,6 +96,22 @@ def test_restored_progress_resumes_unfinished_partitions_and_starts_children_of_
     assert s.waiting == ["e"]
 
 
+def test_a_forgotten_parent_leaves_its_merged_child_waiting_for_the_other_parent_only():
+    s = PartitionScheduler()
+    s.add("a", (), 0)
+    s.add("b", (), 0)
+    s.take_ready()
+    s.add("ab", ("a", "b"), 1)
+    s.finish("a")
+    s.forget("a")
+    assert s.partition("ab").parents == ("b",) and s.take_ready() == []
+    with pytest.raises(ValueError, match="not finished"):
+        s.forget("b")
+    s.finish("b")
+    s.forget("b")
+    assert tokens(s.take_ready()) == ["ab"] and s.forgotten == 2 and s.finished == []
+
+
 def test_nothing_known_is_not_done():
     assert not PartitionScheduler().done()
 
@@ -148,6 +165,17 @@ def test_a_store_keeps_one_row_per_stream_watcher_and_token(store):
     assert [p.watermark for p in store.load("S", "w2")] == [_ts(1)]
     assert [p.state for p in store.load("T", "w1")] == [FINISHED]
     assert store.load("S", "nobody") == []
+
+
+def test_a_prune_deletes_finished_rows_and_rewrites_their_childrens_parents_together(store):
+    a, b = PartitionProgress("a", (), _ts(1), _ts(3), FINISHED), PartitionProgress("b", (), _ts(1), _ts(2), RUNNING)
+    ab = PartitionProgress("ab", ("a", "b"), _ts(3), _ts(3), CREATED)
+    store.save("S", "w", [a, b, ab])
+    store.save("S", "other", [a])
+    store.prune("S", "w", ["a"], pruned([a, b, ab], ["a"]))
+    rows = {p.token: p for p in store.load("S", "w")}
+    assert set(rows) == {"b", "ab"} and rows["ab"].parents == ("b",) and rows["ab"].state == CREATED
+    assert [p.token for p in store.load("S", "other")] == ["a"]          # another watcher's rows stay
 
 
 def test_the_spanner_store_without_its_table_says_to_migrate(make_database):

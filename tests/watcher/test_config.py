@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -191,6 +192,21 @@ ERRORS = [
     ("[[change_streams]]\nstream = 'S'\nheartbeet = 1", "change_streams[0].heartbeet", "did you mean heartbeat"),
     ("[[change_streams]]\nstream = 'S'\n[[change_streams]]\nstream = 's'", "change_streams[1].stream", "listed twice"),
     ("[change_streams]\nstream = 'S'", "change_streams", "expected [[change_streams]] entries"),
+    ("[watch]\nmode = 'change_stream'", "watch.change_stream", "missing"),
+    ("[watch]\nmode = 'change_streams'\nchange_stream = 'S'", "watch.mode", "did you mean change_stream"),
+    ("[watch]\nmode = 2", "watch.mode", "expected \"poll\" or \"change_stream\", got an integer"),
+    ("[watch]\nmode = 'change_stream'\nchange_stream = 'S-1'", "watch.change_stream", "invalid change stream name"),
+    ("[watch]\nchange_stream = 'S'", "watch.change_stream", "only with mode = \"change_stream\""),
+    ("[watch]\nmode = 'poll'\nchange_stream = 'S'", "watch.change_stream", "only with mode = \"change_stream\""),
+    ("[watch]\nmode = 'poll'\n[[change_streams]]\nstream = 'S'", "change_streams", "watch.mode = \"poll\""),
+    ("[watch]\nmode = 'change_stream'\nchange_stream = 'S'\n[tables]\ninclude = ['T']", "tables",
+     "watch.mode = \"change_stream\""),
+    ("[watch]\nmode = 'change_stream'\nchange_stream = 'S'\n[[change_streams]]\nstream = 'S'", "change_streams",
+     "watch.mode = \"change_stream\""),
+    ("[watch]\nmode = 'change_stream'\nchange_stream = 'S'\n[[history]]\ntable = 'D'", "history",
+     "watch.mode = \"change_stream\""),
+    ("[watch]\nmode = 'change_stream'\nchange_stream = 'S'\n[[change_sets]]", "change_sets",
+     "watch.mode = \"change_stream\""),
 ]
 
 
@@ -229,6 +245,19 @@ def test_change_streams_are_read_with_their_defaults_and_stop_default_polling() 
     assert cfg.poll_tables is False
     assert parse_config("[tables]\n[[change_streams]]\nstream = 'S'").poll_tables is True
     assert parse_config("[[change_streams]]\nstream = 'S'").change_streams[0].watcher_id == "default"
+
+
+def test_mode_change_stream_builds_the_settings_of_the_equivalent_entry() -> None:
+    for watch in ("[watch]\n", "[watch]\nwatcher_id = 'w-1'\n"):
+        short = parse_config(watch + "mode = 'change_stream'\nchange_stream = 'SingersStream'")
+        entry = parse_config(watch + "[[change_streams]]\nstream = 'SingersStream'")
+        assert short.change_streams == tuple(replace(s, key="watch") for s in entry.change_streams)
+        assert short.poll_tables is entry.poll_tables is False
+        assert replace(short, change_streams=()) == replace(entry, change_streams=())
+    assert short.change_streams[0].watcher_id == "w-1"
+    assert short.change_streams[0].key_of("stream") == "watch.change_stream"
+    # mode = "poll" is the default: the same configuration as without it.
+    assert parse_config("[watch]\nmode = 'poll'\n[[history]]\ntable = 'D'") == parse_config("[[history]]\ntable = 'D'")
 
 
 def test_not_toml() -> None:

@@ -17,7 +17,9 @@ and the change_id is computed from the latter for every capture mode: a stream r
 twice is removed like a polled one, and a table watched by polling and a change stream at once
 yields each version once. Within a run, of a polled and a streamed row of one version the
 stream's is kept (it knows the mod_type and the old values: the per-key order puts it first,
-:func:`watcher.changelog.pipeline.key_order`); a version an earlier run wrote stays as written.
+:func:`watcher.changelog.pipeline.key_order`). A version an earlier run wrote stays as written,
+except that a stream's row of a version an earlier run wrote from a poll replaces the polled
+row (:mod:`watcher.changelog.supersede`).
 
 Example:
     >>> "sha2" in CHANGE_ID_SQL

@@ -46,9 +46,8 @@ from typing import Any
 from ..errors import ConfigurationError
 from ..sqlnames import quote_identifier
 from ..staging import contract
-from . import completeness, current_state, manifest, pipeline, processed_log, staging_reader, views, watermarks
+from . import completeness, current_state, manifest, pipeline, processed_log, staging_reader, supersede, views, watermarks
 from .connect import default_parallelism
-from .dedup import drop_known
 from .files import open_fs
 from .fs import NO_CHECKSUMS
 from .grouping import add_grouping
@@ -68,6 +67,8 @@ class ChangelogResult:
     changes_written: int = 0
     duplicates_dropped: int = 0
     late_changes: int = 0
+    #: Polled changelog rows of earlier runs replaced by a change stream's row of the same version.
+    replaced: int = 0
     mod_types: dict[str, int] = field(default_factory=dict)
     tables: dict[str, int] = field(default_factory=dict)
     watermarks: dict[str, str | None] = field(default_factory=dict)
@@ -283,19 +284,24 @@ class _Run:
         touched = sorted({s.table for s in stats if s.table})
         result.batches_read, result.records_read = len(stats), sum(s.records for s in stats)
         new = pipeline.changelog_rows(rows, version)
-        late_parts = sorted({(c.table_name, c.commit_date) for c in counts
-                             if c.is_late and not c.is_dup and c.table_name and c.commit_date})
-        late_known = 0
-        if late_parts:
-            known = views.read_changelog(self.spark, self.fs, base, self._partitions(late_parts)).select("change_id")
-            late_known = new.where("_is_late").join(known, "change_id", "left_semi").count()
-            new = drop_known(new, known)
+        late_parts = {(c.table_name, c.commit_date) for c in counts
+                      if c.is_late and not c.is_dup and c.table_name and c.commit_date}
+        replace_parts = {(c.table_name, c.commit_date) for c in counts if c.replaces and c.table_name and c.commit_date}
+        late_known, superseded, resolved = 0, None, None
+        if late_parts or replace_parts:
+            known = views.read_changelog(self.spark, self.fs, base, self._partitions(sorted(late_parts | replace_parts)))
+            candidates = pipeline.changelog_rows(rows, version, where="_replaces") if replace_parts else None
+            resolved = supersede.resolve(new, candidates, known.select("change_id", "table_name", "run_version",
+                                                                       "server_transaction_id"), version)
+            new, late_known, superseded = resolved.rows, resolved.late_known, resolved.superseded
         dates = sorted({c.commit_date for c in counts if not c.is_dup and c.commit_date})
         existing = self._existing_groups(base, dates, new)
         grouped = add_grouping(new.drop("_is_late"), existing)
         with self._phase("write_changelog"):
             out = pipeline.records.conform(grouped, pipeline.records.CHANGELOG_FIELDS)
             out.write.options(**NO_CHECKSUMS).mode("append").partitionBy("table_name", "commit_date").parquet(self.fs.uri(views.CHANGELOG_DIR))
+            if superseded is not None:
+                supersede.write(superseded, self.fs)
         with self._phase("write_state"):
             state = pipeline.state_rows(rows, version, tables=touched, delta_tables=window.delta_tables)
             current_state.write(state, self.fs, version, tables=touched, deltas=window.delta_tables & set(touched),
@@ -304,6 +310,14 @@ class _Run:
             self._log_processed(stats, version)
             self._commit(base, version, aborted, touched, stats, window)
         self._summarize(counts, late_known, result)
+        if resolved is not None:  # a stream row that replaces a polled one was counted as a duplicate
+            result.replaced = resolved.late_replacing
+            for (table, mod_type), n in resolved.from_duplicates.items():
+                result.replaced += n
+                result.duplicates_dropped -= n
+                result.changes_written += n
+                result.tables[table] = result.tables.get(table, 0) + n
+                result.mod_types[mod_type] = result.mod_types.get(mod_type, 0) + n
         result.version, result.committed = version, True
 
     def _partitions(self, parts: list[tuple[str, str]]) -> list[str]:

@@ -26,9 +26,9 @@ rows; one mod is one row version, so the two name the same change and the change
 (:mod:`.dedup`) is computed from (table, key, commit timestamp) for both. When a poll and a
 stream staged the same row version, the per-key order puts the stream's row first
 (``_rank``), so the stream's row is the change (it knows the mod_type and the old values)
-and the polled row is its duplicate. Across runs the changelog is append-only: a version
-already written by an earlier run (from either mode) stays as written, and the other mode's
-later row of it is a duplicate.
+and the polled row is its duplicate. Across runs a version already written by an earlier
+run stays as written, except that the stream's later row of a version an earlier run wrote
+from a poll replaces that row (``_replaces`` marks the candidates; :mod:`.supersede`).
 
 A row travels as the JSON text it was staged with (``_json``, which becomes ``new_values``
 unchanged) and its column types as JSON text (``_types_json``, stored as ``column_types``;
@@ -60,10 +60,11 @@ _MAP = "map<string,string>"
 #: What a change-stream record keeps for the changelog, as one (null for other rows) struct column.
 STREAM_COLUMNS = ("value_capture_type", "old_values", "server_transaction_id", "record_sequence", "mod_index",
                   "number_of_records_in_transaction", "number_of_partitions_in_transaction", "transaction_tag",
-                  "is_system_transaction")
+                  "is_system_transaction", "stream_watermark")
 _STREAM_TYPE = ("struct<value_capture_type:string, old_values:string, server_transaction_id:string, "
                 "record_sequence:string, mod_index:bigint, number_of_records_in_transaction:bigint, "
-                "number_of_partitions_in_transaction:bigint, transaction_tag:string, is_system_transaction:boolean>")
+                "number_of_partitions_in_transaction:bigint, transaction_tag:string, is_system_transaction:boolean, "
+                "stream_watermark:string>")
 _IS_STREAM = f"coalesce(v >= {STREAM_FORMAT}, FALSE)"
 
 
@@ -143,7 +144,7 @@ def key_window(with_state: bool = True) -> Any:
 #: Window helper columns that the outputs do not need (dropped before the rows are kept).
 _SCRATCH = ("_soft_deleted", "_prev_ts", "_prev_version", "_state_version", "_max_pos", "_partial", "_rank", "_prev_deleted", "_prev_json", "_prev_vals", "_vals", "_types", "_entries",
             "_entries_ok", "_prev_entries", "_prev_entries_ok", "_fast", "_names", "_columns", "_prev_columns",
-            "_state_ts", "_has_new",
+            "_state_ts", "_has_new", "_prev_src",
             "_complete_ts", "in_mod_type", "state_change_id", "state_mod_type")
 
 
@@ -189,6 +190,7 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
         F.lag("_row_deleted").over(w).alias("_prev_deleted"),
         F.lag("_json").over(w).alias("_prev_json"), F.lag("_entries").over(w).alias("_prev_entries"),
         F.lag("_entries_ok").over(w).alias("_prev_entries_ok"), F.lag("_columns").over(w).alias("_prev_columns"),
+        F.lag("_src").over(w).alias("_prev_src"),
         state_ts.alias("_state_ts"), state_version.alias("_state_version"),
         F.max(F.struct("commit_timestamp", F.coalesce("version_seq", F.lit(-1)))).over(whole_key).alias("_max_pos"))
     # Columns are added in dependency layers, several per call: each call makes Spark analyse the
@@ -199,6 +201,8 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
                           "_is_late": F.expr("_src = 1 AND _state_ts IS NOT NULL AND (commit_timestamp < _state_ts "
                                              "OR (commit_timestamp = _state_ts AND version_seq < _state_version))"),
                           "_complete_ts": F.expr(classify.complete_ts_sql(markers))})
+            # A stream row repeating the key's state: it replaces the state's version if that was polled.
+            .withColumn("_replaces", F.expr("coalesce(_is_dup AND _stream IS NOT NULL AND _prev_src = 0, FALSE)"))
             .withColumn("mod_type",
                         F.expr(f"CASE WHEN _src = 0 THEN state_mod_type ELSE {classify.mod_type_sql()} END")))
     # Old values are computed for polled and history rows only: a change stream's are given.
@@ -221,14 +225,14 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
     return rows.select(*kept, *[column.alias(name) for name, column in last.items()])
 
 
-def changelog_rows(window_rows: Any, run_version: int) -> Any:
-    """The new, non-duplicate changes as changelog rows, with their ``transaction_group`` (the
-    numbering in the group is :func:`.grouping.add_grouping`'s, from ``_stream_record_sequence``
-    and ``_mod_index``)."""
+def changelog_rows(window_rows: Any, run_version: int, where: str = "_src = 1 AND NOT _is_dup") -> Any:
+    """The new, non-duplicate changes (or the window rows ``where`` says) as changelog rows, with
+    their ``transaction_group`` (the numbering in the group is :func:`.grouping.add_grouping`'s,
+    from ``_stream_record_sequence`` and ``_mod_index``)."""
     from pyspark.sql import functions as F
 
     stream = {name: F.col(f"_stream.{name}").alias(name) for name in records.STREAM_CHANGELOG_COLUMNS}
-    rows = (window_rows.where("_src = 1 AND NOT _is_dup")
+    rows = (window_rows.where(where)
             .select("change_id", "table_name", "keys", "key_columns", "mod_type", F.col("_json").alias("new_values"),
                     "old_values",
                     F.coalesce("_stream.value_capture_type", F.lit(records.VALUE_CAPTURE_TYPE)).alias("value_capture_type"),

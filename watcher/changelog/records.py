@@ -36,9 +36,10 @@ STAGING_SPARK_TYPES: dict[str, str] = {
 
 #: A staged record, derived from the staging contract's fields (names, order, meanings).
 STAGING_FIELDS: tuple[Field, ...] = tuple((f.name, STAGING_SPARK_TYPES[f.kind], f.meaning) for f in contract.FIELDS)
-#: What the changelog job reads: a staged record with the fields of formats 2 and 3 (null in older records).
+#: What the changelog job reads: a staged record with the fields of formats 2 to 4 (null in older records).
 STAGING_READ_FIELDS: tuple[Field, ...] = STAGING_FIELDS + tuple(
-    (f.name, STAGING_SPARK_TYPES[f.kind], f.meaning) for f in contract.VERSION_FIELDS + contract.STREAM_FIELDS)
+    (f.name, STAGING_SPARK_TYPES[f.kind], f.meaning)
+    for f in contract.VERSION_FIELDS + contract.STREAM_FIELDS + contract.WATERMARK_FIELDS)
 
 #: One changelog row (one change). Names follow Spanner change-stream records (seed 000).
 CHANGELOG_FIELDS: tuple[Field, ...] = (

@@ -65,6 +65,8 @@ class BatchStats:
     read_ts: str | None = None
     read_method: str | None = None
     max_commit: str | None = None
+    #: A change-stream batch's watermark (its records' ``stream_watermark``).
+    stream_mark: str | None = None
 
 
 def list_new_batches(fs: FileStore, processed: set[str]) -> list[FileEntry]:
@@ -123,7 +125,7 @@ def check_batches(batches: Mapping[str, Mapping[str, Any]],
             bad[name] = reason or "no records"
         else:
             stats.append(BatchStats(name, int(row["n"]), row["table"], row["shard"], row["read_ts"], row["read_method"],
-                                    row["max_commit"]))
+                                    row["max_commit"], row.get("stream_mark")))
     return stats, bad
 
 

@@ -47,6 +47,7 @@ _GROUP_SQL = (
     ("_is_late", "coalesce(_is_late, FALSE)"),
     ("shard", "CASE WHEN _src = 1 THEN shard END"),
     ("read_method", "CASE WHEN _src = 1 THEN read_method END"),
+    ("_replaces", "coalesce(_replaces, FALSE)"),
 )
 #: Per group, all fixed-width (so Spark aggregates by hash). Seq squares are summed only while
 #: they cannot overflow (else the sum is null: bad); the newest read and commit timestamps are
@@ -62,6 +63,7 @@ _AGGREGATES_SQL = (
     ("max_v", "max(v)"),
     ("read_ts_ns", f"max(CASE WHEN _src = 1 THEN {_nanos_sql('read_timestamp')} END)"),
     ("max_commit_ns", f"max(CASE WHEN _src = 1 AND NOT _bad THEN {_nanos_sql('commit_timestamp')} END)"),
+    ("stream_mark_ns", f"max(CASE WHEN _src = 1 AND NOT _bad THEN {_nanos_sql('_stream.stream_watermark')} END)"),
     ("finals", "count_if(_is_final)"),
     ("new_finals", "count_if(_is_final AND _src = 1)"),
 )
@@ -91,6 +93,8 @@ class OutcomeCount:
     is_dup: bool
     is_late: bool
     count: int
+    #: Duplicates that may replace a polled row of an earlier run (:mod:`.supersede`).
+    replaces: bool = False
 
 
 @dataclass
@@ -133,11 +137,12 @@ def from_groups(groups: Iterable[dict[str, Any]]) -> Tally:
         if g["_src"] != 1:
             continue
         per_batch.setdefault(g["batch"], []).append(g)
-        key = (g["table_name"], g["commit_date"], g["mod_type"], bool(g["_is_dup"]), bool(g["_is_late"]))
+        key = (g["table_name"], g["commit_date"], g["mod_type"], bool(g["_is_dup"]), bool(g["_is_late"]),
+               bool(g.get("_replaces")))
         outcomes[key] = outcomes.get(key, 0) + g["n"]
     result.batches = {batch: merge_batch(parts) for batch, parts in per_batch.items()}
-    result.counts = [OutcomeCount(table, date, mod, dup, late, n)
-                     for (table, date, mod, dup, late), n in sorted(outcomes.items(), key=_sort_key)]
+    result.counts = [OutcomeCount(table, date, mod, dup, late, n, replaces)
+                     for (table, date, mod, dup, late, replaces), n in sorted(outcomes.items(), key=_sort_key)]
     return result
 
 
@@ -152,7 +157,7 @@ def _total(values: list[Any]) -> Any:
 def merge_batch(parts: list[dict[str, Any]]) -> dict[str, Any]:
     """One batch's groups merged: counts and sums added, extremes kept, the first names taken."""
     def pick(name: str, choose: Any) -> Any:
-        values = [p[name] for p in parts if p[name] is not None]
+        values = [p[name] for p in parts if p.get(name) is not None]
         return choose(values) if values else None
 
     return {
@@ -162,7 +167,7 @@ def merge_batch(parts: list[dict[str, Any]]) -> dict[str, Any]:
         "max_v": pick("max_v", max), "table": pick("table_name", min), "tables": sorted({p["table_name"] for p in parts
                                                                                           if p["table_name"]}),
         "shard": pick("shard", min), "read_ts": nanos_text(pick("read_ts_ns", max)), "read_method": pick("read_method", min),
-        "max_commit": nanos_text(pick("max_commit_ns", max)),
+        "max_commit": nanos_text(pick("max_commit_ns", max)), "stream_mark": nanos_text(pick("stream_mark_ns", max)),
     }
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import completeness, current_state, manifest, records
+from . import completeness, current_state, manifest, records, supersede
 from .files import FileStore, open_fs
 from .manifest import Manifest
 
@@ -21,13 +21,14 @@ WATERMARK_SCHEMA = "table_name STRING, watermark STRING, watermark_ts TIMESTAMP,
 
 
 def read_changelog(spark: Any, fs: FileStore, committed: Manifest, partitions: list[str] | None = None) -> Any:
-    """Committed changelog rows; ``partitions`` (folder URIs) limits the read to those partitions."""
+    """Committed changelog rows (without those a change stream's row replaced, :mod:`.supersede`);
+    ``partitions`` (folder URIs) limits the read to those partitions."""
     schema = records.schema(records.CHANGELOG_FIELDS)
     if partitions is not None and not partitions or not fs.exists(CHANGELOG_DIR):
         return spark.createDataFrame([], schema)
     reader = spark.read.schema(schema).option("basePath", fs.uri(CHANGELOG_DIR))
     frame = reader.parquet(*partitions) if partitions is not None else reader.parquet(fs.uri(CHANGELOG_DIR))
-    return frame.where(committed.visible_sql())
+    return supersede.hide_superseded(spark, fs, committed, frame.where(committed.visible_sql()))
 
 
 def with_maps(frame: Any, *, values: bool = False) -> Any:

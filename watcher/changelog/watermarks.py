@@ -14,6 +14,16 @@ Caveat: a poll cut by its LIMIT has not seen everything up to R; the watcher pol
 at once, so the gap closes with the next batch, but a run that happens in between may
 publish a watermark slightly ahead of what it holds.
 
+A change-stream batch ("change_stream") carries its watcher's watermark W as the batch was
+delivered (``stream_watermark``, staging format 4): every partition had delivered, in that
+batch or before, every change committed up to W (a partition's low watermark moves with
+its records and heartbeats; an idle partition's heartbeats keep it close to now). So once
+the job processed the batch, the stream's tables are complete up to W: the batch moves the
+loop :data:`STREAM_LOOP` of each table it holds, exactly as a poll moves its shard's loop.
+A table polled and streamed at once has both kinds of loops; its watermark is the lowest.
+The stream's watermark moves with staged batches only: while no change comes, nothing is
+staged, and the table's watermark waits at the last batch's.
+
 Example:
     >>> merge_loops({"1": "2024-01-01T00:00:01.000000000Z"}, {"1": "2024-01-01T00:00:02.000000000Z", "2": "2024-01-01T00:00:00.500000000Z"})
     {'1': '2024-01-01T00:00:02.000000000Z', '2': '2024-01-01T00:00:00.500000000Z'}
@@ -30,6 +40,10 @@ from typing import Any
 NO_SHARD = "*"
 #: read_method of batches that move watermarks.
 WATERMARK_METHODS = ("cdc",)
+#: read_method of change-stream batches, which move watermarks by their ``stream_mark``.
+STREAM_METHOD = "change_stream"
+#: The loop of a table's change-stream batches.
+STREAM_LOOP = "change_stream"
 
 
 def merge_loops(before: Mapping[str, str], new: Mapping[str, str]) -> dict[str, str]:
@@ -46,14 +60,26 @@ def table_watermark(loops: Mapping[str, str]) -> str | None:
 
 
 def loops_from_batches(batches: Iterable[Any]) -> dict[str, dict[str, str]]:
-    """Table -> loop -> greatest timestamp seen, from per-batch rows (table, shard, read_ts, max_commit, read_method)."""
+    """Table -> loop -> greatest timestamp seen, from per-batch rows (table, shard, read_ts, max_commit,
+    read_method, and a change-stream batch's stream_mark).
+
+    >>> from types import SimpleNamespace as B
+    >>> loops_from_batches([B(table="T", shard=None, read_ts="2024-...2Z", max_commit="2024-...1Z", read_method="cdc"),
+    ...                     B(table="T", shard=None, read_ts=None, max_commit="2024-...9Z", read_method="change_stream",
+    ...                       stream_mark="2024-...5Z")])
+    {'T': {'*': '2024-...2Z', 'change_stream': '2024-...5Z'}}
+    """
     found: dict[str, dict[str, str]] = {}
     for b in batches:
-        seen = max(t for t in (b.read_ts, b.max_commit, "") if t is not None)
-        if b.read_method not in WATERMARK_METHODS or not seen or not b.table:
-            continue
+        stream_mark = getattr(b, "stream_mark", None)
+        if b.read_method == STREAM_METHOD and stream_mark and b.table:
+            seen, loop = stream_mark, STREAM_LOOP
+        else:
+            seen = max(t for t in (b.read_ts, b.max_commit, "") if t is not None)
+            if b.read_method not in WATERMARK_METHODS or not seen or not b.table:
+                continue
+            loop = NO_SHARD if b.shard is None else str(b.shard)
         loops = found.setdefault(b.table, {})
-        loop = NO_SHARD if b.shard is None else str(b.shard)
         if loop not in loops or seen > loops[loop]:
             loops[loop] = seen
     return found

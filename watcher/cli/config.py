@@ -25,6 +25,9 @@ The file (every key optional except where noted)::
     staging_dir = "staging"                  # a path (relative to this file's folder) or a URL: file:///..., gs://...
     watcher_id = "watcher-1"                 # written in every staged record (default: random)
     discover_interval = 10                   # seconds between looks for created and dropped tables (0: never)
+    mode = "poll"                            # or "change_stream": read one change stream only, named by
+    change_stream = "SingersStream"          # (required then; the same as a [[change_streams]] entry with
+                                             # only `stream`, see watcher.cli.config_modes)
 
     [tables]
     include = "all"                          # "all" (default) or a list of table names or patterns ("Log_*")
@@ -77,6 +80,7 @@ from ..errors import ConfigurationError, InvalidIdentifierError
 from ..sqlnames import has_name, validate_identifier
 from ..storage_urls import parse, scheme_of
 from .config_modes import (
+    MODE_KEYS,
     ChangeSetSettings,
     ChangeStreamSettings,
     HistorySettings,
@@ -84,6 +88,7 @@ from .config_modes import (
     read_change_sets,
     read_change_streams,
     read_history,
+    read_watch_mode,
 )
 from .config_tables import ShardSettings, TableSettings, read_tables
 
@@ -205,6 +210,9 @@ def parse_config(text: str, source: str = "watcher.toml", *, base_dir: Path | No
     change_sets = read_change_sets(r, data.get("change_sets"))
     watcher_id = r.text("watch.watcher_id", watch["watcher_id"]) if "watcher_id" in watch else None
     change_streams = read_change_streams(r, data.get("change_streams"), watcher_id)
+    one_stream = read_watch_mode(r, watch, data, watcher_id)
+    if one_stream is not None:
+        change_streams = (one_stream,)
     check_one_way(r, include, history, change_sets)
     return WatchConfig(
         source=source, database=database, include=include, exclude=exclude, tables=tables,
@@ -226,7 +234,7 @@ def parse_config(text: str, source: str = "watcher.toml", *, base_dir: Path | No
 _SECTIONS = ("database", "watch", "tables", "history", "change_sets", "change_streams")
 _DATABASE_KEYS = ("project", "instance", "database", "data_dir")
 _WATCH_KEYS = ("poll_interval", "limit", "fallback_to_with_query_seconds", "initial_timestamp", "checkpoint_table",
-               "staging_dir", "watcher_id", "discover_interval")
+               "staging_dir", "watcher_id", "discover_interval", *MODE_KEYS)
 _TYPE_NAMES: dict[type, str] = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
                                 list: "a list", dict: "a table", dt.datetime: "a date-time", dt.date: "a date",
                                 dt.time: "a time"}

@@ -20,6 +20,19 @@
     progress_table = "WATCHER_CHANGE_STREAM_PARTITIONS"   # where each partition's place is stored
     watcher_id = "default"               # names the progress rows (default: [watch] watcher_id, else "default")
 
+A configuration that only reads one change stream may say so in ``[watch]`` instead, as
+``mode = "change_stream"`` with the stream's name; it builds exactly the settings of a
+``[[change_streams]]`` entry naming only ``stream`` (every other key at its default)::
+
+    [watch]
+    mode = "change_stream"               # "poll" (the default) or "change_stream"
+    change_stream = "SingersStream"      # required with mode = "change_stream"
+
+That mode reads the stream alone: ``[tables]``, ``[[history]]``, ``[[change_sets]]`` and
+``[[change_streams]]`` beside it are errors (leave ``mode`` out to run a stream beside polled
+tables, or to tune the stream in a ``[[change_streams]]`` entry), and so is a change stream with
+``mode = "poll"``.
+
 With any of these sections and no ``[tables]`` section, no table is polled by its commit-timestamp
 column; give ``[tables]`` (``include = "all"`` or a list) to poll tables too. A table is
 captured one way only by polling, history and change sets: naming it in two places is an
@@ -50,6 +63,15 @@ if TYPE_CHECKING:
     from .config import _Reader
 
 HISTORY_KEYS = ("table", "history_table")
+#: The values of ``[watch] mode``.
+POLL_MODE, CHANGE_STREAM_MODE = "poll", "change_stream"
+WATCH_MODES = (POLL_MODE, CHANGE_STREAM_MODE)
+#: The ``[watch]`` keys of the one-stream form (see the module docstring).
+MODE_KEYS = ("mode", "change_stream")
+#: The key of a stream named by ``[watch] mode = "change_stream"`` (ChangeStreamSettings.key).
+WATCH_MODE_KEY = "watch"
+#: Sections that cannot go with ``mode = "change_stream"`` (they poll, or name streams a second way).
+NOT_WITH_STREAM_MODE = ("tables", "history", "change_sets", "change_streams")
 CHANGE_STREAMS_KEYS = ("stream", "heartbeat", "start", "max_concurrent_partitions", "progress_table", "watcher_id")
 DEFAULT_HEARTBEAT_SECONDS = 2.0
 DEFAULT_MAX_CONCURRENT_PARTITIONS = 16
@@ -91,6 +113,18 @@ class ChangeStreamSettings:
     max_concurrent_partitions: int
     progress_table: str
     watcher_id: str
+
+    def key_of(self, name: str) -> str:
+        """The configuration key that set field ``name`` (for error messages).
+
+        >>> ChangeStreamSettings("change_streams[1]", "S", 2.0, None, 16, "P", "w").key_of("stream")
+        'change_streams[1].stream'
+        >>> ChangeStreamSettings("watch", "S", 2.0, None, 16, "P", "w").key_of("stream")
+        'watch.change_stream'
+        """
+        if self.key == WATCH_MODE_KEY and name == "stream":
+            return "watch.change_stream"
+        return f"{self.key}.{name}"
 
 
 def _entries(r: _Reader, name: str, value: Any) -> list[dict[str, Any]]:
@@ -168,6 +202,47 @@ def read_change_streams(r: _Reader, value: Any, watcher_id: str | None) -> tuple
             r.identifier(f"{key}.progress_table", entry.get("progress_table", DEFAULT_PROGRESS_TABLE), "table name"),
             ident))
     return tuple(out)
+
+
+def read_watch_mode(r: _Reader, watch: dict[str, Any], sections: dict[str, Any],
+                    watcher_id: str | None) -> ChangeStreamSettings | None:
+    """The stream of ``[watch] mode = "change_stream"`` (None in poll mode), its combinations checked.
+
+    ``watch`` is the ``[watch]`` table, ``sections`` the whole file.
+
+    >>> from watcher.cli.config import parse_config
+    >>> s = parse_config('[watch]\\nmode = "change_stream"\\nchange_stream = "S"', "w.toml").change_streams[0]
+    >>> s.stream, s.heartbeat, s.watcher_id, s.key_of("stream")
+    ('S', 2.0, 'default', 'watch.change_stream')
+    >>> parse_config('[watch]\\nmode = "change_stream"', "w.toml")
+    Traceback (most recent call last):
+    ...
+    watcher.cli.config.ConfigError: w.toml: watch.change_stream: missing: mode = "change_stream" reads the change stream named here, e.g. change_stream = "SingersStream"
+    """
+    mode = watch.get("mode", POLL_MODE)
+    if not isinstance(mode, str) or mode not in WATCH_MODES:
+        shown = repr(mode) if isinstance(mode, str) else r.kind(mode)
+        hint = r.did_you_mean(mode.lower(), WATCH_MODES) if isinstance(mode, str) else ""
+        raise r.fail("watch.mode", f"expected \"poll\" or \"change_stream\", got {shown}{hint}")
+    if mode == POLL_MODE:
+        if "change_stream" in watch:
+            raise r.fail("watch.change_stream", "only with mode = \"change_stream\" (add it, or name the stream in "
+                                                "a [[change_streams]] entry to read it beside polled tables)")
+        if "mode" in watch and sections.get("change_streams"):
+            raise r.fail("change_streams", "reads a change stream, but watch.mode = \"poll\" says polling only; "
+                                           "leave mode out to run both")
+        return None
+    if "change_stream" not in watch:
+        raise r.fail("watch.change_stream", "missing: mode = \"change_stream\" reads the change stream named here, "
+                                            "e.g. change_stream = \"SingersStream\"")
+    for section in NOT_WITH_STREAM_MODE:
+        if section in sections:
+            raise r.fail(section, f"cannot be used with watch.mode = \"change_stream\", which reads only the stream "
+                                  f"{watch['change_stream']!r}; leave mode and change_stream out of [watch] to combine "
+                                  "capture modes (a [[change_streams]] entry names the stream then)")
+    stream = r.identifier("watch.change_stream", watch["change_stream"], "change stream name")
+    return ChangeStreamSettings(WATCH_MODE_KEY, stream, DEFAULT_HEARTBEAT_SECONDS, None, DEFAULT_MAX_CONCURRENT_PARTITIONS,
+                                DEFAULT_PROGRESS_TABLE, watcher_id or DEFAULT_STREAM_WATCHER_ID)
 
 
 def check_one_way(r: _Reader, include: tuple[str, ...] | None, history: tuple[HistorySettings, ...],

@@ -29,6 +29,12 @@ says what ``values`` and ``old_values`` hold (:data:`PARTIAL_CAPTURE_TYPES`,
 :data:`OLD_VALUES_CAPTURE_TYPES`). One mod is one row version, so a stream record's identity
 and (table, keys, commit timestamp) name the same change.
 
+**Watermarks.** A change-stream watcher knows, as it delivers a batch, up to where every change
+of its stream was delivered (its partitions' lowest watermark). Its records then carry that
+time as ``stream_watermark`` (:data:`WATERMARK_FIELDS`, after the stream fields) and are written
+as ``v`` = :data:`WATERMARK_FORMAT`; the changelog job moves the tables' watermarks by it, as
+it does by a poll's read timestamp. A stream record without one stays exactly format 3.
+
 **Invariants of a batch file.**
 
 * it holds one table's records, all with the batch id of its file name;
@@ -73,8 +79,10 @@ STAGING_FORMAT = 1
 VERSIONS_FORMAT = 2
 #: The format of a change-stream record: format 2 plus the :data:`STREAM_FIELDS`.
 STREAM_FORMAT = 3
+#: The format of a change-stream record that carries the :data:`WATERMARK_FIELDS`: format 3 plus those.
+WATERMARK_FORMAT = 4
 #: The newest format this package reads (it reads every older one too).
-READ_FORMAT = STREAM_FORMAT
+READ_FORMAT = WATERMARK_FORMAT
 
 #: read_method of a record read from a change stream.
 CHANGE_STREAM = "change_stream"
@@ -170,12 +178,21 @@ STREAM_FIELDS: tuple[Field, ...] = (
     Field("partition_token", "string", False, "the change stream partition it was read from (two partitions may "
           "return one change; not part of its identity)"),
 )
+#: The fields a record of :data:`WATERMARK_FORMAT` adds after :data:`STREAM_FIELDS` (a change-stream
+#: watcher's watermark at the batch; absent from records of formats 1 to 3).
+WATERMARK_FIELDS: tuple[Field, ...] = (
+    Field("stream_watermark", "timestamp", False, "every change of the stream's tables committed at or before it "
+          "was staged in this batch or an earlier one of the same watcher (its partitions' lowest watermark as the "
+          "batch was delivered): the changelog is complete up to it once those batches are in"),
+)
 #: The field names, in record order.
 RECORD_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS)
 #: The field names of a record of :data:`VERSIONS_FORMAT`, in record order.
 VERSIONS_RECORD_FIELDS: tuple[str, ...] = RECORD_FIELDS + tuple(f.name for f in VERSION_FIELDS)
 #: The field names of a record of :data:`STREAM_FORMAT`, in record order.
 STREAM_RECORD_FIELDS: tuple[str, ...] = VERSIONS_RECORD_FIELDS + tuple(f.name for f in STREAM_FIELDS)
+#: The field names of a record of :data:`WATERMARK_FORMAT`, in record order.
+WATERMARK_RECORD_FIELDS: tuple[str, ...] = STREAM_RECORD_FIELDS + tuple(f.name for f in WATERMARK_FIELDS)
 #: The fields a reader requires (present, not null).
 REQUIRED_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS if f.required)
 #: The fields a reader requires of a record of :data:`STREAM_FORMAT` besides :data:`REQUIRED_FIELDS`.
@@ -355,11 +372,15 @@ class StreamInfo:
     transaction_tag: str | None = None
     is_system_transaction: bool | None = None
     partition_token: str | None = None
+    #: The watcher's watermark at the batch (:data:`WATERMARK_FIELDS`); None: a record of format 3.
+    stream_watermark: Any = None
 
     def fields(self) -> dict[str, Any]:
         """The :data:`STREAM_FIELDS` by name."""
         out = {f.name: getattr(self, f.name) for f in STREAM_FIELDS}
         out["old_values"] = dict(self.old_values) if self.old_values is not None else None
+        if self.stream_watermark is not None:
+            out["stream_watermark"] = _timestamp(self.stream_watermark)
         return out
 
 
@@ -395,7 +416,8 @@ def record(*, batch_id: str, seq: int, table: str, key_columns: Sequence[str], k
     if stream is not None and value_capture_type not in STREAM_CAPTURE_TYPES:
         raise ValueError(f"a change-stream record's value_capture_type must be one of {', '.join(STREAM_CAPTURE_TYPES)}, "
                          f"not {value_capture_type!r}")
-    version = STREAM_FORMAT if stream is not None else VERSIONS_FORMAT if versioned else STAGING_FORMAT
+    version = (STAGING_FORMAT if not versioned else VERSIONS_FORMAT if stream is None
+               else WATERMARK_FORMAT if stream.stream_watermark is not None else STREAM_FORMAT)
     given = {
         "v": version, "batch_id": batch_id, "seq": seq, "table": table, "key_columns": list(key_columns),
         "keys": list(keys), "commit_timestamp": _timestamp(commit_timestamp),
@@ -405,7 +427,8 @@ def record(*, batch_id: str, seq: int, table: str, key_columns: Sequence[str], k
         "version_seq": version_seq, "value_capture_type": value_capture_type or NEW_ROW,
         **(stream.fields() if stream is not None else {}),
     }
-    names = {STREAM_FORMAT: STREAM_RECORD_FIELDS, VERSIONS_FORMAT: VERSIONS_RECORD_FIELDS}.get(version, RECORD_FIELDS)
+    names = {WATERMARK_FORMAT: WATERMARK_RECORD_FIELDS, STREAM_FORMAT: STREAM_RECORD_FIELDS,
+             VERSIONS_FORMAT: VERSIONS_RECORD_FIELDS}.get(version, RECORD_FIELDS)
     return {name: given[name] for name in names}
 
 
@@ -420,7 +443,8 @@ def stream_info(change: Change, types: Mapping[str, str]) -> StreamInfo | None:
     old = encode_row(types, change.old_values, change.table) if change.old_values is not None else None
     return StreamInfo(change.server_transaction_id, change.record_sequence, change.mod_index, old,
                       change.number_of_records_in_transaction, change.number_of_partitions_in_transaction,
-                      change.transaction_tag, change.is_system_transaction, change.partition_token)
+                      change.transaction_tag, change.is_system_transaction, change.partition_token,
+                      change.stream_watermark)
 
 
 def change_record(change: Change, *, batch_id: str, seq: int, types: Mapping[str, str], key_columns: Sequence[str],

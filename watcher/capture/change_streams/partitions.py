@@ -4,7 +4,9 @@ The first query (no partition token) names the first partitions. Each partition 
 from its start; when it ends it names its children. A child starts only once **all** its
 parents finished (after a merge one child has several parents, and every parent reports it:
 it is still read once). Partitions known from stored progress are restored as they were:
-a finished one is never read again, an unfinished one is ready again.
+a finished one is never read again, an unfinished one is ready again. A finished partition
+whose progress row was pruned is forgotten (:meth:`PartitionScheduler.forget`): its children
+stop waiting for it, as their stored rows do.
 
 Pure bookkeeping: no threads, no client; the watcher holds a lock around it.
 
@@ -47,6 +49,8 @@ class PartitionScheduler:
         self._known: dict[str, Partition] = {}
         self._taken: set[str] = set()
         self._finished: set[str] = set()
+        #: Finished partitions forgotten since this scheduler was made.
+        self.forgotten = 0
 
     def add(self, token: str, parents: Iterable[str], start: Any) -> bool:
         """Make a partition known; False when it was known already (a second parent reporting it)."""
@@ -81,6 +85,24 @@ class PartitionScheduler:
         """The partition was read to its end: its children may become ready."""
         self._taken.discard(token)
         self._finished.add(token)
+
+    def forget(self, token: str) -> None:
+        """Drop the finished partition ``token`` (its progress row was pruned): its children no
+        longer name it as a parent, so they wait only for their other parents.
+
+        >>> s = PartitionScheduler()
+        >>> s.restore("a", (), 0, finished=True); s.restore("ab", ("a", "b"), 1, finished=False)
+        >>> s.forget("a"); s.partition("ab").parents, s.finished, s.forgotten
+        (('b',), [], 1)
+        """
+        if token not in self._finished:
+            raise ValueError(f"partition {token!r} is not finished: only finished partitions are forgotten")
+        del self._known[token]
+        self._finished.discard(token)
+        self.forgotten += 1
+        for child, p in self._known.items():
+            if token in p.parents:
+                self._known[child] = Partition(child, tuple(t for t in p.parents if t != token), p.start)
 
     def partition(self, token: str) -> Partition:
         return self._known[token]

@@ -6,9 +6,18 @@ delivered (skipped when the read starts again there, so a restart repeats nothin
 acknowledged), and its state. The root row (token ``""``, :data:`ROOT_TOKEN`) stands for the
 first query, which names the first partitions: its start is where the watcher began.
 
+A FINISHED partition's row is needed only until each of its children has a row of its own
+(the watcher saves a partition's children before it marks the partition FINISHED): from then
+on a restart never reads the partition again, and a child waits only for the parents its row
+still names. So the watcher prunes it (:meth:`ProgressStore.prune`, :func:`pruned`): the
+row goes, and its children's rows stop naming it, in one write. The table then holds the
+root, the unfinished partitions and their children, however often partitions split and merge.
+
 Contract (every store):
     * ``save`` writes its rows atomically (all or none) and returns only once they are durable;
       the watcher calls it after the callbacks of a batch returned, never before.
+    * ``prune`` deletes rows and saves others in one atomic write (a store that cannot delete
+      keeps the default, which only saves: nothing is lost, the table just keeps growing).
     * ``load`` returns every row of one stream and watcher id, in any order.
     * Stores are thread-safe: partitions are read on several threads.
 
@@ -24,7 +33,7 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -61,22 +70,52 @@ class PartitionProgress:
         return replace(self, state=FINISHED, delivered_at_watermark=())
 
 
-def watermark(partitions: Iterable[PartitionProgress], end: Any = None) -> Any:
+def watermark(partitions: Iterable[PartitionProgress], end: Any = None, pruned_mark: Any = None) -> Any:
     """Up to where every change was delivered: the lowest watermark of the unfinished partitions;
     once all finished, ``end`` (a bounded watcher) or the highest watermark; None knowing none.
+    ``pruned_mark``: the highest watermark of finished partitions no longer among ``partitions``.
 
     >>> rows = [PartitionProgress("a", (), 1, 5, RUNNING), PartitionProgress("b", (), 1, 3, CREATED),
     ...         PartitionProgress("c", (), 0, 1, FINISHED)]
-    >>> watermark(rows), watermark(rows[2:]), watermark(rows[2:], end=9), watermark([])
-    (3, 1, 9, None)
+    >>> watermark(rows), watermark(rows[2:]), watermark(rows[2:], end=9), watermark([]), watermark([], None, 4)
+    (3, 1, 9, None, 4)
     """
     rows = list(partitions)
+    if pruned_mark is not None:
+        rows.append(PartitionProgress(ROOT_TOKEN, (), pruned_mark, pruned_mark, FINISHED))
     unfinished = [p.watermark for p in rows if p.state != FINISHED]
     if unfinished:
         return min(unfinished)
     if rows and end is not None:
         return end
     return max((p.watermark for p in rows), default=None)
+
+
+def pruned(rows: Iterable[PartitionProgress], tokens: Iterable[str]) -> list[PartitionProgress]:
+    """The rows (of ``rows``, outside ``tokens``) that name a partition of ``tokens`` as a parent,
+    without it: what remains to wait for once the finished partitions ``tokens`` are pruned.
+
+    >>> rows = [PartitionProgress("ab", ("a", "b"), 1, 1, CREATED), PartitionProgress("c", ("x",), 1, 1, CREATED)]
+    >>> [(p.token, p.parents) for p in pruned(rows, ["a"])]
+    [('ab', ('b',))]
+    """
+    gone = set(tokens)
+    return [replace(p, parents=tuple(t for t in p.parents if t not in gone))
+            for p in rows if p.token not in gone and gone.intersection(p.parents)]
+
+
+def finished_to_prune(rows: Mapping[str, PartitionProgress]) -> tuple[list[str], list[PartitionProgress]]:
+    """Of stored ``rows`` (token -> row): the FINISHED partitions (not the root), and the rows of
+    the others rewritten without them as parents (what :meth:`ProgressStore.prune` takes).
+
+    >>> rows = {"": PartitionProgress("", (), 0, 0, FINISHED), "a": PartitionProgress("a", (), 0, 2, FINISHED),
+    ...         "c": PartitionProgress("c", ("a",), 2, 2, CREATED)}
+    >>> gone, rewritten = finished_to_prune(rows)
+    >>> gone, [(p.token, p.parents) for p in rewritten]
+    (['a'], [('c', ())])
+    """
+    gone = [t for t, p in rows.items() if t != ROOT_TOKEN and p.state == FINISHED]
+    return gone, pruned(rows.values(), gone) if gone else []
 
 
 class ProgressStore(ABC):
@@ -97,6 +136,10 @@ class ProgressStore(ABC):
     def save(self, stream: str, watcher_id: str, rows: Sequence[PartitionProgress]) -> None:
         """Insert or replace ``rows`` atomically."""
 
+    def prune(self, stream: str, watcher_id: str, tokens: Sequence[str], rows: Sequence[PartitionProgress]) -> None:
+        """Delete the rows of ``tokens`` and insert or replace ``rows``, atomically (default: save only)."""
+        self.save(stream, watcher_id, rows)
+
 
 class InMemoryProgressStore(ProgressStore):
     """Progress in a dict: for tests and for watchers that may start over (nothing survives the process)."""
@@ -113,6 +156,14 @@ class InMemoryProgressStore(ProgressStore):
 
     def save(self, stream: str, watcher_id: str, rows: Sequence[PartitionProgress]) -> None:
         with self._lock:
+            for p in rows:
+                self._rows[(stream, watcher_id, p.token)] = p
+            self.saves += len(rows)
+
+    def prune(self, stream: str, watcher_id: str, tokens: Sequence[str], rows: Sequence[PartitionProgress]) -> None:
+        with self._lock:
+            for token in tokens:
+                self._rows.pop((stream, watcher_id, token), None)
             for p in rows:
                 self._rows[(stream, watcher_id, p.token)] = p
             self.saves += len(rows)

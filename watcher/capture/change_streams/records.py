@@ -101,9 +101,10 @@ class DataChangeRecord:
     def _types(self) -> dict[str, str]:
         return {c.name: c.type for c in self.column_types}
 
-    def changes(self, partition_token: str | None = None, read_timestamp: Any = None) -> list[Change]:
+    def changes(self, partition_token: str | None = None, read_timestamp: Any = None,
+                stream_watermark: Any = None) -> list[Change]:
         """One Change per mod (see :func:`to_change`)."""
-        return [to_change(self, i, partition_token, read_timestamp) for i in range(len(self.mods))]
+        return [to_change(self, i, partition_token, read_timestamp, stream_watermark) for i in range(len(self.mods))]
 
 
 @dataclass(frozen=True)
@@ -222,12 +223,13 @@ def parse_row(row: Sequence[Any], layout: Layout = DEFAULT_LAYOUT) -> list[Recor
 
 
 def to_change(record: DataChangeRecord, mod_index: int, partition_token: str | None = None,
-              read_timestamp: Any = None) -> Change:
+              read_timestamp: Any = None, stream_watermark: Any = None) -> Change:
     """The Change of mod ``mod_index`` of ``record``: values typed as the client types them.
 
     ``row`` holds the key and the new values (only the key for a DELETE); ``old_values`` what
     the stream's value capture type gives (``{}`` when it gives none); ``keys`` the key in
-    primary-key order; ``read_timestamp`` when the watcher read it.
+    primary-key order; ``read_timestamp`` when the watcher read it; ``stream_watermark`` its
+    watermark once the change's batch is delivered.
     """
     mod = record.mods[mod_index]
     types, table = record.types(), record.table_name
@@ -247,4 +249,4 @@ def to_change(record: DataChangeRecord, mod_index: int, partition_token: str | N
         mod_index=mod_index, number_of_records_in_transaction=record.number_of_records_in_transaction,
         number_of_partitions_in_transaction=record.number_of_partitions_in_transaction,
         transaction_tag=record.transaction_tag, is_system_transaction=record.is_system_transaction,
-        partition_token=partition_token)
+        partition_token=partition_token, stream_watermark=stream_watermark)

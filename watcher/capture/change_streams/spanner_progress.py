@@ -3,7 +3,8 @@
 The table is one of the library's own migrations (``ddl/watcher/V004__watcher_change_stream_partitions.sql``,
 applied by ``spanner-watcher migrate``). When it is missing, :meth:`SpannerProgressStore.initialize`
 runs that file's statements itself (they are ``IF NOT EXISTS``, so a later ``migrate`` run
-applies them again harmlessly). Each save is one write of ``insert_or_update`` mutations: atomic.
+applies them again harmlessly). Each save is one write of ``insert_or_update`` mutations: atomic;
+a prune is one write of the deletes and those mutations.
 
 Another table name than :data:`TABLE` (``table=``) gets the same columns, created from the
 same statements with the name replaced (``spanner-watcher watch`` exposes it as ``progress_table``).
@@ -99,12 +100,18 @@ class SpannerProgressStore(ProgressStore):
                     for token, parents, start, watermark, delivered, state in rows]
 
     def save(self, stream: str, watcher_id: str, rows: Sequence[PartitionProgress]) -> None:
-        if not rows:
+        self.prune(stream, watcher_id, (), rows)
+
+    def prune(self, stream: str, watcher_id: str, tokens: Sequence[str], rows: Sequence[PartitionProgress]) -> None:
+        if not rows and not tokens:
             return
         values = [(stream, watcher_id, p.token, list(p.parents), p.start, p.watermark, list(p.delivered_at_watermark),
                    p.state, spanner.COMMIT_TIMESTAMP) for p in rows]
-        with self.database.batch() as batch:
-            batch.insert_or_update(self.table, COLUMNS, values)
+        with self.database.batch() as batch:  # one commit: deletes and saves together
+            if tokens:
+                batch.delete(self.table, spanner.KeySet(keys=[[stream, watcher_id, t] for t in tokens]))
+            if values:
+                batch.insert_or_update(self.table, COLUMNS, values)
 
     def own_tables(self) -> tuple[str, ...]:
         return (self.table,)

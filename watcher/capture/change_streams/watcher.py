@@ -12,7 +12,8 @@ batch at a time, so the changes of one key come in commit order); only then the 
 progress is stored (:mod:`.progress`; in Spanner by default). A restart resumes each
 unfinished partition from its watermark, skipping the records there it had delivered, never
 reads a finished partition again, and starts the children of partitions that finished
-before. Heartbeats move an idle partition's watermark; the watcher's watermark is the lowest
+before. A finished partition's progress row is pruned once it finished (its children's rows
+were saved before it), so the table does not grow with partition churn (:mod:`.pruning`). Heartbeats move an idle partition's watermark; the watcher's watermark is the lowest
 of its unfinished partitions'. Only the client's public API is used (Spanner, the official
 emulator and the embedded server alike). Changes of the progress table itself (a stream
 ``FOR ALL`` sees them) are never delivered, and never cause a progress write.
@@ -39,7 +40,7 @@ from typing import Any
 from google.api_core import exceptions as gexc
 
 from ...errors import CallbackError, ConfigurationError
-from ...model import Change, TableId, as_nanos_timestamp
+from ...model import Change, TableId, as_nanos_timestamp, from_nanos, timestamp_nanos
 from ..base import BatchCallback, Callback, OwnStateWatcher, PollListener, PollRecord, State
 from ..handoff import StopDelivery
 from ..metrics import prometheus_text, stream_text
@@ -50,6 +51,7 @@ from .batching import steps
 from .delivery import Delivery
 from .partitions import PartitionScheduler
 from .progress import CREATED, FINISHED, ROOT_TOKEN, PartitionProgress, ProgressStore, watermark
+from .pruning import Pruner
 from .reader import PartitionReader, ReadRun, first_partitions, query_text
 from .spanner_progress import TABLE as PROGRESS_TABLE
 from .spanner_progress import SpannerProgressStore
@@ -125,6 +127,7 @@ class ChangeStreamWatcher(OwnStateWatcher):
         self._tables: dict[str, TableInfo] = {}
         self._scheduler = PartitionScheduler()
         self._partitions: dict[str, PartitionProgress] = {}
+        self._pruner = Pruner(self.progress)
         self._run: ReadRun | None = None
         self._ended = threading.Event()
         self._counts = {"polls": 0, "rows": 0, "records": 0, "heartbeats": 0, "failures": 0, "retries": 0}
@@ -183,6 +186,7 @@ class ChangeStreamWatcher(OwnStateWatcher):
                     info.check_start(p.watermark, now)
             if root.state != FINISHED:
                 rows.update({p.token: p for p in self._read_root(root)})
+            rows = self._pruner.at_start(info.name, self.watcher_id, rows)
             self._scheduler = PartitionScheduler()
             for p in rows.values():
                 if p.token != ROOT_TOKEN:
@@ -220,7 +224,7 @@ class ChangeStreamWatcher(OwnStateWatcher):
     def watermark(self) -> Any:
         """Every change committed up to this time was delivered (see :func:`.progress.watermark`)."""
         with self._lock:
-            return watermark(self._partitions.values(), self.end)
+            return watermark(self._partitions.values(), self.end, self._pruner.mark)
 
     def stats(self) -> dict[str, Any]:
         """Partitions active, waiting and finished, records, changes, heartbeats, watermark and lag."""
@@ -230,7 +234,7 @@ class ChangeStreamWatcher(OwnStateWatcher):
                 "table": self.name, "shard": "all", "stream": self.name, "watcher_id": self.watcher_id,
                 "state": self._state.value, "running": int(self._state == State.RUNNING),
                 "partitions_active": len(self._scheduler.active), "partitions_waiting": len(self._scheduler.waiting),
-                "partitions_finished": len(self._scheduler.finished), **self._counts, **self._last,
+                "partitions_finished": len(self._scheduler.finished) + self._scheduler.forgotten, **self._counts, **self._last,
                 "watermark": mark, "failure": repr(self._failure) if self._failure else None}
         if mark is not None:
             out["watermark_seconds"] = mark.timestamp()
@@ -299,13 +303,12 @@ class ChangeStreamWatcher(OwnStateWatcher):
                     at = self._partitions[token].watermark
                 self._fail(run, read_error(info_of(self), exc, at), exc)
                 break
-        with self._lock:
-            if done:
-                self._scheduler.finish(token)
-            else:
-                self._scheduler.release(token)
         if done:
+            self._retire(token)
             self._schedule()
+        else:
+            with self._lock:
+                self._scheduler.release(token)
 
     def _read_partition(self, run: ReadRun, token: str) -> bool:
         """Read ``token`` from its progress; True once it ended (progress FINISHED), False when stopped."""
@@ -338,6 +341,21 @@ class ChangeStreamWatcher(OwnStateWatcher):
         finally:
             reader.stop.set()
 
+    def _retire(self, token: str) -> None:
+        """``token`` finished (its row says so; its children have rows): prune its row, then let
+        its children start. Pruned first, while no child can start: a child's row rewritten
+        by the prune is still the one in use. A failed prune leaves the FINISHED row to the next start."""
+        try:
+            self._pruner.finished(info_of(self).name, self.watcher_id, token, self._partitions, self._lock)
+            forget = True
+        except Exception as exc:  # noqa: BLE001 - not pruned now: nothing lost, pruned at the next start
+            log.warning("change stream %s: could not prune finished partition %s: %s", self.name, token[:16], exc)
+            forget = False
+        with self._lock:
+            self._scheduler.finish(token)
+            if forget:
+                self._scheduler.forget(token)
+
     def _add_children(self, rec: records.ChildPartitionsRecord) -> None:
         if self.end is not None and rec.start_timestamp > self.end:
             return
@@ -359,9 +377,6 @@ class ChangeStreamWatcher(OwnStateWatcher):
             raise StopDelivery()
         began = time.monotonic()
         read_at = self.clock() if batch else None
-        changes = [c for rec in batch for c in rec.changes(token, read_at)]
-        if changes:
-            self._deliver(run, batch, changes)
         with self._lock:
             before = self._partitions[token]
         after = before
@@ -370,6 +385,10 @@ class ChangeStreamWatcher(OwnStateWatcher):
             after = after.moved(last, [r.record_id for r in batch if r.commit_timestamp == last])
         if beat is not None and beat > after.watermark:
             after = after.moved(beat)
+        mark = self._watermark_after(token, after) if batch else None
+        changes = [c for rec in batch for c in rec.changes(token, read_at, mark)]
+        if changes:
+            self._deliver(run, batch, changes)
         if after != before:
             self._save(token, after)
         seconds = time.monotonic() - began
@@ -381,6 +400,16 @@ class ChangeStreamWatcher(OwnStateWatcher):
                 self._last = {"last_poll_at": self.clock(), "last_poll_seconds": seconds, "last_poll_rows": len(changes)}
         if changes:
             self._delivery.polled(PollRecord(self.name, self._last["last_poll_at"], seconds, len(changes), False))
+
+    def _watermark_after(self, token: str, after: PartitionProgress) -> Any:
+        """The watcher's watermark once ``token`` moved to ``after``, less a nanosecond (a partition at
+        a record's commit timestamp may hold more records of it): every change committed up to it
+        is delivered by then. The other partitions' watermarks move only after their batches were
+        delivered, so none counts a batch still on its way."""
+        with self._lock:
+            mark = watermark([after if t == token else p for t, p in self._partitions.items()], self.end,
+                             self._pruner.mark)
+        return from_nanos(timestamp_nanos(mark) - 1) if mark is not None else None
 
     def _save(self, token: str, row: PartitionProgress) -> None:
         self.progress.save(info_of(self).name, self.watcher_id, [row])

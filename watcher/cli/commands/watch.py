@@ -230,7 +230,7 @@ def build_stream_watchers(database: Any, cfg: Any) -> list[Any]:
         try:
             describe_stream(database, s.stream)
         except ChangeStreamNotFoundError as exc:
-            raise cfg.error(f"{s.key}.stream", f"{exc} (create it with `spanner-watcher ddl change-stream "
+            raise cfg.error(s.key_of("stream"), f"{exc} (create it with `spanner-watcher ddl change-stream "
                                                f"{s.stream} --table TABLE`, then apply the statement)") from None
         watchers.append(ChangeStreamWatcher(
             database, s.stream, heartbeat=s.heartbeat, start=s.start, max_concurrent_partitions=s.max_concurrent_partitions,
@@ -245,9 +245,9 @@ def start_watching(watcher: Watcher, cfg: Any) -> None:
     try:
         watcher.start()
     except ChangeStreamRetentionError as exc:
-        key = next((s.key for s in cfg.change_streams if s.stream.casefold() == str(exc.stream).casefold()),
-                   "change_streams")
-        raise cfg.error(f"{key}.start", str(exc)) from None
+        key = next((s.key_of("start") for s in cfg.change_streams
+                    if s.stream.casefold() == str(exc.stream).casefold()), "change_streams")
+        raise cfg.error(key, str(exc)) from None
 
 
 def build_watcher(database: Any, cfg: Any, tables: list[str]) -> Watcher:
