@@ -153,24 +153,30 @@ def install_capture(conn: sqlite3.Connection, catalog: Catalog) -> None:
         # By name: a versions table keeps the columns of older schemas (a dropped column's old images).
         named = ", ".join(cols + [quote(TO_TS), quote(PRESENT)])
         for event, image, present in (("INSERT", new_key, 0), ("UPDATE", old, 1), ("DELETE", old, 1)):
-            stamp = quote(f"{TRIGGER_PREFIX}{event.lower()}_{t.name}")
-            conn.execute(f"CREATE TEMP TRIGGER {stamp} AFTER {event} ON main.{target} WHEN {mode} = {STAMP} BEGIN "
-                         f"INSERT INTO {versions} ({named}) SELECT {image}, {ts}, {present}; END")
-            keep = quote(f"{TRIGGER_PREFIX}pending_{event.lower()}_{t.name}")
-            conn.execute(f"CREATE TEMP TRIGGER {keep} AFTER {event} ON main.{target} WHEN {mode} = {PENDING} BEGIN "
-                         f"INSERT INTO {pending} SELECT {image}, {present}; END")
+            # One trigger per event (a trigger program per row costs more than its statements' WHERE).
+            name = quote(f"{TRIGGER_PREFIX}{event.lower()}_{t.name}")
+            conn.execute(f"CREATE TEMP TRIGGER {name} AFTER {event} ON main.{target} WHEN {mode} <> {BULK} BEGIN "
+                         f"INSERT INTO {versions} ({named}) SELECT {image}, {ts}, {present} WHERE {mode} = {STAMP}; "
+                         f"INSERT INTO {pending} SELECT {image}, {present} WHERE {mode} = {PENDING}; END")
 
 
-def _image_sql(table: Table) -> str:
-    """Copies the row with key ``?1..?n`` (as it is now; a key-only image with present 0 if there is
-    none) into the versions table, stamped ``?n+1``: the image a write of that key replaces."""
+#: Keys per statement of the bulk image copy (one statement for a typical commit's rows).
+IMAGE_BATCH = 128
+
+
+def _image_sql(table: Table, rows: int) -> str:
+    """Copies the rows with the keys given after the commit timestamp (``rows`` keys, as they are
+    now; a key-only image with present 0 where there is none) into the log, stamped with the
+    commit timestamp: the images a write of those keys replaces, in the order given. One
+    statement for many keys: cheaper than a statement per key."""
     n = len(table.key_names)
     at = {k.lower(): i + 1 for i, k in enumerate(table.key_names)}
-    image = ", ".join(f"?{at[c.name.lower()]}" if c.name.lower() in at else f"l.{quote(c.name)}" for c in table.columns)
-    on = " AND ".join(f"l.{quote(k)} = ?{i + 1}" for i, k in enumerate(table.key_names))
+    image = ", ".join(f"k.column{at[c.name.lower()]}" if c.name.lower() in at else f"l.{quote(c.name)}" for c in table.columns)
+    on = " AND ".join(f"l.{quote(k)} = k.column{i + 1}" for i, k in enumerate(table.key_names))
     named = ", ".join(_cols(table) + [quote(TO_TS), quote(PRESENT)])
-    return (f"INSERT INTO main.{quote(log_table(table))} ({named}) SELECT {image}, ?{n + 1}, "
-            f"l.{quote(table.key_names[0])} IS NOT NULL FROM (SELECT 1) LEFT JOIN main.{quote(table.name)} AS l ON {on}")
+    keys = ", ".join(["(" + ", ".join("?" * n) + ")"] * rows)
+    return (f"INSERT INTO main.{quote(log_table(table))} ({named}) SELECT {image}, ?, "
+            f"l.{quote(table.key_names[0])} IS NOT NULL FROM (VALUES {keys}) AS k LEFT JOIN main.{quote(table.name)} AS l ON {on}")
 
 
 class CommitCapture:
@@ -188,7 +194,9 @@ class CommitCapture:
         if not keys or not table.key_names or has_nullable_key(table):
             yield
             return
-        self.conn.executemany(_image_sql(table), [[*k, self.ts] for k in keys])
+        for i in range(0, len(keys), IMAGE_BATCH):
+            chunk = keys[i:i + IMAGE_BATCH]
+            self.conn.execute(_image_sql(table, len(chunk)), [self.ts, *(part for k in chunk for part in k)])
         _set_state(self.conn, self.ts, BULK)
         try:
             yield
