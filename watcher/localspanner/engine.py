@@ -494,7 +494,8 @@ class DatabaseEngine(SchemaChanges):
         except SpannerError:
             txn.state = "rolled_back"
             raise
-        entry = self._group.commit(GroupEntry(prepared, written_rows(self.name, prepared.catalog, mutations), tag))
+        rows = written_rows(self.name, prepared.catalog, mutations) if self.clock.share_timestamps else None
+        entry = self._group.commit(GroupEntry(prepared, rows, tag))
         if entry.error is not None:
             txn.state = "rolled_back"
             raise entry.error

@@ -43,6 +43,10 @@ class _RowShape:
     commit_ts_positions: tuple[int, ...]
 
 
+#: Where a converted row holds ``spanner.commit_timestamp()`` until the commit's timestamp is known.
+_STAMP = object()
+
+
 def _refusal(t: Any) -> Callable[..., errors.SpannerError]:
     """How a mutation value the column cannot take is refused: a NUMERIC beyond precision 38 / scale 9
     is INVALID_ARGUMENT; any other value not of the column's type is FAILED_PRECONDITION, as on Spanner."""
@@ -52,17 +56,29 @@ def _refusal(t: Any) -> Callable[..., errors.SpannerError]:
 def _converter(table: Table, column: Column) -> Callable[[Any], Any]:
     t = column.type
     limit = t.length
+    to_stored = values.stored_converter(t)
 
     def convert(wire: Any) -> Any:
         try:
-            stored = values.wire_to_stored(t, wire)
+            stored = to_stored(wire)
         except values.ValueError_:
             raise _refusal(t)(table.name, column.name, str(t), wire) from None
         if limit is not None and stored is not None and len(stored) > limit:
             raise errors.value_too_long(table.name, column.name, limit)
         return stored
 
-    return convert
+    if t.code != TypeCode.TIMESTAMP:
+        return convert
+    if not column.allow_commit_timestamp:
+        def refuse_commit_timestamp(wire: Any) -> Any:
+            if wire == values.COMMIT_TIMESTAMP_SENTINEL:
+                raise errors.pending_commit_timestamp_not_allowed(table.name, column.name)
+            return convert(wire)
+        return refuse_commit_timestamp
+
+    def commit_timestamp(wire: Any) -> Any:
+        return _STAMP if wire == values.COMMIT_TIMESTAMP_SENTINEL else convert(wire)
+    return commit_timestamp
 
 
 @lru_cache(maxsize=512)
@@ -98,26 +114,14 @@ def _shape(catalog: Catalog, table_name: str, column_names: tuple[str, ...], op:
     return _RowShape(table, tuple(cols), tuple(key_positions), tuple(_converter(table, c) for c in cols), commit_ts)
 
 
-#: Where a converted row holds ``spanner.commit_timestamp()`` until the commit's timestamp is known.
-_STAMP = object()
-
-
 def _convert_rows(shape: _RowShape, rows: Sequence[list[Any]]) -> list[list[Any]]:
-    out = []
     width = len(shape.columns)
+    converters = shape.converters
+    out = []
     for row in rows:
         if len(row) != width:
             raise errors.mutation_column_count(shape.table.name, width, len(row))
-        converted = []
-        for i, (conv, wire) in enumerate(zip(shape.converters, row, strict=True)):
-            if wire == values.COMMIT_TIMESTAMP_SENTINEL and i in shape.commit_ts_positions:
-                col = shape.columns[i]
-                if not col.allow_commit_timestamp:
-                    raise errors.pending_commit_timestamp_not_allowed(shape.table.name, col.name)
-                converted.append(_STAMP)
-                continue
-            converted.append(conv(wire))
-        out.append(converted)
+        out.append([conv(wire) for conv, wire in zip(converters, row)])  # noqa: B905 - lengths checked above
     return out
 
 
@@ -192,8 +196,8 @@ def apply_mutations(conn: sqlite3.Connection, catalog: Catalog, mutations: Seque
 
     ``rows_written`` wraps each batch of inserts and updates, given the keys it writes."""
     prepared = mutations if isinstance(mutations, PreparedMutations) else prepare_mutations(catalog, mutations)
-    if prepared.catalog is not catalog:
-        raise ValueError("mutations prepared for another schema")  # the caller prepares them again
+    if prepared.catalog is not catalog:  # prepared before a schema change
+        prepared = prepare_mutations(catalog, prepared.mutations)
     commit_stored = values.nanos_to_stored(commit_nanos)
     count = 0
     for w in prepared.writes:
