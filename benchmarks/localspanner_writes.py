@@ -49,7 +49,9 @@ KEY_SPACE = 1_000_000
 ROW_SHAPE = RowShape(picture_min=1, picture_max=1024)
 
 #: Seconds measured per configuration; (client processes, threads per process), run in this order.
-FULL: tuple[float, list[tuple[int, int]]] = (8.0, [(1, 8), (2, 4), (2, 8), (2, 16)])
+FULL: tuple[float, list[tuple[int, int]]] = (8.0, [(1, 8), (2, 8), (2, 16)])
+#: A checkout (``git archive <commit>``) whose server runs the same rounds side by side, when set.
+BASELINE_ENV = "LOCALSPANNER_WRITES_BASELINE"
 QUICK: tuple[float, list[tuple[int, int]]] = (1.0, [(1, 4), (2, 2)])
 #: Rounds over the configurations (each round also replays the rows in plain SQLite).
 ROUNDS, QUICK_ROUNDS = 3, 1
@@ -176,40 +178,54 @@ def run(ctx: RunContext) -> Result:
         "sqlite_replay": f"{replay_rows} rows per round upserted by plain sqlite3 into a copy of the server's Singers table, "
                          f"{MUTATIONS_PER_COMMIT} per transaction; CPU of executemany + COMMIT",
     })
-    curve = []
+    curve: list[dict[str, Any]] = []
     replays = []
-    data_dir = os.path.join(ctx.workdir, "data")
-    with ServerProcess(data_dir) as server:
-        instance = connect(server)
-        database = instance.database(DATABASE_ID)
-        if database.exists():
-            database.drop()
-        database = singers_database(instance, DATABASE_ID)
-        server_file = sqlite_replay.server_database_file(data_dir, DATABASE_ID)
+    baseline = os.environ.get(BASELINE_ENV)
+    servers = {"now": ServerProcess(os.path.join(ctx.workdir, "data"))}
+    if baseline:
+        servers["baseline"] = ServerProcess(os.path.join(ctx.workdir, "data-baseline"), source=baseline,
+                                            log_path=os.path.join(ctx.workdir, "baseline-server.log"))
+        result.settings["baseline"] = f"the same rounds against the server of {baseline} ({BASELINE_ENV}), alternating"
+    try:
+        databases = {}
+        for name, server in servers.items():
+            server.__enter__()
+            instance = connect(server)
+            database = instance.database(DATABASE_ID)
+            if database.exists():
+                database.drop()
+            databases[name] = singers_database(instance, DATABASE_ID)
+        server_file = sqlite_replay.server_database_file(os.path.join(ctx.workdir, "data"), DATABASE_ID)
         for r in range(rounds):
+            order = list(servers) if r % 2 == 0 else list(reversed(servers))
             for i, (processes, threads) in enumerate(configs):
-                point = _measure(database, server, processes, threads, seconds, seed=r * 100 + i + 1)
-                point["round"] = r + 1
-                point["load_average_1m"] = round(os.getloadavg()[0], 2)
-                curve.append(point)
-                ctx.log(f"round {r + 1}: {processes} process(es) x {threads:>2} threads: {point['mutations_per_second']:>6,} "
-                        f"mutations/s (CPU cores: client {point['client_cpu_cores']}, server {point['server_cpu_cores']}; "
-                        f"server {point['server_cpu_us_per_mutation']} us/mutation; load {point['load_average_1m']})"
-                        + (f" ERRORS {point['errors']}" if point["errors"] else ""))
+                for name in order:
+                    point = _measure(databases[name], servers[name], processes, threads, seconds, seed=r * 100 + i + 1)
+                    point.update({"server": name, "round": r + 1, "load_average_1m": round(os.getloadavg()[0], 2)})
+                    curve.append(point)
+                    ctx.log(f"round {r + 1} [{name}]: {processes} process(es) x {threads:>2} threads: "
+                            f"{point['mutations_per_second']:>6,} mutations/s (CPU cores: client {point['client_cpu_cores']}, "
+                            f"server {point['server_cpu_cores']}; server {point['server_cpu_us_per_mutation']} us/mutation; "
+                            f"load {point['load_average_1m']})" + (f" ERRORS {point['errors']}" if point["errors"] else ""))
             us = sqlite_replay.replay_cpu_us_per_mutation(server_file, ctx.workdir, mutations=replay_rows, seed=r + 1,
                                                            shape=ROW_SHAPE, key_space=KEY_SPACE)
             replays.append(round(us, 1))
-            for p in curve[-len(configs):]:
-                p["sqlite_cpu_us_per_mutation"] = round(us, 1)
-                p["server_to_sqlite_cpu"] = round(p["server_cpu_us_per_mutation"] / us, 2) if p["server_cpu_us_per_mutation"] else None
+            for p in curve:
+                if p["round"] == r + 1:
+                    p["sqlite_cpu_us_per_mutation"] = round(us, 1)
+                    server_us = p["server_cpu_us_per_mutation"]
+                    p["server_to_sqlite_cpu"] = round(server_us / us, 2) if server_us else None
             ctx.log(f"round {r + 1}: plain SQLite replay {us:.1f} us CPU/mutation")
-        rows = count_rows(database)
+        rows = count_rows(databases["now"])
+    finally:
+        for server in servers.values():
+            server.__exit__(None, None, None)
     by_config = []
-    for processes, threads in configs:
-        points = [p for p in curve if (p["processes"], p["threads_per_process"]) == (processes, threads)]
+    for name, (processes, threads) in ((n, c) for n in servers for c in configs):
+        points = [p for p in curve if (p["server"], p["processes"], p["threads_per_process"]) == (name, processes, threads)]
         ratios = sorted(p["server_to_sqlite_cpu"] for p in points if p["server_to_sqlite_cpu"] is not None)
         by_config.append({
-            "processes": processes, "threads_per_process": threads,
+            "server": name, "processes": processes, "threads_per_process": threads,
             "mutations_per_second": _range(points, "mutations_per_second"),
             "server_cpu_us_per_mutation": _range(points, "server_cpu_us_per_mutation"),
             "client_cpu_us_per_mutation": _range(points, "client_cpu_us_per_mutation"),
@@ -217,7 +233,7 @@ def run(ctx: RunContext) -> Result:
             "server_to_sqlite_cpu_median": ratios[len(ratios) // 2] if ratios else None,
             "best_mutations_per_second": max(p["mutations_per_second"] for p in points),
         })
-    two = [c for c in by_config if c["processes"] == 2] or by_config
+    two = [c for c in by_config if c["server"] == "now" and c["processes"] == 2] or by_config
     best = max(two, key=lambda c: c["best_mutations_per_second"])
     result.figures = {"curve": curve, "by_config": by_config, "sqlite_replay_cpu_us_per_mutation": replays,
                       "best_two_processes": best, "table_rows_after": rows}
