@@ -153,6 +153,42 @@ def test_a_failing_commit_fails_alone_among_concurrent_commits_on_other_rows(db)
             b.insert("Events", COLUMNS, [(99, 0, "taken", spanner.COMMIT_TIMESTAMP)])
 
 
+INTERLEAVED = ["CREATE TABLE Parents (P INT64 NOT NULL) PRIMARY KEY (P)",
+               "CREATE TABLE Kids (P INT64 NOT NULL, K INT64 NOT NULL) PRIMARY KEY (P, K), INTERLEAVE IN PARENT Parents"]
+
+
+def test_a_commit_failing_only_at_commit_time_fails_alone(make_database):
+    """A child row without its parent is found when the storage commits (a deferred check): in a group,
+    only that commit fails, with the error it gets when it commits alone."""
+    db = make_database(INTERLEAVED)
+
+    def orphan(i: int) -> None:
+        with db.batch() as b:
+            b.insert("Kids", ("P", "K"), [(10_000 + i, 1)])
+
+    with pytest.raises(exceptions.GoogleAPICallError) as alone:
+        orphan(0)
+    outcomes: dict[int, object] = {}
+
+    def commit(i: int) -> None:
+        try:
+            if i % 2:
+                orphan(i)
+            else:
+                with db.batch() as b:
+                    b.insert("Parents", ("P",), [(i,)])
+                    b.insert("Kids", ("P", "K"), [(i, 1)])
+            outcomes[i] = "ok"
+        except exceptions.GoogleAPICallError as exc:
+            outcomes[i] = type(exc)
+
+    _run_threads([lambda i=i: commit(i) for i in range(16)])
+    assert outcomes == {i: type(alone.value) if i % 2 else "ok" for i in range(16)}
+    with db.snapshot() as snap:
+        kids = sorted(r[0] for r in snap.execute_sql("SELECT P FROM Kids"))
+    assert kids == list(range(0, 16, 2))
+
+
 @pytest.mark.parametrize("code", ["ABORTED", "UNAVAILABLE"])
 def test_injected_faults_hit_single_commits(db, local_server, code):
     injected = 6
