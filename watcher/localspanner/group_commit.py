@@ -122,17 +122,25 @@ def write_group(conn: sqlite3.Connection, catalog: Catalog, batch: list[GroupEnt
             except Exception as exc:
                 e.error = exc
     live = [e for e in batch if e.error is None]
+    # A group of one needs no savepoint: its failure rolls the whole transaction back (the common
+    # case with few writers, where the savepoint's statements would be pure overhead).
+    alone = len(live) == 1
     conn.execute("BEGIN")
     try:
         for e in live:
             e.ts = clock.next_commit(e.rows)
-            conn.execute("SAVEPOINT ls_group_commit")
+            if not alone:
+                conn.execute("SAVEPOINT ls_group_commit")
             try:
                 e.written = apply_commit(conn, catalog, e.prepared, (), e.ts, tag=e.tag, sequences=sequences)
             except Exception as exc:
-                conn.execute("ROLLBACK TO ls_group_commit")
                 e.error = exc
-            conn.execute("RELEASE ls_group_commit")
+                if alone:
+                    conn.execute("ROLLBACK")
+                    return []
+                conn.execute("ROLLBACK TO ls_group_commit")
+            if not alone:
+                conn.execute("RELEASE ls_group_commit")
         purge_old(conn, catalog, purge_before, wall_nanos)
         committed = [e for e in live if e.error is None]
         conn.execute("COMMIT")
