@@ -125,5 +125,5 @@ def written_rows(database: str, catalog: Catalog, mutations: Sequence[Mutation])
             where = [position[k.lower()] for k in table.key_names]
         except KeyError:
             return None  # the commit fails anyway
-        rows.update((database, table.name.lower(), repr([row[i] for i in where])) for row in m.rows)
+        rows.update((database, table.name.lower(), repr([row[i] for i in where])) for row in m.wire_rows())
     return frozenset(rows)

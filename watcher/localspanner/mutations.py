@@ -23,8 +23,9 @@ from typing import Any
 
 from . import errors, values
 from .catalog import Catalog, Column, Table
+from .column_converters import STAMP, column_converter
 from .keys import point_condition, range_condition
-from .requests import KeySet, Mutation
+from .requests import EncodedRows, KeySet, Mutation, RowWidthError
 from .sqlite_errors import integrity_error
 from .sqlite_names import has_nullable_key, quote
 from .types import TypeCode
@@ -41,44 +42,6 @@ class _RowShape:
     key_positions: tuple[int, ...]
     converters: tuple[Callable[[Any], Any], ...]
     commit_ts_positions: tuple[int, ...]
-
-
-#: Where a converted row holds ``spanner.commit_timestamp()`` until the commit's timestamp is known.
-_STAMP = object()
-
-
-def _refusal(t: Any) -> Callable[..., errors.SpannerError]:
-    """How a mutation value the column cannot take is refused: a NUMERIC beyond precision 38 / scale 9
-    is INVALID_ARGUMENT; any other value not of the column's type is FAILED_PRECONDITION, as on Spanner."""
-    return errors.bad_value if str(t) == "NUMERIC" else errors.mutation_bad_value
-
-
-def _converter(table: Table, column: Column) -> Callable[[Any], Any]:
-    t = column.type
-    limit = t.length
-    to_stored = values.stored_converter(t)
-
-    def convert(wire: Any) -> Any:
-        try:
-            stored = to_stored(wire)
-        except values.ValueError_:
-            raise _refusal(t)(table.name, column.name, str(t), wire) from None
-        if limit is not None and stored is not None and len(stored) > limit:
-            raise errors.value_too_long(table.name, column.name, limit)
-        return stored
-
-    if t.code != TypeCode.TIMESTAMP:
-        return convert
-    if not column.allow_commit_timestamp:
-        def refuse_commit_timestamp(wire: Any) -> Any:
-            if wire == values.COMMIT_TIMESTAMP_SENTINEL:
-                raise errors.pending_commit_timestamp_not_allowed(table.name, column.name)
-            return convert(wire)
-        return refuse_commit_timestamp
-
-    def commit_timestamp(wire: Any) -> Any:
-        return _STAMP if wire == values.COMMIT_TIMESTAMP_SENTINEL else convert(wire)
-    return commit_timestamp
 
 
 @lru_cache(maxsize=512)
@@ -111,14 +74,21 @@ def _shape(catalog: Catalog, table_name: str, column_names: tuple[str, ...], op:
             if c.not_null and not c.is_generated and c.default is None and c.name.lower() not in seen:
                 raise errors.null_in_not_null_column(table.name, c.name)
     commit_ts = tuple(i for i, c in enumerate(cols) if c.type.code == TypeCode.TIMESTAMP)
-    return _RowShape(table, tuple(cols), tuple(key_positions), tuple(_converter(table, c) for c in cols), commit_ts)
+    return _RowShape(table, tuple(cols), tuple(key_positions), tuple(column_converter(table, c) for c in cols), commit_ts)
 
 
-def _convert_rows(shape: _RowShape, rows: Sequence[list[Any]]) -> list[list[Any]]:
+def _convert_rows(shape: _RowShape, batch: Sequence[Mutation]) -> list[list[Any]]:
     width = len(shape.columns)
     converters = shape.converters
+    encoded = type(batch[0].rows)
+    if issubclass(encoded, EncodedRows) and all(type(m.rows) is encoded for m in batch):
+        # Rows as the frontend received them: decoded and converted in one pass per value.
+        try:
+            return encoded.convert_all([m.rows for m in batch], [c.type for c in shape.columns], converters)  # type: ignore[misc]
+        except RowWidthError as exc:
+            raise errors.mutation_column_count(shape.table.name, width, exc.values) from None
     out = []
-    for row in rows:
+    for row in (r for m in batch for r in m.wire_rows()):
         if len(row) != width:
             raise errors.mutation_column_count(shape.table.name, width, len(row))
         out.append([conv(wire) for conv, wire in zip(converters, row)])  # noqa: B905 - lengths checked above
@@ -132,9 +102,13 @@ class _PreparedWrite:
     op: str
     shape: _RowShape | None  # None for deletes
     rows: list[list[Any]]
-    deletes: list[Mutation]
+    source: list[Mutation]  # the mutations of the run (deletes are applied from them)
     stamp_cells: list[tuple[int, int]]  # (row, column) of spanner.commit_timestamp()
-    check_cells: list[tuple[int, int, Any]]  # commit-timestamp columns given a time (and the wire value): not after the commit
+    check_cells: list[tuple[int, int]]  # commit-timestamp columns given a time: not after the commit
+
+    def wire_value(self, row: int, column: int) -> Any:
+        """The value the client sent for a cell (decoded again: only an error needs it)."""
+        return [r for m in self.source for r in m.wire_rows()][row][column]
 
 
 @dataclass
@@ -164,18 +138,17 @@ def prepare_mutations(catalog: Catalog, mutations: Sequence[Mutation]) -> Prepar
         if op not in _WRITE_OPS:
             raise errors.unknown_mutation_operation(op, batch[0].table)
         shape = _shape(catalog, batch[0].table, tuple(columns), op)
-        rows = _convert_rows(shape, [r for m in batch for r in m.rows])
+        rows = _convert_rows(shape, batch)
         allowed = [i for i in shape.commit_ts_positions if shape.columns[i].allow_commit_timestamp]
         stamps: list[tuple[int, int]] = []
-        checks: list[tuple[int, int, Any]] = []
-        wires = [r for m in batch for r in m.rows] if allowed else []
+        checks: list[tuple[int, int]] = []
         for r, row in enumerate(rows) if allowed else ():
             for i in allowed:
-                if row[i] is _STAMP:
+                if row[i] is STAMP:
                     stamps.append((r, i))
                 elif row[i] is not None:
-                    checks.append((r, i, wires[r][i]))
-        writes.append(_PreparedWrite(op, shape, rows, [], stamps, checks))
+                    checks.append((r, i))
+        writes.append(_PreparedWrite(op, shape, rows, batch, stamps, checks))
     return PreparedMutations(catalog, list(mutations), writes)
 
 
@@ -202,15 +175,15 @@ def apply_mutations(conn: sqlite3.Connection, catalog: Catalog, mutations: Seque
     count = 0
     for w in prepared.writes:
         if w.shape is None:
-            for m in w.deletes:
+            for m in w.source:
                 count += _delete(conn, catalog, m.table, m.key_set or KeySet())
             continue
         shape, rows = w.shape, w.rows
         for r, i in w.stamp_cells:
             rows[r][i] = commit_stored
-        for r, i, wire in w.check_cells:
+        for r, i in w.check_cells:
             if rows[r][i] > commit_stored:
-                raise errors.commit_timestamp_in_future(shape.table.name, shape.columns[i].name, str(wire))
+                raise errors.commit_timestamp_in_future(shape.table.name, shape.columns[i].name, str(w.wire_value(r, i)))
         count += len(rows)
         # A key column left out (its DEFAULT draws a sequence value) is only known after the write: triggers then.
         if rows_written is not None and w.op in _ROW_WRITES and len(shape.key_positions) == len(shape.table.key_names):

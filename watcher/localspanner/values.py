@@ -207,20 +207,6 @@ def wire_to_stored(t: SpannerType, wire: Any) -> Any:
     return fn(t, wire)
 
 
-def stored_converter(t: SpannerType) -> Callable[[Any], Any]:
-    """:func:`wire_to_stored` for one type, its dispatch done once (the mutation path converts every value).
-
-    >>> stored_converter(T.INT64)("12"), stored_converter(T.STRING)(None)
-    (12, None)
-    """
-    fn = _TO_STORED.get(t.storage_code)
-    if fn is None:
-        return lambda w: wire_to_stored(t, w)  # refuses every value, as wire_to_stored does
-    if t.storage_code == TypeCode.STRING:
-        return lambda w: w if w is None or type(w) is str else fn(t, w)
-    return lambda w: None if w is None else fn(t, w)
-
-
 def _bool_to_stored(t: SpannerType, w: Any) -> int:
     if isinstance(w, bool):
         return int(w)
