@@ -39,10 +39,13 @@ def write_commit(conn: sqlite3.Connection, catalog: Catalog, mutations: list[Mut
 
 def apply_commit(conn: sqlite3.Connection, catalog: Catalog, mutations: list[Mutation] | PreparedMutations,
                  pending: Sequence[PendingCommitTimestamp], ts: int, *, tag: str = "",
-                 sequences: Counters | None = None) -> int:
-    """The part of :func:`write_commit` before COMMIT: the writes, their versions and change records."""
+                 sequences: Counters | None = None, blind: bool = False) -> int:
+    """The part of :func:`write_commit` before COMMIT: the writes, their versions and change records.
+
+    ``blind``: only ``mutations`` were written in this SQLite transaction (no DML before it)."""
     streams = change_capture.tracks_anything(catalog)
-    capture = versions.begin_commit(conn, catalog, ts, collect=streams)  # row versions, in this SQLite transaction
+    # Row versions, in this SQLite transaction.
+    capture = versions.begin_commit(conn, catalog, ts, collect=streams, pending=not blind)
     try:
         set_statement_time(ts)  # DEFAULT (CURRENT_TIMESTAMP()) of inserted rows is the commit time
         try:

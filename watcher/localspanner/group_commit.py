@@ -132,7 +132,7 @@ def write_group(conn: sqlite3.Connection, catalog: Catalog, batch: list[GroupEnt
             if not alone:
                 conn.execute("SAVEPOINT ls_group_commit")
             try:
-                e.written = apply_commit(conn, catalog, e.prepared, (), e.ts, tag=e.tag, sequences=sequences)
+                e.written = apply_commit(conn, catalog, e.prepared, (), e.ts, tag=e.tag, sequences=sequences, blind=True)
             except Exception as exc:
                 e.error = exc
                 if alone:
@@ -162,7 +162,7 @@ def _one_by_one(conn: sqlite3.Connection, catalog: Catalog, entries: list[GroupE
         e.written = 0
         conn.execute("BEGIN")
         try:
-            e.written = apply_commit(conn, catalog, e.prepared, (), e.ts, tag=e.tag, sequences=sequences)
+            e.written = apply_commit(conn, catalog, e.prepared, (), e.ts, tag=e.tag, sequences=sequences, blind=True)
             finish_commit(conn, catalog, e.prepared)
             committed.append(e)
         except Exception as exc:

@@ -236,26 +236,29 @@ class CommitCapture:
         return changes
 
 
-def begin_commit(conn: sqlite3.Connection, catalog: Catalog, ts: int, *, collect: bool = False) -> CommitCapture:
+def begin_commit(conn: sqlite3.Connection, catalog: Catalog, ts: int, *, collect: bool = False,
+                 pending: bool = True) -> CommitCapture:
     """Start capturing the commit at ``ts``: images kept pending by earlier DML are stamped with it, and
     the writes that follow are stamped as they happen. Call :meth:`CommitCapture.finish` before COMMIT,
     also when the commit fails. With ``collect``, ``finish`` returns what the commit changed, one
     :class:`RowChange` per key (a row inserted and deleted again in one transaction changed nothing).
+    ``pending=False`` says nothing ran in this SQLite transaction before (a blind-write commit): no
+    table's pending images are looked for, a statement per table of the catalog saved per commit.
     """
     marks = None
     if collect:
         marks = {t.name: conn.execute(f"SELECT IFNULL(max(rowid), 0) FROM main.{quote(log_table(t))}").fetchone()[0]
                  for t in catalog.tables}
-    for t in catalog.tables:
-        pending = quote(_pending(t))
-        if conn.execute(f"SELECT 1 FROM temp.{pending} LIMIT 1").fetchone() is None:
+    for t in catalog.tables if pending else ():
+        waiting = quote(_pending(t))
+        if conn.execute(f"SELECT 1 FROM temp.{waiting} LIMIT 1").fetchone() is None:
             continue
         cols = _cols(t)
         keys = ", ".join(quote(k) for k in t.key_names)
-        first = f"SELECT {', '.join(cols + [quote(PRESENT)])}, min(rowid) FROM temp.{pending}" + (f" GROUP BY {keys}" if keys else "")
+        first = f"SELECT {', '.join(cols + [quote(PRESENT)])}, min(rowid) FROM temp.{waiting}" + (f" GROUP BY {keys}" if keys else "")
         conn.execute(f"INSERT INTO main.{quote(log_table(t))} ({', '.join(cols + [quote(TO_TS), quote(PRESENT)])}) "
                      f"SELECT {', '.join(cols)}, ?, {quote(PRESENT)} FROM ({first})", (ts,))
-        conn.execute(f"DELETE FROM temp.{pending}")
+        conn.execute(f"DELETE FROM temp.{waiting}")
     _set_state(conn, ts, STAMP)
     return CommitCapture(conn, catalog, ts, marks)
 
