@@ -72,8 +72,9 @@ def _requests(session: str, commits: int, per_commit: int, seed: int) -> list[An
     return out
 
 
-def measure(commits: int, per_commit: int, warmup: int, seed: int, profile: bool) -> dict[str, Any]:
-    """CPU microseconds per mutation of this thread over ``commits`` Commit calls (after ``warmup``)."""
+def measure(commits: int, per_commit: int, warmup: int, seed: int, profile: bool, extra_tables: int = 0) -> dict[str, Any]:
+    """CPU microseconds per mutation of this thread over ``commits`` Commit calls (after ``warmup``);
+    ``extra_tables`` more (empty) tables in the schema show what per-commit work grows with the catalog."""
     from google.cloud import spanner
 
     from watcher.localspanner.frontend.spanner_service import SpannerServicer
@@ -84,7 +85,8 @@ def measure(commits: int, per_commit: int, warmup: int, seed: int, profile: bool
         client = spanner.Client(project="p")
         instance = client.instance("bench", configuration_name="projects/p/instanceConfigs/emulator-config", node_count=1)
         instance.create().result(60)
-        database = instance.database("bench", ddl_statements=DDL)
+        extra = [f"CREATE TABLE Extra{i} (K INT64 NOT NULL, V STRING(MAX)) PRIMARY KEY (K)" for i in range(extra_tables)]
+        database = instance.database("bench", ddl_statements=DDL + extra)
         database.create().result(120)
         servicer = SpannerServicer(server.service)
         from google.cloud.spanner_v1.types import spanner as S
@@ -109,12 +111,13 @@ def measure(commits: int, per_commit: int, warmup: int, seed: int, profile: bool
 
             profiler.disable()
             pstats.Stats(profiler).sort_stats("cumulative").print_stats(45)
-    return {"us_per_mutation": round(cpu / (commits * per_commit) * 1e6, 1), "commits": commits, "per_commit": per_commit}
+    return {"us_per_mutation": round(cpu / (commits * per_commit) * 1e6, 1), "commits": commits, "per_commit": per_commit,
+            "extra_tables": extra_tables}
 
 
 def _run_tree(source: str | None, args: argparse.Namespace) -> float:
     cmd = [sys.executable, os.path.abspath(__file__), "--commits", str(args.commits), "--warmup", str(args.warmup),
-           "--seed", str(args.seed), "--json"]
+           "--seed", str(args.seed), "--per-commit", str(args.per_commit), "--extra-tables", str(args.extra_tables), "--json"]
     if source:
         cmd += ["--source", source]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
@@ -141,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--per-commit", type=int, default=100)
     p.add_argument("--warmup", type=int, default=50)
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--extra-tables", type=int, default=0, help="this many more (empty) tables in the schema")
     p.add_argument("--profile", action="store_true")
     p.add_argument("--json", action="store_true", help="print only the result as JSON")
     p.add_argument("--compare", metavar="DIR", help="alternate runs of this tree and the tree DIR")
@@ -150,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(compare(args.compare, args)))
         return 0
     sys.path.insert(0, os.path.abspath(args.source) if args.source else os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    result = measure(args.commits, args.per_commit, args.warmup, args.seed, args.profile)
+    result = measure(args.commits, args.per_commit, args.warmup, args.seed, args.profile, args.extra_tables)
     print(json.dumps(result))
     return 0
 
