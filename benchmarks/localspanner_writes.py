@@ -6,8 +6,14 @@ updates; LastUpdated = the commit timestamp, as the Java benchmark writes), comm
 Mutations per second = committed mutations / wall time, for 1, 4, 8, 16 and 32 threads
 in one client process, then for several client processes (the Python client costs about
 as much CPU per mutation as the server, so on a 2-core machine one client process can
-be the bottleneck). Client and server CPU are reported per configuration. Target: at
-least 10,000 mutations per second (best configuration).
+be the bottleneck). Client and server CPU are reported per configuration. The
+configurations run in :data:`ROUNDS` rounds, so each figure has a range over repeats.
+
+In every round, SQLite alone replays the same kind of rows into a copy of the server's
+table (:mod:`benchmarks.sqlite_replay`): the server's CPU per mutation is compared with
+that, side by side. Targets: at least 15,000 mutations per second from two client
+processes (best configuration), and the server's CPU per mutation at most 2x SQLite's
+(median over the rounds, in the best two-process configuration).
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ import threading
 import time
 from typing import Any
 
-from . import Result, RunContext, check
+from . import Result, RunContext, check, sqlite_replay
 from .localspanner_server import (
     SINGERS_COLUMNS,
     RowMaker,
@@ -36,14 +42,22 @@ NAME = "localspanner_writes"
 TITLE = "single-row InsertOrUpdate mutations per second, 100 per commit, N writer threads"
 
 DATABASE_ID = "singers_writes"
-TARGET = 10_000
+TARGET = 15_000
+#: The server's CPU per mutation at most this many times SQLite's own on the same upserts.
+CPU_RATIO_TARGET = 2.0
 MUTATIONS_PER_COMMIT = 100
 KEY_SPACE = 1_000_000
 ROW_SHAPE = RowShape(picture_min=1, picture_max=1024)
 
 #: Seconds measured per configuration; (client processes, threads per process), run in this order.
-FULL: tuple[float, list[tuple[int, int]]] = (12.0, [(1, 1), (1, 4), (1, 8), (1, 16), (1, 32), (2, 4), (2, 8), (3, 4)])
+FULL: tuple[float, list[tuple[int, int]]] = (8.0, [(1, 8), (2, 8), (2, 16)])
+#: A checkout (``git archive <commit>``) whose server runs the same rounds side by side, when set.
+BASELINE_ENV = "LOCALSPANNER_WRITES_BASELINE"
 QUICK: tuple[float, list[tuple[int, int]]] = (1.0, [(1, 4), (2, 2)])
+#: Rounds over the configurations (each round also replays the rows in plain SQLite).
+ROUNDS, QUICK_ROUNDS = 3, 1
+#: Rows SQLite alone upserts per round.
+REPLAY_MUTATIONS, QUICK_REPLAY_MUTATIONS = 30_000, 2_000
 #: Seconds every writer writes before the measured window opens.
 WARMUP_SECONDS = 1.0
 #: Seconds a spawned client process gets to import the client and connect.
@@ -141,34 +155,88 @@ def _measure(database: Any, server: ServerProcess, processes: int, threads: int,
     }
 
 
+def _range(points: list[dict[str, Any]], key: str) -> list[Any]:
+    got = [p[key] for p in points if p.get(key) is not None]
+    return [min(got), max(got)] if got else [None, None]
+
+
 def run(ctx: RunContext) -> Result:
     seconds, configs = QUICK if ctx.quick else FULL
+    rounds = QUICK_ROUNDS if ctx.quick else ROUNDS
+    replay_rows = QUICK_REPLAY_MUTATIONS if ctx.quick else REPLAY_MUTATIONS
     result = Result(settings={
-        "seconds_per_config": seconds, "warmup_seconds": WARMUP_SECONDS, "configs": configs,
+        "seconds_per_config": seconds, "warmup_seconds": WARMUP_SECONDS, "configs": configs, "rounds": rounds,
         "mutations_per_commit": MUTATIONS_PER_COMMIT,
         "write": "database.batch(); batch.insert_or_update('Singers', columns, [one row]) x 100; commit (single-use Commit RPC)",
         "keys": f"random SingerId in 0..{KEY_SPACE - 1} (inserts and updates)", "rows": ROW_SHAPE.describe(),
         "server": "python -m watcher local-spanner --port 0 --data-dir <workdir>/data (separate process)",
         "cpu": "sampled at the measured window's edges: client os.times() of the writer process(es), server /proc/<pid>/stat",
+        "sqlite_replay": f"{replay_rows} rows per round upserted by plain sqlite3 into a copy of the server's Singers table, "
+                         f"{MUTATIONS_PER_COMMIT} per transaction; CPU of executemany + COMMIT",
     })
-    curve = []
-    with ServerProcess(os.path.join(ctx.workdir, "data")) as server:
-        instance = connect(server)
-        database = instance.database(DATABASE_ID)
-        if database.exists():
-            database.drop()
-        database = singers_database(instance, DATABASE_ID)
-        for i, (processes, threads) in enumerate(configs):
-            point = _measure(database, server, processes, threads, seconds, seed=i + 1)
-            curve.append(point)
-            ctx.log(f"{processes} process(es) x {threads:>2} threads: {point['mutations_per_second']:>6,} mutations/s "
-                    f"(CPU cores: client {point['client_cpu_cores']}, server {point['server_cpu_cores']})"
-                    + (f" ERRORS {point['errors']}" if point["errors"] else ""))
-        rows = count_rows(database)
-    best = max(curve, key=lambda p: p["mutations_per_second"])
-    best_single = max((p for p in curve if p["processes"] == 1), key=lambda p: p["mutations_per_second"])
-    result.figures = {"curve": curve, "best": best, "best_one_client_process": best_single, "table_rows_after": rows}
-    result.checks.append(check("best mutations per second", best["mutations_per_second"], ">=", TARGET))
+    curve: list[dict[str, Any]] = []
+    replays = []
+    baseline = os.environ.get(BASELINE_ENV)
+    servers = {"now": ServerProcess(os.path.join(ctx.workdir, "data"))}
+    if baseline:
+        servers["baseline"] = ServerProcess(os.path.join(ctx.workdir, "data-baseline"), source=baseline,
+                                            log_path=os.path.join(ctx.workdir, "baseline-server.log"))
+        result.settings["baseline"] = f"the same rounds against the server of {baseline} ({BASELINE_ENV}), alternating"
+    try:
+        databases = {}
+        for name, server in servers.items():
+            server.__enter__()
+            instance = connect(server)
+            database = instance.database(DATABASE_ID)
+            if database.exists():
+                database.drop()
+            databases[name] = singers_database(instance, DATABASE_ID)
+        server_file = sqlite_replay.server_database_file(os.path.join(ctx.workdir, "data"), DATABASE_ID)
+        for r in range(rounds):
+            order = list(servers) if r % 2 == 0 else list(reversed(servers))
+            for i, (processes, threads) in enumerate(configs):
+                for name in order:
+                    point = _measure(databases[name], servers[name], processes, threads, seconds, seed=r * 100 + i + 1)
+                    point.update({"server": name, "round": r + 1, "load_average_1m": round(os.getloadavg()[0], 2)})
+                    curve.append(point)
+                    ctx.log(f"round {r + 1} [{name}]: {processes} process(es) x {threads:>2} threads: "
+                            f"{point['mutations_per_second']:>6,} mutations/s (CPU cores: client {point['client_cpu_cores']}, "
+                            f"server {point['server_cpu_cores']}; server {point['server_cpu_us_per_mutation']} us/mutation; "
+                            f"load {point['load_average_1m']})" + (f" ERRORS {point['errors']}" if point["errors"] else ""))
+            us = sqlite_replay.replay_cpu_us_per_mutation(server_file, ctx.workdir, mutations=replay_rows, seed=r + 1,
+                                                           shape=ROW_SHAPE, key_space=KEY_SPACE)
+            replays.append(round(us, 1))
+            for p in curve:
+                if p["round"] == r + 1:
+                    p["sqlite_cpu_us_per_mutation"] = round(us, 1)
+                    server_us = p["server_cpu_us_per_mutation"]
+                    p["server_to_sqlite_cpu"] = round(server_us / us, 2) if server_us else None
+            ctx.log(f"round {r + 1}: plain SQLite replay {us:.1f} us CPU/mutation")
+        rows = count_rows(databases["now"])
+    finally:
+        for server in servers.values():
+            server.__exit__(None, None, None)
+    by_config = []
+    for name, (processes, threads) in ((n, c) for n in servers for c in configs):
+        points = [p for p in curve if (p["server"], p["processes"], p["threads_per_process"]) == (name, processes, threads)]
+        ratios = sorted(p["server_to_sqlite_cpu"] for p in points if p["server_to_sqlite_cpu"] is not None)
+        by_config.append({
+            "server": name, "processes": processes, "threads_per_process": threads,
+            "mutations_per_second": _range(points, "mutations_per_second"),
+            "server_cpu_us_per_mutation": _range(points, "server_cpu_us_per_mutation"),
+            "client_cpu_us_per_mutation": _range(points, "client_cpu_us_per_mutation"),
+            "server_to_sqlite_cpu": _range(points, "server_to_sqlite_cpu"),
+            "server_to_sqlite_cpu_median": ratios[len(ratios) // 2] if ratios else None,
+            "best_mutations_per_second": max(p["mutations_per_second"] for p in points),
+        })
+    two = [c for c in by_config if c["server"] == "now" and c["processes"] == 2] or by_config
+    best = max(two, key=lambda c: c["best_mutations_per_second"])
+    result.figures = {"curve": curve, "by_config": by_config, "sqlite_replay_cpu_us_per_mutation": replays,
+                      "best_two_processes": best, "table_rows_after": rows}
+    result.checks.append(check("best mutations per second, two client processes", best["best_mutations_per_second"], ">=", TARGET))
+    if best["server_to_sqlite_cpu_median"] is not None:
+        result.checks.append(check("server CPU per mutation / SQLite's (median over rounds, best two-process config)",
+                                   best["server_to_sqlite_cpu_median"], "<=", CPU_RATIO_TARGET))
     if any(p["errors"] for p in curve):
         result.checks.append(check("writer errors", sum(len(p["errors"]) for p in curve), "<=", 0))
     return result

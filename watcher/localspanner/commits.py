@@ -14,7 +14,7 @@ from contextlib import nullcontext
 from . import constraint_storage, values, versions
 from .catalog import Catalog, Table
 from .change_streams import capture as change_capture
-from .mutations import apply_mutations
+from .mutations import PreparedMutations, apply_mutations
 from .requests import Mutation
 from .sequences import Counters
 from .sql import set_statement_time
@@ -23,7 +23,7 @@ from .sqlite_names import quote
 from .transactions import PendingCommitTimestamp
 
 
-def write_commit(conn: sqlite3.Connection, catalog: Catalog, mutations: list[Mutation],
+def write_commit(conn: sqlite3.Connection, catalog: Catalog, mutations: list[Mutation] | PreparedMutations,
                  pending: Sequence[PendingCommitTimestamp], ts: int, *, purge_before: int | None = None,
                  wall_nanos: int | None = None, tag: str = "", sequences: Counters | None = None) -> int:
     """Apply ``mutations``, put ``ts`` where DML wrote PENDING_COMMIT_TIMESTAMP(), record the row
@@ -31,8 +31,21 @@ def write_commit(conn: sqlite3.Connection, catalog: Catalog, mutations: list[Mut
     versions that ended at or before it, and records older than their stream's retention at
     ``wall_nanos``; ``sequences`` gives the values of sequence DEFAULTs of inserted rows.
     Returns how many change records the commit wrote."""
+    written = apply_commit(conn, catalog, mutations, pending, ts, tag=tag, sequences=sequences)
+    purge_old(conn, catalog, purge_before, wall_nanos)
+    finish_commit(conn, catalog, mutations)
+    return written
+
+
+def apply_commit(conn: sqlite3.Connection, catalog: Catalog, mutations: list[Mutation] | PreparedMutations,
+                 pending: Sequence[PendingCommitTimestamp], ts: int, *, tag: str = "",
+                 sequences: Counters | None = None, blind: bool = False) -> int:
+    """The part of :func:`write_commit` before COMMIT: the writes, their versions and change records.
+
+    ``blind``: only ``mutations`` were written in this SQLite transaction (no DML before it)."""
     streams = change_capture.tracks_anything(catalog)
-    capture = versions.begin_commit(conn, catalog, ts, collect=streams)  # row versions, in this SQLite transaction
+    # Row versions, in this SQLite transaction.
+    capture = versions.begin_commit(conn, catalog, ts, collect=streams, pending=not blind)
     try:
         set_statement_time(ts)  # DEFAULT (CURRENT_TIMESTAMP()) of inserted rows is the commit time
         try:
@@ -43,21 +56,33 @@ def write_commit(conn: sqlite3.Connection, catalog: Catalog, mutations: list[Mut
         _fill_pending(conn, catalog, pending, ts)
     finally:
         changes = capture.finish()
-    written = change_capture.write_records(conn, catalog, changes, ts, tag) if streams else 0
+    return change_capture.write_records(conn, catalog, changes, ts, tag) if streams else 0
+
+
+def purge_old(conn: sqlite3.Connection, catalog: Catalog, purge_before: int | None, wall_nanos: int | None) -> None:
+    """Drop versions that ended at or before ``purge_before`` and change records past their retention."""
     if purge_before is not None:
         versions.purge(conn, catalog, purge_before)
         if catalog.change_streams and wall_nanos is not None:
             change_capture.purge_expired(conn, catalog, wall_nanos)
+
+
+def finish_commit(conn: sqlite3.Connection, catalog: Catalog, mutations: list[Mutation] | PreparedMutations) -> None:
+    """COMMIT; a deferred constraint that fails becomes the Spanner error naming the offending row."""
     try:
         conn.execute("COMMIT")
     except sqlite3.IntegrityError as exc:
-        deleted = {m.table.lower() for m in mutations if m.op == "delete"}
-        inserted = {m.table.lower() for m in mutations if m.op != "delete"}
+        raw = _raw(mutations)
+        deleted = {m.table.lower() for m in raw if m.op == "delete"}
+        inserted = {m.table.lower() for m in raw if m.op != "delete"}
         found = None
         if "FOREIGN KEY" in str(exc):
             found = commit_interleaving_error(conn, catalog, deleted) or constraint_storage.violation(conn, catalog, inserted)
-        raise found or integrity_error(exc, _first_child_table(catalog, mutations), catalog) from None
-    return written
+        raise found or integrity_error(exc, _first_child_table(catalog, raw), catalog) from None
+
+
+def _raw(mutations: list[Mutation] | PreparedMutations) -> list[Mutation]:
+    return mutations.mutations if isinstance(mutations, PreparedMutations) else mutations
 
 
 def _first_child_table(catalog: Catalog, mutations: list[Mutation]) -> Table | None:
@@ -103,5 +128,5 @@ def written_rows(database: str, catalog: Catalog, mutations: Sequence[Mutation])
             where = [position[k.lower()] for k in table.key_names]
         except KeyError:
             return None  # the commit fails anyway
-        rows.update((database, table.name.lower(), repr([row[i] for i in where])) for row in m.rows)
+        rows.update((database, table.name.lower(), repr([row[i] for i in where])) for row in m.wire_rows())
     return frozenset(rows)

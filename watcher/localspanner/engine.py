@@ -31,6 +31,8 @@ from .clock import Clock
 from .commits import write_commit, written_rows
 from .engine_schema import SchemaChanges
 from .errors import SpannerError
+from .group_commit import GroupCommitter, GroupEntry, write_group
+from .mutations import prepare_mutations
 from .reads import read_rows
 from .requests import (
     BatchDmlResult,
@@ -62,6 +64,7 @@ class DatabaseEngine(SchemaChanges):
         self.storage = storage
         self.clock = clock
         self._writer = Writer(storage.writer)
+        self._group = GroupCommitter(self._writer, self._write_group)
         self._visibility = threading.Lock()
         self._rw: dict[bytes, ReadWriteTransaction] = {}
         self._snapshots: OrderedDict[bytes, Snapshot] = OrderedDict()
@@ -445,26 +448,29 @@ class DatabaseEngine(SchemaChanges):
             if txn.partitioned:
                 raise errors.partitioned_dml_not_allowed("Commit")
             # A transaction that read or ran DML holds the writer already: its commit may depend on
-            # the previous one, so only blind writes may share a commit timestamp (Clock.next_commit).
-            blind = not txn.holds_writer and not txn.pending
-            self._writer.acquire(txn)
+            # the previous one, so only blind writes may share a commit timestamp (Clock.next_commit)
+            # or join a group commit.
             try:
-                ts = self._commit_locked(txn, mutations, shareable=blind, tag=tag)
-            except SpannerError:
-                txn.state = "rolled_back"
-                self._writer.roll_back(txn)
-                raise
+                if not txn.holds_writer and not txn.pending:
+                    ts = self._commit_in_group(txn, mutations, tag)
+                else:
+                    self._writer.acquire(txn)
+                    try:
+                        ts = self._commit_locked(txn, mutations, tag=tag)
+                    except SpannerError:
+                        txn.state = "rolled_back"
+                        self._writer.roll_back(txn)
+                        raise
             finally:
                 with self._registry_lock:
                     self._rw.pop(txn.id, None)
         return CommitResult(ts, mutation_count(mutations))
 
-    def _commit_locked(self, txn: ReadWriteTransaction, mutations: list[Mutation], shareable: bool = False,
-                       tag: str = "") -> int:
-        """Commit ``txn`` (which holds the writer and has an open SQLite transaction)."""
-        rows = written_rows(self.name, self.catalog, mutations) if shareable else None
+    def _commit_locked(self, txn: ReadWriteTransaction, mutations: list[Mutation], tag: str = "") -> int:
+        """Commit ``txn`` (which holds the writer and has an open SQLite transaction); it read or ran
+        DML, so its commit may depend on the previous one and never shares a timestamp."""
         with self._visibility:
-            ts = self.clock.next_commit(rows)
+            ts = self.clock.next_commit(None)
             self._commits_since_purge += 1
             purge_before = None
             if self._commits_since_purge >= versions.PURGE_EVERY_COMMITS:
@@ -479,6 +485,37 @@ class DatabaseEngine(SchemaChanges):
         txn.state = "committed"
         self._writer.release(txn)
         return ts
+
+    def _commit_in_group(self, txn: ReadWriteTransaction, mutations: list[Mutation], tag: str) -> int:
+        """Commit blind writes with whatever else queues for the writer (group_commit.py); values are
+        converted here, before the writer is taken."""
+        try:
+            prepared = prepare_mutations(self.catalog, mutations)
+        except SpannerError:
+            txn.state = "rolled_back"
+            raise
+        rows = written_rows(self.name, prepared.catalog, mutations) if self.clock.share_timestamps else None
+        entry = self._group.commit(GroupEntry(prepared, rows, tag))
+        if entry.error is not None:
+            txn.state = "rolled_back"
+            raise entry.error
+        txn.state = "committed"
+        return entry.ts
+
+    def _write_group(self, batch: list[GroupEntry]) -> None:
+        """Apply a group of commits (the writer is held): one SQLite transaction, one COMMIT."""
+        with self._visibility:
+            purge_before = None
+            self._commits_since_purge += len(batch)
+            if self._commits_since_purge >= versions.PURGE_EVERY_COMMITS:
+                self._commits_since_purge = 0
+                purge_before = self.clock.wall_nanos() - self._retention_nanos()
+            committed = write_group(self.storage.writer, self.catalog, batch, self.clock, purge_before=purge_before,
+                                    wall_nanos=self.clock.wall_nanos(), sequences=self.sequences)
+            if committed:
+                self.latest_commit_nanos = max(self.latest_commit_nanos, max(e.ts for e in committed))
+        if any(e.written for e in committed):
+            self.change_streams.notify()  # wake open change stream queries
 
     def close(self) -> None:
         with self._registry_lock:

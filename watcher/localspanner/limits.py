@@ -2,6 +2,9 @@
 
 #: A read/write transaction waiting this long for the database's writer gets ABORTED (the client retries).
 WRITER_WAIT_SECONDS = 10.0
+#: Commits applied together in one SQLite transaction at most (group_commit.py): more share more of
+#: the COMMIT's cost, but strong reads wait for the whole group's visibility lock.
+MAX_GROUP_COMMITS = 32
 #: A transaction holding the writer and idle this long is aborted when another one needs the writer.
 TRANSACTION_IDLE_SECONDS = 10.0
 #: Multi-use read-only transactions (pinned snapshots) idle this long are released.

@@ -23,8 +23,9 @@ from typing import Any
 
 from . import errors, values
 from .catalog import Catalog, Column, Table
+from .column_converters import STAMP, column_converter
 from .keys import point_condition, range_condition
-from .requests import KeySet, Mutation
+from .requests import EncodedRows, KeySet, Mutation, RowWidthError
 from .sqlite_errors import integrity_error
 from .sqlite_names import has_nullable_key, quote
 from .types import TypeCode
@@ -41,28 +42,6 @@ class _RowShape:
     key_positions: tuple[int, ...]
     converters: tuple[Callable[[Any], Any], ...]
     commit_ts_positions: tuple[int, ...]
-
-
-def _refusal(t: Any) -> Callable[..., errors.SpannerError]:
-    """How a mutation value the column cannot take is refused: a NUMERIC beyond precision 38 / scale 9
-    is INVALID_ARGUMENT; any other value not of the column's type is FAILED_PRECONDITION, as on Spanner."""
-    return errors.bad_value if str(t) == "NUMERIC" else errors.mutation_bad_value
-
-
-def _converter(table: Table, column: Column) -> Callable[[Any], Any]:
-    t = column.type
-    limit = t.length
-
-    def convert(wire: Any) -> Any:
-        try:
-            stored = values.wire_to_stored(t, wire)
-        except values.ValueError_:
-            raise _refusal(t)(table.name, column.name, str(t), wire) from None
-        if limit is not None and stored is not None and len(stored) > limit:
-            raise errors.value_too_long(table.name, column.name, limit)
-        return stored
-
-    return convert
 
 
 @lru_cache(maxsize=512)
@@ -95,29 +74,82 @@ def _shape(catalog: Catalog, table_name: str, column_names: tuple[str, ...], op:
             if c.not_null and not c.is_generated and c.default is None and c.name.lower() not in seen:
                 raise errors.null_in_not_null_column(table.name, c.name)
     commit_ts = tuple(i for i, c in enumerate(cols) if c.type.code == TypeCode.TIMESTAMP)
-    return _RowShape(table, tuple(cols), tuple(key_positions), tuple(_converter(table, c) for c in cols), commit_ts)
+    return _RowShape(table, tuple(cols), tuple(key_positions), tuple(column_converter(table, c) for c in cols), commit_ts)
 
 
-def _convert_rows(shape: _RowShape, rows: Sequence[list[Any]], commit_nanos: int, commit_stored: str) -> list[list[Any]]:
-    out = []
+def _convert_rows(shape: _RowShape, batch: Sequence[Mutation]) -> list[list[Any]]:
     width = len(shape.columns)
-    for row in rows:
+    converters = shape.converters
+    encoded = type(batch[0].rows)
+    if issubclass(encoded, EncodedRows) and all(type(m.rows) is encoded for m in batch):
+        # Rows as the frontend received them: decoded and converted in one pass per value.
+        try:
+            return encoded.convert_all([m.rows for m in batch], [c.type for c in shape.columns], converters)  # type: ignore[misc]
+        except RowWidthError as exc:
+            raise errors.mutation_column_count(shape.table.name, width, exc.values) from None
+    out = []
+    for row in (r for m in batch for r in m.wire_rows()):
         if len(row) != width:
             raise errors.mutation_column_count(shape.table.name, width, len(row))
-        converted = []
-        for i, (conv, wire) in enumerate(zip(shape.converters, row, strict=True)):
-            if wire == values.COMMIT_TIMESTAMP_SENTINEL and i in shape.commit_ts_positions:
-                col = shape.columns[i]
-                if not col.allow_commit_timestamp:
-                    raise errors.pending_commit_timestamp_not_allowed(shape.table.name, col.name)
-                converted.append(commit_stored)
-                continue
-            stored = conv(wire)
-            if i in shape.commit_ts_positions and stored is not None and shape.columns[i].allow_commit_timestamp and stored > commit_stored:
-                raise errors.commit_timestamp_in_future(shape.table.name, shape.columns[i].name, str(wire))
-            converted.append(stored)
-        out.append(converted)
+        out.append([conv(wire) for conv, wire in zip(converters, row)])  # noqa: B905 - lengths checked above
     return out
+
+
+@dataclass
+class _PreparedWrite:
+    """One run of same-kind mutations, its rows already in their stored form (commit timestamps to fill)."""
+
+    op: str
+    shape: _RowShape | None  # None for deletes
+    rows: list[list[Any]]
+    source: list[Mutation]  # the mutations of the run (deletes are applied from them)
+    stamp_cells: list[tuple[int, int]]  # (row, column) of spanner.commit_timestamp()
+    check_cells: list[tuple[int, int]]  # commit-timestamp columns given a time: not after the commit
+
+    def wire_value(self, row: int, column: int) -> Any:
+        """The value the client sent for a cell (decoded again: only an error needs it)."""
+        return [r for m in self.source for r in m.wire_rows()][row][column]
+
+
+@dataclass
+class PreparedMutations:
+    """A commit's mutations checked and converted for one catalog (see :func:`prepare_mutations`)."""
+
+    catalog: Catalog
+    mutations: list[Mutation]
+    writes: list[_PreparedWrite]
+
+
+def prepare_mutations(catalog: Catalog, mutations: Sequence[Mutation]) -> PreparedMutations:
+    """Check ``mutations`` against ``catalog`` and convert their values to the stored form, without
+    touching storage, so the work is done before the database's writer is taken; the commit
+    timestamp is filled in by :func:`apply_mutations`.
+
+    >>> from .catalog import Catalog
+    >>> prepare_mutations(Catalog(), []).writes
+    []
+    """
+    writes: list[_PreparedWrite] = []
+    for (op, _table, columns), group in groupby(mutations, key=lambda m: (m.op, m.table.lower(), m.columns)):
+        batch = list(group)
+        if op == "delete":
+            writes.append(_PreparedWrite(op, None, [], batch, [], []))
+            continue
+        if op not in _WRITE_OPS:
+            raise errors.unknown_mutation_operation(op, batch[0].table)
+        shape = _shape(catalog, batch[0].table, tuple(columns), op)
+        rows = _convert_rows(shape, batch)
+        allowed = [i for i in shape.commit_ts_positions if shape.columns[i].allow_commit_timestamp]
+        stamps: list[tuple[int, int]] = []
+        checks: list[tuple[int, int]] = []
+        for r, row in enumerate(rows) if allowed else ():
+            for i in allowed:
+                if row[i] is STAMP:
+                    stamps.append((r, i))
+                elif row[i] is not None:
+                    checks.append((r, i))
+        writes.append(_PreparedWrite(op, shape, rows, batch, stamps, checks))
+    return PreparedMutations(catalog, list(mutations), writes)
 
 
 def _key_of(shape: _RowShape, row: list[Any]) -> list[Any]:
@@ -130,30 +162,35 @@ _ROW_WRITES = frozenset({"insert", "update", "insert_or_update"})
 RowsWritten = Callable[[Table, list[list[Any]]], AbstractContextManager[None]]
 
 
-def apply_mutations(conn: sqlite3.Connection, catalog: Catalog, mutations: Sequence[Mutation], *, commit_nanos: int,
-                    rows_written: RowsWritten | None = None) -> int:
-    """Apply ``mutations`` in order inside the caller's SQLite transaction; returns the count of mutated rows/keys.
+def apply_mutations(conn: sqlite3.Connection, catalog: Catalog, mutations: Sequence[Mutation] | PreparedMutations, *,
+                    commit_nanos: int, rows_written: RowsWritten | None = None) -> int:
+    """Apply ``mutations`` (or what :func:`prepare_mutations` made of them for ``catalog``) in order
+    inside the caller's SQLite transaction; returns the count of mutated rows/keys.
 
     ``rows_written`` wraps each batch of inserts and updates, given the keys it writes."""
+    prepared = mutations if isinstance(mutations, PreparedMutations) else prepare_mutations(catalog, mutations)
+    if prepared.catalog is not catalog:  # prepared before a schema change
+        prepared = prepare_mutations(catalog, prepared.mutations)
     commit_stored = values.nanos_to_stored(commit_nanos)
     count = 0
-    for (op, _table, columns), group in groupby(mutations, key=lambda m: (m.op, m.table.lower(), m.columns)):
-        batch = list(group)
-        if op == "delete":
-            for m in batch:
+    for w in prepared.writes:
+        if w.shape is None:
+            for m in w.source:
                 count += _delete(conn, catalog, m.table, m.key_set or KeySet())
             continue
-        if op not in _WRITE_OPS:
-            raise errors.unknown_mutation_operation(op, batch[0].table)
-        shape = _shape(catalog, batch[0].table, tuple(columns), op)
-        rows = _convert_rows(shape, [r for m in batch for r in m.rows], commit_nanos, commit_stored)
+        shape, rows = w.shape, w.rows
+        for r, i in w.stamp_cells:
+            rows[r][i] = commit_stored
+        for r, i in w.check_cells:
+            if rows[r][i] > commit_stored:
+                raise errors.commit_timestamp_in_future(shape.table.name, shape.columns[i].name, str(w.wire_value(r, i)))
         count += len(rows)
         # A key column left out (its DEFAULT draws a sequence value) is only known after the write: triggers then.
-        if rows_written is not None and op in _ROW_WRITES and len(shape.key_positions) == len(shape.table.key_names):
+        if rows_written is not None and w.op in _ROW_WRITES and len(shape.key_positions) == len(shape.table.key_names):
             with rows_written(shape.table, [_key_of(shape, r) for r in rows]):
-                _WRITERS[op](conn, catalog, shape, rows)
+                _WRITERS[w.op](conn, catalog, shape, rows)
         else:
-            _WRITERS[op](conn, catalog, shape, rows)
+            _WRITERS[w.op](conn, catalog, shape, rows)
     return count
 
 

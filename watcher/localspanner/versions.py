@@ -44,14 +44,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from . import version_log
 from .catalog import Catalog, Table
 from .sqlite_names import has_nullable_key, quote
+from .version_log import PRESENT, TO_TS, VERSIONS_PREFIX, log_table, versions_table
 
-VERSIONS_PREFIX = "_ls_v_"
 PENDING_PREFIX = "_ls_pending_"
 TRIGGER_PREFIX = "_ls_capture_"
-TO_TS = "_ls_to_ts"
-PRESENT = "_ls_present"
 #: Commits between two purges of versions older than the retention period.
 PURGE_EVERY_COMMITS = 256
 #: The writer connection's TEMP table of one row (ts, mode): the commit being applied (0: none yet) and
@@ -72,10 +71,6 @@ class RowChange:
     old: dict[str, Any] | None
     new: dict[str, Any] | None
     commit_nanos: int
-
-
-def versions_table(table: Table) -> str:
-    return VERSIONS_PREFIX + table.name
 
 
 def _pending(table: Table) -> str:
@@ -115,6 +110,7 @@ def sync_storage(conn: sqlite3.Connection, catalog: Catalog) -> None:
         # timestamp in a few probes, so its cost follows the rows it reads, not the changes since.
         by_key = ", ".join([quote(k) for k in t.key_names] + [quote(TO_TS)])
         conn.execute(f"CREATE INDEX IF NOT EXISTS {quote(versions_table(t) + '_by_key')} ON {quote(versions_table(t))} ({by_key})")
+    version_log.sync_storage(conn, catalog)
 
 
 # --- capture (the writer connection) ------------------------------------------------------------------------
@@ -153,28 +149,34 @@ def install_capture(conn: sqlite3.Connection, catalog: Catalog) -> None:
         old = ", ".join(f"OLD.{c}" for c in cols)
         keyset = {k.lower() for k in t.key_names}
         new_key = ", ".join(f"NEW.{quote(c.name)}" if c.name.lower() in keyset else "NULL" for c in t.columns)
-        target, versions = quote(t.name), quote(versions_table(t))
+        target, versions = quote(t.name), quote(log_table(t))
         # By name: a versions table keeps the columns of older schemas (a dropped column's old images).
         named = ", ".join(cols + [quote(TO_TS), quote(PRESENT)])
         for event, image, present in (("INSERT", new_key, 0), ("UPDATE", old, 1), ("DELETE", old, 1)):
-            stamp = quote(f"{TRIGGER_PREFIX}{event.lower()}_{t.name}")
-            conn.execute(f"CREATE TEMP TRIGGER {stamp} AFTER {event} ON main.{target} WHEN {mode} = {STAMP} BEGIN "
-                         f"INSERT INTO {versions} ({named}) SELECT {image}, {ts}, {present}; END")
-            keep = quote(f"{TRIGGER_PREFIX}pending_{event.lower()}_{t.name}")
-            conn.execute(f"CREATE TEMP TRIGGER {keep} AFTER {event} ON main.{target} WHEN {mode} = {PENDING} BEGIN "
-                         f"INSERT INTO {pending} SELECT {image}, {present}; END")
+            # One trigger per event (a trigger program per row costs more than its statements' WHERE).
+            name = quote(f"{TRIGGER_PREFIX}{event.lower()}_{t.name}")
+            conn.execute(f"CREATE TEMP TRIGGER {name} AFTER {event} ON main.{target} WHEN {mode} <> {BULK} BEGIN "
+                         f"INSERT INTO {versions} ({named}) SELECT {image}, {ts}, {present} WHERE {mode} = {STAMP}; "
+                         f"INSERT INTO {pending} SELECT {image}, {present} WHERE {mode} = {PENDING}; END")
 
 
-def _image_sql(table: Table) -> str:
-    """Copies the row with key ``?1..?n`` (as it is now; a key-only image with present 0 if there is
-    none) into the versions table, stamped ``?n+1``: the image a write of that key replaces."""
+#: Keys per statement of the bulk image copy (one statement for a typical commit's rows).
+IMAGE_BATCH = 128
+
+
+def _image_sql(table: Table, rows: int) -> str:
+    """Copies the rows with the keys given after the commit timestamp (``rows`` keys, as they are
+    now; a key-only image with present 0 where there is none) into the log, stamped with the
+    commit timestamp: the images a write of those keys replaces, in the order given. One
+    statement for many keys: cheaper than a statement per key."""
     n = len(table.key_names)
     at = {k.lower(): i + 1 for i, k in enumerate(table.key_names)}
-    image = ", ".join(f"?{at[c.name.lower()]}" if c.name.lower() in at else f"l.{quote(c.name)}" for c in table.columns)
-    on = " AND ".join(f"l.{quote(k)} = ?{i + 1}" for i, k in enumerate(table.key_names))
+    image = ", ".join(f"k.column{at[c.name.lower()]}" if c.name.lower() in at else f"l.{quote(c.name)}" for c in table.columns)
+    on = " AND ".join(f"l.{quote(k)} = k.column{i + 1}" for i, k in enumerate(table.key_names))
     named = ", ".join(_cols(table) + [quote(TO_TS), quote(PRESENT)])
-    return (f"INSERT INTO main.{quote(versions_table(table))} ({named}) SELECT {image}, ?{n + 1}, "
-            f"l.{quote(table.key_names[0])} IS NOT NULL FROM (SELECT 1) LEFT JOIN main.{quote(table.name)} AS l ON {on}")
+    keys = ", ".join(["(" + ", ".join("?" * n) + ")"] * rows)
+    return (f"INSERT INTO main.{quote(log_table(table))} ({named}) SELECT {image}, ?, "
+            f"l.{quote(table.key_names[0])} IS NOT NULL FROM (VALUES {keys}) AS k LEFT JOIN main.{quote(table.name)} AS l ON {on}")
 
 
 class CommitCapture:
@@ -192,7 +194,9 @@ class CommitCapture:
         if not keys or not table.key_names or has_nullable_key(table):
             yield
             return
-        self.conn.executemany(_image_sql(table), [[*k, self.ts] for k in keys])
+        for i in range(0, len(keys), IMAGE_BATCH):
+            chunk = keys[i:i + IMAGE_BATCH]
+            self.conn.execute(_image_sql(table, len(chunk)), [self.ts, *(part for k in chunk for part in k)])
         _set_state(self.conn, self.ts, BULK)
         try:
             yield
@@ -200,17 +204,25 @@ class CommitCapture:
             _set_state(self.conn, self.ts, STAMP)
 
     def finish(self) -> list[RowChange]:
-        """Stop stamping with this commit's timestamp; the commit's changes if they were asked for, else []."""
+        """Stop stamping with this commit's timestamp; the commit's changes if they were asked for, else [].
+
+        Every :data:`~.version_log.COMPACT_EVERY_COMMITS` commits this also moves the recent
+        images of the log into the by-key versions tables (after reading this commit's own).
+        """
         _set_state(self.conn, 0, PENDING)
-        if self._marks is None:
-            return []
+        changes = self._changes() if self._marks is not None else []
+        version_log.commit_done(self.conn, self.catalog)
+        return changes
+
+    def _changes(self) -> list[RowChange]:
+        assert self._marks is not None
         changes: list[RowChange] = []
         for t in self.catalog.tables:
             keys = ", ".join(quote(k) for k in t.key_names)
             # The first image of a key in this commit is the row as it was before it; the live row
             # (joined in one statement, not looked up key by key) is the row after it.
             # NOT INDEXED: read this commit's rows by rowid; grouping along the by-key index would scan every version.
-            first = (f"SELECT {', '.join(_cols(t) + [quote(PRESENT)])}, min(rowid) FROM main.{quote(versions_table(t))} "
+            first = (f"SELECT {', '.join(_cols(t) + [quote(PRESENT)])}, min(rowid) FROM main.{quote(log_table(t))} "
                      f"NOT INDEXED WHERE rowid > ?" + (f" GROUP BY {keys}" if keys else ""))
             same = " AND ".join(f"l.{quote(k)} IS f.{quote(k)}" for k in t.key_names) or "1"
             exists = " AND ".join(f"x.{quote(k)} IS f.{quote(k)}" for k in t.key_names) or "1"
@@ -224,26 +236,29 @@ class CommitCapture:
         return changes
 
 
-def begin_commit(conn: sqlite3.Connection, catalog: Catalog, ts: int, *, collect: bool = False) -> CommitCapture:
+def begin_commit(conn: sqlite3.Connection, catalog: Catalog, ts: int, *, collect: bool = False,
+                 pending: bool = True) -> CommitCapture:
     """Start capturing the commit at ``ts``: images kept pending by earlier DML are stamped with it, and
     the writes that follow are stamped as they happen. Call :meth:`CommitCapture.finish` before COMMIT,
     also when the commit fails. With ``collect``, ``finish`` returns what the commit changed, one
     :class:`RowChange` per key (a row inserted and deleted again in one transaction changed nothing).
+    ``pending=False`` says nothing ran in this SQLite transaction before (a blind-write commit): no
+    table's pending images are looked for, a statement per table of the catalog saved per commit.
     """
     marks = None
     if collect:
-        marks = {t.name: conn.execute(f"SELECT IFNULL(max(rowid), 0) FROM main.{quote(versions_table(t))}").fetchone()[0]
+        marks = {t.name: conn.execute(f"SELECT IFNULL(max(rowid), 0) FROM main.{quote(log_table(t))}").fetchone()[0]
                  for t in catalog.tables}
-    for t in catalog.tables:
-        pending = quote(_pending(t))
-        if conn.execute(f"SELECT 1 FROM temp.{pending} LIMIT 1").fetchone() is None:
+    for t in catalog.tables if pending else ():
+        waiting = quote(_pending(t))
+        if conn.execute(f"SELECT 1 FROM temp.{waiting} LIMIT 1").fetchone() is None:
             continue
         cols = _cols(t)
         keys = ", ".join(quote(k) for k in t.key_names)
-        first = f"SELECT {', '.join(cols + [quote(PRESENT)])}, min(rowid) FROM temp.{pending}" + (f" GROUP BY {keys}" if keys else "")
-        conn.execute(f"INSERT INTO main.{quote(versions_table(t))} ({', '.join(cols + [quote(TO_TS), quote(PRESENT)])}) "
+        first = f"SELECT {', '.join(cols + [quote(PRESENT)])}, min(rowid) FROM temp.{waiting}" + (f" GROUP BY {keys}" if keys else "")
+        conn.execute(f"INSERT INTO main.{quote(log_table(t))} ({', '.join(cols + [quote(TO_TS), quote(PRESENT)])}) "
                      f"SELECT {', '.join(cols)}, ?, {quote(PRESENT)} FROM ({first})", (ts,))
-        conn.execute(f"DELETE FROM temp.{pending}")
+        conn.execute(f"DELETE FROM temp.{waiting}")
     _set_state(conn, ts, STAMP)
     return CommitCapture(conn, catalog, ts, marks)
 
@@ -272,6 +287,7 @@ def _changes(t: Table, rows: Iterable[tuple], ts: int) -> list[RowChange]:
 
 def purge(conn: sqlite3.Connection, catalog: Catalog, cutoff: int) -> int:
     """Delete versions that ended at or before ``cutoff`` (no read at or after it needs them); returns how many."""
+    version_log.compact(conn, catalog)  # the log is then empty: only the versions tables hold images
     removed = 0
     for t in catalog.tables:
         table = quote(versions_table(t))
@@ -283,9 +299,10 @@ def latest_commit(conn: sqlite3.Connection, catalog: Catalog) -> int:
     """The newest commit timestamp recorded in the versions tables (0: none), for a database reopened from disk."""
     newest = 0
     for t in catalog.tables:
-        row = conn.execute(f"SELECT max({quote(TO_TS)}) FROM main.{quote(versions_table(t))}").fetchone()
-        if row[0] is not None:
-            newest = max(newest, row[0])
+        for name in (versions_table(t), log_table(t)):
+            row = conn.execute(f"SELECT max({quote(TO_TS)}) FROM main.{quote(name)}").fetchone()
+            if row[0] is not None:
+                newest = max(newest, row[0])
     return newest
 
 
@@ -316,29 +333,40 @@ def past_view_sql(table: Table, ts: int) -> str:
 
     A live row is as it was at ``ts`` unless its key changed since; a key that changed
     since shows the image its first change after ``ts`` replaced (if the row existed).
-    Both halves look a key's changes up in the by-key index of the versions table, so a
-    read by key costs a few index probes and a scan costs the rows it reads plus the
-    versions newer than ``ts``, never a set of every key changed since.
+    Images are in the versions table and, the newest, in the recent-versions log
+    (:mod:`.version_log`; all older than the versions table's). Every half looks a key's
+    changes up in the by-key indexes, so a read by key costs a few index probes and a
+    scan costs the rows it reads plus the versions newer than ``ts``, never a set of
+    every key changed since.
 
     >>> from watcher.localspanner import types as T
     >>> from watcher.localspanner.catalog import Column, KeyPart, Table
     >>> print(past_view_sql(Table("T", (Column("K", T.INT64),), (KeyPart("K"),)), 7))  # doctest: +NORMALIZE_WHITESPACE
     CREATE TEMP VIEW "T" AS SELECT l."K" FROM main."T" AS l WHERE NOT EXISTS
-    (SELECT 1 FROM main."_ls_v_T" AS c WHERE c."K" IS l."K" AND +c."_ls_to_ts" > 7)
+    (SELECT 1 FROM main."_ls_v_T" AS c WHERE c."K" IS l."K" AND +c."_ls_to_ts" > 7) AND NOT EXISTS
+    (SELECT 1 FROM main."_ls_vl_T" AS c WHERE c."K" IS l."K" AND +c."_ls_to_ts" > 7)
     UNION ALL SELECT v."K" FROM main."_ls_v_T" AS v WHERE v."_ls_to_ts" > 7 AND v."_ls_present" AND NOT EXISTS
     (SELECT 1 FROM main."_ls_v_T" AS e WHERE e."K" IS v."K" AND +e."_ls_to_ts" > 7 AND e.rowid < v.rowid)
+    UNION ALL SELECT v."K" FROM main."_ls_vl_T" AS v WHERE v."_ls_to_ts" > 7 AND v."_ls_present" AND NOT EXISTS
+    (SELECT 1 FROM main."_ls_v_T" AS e WHERE e."K" IS v."K" AND +e."_ls_to_ts" > 7) AND NOT EXISTS
+    (SELECT 1 FROM main."_ls_vl_T" AS e WHERE e."K" IS v."K" AND +e."_ls_to_ts" > 7 AND e.rowid < v.rowid)
     """
-    vt = f"main.{quote(versions_table(table))}"
-    to = quote(TO_TS)
+    vt, log = f"main.{quote(versions_table(table))}", f"main.{quote(log_table(table))}"
     live = ", ".join(f"l.{c}" for c in _cols(table))
     old = ", ".join(f"v.{c}" for c in _cols(table))
-    since = f"{to} > {int(ts)}"
-    # ``+`` keeps the probes on the by-key index: by commit time they would scan every change since.
-    unchanged = f"NOT EXISTS (SELECT 1 FROM {vt} AS c WHERE {_same_key(table, 'c', 'l')} AND +c.{since})"
-    # Rows are appended in commit order: a key's version with no lower rowid after ``ts`` is its first change since.
-    first = f"NOT EXISTS (SELECT 1 FROM {vt} AS e WHERE {_same_key(table, 'e', 'v')} AND +e.{since} AND e.rowid < v.rowid)"
-    return (f"CREATE TEMP VIEW {quote(table.name)} AS SELECT {live} FROM main.{quote(table.name)} AS l WHERE {unchanged} "
-            f"UNION ALL SELECT {old} FROM {vt} AS v WHERE v.{since} AND v.{quote(PRESENT)} AND {first}")
+    since = f"{quote(TO_TS)} > {int(ts)}"
+
+    def changed(images: str, alias: str, of: str, earlier: bool = False) -> str:
+        # ``+`` keeps the probe on the by-key index: by commit time it would scan every change since.
+        # Images are appended in commit order: a key's image with no lower rowid after ``ts`` is its first change since.
+        return (f"EXISTS (SELECT 1 FROM {images} AS {alias} WHERE {_same_key(table, alias, of)} AND +{alias}.{since}"
+                + (f" AND {alias}.rowid < {of}.rowid)" if earlier else ")"))
+
+    return (f"CREATE TEMP VIEW {quote(table.name)} AS SELECT {live} FROM main.{quote(table.name)} AS l "
+            f"WHERE NOT {changed(vt, 'c', 'l')} AND NOT {changed(log, 'c', 'l')} "
+            f"UNION ALL SELECT {old} FROM {vt} AS v WHERE v.{since} AND v.{quote(PRESENT)} AND NOT {changed(vt, 'e', 'v', True)} "
+            f"UNION ALL SELECT {old} FROM {log} AS v WHERE v.{since} AND v.{quote(PRESENT)} "
+            f"AND NOT {changed(vt, 'e', 'v')} AND NOT {changed(log, 'e', 'v', True)}")
 
 
 def enter_past(conn: sqlite3.Connection, catalog: Catalog, ts: int) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from watcher.localspanner import versions
+from watcher.localspanner import version_log, versions
 from watcher.localspanner.schema_changes import load_catalog, write_schema_change
 from watcher.localspanner.schema_updater import apply_statement
 from watcher.localspanner.storage import Storage
@@ -74,3 +74,35 @@ def test_a_rolled_back_transaction_leaves_no_versions_and_purge_drops_old_ones(s
     assert versions.latest_commit(conn, storage.catalog) == 50
     assert versions.purge(conn, storage.catalog, 45) == 1  # the version that ended at 40
     assert conn.execute('SELECT "K", "V", "_ls_to_ts" FROM "_ls_v_P"').fetchall() == [(6, "kept", 50)]
+
+
+def _as_of(storage, ts):
+    conn = storage.reader()
+    try:
+        conn.execute("BEGIN")
+        versions.enter_past(conn, storage.catalog, ts)
+        rows = sorted(conn.execute('SELECT "K", "V" FROM "P"').fetchall())
+        versions.leave_past(conn)
+        return rows
+    finally:
+        storage.release(conn)
+
+
+def test_past_reads_are_the_same_before_and_after_the_recent_log_is_compacted(storage):
+    # Images split between the by-key versions table and the recent log, then all in the versions table.
+    _commit(storage, 10, "INSERT INTO P VALUES (1, 'a')", "INSERT INTO P VALUES (2, 'b')")
+    _commit(storage, 20, "UPDATE P SET V = 'a2' WHERE K = 1")
+    conn = storage.writer
+    conn.execute("BEGIN")
+    assert version_log.compact(conn, storage.catalog) == 3
+    conn.execute("COMMIT")
+    _commit(storage, 30, "UPDATE P SET V = 'a3' WHERE K = 1", "DELETE FROM P WHERE K = 2", "INSERT INTO P VALUES (3, 'c')")
+    _commit(storage, 40, "UPDATE P SET V = 'c2' WHERE K = 3")
+    expected = {5: [], 10: [(1, "a"), (2, "b")], 25: [(1, "a2"), (2, "b")], 30: [(1, "a3"), (3, "c")],
+                40: [(1, "a3"), (3, "c2")]}
+    assert {ts: _as_of(storage, ts) for ts in expected} == expected
+    conn.execute("BEGIN")
+    assert version_log.compact(conn, storage.catalog) == 4  # 3 images of commit 30, 1 of commit 40
+    conn.execute("COMMIT")
+    assert conn.execute('SELECT count(*) FROM "_ls_vl_P"').fetchone() == (0,)
+    assert {ts: _as_of(storage, ts) for ts in expected} == expected

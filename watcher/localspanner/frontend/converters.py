@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import itertools
 import struct
-from collections.abc import Callable, Iterator
-from operator import attrgetter
+from collections.abc import Iterator
 from typing import Any
 
 from google.cloud.spanner_v1.types import keys as keys_types
@@ -44,6 +43,7 @@ from ..requests import (
 )
 from ..types import NOT_ON_WIRE, SpannerType, TypeCode
 from . import wire
+from .pb_values import PbRows, list_to_wire, value_to_wire
 
 TypePb = type_types.Type.pb()
 StructTypePb = type_types.StructType.pb()
@@ -63,39 +63,7 @@ MAX_ROWS_PER_MESSAGE = 10_000
 _NANOS = 1_000_000_000
 _RESUME = struct.Struct(">Q")
 
-# --- values -------------------------------------------------------------------------------
-
-_VALUE_KIND: dict[str | None, Callable[[Any], Any]] = {
-    "null_value": lambda v: None,
-    "bool_value": attrgetter("bool_value"),
-    "number_value": attrgetter("number_value"),
-    "string_value": attrgetter("string_value"),
-    "list_value": lambda v: list_to_wire(v.list_value),
-}
-
-
-def value_to_wire(value: struct_pb2.Value) -> Any:
-    """A ``google.protobuf.Value`` as a wire value (None, bool, float, str or list).
-
-    >>> value_to_wire(struct_pb2.Value(null_value=0)) is None
-    True
-    """
-    kind = value.WhichOneof("kind")
-    convert = _VALUE_KIND.get(kind)
-    if convert is None:
-        raise errors.unsupported_value(kind)
-    return convert(value)
-
-
-def list_to_wire(values: struct_pb2.ListValue) -> list[Any]:
-    """A ``ListValue`` (a row, a key, an array or a struct) as a list of wire values."""
-    kinds = _VALUE_KIND
-    out = []
-    for v in values.values:
-        convert = kinds.get(v.WhichOneof("kind"))
-        out.append(convert(v) if convert is not None else value_to_wire(v))
-    return out
-
+# --- values (decoding: pb_values.py) ------------------------------------------------------
 
 def value_to_pb(value: Any) -> struct_pb2.Value:
     """A wire value as a ``google.protobuf.Value`` message (slow path; rows use ``wire``).
@@ -180,7 +148,7 @@ def mutation_from_pb(m: Any) -> Mutation:
     op = m.WhichOneof("operation")
     if op in _WRITE_OPS:
         write = getattr(m, op)
-        return Mutation(op, write.table, tuple(write.columns), [list_to_wire(row) for row in write.values])
+        return Mutation(op, write.table, tuple(write.columns[:]), PbRows(write.values))  # [:]: one C call, not one per column
     if op == "delete":
         return Mutation("delete", m.delete.table, key_set=key_set_from_pb(m.delete.key_set))
     raise errors.unsupported_mutation_kind(op)

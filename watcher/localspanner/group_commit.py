@@ -1,0 +1,172 @@
+"""Group commit: blind-write commits that queue for a database's writer share one SQLite transaction.
+
+A commit that only carries mutations (a single-use commit, or a read/write transaction
+that neither read nor ran DML) does not need the writer until it applies them. Its values
+are converted before it queues (:func:`~.mutations.prepare_mutations`); then the first
+waiter to find no leader becomes the leader, takes the writer, and applies every commit
+queued by then (at most :data:`~.limits.MAX_GROUP_COMMITS`) in one SQLite transaction:
+
+* each gets its own commit timestamp, in queue order, from the clock (so timestamps
+  increase in commit order, and ``--shared-commit-timestamps`` still decides sharing);
+* each applies inside its own SAVEPOINT: one that fails is rolled back alone and gets
+  its own error, the others go on;
+* versions and change records are written per commit inside the same transaction;
+* the visibility lock is held from the first timestamp to the one COMMIT, so a strong
+  read sees all of the group or none of it, and every commit of the group has a
+  timestamp above any read that returned before (external consistency);
+* a deferred constraint (interleaving, foreign key) that fails only at COMMIT cannot be
+  pinned on one commit by SQLite: the group is rolled back and its commits are applied
+  again one transaction each, with the timestamps they had, so only the offender fails.
+
+The committing threads wait until their commit is done; only after COMMIT returns is any
+of them acknowledged, so an acknowledged commit is durable (WAL, see ``storage.py``).
+
+Example (with an engine's writer ``w`` and a function ``apply`` writing a group)::
+
+    committer = GroupCommitter(w, apply)
+    done = committer.commit(GroupEntry(prepared, rows=None, tag=""))
+    done.ts, done.error
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+
+from . import limits
+from .catalog import Catalog
+from .clock import Clock
+from .commits import apply_commit, finish_commit, purge_old
+from .mutations import PreparedMutations, prepare_mutations
+from .sequences import Counters
+from .writer import Writer
+
+
+@dataclass(eq=False)
+class GroupEntry:
+    """One commit waiting for its group: what it writes, and then its timestamp or its error."""
+
+    prepared: PreparedMutations
+    rows: frozenset[Hashable] | None  # rows it writes, for shared commit timestamps (None: not shareable)
+    tag: str = ""
+    ts: int = 0
+    written: int = 0  # change records it wrote
+    error: BaseException | None = None
+    done: bool = field(default=False, repr=False)
+
+
+class GroupCommitter:
+    """Queues commits and lets one waiter at a time apply the queue as a group (thread-safe)."""
+
+    def __init__(self, writer: Writer, apply: Callable[[list[GroupEntry]], None],
+                 max_group: int = limits.MAX_GROUP_COMMITS) -> None:
+        self._writer = writer
+        self._apply = apply
+        self._max_group = max_group
+        self._cond = threading.Condition()
+        self._queue: list[GroupEntry] = []
+        self._leading = False
+
+    def commit(self, entry: GroupEntry) -> GroupEntry:
+        """Queue ``entry`` and return once it is committed or failed (``entry.error``)."""
+        with self._cond:
+            self._queue.append(entry)
+        while True:
+            with self._cond:
+                while self._leading and not entry.done:
+                    self._cond.wait()
+                if entry.done:
+                    return entry
+                self._leading = True
+            self._lead()
+
+    def _lead(self) -> None:
+        batch: list[GroupEntry] = []
+        try:
+            self._writer.acquire(None)  # waits for a read/write transaction or a schema change
+            try:
+                with self._cond:
+                    batch = self._queue[:self._max_group]
+                    del self._queue[:len(batch)]
+                self._apply(batch)
+            finally:
+                self._writer.release(None)
+        except BaseException as exc:  # the writer timed out, or a fault below the commits: all of them fail
+            with self._cond:
+                if not batch:
+                    batch = self._queue[:self._max_group]
+                    del self._queue[:len(batch)]
+            for e in batch:
+                if e.error is None:
+                    e.error = exc
+            if not isinstance(exc, Exception):
+                raise
+        finally:
+            with self._cond:
+                for e in batch:
+                    e.done = True
+                self._leading = False
+                self._cond.notify_all()
+
+
+def write_group(conn: sqlite3.Connection, catalog: Catalog, batch: list[GroupEntry], clock: Clock, *,
+                purge_before: int | None, wall_nanos: int, sequences: Counters) -> list[GroupEntry]:
+    """Apply ``batch`` in one SQLite transaction on ``conn`` (the writer is held, the visibility lock too);
+    each entry gets its timestamp or its error. Returns the entries that committed."""
+    for e in batch:
+        if e.prepared.catalog is not catalog:  # a schema change came between preparing and applying
+            try:
+                e.prepared = prepare_mutations(catalog, e.prepared.mutations)
+            except Exception as exc:
+                e.error = exc
+    live = [e for e in batch if e.error is None]
+    # A group of one needs no savepoint: its failure rolls the whole transaction back (the common
+    # case with few writers, where the savepoint's statements would be pure overhead).
+    alone = len(live) == 1
+    conn.execute("BEGIN")
+    try:
+        for e in live:
+            e.ts = clock.next_commit(e.rows)
+            if not alone:
+                conn.execute("SAVEPOINT ls_group_commit")
+            try:
+                e.written = apply_commit(conn, catalog, e.prepared, (), e.ts, tag=e.tag, sequences=sequences, blind=True)
+            except Exception as exc:
+                e.error = exc
+                if alone:
+                    conn.execute("ROLLBACK")
+                    return []
+                conn.execute("ROLLBACK TO ls_group_commit")
+            if not alone:
+                conn.execute("RELEASE ls_group_commit")
+        purge_old(conn, catalog, purge_before, wall_nanos)
+        committed = [e for e in live if e.error is None]
+        conn.execute("COMMIT")
+        return committed
+    except sqlite3.IntegrityError:
+        # A deferred constraint failed at COMMIT: find the offender by committing one at a time.
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        return _one_by_one(conn, catalog, [e for e in live if e.error is None], sequences)
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _one_by_one(conn: sqlite3.Connection, catalog: Catalog, entries: list[GroupEntry], sequences: Counters) -> list[GroupEntry]:
+    committed = []
+    for e in entries:
+        e.written = 0
+        conn.execute("BEGIN")
+        try:
+            e.written = apply_commit(conn, catalog, e.prepared, (), e.ts, tag=e.tag, sequences=sequences, blind=True)
+            finish_commit(conn, catalog, e.prepared)
+            committed.append(e)
+        except Exception as exc:
+            e.error = exc
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+    return committed

@@ -1,0 +1,102 @@
+"""The recent-versions log: where commits append row images, merged into the by-key versions now and then.
+
+A commit's old row images (see :mod:`.versions`) go first to the table's log
+``_ls_vl_<table>``: the same columns as the versions table, appended in commit order
+(rowid order is commit order). Its one index, by (key, commit timestamp), stays small
+because the log does: every :data:`COMPACT_EVERY_COMMITS` commits :func:`compact` moves
+the whole log into the versions table ``_ls_v_<table>`` in key order and empties it. So
+a commit touches a few hot pages of a small index instead of up to one page per row of
+the large by-key index, and the large index takes its entries in sorted batches.
+
+Compaction runs on the writer connection inside a commit's SQLite transaction, so the log
+and the versions table always hold each image exactly once; a killed server loses
+neither (both are ordinary tables of the database file). Every image in the versions
+table is older than every image in the log, and within a key both keep commit order in
+their rowids (a batch is inserted ordered by key, then log rowid), which is what a read
+in the past relies on.
+
+Example:
+    >>> from watcher.localspanner import types as T
+    >>> from watcher.localspanner.catalog import Column, KeyPart, Table
+    >>> t = Table("T", (Column("K", T.INT64, not_null=True), Column("V", T.STRING)), (KeyPart("K"),))
+    >>> log_table(t)
+    '_ls_vl_T'
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from .catalog import Catalog, Table
+from .sqlite_names import quote
+
+LOG_PREFIX = "_ls_vl_"
+VERSIONS_PREFIX = "_ls_v_"
+TO_TS = "_ls_to_ts"
+PRESENT = "_ls_present"
+#: Commits between two compactions: the log holds at most this many commits' images (a
+#: 100-row commit adds 100), so its index keeps to a few pages a commit finds in cache.
+COMPACT_EVERY_COMMITS = 16
+
+
+def log_table(table: Table) -> str:
+    return LOG_PREFIX + table.name
+
+
+def versions_table(table: Table) -> str:
+    return VERSIONS_PREFIX + table.name
+
+
+def _table_columns(conn: sqlite3.Connection, name: str) -> list[str]:
+    return [r[1] for r in conn.execute(f"PRAGMA main.table_info({quote(name)})")]
+
+
+def sync_storage(conn: sqlite3.Connection, catalog: Catalog) -> None:
+    """Give every table of ``catalog`` an empty log with its columns (after moving what a log
+    held into the versions table, which already has every column the log had); drop the
+    logs of dropped tables. Call after the versions tables are in place."""
+    tables = {log_table(t).lower(): t for t in catalog.tables}
+    existing = [r[0] for r in conn.execute("SELECT name FROM main.sqlite_master WHERE type = 'table'")
+                if r[0].lower().startswith(LOG_PREFIX.lower())]
+    for name in existing:
+        t = tables.get(name.lower())
+        if t is not None:  # by the log's own columns: a column dropped since keeps its images
+            cols = ", ".join(quote(c) for c in _table_columns(conn, name))
+            keys = ", ".join([quote(k) for k in t.key_names] + ["rowid"])
+            conn.execute(f"INSERT INTO main.{quote(versions_table(t))} ({cols}) SELECT {cols} FROM main.{quote(name)} ORDER BY {keys}")
+        conn.execute(f"DROP TABLE main.{quote(name)}")
+    for t in catalog.tables:
+        cols = ", ".join([quote(c.name) for c in t.columns] + [quote(TO_TS), quote(PRESENT)])
+        conn.execute(f"CREATE TABLE main.{quote(log_table(t))} ({cols})")
+        by_key = ", ".join([quote(k) for k in t.key_names] + [quote(TO_TS)])
+        conn.execute(f"CREATE INDEX main.{quote(log_table(t) + '_by_key')} ON {quote(log_table(t))} ({by_key})")
+
+
+def compact(conn: sqlite3.Connection, catalog: Catalog) -> int:
+    """Move every image of the logs into the versions tables, in key order; returns how many moved."""
+    moved = 0
+    for t in catalog.tables:
+        log = f"main.{quote(log_table(t))}"
+        if conn.execute(f"SELECT 1 FROM {log} LIMIT 1").fetchone() is None:
+            continue
+        cols = ", ".join([quote(c.name) for c in t.columns] + [quote(TO_TS), quote(PRESENT)])
+        # Key order: the by-key index of the versions table takes the batch page by page;
+        # then log rowid, so a key's images keep their commit order in the versions rowids.
+        order = ", ".join([quote(k) for k in t.key_names] + [quote(TO_TS), "rowid"])
+        moved += conn.execute(f"INSERT INTO main.{quote(versions_table(t))} ({cols}) SELECT {cols} FROM {log} "
+                              f"ORDER BY {order}").rowcount
+        conn.execute(f"DELETE FROM {log}")
+    return moved
+
+
+def commit_done(conn: sqlite3.Connection, catalog: Catalog) -> None:
+    """Count a commit on the writer ``conn``; every :data:`COMPACT_EVERY_COMMITS` commits, :func:`compact`.
+
+    The count lives on the connection (not in the database): a rolled back commit may
+    count, which only moves the next compaction a commit earlier.
+    """
+    count = getattr(conn, "commits_since_compaction", 0) + 1
+    if count >= COMPACT_EVERY_COMMITS:
+        compact(conn, catalog)
+        count = 0
+    conn.commits_since_compaction = count  # type: ignore[attr-defined]
