@@ -24,6 +24,7 @@ point and started again from its checkpoint reads each change once into the chan
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any
 
@@ -38,17 +39,29 @@ _shipped: set[str] = set()
 def register(spark: Any) -> None:
     """Register the ``spanner_watcher`` source with ``spark`` (once per session is enough; again is harmless).
 
-    The package is added to the session's Python files (also in local mode), so that Spark's Python
-    workers, which plan and read the stream, import the same ``watcher`` as the driver.
+    The Python processes Spark starts for the source import the same ``watcher`` as the driver:
+    the tasks through the package zip added to the session (:func:`.cluster.package_zip`), and the
+    driver-side planner of the stream, which Spark gives no Python files, through the zip's path in
+    the PYTHONPATH the source is registered with.
     """
     from .source import SpannerWatcherSource
 
     sc = spark.sparkContext
+    package = cluster.package_zip()
     with _lock:
         if sc.applicationId not in _shipped:
-            sc.addPyFile(cluster.package_zip())
+            sc.addPyFile(package)
             _shipped.add(sc.applicationId)
-    spark.dataSource.register(SpannerWatcherSource)
+        env = sc.environment  # the environment every Python function registered from now on carries
+        before = env.get("PYTHONPATH")
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package, before) if p)
+        try:
+            spark.dataSource.register(SpannerWatcherSource)
+        finally:  # only the source carries it: other functions keep the session's environment
+            if before is None:
+                env.pop("PYTHONPATH", None)
+            else:
+                env["PYTHONPATH"] = before
 
 
 __all__ = ["SOURCE_NAME", "ChangelogWriter", "StreamOptions", "changelog_writer", "register"]

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from google.api_core.datetime_helpers import DatetimeWithNanoseconds
+from pyspark.sql.datasource import InputPartition
 
 from ...capture.polling import PollQuery, continuation_query, simple_query
 from ...capture.row_values import column_types, real_bytes
@@ -57,11 +58,8 @@ class LoopRead:
 
 
 @dataclass(frozen=True)
-class StreamPartition:
-    """A Spark partition of a micro-batch (picklable): a group of loops and the read timestamp.
-
-    Not a subclass of pyspark's ``InputPartition`` on purpose: Spark accepts any picklable value.
-    """
+class StreamPartition(InputPartition):
+    """A Spark partition of a micro-batch (picklable): a group of loops and the read timestamp."""
 
     location: SpannerLocation
     read_timestamp: str

@@ -46,7 +46,7 @@ class SpannerWatcherSource(DataSource):
         return SOURCE_NAME
 
     def schema(self) -> Any:
-        return staging_reader.read_schema()
+        return staging_reader.read_schema_ddl()
 
     def streamReader(self, schema: Any) -> SpannerStreamReader:
         return SpannerStreamReader(StreamOptions.parse(self.options))
@@ -160,16 +160,17 @@ class _StrongSnapshot:
     """A strong multi-use read-only transaction, begun at once: ``(snapshot, read timestamp R)``."""
 
     def __init__(self, database: Any) -> None:
-        self._snapshot = database.snapshot(multi_use=True)
+        self._checkout = database.snapshot(multi_use=True)
 
     def __enter__(self) -> tuple[Any, Any]:
-        self._snapshot.__enter__()
-        self._snapshot.begin()
-        read_ts = getattr(self._snapshot, "_transaction_read_timestamp", None)
+        snapshot = self._checkout.__enter__()
+        snapshot.begin()  # fixes R now, before any query
+        read_ts = getattr(snapshot, "_transaction_read_timestamp", None)
         if read_ts is None:
+            self._checkout.__exit__(None, None, None)
             raise ConfigurationError(f"{SOURCE_NAME} source: the Spanner client did not report the read timestamp "
                                      "of its read-only transaction")
-        return self._snapshot, read_ts
+        return snapshot, read_ts
 
     def __exit__(self, *exc: Any) -> None:
-        self._snapshot.__exit__(*exc)
+        self._checkout.__exit__(*exc)
