@@ -42,7 +42,8 @@ def register(spark: Any) -> None:
     The Python processes Spark starts for the source import the same ``watcher`` as the driver:
     the tasks through the package zip added to the session (:func:`.cluster.package_zip`), and the
     driver-side planner of the stream, which Spark gives no Python files, through the zip's path in
-    the PYTHONPATH the source is registered with.
+    the PYTHONPATH the source is registered with. The driver's SPANNER_EMULATOR_HOST (the default of
+    the ``emulator_host`` option) goes along the same way.
     """
     from .source import SpannerWatcherSource
 
@@ -53,15 +54,13 @@ def register(spark: Any) -> None:
             sc.addPyFile(package)
             _shipped.add(sc.applicationId)
         env = sc.environment  # the environment every Python function registered from now on carries
-        before = env.get("PYTHONPATH")
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (package, before) if p)
+        before = dict(env)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package, env.get("PYTHONPATH")) if p)
+        env.update({name: os.environ[name] for name in cluster.EXECUTOR_ENV if os.environ.get(name)})
         try:
             spark.dataSource.register(SpannerWatcherSource)
-        finally:  # only the source carries it: other functions keep the session's environment
-            if before is None:
-                env.pop("PYTHONPATH", None)
-            else:
-                env["PYTHONPATH"] = before
-
+        finally:  # only the source carries them: other functions keep the session's environment
+            env.clear()
+            env.update(before)
 
 __all__ = ["SOURCE_NAME", "ChangelogWriter", "StreamOptions", "changelog_writer", "register"]
