@@ -89,7 +89,7 @@ class ChangelogWriter:
         self.soft_delete = dict(soft_delete or {})
         self.clock = clock
         self._lock = threading.Lock()
-        self._lags: collections.deque[float] = collections.deque(maxlen=KEEP_ROWS)
+        self._lags: collections.deque[tuple[float, float]] = collections.deque(maxlen=KEEP_ROWS)  # (commit, lag)
         self._batches: collections.deque[BatchReport] = collections.deque(maxlen=KEEP_BATCHES)
         self._totals = {"batches": 0, "records": 0, "changes_written": 0, "duplicates_dropped": 0}
 
@@ -106,31 +106,33 @@ class ChangelogWriter:
         try:
             result = job.run_records(frame)
             visible = self.clock()
-            lags = self._lags_of(frame, visible) if result.changes_written else []
+            rows = self._lags_of(frame, visible) if result.changes_written else []
         finally:
             frame.unpersist()
         report = BatchReport(batch_id, result.records_read, result.changes_written, result.duplicates_dropped,
                              result.version, visible.isoformat(), round(time.perf_counter() - started, 3),
-                             percentiles(lags), dict(result.watermarks))
+                             percentiles([lag for _, lag in rows]), dict(result.watermarks))
         with self._lock:
-            self._lags.extend(lags)
+            self._lags.extend(rows)
             self._batches.append(report)
             self._totals["batches"] += 1
             for name in ("records", "changes_written", "duplicates_dropped"):
                 self._totals[name] += getattr(report, name)
 
     @staticmethod
-    def _lags_of(frame: Any, visible: dt.datetime) -> list[float]:
-        """Seconds from each record's commit to ``visible`` (microsecond precision is plenty here)."""
+    def _lags_of(frame: Any, visible: dt.datetime) -> list[tuple[float, float]]:
+        """(commit, seconds from the commit to ``visible``) of each record, in epoch seconds
+        (microsecond precision is plenty here)."""
         micros = frame.selectExpr("unix_micros(cast(commit_timestamp AS timestamp)) AS us").collect()
-        now = visible.timestamp() * 1_000_000
-        return [round((now - row["us"]) / 1_000_000, 6) for row in micros if row["us"] is not None]
+        now = visible.timestamp()
+        return [(row["us"] / 1e6, round(now - row["us"] / 1e6, 6)) for row in micros if row["us"] is not None]
 
     def stats(self) -> dict[str, Any]:
         """Totals, freshness percentiles (seconds) over the latest rows, and the last micro-batch."""
         with self._lock:
             last = self._batches[-1].__dict__ if self._batches else None
-            return {**self._totals, "freshness": percentiles(list(self._lags)), "freshness_rows": len(self._lags),
+            return {**self._totals, "freshness": percentiles([lag for _, lag in self._lags]),
+                    "freshness_rows": len(self._lags),
                     "last_batch": dict(last) if last else None}
 
     def batches(self) -> list[BatchReport]:
@@ -138,10 +140,11 @@ class ChangelogWriter:
         with self._lock:
             return list(self._batches)
 
-    def freshness_values(self) -> list[float]:
-        """The kept per-row freshness values (seconds), in commit order per micro-batch."""
+    def freshness_values(self, committed_since: float | None = None) -> list[float]:
+        """The kept per-row freshness values (seconds), of the rows committed at or after
+        ``committed_since`` (epoch seconds) when given."""
         with self._lock:
-            return list(self._lags)
+            return [lag for commit, lag in self._lags if committed_since is None or commit >= committed_since]
 
     def progress(self, query: Any) -> dict[str, Any] | None:
         """``query.lastProgress`` with this writer's ``freshness`` (None before the first progress)."""
