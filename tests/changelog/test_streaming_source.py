@@ -26,8 +26,10 @@ from watcher.errors import ConfigurationError
 DDL = ["""CREATE TABLE Events (
     Id INT64 NOT NULL, Payload STRING(MAX), Ts TIMESTAMP OPTIONS (allow_commit_timestamp=true),
     ShardId INT64 AS (MOD(Id, 3)) STORED) PRIMARY KEY (Id)"""]
-#: Small enough that micro-batches cut through groups of rows sharing one commit timestamp.
-OPTIONS = {"shard_column": "ShardId", "shards": "[0, 1, 2]", "limit": "7", "shards_per_partition": "2"}
+#: Small enough that micro-batches cut through the large groups of rows sharing one commit timestamp
+#: (FIRST_GROUP rows: a third per shard), large enough for few micro-batches on a loaded machine.
+OPTIONS = {"shard_column": "ShardId", "shards": "[0, 1, 2]", "limit": "40", "shards_per_partition": "2"}
+FIRST_GROUP = 150
 DRIVER = Path(__file__).with_name("streaming_driver.py")
 WAIT = 300.0  # seconds: Spark on a loaded 2-core machine is slow to start
 
@@ -111,7 +113,7 @@ def test_tables_and_emulator_host_are_read_from_the_options():
 def test_changelog_equals_what_the_writers_committed(spark, make_database, tmp_path):
     db = make_database(DDL)
     writers = Writers(db)
-    writers.insert(12)  # before the query starts: one group larger than the limit
+    writers.insert(FIRST_GROUP)  # before the query starts: one group larger than the limit
     streaming.register(spark)
     reader = spark.readStream.format("spanner_watcher").option("database", _path(db)).option("table", "Events")
     for name, value in OPTIONS.items():
@@ -140,6 +142,8 @@ def test_changelog_equals_what_the_writers_committed(spark, make_database, tmp_p
     assert all(writers.written[(i, ts)] == payload for i, ts, _, payload, _ in rows)
     updates = {i: old for i, _, mod, _, old in rows if mod == "UPDATE"}
     assert updates == {i: {"Payload": f"p{i}", "Ts": updates[i]["Ts"]} for i in updated}
+    first = writer.batches()[0]
+    assert first.records == 3 * 40, "the first micro-batch takes `limit` rows of each shard's group of 50"
     stats = writer.stats()
     assert stats["changes_written"] == len(writers.written) and stats["freshness_rows"] == len(writers.written)
     assert 0 < stats["freshness"]["p50"] <= stats["freshness"]["p99"] <= stats["freshness"]["p100"] < WAIT
@@ -168,7 +172,7 @@ def test_query_killed_mid_batch_resumes_from_its_checkpoint(spark, make_database
     warehouse = tmp_path / "warehouse"
     driver = _start_driver(db, tmp_path)
     try:
-        writers.insert(10)
+        writers.insert(FIRST_GROUP)
         _wait_for(lambda: (warehouse / "_state" / "manifest").exists() or driver.poll() is not None,
                   "the first micro-batch")
         assert driver.poll() is None, (tmp_path / "driver.log").read_text()[-3000:]
