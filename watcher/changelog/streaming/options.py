@@ -99,12 +99,13 @@ def _location(get: Any, environ: Mapping[str, str]) -> SpannerLocation:
         match = _DATABASE_PATH.match(path)
         if not match:
             raise _error(f"option database must be projects/<p>/instances/<i>/databases/<d>, got {path!r}")
-        return SpannerLocation(*match.groups(), emulator_host=host)
-    names = (get("project"), get("instance"), get("database_id") or path)
-    if not all(names):
+        project, instance, database = match.groups()
+        return SpannerLocation(project, instance, database, emulator_host=host)
+    project, instance, database = get("project"), get("instance"), get("database_id") or path
+    if not (project and instance and database):
         raise _error("option database is missing (projects/<p>/instances/<i>/databases/<d>, "
                      "or project, instance and database_id)")
-    return SpannerLocation(*names, emulator_host=host)  # type: ignore[arg-type]
+    return SpannerLocation(project, instance, database, emulator_host=host)
 
 
 def _tables(table: str | None, tables: str | None) -> tuple[str, ...]:
