@@ -45,6 +45,8 @@ def _spark() -> Any:
     spark = (SparkSession.builder.master("local[2]").appName("bench-streaming-freshness")
              .config("spark.sql.shuffle.partitions", "2").config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false").config("spark.sql.session.timeZone", "UTC")
+             # Python workers on a loaded machine may take longer than the default 15 s to connect back.
+             .config("spark.python.authenticate.socketTimeout", "120s")
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     return spark
