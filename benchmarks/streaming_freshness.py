@@ -88,17 +88,19 @@ def run(ctx: RunContext) -> Result:
         query = (changes.writeStream.foreachBatch(writer).option("checkpointLocation", os.path.join(workdir, "checkpoint"))
                  .trigger(processingTime="0 seconds").start())
         try:
-            ctx.log(f"warming up: {WARMUP_ROWS} rows through the query")
+            ctx.log(f"warming up: rows through the query, {WARMUP_ROWS} at a time, until some are visible")
             from google.cloud import spanner
 
-            with database.batch() as batch:
-                batch.insert_or_update(TABLE, ("SingerId", "FirstName", "LastName", "LastUpdated"),
-                                       [(first_id + i, "warm", "up", spanner.COMMIT_TIMESTAMP) for i in range(WARMUP_ROWS)])
-            first_id += WARMUP_ROWS
+            warm = 0  # rows committed in the warm-up
             deadline = time.monotonic() + 600
-            while writer.stats()["changes_written"] < WARMUP_ROWS and query.isActive and time.monotonic() < deadline:
-                time.sleep(0.5)
-            warm = writer.stats()["changes_written"]
+            # Again and again: the query may fix its start ("now") only after a first commit.
+            while writer.stats()["changes_written"] == 0 and query.isActive and time.monotonic() < deadline:
+                with database.batch() as batch:
+                    batch.insert_or_update(TABLE, ("SingerId", "FirstName", "LastName", "LastUpdated"),
+                                           [(first_id + i, "warm", "up", spanner.COMMIT_TIMESTAMP) for i in range(WARMUP_ROWS)])
+                first_id += WARMUP_ROWS
+                warm += WARMUP_ROWS
+                time.sleep(5.0)
             context = multiprocessing.get_context("spawn")
             out = context.Queue()
             start_at = time.time() + WRITER_START_DELAY
@@ -122,7 +124,7 @@ def run(ctx: RunContext) -> Result:
         raise RuntimeError(f"the streaming query failed: {failure}")
     fresh = writer.freshness_values(committed_since=start_at + warmup)
     stats = writer.stats()
-    batches = [b for b in writer.batches() if b.records][1:]  # after the warm-up's
+    batches = [b for b in writer.batches() if b.records][1:]  # after the first (warm-up) one
     figures = _figures(fresh) if fresh else {}
     written.pop("slots")
     result.figures = {
