@@ -26,6 +26,7 @@ import pytest
 
 from tests.cli_support import run_all
 from tests.conftest import INSTANCE, PROJECT
+from watcher.schema_tools.migration_files import default_migrations
 
 REPO = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "watcher"]
@@ -39,7 +40,10 @@ CREATE TABLE Items (
   LastUpdated TIMESTAMP OPTIONS (allow_commit_timestamp=true),
 ) PRIMARY KEY (Id);
 """
-WATCHER_TABLES = {"LAST_SEEN_COMMIT_TIMESTAMPS", "CHANGE_SETS", "WATCHER_CHANGELOG", "SPANNER_WATCHER_MIGRATIONS"}
+WATCHER_TABLES = {"LAST_SEEN_COMMIT_TIMESTAMPS", "CHANGE_SETS", "WATCHER_CHANGELOG", "SPANNER_WATCHER_MIGRATIONS",
+                  "WATCHER_CHANGE_STREAM_PARTITIONS"}
+#: How many files the library's own migration folder (ddl/watcher) holds.
+PACKAGED = len(default_migrations().files)
 
 
 # --- helpers ------------------------------------------------------------------------------------------
@@ -147,21 +151,21 @@ def fresh_id(instance) -> Iterator[str]:
 def test_migrate_on_the_embedded_default_keeps_its_data_dir_and_runs_once(tmp_path: Path) -> None:
     data = tmp_path / "spanner-data"
     dry = _ok(_run("migrate", "--dry-run", "--data-dir", str(data), env=_env()))
-    assert "0 applied, 3 pending" in dry and "dry run: nothing was changed" in dry
+    assert f"0 applied, {PACKAGED} pending" in dry and "dry run: nothing was changed" in dry
     assert "CREATE TABLE" in dry  # --dry-run shows the statements it would run
 
     first = _ok(_run("migrate", "--data-dir", str(data), env=_env()))
-    assert "0 applied, 3 pending" in first, first  # the dry run applied nothing
-    assert "embedded local Spanner" in first and "done: 3 file(s) applied" in first
+    assert f"0 applied, {PACKAGED} pending" in first, first  # the dry run applied nothing
+    assert "embedded local Spanner" in first and f"done: {PACKAGED} file(s) applied" in first
 
     second = _ok(_run("migrate", "--data-dir", str(data), env=_env()))
-    assert "3 applied, 0 pending" in second and "up to date: nothing to apply" in second
+    assert f"{PACKAGED} applied, 0 pending" in second and "up to date: nothing to apply" in second
     assert "applied V0" not in second
 
     with _served(data) as database:
         assert WATCHER_TABLES <= _tables(database)
         versions = _query(database, "SELECT COUNT(*) FROM SPANNER_WATCHER_MIGRATIONS")
-        assert versions == [[3]]
+        assert versions == [[PACKAGED]]
 
 
 def test_migrate_on_the_shared_server_then_again_and_dry_run(instance, host: str, fresh_id: str) -> None:
@@ -171,11 +175,11 @@ def test_migrate_on_the_shared_server_then_again_and_dry_run(instance, host: str
     assert not WATCHER_TABLES & _tables(database)  # the database was created, nothing applied to it
 
     first = _ok(_run("migrate", *_names(fresh_id), env=_env(host)))
-    assert "done: 3 file(s) applied" in first
+    assert f"done: {PACKAGED} file(s) applied" in first
     assert WATCHER_TABLES <= _tables(database)
     again = _ok(_run("migrate", *_names(fresh_id), env=_env(host)))
     assert "up to date: nothing to apply" in again
-    assert _query(database, "SELECT COUNT(*) FROM SPANNER_WATCHER_MIGRATIONS") == [[3]]
+    assert _query(database, "SELECT COUNT(*) FROM SPANNER_WATCHER_MIGRATIONS") == [[PACKAGED]]
 
 
 # --- ddl ---------------------------------------------------------------------------------------------

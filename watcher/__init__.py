@@ -35,6 +35,10 @@ _EXPORTS = {
     "ChangeSetWatcher": "capture.helper_tables.change_sets", "run_in_change_set_transaction": "capture.helper_tables.change_sets", "change_set_batch": "capture.helper_tables.change_sets",
     "HistoryTable": "capture.helper_tables.history", "HistoryWatcher": "capture.helper_tables.history",
     "StagingSink": "staging.sink",
+    "ChangeStreamWatcher": "capture.change_streams.watcher", "ProgressStore": "capture.change_streams.progress",
+    "InMemoryProgressStore": "capture.change_streams.progress", "PartitionProgress": "capture.change_streams.progress",
+    "SpannerProgressStore": "capture.change_streams.spanner_progress",
+    "ChangeStreamNotFoundError": "errors", "ChangeStreamRetentionError": "errors",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -135,3 +135,22 @@ class ColumnNotFoundError(SchemaError):
         super().__init__(f"Column {column} not found in table {table}" + (f": {detail}" if detail else ""))
         self.table = table
         self.column = column
+
+
+class ChangeStreamNotFoundError(SchemaError):
+    """The change stream does not exist in the database."""
+
+    def __init__(self, stream: str, detail: str = "") -> None:
+        super().__init__(f"Change stream not found: {stream}" + (f" ({detail})" if detail else ""))
+        self.stream = stream
+
+
+class ChangeStreamRetentionError(SchemaError):
+    """A read would start before the stream's retention period (or before the stream existed)."""
+
+    def __init__(self, stream: str, retention: str, start: object, detail: str) -> None:
+        super().__init__(f"Change stream {stream} cannot be read from {start}: that is outside its retention period "
+                         f"({retention}) or before the stream was created. Start later (start=None reads from now), "
+                         f"or for a watcher that was stopped longer than the retention, use a new watcher_id. "
+                         f"Server said: {detail}")
+        self.stream, self.retention, self.start = stream, retention, start

@@ -1,15 +1,14 @@
 """Change streams read through the official client: capture at commit, the read function, partitions.
 
-A small reader follows seed 000's workflow: a query without a token names the first
-partitions; each partition is read from its start; a child partition is read only after
-every one of its parents finished.
+A small reader (tests/change_stream_reader.py) follows seed 000's workflow: a query without a
+token names the first partitions; each partition is read from its start; a child partition is
+read only after every one of its parents finished.
 """
 
 from __future__ import annotations
 
 import base64
 import datetime as dt
-import json
 import os
 import threading
 import time
@@ -20,6 +19,9 @@ from google.api_core import exceptions
 from google.cloud import spanner
 from google.cloud.spanner_v1 import param_types
 
+from tests.change_stream_reader import QUERY, TYPES, read_stream
+from tests.change_stream_reader import query as _query
+
 # Read at import (collection), before the shared fixtures point the variable at their own server.
 _EXTERNAL = os.environ.get("SPANNER_EMULATOR_HOST")
 TABLES = [
@@ -28,60 +30,6 @@ TABLES = [
     "CREATE TABLE Albums (SingerId INT64 NOT NULL, AlbumId INT64 NOT NULL, Title STRING(MAX)) "
     "PRIMARY KEY (SingerId, AlbumId), INTERLEAVE IN PARENT Singers ON DELETE CASCADE",
 ]
-QUERY = ("SELECT ChangeRecord FROM READ_{stream}(start_timestamp => @start, end_timestamp => @end, "
-         "partition_token => @token, heartbeat_milliseconds => @heartbeat)")
-TYPES = {"start": param_types.TIMESTAMP, "end": param_types.TIMESTAMP, "token": param_types.STRING,
-         "heartbeat": param_types.INT64}
-
-
-def _query(db, stream: str, start, end, token, heartbeat: int = 1000) -> list:
-    with db.snapshot() as snap:
-        rows = snap.execute_sql(QUERY.format(stream=stream), params={"start": start, "end": end, "token": token,
-                                                                      "heartbeat": heartbeat}, param_types=TYPES)
-        return [row[0][0] for row in rows]
-
-
-def read_stream(db, stream: str, start, end) -> list[dict]:
-    """Every data change record in [start, end], partitions read as seed 000 says (children after all parents)."""
-    out: list[dict] = []
-    finished: set[str] = set()
-    waiting: dict[str, tuple] = {}  # token -> (start, parents)
-    for record in _query(db, stream, start, end, None):
-        for cp in record[2]:
-            for token, parents in cp[2]:
-                waiting[token] = (cp[0], parents)
-    while waiting:
-        ready = [t for t, (_, parents) in waiting.items() if all(p in finished for p in parents)]
-        assert ready, "a child partition whose parents never finish"
-        for token in ready:
-            part_start, _ = waiting.pop(token)
-            for record in _query(db, stream, part_start, end, token):
-                data, _heartbeats, children = record
-                out.extend(_as_dict(d) for d in data)
-                for cp in children:
-                    for child, parents in cp[2]:
-                        if child not in finished and child not in waiting:
-                            waiting[child] = (cp[0], parents)
-            finished.add(token)
-    return out
-
-
-_NAMES = ["commit_timestamp", "record_sequence", "server_transaction_id", "is_last_record_in_transaction_in_partition",
-          "table_name", "column_types", "mods", "mod_type", "value_capture_type", "number_of_records_in_transaction",
-          "number_of_partitions_in_transaction", "transaction_tag", "is_system_transaction"]
-
-
-def _as_dict(values: list) -> dict:
-    record = dict(zip(_NAMES, values, strict=True))
-    record["mods"] = [{"keys": _j(k), "new_values": _j(n), "old_values": _j(o)} for k, n, o in record["mods"]]
-    record["column_types"] = [(name, _j(t), pk, pos) for name, t, pk, pos in record["column_types"]]
-    return record
-
-
-def _j(value) -> dict:
-    return json.loads(value.serialize()) if hasattr(value, "serialize") else (json.loads(value) if isinstance(value, str) else dict(value))
-
-
 def _mods(records: list[dict], table: str = "Singers") -> list[tuple]:
     return [(r["mod_type"], m["keys"], m["new_values"], m["old_values"]) for r in records if r["table_name"] == table
             for m in r["mods"]]
@@ -90,16 +38,6 @@ def _mods(records: list[dict], table: str = "Singers") -> list[tuple]:
 def _now(db) -> dt.datetime:
     with db.snapshot() as snap:
         return list(snap.execute_sql("SELECT CURRENT_TIMESTAMP()"))[0][0]
-
-
-@pytest.fixture
-def churn(local_server):
-    """Partitions split and merge every 0.3 s for one test (embedded server only)."""
-    service = local_server.service
-    before = service.change_stream_partition_churn_seconds
-    service.change_stream_partition_churn_seconds = 0.3
-    yield
-    service.change_stream_partition_churn_seconds = before
 
 
 def _writes(db) -> None:
@@ -335,3 +273,34 @@ def test_a_start_outside_the_retention_period_is_out_of_range(tmp_path, monkeypa
         db.run_in_transaction(lambda t: t.update("Singers", ("SingerId", "LastName"), [(1, "Lo")]))
         assert _mods(read_stream(db, "S", now - dt.timedelta(hours=1), _now(db))) == [
             ("UPDATE", {"SingerId": "1"}, {"LastName": "Lo"}, {"LastName": "Lee"})]
+
+
+def test_dropping_the_database_ends_open_queries_with_not_found(make_database):
+    db = make_database(TABLES + ["CREATE CHANGE STREAM S FOR ALL"])
+    start = _now(db)
+    tokens = [t for t, _ in _query(db, "S", start, None, None)[0][2][0][2]]
+    outcomes: list[object] = []
+
+    def reader(token: str) -> None:
+        try:
+            with db.snapshot() as snap:
+                rows = snap.execute_sql(QUERY.format(stream="S"), params={"start": start, "end": None, "token": token,
+                                                                           "heartbeat": 1000}, param_types=TYPES)
+                for _ in rows:
+                    pass
+            outcomes.append("ended without an error")
+        except Exception as exc:  # what the client raises is the point of the test
+            outcomes.append(exc)
+
+    threads = [threading.Thread(target=reader, args=(t,), daemon=True) for t in tokens]
+    for t in threads:
+        t.start()
+    for i in range(20):  # commits keep the readers busy reading while the database goes
+        db.run_in_transaction(lambda t, i=i: t.insert("Singers", ("SingerId", "FirstName"), [(100 + i, "x")]))
+    db.drop()
+    for t in threads:
+        t.join(15)
+    assert not any(t.is_alive() for t in threads)
+    assert len(outcomes) == len(tokens)
+    assert all(isinstance(o, exceptions.NotFound) for o in outcomes), outcomes
+    assert all("Database not found" in str(o) for o in outcomes)

@@ -88,7 +88,7 @@ CASES = {
     "dml insert duplicate": (lambda db: _dml(db, "INSERT INTO Items (Id, Name) VALUES (1, 'x')"),
                              exceptions.AlreadyExists, ["Items"]),
     "mutation wrong value type": (lambda db: _write(db, "insert", "Items", ("Id", "Name", "Qty"), [(10, "ten", "many")]),
-                                  exceptions.InvalidArgument, ["Qty"]),
+                                  exceptions.FailedPrecondition, ["Qty", "Items", "INT64"]),
     "mutation value too long": (lambda db: _write(db, "insert", "Items", ("Id", "Name"), [(10, "x" * 11)]),
                                 exceptions.FailedPrecondition, ["Name"]),
     "mutation missing key column": (lambda db: _write(db, "insert", "Pairs", ("A",), [(1,)]),

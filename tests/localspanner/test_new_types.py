@@ -156,7 +156,7 @@ def test_comparisons_follow_googlesql(db):
     ("Span", "1 day", "INTERVAL"),
 ])
 def test_wrong_values_are_refused_naming_column_table_and_type(db, column, value, type_name):
-    with pytest.raises(exceptions.InvalidArgument) as info:
+    with pytest.raises(exceptions.FailedPrecondition) as info:  # a mutation value not of the column's type
         with db.batch() as batch:
             batch.insert_or_update("Things", ("Id", column) if column != "Id" else ("Id",),
                                    [(str(U1), value)] if column != "Id" else [(value,)])

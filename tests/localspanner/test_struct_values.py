@@ -111,3 +111,17 @@ def test_unknown_field_is_a_clear_error(make_database):
         _query(db, "SELECT @p.nope", params={"p": (1, ("x",))}, param_types={"p": NESTED})
     with pytest.raises(exceptions.InvalidArgument, match="fields"):
         _query(db, "SELECT STRUCT<a INT64, b INT64>(1)")
+
+
+def test_star_of_a_struct_value_expands_into_its_fields(make_database):
+    db = make_database()
+    thread = param_types.Struct([param_types.StructField("threadid", param_types.INT64),
+                                 param_types.StructField("userid", param_types.STRING)])
+    rows, fields = _query(db, "SELECT CAST(t AS STRUCT<threadid INT64, userid STRING>).* FROM UNNEST(@threads) t",
+                          params={"threads": [(1, "a"), (2, "b")]}, param_types={"threads": param_types.Array(thread)})
+    assert rows == [[1, "a"], [2, "b"]]
+    assert [(f.name, TypeCode(f.type_.code).name) for f in fields] == [("threadid", "INT64"), ("userid", "STRING")]
+    rows, fields = _query(db, "SELECT @p.*", params={"p": (3, "c")}, param_types={"p": thread})
+    assert rows == [[3, "c"]] and [f.name for f in fields] == ["threadid", "userid"]
+    with pytest.raises(exceptions.InvalidArgument):
+        _query(db, "SELECT @n.*", params={"n": 1}, param_types={"n": param_types.INT64})

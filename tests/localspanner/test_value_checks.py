@@ -82,12 +82,14 @@ def test_a_mutation_missing_a_key_column_is_invalid_argument(db):
 
 def test_an_empty_string_for_int64_is_refused_naming_column_table_and_type(db):
     # The client turns a Python int into its decimal text; it sends '' only when the
-    # application passes '' itself. Spanner refuses it like any text that is not an INT64.
-    with pytest.raises(exceptions.InvalidArgument) as info:
+    # application passes '' itself. Spanner refuses a mutation value that is not of its
+    # column's type with FAILED_PRECONDITION (the official client's own system test
+    # test_invalid_type expects exactly that), naming column, table and type.
+    with pytest.raises(exceptions.FailedPrecondition) as info:
         _insert(db, "Prices", ("Id", "Qty"), [(20, "")])
     message = str(info.value)
     assert "Qty" in message and "Prices" in message and "INT64" in message
-    with pytest.raises(exceptions.InvalidArgument, match="INT64"):
+    with pytest.raises(exceptions.FailedPrecondition, match="INT64"):
         _insert(db, "Prices", ("Id",), [("",)])
     with db.snapshot() as snap:
         assert list(snap.read("Prices", ("Id",), spanner.KeySet(keys=[[20]]))) == []

@@ -209,6 +209,7 @@ def test_every_written_field_has_the_json_form_of_its_kind():
         "json": lambda v: True,
         "typed{}": lambda v: isinstance(v, dict),
         "string{}": lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
+        "bool": lambda v: isinstance(v, bool),
     }
     assert set(is_kind) == set(contract.KINDS)
     types = {"Id": "INT64"} | {f"C{i}": t for i, (t, _, _) in enumerate(VALUE_KINDS)}

@@ -3,7 +3,8 @@
 :class:`~watcher.capture.table_watcher.TableWatcher` (one table),
 :class:`~watcher.capture.database_watcher.DatabaseWatcher` (several tables) and the
 helper-table watchers (:class:`~watcher.capture.helper_tables.change_sets.ChangeSetWatcher`,
-:class:`~watcher.capture.helper_tables.history.HistoryWatcher`) implement it; the staging
+:class:`~watcher.capture.helper_tables.history.HistoryWatcher`) and the change-stream watcher
+(:class:`~watcher.capture.change_streams.watcher.ChangeStreamWatcher`) implement it; the staging
 sink, the ``watch`` command and the benchmark application use nothing else.
 
 Delivery order:

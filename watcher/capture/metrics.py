@@ -72,3 +72,31 @@ def database_text(stats: Mapping[str, Any]) -> str:
             continue
         lines += [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}", f"{name} {stats[key]}"]
     return "\n".join(lines) + "\n" if lines else ""
+
+
+#: A ChangeStreamWatcher's own figures (label ``stream``): metric name, stats key, type, help.
+STREAM_METRICS: tuple[tuple[str, str, str, str], ...] = (
+    ("spanner_watcher_change_stream_partitions_active", "partitions_active", "gauge", "Partitions being read."),
+    ("spanner_watcher_change_stream_partitions_waiting", "partitions_waiting", "gauge",
+     "Partitions known but not yet read (parents still running)."),
+    ("spanner_watcher_change_stream_partitions_finished", "partitions_finished", "gauge", "Partitions read to their end."),
+    ("spanner_watcher_change_stream_records_total", "records", "counter", "Data change records read."),
+    ("spanner_watcher_change_stream_heartbeats_total", "heartbeats", "counter", "Heartbeat records read."),
+)
+
+
+def stream_text(stats: Mapping[str, Any] | Iterable[Mapping[str, Any]]) -> str:
+    """The partition and record figures of change stream watchers' ``stats()`` (one or several).
+
+    >>> print(stream_text({"stream": "S", "partitions_active": 2}).splitlines()[2])
+    spanner_watcher_change_stream_partitions_active{stream="S"} 2
+    """
+    samples = [stats] if isinstance(stats, Mapping) else list(stats)
+    lines: list[str] = []
+    for name, key, kind, help_text in STREAM_METRICS:
+        values = [(s.get("stream", ""), s[key]) for s in samples if s.get(key) is not None]
+        if not values:
+            continue
+        lines += [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}"]
+        lines += [f'{name}{{stream="{_escape(stream)}"}} {value}' for stream, value in values]
+    return "\n".join(lines) + "\n" if lines else ""

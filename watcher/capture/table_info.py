@@ -127,3 +127,15 @@ def watchable_tables(database: Any) -> list[str]:
     """Tables of the default schema that have a commit-timestamp column, by name."""
     with database.snapshot() as snap:
         return [r[0] for r in snap.execute_sql(TABLES_SQL)]
+
+
+def describe(database: Any, table: TableId | str) -> TableInfo:
+    """Columns and primary key of ``table``, watched without a commit-timestamp column (a change
+    stream's table, say): ``commit_timestamp_column`` is ``""``."""
+    table = TableId(table) if isinstance(table, str) else table
+    with database.snapshot(multi_use=True) as snap:
+        columns = {name: spanner_type for name, spanner_type in _query(snap, _COLUMNS_SQL, table)}
+        if not columns:
+            raise TableNotFoundError(str(table))
+        key = tuple(r[0] for r in _query(snap, _KEY_SQL, table))
+    return TableInfo(table, "", key, columns, commit_timestamp_option=False)

@@ -20,7 +20,7 @@ from typing import Any
 from ..errors import ChangelogError
 from ..staging.contract import BATCH_SUFFIX, TABLE_FOLDER_PREFIX, staged_name
 from . import staging_reader
-from .fs import FileEntry, HadoopFS
+from .files import FileEntry, FileStore, open_fs
 from .staging_reader import Quarantined
 
 #: Bytes a record of a DataFrame source is counted as, where a run weighs its input (job.SMALL_RUN_BYTES).
@@ -45,7 +45,7 @@ class BatchSource(ABC):
         """The records of ``batches``: the staging fields, ``batch`` and ``_bad``."""
 
     @abstractmethod
-    def set_aside(self, warehouse: HadoopFS, batches: list[FileEntry], bad: dict[str, str],
+    def set_aside(self, warehouse: FileStore, batches: list[FileEntry], bad: dict[str, str],
                   now: dt.datetime) -> list[Quarantined]:
         """Deal with the ``bad`` batches (name -> reason) of a finished run."""
 
@@ -54,7 +54,7 @@ class StagingFolder(BatchSource):
     """Batch files under a staging folder (what watchers, backfill and reconcile stage)."""
 
     def __init__(self, spark: Any, staging: str) -> None:
-        self.fs = HadoopFS(spark, staging)
+        self.fs = open_fs(spark, staging)
 
     def list_new(self, processed: set[str]) -> list[FileEntry]:
         return staging_reader.list_new_batches(self.fs, processed)
@@ -62,7 +62,7 @@ class StagingFolder(BatchSource):
     def read(self, spark: Any, batches: list[FileEntry]) -> Any:
         return staging_reader.read_batches(spark, batches, local=self.fs.is_local)
 
-    def set_aside(self, warehouse: HadoopFS, batches: list[FileEntry], bad: dict[str, str],
+    def set_aside(self, warehouse: FileStore, batches: list[FileEntry], bad: dict[str, str],
                   now: dt.datetime) -> list[Quarantined]:
         return staging_reader.quarantine(self.fs, warehouse, batches, bad, now)
 
@@ -90,7 +90,7 @@ class RecordFrame(BatchSource):
         names = [b.uri for b in batches]
         return self.frame.where(F.col("batch").isin(names)).withColumn("_bad", F.lit(False))
 
-    def set_aside(self, warehouse: HadoopFS, batches: list[FileEntry], bad: dict[str, str],
+    def set_aside(self, warehouse: FileStore, batches: list[FileEntry], bad: dict[str, str],
                   now: dt.datetime) -> list[Quarantined]:
         if bad:  # nothing to move: the records exist only in this frame
             reasons = "; ".join(f"{name}: {reason}" for name, reason in sorted(bad.items())[:5])

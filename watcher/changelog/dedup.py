@@ -10,6 +10,15 @@ against earlier runs, the current state catches re-deliveries of a key's latest 
 and late changes (older than the state) are checked against the changelog partitions
 they belong to.
 
+Change streams name a change by (server_transaction_id, record_sequence, mod index). One mod is
+one row version (a transaction writes a key once; transactions sharing a commit timestamp
+never share a key), so that identity and (table, key, commit timestamp) name the same change,
+and the change_id is computed from the latter for every capture mode: a stream record staged
+twice is removed like a polled one, and a table watched by polling and a change stream at once
+yields each version once. Within a run, of a polled and a streamed row of one version the
+stream's is kept (it knows the mod_type and the old values: the per-key order puts it first,
+:func:`watcher.changelog.pipeline.key_order`); a version an earlier run wrote stays as written.
+
 Example:
     >>> "sha2" in CHANGE_ID_SQL
     True

@@ -1,60 +1,94 @@
-"""Transaction groups: the records of all tables sharing one commit timestamp.
+"""Transaction groups: the records of one transaction, or of one commit timestamp where the transaction is unknown.
 
-A group is the rows sharing a commit timestamp, which may be several transactions:
-Spanner may give transactions on disjoint data the same commit timestamp, and polling
-sees no transaction id to tell them apart (the embedded server does the same with
-``shared_commit_timestamps``). A real transaction id (``server_transaction_id``) comes
-only with change streams. The name ``transaction_group`` follows the seeds. ``transaction_group`` is 16 hex digits derived from the commit
-timestamp (the same in every run), ``record_sequence`` numbers the group's records in
-(table, key) order from 0, and ``number_of_records_in_group`` counts them. When a later
-run brings more records of a group written before (its tables were polled later), the
-new records continue the sequence after the existing ones and count the whole group;
-records written earlier keep the count they were written with.
+Polled rows carry no transaction id, so their group is the rows sharing a commit timestamp,
+which may be several transactions: Spanner may give transactions on disjoint data the same
+commit timestamp (the embedded server does the same with ``shared_commit_timestamps``).
+Change-stream rows carry Spanner's ``server_transaction_id``: their group is exactly their
+transaction. The rule, as data (:data:`GROUP_KEYS`, first match wins):
+
+=============================  ===========================  ===================================
+row                            group                        order inside the group
+=============================  ===========================  ===================================
+has a server_transaction_id    the transaction              the stream's record_sequence, then
+                               (16 hex digits of its hash)  the mod's index (then table, key)
+otherwise                      the commit timestamp         table, key, version sequence
+                               (16 hex digits of its hash)
+=============================  ===========================  ===================================
+
+The name ``transaction_group`` follows the seeds; it is the same in every run. ``record_sequence``
+numbers a group's records from 0, and ``number_of_records_in_group`` counts them; change-stream
+rows also keep the stream's own ``number_of_records_in_transaction`` (which counts data change
+records, each holding one or more mods, over all partitions and tables, watched or not). When a
+later run brings more records of a group written before (its tables were polled later, or a
+partition was read later), the new records continue the sequence after the existing ones and
+count the whole group; records written earlier keep the count they were written with.
+
+A table watched by polling and a change stream at once: a row version both staged is one
+change (the stream's, :mod:`.dedup`), so it sits in its transaction's group; a polled row the
+stream has not brought sits in its commit timestamp's group.
 
 Example:
     >>> GROUP_SQL
     'substring(sha2(commit_timestamp, 256), 1, 16)'
+    >>> transaction_group_sql().startswith("CASE WHEN server_transaction_id IS NOT NULL")
+    True
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+#: The group of a polled row: its commit timestamp's.
 GROUP_SQL = "substring(sha2(commit_timestamp, 256), 1, 16)"
+#: The group of a change-stream row: its transaction's (a prefix keeps it apart from any commit timestamp's).
+TRANSACTION_GROUP_SQL = "substring(sha2(concat('transaction:', server_transaction_id), 256), 1, 16)"
+#: (condition, group) in SQL over a changelog row, first match wins.
+GROUP_KEYS: tuple[tuple[str, str], ...] = (
+    ("server_transaction_id IS NOT NULL", TRANSACTION_GROUP_SQL),
+    ("TRUE", GROUP_SQL),
+)
+#: A change-stream row's place in its transaction (null for other rows, which sort first by table and key).
+STREAM_ORDER_SQL = ("CASE WHEN server_transaction_id IS NOT NULL THEN "
+                    "concat(lpad(_stream_record_sequence, 24, '0'), ':', lpad(cast(_mod_index AS string), 12, '0')) END")
+
+
+def transaction_group_sql(keys: tuple[tuple[str, str], ...] = GROUP_KEYS) -> str:
+    """SQL: a changelog row's ``transaction_group`` (:data:`GROUP_KEYS` as one CASE expression)."""
+    return "CASE " + " ".join(f"WHEN {cond} THEN {group}" for cond, group in keys) + " END"
 
 
 def add_grouping(changes: Any, existing: Any | None = None) -> Any:
-    """``changes`` with transaction_group, record_sequence and number_of_records_in_group.
+    """``changes`` with record_sequence and number_of_records_in_group (they carry transaction_group).
 
-    The groups are computed on a slim frame (commit timestamp, table, key) and joined back on
-    (table, key, commit timestamp), so that the wide rows need not be shuffled by commit
-    timestamp: when ``changes`` are still partitioned by key (the job's per-key window) and
-    ``spark.sql.requireAllClusterKeysForCoPartition`` is false, only the slim frame moves.
+    The groups are computed on a slim frame (group, table, key) and joined back on the change_id,
+    so that the wide rows need not be shuffled by group: when ``changes`` are still partitioned
+    by key (the job's per-key window) and ``spark.sql.requireAllClusterKeysForCoPartition`` is
+    false, only the slim frame moves.
 
     Args:
-        changes: new changelog rows (commit_timestamp, table_name, keys), one per (table, keys,
-            commit_timestamp).
-        existing: committed changelog rows that may share their commit timestamps
-            (commit_timestamp, record_sequence), or None.
+        changes: new changelog rows (change_id, transaction_group, table_name, keys, version_seq and
+            the stream's order columns ``_stream_record_sequence``, ``_mod_index``), one per change_id.
+        existing: committed changelog rows that may share their groups (transaction_group,
+            record_sequence), or None.
     """
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    by_commit = Window.partitionBy("commit_timestamp")
+    by_group = Window.partitionBy("transaction_group")
     # Versions of one key at one commit timestamp (history tables) in their order; the change_id
     # tells them apart when the groups are joined back.
-    in_run = (F.row_number().over(by_commit.orderBy("table_name", "keys", "version_seq")) - 1,
-              F.count(F.lit(1)).over(by_commit))
-    slim = ("change_id", "commit_timestamp", F.expr(GROUP_SQL).alias("transaction_group"))
+    order = (F.expr(STREAM_ORDER_SQL), "table_name", "keys", "version_seq")
+    in_run = (F.row_number().over(by_group.orderBy(*order)) - 1, F.count(F.lit(1)).over(by_group))
+    slim = ("change_id", "transaction_group")
     if existing is None:
         groups = changes.select(*slim, in_run[0].alias("record_sequence"), in_run[1].alias("number_of_records_in_group"))
     else:
-        before = (existing.groupBy("commit_timestamp")
+        before = (existing.groupBy("transaction_group")
                   .agg((F.max("record_sequence") + 1).alias("_offset"), F.count(F.lit(1)).alias("_count_before")))
         groups = (changes.select(*slim, in_run[0].alias("_seq_in_run"), in_run[1].alias("_count_in_run"))
-                  .join(F.broadcast(before), "commit_timestamp", "left")
-                  .select("change_id", "transaction_group",
+                  .join(F.broadcast(before), "transaction_group", "left")
+                  .select("change_id",
                           (F.col("_seq_in_run") + F.coalesce("_offset", F.lit(0))).alias("record_sequence"),
                           (F.col("_count_in_run") + F.coalesce("_count_before", F.lit(0)))
                           .alias("number_of_records_in_group")))
-    return changes.join(groups.drop("commit_timestamp"), ["change_id"])
+    return changes.join(groups.select("change_id", "record_sequence", "number_of_records_in_group"), ["change_id"])

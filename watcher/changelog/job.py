@@ -48,8 +48,10 @@ from ..sqlnames import quote_identifier
 from ..staging import contract
 from . import completeness, current_state, manifest, pipeline, processed_log, staging_reader, views, watermarks
 from .batch_sources import BatchSource, RecordFrame, StagingFolder
+from .connect import default_parallelism
 from .dedup import drop_known
-from .fs import NO_CHECKSUMS, HadoopFS
+from .files import open_fs
+from .fs import NO_CHECKSUMS
 from .grouping import add_grouping
 from .session import temporary_conf
 from .staging_reader import Quarantined
@@ -191,7 +193,7 @@ class _Run:
                  clock: Callable[[], dt.datetime]) -> None:
         self.spark = spark
         self.source = source
-        self.fs = HadoopFS(spark, warehouse)
+        self.fs = open_fs(spark, warehouse)
         self.soft_delete = soft_delete
         self.clock = clock
 
@@ -249,7 +251,7 @@ class _Run:
         """A small run's few small stages are planned once, with a shuffle partition per core (at
         most one per table, as rows are shuffled by table): adaptive execution would plan again
         between stages, at a cost the work does not repay."""
-        partitions = max(1, min(self.spark.sparkContext.defaultParallelism, tables))
+        partitions = max(1, min(default_parallelism(self.spark), tables))
         return {"spark.sql.adaptive.enabled": "false", "spark.sql.shuffle.partitions": str(partitions)}
 
     @staticmethod
@@ -334,8 +336,8 @@ class _Run:
             dirs += self.fs.glob_dirs(f"{views.CHANGELOG_DIR}/table_name=*/commit_date={date}")
         if not dirs:
             return None
-        existing = views.read_changelog(self.spark, self.fs, base, dirs).select("commit_timestamp", "record_sequence")
-        return existing.join(new.select("commit_timestamp").distinct(), "commit_timestamp", "left_semi")
+        existing = views.read_changelog(self.spark, self.fs, base, dirs).select("transaction_group", "record_sequence")
+        return existing.join(new.select("transaction_group").distinct(), "transaction_group", "left_semi")
 
     def _log_processed(self, stats: list[Any], version: int) -> None:
         processed_log.append(self.fs, version, [(s.batch, s.table, s.records) for s in stats])

@@ -12,6 +12,24 @@ job scales like a plain Spark read and write. The steps, each from its own modul
    deterministic ``change_id`` set, and the latest row of each key marked (``_is_final``);
 3. ``changelog_rows`` / ``state_rows``: the outputs (grouping adds transaction groups).
 
+Change-stream records (read_method ``change_stream``, :mod:`watcher.staging.contract`'s format 3)
+take the same path, with what the stream knows kept: their ``mod_type`` as the stream says
+(classify's first rule), old values as the stream gives them (null where its value capture
+type carries none; never guessed from the previous row), every version (each has its own
+commit timestamp), partial rows (NEW_VALUES, OLD_AND_NEW_VALUES) filled from the key's previous
+row so that ``new_values`` and the current state are whole rows, and their transaction
+(``_stream``: id, order, counts, tag) for the transaction groups (:mod:`.grouping`).
+
+**Both capture modes on one table.** A change's identity is (table, key, commit timestamp)
+for polled rows and (server_transaction_id, record_sequence, mod index) for change-stream
+rows; one mod is one row version, so the two name the same change and the change_id
+(:mod:`.dedup`) is computed from (table, key, commit timestamp) for both. When a poll and a
+stream staged the same row version, the per-key order puts the stream's row first
+(``_rank``), so the stream's row is the change (it knows the mod_type and the old values)
+and the polled row is its duplicate. Across runs the changelog is append-only: a version
+already written by an earlier run (from either mode) stays as written, and the other mode's
+later row of it is a duplicate.
+
 A row travels as the JSON text it was staged with (``_json``, which becomes ``new_values``
 unchanged) and its column types as JSON text (``_types_json``, stored as ``column_types``;
 the views show maps): nothing is re-rendered, the shuffle of the per-key window stays
@@ -27,18 +45,40 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..staging.contract import NEW_VALUES
-from . import classify, dedup, partial_rows, records
+from ..staging.contract import CHANGE_STREAM, NEW_VALUES, OLD_VALUES_CAPTURE_TYPES, PARTIAL_CAPTURE_TYPES, STREAM_FORMAT
+from . import classify, dedup, grouping, partial_rows, records
 from .old_values import SAME_COLUMNS_SQL, column_names_sql, entries_ok_sql, entries_sql, old_values_sql, trusted_names_sql
 from .typed_json import staged_keys_sql
 
 #: Columns shared by new change rows and state rows before the window.
 CHANGE_COLUMNS = ("table_name", "key_columns", "keys", "_json", "_types_json", "commit_timestamp",
                   "read_timestamp", "shard", "watcher_id", "read_method", "in_mod_type", "batch_id", "seq", "version_seq",
-                  "_partial",
+                  "_partial", "_rank", "_stream",
                   "batch", "v", "_bad",
                   "_soft_deleted", "_row_deleted", "state_change_id", "state_mod_type", "state_run_version", "_src")
 _MAP = "map<string,string>"
+#: What a change-stream record keeps for the changelog, as one (null for other rows) struct column.
+STREAM_COLUMNS = ("value_capture_type", "old_values", "server_transaction_id", "record_sequence", "mod_index",
+                  "number_of_records_in_transaction", "number_of_partitions_in_transaction", "transaction_tag",
+                  "is_system_transaction")
+_STREAM_TYPE = ("struct<value_capture_type:string, old_values:string, server_transaction_id:string, "
+                "record_sequence:string, mod_index:bigint, number_of_records_in_transaction:bigint, "
+                "number_of_partitions_in_transaction:bigint, transaction_tag:string, is_system_transaction:boolean>")
+_IS_STREAM = f"coalesce(v >= {STREAM_FORMAT}, FALSE)"
+
+
+def _in(column: str, values: Iterable[str]) -> str:
+    return f"{column} IN ({', '.join(classify.sql_literal(v) for v in values)})"
+
+
+#: A new row holds only the key and the written columns: a history table's NEW_VALUES row, or a
+#: change stream's INSERT or UPDATE of a partial capture type (its DELETE holds the key, and stays so).
+PARTIAL_SQL = (f"coalesce(CASE WHEN {_IS_STREAM} THEN {_in('upper(value_capture_type)', PARTIAL_CAPTURE_TYPES)} "
+               f"AND NOT coalesce(in_mod_type = 'DELETE', FALSE) "
+               f"ELSE upper(value_capture_type) = '{NEW_VALUES}' END, FALSE)")
+#: The old values of a change-stream row: the stream's, or null where its capture type carries none.
+STREAM_OLD_VALUES_SQL = (f"CASE WHEN {_in('_stream.value_capture_type', OLD_VALUES_CAPTURE_TYPES)} "
+                         f"THEN coalesce(_stream.old_values, '{{}}') END")
 
 
 def normalize(staged: Any, soft_delete_columns: Mapping[str, str]) -> Any:
@@ -54,8 +94,11 @@ def normalize(staged: Any, soft_delete_columns: Mapping[str, str]) -> Any:
         F.expr(staged_keys_sql("key_columns", "keys", "types")).alias("keys"),
         F.col("values").alias("_json"), F.col("types").alias("_types_json"), "commit_timestamp", "read_timestamp",
         "shard", "watcher_id", "read_method", F.upper("mod_type").alias("in_mod_type"), "batch_id", "seq",
-        "batch", "v", "_bad", "version_seq", "value_capture_type")
-    derived = {"_partial": F.coalesce(F.upper("value_capture_type") == NEW_VALUES, F.lit(False)),"state_change_id": F.lit(None).cast("string"), "state_mod_type": F.lit(None).cast("string"),
+        "batch", "v", "_bad", "version_seq", *STREAM_COLUMNS)
+    stream = F.when(F.expr(_IS_STREAM), F.struct(*[F.col(name) for name in STREAM_COLUMNS]))
+    derived = {"_partial": F.expr(PARTIAL_SQL), "_rank": F.expr(f"CASE WHEN {_IS_STREAM} THEN 0 ELSE 1 END"),
+               "_stream": stream.cast(_STREAM_TYPE),
+               "state_change_id": F.lit(None).cast("string"), "state_mod_type": F.lit(None).cast("string"),
                "state_run_version": F.lit(None).cast("int"), "_src": F.lit(1),
                "_soft_deleted": F.expr(classify.soft_deleted_sql(soft_delete_columns)),
                "_row_deleted": F.expr(classify.row_deleted_sql(soft_delete_columns))}
@@ -70,23 +113,25 @@ def state_as_changes(state: Any) -> Any:
     none = {name: F.lit(None).cast(kind) for name, kind in
             (("read_timestamp", "string"), ("shard", "string"), ("watcher_id", "string"), ("read_method", "string"),
              ("in_mod_type", "string"), ("batch_id", "string"), ("seq", "bigint"), ("batch", "string"),
-             ("v", "int"), ("_bad", "boolean"), ("_partial", "boolean"))}
+             ("v", "int"), ("_bad", "boolean"), ("_rank", "int"), ("_stream", _STREAM_TYPE))}
     renamed = {"_json": "new_values", "_types_json": "column_types", "_row_deleted": "is_deleted",
                "state_change_id": "change_id", "state_mod_type": "mod_type", "state_run_version": "run_version"}
     columns = {**none, **{name: F.col(source) for name, source in renamed.items()},
-               "_soft_deleted": F.lit(False), "_src": F.lit(0)}
+               # A state row is whole: a later run's partial rows are filled from it (null would not count).
+               "_soft_deleted": F.lit(False), "_partial": F.lit(False), "_src": F.lit(0)}
     return state.select(*[columns[name].alias(name) if name in columns else name for name in CHANGE_COLUMNS])
 
 
 def key_order(with_state: bool = True) -> tuple[str, ...]:
-    """The order of a key's rows: by commit and version sequence, the state's row first, then as staged.
+    """The order of a key's rows: by commit and version sequence, the state's row first, then a
+    change stream's row before a polled one of the same version (``_rank``), then as staged.
 
     Without state rows ``_src`` is a constant, which Spark drops from a sort but not from a
     window's required order: it must not be named then, or Spark sorts twice.
     """
     if with_state:
-        return ("commit_timestamp", "version_seq", "_src", "batch_id", "seq")
-    return ("commit_timestamp", "version_seq", "batch_id", "seq")
+        return ("commit_timestamp", "version_seq", "_src", "_rank", "batch_id", "seq")
+    return ("commit_timestamp", "version_seq", "_rank", "batch_id", "seq")
 
 
 def key_window(with_state: bool = True) -> Any:
@@ -96,7 +141,7 @@ def key_window(with_state: bool = True) -> Any:
 
 
 #: Window helper columns that the outputs do not need (dropped before the rows are kept).
-_SCRATCH = ("_soft_deleted", "_prev_ts", "_prev_version", "_state_version", "_max_pos", "_partial", "_prev_deleted", "_prev_json", "_prev_vals", "_vals", "_types", "_entries",
+_SCRATCH = ("_soft_deleted", "_prev_ts", "_prev_version", "_state_version", "_max_pos", "_partial", "_rank", "_prev_deleted", "_prev_json", "_prev_vals", "_vals", "_types", "_entries",
             "_entries_ok", "_prev_entries", "_prev_entries_ok", "_fast", "_names", "_columns", "_prev_columns",
             "_state_ts", "_has_new",
             "_complete_ts", "in_mod_type", "state_change_id", "state_mod_type")
@@ -156,14 +201,16 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
                           "_complete_ts": F.expr(classify.complete_ts_sql(markers))})
             .withColumn("mod_type",
                         F.expr(f"CASE WHEN _src = 0 THEN state_mod_type ELSE {classify.mod_type_sql()} END")))
-    update = "_src = 1 AND mod_type = 'UPDATE' AND _prev_json IS NOT NULL"
+    # Old values are computed for polled and history rows only: a change stream's are given.
+    update = "_src = 1 AND _stream IS NULL AND mod_type = 'UPDATE' AND _prev_json IS NOT NULL"
     rows = rows.withColumn("_fast", F.expr(f"{update} AND coalesce({SAME_COLUMNS_SQL}, FALSE)"))
     slow = f"{update} AND NOT _fast"
     rows = rows.withColumns({name: F.expr(f"CASE WHEN {slow} THEN from_json({text}, '{_MAP}') END")
                              for name, text in (("_prev_vals", "_prev_json"), ("_vals", "_json"),
                                                 ("_types", "_types_json"))})
     last = {
-        "old_values": F.expr(f"CASE WHEN _src = 1 THEN {old_values_sql()} END"),
+        "old_values": F.expr(f"CASE WHEN _src = 1 AND _stream IS NOT NULL THEN {STREAM_OLD_VALUES_SQL} "
+                             f"WHEN _src = 1 THEN {old_values_sql()} END"),
         "change_id": F.expr(f"CASE WHEN _src = 1 THEN {dedup.change_id_sql()} ELSE state_change_id END"),
         # The key's latest row: the first of its newest version (a later row of the same version
         # repeats it: a duplicate, or the same state row in two layers).
@@ -175,17 +222,26 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
 
 
 def changelog_rows(window_rows: Any, run_version: int) -> Any:
-    """The new, non-duplicate changes as changelog rows (without the grouping columns)."""
+    """The new, non-duplicate changes as changelog rows, with their ``transaction_group`` (the
+    numbering in the group is :func:`.grouping.add_grouping`'s, from ``_stream_record_sequence``
+    and ``_mod_index``)."""
     from pyspark.sql import functions as F
 
-    return (window_rows.where("_src = 1 AND NOT _is_dup")
+    stream = {name: F.col(f"_stream.{name}").alias(name) for name in records.STREAM_CHANGELOG_COLUMNS}
+    rows = (window_rows.where("_src = 1 AND NOT _is_dup")
             .select("change_id", "table_name", "keys", "key_columns", "mod_type", F.col("_json").alias("new_values"),
-                    "old_values", F.lit(records.VALUE_CAPTURE_TYPE).alias("value_capture_type"),
+                    "old_values",
+                    F.coalesce("_stream.value_capture_type", F.lit(records.VALUE_CAPTURE_TYPE)).alias("value_capture_type"),
                     F.col("_types_json").alias("column_types"), "commit_timestamp",
                     F.expr("cast(commit_timestamp AS timestamp)").alias("commit_ts"), "commit_date",
-                    "read_timestamp", F.coalesce("read_method", F.lit("cdc")).alias("read_method"), "shard",
+                    "read_timestamp",
+                    F.coalesce("read_method", F.when(F.col("_stream").isNotNull(), F.lit(CHANGE_STREAM)),
+                               F.lit("cdc")).alias("read_method"), "shard",
                     "watcher_id", "batch_id",
-                    F.lit(run_version).alias("run_version"), "version_seq", "_is_late"))
+                    F.lit(run_version).alias("run_version"), "version_seq", "_is_late", *stream.values(),
+                    F.col("_stream.record_sequence").alias("_stream_record_sequence"),
+                    F.col("_stream.mod_index").alias("_mod_index")))
+    return rows.withColumn("transaction_group", F.expr(grouping.transaction_group_sql()))
 
 
 def state_rows(window_rows: Any, run_version: int, *, tables: Iterable[str],

@@ -31,13 +31,14 @@ STAGING_SPARK_TYPES: dict[str, str] = {
     "json": "STRING",
     "typed{}": "MAP<STRING, STRING>",
     "string{}": "MAP<STRING, STRING>",
+    "bool": "BOOLEAN",
 }
 
 #: A staged record, derived from the staging contract's fields (names, order, meanings).
 STAGING_FIELDS: tuple[Field, ...] = tuple((f.name, STAGING_SPARK_TYPES[f.kind], f.meaning) for f in contract.FIELDS)
-#: What the changelog job reads: a staged record with the fields of format 2 (null in format-1 records).
+#: What the changelog job reads: a staged record with the fields of formats 2 and 3 (null in older records).
 STAGING_READ_FIELDS: tuple[Field, ...] = STAGING_FIELDS + tuple(
-    (f.name, STAGING_SPARK_TYPES[f.kind], f.meaning) for f in contract.VERSION_FIELDS)
+    (f.name, STAGING_SPARK_TYPES[f.kind], f.meaning) for f in contract.VERSION_FIELDS + contract.STREAM_FIELDS)
 
 #: One changelog row (one change). Names follow Spanner change-stream records (seed 000).
 CHANGELOG_FIELDS: tuple[Field, ...] = (
@@ -47,24 +48,35 @@ CHANGELOG_FIELDS: tuple[Field, ...] = (
     ("keys", "STRING", "primary key as a JSON object, in key order, typed JSON values"),
     ("key_columns", "ARRAY<STRING>", "primary key columns in key order"),
     ("mod_type", "STRING", "INSERT, UPDATE, DELETE, or UPSERT when the key may have existed unseen"),
-    ("new_values", "STRING", "the full row after the change (JSON object, typed JSON values)"),
-    ("old_values", "STRING", "UPDATE: previous values of the changed columns (of those in both rows); DELETE: the previous row; else {}"),
-    ("value_capture_type", "STRING", "OLD_AND_NEW_VALUES"),
+    ("new_values", "STRING", "the full row after the change (JSON object, typed JSON values); a hard DELETE: the key"),
+    ("old_values", "STRING", "UPDATE: previous values of the changed columns (of those in both rows); DELETE: the "
+     "previous row; else {}. Change streams: as the stream gave them (a DELETE: its non-key columns), null "
+     "where the stream's value_capture_type carries none (NEW_ROW, NEW_VALUES)"),
+    ("value_capture_type", "STRING", "what old_values hold: OLD_AND_NEW_VALUES for polled, history and snapshot "
+     "rows (computed from the key's previous row); a change stream's own type for its rows"),
     ("column_types", "STRING", "column -> Spanner type of this record's values as its read said (STRING, "
      "ARRAY<INT64>; older staging: SPANNER_TYPE such as STRING(MAX)), a JSON object (the changelog view shows it as a map)"),
     ("commit_timestamp", "STRING", "exact commit timestamp, RFC 3339 with nine fractional digits (sorts as text)"),
     ("commit_ts", "TIMESTAMP", "the commit timestamp as a Spark timestamp (microseconds)"),
     ("commit_date", "STRING", "UTC date of the commit, YYYY-MM-DD (partition column)"),
-    ("transaction_group", "STRING", "16 hex digits identifying the commit timestamp: rows of all tables sharing it, "
-                                     "which may be several transactions"),
-    ("record_sequence", "BIGINT", "order of the record within its transaction group, from 0"),
+    ("transaction_group", "STRING", "16 hex digits identifying the group: for polled rows the commit timestamp "
+                                     "(rows of all tables sharing it, which may be several transactions); for "
+                                     "change-stream rows the transaction (server_transaction_id)"),
+    ("record_sequence", "BIGINT", "order of the record within its transaction group, from 0 (change streams: "
+                                  "in the stream's record_sequence and mod order)"),
     ("number_of_records_in_group", "BIGINT", "records in the group when it was written"),
     ("read_timestamp", "STRING", "when the row was polled (RFC 3339)"),
-    ("read_method", "STRING", "cdc, backfill or reconcile"),
+    ("read_method", "STRING", "cdc, change_stream, backfill or reconcile"),
     ("shard", "STRING", "shard value of the poll loop"),
     ("watcher_id", "STRING", "the watcher that staged the change"),
     ("batch_id", "STRING", "the staging batch it came from"),
     ("run_version", "INT", "the job run that wrote it"),
+    ("server_transaction_id", "STRING", "change streams: Spanner's id of the transaction (null for other rows)"),
+    ("number_of_records_in_transaction", "BIGINT", "change streams: data change records the transaction wrote "
+                                                   "(a record holds one or more mods)"),
+    ("number_of_partitions_in_transaction", "BIGINT", "change streams: partitions holding the transaction's records"),
+    ("transaction_tag", "STRING", "change streams: the transaction's tag (\"\" when none)"),
+    ("is_system_transaction", "BOOLEAN", "change streams: Spanner itself ran the transaction (e.g. TTL)"),
 )
 
 #: The current state: the latest row per key (deleted keys kept, flagged).
@@ -85,6 +97,10 @@ STATE_FIELDS: tuple[Field, ...] = (
     ("version_seq", "BIGINT", "version sequence of the latest change at its commit timestamp (history tables; "
      "else null)"),
 )
+
+#: The changelog fields that only change-stream rows fill (their transaction, as the stream gave it).
+STREAM_CHANGELOG_COLUMNS = ("server_transaction_id", "number_of_records_in_transaction",
+                            "number_of_partitions_in_transaction", "transaction_tag", "is_system_transaction")
 
 #: Partition columns of the changelog table, outermost first.
 CHANGELOG_PARTITIONS = ("table_name", "commit_date")

@@ -3,7 +3,8 @@
 A batch file is ``<staging>/table=<T>/<batch_id>.jsonl`` (:mod:`watcher.staging.contract`).
 Files are listed with Hadoop's FileSystem API and read by Spark's text reader, so the
 job runs unchanged on a cluster. A file is *bad* when it is empty, when a line is not a
-valid staging record (a truncated or corrupt file), when it was written by a newer
+valid staging record (a truncated or corrupt file; a change-stream record without its
+identity), when it was written by a newer
 staging format, or when its ``seq`` numbers are not 0..n-1 (the contract's invariants).
 Bad files are moved whole into ``<warehouse>/_quarantine/table=<T>/`` with a
 ``.report.json`` next to each, naming the file and the reason; the rest of the input is
@@ -26,13 +27,15 @@ from ..staging.contract import (
     BATCH_NAME_PATTERN,
     READ_FORMAT,
     REQUIRED_FIELDS,
+    STREAM_FORMAT,
+    STREAM_REQUIRED_FIELDS,
     TIMESTAMP_PATTERN,
     VALUE_CAPTURE_TYPES,
     batch_name,
 )
 from . import records
 from .classify import INPUT_MOD_TYPES
-from .fs import FileEntry, HadoopFS
+from .files import FileEntry, FileStore
 from .session import temporary_conf
 from .tally import seq_ok
 
@@ -64,7 +67,7 @@ class BatchStats:
     max_commit: str | None = None
 
 
-def list_new_batches(fs: HadoopFS, processed: set[str]) -> list[FileEntry]:
+def list_new_batches(fs: FileStore, processed: set[str]) -> list[FileEntry]:
     """Batch files under the staging folder that are not in ``processed`` (by batch name)."""
     return fs.glob(BATCH_GLOB, keep=lambda uri: batch_name(uri) not in processed)
 
@@ -102,6 +105,9 @@ def read_batches(spark: Any, files: list[FileEntry], *, local: bool = False) -> 
     parsed = lines.select(F.from_json("value", read_schema()).alias("r"), F.input_file_name().alias("_file"))
     not_object = ~F.coalesce(F.col("r.values").startswith("{") & F.col("r.types").startswith("{"), F.lit(False))
     missing = functools.reduce(operator.or_, (F.col(f"r.{name}").isNull() for name in REQUIRED_FIELDS))
+    # A change-stream record without its identity could not be told from a repeat of it.
+    missing = missing | (F.coalesce(F.col("r.v") >= STREAM_FORMAT, F.lit(False)) & functools.reduce(
+        operator.or_, (F.col(f"r.{name}").isNull() for name in STREAM_REQUIRED_FIELDS)))
     bad = (F.col("r").isNull() | missing | (F.col("r.v") > READ_FORMAT) | not_object
            | ~F.coalesce(F.upper("r.mod_type").isin(*INPUT_MOD_TYPES), F.col("r.mod_type").isNull())
            | ~F.coalesce(F.col("r.value_capture_type").isin(*VALUE_CAPTURE_TYPES), F.col("r.value_capture_type").isNull())
@@ -145,7 +151,7 @@ def _bad_reason(entry: FileEntry, row: Mapping[str, Any] | None) -> str | None:
     return None
 
 
-def quarantine(staging: HadoopFS, warehouse: HadoopFS, files: list[FileEntry], bad: dict[str, str],
+def quarantine(staging: FileStore, warehouse: FileStore, files: list[FileEntry], bad: dict[str, str],
                now: dt.datetime) -> list[Quarantined]:
     """Move the bad files into ``<warehouse>/_quarantine`` with a report each."""
     moved = []

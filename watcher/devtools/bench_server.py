@@ -17,7 +17,7 @@ import signal
 import subprocess
 import sys
 import threading
-from typing import Any
+from typing import Any, Self
 
 from ..errors import ConfigurationError
 
@@ -47,7 +47,7 @@ class ServerProcess:
         assert self.process is not None
         return self.process.pid
 
-    def start(self) -> ServerProcess:
+    def start(self) -> Self:
         """Start the server; a port in use or a bad folder raises ConfigurationError with its message."""
         command = [sys.executable, "-m", "watcher", "local-spanner", "--host", self.host, "--port", str(self.port)]
         if self.data_dir:
@@ -103,7 +103,7 @@ class ServerProcess:
         except (OSError, AssertionError):
             return 0.0
 
-    def __enter__(self) -> ServerProcess:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .ddl.change_stream_options import SPECS
+from .proto_bundle import ProtoBundle
 from .types import SpannerType
 
 #: The one sequence kind Spanner offers.
@@ -81,12 +82,41 @@ class KeyPart:
 
 
 @dataclass(frozen=True)
+class CheckConstraint:
+    """``CONSTRAINT name CHECK (expr)``: a row is refused when ``expression`` is FALSE (NULL passes).
+
+    A CHECK declared without a name gets one when its statement is applied (``CK_...``).
+    """
+
+    name: str
+    expression: str
+
+
+@dataclass(frozen=True)
+class ForeignKey:
+    """``CONSTRAINT name FOREIGN KEY (columns) REFERENCES table (columns) [ON DELETE ...] [NOT ENFORCED]``.
+
+    A row whose referencing columns are all non-NULL must find a row of the referenced
+    table with the same values; the referenced columns' values are unique.
+    """
+
+    name: str
+    columns: tuple[str, ...]
+    referenced_table: str
+    referenced_columns: tuple[str, ...]
+    on_delete_cascade: bool = False
+    enforced: bool = True
+
+
+@dataclass(frozen=True)
 class Table:
     name: str
     columns: tuple[Column, ...]
     primary_key: tuple[KeyPart, ...]
     parent: str | None = None
     on_delete_cascade: bool = False
+    checks: tuple[CheckConstraint, ...] = ()
+    foreign_keys: tuple[ForeignKey, ...] = ()
 
     def column(self, name: str) -> Column | None:
         low = name.lower()
@@ -227,6 +257,7 @@ class Catalog:
     search_indexes: tuple[SearchIndex, ...] = ()
     sequences: tuple[Sequence, ...] = ()
     default_sequence_kind: str | None = None  # the database option; sequences without a kind use it
+    proto_bundle: ProtoBundle | None = None
     _by_name: dict[str, Table] = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
@@ -280,6 +311,21 @@ class Catalog:
     def indexes_of(self, table: str) -> tuple[Index, ...]:
         low = table.lower()
         return tuple(i for i in self.indexes if i.table.lower() == low)
+
+    def constraint(self, name: str) -> tuple[Table, CheckConstraint | ForeignKey] | None:
+        """The CHECK or FOREIGN KEY constraint called ``name`` and its table."""
+        low = name.lower()
+        for t in self.tables:
+            found: tuple[CheckConstraint | ForeignKey, ...] = (*t.checks, *t.foreign_keys)
+            for c in found:
+                if c.name.lower() == low:
+                    return t, c
+        return None
+
+    def foreign_keys_to(self, table: str) -> tuple[tuple[Table, ForeignKey], ...]:
+        """The foreign keys (with their referencing tables) that reference ``table``."""
+        low = table.lower()
+        return tuple((t, fk) for t in self.tables for fk in t.foreign_keys if fk.referenced_table.lower() == low)
 
     def children_of(self, table: str) -> tuple[Table, ...]:
         low = table.lower()

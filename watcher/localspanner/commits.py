@@ -11,7 +11,7 @@ import sqlite3
 from collections.abc import Sequence
 from contextlib import nullcontext
 
-from . import values, versions
+from . import constraint_storage, values, versions
 from .catalog import Catalog, Table
 from .change_streams import capture as change_capture
 from .mutations import apply_mutations
@@ -37,7 +37,7 @@ def write_commit(conn: sqlite3.Connection, catalog: Catalog, mutations: list[Mut
         set_statement_time(ts)  # DEFAULT (CURRENT_TIMESTAMP()) of inserted rows is the commit time
         try:
             with sequences.drawing(conn, catalog) if sequences is not None else nullcontext():
-                apply_mutations(conn, catalog, mutations, commit_nanos=ts)
+                apply_mutations(conn, catalog, mutations, commit_nanos=ts, rows_written=capture.rows_written)
         finally:
             set_statement_time(None)
         _fill_pending(conn, catalog, pending, ts)
@@ -52,7 +52,10 @@ def write_commit(conn: sqlite3.Connection, catalog: Catalog, mutations: list[Mut
         conn.execute("COMMIT")
     except sqlite3.IntegrityError as exc:
         deleted = {m.table.lower() for m in mutations if m.op == "delete"}
-        found = commit_interleaving_error(conn, catalog, deleted) if "FOREIGN KEY" in str(exc) else None
+        inserted = {m.table.lower() for m in mutations if m.op != "delete"}
+        found = None
+        if "FOREIGN KEY" in str(exc):
+            found = commit_interleaving_error(conn, catalog, deleted) or constraint_storage.violation(conn, catalog, inserted)
         raise found or integrity_error(exc, _first_child_table(catalog, mutations), catalog) from None
     return written
 

@@ -40,7 +40,7 @@ def json_item(t: SpannerType, stored: Any) -> Any:
     """The JSON item of a stored value of type ``t`` (see the module docstring)."""
     if stored is None:
         return None
-    code = t.code
+    code = t.storage_code
     if code == TypeCode.BYTES:
         raw = stored if isinstance(stored, bytes) else str(stored).encode()
         return base64.b64encode(raw).decode("ascii")
@@ -64,7 +64,7 @@ def from_json_item(t: SpannerType, item: Any) -> Any:
     """The stored value of a JSON item of type ``t``; ARRAY and STRUCT come back as lists."""
     if item is None:
         return None
-    code = t.code
+    code = t.storage_code
     if code == TypeCode.BYTES:
         return base64.b64decode(item)
     if code == TypeCode.BOOL:

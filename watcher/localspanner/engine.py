@@ -72,7 +72,7 @@ class DatabaseEngine(SchemaChanges):
         self.retention_period = retention.load(storage.writer, META_TABLE)
         self.default_leader = database_options.load(storage.writer, META_TABLE, "default_leader")
         self._commits_since_purge = 0
-        self.change_streams = ChangeStreamReads(storage, clock, self._visibility, lambda: self.catalog)
+        self.change_streams = ChangeStreamReads(storage, clock, self._visibility, lambda: self.catalog, database=name)
         # Reopened from disk: reads before the newest recorded commit must use its versions.
         self.latest_commit_nanos = versions.latest_commit(storage.writer, self.catalog)
         self.clock.advance_past(self.latest_commit_nanos)

@@ -39,8 +39,11 @@ class SchemaChanges:
     _visibility: threading.Lock
     sequences: Counters
 
-    def update_ddl(self, statements: list[str]) -> list[int]:
+    def update_ddl(self, statements: list[str], proto_descriptors: bytes | None = None) -> list[int]:
         """Apply schema statements in order; each one commits on its own. Returns commit timestamps.
+
+        ``proto_descriptors`` (a serialized FileDescriptorSet) is what CREATE / ALTER PROTO
+        BUNDLE statements among them take their types from.
 
         A failing first statement raises its error (nothing was applied); a later one raises
         :class:`~.errors.SchemaChangeStopped` carrying the completed statements' timestamps.
@@ -54,7 +57,7 @@ class SchemaChanges:
                     if retention.is_alter_database(statement):
                         stamps.append(self._set_options(statement))
                     else:
-                        stamps.append(self._apply_schema_statement(conn, statement))
+                        stamps.append(self._apply_schema_statement(conn, statement, proto_descriptors))
                 except SpannerError as exc:
                     if stamps:  # the statements before it stay applied, as on Spanner
                         raise errors.schema_change_stopped(exc, stamps) from exc
@@ -63,11 +66,11 @@ class SchemaChanges:
             self._writer.release(None)
         return stamps
 
-    def _apply_schema_statement(self, conn: Any, statement: str) -> int:
+    def _apply_schema_statement(self, conn: Any, statement: str, proto_descriptors: bytes | None = None) -> int:
         """Apply and commit one statement (the caller holds the writer); returns its commit timestamp."""
         # A change stream created here may be read from this timestamp on; no commit
         # can come between it and the schema change's own (the caller holds the writer).
-        new, _ = apply_statement(self.catalog, statement, created_nanos=self.clock.next())
+        new, _ = apply_statement(self.catalog, statement, created_nanos=self.clock.next(), proto_descriptors=proto_descriptors)
         if new is self.catalog:
             return self.clock.next()
 

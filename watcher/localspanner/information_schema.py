@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+from . import constraint_information
 from . import types as T
 from .catalog import Catalog, ChangeStream, Column, KeyPart, Table
 from .ddl import change_stream_options, sequence_options
@@ -60,14 +61,7 @@ VIEWS: dict[str, Table] = {
         _view("INDEX_COLUMNS", f"{_CATALOG_COLS}, INDEX_NAME STRING(MAX), INDEX_TYPE STRING(MAX), "
               "COLUMN_NAME STRING(MAX), ORDINAL_POSITION INT64, COLUMN_ORDERING STRING(MAX), "
               "IS_NULLABLE STRING(MAX), SPANNER_TYPE STRING(MAX)"),
-        _view("TABLE_CONSTRAINTS", "CONSTRAINT_CATALOG STRING(MAX), CONSTRAINT_SCHEMA STRING(MAX), "
-              f"CONSTRAINT_NAME STRING(MAX), {_CATALOG_COLS}, CONSTRAINT_TYPE STRING(MAX), "
-              "IS_DEFERRABLE STRING(MAX), INITIALLY_DEFERRED STRING(MAX), ENFORCED STRING(MAX)"),
-        _view("CHECK_CONSTRAINTS", "CONSTRAINT_CATALOG STRING(MAX), CONSTRAINT_SCHEMA STRING(MAX), "
-              "CONSTRAINT_NAME STRING(MAX), CHECK_CLAUSE STRING(MAX), SPANNER_STATE STRING(MAX)"),
-        _view("KEY_COLUMN_USAGE", "CONSTRAINT_CATALOG STRING(MAX), CONSTRAINT_SCHEMA STRING(MAX), "
-              f"CONSTRAINT_NAME STRING(MAX), {_CATALOG_COLS}, COLUMN_NAME STRING(MAX), ORDINAL_POSITION INT64, "
-              "POSITION_IN_UNIQUE_CONSTRAINT INT64"),
+        *(_view(name, columns) for name, columns in constraint_information.VIEW_COLUMNS.items()),
         _view("VIEWS", f"{_CATALOG_COLS}, VIEW_DEFINITION STRING(MAX), SECURITY_TYPE STRING(MAX)"),
         _view("CHANGE_STREAMS", f"{_STREAM_COLS}, ALL BOOL"),
         _view("CHANGE_STREAM_TABLES", f"{_STREAM_COLS}, {_CATALOG_COLS}, ALL_COLUMNS BOOL"),
@@ -98,14 +92,6 @@ def rows(catalog: Catalog) -> dict[str, list[tuple]]:
     return {name: list(producer(catalog)) for name, producer in _PRODUCERS.items()}
 
 
-def pk_constraint_name(table: str) -> str:
-    return f"PK_{table}"
-
-
-def not_null_constraint_name(table: str, column: str) -> str:
-    return f"CK_IS_NOT_NULL_{table}_{column}"
-
-
 # --- producers, one per view -----------------------------------------------------------------
 
 def _schemata(catalog: Catalog) -> Iterator[tuple]:
@@ -133,7 +119,7 @@ def _columns(catalog: Catalog) -> Iterator[tuple]:
         for pos, c in enumerate(t.columns, 1):
             stored = None if c.generated is None else _YES_NO[c.stored]
             default = None if c.identity is not None else c.default  # an identity column's DEFAULT is internal
-            yield ("", "", t.name, c.name, pos, default, None, _YES_NO[not c.not_null], str(c.type),
+            yield ("", "", t.name, c.name, pos, default, None, _YES_NO[not c.not_null], T.schema_type_text(c.type),
                    "ALWAYS" if c.is_generated else "NEVER", c.generated, stored, "COMMITTED")
     for v in catalog.views:  # a view's columns are listed too, every one nullable
         for pos, vc in enumerate(v.columns, 1):
@@ -172,37 +158,16 @@ def _key_rows(table: Table, index: str, kind: str, key: tuple[KeyPart, ...], sto
     for pos, part in enumerate(key, 1):
         c = _column(table, part.column)
         yield ("", "", table.name, index, kind, c.name, pos, "DESC" if part.descending else "ASC",
-               _YES_NO[not (c.not_null or null_filtered)], str(c.type))
+               _YES_NO[not (c.not_null or null_filtered)], T.schema_type_text(c.type))
     for name in storing:
         c = _column(table, name)
-        yield ("", "", table.name, index, kind, c.name, None, None, _YES_NO[not c.not_null], str(c.type))
+        yield ("", "", table.name, index, kind, c.name, None, None, _YES_NO[not c.not_null], T.schema_type_text(c.type))
 
 
 def _column(table: Table, name: str) -> Column:
     column = table.column(name)
     assert column is not None, f"{table.name}.{name} missing from the catalog"
     return column
-
-
-def _table_constraints(catalog: Catalog) -> Iterator[tuple]:
-    for t in catalog.tables:
-        yield ("", "", pk_constraint_name(t.name), "", "", t.name, "PRIMARY KEY", "NO", "NO", "YES")
-        for c in t.columns:
-            if c.not_null:
-                yield ("", "", not_null_constraint_name(t.name, c.name), "", "", t.name, "CHECK", "NO", "NO", "YES")
-
-
-def _check_constraints(catalog: Catalog) -> Iterator[tuple]:
-    for t in catalog.tables:
-        for c in t.columns:
-            if c.not_null:
-                yield ("", "", not_null_constraint_name(t.name, c.name), f"{c.name} IS NOT NULL", "COMMITTED")
-
-
-def _key_column_usage(catalog: Catalog) -> Iterator[tuple]:
-    for t in catalog.tables:
-        for pos, part in enumerate(t.primary_key, 1):
-            yield ("", "", pk_constraint_name(t.name), "", "", t.name, part.column, pos, None)
 
 
 def _watched_tables(catalog: Catalog, stream: ChangeStream) -> Iterator[tuple[Table, tuple[str, ...] | None]]:
@@ -267,9 +232,11 @@ _PRODUCERS: dict[str, Callable[[Catalog], Iterator[tuple]]] = {
     "COLUMN_OPTIONS": _column_options,
     "INDEXES": _indexes,
     "INDEX_COLUMNS": _index_columns,
-    "TABLE_CONSTRAINTS": _table_constraints,
-    "CHECK_CONSTRAINTS": _check_constraints,
-    "KEY_COLUMN_USAGE": _key_column_usage,
+    "TABLE_CONSTRAINTS": constraint_information.table_constraints,
+    "CHECK_CONSTRAINTS": constraint_information.check_constraints,
+    "REFERENTIAL_CONSTRAINTS": constraint_information.referential_constraints,
+    "KEY_COLUMN_USAGE": constraint_information.key_column_usage,
+    "CONSTRAINT_COLUMN_USAGE": constraint_information.constraint_column_usage,
     "VIEWS": _views,
     "CHANGE_STREAMS": _change_streams,
     "CHANGE_STREAM_TABLES": _change_stream_tables,

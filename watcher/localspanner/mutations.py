@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import groupby
@@ -42,6 +43,12 @@ class _RowShape:
     commit_ts_positions: tuple[int, ...]
 
 
+def _refusal(t: Any) -> Callable[..., errors.SpannerError]:
+    """How a mutation value the column cannot take is refused: a NUMERIC beyond precision 38 / scale 9
+    is INVALID_ARGUMENT; any other value not of the column's type is FAILED_PRECONDITION, as on Spanner."""
+    return errors.bad_value if str(t) == "NUMERIC" else errors.mutation_bad_value
+
+
 def _converter(table: Table, column: Column) -> Callable[[Any], Any]:
     t = column.type
     limit = t.length
@@ -50,7 +57,7 @@ def _converter(table: Table, column: Column) -> Callable[[Any], Any]:
         try:
             stored = values.wire_to_stored(t, wire)
         except values.ValueError_:
-            raise errors.bad_value(table.name, column.name, str(t), wire) from None
+            raise _refusal(t)(table.name, column.name, str(t), wire) from None
         if limit is not None and stored is not None and len(stored) > limit:
             raise errors.value_too_long(table.name, column.name, limit)
         return stored
@@ -117,8 +124,17 @@ def _key_of(shape: _RowShape, row: list[Any]) -> list[Any]:
     return [row[i] for i in shape.key_positions]
 
 
-def apply_mutations(conn: sqlite3.Connection, catalog: Catalog, mutations: Sequence[Mutation], *, commit_nanos: int) -> int:
-    """Apply ``mutations`` in order inside the caller's SQLite transaction; returns the count of mutated rows/keys."""
+#: Writes that change exactly the rows they name (a replace deletes first, and a delete may cascade).
+_ROW_WRITES = frozenset({"insert", "update", "insert_or_update"})
+#: Wraps a write of the rows with the given keys of a table (the row-version capture's bulk copy of their images).
+RowsWritten = Callable[[Table, list[list[Any]]], AbstractContextManager[None]]
+
+
+def apply_mutations(conn: sqlite3.Connection, catalog: Catalog, mutations: Sequence[Mutation], *, commit_nanos: int,
+                    rows_written: RowsWritten | None = None) -> int:
+    """Apply ``mutations`` in order inside the caller's SQLite transaction; returns the count of mutated rows/keys.
+
+    ``rows_written`` wraps each batch of inserts and updates, given the keys it writes."""
     commit_stored = values.nanos_to_stored(commit_nanos)
     count = 0
     for (op, _table, columns), group in groupby(mutations, key=lambda m: (m.op, m.table.lower(), m.columns)):
@@ -132,7 +148,12 @@ def apply_mutations(conn: sqlite3.Connection, catalog: Catalog, mutations: Seque
         shape = _shape(catalog, batch[0].table, tuple(columns), op)
         rows = _convert_rows(shape, [r for m in batch for r in m.rows], commit_nanos, commit_stored)
         count += len(rows)
-        _WRITERS[op](conn, catalog, shape, rows)
+        # A key column left out (its DEFAULT draws a sequence value) is only known after the write: triggers then.
+        if rows_written is not None and op in _ROW_WRITES and len(shape.key_positions) == len(shape.table.key_names):
+            with rows_written(shape.table, [_key_of(shape, r) for r in rows]):
+                _WRITERS[op](conn, catalog, shape, rows)
+        else:
+            _WRITERS[op](conn, catalog, shape, rows)
     return count
 
 

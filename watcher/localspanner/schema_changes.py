@@ -12,7 +12,7 @@ import dataclasses
 import sqlite3
 from collections.abc import Callable
 
-from . import database_options, errors, versions
+from . import constraint_storage, database_options, errors, versions
 from .catalog import Catalog
 from .change_streams import records as change_records
 from .ddl.printer import print_catalog
@@ -25,8 +25,9 @@ from .storage import META_TABLE, Storage
 def load_catalog(storage: Storage) -> Catalog:
     """The catalog saved in ``storage`` (empty for a new database), with its INFORMATION_SCHEMA refreshed."""
     statements = storage.load_ddl()
+    descriptors = storage.load_proto_descriptors()
     start = Catalog(default_sequence_kind=database_options.load(storage.writer, META_TABLE, "default_sequence_kind"))
-    catalog, _ = apply_statements(start, statements) if statements else (start, [])
+    catalog, _ = apply_statements(start, statements, proto_descriptors=descriptors) if statements else (start, [])
     if catalog.change_streams:
         created = storage.load_change_stream_times()
         streams = tuple(dataclasses.replace(s, created_nanos=created.get(s.name, 0)) for s in catalog.change_streams)
@@ -59,8 +60,9 @@ def write_schema_change(storage: Storage, old: Catalog, new: Catalog, statement:
         change_records.ensure_table(conn)
         for gone in {s.name.lower() for s in old.change_streams} - {s.name.lower() for s in new.change_streams}:
             change_records.drop_stream(conn, gone)
-        _check_foreign_keys(conn, statement)
+        _check_foreign_keys(conn, new, statement)
         storage.save_ddl(conn, print_catalog(new))
+        storage.save_proto_descriptors(conn, new.proto_bundle.descriptors if new.proto_bundle is not None else b"")
         storage.save_change_stream_times(conn, {s.name: s.created_nanos for s in new.change_streams})
         storage.refresh_information_schema(conn, new)
         return commit()
@@ -78,15 +80,19 @@ def write_schema_change(storage: Storage, old: Catalog, new: Catalog, statement:
         conn.execute("PRAGMA foreign_keys=ON")
 
 
-def _check_foreign_keys(conn: sqlite3.Connection, statement: str) -> None:
+def _check_foreign_keys(conn: sqlite3.Connection, catalog: Catalog, statement: str) -> None:
+    """Existing rows must satisfy interleaving and every enforced foreign key (a new one included)."""
     bad = conn.execute("PRAGMA foreign_key_check").fetchone()
     if bad:
-        raise errors.ddl_orphan_rows(statement, bad[0], bad[2])
+        raise constraint_storage.validation_error(conn, catalog, statement) or errors.ddl_orphan_rows(statement, bad[0], bad[2])
 
 
 def _ddl_data_problem(statement: str, exc: sqlite3.IntegrityError) -> errors.SpannerError:
     # A rebuild copies rows into a temporary table: name the user's table, not the copy.
     text = user_facing(str(exc))
+    failed_check = constraint_storage.check_failure(exc)
+    if failed_check is not None:
+        return errors.check_validation_failed(statement, *failed_check)
     if text.startswith("NOT NULL"):
         return errors.ddl_existing_nulls(statement, text.split(": ", 1)[-1])
     if text.startswith("UNIQUE"):

@@ -24,6 +24,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
+from . import constraint_storage
 from .catalog import Catalog, Column, Index, Table
 from .sql import translate_default_expression, translate_expression
 from .sqlite_names import KEY_INDEX_PREFIX, REBUILD_PREFIX, UNIQUE_NULLS_PREFIX, has_nullable_key, quote
@@ -68,6 +69,7 @@ def create_table_sql(table: Table, catalog: Catalog, name: str | None = None, tr
         pk = ", ".join(quote(p.column) for p in parent.primary_key)
         action = "CASCADE" if table.on_delete_cascade else "NO ACTION"
         cols.append(f"FOREIGN KEY ({pk}) REFERENCES {quote(parent.name)} ({pk}) ON DELETE {action} DEFERRABLE INITIALLY DEFERRED")
+    cols.extend(constraint_storage.table_constraints_sql(table, catalog, translate or translate_expression))
     return f"CREATE TABLE {quote(name or table.name)} ({', '.join(cols)}){without_rowid}"
 
 
@@ -123,6 +125,8 @@ def _addable_in_place(old: Table, new: Table) -> list[Column] | None:
     """The columns to ADD when ``new`` only appends plain nullable columns to ``old``, else None."""
     if new.primary_key != old.primary_key or new.parent != old.parent or new.on_delete_cascade != old.on_delete_cascade:
         return None
+    if _constraint_shape(old) != _constraint_shape(new):
+        return None
     if len(new.columns) < len(old.columns):
         return None
     for o, n in zip(old.columns, new.columns, strict=False):  # new columns may follow
@@ -141,7 +145,15 @@ def _storage_shape(t: Table) -> tuple:
         t.primary_key,
         t.parent,
         t.on_delete_cascade,
+        _constraint_shape(t),
     )
+
+
+def _constraint_shape(t: Table) -> tuple:
+    """What of a table's constraints SQLite holds: CHECKs and enforced foreign keys (not whether a name was generated)."""
+    fks = tuple((f.name, f.columns, f.referenced_table.lower(), f.referenced_columns, f.on_delete_cascade)
+                for f in t.foreign_keys if f.enforced)
+    return tuple((c.name, c.expression) for c in t.checks), fks
 
 
 def sync_schema(conn: sqlite3.Connection, old: Catalog, new: Catalog, translate: ExpressionTranslator | None = None) -> None:
@@ -178,6 +190,19 @@ def sync_schema(conn: sqlite3.Connection, old: Catalog, new: Catalog, translate:
             companion = unique_nulls_index_sql(idx)
             if companion is not None:
                 conn.execute(companion)
+    _sync_referenced_indexes(conn, old, new, rebuilt_names)
+
+
+def _sync_referenced_indexes(conn: sqlite3.Connection, old: Catalog, new: Catalog, rebuilt: set[str]) -> None:
+    """Foreign keys' unique indexes on referenced columns: dropped with their key, (re)made with it or its table."""
+    before, after = constraint_storage.referenced_indexes(old), constraint_storage.referenced_indexes(new)
+    for name, idx in before.items():
+        if after.get(name) != idx:
+            conn.execute(f"DROP INDEX IF EXISTS {quote(idx.name)}")
+    for name, idx in after.items():
+        if before.get(name) != idx or idx.table.lower() in rebuilt:
+            conn.execute(f"DROP INDEX IF EXISTS {quote(idx.name)}")
+            conn.execute(create_index_sql(idx))
 
 
 def _rebuild(conn: sqlite3.Connection, old: Table, new: Table, catalog: Catalog, translate: ExpressionTranslator | None) -> None:

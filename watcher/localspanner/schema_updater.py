@@ -9,13 +9,13 @@ GetDatabaseDdl show ``Singers`` even when a statement wrote ``singers``.
 Rules checked (each failure names the table, column or index): names are
 ``[A-Za-z][A-Za-z0-9_]*`` of at most 128 characters and unique (tables and indexes
 share one case-insensitive namespace); referenced tables, columns and indexes exist;
-key columns exist, are unique and are not ARRAY or JSON; ``allow_commit_timestamp``
+key columns exist, are unique and are not ARRAY, JSON or PROTO (ENUM may be); ``allow_commit_timestamp``
 only on TIMESTAMP; generated columns may only name columns of their table (a
 best-effort look at the identifiers in the expression) and DEFAULT none; an
 interleaved table starts its key with its parent's key (same names, types, order and
 nullability); tables with indexes or interleaved children cannot be dropped; key
 columns and indexed columns cannot be dropped; STORING columns exist and are not key
-columns; ALTER COLUMN changes only lengths, STRING<->BYTES and NOT NULL (not on key
+columns; ALTER COLUMN changes only lengths, STRING<->BYTES, PROTO<->BYTES, ENUM<->INT64 and NOT NULL (not on key
 columns). Data-dependent checks (e.g. NOT NULL added to a column holding NULLs) are
 the storage layer's.
 
@@ -34,7 +34,7 @@ import dataclasses
 import re
 from collections.abc import Callable, Iterable
 
-from . import change_stream_rules, errors, search_index_rules, sequence_rules, view_rules
+from . import change_stream_rules, constraint_rules, errors, proto_rules, search_index_rules, sequence_rules, view_rules
 from .catalog import Catalog, ChangeStream, Column, Index, KeyPart, Table
 from .ddl import nodes
 from .ddl.expressions import referenced_names
@@ -48,12 +48,13 @@ MAX_KEY_COLUMNS = 16
 MAX_INTERLEAVE_DEPTH = 7
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
-_NOT_KEYABLE = frozenset({TypeCode.ARRAY, TypeCode.JSON, TypeCode.STRUCT, TypeCode.TOKENLIST})
+_NOT_KEYABLE = frozenset({TypeCode.ARRAY, TypeCode.JSON, TypeCode.STRUCT, TypeCode.TOKENLIST, TypeCode.PROTO})
 # Type codes an ALTER COLUMN may switch between (besides keeping the code).
-_CONVERTIBLE = {frozenset({TypeCode.STRING, TypeCode.BYTES})}
+_CONVERTIBLE = {frozenset({TypeCode.STRING, TypeCode.BYTES}), frozenset({TypeCode.PROTO, TypeCode.BYTES}),
+                frozenset({TypeCode.ENUM, TypeCode.INT64})}
 
 
-def apply_ddl(catalog: Catalog, node: nodes.Node, *, created_nanos: int = 0) -> Catalog:
+def apply_ddl(catalog: Catalog, node: nodes.Node, *, created_nanos: int = 0, proto_descriptors: bytes | None = None) -> Catalog:
     """Apply one statement node to ``catalog`` and return the new catalog.
 
     >>> from watcher.localspanner.ddl.parser import parse_ddl
@@ -64,24 +65,27 @@ def apply_ddl(catalog: Catalog, node: nodes.Node, *, created_nanos: int = 0) -> 
         SpannerError: the statement breaks a schema rule (FAILED_PRECONDITION) or names
             something that does not exist (NOT_FOUND); the message names the statement.
     """
-    return _apply(catalog, node, print_statement(node), created_nanos)
+    return _apply(catalog, node, print_statement(node), created_nanos, proto_descriptors)
 
 
-def apply_statement(catalog: Catalog, statement: str, *, created_nanos: int = 0) -> tuple[Catalog, nodes.Node]:
+def apply_statement(catalog: Catalog, statement: str, *, created_nanos: int = 0,
+                    proto_descriptors: bytes | None = None) -> tuple[Catalog, nodes.Node]:
     """Parse and apply one statement; errors quote ``statement`` as the user wrote it.
 
     ``created_nanos`` is the commit timestamp the change will get: a change stream created
-    by the statement keeps it.
+    by the statement keeps it. ``proto_descriptors`` (a serialized FileDescriptorSet) came
+    with the request; CREATE and ALTER PROTO BUNDLE take their types' descriptors from it.
 
     >>> cat, node = apply_statement(Catalog(), "CREATE TABLE T (K INT64) PRIMARY KEY (K)")
     >>> type(node).__name__, cat.version
     ('CreateTable', 1)
     """
     node = parse_ddl(statement)
-    return _apply(catalog, node, statement, created_nanos), node
+    return _apply(catalog, node, statement, created_nanos, proto_descriptors), node
 
 
-def apply_statements(catalog: Catalog, statements: Iterable[str], *, created_nanos: int = 0) -> tuple[Catalog, list[nodes.Node]]:
+def apply_statements(catalog: Catalog, statements: Iterable[str], *, created_nanos: int = 0,
+                     proto_descriptors: bytes | None = None) -> tuple[Catalog, list[nodes.Node]]:
     """Parse and apply ``statements`` in order; return the final catalog and the parsed nodes.
 
     Raises on the first bad statement; the caller decides what the earlier ones mean.
@@ -92,19 +96,20 @@ def apply_statements(catalog: Catalog, statements: Iterable[str], *, created_nan
     """
     applied: list[nodes.Node] = []
     for statement in statements:
-        catalog, node = apply_statement(catalog, statement, created_nanos=created_nanos)
+        catalog, node = apply_statement(catalog, statement, created_nanos=created_nanos, proto_descriptors=proto_descriptors)
         applied.append(node)
     return catalog, applied
 
 
-def _apply(catalog: Catalog, node: nodes.Node, statement: str, created_nanos: int = 0) -> Catalog:
-    ctx = _Context(catalog, statement, created_nanos)
-    result = _HANDLERS[type(node)](ctx, node)
+def _apply(catalog: Catalog, node: nodes.Node, statement: str, created_nanos: int = 0,
+           proto_descriptors: bytes | None = None) -> Catalog:
+    ctx = _Context(catalog, statement, created_nanos, proto_descriptors)
+    result = _HANDLERS[type(node)](ctx, proto_rules.resolve_node(ctx, node))
     if result is None:
         return catalog
     if isinstance(result, list):  # a change stream statement: tables and indexes stay
-        return dataclasses.replace(catalog, change_streams=tuple(result), version=catalog.version + 1)
-    if isinstance(result, Catalog):  # a view statement: builds its catalog itself
+        return dataclasses.replace(catalog, version=catalog.version + 1, change_streams=tuple(result))
+    if isinstance(result, Catalog):  # a view or proto bundle statement: builds its catalog itself
         return result
     tables, indexes = result
     new = dataclasses.replace(catalog, tables=tuple(tables), indexes=tuple(indexes), version=catalog.version + 1)
@@ -114,10 +119,12 @@ def _apply(catalog: Catalog, node: nodes.Node, statement: str, created_nanos: in
 class _Context:
     """The catalog a statement applies to, plus error helpers that name the statement."""
 
-    def __init__(self, catalog: Catalog, statement: str, created_nanos: int = 0) -> None:
+    def __init__(self, catalog: Catalog, statement: str, created_nanos: int = 0,
+                 proto_descriptors: bytes | None = None) -> None:
         self.catalog = catalog
         self.statement = statement
         self.created_nanos = created_nanos
+        self.proto_descriptors = proto_descriptors
 
     def invalid(self, detail: str) -> errors.SpannerError:
         return errors.ddl_invalid(self.statement, detail)
@@ -149,7 +156,8 @@ class _Context:
                     else "change stream" if self.catalog.change_stream(name)
                     else "view" if self.catalog.view(name)
                     else "search index" if self.catalog.search_index(name)
-                    else "sequence" if self.catalog.sequence(name) else None)
+                    else "sequence" if self.catalog.sequence(name)
+                    else "constraint" if self.catalog.constraint(name) else None)
         if existing is not None:
             raise self.wrap(errors.duplicate_name(existing, name))
 
@@ -236,6 +244,7 @@ def _create_table(ctx: _Context, node: nodes.CreateTable) -> _Result:
         _check_interleave(ctx, node.name, key, table, parent)
         parent_name = parent.name
     table = Table(node.name, tuple(columns), key, parent_name, node.on_delete_cascade and parent_name is not None)
+    table = constraint_rules.resolve(ctx, table, (*node.checks, *node.foreign_keys))
     return [*ctx.catalog.tables, table], list(ctx.catalog.indexes)
 
 
@@ -272,6 +281,7 @@ def _drop_table(ctx: _Context, node: nodes.DropTable) -> _Result:
     change_stream_rules.check_drop_table(ctx.catalog, ctx.statement, table)
     search_index_rules.check_drop_table(ctx, table)
     view_rules.check_no_dependents(ctx.catalog, ctx.statement, "TABLE", table.name)
+    constraint_rules.check_drop_table(ctx, table)
     children = ctx.catalog.children_of(table.name)
     if children:
         raise ctx.invalid(errors.drop_table_with_children(table.name, children[0].name))
@@ -348,6 +358,7 @@ def _drop_column(ctx: _Context, node: nodes.AlterTableDropColumn) -> _Result:
         raise ctx.invalid(errors.drop_key_column(f"{table.name}.{column.name}"))
     change_stream_rules.check_drop_column(ctx.catalog, ctx.statement, table, column.name)
     search_index_rules.check_drop_column(ctx, table, column.name)
+    constraint_rules.check_drop_column(ctx, table, column.name)
     for index in ctx.catalog.indexes_of(table.name):
         if column.name in index.storing or any(p.column == column.name for p in index.key):
             raise ctx.invalid(errors.drop_column_used_by_index(f"{table.name}.{column.name}", index.name))
@@ -386,6 +397,7 @@ def _alter_column_type(ctx: _Context, node: nodes.AlterColumnType) -> _Result:
         raise ctx.invalid(errors.column_type_change(where, column.type, node.type))
     if column.name in table.key_names and (str(column.type) != str(node.type) or column.not_null != node.not_null):
         raise ctx.invalid(errors.key_column_change(where))
+    constraint_rules.check_alter_column(ctx, table, column.name, not column.type.same_kind(node.type))
     allow = column.allow_commit_timestamp if node.allow_commit_timestamp is None else node.allow_commit_timestamp
     new = dataclasses.replace(column, type=node.type, not_null=node.not_null, default=node.default, allow_commit_timestamp=allow)
     _check_column(ctx, table.name, new, table.columns)
@@ -419,6 +431,8 @@ _HANDLERS: dict[type, Callable[..., _Result]] = {
     nodes.CreateIndex: _create_index,
     nodes.AlterTableAddColumn: _add_column,
     nodes.AlterTableDropColumn: _drop_column,
+    nodes.AlterTableAddConstraint: constraint_rules.add,
+    nodes.AlterTableDropConstraint: constraint_rules.drop,
     nodes.AlterColumnSetOptions: _set_options,
     nodes.AlterColumnSetDefault: _set_default,
     nodes.AlterColumnType: _alter_column_type,
@@ -436,4 +450,7 @@ _HANDLERS: dict[type, Callable[..., _Result]] = {
     nodes.CreateSequence: sequence_rules.create,
     nodes.AlterSequence: sequence_rules.alter,
     nodes.DropSequence: sequence_rules.drop,
+    nodes.CreateProtoBundle: proto_rules.create,
+    nodes.AlterProtoBundle: proto_rules.alter,
+    nodes.DropProtoBundle: proto_rules.drop,
 }

@@ -206,7 +206,8 @@ class LocalSpannerService:
 
     # --- databases (DatabaseAdmin) ---------------------------------------------------------------------------
 
-    def create_database(self, instance: str, create_statement: str, extra_statements: Iterable[str] = ()) -> DatabaseInfo:
+    def create_database(self, instance: str, create_statement: str, extra_statements: Iterable[str] = (), *,
+                        proto_descriptors: bytes | None = None) -> DatabaseInfo:
         m = _CREATE_DATABASE.match(create_statement)
         if not m:
             raise errors.create_database_syntax(create_statement)
@@ -225,7 +226,7 @@ class LocalSpannerService:
                     os.remove(path + suffix)  # left over from a database dropped while the server was down
             engine = self._new_engine(name, path)
             try:
-                engine.update_ddl(list(extra_statements))
+                engine.update_ddl(list(extra_statements), proto_descriptors)
             except BaseException:
                 engine.close()
                 for suffix in ("", "-wal", "-shm"):
@@ -276,11 +277,16 @@ class LocalSpannerService:
             raise errors.database_not_found(database)
         return engine
 
-    def update_ddl(self, database: str, statements: list[str]) -> list[int]:
-        return self.engine(database).update_ddl(list(statements))
+    def update_ddl(self, database: str, statements: list[str], proto_descriptors: bytes | None = None) -> list[int]:
+        return self.engine(database).update_ddl(list(statements), proto_descriptors)
 
     def get_ddl(self, database: str) -> list[str]:
         return self.engine(database).ddl()
+
+    def proto_descriptors(self, database: str) -> bytes:
+        """The FileDescriptorSet of the database's proto bundle (empty without one)."""
+        bundle = self.engine(database).catalog.proto_bundle
+        return bundle.descriptors if bundle is not None else b""
 
     def database_options(self, database: str) -> dict[str, str | None]:
         """The options ALTER DATABASE set (None: not set, the default applies)."""

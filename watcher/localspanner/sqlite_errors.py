@@ -14,8 +14,9 @@ from __future__ import annotations
 import re
 import sqlite3
 
-from . import errors
+from . import constraint_storage, errors
 from .catalog import Catalog, Table
+from .constraint_information import unique_constraint_name
 from .errors import SpannerError
 from .sqlite_names import KEY_INDEX_PREFIX, quote, user_facing
 
@@ -27,6 +28,9 @@ def integrity_error(exc: sqlite3.Error, table: Table | None, catalog: Catalog, k
     """The Spanner error for a constraint failure while writing ``table`` (row ``key`` when known)."""
     text = user_facing(str(exc))
     name = table.name if table is not None else "?"
+    failed_check = constraint_storage.check_failure(exc)
+    if failed_check is not None:
+        return errors.check_violated(*failed_check)
     m = _NOT_NULL.match(text)
     if m:
         t = catalog.table(m.group("table"))
@@ -45,6 +49,9 @@ def integrity_error(exc: sqlite3.Error, table: Table | None, catalog: Catalog, k
         for idx in catalog.indexes_of(t.name if t else name):
             if idx.unique and [p.column.lower() for p in idx.key] == names:
                 return errors.unique_index_violation(idx.name, key)
+        for _, fk in catalog.foreign_keys_to(t.name if t else name):
+            if [c.lower() for c in fk.referenced_columns] == names:  # the foreign key's backing unique index
+                return errors.unique_index_violation(unique_constraint_name(catalog, fk), key)
         return errors.row_already_exists(t.name if t else name, key if key is not None else "(key)")
     if "FOREIGN KEY" in text:
         if table is not None and table.parent is not None and inserting:

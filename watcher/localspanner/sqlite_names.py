@@ -19,6 +19,8 @@ from .catalog import Table
 KEY_INDEX_PREFIX = "_ls_pk_"
 #: Name prefix of the companion index that makes NULLs collide in a UNIQUE index.
 UNIQUE_NULLS_PREFIX = "_ls_nulls_"
+#: Name prefix of the unique index on a foreign key's referenced columns (SQLite needs one).
+FK_INDEX_PREFIX = "_ls_fk_"
 #: Name prefix of the temporary copy a table rebuild writes into (kept out of user-facing messages).
 REBUILD_PREFIX = "_ls_rebuild_"
 

@@ -15,10 +15,12 @@ Example:
 
 from __future__ import annotations
 
+import base64
 import json
 import sqlite3
 import threading
 
+from . import constraint_storage
 from . import information_schema as info
 from .catalog import Catalog
 from .sql import register_functions
@@ -40,7 +42,7 @@ class Storage:
         self.path = path
         self._lock = threading.Lock()
         self._idle: list[sqlite3.Connection] = []
-        self._all: list[sqlite3.Connection] = []
+        self._closed = False
         self.writer = self._connect()
         self.writer.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT_PAGES}")
         # The row-version capture keeps each transaction's pending images in TEMP tables (versions.py).
@@ -56,8 +58,7 @@ class Storage:
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA cache_size=-65536")
         register_functions(conn)
-        with self._lock:
-            self._all.append(conn)
+        constraint_storage.register(conn)
         return conn
 
     def reader(self) -> sqlite3.Connection:
@@ -73,7 +74,10 @@ class Storage:
             except sqlite3.Error:
                 pass
         with self._lock:
-            self._idle.append(conn)
+            if not self._closed:
+                self._idle.append(conn)
+                return
+        conn.close()  # the storage closed while this reader was out: it is the last user
 
     def load_ddl(self) -> list[str]:
         row = self.writer.execute(f"SELECT value FROM {META_TABLE} WHERE key = 'ddl'").fetchone()
@@ -81,6 +85,15 @@ class Storage:
 
     def save_ddl(self, conn: sqlite3.Connection, statements: list[str]) -> None:
         conn.execute(f"INSERT OR REPLACE INTO {META_TABLE} VALUES ('ddl', ?)", (json.dumps(statements),))
+
+    def load_proto_descriptors(self) -> bytes:
+        """The FileDescriptorSet of the proto bundle (the DDL names its types; this holds their descriptors)."""
+        row = self.writer.execute(f"SELECT value FROM {META_TABLE} WHERE key = 'proto_descriptors'").fetchone()
+        return base64.b64decode(row[0]) if row else b""
+
+    def save_proto_descriptors(self, conn: sqlite3.Connection, descriptors: bytes) -> None:
+        conn.execute(f"INSERT OR REPLACE INTO {META_TABLE} VALUES ('proto_descriptors', ?)",
+                     (base64.b64encode(descriptors).decode("ascii"),))
 
     def load_change_stream_times(self) -> dict[str, int]:
         """Creation commit timestamps of change streams by name (DDL text does not carry them)."""
@@ -104,8 +117,16 @@ class Storage:
                 conn.executemany(f"INSERT INTO {name} VALUES ({marks})", rows)
 
     def close(self) -> None:
+        """Close the writer and the idle readers; readers still in use close when released.
+
+        A reader may be in the middle of a statement on another thread (an open change
+        stream query while its database is dropped): closing its connection under it can
+        crash the process, so it is left to :meth:`release`.
+        """
         with self._lock:
-            conns, self._all, self._idle = self._all, [], []
+            self._closed = True
+            conns = [self.writer, *self._idle]
+            self._idle = []
         for c in conns:
             try:
                 c.close()

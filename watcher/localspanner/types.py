@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import errors
 
@@ -35,6 +35,8 @@ class TypeCode(enum.IntEnum):
     #: Full-text search tokens: a DDL-only type (generated HIDDEN columns of search indexes).
     #: It has no wire code; a query that reads such a column is refused.
     TOKENLIST = 1000
+    PROTO = 13
+    ENUM = 14
 
 
 @dataclass(frozen=True)
@@ -42,15 +44,25 @@ class SpannerType:
     """A Spanner type. ``length`` is the declared STRING/BYTES length (None means MAX).
 
     ``length`` matters for column definitions only; two types are *compatible* when
-    their codes (and element/field types) match, see :meth:`same_kind`.
+    their codes (and element/field types) match, see :meth:`same_kind`. PROTO and ENUM
+    types name their message or enum in ``proto_fqn`` (``examples.music.SingerInfo``);
+    their values are stored as BYTES and INT64 (:attr:`storage_code`).
     """
 
     code: TypeCode
     element: SpannerType | None = None
     fields: tuple[tuple[str, SpannerType], ...] = ()
     length: int | None = None
+    proto_fqn: str = field(default="", repr=False)
+
+    @property
+    def storage_code(self) -> TypeCode:
+        """The code whose stored and wire forms this type's values share (PROTO: BYTES, ENUM: INT64)."""
+        return _STORED_AS.get(self.code, self.code)
 
     def __str__(self) -> str:
+        if self.proto_fqn:  # DDL names a proto type by its full name alone
+            return self.proto_fqn if "." in self.proto_fqn else f"`{self.proto_fqn}`"
         if self.code == TypeCode.ARRAY:
             assert self.element is not None
             return f"ARRAY<{self.element}>"
@@ -67,7 +79,7 @@ class SpannerType:
 
     def same_kind(self, other: SpannerType) -> bool:
         """True when values of ``other`` can be stored as this type without conversion."""
-        if self.code != other.code:
+        if self.code != other.code or self.proto_fqn != other.proto_fqn:
             return False
         if self.code == TypeCode.ARRAY:
             assert self.element is not None and other.element is not None
@@ -84,6 +96,8 @@ class SpannerType:
             return SpannerType(TypeCode.ARRAY, element=self.element.without_length())
         return SpannerType(self.code, fields=self.fields) if self.length is not None else self
 
+
+_STORED_AS = {TypeCode.PROTO: TypeCode.BYTES, TypeCode.ENUM: TypeCode.INT64}
 
 BOOL = SpannerType(TypeCode.BOOL)
 INT64 = SpannerType(TypeCode.INT64)
@@ -107,6 +121,30 @@ def array_of(element: SpannerType) -> SpannerType:
     return SpannerType(TypeCode.ARRAY, element=element)
 
 
+def proto_of(fqn: str) -> SpannerType:
+    """A proto message type; DDL cannot tell a message from an enum, the catalog's bundle does."""
+    return SpannerType(TypeCode.PROTO, proto_fqn=fqn)
+
+
+def enum_of(fqn: str) -> SpannerType:
+    return SpannerType(TypeCode.ENUM, proto_fqn=fqn)
+
+
+def schema_type_text(t: SpannerType) -> str:
+    """The type as INFORMATION_SCHEMA.COLUMNS.SPANNER_TYPE shows it: ``PROTO<fqn>``, ``ARRAY<ENUM<fqn>>``.
+
+    >>> schema_type_text(array_of(enum_of("a.Genre"))), schema_type_text(STRING)
+    ('ARRAY<ENUM<a.Genre>>', 'STRING(MAX)')
+    >>> parse_type("ARRAY<ENUM<a.Genre>>") == array_of(enum_of("a.Genre"))
+    True
+    """
+    if t.proto_fqn:
+        return f"{t.code.name}<{t.proto_fqn}>"
+    if t.element is not None:
+        return f"ARRAY<{schema_type_text(t.element)}>"
+    return str(t)
+
+
 def struct_of(*fields: tuple[str, SpannerType]) -> SpannerType:
     return SpannerType(TypeCode.STRUCT, fields=tuple(fields))
 
@@ -115,8 +153,10 @@ def struct_of(*fields: tuple[str, SpannerType]) -> SpannerType:
 MAX_STRING_LENGTH = 2_621_440
 MAX_BYTES_LENGTH = 10_485_760
 
-_SCALAR_NAMES = {c.name: c for c in TypeCode if c not in (TypeCode.ARRAY, TypeCode.STRUCT)}
-_TOKEN = re.compile(r"\s*(?:(?P<word>[A-Za-z_][A-Za-z0-9_]*)|(?P<num>\d+)|(?P<sym>[<>(),]))")
+_SCALAR_NAMES = {c.name: c for c in TypeCode if c not in (TypeCode.ARRAY, TypeCode.STRUCT, TypeCode.PROTO, TypeCode.ENUM)}
+# A dotted or back-quoted name is a proto message or enum type (``examples.music.SingerInfo``).
+_TOKEN = re.compile(r"\s*(?:(?P<proto>`[^`]+`|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)"
+                    r"|(?P<word>[A-Za-z_][A-Za-z0-9_]*)|(?P<num>\d+)|(?P<sym>[<>(),]))")
 
 
 def parse_type(text: str) -> SpannerType:
@@ -150,6 +190,14 @@ def _parse(tokens: list[str], pos: int, text: str) -> tuple[int, SpannerType]:
         raise errors.incomplete_type(text)
     name = tokens[pos].upper()
     pos += 1
+    if "." in name or name.startswith("`"):
+        return pos, proto_of(tokens[pos - 1].strip("`"))
+    if name in ("PROTO", "ENUM") and pos < len(tokens) and tokens[pos] == "<":  # INFORMATION_SCHEMA's spelling
+        if pos + 1 >= len(tokens):
+            raise errors.incomplete_type(text)
+        fqn = tokens[pos + 1].strip("`")
+        pos = _expect(tokens, pos + 2, ">", text)
+        return pos, SpannerType(TypeCode[name], proto_fqn=fqn)
     if name == "ARRAY":
         pos = _expect(tokens, pos, "<", text)
         pos, element = _parse(tokens, pos, text)

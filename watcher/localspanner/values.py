@@ -201,7 +201,7 @@ def wire_to_stored(t: SpannerType, wire: Any) -> Any:
     """
     if wire is None:
         return None
-    fn = _TO_STORED.get(t.code)
+    fn = _TO_STORED.get(t.storage_code)
     if fn is None:
         raise ValueError_(errors.type_not_storable(t))
     return fn(t, wire)
@@ -332,7 +332,7 @@ def stored_to_wire(t: SpannerType, stored: Any) -> Any:
     """The wire form of a stored value (also of a value computed by SQL of type ``t``)."""
     if stored is None:
         return None
-    code = t.code
+    code = t.storage_code
     if code == TypeCode.INT64:
         if isinstance(stored, float):
             stored = int(stored)

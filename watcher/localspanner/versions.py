@@ -7,7 +7,11 @@ insert has no old row) into the table's versions table ``_ls_v_<table>``, with
 ``_ls_to_ts`` = the commit timestamp (the image was valid until then) and
 ``_ls_present`` = whether the row existed. Every write path goes through them:
 mutations, DML, batch and partitioned DML, batch writes, and the deletes an ``ON DELETE
-CASCADE`` makes; a rolled back statement or transaction takes its images with it.
+CASCADE`` makes; a rolled back statement or transaction takes its images with it. The
+commonest write, a batch of inserts or updates by mutation, skips the per-row triggers:
+its keys are known, so :meth:`CommitCapture.rows_written` copies their images in one
+``executemany`` before the write and keeps the triggers quiet while it runs (cheaper
+per row than a trigger program; deletes and replaces, which may cascade, keep them).
 
 The commit path calls :func:`begin_commit` once the commit timestamp is chosen and
 :meth:`CommitCapture.finish` before COMMIT. Images written before the timestamp was
@@ -18,7 +22,8 @@ INSERT/UPDATE/DELETE, old and new image, commit timestamp) for a consumer such a
 change streams.
 
 A read at T sees, per key, the old image of the earliest change after T if there is
-one, else the live row (:func:`past_view_sql`). Live rows carry no timestamp, so strong
+one, else the live row (:func:`past_view_sql`); an index by (key, commit timestamp)
+makes that a few probes per key read. Live rows carry no timestamp, so strong
 reads and the watcher's poll read the tables exactly as before. Rows are appended in
 commit order, so purging what is older than the retention deletes a rowid prefix.
 
@@ -34,12 +39,13 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from .catalog import Catalog, Table
-from .sqlite_names import quote
+from .sqlite_names import has_nullable_key, quote
 
 VERSIONS_PREFIX = "_ls_v_"
 PENDING_PREFIX = "_ls_pending_"
@@ -48,8 +54,10 @@ TO_TS = "_ls_to_ts"
 PRESENT = "_ls_present"
 #: Commits between two purges of versions older than the retention period.
 PURGE_EVERY_COMMITS = 256
-#: The SQL function of the writer connection that gives the timestamp of the commit being applied (0: none yet).
-CAPTURE_TS_FUNCTION = "_ls_capture_ts"
+#: The writer connection's TEMP table of one row (ts, mode): the commit being applied (0: none yet) and
+#: what the triggers do: keep images pending (no timestamp yet), stamp them, or nothing (a bulk write copied them).
+STATE_TABLE = "_ls_capture_state"
+PENDING, STAMP, BULK = 0, 1, 2
 
 _HINT = re.compile(r' (?:INDEXED BY "(?:[^"]|"")*"|NOT INDEXED)')
 
@@ -99,10 +107,14 @@ def sync_storage(conn: sqlite3.Connection, catalog: Catalog) -> None:
         for c in t.columns:
             if c.name.lower() not in have:
                 conn.execute(f"ALTER TABLE {quote(versions_table(t))} ADD COLUMN {quote(c.name)}")
-        # By commit time, not by key: versions are appended in commit order, so this index only
-        # grows at its end and a commit dirties few pages; a read in the past reads the
-        # versions newer than its timestamp, a purge those older than the retention.
+        # By commit time: versions are appended in commit order, so this index only grows at its
+        # end; a read in the past scans the versions newer than its timestamp, a purge those
+        # older than the retention.
         conn.execute(f"CREATE INDEX IF NOT EXISTS {quote(versions_table(t) + '_by_ts')} ON {quote(versions_table(t))} ({quote(TO_TS)})")
+        # By key, then commit time: a read in the past finds a key's first change after its
+        # timestamp in a few probes, so its cost follows the rows it reads, not the changes since.
+        by_key = ", ".join([quote(k) for k in t.key_names] + [quote(TO_TS)])
+        conn.execute(f"CREATE INDEX IF NOT EXISTS {quote(versions_table(t) + '_by_key')} ON {quote(versions_table(t))} ({by_key})")
 
 
 # --- capture (the writer connection) ------------------------------------------------------------------------
@@ -112,8 +124,12 @@ def remove_capture(conn: sqlite3.Connection) -> None:
     for kind, name in conn.execute("SELECT type, name FROM temp.sqlite_master WHERE type IN ('trigger', 'table')").fetchall():
         if kind == "trigger" and name.startswith(TRIGGER_PREFIX):
             conn.execute(f"DROP TRIGGER temp.{quote(name)}")
-        elif kind == "table" and name.startswith(PENDING_PREFIX):
+        elif kind == "table" and (name.startswith(PENDING_PREFIX) or name == STATE_TABLE):
             conn.execute(f"DROP TABLE temp.{quote(name)}")
+
+
+def _set_state(conn: sqlite3.Connection, ts: int, mode: int) -> None:
+    conn.execute(f"UPDATE temp.{quote(STATE_TABLE)} SET ts = ?, mode = ?", (ts, mode))
 
 
 def install_capture(conn: sqlite3.Connection, catalog: Catalog) -> None:
@@ -121,11 +137,15 @@ def install_capture(conn: sqlite3.Connection, catalog: Catalog) -> None:
 
     While a commit applies its mutations its timestamp is known (:class:`CommitCapture`),
     and the triggers append images straight to the versions tables; before that (DML in a
-    read/write transaction) they keep them in the pending tables.
+    read/write transaction) they keep them in the pending tables. The state the triggers
+    follow (:data:`PENDING`, :data:`STAMP`, :data:`BULK`, and the commit timestamp) is a
+    one-row TEMP table: a trigger reads it without calling back into Python.
     """
     remove_capture(conn)
-    conn.capture_ts = 0  # type: ignore[attr-defined]
-    conn.create_function(CAPTURE_TS_FUNCTION, 0, lambda: conn.capture_ts, deterministic=True)  # type: ignore[attr-defined]
+    state = f"temp.{quote(STATE_TABLE)}"
+    conn.execute(f"CREATE TEMP TABLE {quote(STATE_TABLE)} (ts INTEGER, mode INTEGER)")
+    conn.execute(f"INSERT INTO {state} VALUES (0, {PENDING})")
+    mode, ts = f"(SELECT mode FROM {state})", f"(SELECT ts FROM {state})"
     for t in catalog.tables:
         cols = _cols(t)
         pending = quote(_pending(t))
@@ -134,14 +154,27 @@ def install_capture(conn: sqlite3.Connection, catalog: Catalog) -> None:
         keyset = {k.lower() for k in t.key_names}
         new_key = ", ".join(f"NEW.{quote(c.name)}" if c.name.lower() in keyset else "NULL" for c in t.columns)
         target, versions = quote(t.name), quote(versions_table(t))
-        ts = f"{CAPTURE_TS_FUNCTION}()"
         # By name: a versions table keeps the columns of older schemas (a dropped column's old images).
         named = ", ".join(cols + [quote(TO_TS), quote(PRESENT)])
         for event, image, present in (("INSERT", new_key, 0), ("UPDATE", old, 1), ("DELETE", old, 1)):
-            trigger = quote(f"{TRIGGER_PREFIX}{event.lower()}_{t.name}")
-            conn.execute(f"CREATE TEMP TRIGGER {trigger} AFTER {event} ON main.{target} BEGIN "
-                         f"INSERT INTO {versions} ({named}) SELECT {image}, {ts}, {present} WHERE {ts} > 0; "
-                         f"INSERT INTO {pending} SELECT {image}, {present} WHERE {ts} = 0; END")
+            stamp = quote(f"{TRIGGER_PREFIX}{event.lower()}_{t.name}")
+            conn.execute(f"CREATE TEMP TRIGGER {stamp} AFTER {event} ON main.{target} WHEN {mode} = {STAMP} BEGIN "
+                         f"INSERT INTO {versions} ({named}) SELECT {image}, {ts}, {present}; END")
+            keep = quote(f"{TRIGGER_PREFIX}pending_{event.lower()}_{t.name}")
+            conn.execute(f"CREATE TEMP TRIGGER {keep} AFTER {event} ON main.{target} WHEN {mode} = {PENDING} BEGIN "
+                         f"INSERT INTO {pending} SELECT {image}, {present}; END")
+
+
+def _image_sql(table: Table) -> str:
+    """Copies the row with key ``?1..?n`` (as it is now; a key-only image with present 0 if there is
+    none) into the versions table, stamped ``?n+1``: the image a write of that key replaces."""
+    n = len(table.key_names)
+    at = {k.lower(): i + 1 for i, k in enumerate(table.key_names)}
+    image = ", ".join(f"?{at[c.name.lower()]}" if c.name.lower() in at else f"l.{quote(c.name)}" for c in table.columns)
+    on = " AND ".join(f"l.{quote(k)} = ?{i + 1}" for i, k in enumerate(table.key_names))
+    named = ", ".join(_cols(table) + [quote(TO_TS), quote(PRESENT)])
+    return (f"INSERT INTO main.{quote(versions_table(table))} ({named}) SELECT {image}, ?{n + 1}, "
+            f"l.{quote(table.key_names[0])} IS NOT NULL FROM (SELECT 1) LEFT JOIN main.{quote(table.name)} AS l ON {on}")
 
 
 class CommitCapture:
@@ -150,9 +183,25 @@ class CommitCapture:
     def __init__(self, conn: sqlite3.Connection, catalog: Catalog, ts: int, marks: dict[str, int] | None) -> None:
         self.conn, self.catalog, self.ts, self._marks = conn, catalog, ts, marks
 
+    @contextmanager
+    def rows_written(self, table: Table, keys: Sequence[Sequence[Any]]) -> Iterator[None]:
+        """Around a write that changes exactly the rows ``keys`` of ``table`` (inserts and updates,
+        never deletes, which may cascade): their images are copied in one ``executemany`` and
+        the triggers stay quiet while the write runs. Tables with no key or a nullable key
+        part keep the triggers."""
+        if not keys or not table.key_names or has_nullable_key(table):
+            yield
+            return
+        self.conn.executemany(_image_sql(table), [[*k, self.ts] for k in keys])
+        _set_state(self.conn, self.ts, BULK)
+        try:
+            yield
+        finally:
+            _set_state(self.conn, self.ts, STAMP)
+
     def finish(self) -> list[RowChange]:
         """Stop stamping with this commit's timestamp; the commit's changes if they were asked for, else []."""
-        self.conn.capture_ts = 0  # type: ignore[attr-defined]
+        _set_state(self.conn, 0, PENDING)
         if self._marks is None:
             return []
         changes: list[RowChange] = []
@@ -160,12 +209,16 @@ class CommitCapture:
             keys = ", ".join(quote(k) for k in t.key_names)
             # The first image of a key in this commit is the row as it was before it; the live row
             # (joined in one statement, not looked up key by key) is the row after it.
+            # NOT INDEXED: read this commit's rows by rowid; grouping along the by-key index would scan every version.
             first = (f"SELECT {', '.join(_cols(t) + [quote(PRESENT)])}, min(rowid) FROM main.{quote(versions_table(t))} "
-                     f"WHERE rowid > ?" + (f" GROUP BY {keys}" if keys else ""))
+                     f"NOT INDEXED WHERE rowid > ?" + (f" GROUP BY {keys}" if keys else ""))
             same = " AND ".join(f"l.{quote(k)} IS f.{quote(k)}" for k in t.key_names) or "1"
             exists = " AND ".join(f"x.{quote(k)} IS f.{quote(k)}" for k in t.key_names) or "1"
+            # With no NULL key part the join itself says whether the row exists now.
+            live = (f"l.{quote(t.key_names[0])} IS NOT NULL" if t.key_names and not has_nullable_key(t)
+                    else f"EXISTS (SELECT 1 FROM main.{quote(t.name)} AS x WHERE {exists})")
             both = (f"SELECT {', '.join(f'f.{c}' for c in _cols(t))}, f.{quote(PRESENT)}, "
-                    f"{', '.join(f'l.{c}' for c in _cols(t))}, EXISTS (SELECT 1 FROM main.{quote(t.name)} AS x WHERE {exists}) "
+                    f"{', '.join(f'l.{c}' for c in _cols(t))}, {live} "
                     f"FROM ({first}) AS f LEFT JOIN main.{quote(t.name)} AS l ON {same}")
             changes.extend(_changes(t, self.conn.execute(both, (self._marks[t.name],)).fetchall(), self.ts))
         return changes
@@ -191,7 +244,7 @@ def begin_commit(conn: sqlite3.Connection, catalog: Catalog, ts: int, *, collect
         conn.execute(f"INSERT INTO main.{quote(versions_table(t))} ({', '.join(cols + [quote(TO_TS), quote(PRESENT)])}) "
                      f"SELECT {', '.join(cols)}, ?, {quote(PRESENT)} FROM ({first})", (ts,))
         conn.execute(f"DELETE FROM temp.{pending}")
-    conn.capture_ts = ts  # type: ignore[attr-defined]
+    _set_state(conn, ts, STAMP)
     return CommitCapture(conn, catalog, ts, marks)
 
 
@@ -253,9 +306,9 @@ class ReaderConnection(sqlite3.Connection):
         return super().execute(sql, parameters)
 
 
-def _null_safe_key(table: Table, alias: str) -> str:
-    """The key of a row as a tuple without NULLs (``(k IS NULL, IFNULL(k, 0))`` per part), for NOT IN."""
-    return ", ".join(f"{alias}.{quote(k)} IS NULL, IFNULL({alias}.{quote(k)}, 0)" for k in table.key_names)
+def _same_key(table: Table, left: str, right: str) -> str:
+    """``left``'s key is ``right``'s (IS: NULL key parts match, and the by-key index serves it)."""
+    return " AND ".join(f"{left}.{quote(k)} IS {right}.{quote(k)}" for k in table.key_names) or "1"
 
 
 def past_view_sql(table: Table, ts: int) -> str:
@@ -263,30 +316,29 @@ def past_view_sql(table: Table, ts: int) -> str:
 
     A live row is as it was at ``ts`` unless its key changed since; a key that changed
     since shows the image its first change after ``ts`` replaced (if the row existed).
+    Both halves look a key's changes up in the by-key index of the versions table, so a
+    read by key costs a few index probes and a scan costs the rows it reads plus the
+    versions newer than ``ts``, never a set of every key changed since.
 
     >>> from watcher.localspanner import types as T
     >>> from watcher.localspanner.catalog import Column, KeyPart, Table
     >>> print(past_view_sql(Table("T", (Column("K", T.INT64),), (KeyPart("K"),)), 7))  # doctest: +NORMALIZE_WHITESPACE
-    CREATE TEMP VIEW "T" AS SELECT l."K" FROM main."T" AS l WHERE (l."K" IS NULL, IFNULL(l."K", 0)) NOT IN
-    (SELECT v."K" IS NULL, IFNULL(v."K", 0) FROM main."_ls_v_T" AS v WHERE v."_ls_to_ts" > 7)
-    UNION ALL SELECT v."K" FROM main."_ls_v_T" AS v WHERE v."_ls_present" AND v.rowid IN
-    (SELECT min(rowid) FROM main."_ls_v_T" WHERE "_ls_to_ts" > 7 GROUP BY "K")
+    CREATE TEMP VIEW "T" AS SELECT l."K" FROM main."T" AS l WHERE NOT EXISTS
+    (SELECT 1 FROM main."_ls_v_T" AS c WHERE c."K" IS l."K" AND +c."_ls_to_ts" > 7)
+    UNION ALL SELECT v."K" FROM main."_ls_v_T" AS v WHERE v."_ls_to_ts" > 7 AND v."_ls_present" AND NOT EXISTS
+    (SELECT 1 FROM main."_ls_v_T" AS e WHERE e."K" IS v."K" AND +e."_ls_to_ts" > 7 AND e.rowid < v.rowid)
     """
     vt = f"main.{quote(versions_table(table))}"
     to = quote(TO_TS)
     live = ", ".join(f"l.{c}" for c in _cols(table))
     old = ", ".join(f"v.{c}" for c in _cols(table))
     since = f"{to} > {int(ts)}"
-    if table.key_names:
-        unchanged = f"({_null_safe_key(table, 'l')}) NOT IN (SELECT {_null_safe_key(table, 'v')} FROM {vt} AS v WHERE v.{since})"
-        group = " GROUP BY " + ", ".join(quote(k) for k in table.key_names)
-    else:  # PRIMARY KEY (): one row at most
-        unchanged = f"NOT EXISTS (SELECT 1 FROM {vt} AS v WHERE v.{since})"
-        group = ""
-    # Rows are appended in commit order: a key's lowest rowid after ``ts`` is its first change since.
-    first_change = f"SELECT min(rowid) FROM {vt} WHERE {since}{group}"
+    # ``+`` keeps the probes on the by-key index: by commit time they would scan every change since.
+    unchanged = f"NOT EXISTS (SELECT 1 FROM {vt} AS c WHERE {_same_key(table, 'c', 'l')} AND +c.{since})"
+    # Rows are appended in commit order: a key's version with no lower rowid after ``ts`` is its first change since.
+    first = f"NOT EXISTS (SELECT 1 FROM {vt} AS e WHERE {_same_key(table, 'e', 'v')} AND +e.{since} AND e.rowid < v.rowid)"
     return (f"CREATE TEMP VIEW {quote(table.name)} AS SELECT {live} FROM main.{quote(table.name)} AS l WHERE {unchanged} "
-            f"UNION ALL SELECT {old} FROM {vt} AS v WHERE v.{quote(PRESENT)} AND v.rowid IN ({first_change})")
+            f"UNION ALL SELECT {old} FROM {vt} AS v WHERE v.{since} AND v.{quote(PRESENT)} AND {first}")
 
 
 def enter_past(conn: sqlite3.Connection, catalog: Catalog, ts: int) -> None:

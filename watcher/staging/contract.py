@@ -20,6 +20,15 @@ Such a record carries the :data:`VERSION_FIELDS` after the format-1 fields and i
 merging versions it cannot tell apart); every other record stays exactly format 1. A reader of
 this package reads both (:data:`READ_FORMAT`).
 
+**Change streams.** A change read from a change stream (``read_method`` ``change_stream``)
+carries the :data:`STREAM_FIELDS` after the version fields, and is written as ``v`` =
+:data:`STREAM_FORMAT`: the mod's old values, its identity (``server_transaction_id``,
+``record_sequence``, ``mod_index``) and its transaction's figures. Its ``mod_type`` is the
+stream's, and its ``value_capture_type`` the stream's (:data:`STREAM_CAPTURE_TYPES`), which
+says what ``values`` and ``old_values`` hold (:data:`PARTIAL_CAPTURE_TYPES`,
+:data:`OLD_VALUES_CAPTURE_TYPES`). One mod is one row version, so a stream record's identity
+and (table, keys, commit timestamp) name the same change.
+
 **Invariants of a batch file.**
 
 * it holds one table's records, all with the batch id of its file name;
@@ -62,11 +71,25 @@ from ..model import NEW_ROW, NEW_VALUES, Change
 STAGING_FORMAT = 1
 #: The format of a record that carries the :data:`VERSION_FIELDS` (format 1 plus those fields).
 VERSIONS_FORMAT = 2
+#: The format of a change-stream record: format 2 plus the :data:`STREAM_FIELDS`.
+STREAM_FORMAT = 3
 #: The newest format this package reads (it reads every older one too).
-READ_FORMAT = VERSIONS_FORMAT
+READ_FORMAT = STREAM_FORMAT
 
-#: What a record's values hold (its ``value_capture_type``): every column, or the written ones only.
-VALUE_CAPTURE_TYPES = (NEW_ROW, NEW_VALUES)
+#: read_method of a record read from a change stream.
+CHANGE_STREAM = "change_stream"
+#: The value capture types of Spanner change streams besides NEW_ROW and NEW_VALUES.
+OLD_AND_NEW_VALUES, NEW_ROW_AND_OLD_VALUES = "OLD_AND_NEW_VALUES", "NEW_ROW_AND_OLD_VALUES"
+#: What a change stream's records hold, by its value capture type (Spanner's four).
+STREAM_CAPTURE_TYPES = (OLD_AND_NEW_VALUES, NEW_VALUES, NEW_ROW, NEW_ROW_AND_OLD_VALUES)
+#: What a record's values hold (its ``value_capture_type``): every column, or the written ones
+#: only (history tables), or a change stream's type.
+VALUE_CAPTURE_TYPES = (NEW_ROW, NEW_VALUES, OLD_AND_NEW_VALUES, NEW_ROW_AND_OLD_VALUES)
+#: Capture types whose values hold only the key and the columns written (an INSERT or UPDATE
+#: then needs the key's previous row to be whole; a DELETE holds the key only in every type).
+PARTIAL_CAPTURE_TYPES = (NEW_VALUES, OLD_AND_NEW_VALUES)
+#: Capture types whose records carry old values (the others' ``old_values`` are null).
+OLD_VALUES_CAPTURE_TYPES = (OLD_AND_NEW_VALUES, NEW_ROW_AND_OLD_VALUES)
 
 #: The JSON form of each field kind (what :data:`FIELDS` refers to).
 KINDS: Mapping[str, str] = {
@@ -79,6 +102,7 @@ KINDS: Mapping[str, str] = {
     "json": "any JSON value",
     "typed{}": "JSON object: column name -> typed-JSON value (watcher.codec)",
     "string{}": "JSON object: column name -> string",
+    "bool": "JSON true or false",
 }
 
 
@@ -112,7 +136,7 @@ FIELDS: tuple[Field, ...] = (
     Field("read_timestamp", "timestamp", False, "strong read timestamp of the poll or snapshot; null if unknown"),
     Field("shard", "json", False, "shard value of the poll loop (shard_label); null when unsharded"),
     Field("watcher_id", "string", False, "who staged it: the sink's watcher id, or backfill's/reconcile's"),
-    Field("read_method", "string", False, "cdc, backfill or reconcile"),
+    Field("read_method", "string", False, "cdc, backfill or reconcile (change_stream: format 3)"),
     Field("mod_type", "string", False, "INSERT/UPDATE/DELETE when the source knows it (history tables, "
           "reconcile's deletes); null for polled rows"),
     Field("values", "typed{}", True, "the full row as read, every column"),
@@ -127,12 +151,35 @@ VERSION_FIELDS: tuple[Field, ...] = (
     Field("value_capture_type", "string", False, "NEW_ROW: values hold every column; NEW_VALUES: only the "
           "key and the written columns (the changelog takes the others from the key's previous row)"),
 )
+#: The fields a record of :data:`STREAM_FORMAT` adds after :data:`VERSION_FIELDS` (a change read
+#: from a change stream; absent from records of formats 1 and 2).
+STREAM_FIELDS: tuple[Field, ...] = (
+    Field("old_values", "typed{}", False, "the values before the mod, typed by types: OLD_AND_NEW_VALUES and "
+          "NEW_ROW_AND_OLD_VALUES: an UPDATE's changed columns, a DELETE's every tracked column, {} for an "
+          "INSERT; null where the value capture type carries no old values (NEW_ROW, NEW_VALUES)"),
+    Field("server_transaction_id", "string", True, "Spanner's id of the transaction; with record_sequence and "
+          "mod_index the change's identity"),
+    Field("record_sequence", "string", True, "the data change record's sequence within its transaction, as the "
+          "stream gives it (orders the transaction's records)"),
+    Field("mod_index", "int64", True, "the mod's position among the mods of its data change record, from 0"),
+    Field("number_of_records_in_transaction", "int64", False, "data change records the transaction wrote, over "
+          "all partitions"),
+    Field("number_of_partitions_in_transaction", "int64", False, "partitions that hold records of the transaction"),
+    Field("transaction_tag", "string", False, "the transaction's tag as the writer set it; \"\" when none"),
+    Field("is_system_transaction", "bool", False, "Spanner itself ran the transaction (e.g. a TTL delete)"),
+    Field("partition_token", "string", False, "the change stream partition it was read from (two partitions may "
+          "return one change; not part of its identity)"),
+)
 #: The field names, in record order.
 RECORD_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS)
 #: The field names of a record of :data:`VERSIONS_FORMAT`, in record order.
 VERSIONS_RECORD_FIELDS: tuple[str, ...] = RECORD_FIELDS + tuple(f.name for f in VERSION_FIELDS)
+#: The field names of a record of :data:`STREAM_FORMAT`, in record order.
+STREAM_RECORD_FIELDS: tuple[str, ...] = VERSIONS_RECORD_FIELDS + tuple(f.name for f in STREAM_FIELDS)
 #: The fields a reader requires (present, not null).
 REQUIRED_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS if f.required)
+#: The fields a reader requires of a record of :data:`STREAM_FORMAT` besides :data:`REQUIRED_FIELDS`.
+STREAM_REQUIRED_FIELDS: tuple[str, ...] = tuple(f.name for f in STREAM_FIELDS if f.required)
 
 #: How a commit or read timestamp is written (nine fractional digits, UTC).
 TIMESTAMP_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{9}Z$"
@@ -295,16 +342,38 @@ def encode_row(types: Mapping[str, str], row: Mapping[str, Any], table: str = "?
     return out
 
 
+@dataclass(frozen=True)
+class StreamInfo:
+    """What a change-stream record adds (:data:`STREAM_FIELDS`); ``old_values`` already typed JSON."""
+
+    server_transaction_id: str
+    record_sequence: str
+    mod_index: int
+    old_values: Mapping[str, Any] | None = None
+    number_of_records_in_transaction: int | None = None
+    number_of_partitions_in_transaction: int | None = None
+    transaction_tag: str | None = None
+    is_system_transaction: bool | None = None
+    partition_token: str | None = None
+
+    def fields(self) -> dict[str, Any]:
+        """The :data:`STREAM_FIELDS` by name."""
+        out = {f.name: getattr(self, f.name) for f in STREAM_FIELDS}
+        out["old_values"] = dict(self.old_values) if self.old_values is not None else None
+        return out
+
+
 def record(*, batch_id: str, seq: int, table: str, key_columns: Sequence[str], keys: Sequence[Any],
            commit_timestamp: str | dt.datetime, values: Mapping[str, Any], types: Mapping[str, str],
            read_timestamp: str | dt.datetime | None = None, shard: Any = None, watcher_id: str | None = None,
            read_method: str = "cdc", mod_type: str | None = None, version_seq: int | None = None,
-           value_capture_type: str | None = None) -> dict[str, Any]:
+           value_capture_type: str | None = None, stream: StreamInfo | None = None) -> dict[str, Any]:
     """One record, its fields in :data:`RECORD_FIELDS` order; ``keys`` and ``values`` already typed JSON.
 
     Timestamps may be given as datetimes (written with nine fractional digits), ``shard`` as
     the poll loop's value (written as :func:`shard_label`). With ``version_seq`` or
-    ``value_capture_type`` the record is of :data:`VERSIONS_FORMAT` (both fields written).
+    ``value_capture_type`` the record is of :data:`VERSIONS_FORMAT` (both fields written);
+    with ``stream`` of :data:`STREAM_FORMAT` (a change stream's capture type is required then).
 
     >>> r = record(batch_id="b", seq=1, table="T", key_columns=["Id"], keys=["1"], values={"Id": "1"},
     ...            types={"Id": "INT64"}, commit_timestamp=dt.datetime(2024, 5, 1, tzinfo=dt.UTC), shard=(1, 2))
@@ -314,27 +383,54 @@ def record(*, batch_id: str, seq: int, table: str, key_columns: Sequence[str], k
     ...            types={"Id": "INT64"}, commit_timestamp="2024-05-01T00:00:00.000000000Z", version_seq=2)
     >>> v["v"], v["version_seq"], v["value_capture_type"]
     (2, 2, 'NEW_ROW')
+    >>> s = record(batch_id="b", seq=0, table="T", key_columns=["Id"], keys=["1"], values={"Id": "1"},
+    ...            types={"Id": "INT64"}, commit_timestamp="2024-05-01T00:00:00.000000000Z", mod_type="DELETE",
+    ...            read_method=CHANGE_STREAM, value_capture_type=NEW_ROW, stream=StreamInfo("tx1", "00000003", 0))
+    >>> s["v"], s["server_transaction_id"], s["record_sequence"], s["mod_index"], s["old_values"]
+    (3, 'tx1', '00000003', 0, None)
     """
-    versioned = version_seq is not None or value_capture_type is not None
+    versioned = version_seq is not None or value_capture_type is not None or stream is not None
     if value_capture_type is not None and value_capture_type not in VALUE_CAPTURE_TYPES:
         raise ValueError(f"value_capture_type must be one of {', '.join(VALUE_CAPTURE_TYPES)}, not {value_capture_type!r}")
+    if stream is not None and value_capture_type not in STREAM_CAPTURE_TYPES:
+        raise ValueError(f"a change-stream record's value_capture_type must be one of {', '.join(STREAM_CAPTURE_TYPES)}, "
+                         f"not {value_capture_type!r}")
+    version = STREAM_FORMAT if stream is not None else VERSIONS_FORMAT if versioned else STAGING_FORMAT
     given = {
-        "v": VERSIONS_FORMAT if versioned else STAGING_FORMAT, "batch_id": batch_id, "seq": seq, "table": table, "key_columns": list(key_columns),
+        "v": version, "batch_id": batch_id, "seq": seq, "table": table, "key_columns": list(key_columns),
         "keys": list(keys), "commit_timestamp": _timestamp(commit_timestamp),
         "read_timestamp": _timestamp(read_timestamp) if read_timestamp is not None else None,
         "shard": shard_label(shard), "watcher_id": watcher_id, "read_method": read_method, "mod_type": mod_type,
         "values": dict(values), "types": dict(types),
         "version_seq": version_seq, "value_capture_type": value_capture_type or NEW_ROW,
+        **(stream.fields() if stream is not None else {}),
     }
-    return {name: given[name] for name in (VERSIONS_RECORD_FIELDS if versioned else RECORD_FIELDS)}
+    names = {STREAM_FORMAT: STREAM_RECORD_FIELDS, VERSIONS_FORMAT: VERSIONS_RECORD_FIELDS}.get(version, RECORD_FIELDS)
+    return {name: given[name] for name in names}
+
+
+def stream_info(change: Change, types: Mapping[str, str]) -> StreamInfo | None:
+    """The change-stream fields of ``change`` (its old values typed JSON by ``types``); None
+    for a change that was not read from a change stream (no ``server_transaction_id``)."""
+    if change.server_transaction_id is None:
+        return None
+    if change.record_sequence is None or change.mod_index is None:
+        raise ValueError(f"a change-stream change of table {change.table} needs record_sequence and mod_index "
+                         f"besides server_transaction_id (its identity)")
+    old = encode_row(types, change.old_values, change.table) if change.old_values is not None else None
+    return StreamInfo(change.server_transaction_id, change.record_sequence, change.mod_index, old,
+                      change.number_of_records_in_transaction, change.number_of_partitions_in_transaction,
+                      change.transaction_tag, change.is_system_transaction, change.partition_token)
 
 
 def change_record(change: Change, *, batch_id: str, seq: int, types: Mapping[str, str], key_columns: Sequence[str],
-                  watcher_id: str | None, read_method: str = "cdc", mod_type: str | None = None) -> dict[str, Any]:
+                  watcher_id: str | None, read_method: str | None = None, mod_type: str | None = None) -> dict[str, Any]:
     """The record of a change a watcher delivered, typed by the change's own ``column_types``
     (what its result set said), or by ``types`` for a change that does not carry them.
-    The record's ``types`` names exactly the columns of its values; it has the
-    :data:`VERSION_FIELDS` when the change carries a version sequence or a value capture type.
+    The record's ``types`` names exactly the columns of its values (and of its old values); it
+    has the :data:`VERSION_FIELDS` when the change carries a version sequence or a value capture
+    type, and the :data:`STREAM_FIELDS` when it was read from a change stream (it has a
+    ``server_transaction_id``; ``read_method`` is then ``change_stream`` unless given, else ``cdc``).
 
     >>> c = Change("T", (7,), {"Id": 7, "Name": "x"}, dt.datetime(2024, 5, 1, tzinfo=dt.UTC), None, None)
     >>> r = change_record(c, batch_id="b", seq=0, types={"Id": "INT64", "Name": "STRING(MAX)"},
@@ -345,15 +441,19 @@ def change_record(change: Change, *, batch_id: str, seq: int, types: Mapping[str
     if change.column_types:
         types = change.column_types
     values = encode_row(types, change.row, change.table)
+    stream = stream_info(change, types)
     # Key columns are always in the row, except a history DELETE's row holds only them anyway.
     row_types = {c: types[c] for c in change.row}
+    old_types = {c: types[c] for c in change.old_values or {} if c not in row_types}
     key_types = {k: types[k] for k in key_columns if k in types}
+    if read_method is None:
+        read_method = CHANGE_STREAM if stream is not None else "cdc"
     return record(batch_id=batch_id, seq=seq, table=change.table, key_columns=key_columns,
                   keys=encode_keys({**key_types, **row_types}, key_columns, change.keys),
                   commit_timestamp=change.commit_timestamp, read_timestamp=change.read_timestamp, shard=change.shard,
                   watcher_id=watcher_id, read_method=read_method, mod_type=mod_type, values=values,
-                  types={**row_types, **key_types},
-                  version_seq=change.version_seq, value_capture_type=change.value_capture_type)
+                  types={**row_types, **old_types, **key_types},
+                  version_seq=change.version_seq, value_capture_type=change.value_capture_type, stream=stream)
 
 
 def to_line(rec: Mapping[str, Any]) -> str:

@@ -63,8 +63,13 @@ class StagingSink:
         watcher.add_batch_callback(stage)
 
     def write(self, changes: Sequence[Change], types: Mapping[str, str], key_columns: Sequence[str], *,
-              read_method: str = "cdc", mod_types: Sequence[str | None] | None = None) -> Path | None:
-        """Write one batch atomically and durably; returns its path (None for no changes)."""
+              read_method: str | None = None, mod_types: Sequence[str | None] | None = None) -> Path | None:
+        """Write one batch atomically and durably; returns its path (None for no changes).
+
+        ``read_method``: what every record says; by default ``change_stream`` for a change read
+        from a change stream (it carries a ``server_transaction_id``, and its record the
+        contract's stream fields), else ``cdc``. ``mod_types`` overrides the changes' own.
+        """
         if not changes:
             return None
         batch = contract.batch_id(changes[0].commit_timestamp)

@@ -96,6 +96,7 @@ def test_unsupported_values_are_invalid_argument():
     T.array_of(T.INT64), T.array_of(T.STRING),
     T.struct_of(("a", T.INT64), ("", T.array_of(T.DATE))),
     T.array_of(T.struct_of(("n", T.NUMERIC))),
+    T.proto_of("music.SingerInfo"), T.array_of(T.enum_of("music.Genre")),
 ], ids=str)
 def test_type_round_trip(spanner_type):
     assert conv.type_from_pb(conv.type_to_pb(spanner_type)) == spanner_type
@@ -108,8 +109,8 @@ def test_type_from_client_param_types():
     assert conv.type_from_pb(_pb(struct)) == T.struct_of(("x", T.INT64))
 
 
-# FLOAT32, UUID and INTERVAL are supported now (test_new_types.py); PROTO and ENUM are not yet.
-@pytest.mark.parametrize("code", [type_types.TypeCode.PROTO, type_types.TypeCode.ENUM, 99])
+# FLOAT32, UUID, INTERVAL (test_new_types.py), PROTO and ENUM (test_proto_columns.py) are supported now.
+@pytest.mark.parametrize("code", [99])
 def test_unknown_types_are_unimplemented(code):
     with pytest.raises(SpannerError) as info:
         conv.type_from_pb(type_types.Type.pb()(code=int(code)))

@@ -7,6 +7,12 @@ compared section by section as unsigned numbers. It is ``<commit nanos>/<record_
 in hex: the nanoseconds since the epoch of the exact commit timestamp, then the record's
 place in its transaction group, so the later change of a key always wins.
 
+Change-stream rows export the same way: every version is a row, a hard DELETE (its row holds
+the key) a ``DELETE``, and the record's place in its transaction (the stream's order) the second
+section. BigQuery's CDC rows have no column for a transaction or for old values (see
+REFERENCE.md's comparison), so the stream's transaction fields and old values stay in the
+changelog and the Datastream export.
+
 Example:
     >>> format_sequence_number(1714557600123456789, 2)
     '17CB550D9E4E0D15/2'

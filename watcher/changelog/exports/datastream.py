@@ -16,6 +16,14 @@ de-duplicate by it); ``source_timestamp`` keeps all nine fractional digits; ``so
 of the column types; the payload is the full row in typed JSON. ``change_type`` may be
 ``UPSERT`` (see the README's "Changelog semantics").
 
+Events of change-stream rows: ``read_method`` is ``spanner-change_stream``, ``change_type`` the
+stream's mod_type, ``tx_id`` Spanner's ``server_transaction_id`` (polled rows: the transaction
+group of their commit timestamp), and ``source_metadata`` also holds the transaction's
+``number_of_records_in_transaction``, ``number_of_partitions_in_transaction``,
+``transaction_tag`` and ``is_system_transaction`` (null fields are left out, so polled rows'
+events are as before). Datastream events carry the new row only, so old values stay in the
+changelog.
+
 Example:
     >>> UUID_SQL.startswith("concat_ws('-'")
     True
@@ -28,6 +36,10 @@ from typing import Any
 from ..fs import NO_CHECKSUMS
 
 DEFAULT_STREAM = "spanner-watcher"
+#: The change stream's transaction figures, in source_metadata after the common fields (absent,
+#: as null fields are, from the events of polled rows).
+STREAM_METADATA = ("number_of_records_in_transaction", "number_of_partitions_in_transaction", "transaction_tag",
+                   "is_system_transaction")
 READ_METHOD_PREFIX = "spanner-"
 _PAYLOAD = "@@spanner-watcher-payload@@"
 _SORT_KEYS = "@@spanner-watcher-sort-keys@@"
@@ -54,8 +66,9 @@ def datastream_events(changelog: Any, stream_name: str = DEFAULT_STREAM) -> Any:
         F.lit(_SORT_KEYS).alias("sort_keys"),
         F.struct(F.col("table_name").alias("table"), F.col("mod_type").alias("change_type"),
                  (F.col("mod_type") == "DELETE").alias("is_deleted"), F.col("key_columns").alias("primary_keys"),
-                 F.col("transaction_group").alias("tx_id"), F.col("record_sequence"), F.col("shard"),
-                 F.col("watcher_id"), F.col("change_id")).alias("source_metadata"),
+                 F.coalesce("server_transaction_id", "transaction_group").alias("tx_id"), F.col("record_sequence"),
+                 F.col("shard"), F.col("watcher_id"), F.col("change_id"),
+                 *[F.col(name) for name in STREAM_METADATA]).alias("source_metadata"),
         F.lit(_PAYLOAD).alias("payload"))
     sort_keys = F.concat(F.lit("["), F.to_json(F.array("commit_timestamp")).substr(F.lit(2), F.length(
         F.to_json(F.array("commit_timestamp"))) - 2), F.lit(","), F.col("record_sequence").cast("string"), F.lit("]"))

@@ -37,11 +37,15 @@ from ...capture.shards import FixedShardProvider, ShardFilter
 from ...capture.table_info import TableInfo
 from ...model import Change, Checkpoint
 from ...staging import contract
+from ..records import STAGING_READ_FIELDS
 from ..spanner_source import SpannerLocation
 
 #: Rows one poll query of a bounded read returns at most (the read pages on within the bounds).
 PAGE_ROWS = 50_000
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+#: The row layout: every staging field as read (``staging_reader.read_schema()``); the fields read
+#: as text (keys, shard, the values objects) carry their JSON text, as Spark reads a staged file.
+_ROW_FIELDS = tuple((name, kind == "STRING" or kind.startswith("MAP<")) for name, kind, _ in STAGING_READ_FIELDS)
 
 
 @dataclass(frozen=True)
@@ -157,10 +161,7 @@ def _loop_records(snap: Any, loop: LoopRead, partition: StreamPartition, at: Any
                         record[info.commit_timestamp_column], loop.shard, at, column_types=types)
         rec = contract.change_record(change, batch_id=batch_id, seq=seq, types=types, key_columns=info.key_columns,
                                      watcher_id=partition.watcher_id)
-        yield (rec["v"], rec["batch_id"], rec["seq"], rec["table"], rec["key_columns"], json_field(rec["keys"]),
-               rec["commit_timestamp"], rec["read_timestamp"], json_field(rec["shard"]), rec["watcher_id"],
-               rec["read_method"], rec["mod_type"], json_field(rec["values"]), json_field(rec["types"]),
-               rec.get("version_seq"), rec.get("value_capture_type"))
+        yield tuple(json_field(rec.get(name)) if text else rec.get(name) for name, text in _ROW_FIELDS)
         seq += 1
 
 

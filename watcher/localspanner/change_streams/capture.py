@@ -20,7 +20,6 @@ Example:
 
 from __future__ import annotations
 
-import base64
 import json
 import uuid
 import weakref
@@ -32,9 +31,9 @@ from typing import Any
 from .. import values
 from ..catalog import Catalog, ChangeStream, Table
 from ..ddl.change_stream_options import retention_seconds
-from ..types import NOT_ON_WIRE, SpannerType, TypeCode
+from ..types import NOT_ON_WIRE, SpannerType, TypeCode, schema_type_text
 from ..versions import RowChange
-from .records import Record, insert, purge
+from .records import Record, encode_body, insert, purge
 
 #: value_capture_type -> (new values: "changed" columns or the whole "row", old values kept).
 CAPTURE_RULES: dict[str, tuple[str, bool]] = {
@@ -60,6 +59,8 @@ class _Tracking:
     new_rule: str
     keep_old: bool
     types: dict[str, str]  # column -> its type's text, to turn stored values into JSON values when read
+    excluded: frozenset[str]  # mod types the stream's exclude_* options drop
+    capture_type: str
 
 
 _plans: weakref.WeakKeyDictionary[Catalog, dict[str, list[_Tracking]]] = weakref.WeakKeyDictionary()
@@ -72,6 +73,8 @@ def type_json(t: SpannerType) -> str:
 
 def _type_item(t: SpannerType) -> dict[str, Any]:
     item: dict[str, Any] = {"code": t.code.name}
+    if t.proto_fqn:
+        item["proto_type_fqn"] = t.proto_fqn
     if t.element is not None:
         item["array_element_type"] = _type_item(t.element)
     return item
@@ -106,9 +109,11 @@ def _tracking(stream: ChangeStream, table: Table) -> _Tracking | None:
                     and c.type.code not in NOT_ON_WIRE)
     shown = set(columns) | keys
     types = tuple((c.name, type_json(c.type), c.name in keys, i + 1) for i, c in enumerate(table.columns) if c.name in shown)
-    new_rule, keep_old = CAPTURE_RULES[str(stream.option("value_capture_type"))]
+    capture_type = str(stream.option("value_capture_type"))
+    new_rule, keep_old = CAPTURE_RULES[capture_type]
+    excluded = frozenset(mod for mod, option in EXCLUDE_OPTION.items() if stream.option(option) is True)
     return _Tracking(stream, columns, types, table.key_names, new_rule, keep_old,
-                     {c.name: str(c.type) for c in table.columns if c.name in shown})
+                     {c.name: schema_type_text(c.type) for c in table.columns if c.name in shown}, excluded, capture_type)
 
 
 def tracks_anything(catalog: Catalog) -> bool:
@@ -122,18 +127,19 @@ def bucket_of(key: tuple[Any, ...]) -> int:
 
 
 def _values(row: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
-    """Column -> stored value (BYTES as base64 text) of the columns ``names``: JSON-able as they are.
+    """Column -> stored value of the columns ``names``.
 
-    The JSON values clients see (INT64 as text, TIMESTAMP in RFC 3339...) are made when the
-    record is read (:func:`json_values`), which keeps the commit path short.
+    The JSON values clients see (INT64 as text, BYTES as base64, TIMESTAMP in RFC 3339...)
+    are made when the record is read (:func:`json_values`), which keeps the commit path short.
     """
-    return {n: base64.b64encode(v).decode("ascii") if type(v) is bytes else v for n in names for v in (row[n],)}
+    return {n: row[n] for n in names}
 
 
 def json_values(stored: dict[str, Any], types: dict[str, SpannerType]) -> dict[str, Any]:
-    """The JSON values of what :func:`_values` kept (BYTES are base64 text already)."""
+    """The JSON values of what :func:`_values` kept (BYTES kept as base64 text by older servers stay so)."""
     wire = values.stored_to_wire
-    return {n: v if v is None or types[n].code == TypeCode.BYTES else wire(types[n], v) for n, v in stored.items()}
+    return {n: v if v is None or (types[n].storage_code == TypeCode.BYTES and type(v) is str) else wire(types[n], v)
+            for n, v in stored.items()}
 
 
 def _mod(tracking: _Tracking, change: RowChange) -> list[dict[str, Any]] | None:
@@ -164,7 +170,7 @@ def build_records(catalog: Catalog, changes: Sequence[RowChange], commit_nanos: 
             continue
         bucket = bucket_of(change.key)
         for tracking in trackings:
-            if tracking.stream.option(EXCLUDE_OPTION[change.mod_type]) is True:
+            if change.mod_type in tracking.excluded:
                 continue
             mod = _mod(tracking, change)
             if mod is None:
@@ -181,9 +187,9 @@ def build_records(catalog: Catalog, changes: Sequence[RowChange], commit_nanos: 
     for stream, items in per_stream.items():
         buckets = len({g[3] for g, _ in items})
         for seq, ((_, table_name, mod_type, bucket), (tracking, mods)) in enumerate(items):
-            body = json.dumps({"table": table_name, "column_types": tracking.column_types, "mods": mods,
-                               "types": tracking.types, "mod_type": mod_type, "value_capture_type": tracking.stream.option("value_capture_type"),
-                               "transaction_tag": tag}, separators=(",", ":"), ensure_ascii=False)
+            body = encode_body({"table": table_name, "column_types": tracking.column_types, "mods": mods,
+                                "types": tracking.types, "mod_type": mod_type, "value_capture_type": tracking.capture_type,
+                                "transaction_tag": tag})
             out.append(Record(stream, commit_nanos, txn, seq, bucket, len(items), buckets, body))
     return out
 

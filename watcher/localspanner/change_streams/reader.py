@@ -31,7 +31,7 @@ from ..requests import Field, ReadOnlyOptions, ResultStream, Staleness, Statemen
 from ..storage import Storage
 from . import partitions, read_function
 from .capture import json_values
-from .records import Record, fetch
+from .records import Record, decode_body, fetch
 
 _DATA_CHANGE = T.struct_of(
     ("commit_timestamp", T.TIMESTAMP), ("record_sequence", T.STRING), ("server_transaction_id", T.STRING),
@@ -59,8 +59,9 @@ class ChangeStreamReads:
     commit timestamp to COMMIT) and current catalog; ``churn_seconds`` gives the partition churn period."""
 
     def __init__(self, storage: Storage, clock: Clock, visibility: threading.Lock, catalog: Callable[[], Catalog],
-                 churn_seconds: Callable[[], float] = lambda: 0.0) -> None:
+                 churn_seconds: Callable[[], float] = lambda: 0.0, database: str = "") -> None:
         self.storage, self.clock, self.visibility, self.catalog = storage, clock, visibility, catalog
+        self.database = database
         self.churn_seconds = churn_seconds
         self._changed = threading.Condition()
         self._commits = 0
@@ -124,6 +125,8 @@ class ChangeStreamReads:
         conn = self.storage.reader()
         try:
             while True:
+                if self._closed:  # the database was dropped (or the server stops) under the open query
+                    raise errors.database_not_found(self.database)
                 seen = self._commits
                 safe = self._safe_timestamp()
                 top = min(safe, upper)
@@ -146,9 +149,7 @@ class ChangeStreamReads:
                     last_output = time.monotonic()
                     idle = 0.0
                 with self._changed:
-                    if self._closed:
-                        return
-                    if self._commits == seen:
+                    if self._commits == seen and not self._closed:
                         self._changed.wait(min(heartbeat - idle, MAX_WAIT_SECONDS))
         finally:
             self.storage.release(conn)
@@ -171,7 +172,7 @@ def _child_partitions_row(start: int, children: list[tuple[partitions.Partition,
 
 def _data_change_rows(found: list[Record], stream: ChangeStream, part: partitions.Partition) -> Iterator[list[Any]]:
     for i, r in enumerate(found):
-        body = json.loads(r.body)
+        body = decode_body(r.body)
         last = i + 1 == len(found) or found[i + 1].txn != r.txn
         split = partitions.is_split(part.created, part.churn, r.commit_nanos)
         record = (r.commit_nanos, f"{r.seq:08d}", r.txn, last, body["table"],

@@ -18,20 +18,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..catalog import Column, KeyPart, Sequence, TrackedTable
+from ..catalog import CheckConstraint, Column, ForeignKey, KeyPart, Sequence, TrackedTable
 from ..types import SpannerType
 
 __all__ = [
     "AlterColumnSetDefault",
     "AlterColumnSetOptions",
     "AlterColumnType",
+    "AlterProtoBundle",
     "AlterDatabase",
     "AlterSequence",
     "AlterTableAddColumn",
     "AlterChangeStreamDropForAll",
     "AlterChangeStreamSetFor",
     "AlterChangeStreamSetOptions",
+    "AlterTableAddConstraint",
     "AlterTableDropColumn",
+    "AlterTableDropConstraint",
+    "CheckConstraint",
+    "ForeignKey",
     "ChangeStreamFor",
     "Column",
     "CreateChangeStream",
@@ -39,12 +44,14 @@ __all__ = [
     "CreateIndex",
     "CreateSearchIndex",
     "CreateSequence",
+    "CreateProtoBundle",
     "CreateTable",
     "CreateView",
     "DropChangeStream",
     "DropIndex",
     "DropSearchIndex",
     "DropSequence",
+    "DropProtoBundle",
     "DropTable",
     "DropView",
     "KeyPart",
@@ -74,6 +81,10 @@ class CreateTable:
     parent: str | None = None
     on_delete_cascade: bool = False
     if_not_exists: bool = False
+    #: ``[CONSTRAINT name] CHECK (expr)`` and ``[CONSTRAINT name] FOREIGN KEY ...`` elements, as written
+    #: (an unnamed one has the name ``''`` and gets its name when applied).
+    checks: tuple[CheckConstraint, ...] = ()
+    foreign_keys: tuple[ForeignKey, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -105,6 +116,22 @@ class AlterTableDropColumn:
 
     table: str
     column: str
+
+
+@dataclass(frozen=True)
+class AlterTableAddConstraint:
+    """``ALTER TABLE table ADD [CONSTRAINT name] CHECK (...) | FOREIGN KEY (...) REFERENCES ...``."""
+
+    table: str
+    constraint: CheckConstraint | ForeignKey
+
+
+@dataclass(frozen=True)
+class AlterTableDropConstraint:
+    """``ALTER TABLE table DROP CONSTRAINT name``."""
+
+    table: str
+    name: str
 
 
 @dataclass(frozen=True)
@@ -293,6 +320,25 @@ class DropSequence:
 
     name: str
     if_exists: bool = False
+@dataclass(frozen=True)
+class CreateProtoBundle:
+    """``CREATE PROTO BUNDLE (fqn, ...)``: the proto types columns may use, from the request's descriptors."""
+
+    types: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class AlterProtoBundle:
+    """``ALTER PROTO BUNDLE [INSERT (fqn, ...)] [UPDATE (fqn, ...)] [DELETE (fqn, ...)]``."""
+
+    insert: tuple[str, ...] = ()
+    update: tuple[str, ...] = ()
+    delete: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DropProtoBundle:
+    """``DROP PROTO BUNDLE``."""
 
 
 Node = (
@@ -301,6 +347,8 @@ Node = (
     | CreateIndex
     | AlterTableAddColumn
     | AlterTableDropColumn
+    | AlterTableAddConstraint
+    | AlterTableDropConstraint
     | AlterColumnSetOptions
     | AlterColumnSetDefault
     | AlterColumnType
@@ -319,4 +367,7 @@ Node = (
     | CreateSequence
     | AlterSequence
     | DropSequence
+    | CreateProtoBundle
+    | AlterProtoBundle
+    | DropProtoBundle
 )

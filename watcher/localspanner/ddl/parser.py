@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 from .. import database_options, errors, types
 from ..catalog import Column, KeyPart
-from . import change_stream_parser, nodes, search_index_parser, sequence_parser
+from . import change_stream_parser, constraint_parser, nodes, proto_bundle_parser, search_index_parser, sequence_parser
 from .lexer import EOF, IDENT, NUMBER, QUOTED, RESERVED_WORDS, SYMBOL, Token, tokenize
 
 # Column OPTIONS the server understands, and the values each may take.
@@ -33,8 +33,8 @@ _OPTION_VALUES: dict[str, dict[str, bool | None]] = {
 
 # DDL the local server does not implement, by the keywords that start it.
 _UNSUPPORTED_CREATE = ("ROLE", "VECTOR", "MODEL", "SCHEMA",
-                       "PROTO", "PLACEMENT", "LOCALITY", "FUNCTION")
-_UNSUPPORTED_TABLE_ELEMENTS = ("CONSTRAINT", "FOREIGN", "CHECK", "SYNONYM")
+                       "PLACEMENT", "LOCALITY", "FUNCTION")
+_UNSUPPORTED_TABLE_ELEMENTS = ("SYNONYM",)
 
 
 def parse_ddl(statement: str) -> nodes.Node:
@@ -147,6 +147,8 @@ class _Parser:
             return search_index_parser.create(self)
         if self.accept("SEQUENCE"):
             return sequence_parser.create(self)
+        if self.accept("PROTO", "BUNDLE"):
+            return proto_bundle_parser.create(self)
         if self.accept("OR", "REPLACE"):
             self.expect("VIEW")
             return self.create_view(or_replace=True)
@@ -186,13 +188,16 @@ class _Parser:
         if_not_exists = self.accept("IF", "NOT", "EXISTS")
         name = self.name("table name")
         columns: list[Column] = []
+        constraints: list = []
         key: list[KeyPart] | None = None
         self.expect_symbol("(")
         while not self.at_symbol(")"):
             if self.at(*_UNSUPPORTED_TABLE_ELEMENTS):
                 raise self.unsupported(errors.feature_in_create_table(self.tok.text.upper()))
             start = self.tok
-            if self.accept("PRIMARY", "KEY"):
+            if self.at(*constraint_parser.STARTS):
+                constraints.append(constraint_parser.element(self))
+            elif self.accept("PRIMARY", "KEY"):
                 key = self.only_key(key, self.comma_list(self.key_part, allow_empty=True), start)
             else:
                 column, _, inline_key = self.column_definition(inline_key=True)
@@ -223,7 +228,9 @@ class _Parser:
                 self.advance()
                 self.reject_row_deletion_policy()
                 raise self.fail("end of statement")
-        return nodes.CreateTable(name, tuple(columns), tuple(key), parent, cascade, if_not_exists)
+        checks = tuple(c for c in constraints if isinstance(c, nodes.CheckConstraint))
+        fks = tuple(c for c in constraints if isinstance(c, nodes.ForeignKey))
+        return nodes.CreateTable(name, tuple(columns), tuple(key), parent, cascade, if_not_exists, checks, fks)
 
     def only_key(self, key: list[KeyPart] | None, new: list[KeyPart], where: Token) -> list[KeyPart]:
         """The primary key may be given once: inline on a column, in the column list, or after it."""
@@ -254,6 +261,8 @@ class _Parser:
     def alter(self) -> nodes.Node:
         if self.accept("CHANGE", "STREAM"):
             return change_stream_parser.alter(self)
+        if self.accept("PROTO", "BUNDLE"):
+            return proto_bundle_parser.alter(self)
         if self.accept("DATABASE"):
             return self.alter_database()
         if self.accept("SEQUENCE"):
@@ -261,13 +270,17 @@ class _Parser:
         self.expect("TABLE")
         table = self.name("table name")
         if self.accept("ADD"):
-            if self.at("CONSTRAINT", "FOREIGN", "CHECK", "ROW", "SYNONYM"):
+            if self.at(*constraint_parser.STARTS):
+                return constraint_parser.alter_add(self, table)
+            if self.at("ROW", "SYNONYM"):
                 raise self.unsupported(errors.feature_alter_table("ADD", self.tok.text.upper()))
             self.accept("COLUMN")
             if_not_exists = self.accept("IF", "NOT", "EXISTS")
             return nodes.AlterTableAddColumn(table, self.column_definition()[0], if_not_exists)
         if self.accept("DROP"):
-            if not self.accept("COLUMN") and self.at("CONSTRAINT", "ROW", "SYNONYM"):
+            if self.accept("CONSTRAINT"):
+                return constraint_parser.alter_drop(self, table)
+            if not self.accept("COLUMN") and self.at("ROW", "SYNONYM"):
                 raise self.unsupported(errors.feature_alter_table("DROP", self.tok.text.upper()))
             return nodes.AlterTableDropColumn(table, self.name("column name"))
         if self.accept("ALTER"):
@@ -330,6 +343,8 @@ class _Parser:
             return search_index_parser.drop(self)
         if self.accept("SEQUENCE"):
             return sequence_parser.drop(self)
+        if self.accept("PROTO", "BUNDLE"):
+            return proto_bundle_parser.drop(self)
         if self.at(*_UNSUPPORTED_CREATE, "DATABASE"):
             raise self.unsupported(errors.feature_drop(self.tok.text.upper()))
         raise self.fail("TABLE or INDEX")
@@ -364,9 +379,12 @@ class _Parser:
     def column_type(self) -> types.SpannerType:
         """Find the extent of a type (balanced ``<>`` and ``()``) and let types.parse_type read it."""
         first = self.tok
-        if first.kind != IDENT:
+        if first.kind not in (IDENT, QUOTED):  # QUOTED: a back-quoted proto type name
             raise self.fail("a column type")
         self.advance()
+        while self.at_symbol(".") and first.kind == IDENT:  # a proto type: examples.music.SingerInfo
+            self.advance()
+            self.advance()
         depth = 0
         if self.at_symbol("<"):
             while True:

@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ..catalog import Catalog, ChangeStream, Column, Index, KeyPart, SearchIndex, Sequence, Table
-from . import nodes, sequence_options
+from ..catalog import Catalog, ChangeStream, CheckConstraint, Column, ForeignKey, Index, KeyPart, SearchIndex, Sequence, Table
+from . import constraint_parser, nodes, sequence_options
 from .change_stream_options import print_value
 from .lexer import quote_identifier as q
 
@@ -37,11 +37,20 @@ def print_catalog(catalog: Catalog) -> list[str]:
     >>> print_catalog(cat)[1]
     'CREATE UNIQUE INDEX TK ON T(K DESC)'
     """
-    out: list[str] = [_create_sequence(nodes.CreateSequence(s)) for s in catalog.sequences]
+    out: list[str] = []
+    if catalog.proto_bundle is not None:  # first: columns name its types
+        out.append(_create_proto_bundle(nodes.CreateProtoBundle(catalog.proto_bundle.types)))
+    out += [_create_sequence(nodes.CreateSequence(s)) for s in catalog.sequences]
+    printed: set[str] = set()
+    later: list[nodes.AlterTableAddConstraint] = []  # foreign keys to tables created after their own
     for table in catalog.tables:
-        out.append(_create_table(_table_node(table)))
+        printed.add(table.name.lower())
+        inline = tuple(fk for fk in table.foreign_keys if fk.referenced_table.lower() in printed)
+        later.extend(nodes.AlterTableAddConstraint(table.name, fk) for fk in table.foreign_keys if fk not in inline)
+        out.append(_create_table(_table_node(table, inline)))
         out.extend(_create_index(_index_node(index)) for index in catalog.indexes_of(table.name))
         out.extend(_create_search_index(search_index_node(index)) for index in catalog.search_indexes_of(table.name))
+    out.extend(_add_constraint(node) for node in later)
     out.extend(_create_view(nodes.CreateView(v.name, v.definition, v.security)) for v in catalog.views)
     out.extend(_create_change_stream(change_stream_node(s)) for s in catalog.change_streams)
     return out
@@ -137,8 +146,10 @@ def _key(parts: tuple[KeyPart, ...]) -> str:
     return ", ".join(q(p.column) + (" DESC" if p.descending else "") for p in parts)
 
 
-def _table_node(table: Table) -> nodes.CreateTable:
-    return nodes.CreateTable(table.name, table.columns, table.primary_key, table.parent, table.on_delete_cascade)
+def _table_node(table: Table, foreign_keys: tuple[ForeignKey, ...] | None = None) -> nodes.CreateTable:
+    fks = table.foreign_keys if foreign_keys is None else foreign_keys
+    return nodes.CreateTable(table.name, table.columns, table.primary_key, table.parent, table.on_delete_cascade,
+                             checks=table.checks, foreign_keys=fks)
 
 
 def _index_node(index: Index) -> nodes.CreateIndex:
@@ -149,11 +160,17 @@ def _index_node(index: Index) -> nodes.CreateIndex:
 def _create_table(node: nodes.CreateTable) -> str:
     head = "CREATE TABLE " + ("IF NOT EXISTS " if node.if_not_exists else "") + q(node.name)
     columns = "".join(f"  {column_definition(c)},\n" for c in node.columns)
+    constraints: tuple[CheckConstraint | ForeignKey, ...] = (*node.checks, *node.foreign_keys)
+    columns += "".join(f"  {constraint_parser.print_element(c, q)},\n" for c in constraints)
     text = f"{head} (\n{columns}) PRIMARY KEY({_key(node.primary_key)})"
     if node.parent is not None:
         action = "CASCADE" if node.on_delete_cascade else "NO ACTION"
         text += f",\n  INTERLEAVE IN PARENT {q(node.parent)} ON DELETE {action}"
     return text
+
+
+def _add_constraint(node: nodes.AlterTableAddConstraint) -> str:
+    return f"ALTER TABLE {q(node.table)} ADD {constraint_parser.print_element(node.constraint, q)}"
 
 
 def _create_index(node: nodes.CreateIndex) -> str:
@@ -236,6 +253,20 @@ def _create_search_index(node: nodes.CreateSearchIndex) -> str:
     return text
 
 
+def _proto_types(types: tuple[str, ...]) -> str:
+    return "(\n" + "".join(f"  {t if '.' in t else q(t)},\n" for t in types) + ")"
+
+
+def _create_proto_bundle(node: nodes.CreateProtoBundle) -> str:
+    return f"CREATE PROTO BUNDLE {_proto_types(node.types)}"
+
+
+def _alter_proto_bundle(node: nodes.AlterProtoBundle) -> str:
+    clauses = [f"{word} {_proto_types(types)}" for word, types in
+               (("INSERT", node.insert), ("UPDATE", node.update), ("DELETE", node.delete)) if types]
+    return "ALTER PROTO BUNDLE " + " ".join(clauses)
+
+
 _PRINTERS: dict[type, Callable] = {
     nodes.CreateDatabase: lambda n: f"CREATE DATABASE {q(n.name)}",
     nodes.CreateTable: _create_table,
@@ -244,6 +275,8 @@ _PRINTERS: dict[type, Callable] = {
         f"ALTER TABLE {q(n.table)} ADD COLUMN {'IF NOT EXISTS ' if n.if_not_exists else ''}{column_definition(n.column)}"
     ),
     nodes.AlterTableDropColumn: lambda n: f"ALTER TABLE {q(n.table)} DROP COLUMN {q(n.column)}",
+    nodes.AlterTableAddConstraint: _add_constraint,
+    nodes.AlterTableDropConstraint: lambda n: f"ALTER TABLE {q(n.table)} DROP CONSTRAINT {q(n.name)}",
     nodes.AlterColumnSetOptions: _set_options,
     nodes.AlterColumnSetDefault: _set_default,
     nodes.AlterColumnType: _alter_column_type,
@@ -262,4 +295,7 @@ _PRINTERS: dict[type, Callable] = {
     nodes.CreateSequence: _create_sequence,
     nodes.AlterSequence: _alter_sequence,
     nodes.DropSequence: _drop_sequence,
+    nodes.CreateProtoBundle: _create_proto_bundle,
+    nodes.AlterProtoBundle: _alter_proto_bundle,
+    nodes.DropProtoBundle: lambda n: "DROP PROTO BUNDLE",
 }

@@ -69,6 +69,13 @@ def bad_value(table: str, column: str, type_name: str, value: object) -> Spanner
     return invalid_argument(f"Invalid value for column {column} in table {table}: expected {type_name}, got {_clip(repr(value))}.")
 
 
+def mutation_bad_value(table: str, column: str, type_name: str, value: object) -> SpannerError:
+    """A mutation's value that is not of its column's type: FAILED_PRECONDITION, as Spanner answers it
+    (the official client's system test ``test_invalid_type`` expects exactly that for ``''`` into INT64);
+    the same text in a DML statement is a type error of the statement (:func:`bad_value`)."""
+    return failed_precondition(f"Invalid value for column {column} in table {table}: expected {type_name}, got {_clip(repr(value))}.")
+
+
 def value_too_long(table: str, column: str, limit: int) -> SpannerError:
     return failed_precondition(f"New value exceeds the maximum size limit for column {table}.{column}: at most {limit} allowed.")
 

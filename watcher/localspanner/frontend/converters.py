@@ -122,12 +122,12 @@ def type_from_pb(t: Any) -> SpannerType:
         return SpannerType(code, element=type_from_pb(t.array_element_type))
     if code == TypeCode.STRUCT:
         return SpannerType(code, fields=tuple((f.name, type_from_pb(f.type_)) for f in t.struct_type.fields))
-    return SpannerType(code)
+    return SpannerType(code, proto_fqn=t.proto_type_fqn)
 
 
 def type_to_pb(t: SpannerType) -> Any:
     """A :class:`SpannerType` as a ``google.spanner.v1.Type`` (raw protobuf)."""
-    pb = TypePb(code=int(t.code))
+    pb = TypePb(code=int(t.code), proto_type_fqn=t.proto_fqn)
     if t.element is not None:
         pb.array_element_type.CopyFrom(type_to_pb(t.element))
     if t.code == TypeCode.STRUCT:

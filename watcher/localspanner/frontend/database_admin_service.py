@@ -71,7 +71,8 @@ class DatabaseAdminServicer(spanner_database_admin_pb2_grpc.DatabaseAdminService
         self.operations = operations
 
     def CreateDatabase(self, request: Any, context: grpc.ServicerContext) -> Any:
-        info = self.service.create_database(request.parent, request.create_statement, list(request.extra_statements))
+        info = self.service.create_database(request.parent, request.create_statement, list(request.extra_statements),
+                                            proto_descriptors=request.proto_descriptors or None)
         return self.operations.done(info.name, A.CreateDatabaseMetadata.pb()(database=info.name), database_to_pb(info))
 
     def GetDatabase(self, request: Any, context: grpc.ServicerContext) -> Any:
@@ -91,7 +92,7 @@ class DatabaseAdminServicer(spanner_database_admin_pb2_grpc.DatabaseAdminService
         statements = list(request.statements)
         metadata = A.UpdateDatabaseDdlMetadata.pb()(database=request.database, statements=statements)
         try:
-            commit_nanos = self.service.update_ddl(request.database, statements) or [time.time_ns()] * len(statements)
+            commit_nanos = self.service.update_ddl(request.database, statements, request.proto_descriptors or None) or [time.time_ns()] * len(statements)
         except SchemaChangeStopped as stopped:
             # As on Spanner: the operation ends with the error; the metadata lists the completed statements only.
             _add_timestamps(metadata, stopped.commit_nanos)
@@ -105,4 +106,5 @@ class DatabaseAdminServicer(spanner_database_admin_pb2_grpc.DatabaseAdminService
         return A.ListDatabaseOperationsResponse.pb()(operations=found)
 
     def GetDatabaseDdl(self, request: Any, context: grpc.ServicerContext) -> Any:
-        return A.GetDatabaseDdlResponse.pb()(statements=self.service.get_ddl(request.database))
+        return A.GetDatabaseDdlResponse.pb()(statements=self.service.get_ddl(request.database),
+                                             proto_descriptors=self.service.proto_descriptors(request.database))

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import errors, values
+from .. import constraint_storage, errors, values
 from .. import types as T
 from ..catalog import Catalog
 from ..requests import Field, Statement
@@ -44,6 +44,7 @@ from .dml_action import take_action
 from .functions import SPECS as FUNCTION_SPECS
 from .interval_functions import SPECS as INTERVAL_SPECS
 from .params import Signature, bind, parameter_types
+from .protos import SPECS as PROTO_SPECS
 from .sequence_functions import SPECS as SEQUENCE_SPECS
 from .sequence_functions import check_can_draw, uses_sequences
 from .spanner_syntax import is_dml as _is_dml
@@ -63,7 +64,8 @@ def register_functions(conn: sqlite3.Connection) -> None:
     Call it on every connection that reads or writes the database's tables: generated
     columns call these functions too.
     """
-    register(conn, FUNCTION_SPECS + TIME_SPECS + CAST_SPECS + INTERVAL_SPECS + SEQUENCE_SPECS + DML_ACTION_SPECS)
+    register(conn, FUNCTION_SPECS + TIME_SPECS + CAST_SPECS + INTERVAL_SPECS + SEQUENCE_SPECS + DML_ACTION_SPECS
+             + PROTO_SPECS)
     conn.execute("PRAGMA case_sensitive_like = ON")
 
 
@@ -292,6 +294,9 @@ def execute_dml(conn: sqlite3.Connection, statement: Statement, catalog: Catalog
     try:
         result = _execute_dml(conn, d, binds, values.nanos_to_stored(now_nanos))
         _check_interleaving(conn, d, catalog)
+        problem = constraint_storage.dml_violation(conn, d.table, d.kind, catalog)
+        if problem is not None:
+            raise problem
         return result
     except sqlite3.IntegrityError as exc:
         take_error()

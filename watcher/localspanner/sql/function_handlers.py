@@ -298,7 +298,7 @@ class FunctionTranslator(OperatorTranslator):
         accessor = ("SAFE_" if node.args.get("safe") else "") + ("ORDINAL" if node.args.get("offset") == 1 else "OFFSET")
         element = arr.type.element
         assert element is not None
-        return Typed(f"ls_array_at({arr.sql}, {index.sql}, '{accessor}', '{element.code.name}')", element)
+        return Typed(f"ls_array_at({arr.sql}, {index.sql}, '{accessor}', '{element.storage_code.name}')", element)
 
     def _json_path(self, node: exp.Expression) -> str:
         path = node.args.get("expression")

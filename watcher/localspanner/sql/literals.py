@@ -65,12 +65,12 @@ def spanner_type_of(dtype: exp.DataType, ctx: Context) -> SpannerType:
 
 def element_sql(value_sql: str, element: SpannerType | None) -> str:
     """The stored form of a json_each ``value`` of an ARRAY with this element type."""
-    return f"ls_b64_element({value_sql})" if element is not None and element.code == TypeCode.BYTES else value_sql
+    return f"ls_b64_element({value_sql})" if element is not None and element.storage_code == TypeCode.BYTES else value_sql
 
 
 def json_element_sql(typed: Typed) -> str:
     """The array-element form (values.py) of a value, for building stored ARRAYs."""
-    code = typed.type.code if typed.type is not None else None
+    code = typed.type.storage_code if typed.type is not None else None
     if code == TypeCode.BOOL:
         return f"CASE WHEN {typed.sql} IS NULL THEN NULL WHEN {typed.sql} THEN json('true') ELSE json('false') END"
     if code == TypeCode.BYTES:

@@ -91,6 +91,8 @@ class OperatorTranslator(ExpressionTranslator):
             if arr.type is not None and not arr.type.is_array:
                 raise self.ctx.invalid(errors.unnest_not_array(arr.type))
             element = arr.type.element if arr.type is not None else None
+            if subject.is_literal and element is not None:  # 'ROCK' IN UNNEST(genres): the literal takes the element type
+                subject = self.coerce(subject, element, subject_node)
             if not comparable(subject.type, element):
                 raise self.ctx.invalid(errors.in_unnest_signature(subject.type, arr.type))
             return Typed(f"({subject.sql} {op} (SELECT {element_sql('value', element)} FROM json_each({arr.sql})))", T.BOOL)

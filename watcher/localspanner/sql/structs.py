@@ -101,9 +101,21 @@ class StructTranslator(FunctionTranslator):
             raise self.ctx.invalid(errors.field_not_found(name, t))
         if len(matches) > 1:
             raise self.ctx.invalid(errors.field_ambiguous(name, t))
-        index = matches[0]
-        ftype = t.fields[index][1]
+        return self.field_at(subject, matches[0])
+
+    def field_at(self, subject: Typed, index: int) -> Typed:
+        """The field at ``index`` of a STRUCT value."""
+        assert subject.type is not None
+        ftype = subject.type.fields[index][1]
         return Typed(element_sql(f"json_extract({subject.sql}, {sql_string(f'$[{index}]')})", ftype), ftype)
+
+    def struct_star(self, node: exp.Dot, scope: Scope) -> list[tuple[Typed, str]]:
+        """``expr.*`` in a SELECT list: one column per field of the STRUCT value ``expr``."""
+        subject = self.expr(node.this, scope)
+        t = subject.type
+        if t is None or t.code != TypeCode.STRUCT:
+            raise self.ctx.invalid(errors.field_access_on_non_struct("*", t, clip(node)))
+        return [(self.field_at(subject, i), name) for i, (name, _) in enumerate(t.fields)]
 
     def _dot(self, node: exp.Dot, scope: Scope) -> Typed:
         return self.field(self.expr(node.this, scope), node.expression.name, node)

@@ -31,9 +31,9 @@ from ..types import SpannerType
 from .context import CompiledQuery, Context, OutputColumn, Typed
 from .function_table import supertype
 from .literals import element_sql
+from .protos import ProtoTranslator, rewrite_casts
 from .scope import ResolveError, Scope, Source, SourceColumn
 from .spanner_syntax import Preprocessed, preprocess
-from .structs import StructTranslator
 
 _SET_OPS = (exp.Union, exp.Intersect, exp.Except)
 _SET_OP_KEYWORDS: dict[type[exp.Expression], str] = {exp.Union: "UNION", exp.Intersect: "INTERSECT", exp.Except: "EXCEPT"}
@@ -42,7 +42,7 @@ _SET_OP_KEYWORDS: dict[type[exp.Expression], str] = {exp.Union: "UNION", exp.Int
 def parse(pre: Preprocessed, original: str) -> exp.Expression:
     """Parse preprocessed GoogleSQL with sqlglot; syntax errors become INVALID_ARGUMENT."""
     try:
-        trees = sqlglot.parse(pre.sql, read="bigquery")
+        trees = sqlglot.parse(rewrite_casts(pre.sql), read="bigquery")
     except (ParseError, TokenError) as exc:
         detail = str(exc).split("\n")[0]
         raise errors.sql_syntax_error(original, detail) from None
@@ -52,7 +52,7 @@ def parse(pre: Preprocessed, original: str) -> exp.Expression:
     return found[0]
 
 
-class Translator(StructTranslator):
+class Translator(ProtoTranslator):
     """Translates one statement; holds its :class:`Context`."""
 
     def __init__(self, ctx: Context) -> None:
@@ -136,7 +136,9 @@ class Translator(StructTranslator):
                     raise self.ctx.invalid(errors.SQL_STAR_WITHOUT_FROM)
                 items.extend((Typed(c.sql, c.type), c.name) for c in cols)
                 continue
-            if isinstance(e, exp.Alias):
+            if isinstance(e, exp.Dot) and isinstance(e.expression, exp.Star):  # struct_value.*
+                items.extend(self.struct_star(e, scope))
+            elif isinstance(e, exp.Alias):
                 items.append((self.expr(e.this, scope), e.alias))
             elif isinstance(e, exp.Column):
                 items.append((self.expr(e, scope), e.name))

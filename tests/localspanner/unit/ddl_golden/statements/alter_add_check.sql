@@ -1,0 +1,1 @@
+alter table Orders add constraint QtyOk check(Quantity >= 0)

@@ -1,0 +1,1 @@
+ALTER TABLE Orders ADD FOREIGN KEY (CustomerId, Region) REFERENCES Customers (Id, Region) ON DELETE NO ACTION ENFORCED

@@ -1,0 +1,1 @@
+alter table Orders drop constraint QtyOk

@@ -1,0 +1,1 @@
+create proto bundle (examples.music.SingerInfo, `examples.music.Genre`,)

@@ -1,0 +1,111 @@
+"""Which change-stream partitions to read, and when (seed 000's workflow as data).
+
+The first query (no partition token) names the first partitions. Each partition is read
+from its start; when it ends it names its children. A child starts only once **all** its
+parents finished (after a merge one child has several parents, and every parent reports it:
+it is still read once). Partitions known from stored progress are restored as they were:
+a finished one is never read again, an unfinished one is ready again.
+
+Pure bookkeeping: no threads, no client; the watcher holds a lock around it.
+
+Example:
+    >>> s = PartitionScheduler()
+    >>> s.add("a", (), "t0"); s.add("b", (), "t0")
+    True
+    True
+    >>> [p.token for p in s.take_ready()]
+    ['a', 'b']
+    >>> s.add("ab", ("a", "b"), "t1"); s.add("ab", ("a", "b"), "t1")   # a merge, reported by both parents
+    True
+    False
+    >>> s.finish("a"); s.take_ready()
+    []
+    >>> s.finish("b"); [p.token for p in s.take_ready()]
+    ['ab']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Partition:
+    """A partition of a change stream: its token, its parents' tokens and the time it starts at."""
+
+    token: str
+    parents: tuple[str, ...]
+    start: Any
+
+
+class PartitionScheduler:
+    """Known partitions and their state: waiting, taken (being read) or finished."""
+
+    def __init__(self) -> None:
+        self._known: dict[str, Partition] = {}
+        self._taken: set[str] = set()
+        self._finished: set[str] = set()
+
+    def add(self, token: str, parents: Iterable[str], start: Any) -> bool:
+        """Make a partition known; False when it was known already (a second parent reporting it)."""
+        if token in self._known:
+            return False
+        self._known[token] = Partition(token, tuple(parents), start)
+        return True
+
+    def restore(self, token: str, parents: Iterable[str], start: Any, *, finished: bool) -> None:
+        """A partition from stored progress (finished ones are never handed out again)."""
+        self.add(token, parents, start)
+        if finished:
+            self._finished.add(token)
+
+    def is_ready(self, token: str) -> bool:
+        p = self._known[token]
+        return (token not in self._taken and token not in self._finished
+                and all(parent in self._finished for parent in p.parents))
+
+    def take_ready(self) -> list[Partition]:
+        """The partitions that can be read now (all parents finished), marked as taken; in the
+        order they became known, so older partitions are read first."""
+        ready = [p for t, p in self._known.items() if self.is_ready(t)]
+        self._taken.update(p.token for p in ready)
+        return ready
+
+    def release(self, token: str) -> None:
+        """A taken partition was not finished (the watcher stopped or will retry it): ready again."""
+        self._taken.discard(token)
+
+    def finish(self, token: str) -> None:
+        """The partition was read to its end: its children may become ready."""
+        self._taken.discard(token)
+        self._finished.add(token)
+
+    def partition(self, token: str) -> Partition:
+        return self._known[token]
+
+    def is_finished(self, token: str) -> bool:
+        return token in self._finished
+
+    @property
+    def active(self) -> list[str]:
+        """Partitions taken and not finished (being read, or queued for a reader)."""
+        return [t for t in self._known if t in self._taken]
+
+    @property
+    def waiting(self) -> list[str]:
+        """Partitions known but not taken and not finished (parents still running, or not yet handed out)."""
+        return [t for t in self._known if t not in self._taken and t not in self._finished]
+
+    @property
+    def finished(self) -> list[str]:
+        return [t for t in self._known if t in self._finished]
+
+    @property
+    def unfinished(self) -> list[Partition]:
+        return [p for t, p in self._known.items() if t not in self._finished]
+
+    def done(self) -> bool:
+        """Every known partition finished (only meaningful once the first query named some)."""
+        return bool(self._known) and not self.unfinished

@@ -1,0 +1,160 @@
+"""One query of a change-stream partition, read on its own thread into a queue.
+
+The query (``SELECT ChangeRecord FROM READ_<stream>(...)``) is a single-use strong
+read-only query, as the read function demands. Its rows arrive when the server has
+something: data change records as transactions commit, a heartbeat when idle, child
+partitions when the partition ends. A reader thread parses each row into records
+(:mod:`.records`) and puts them on a queue, so the partition's consumer can take everything
+that has arrived as one batch at once, without waiting for the next heartbeat.
+
+The reader stops at the end of the query, at an error (put on the queue) or once ``stop``
+is set and the next row (at the latest the next heartbeat) has arrived.
+
+Example::
+
+    reader = PartitionReader(database, "S", token, start, end=None, heartbeat_ms=1000).start()
+    item = reader.queue.get()      # a list of records, an exception, or END
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import queue
+import threading
+import time
+from typing import Any
+
+from google.cloud.spanner_v1 import param_types
+
+from ...sqlnames import validate_identifier
+from . import records
+
+QUERY = ("SELECT ChangeRecord FROM READ_{stream}(start_timestamp => @start, end_timestamp => @end, "
+         "partition_token => @token, heartbeat_milliseconds => @heartbeat)")
+PARAM_TYPES = {"start": param_types.TIMESTAMP, "end": param_types.TIMESTAMP, "token": param_types.STRING,
+               "heartbeat": param_types.INT64}
+#: Result rows buffered per partition before the reader waits for its consumer.
+QUEUE_ROWS = 10_000
+
+
+class _End:
+    def __repr__(self) -> str:
+        return "END"
+
+
+#: Put on the queue when the query ended normally.
+END = _End()
+
+
+def query_text(stream: str) -> str:
+    """The read function query of ``stream`` (a validated identifier).
+
+    >>> query_text("S")[:48]
+    'SELECT ChangeRecord FROM READ_S(start_timestamp '
+    """
+    return QUERY.format(stream=validate_identifier(stream, "change stream"))
+
+
+class PartitionReader:
+    """Reads one partition (``token`` None: the first query) from ``start`` to ``end`` on a daemon thread."""
+
+    def __init__(self, database: Any, stream: str, token: str | None, start: Any, *, end: Any = None,
+                 heartbeat_ms: int = 2000, stop: threading.Event | None = None) -> None:
+        self.database = database
+        self.sql = query_text(stream)
+        self.params = {"start": start, "end": end, "token": token, "heartbeat": heartbeat_ms}
+        self.queue: queue.Queue[Any] = queue.Queue(QUEUE_ROWS)
+        self.stop = stop or threading.Event()
+        self._started = False
+        self._thread = threading.Thread(target=self._run, name=f"change-stream-{stream}-{(token or 'root')[:12]}",
+                                        daemon=True)
+
+    def start(self) -> PartitionReader:
+        self._started = True
+        self._thread.start()
+        return self
+
+    @property
+    def alive(self) -> bool:
+        """Not started yet, or still reading."""
+        return not self._started or self._thread.is_alive()
+
+    def join(self, timeout: float | None = None) -> bool:
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def take(self, max_items: int, timeout: float = 0.25) -> list[Any]:
+        """Everything queued now (at most ``max_items``), waiting up to ``timeout`` s for the first."""
+        try:
+            items = [self.queue.get(timeout=timeout)]
+        except queue.Empty:
+            return []
+        while len(items) < max_items:
+            try:
+                items.append(self.queue.get_nowait())
+            except queue.Empty:
+                break
+        return items
+
+    def _put(self, item: Any) -> bool:
+        while not self.stop.is_set():
+            try:
+                self.queue.put(item, timeout=0.2)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _run(self) -> None:
+        try:
+            with self.database.snapshot() as snap:
+                results = snap.execute_sql(self.sql, params=self.params, param_types=PARAM_TYPES)
+                layout = None
+                for row in results:
+                    if layout is None:
+                        layout = records.layout_of(results.fields)
+                    if self.stop.is_set() or not self._put(records.parse_row(row, layout)):
+                        return
+            self._put(END)
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer, which decides
+            self._put(exc)
+
+
+class ReadRun:
+    """One start() to stop() of a watcher: the bounded pool its partitions are read on, their
+    readers, and the event that ends them all."""
+
+    def __init__(self, workers: int) -> None:
+        self.stop = threading.Event()
+        self.pool = cf.ThreadPoolExecutor(workers, thread_name_prefix="change-stream")
+        self.futures: set[cf.Future[Any]] = set()
+        #: Readers still reading (each ends at its next row or heartbeat once told to stop).
+        self.readers: set[PartitionReader] = set()
+
+    def close(self, timeout: float | None) -> None:
+        """Stop: wait for the partitions' callbacks, then (within the same ``timeout``) for the readers,
+        which end at their next row or heartbeat, so no query is left open."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        self.stop.set()
+        cf.wait(list(self.futures), timeout)
+        self.pool.shutdown(wait=False)
+        for reader in list(self.readers):
+            reader.stop.set()
+        for reader in list(self.readers):
+            if reader.join(None if deadline is None else max(0.0, deadline - time.monotonic())):
+                self.readers.discard(reader)
+
+
+def first_partitions(database: Any, stream: str, start: Any, *, end: Any = None,
+                     heartbeat_ms: int = 2000) -> list[tuple[records.ChildPartition, Any]]:
+    """The first query (no partition token): the first partitions with their start timestamps."""
+    params = {"start": start, "end": end, "token": None, "heartbeat": heartbeat_ms}
+    found: dict[str, tuple[records.ChildPartition, Any]] = {}
+    with database.snapshot() as snap:
+        results = snap.execute_sql(query_text(stream), params=params, param_types=PARAM_TYPES)
+        for row in results:
+            for rec in records.parse_row(row, records.layout_of(results.fields)):
+                if isinstance(rec, records.ChildPartitionsRecord):
+                    for child in rec.children:
+                        found.setdefault(child.token, (child, rec.start_timestamp))
+    return list(found.values())

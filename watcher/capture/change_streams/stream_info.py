@@ -1,0 +1,125 @@
+"""What the watcher reads about a change stream before it starts: that it exists, its retention, its tables.
+
+Read from INFORMATION_SCHEMA (``CHANGE_STREAMS``, ``CHANGE_STREAM_OPTIONS``,
+``CHANGE_STREAM_TABLES``) with the client, as on Spanner and the official emulator.
+
+Example::
+
+    info = describe_stream(database, "SingersStream")
+    info.name, info.retention_period, info.tables      # ('SingersStream', '1d', ('Singers',))
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from google.api_core import exceptions as gexc
+from google.cloud.spanner_v1 import param_types
+
+from ...errors import CallbackError, ChangeStreamNotFoundError, ChangeStreamRetentionError, PollError
+from ..table_info import TableInfo, describe
+
+log = logging.getLogger(__name__)
+
+#: Spanner's retention period of a change stream whose options do not set one.
+DEFAULT_RETENTION = "1d"
+
+_STREAM_SQL = ("SELECT CHANGE_STREAM_NAME, ALL FROM INFORMATION_SCHEMA.CHANGE_STREAMS "
+               "WHERE CHANGE_STREAM_CATALOG = '' AND CHANGE_STREAM_SCHEMA = '' "
+               "AND UPPER(CHANGE_STREAM_NAME) = UPPER(@name)")
+_OPTIONS_SQL = ("SELECT OPTION_NAME, OPTION_VALUE FROM INFORMATION_SCHEMA.CHANGE_STREAM_OPTIONS "
+                "WHERE CHANGE_STREAM_CATALOG = '' AND CHANGE_STREAM_SCHEMA = '' AND CHANGE_STREAM_NAME = @name")
+_TABLES_SQL = ("SELECT TABLE_NAME FROM INFORMATION_SCHEMA.CHANGE_STREAM_TABLES "
+               "WHERE CHANGE_STREAM_CATALOG = '' AND CHANGE_STREAM_SCHEMA = '' AND CHANGE_STREAM_NAME = @name "
+               "ORDER BY TABLE_NAME")
+_ALL_TABLES_SQL = ("SELECT TABLE_NAME FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_CATALOG = '' AND TABLE_SCHEMA = '' "
+                   "ORDER BY TABLE_NAME")
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
+
+
+def retention_seconds(text: str) -> int | None:
+    """Seconds of a retention period as Spanner spells it (``"36h"``, ``"7d"``); None when unreadable.
+
+    >>> retention_seconds("36h"), retention_seconds("1d"), retention_seconds("90m"), retention_seconds("soon")
+    (129600, 86400, 5400, None)
+    """
+    text = text.strip().lower()
+    number, unit = text[:-1], text[-1:]
+    if unit not in _UNITS or not number.isdigit():
+        return None
+    return int(number) * _UNITS[unit]
+
+
+@dataclass(frozen=True)
+class StreamInfo:
+    """A change stream: its name as the schema spells it, its retention period and the tables it tracks."""
+
+    name: str
+    retention_period: str
+    tables: tuple[str, ...]
+    all_tables: bool
+
+    def check_start(self, start: Any, now: Any) -> None:
+        """ChangeStreamRetentionError when a read from ``start`` would be before the retention period at ``now``."""
+        seconds = retention_seconds(self.retention_period)
+        if seconds is not None and start < now - dt.timedelta(seconds=seconds):
+            raise ChangeStreamRetentionError(self.name, self.retention_period, start,
+                                             f"the oldest readable commit timestamp is about {seconds} s before {now}")
+
+
+def _rows(snap: Any, sql: str, name: str) -> list[list[Any]]:
+    return list(snap.execute_sql(sql, params={"name": name}, param_types={"name": param_types.STRING}))
+
+
+def describe_stream(database: Any, stream: str) -> StreamInfo:
+    """The stream ``stream`` (any case), or ChangeStreamNotFoundError naming it."""
+    with database.snapshot(multi_use=True) as snap:
+        found = _rows(snap, _STREAM_SQL, stream)
+        if not found:
+            raise ChangeStreamNotFoundError(stream, f"database {database.name} has no change stream of that name")
+        name, all_tables = found[0][0], bool(found[0][1])
+        try:  # what follows only informs messages and table_infos(): a server without these views still works
+            options = {str(k).lower(): v for k, v in _rows(snap, _OPTIONS_SQL, name)}
+            if all_tables:
+                tables = [r[0] for r in snap.execute_sql(_ALL_TABLES_SQL)]
+            else:
+                tables = [r[0] for r in _rows(snap, _TABLES_SQL, name)]
+        except gexc.GoogleAPICallError as exc:
+            log.info("change stream %s: options or tables not readable from INFORMATION_SCHEMA: %s", name, exc)
+            options, tables = {}, []
+    return StreamInfo(name, str(options.get("retention_period") or DEFAULT_RETENTION), tuple(tables), all_tables)
+
+
+def describe_tables(database: Any, info: StreamInfo) -> dict[str, TableInfo]:
+    """Key columns and column types of the stream's tables (a table dropped meanwhile is left out:
+    the watcher learns a table from its records too)."""
+    found = {}
+    for table in info.tables:
+        try:
+            found[table] = describe(database, table)
+        except Exception as exc:  # noqa: BLE001 - see above
+            log.debug("change stream %s: table %s not described: %s", info.name, table, exc)
+    return found
+
+
+def server_now(database: Any) -> Any:
+    """The database's clock (CURRENT_TIMESTAMP() of a strong read): where a new watcher starts."""
+    with database.snapshot() as snap:
+        return list(snap.execute_sql("SELECT CURRENT_TIMESTAMP()"))[0][0]
+
+
+def read_error(info: StreamInfo, exc: BaseException, at: Any) -> BaseException:
+    """The library error for a failed read of ``info``'s stream from ``at``: OUT_OF_RANGE names the
+    stream and its retention; the read function not found (the stream dropped) names the stream."""
+    if isinstance(exc, gexc.OutOfRange):
+        return ChangeStreamRetentionError(info.name, info.retention_period, at, str(exc.message))
+    if isinstance(exc, gexc.InvalidArgument) and f"READ_{info.name}".upper() in str(exc.message).upper():
+        return ChangeStreamNotFoundError(info.name, f"it was dropped while being read: {exc.message}")
+    if isinstance(exc, CallbackError | PollError):
+        return exc
+    return PollError(f"reading change stream {info.name} failed: {exc}")
