@@ -1,37 +1,46 @@
 """The ``spanner_watcher`` Structured Streaming source and its changelog writer, end to end.
 
-Writers commit rows through the official client while a streaming query runs; the changelog
-must then hold exactly the row versions written (each once), also across a SIGKILL of the
-query's process in the middle of a micro-batch and a restart from its checkpoint.
+Writers commit rows through the official client while a streaming query runs; the stream's
+rows and the changelog must then hold exactly the row versions written (each once), also
+across a SIGKILL of the query's process in the middle of a micro-batch and a restart from its
+checkpoint. Kept small for a shared 2-core machine: the run's one Spark session (the ``spark``
+fixture) wherever possible, one child process only for the kill, a few rows, short triggers,
+and waits on conditions rather than fixed sleeps. Offsets and options are tested without Spark.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
+from google.api_core.datetime_helpers import DatetimeWithNanoseconds
 
 from watcher.changelog import register_views, streaming
+from watcher.changelog.streaming.offsets import Offset
 from watcher.changelog.streaming.options import StreamOptions
 from watcher.codec import timestamp_text
-from watcher.errors import ConfigurationError
+from watcher.errors import ChangelogError, ConfigurationError
+from watcher.model import Checkpoint
 
 DDL = ["""CREATE TABLE Events (
     Id INT64 NOT NULL, Payload STRING(MAX), Ts TIMESTAMP OPTIONS (allow_commit_timestamp=true),
     ShardId INT64 AS (MOD(Id, 3)) STORED) PRIMARY KEY (Id)"""]
-#: Small enough that micro-batches cut through the large groups of rows sharing one commit timestamp
-#: (FIRST_GROUP rows: a third per shard), large enough for few micro-batches on a loaded machine.
-OPTIONS = {"shard_column": "ShardId", "shards": "[0, 1, 2]", "limit": "40", "shards_per_partition": "2"}
-FIRST_GROUP = 150
+#: The first micro-batch cuts through the group of FIRST_GROUP rows sharing one commit timestamp
+#: (a third of it per shard, more than ``limit``); two shard loops per Spark partition.
+LIMIT = 4
+OPTIONS = {"shard_column": "ShardId", "shards": "[0, 1, 2]", "limit": str(LIMIT), "shards_per_partition": "2"}
+FIRST_GROUP = 15
+#: Between two micro-batches when nothing is new: short, yet not a planning loop that takes a core.
+TRIGGER = "200 milliseconds"
 DRIVER = Path(__file__).with_name("streaming_driver.py")
-WAIT = 300.0  # seconds: Spark on a loaded 2-core machine is slow to start
+WAIT = 300.0  # seconds, an upper bound only: every wait ends as soon as its condition holds
 
 
 def _path(db) -> str:
@@ -63,9 +72,9 @@ class Writers:
         for i, payload in rows:
             self.written[(i, ts)] = payload
 
-    def run(self, groups: int, pause: float = 0.05) -> None:
+    def run(self, groups: int, pause: float = 0.02) -> None:
         for n in range(groups):
-            self.insert(1 + (n * 7) % 15)  # 1..15 rows per commit timestamp
+            self.insert(1 + (n * 5) % 7)  # 1..7 rows per commit timestamp
             time.sleep(pause)
 
 
@@ -76,12 +85,12 @@ def _changelog(spark, warehouse) -> list[tuple[int, str, str, str, dict]]:
              json.loads(r.old_values)) for r in rows]
 
 
-def _wait_for(predicate, what: str, timeout: float = WAIT) -> None:
+def _wait_for(predicate, what: str, timeout: float = WAIT, every: float = 0.05) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
-        time.sleep(0.5)
+        time.sleep(every)
 
 
 # --- no Spark ----------------------------------------------------------------------------------------------
@@ -108,42 +117,85 @@ def test_tables_and_emulator_host_are_read_from_the_options():
     assert StreamOptions.parse({"database": "projects/p/instances/i/databases/d", "tables": "*"}, environ={}).tables == ()
 
 
+def test_offsets_round_trip_every_kind_of_shard_and_key():
+    at = DatetimeWithNanoseconds(2024, 5, 1, 10, 0, 0, nanosecond=123456789, tzinfo=dt.UTC)
+    offset = Offset(at, {("Singers", 3): Checkpoint(at, (7, "a", None)), ("Singers", "x"): Checkpoint(at),
+                         ("Albums", None): Checkpoint(at, (b"\x00\xff",))})
+    saved = json.loads(json.dumps(offset.to_json()))  # as Spark keeps it in the checkpoint's offset log
+    assert Offset.from_json(saved) == offset
+    assert saved["read_ts"] == "2024-05-01T10:00:00.123456789Z"
+
+
+@pytest.mark.parametrize(("doc", "message"), [
+    ({"v": 2, "read_ts": "2024-05-01T00:00:00Z", "loops": {}}, "newer spanner-watcher"),
+    ({"v": 1, "loops": {}}, "malformed"),
+    ({"v": 1, "read_ts": "2024-05-01T00:00:00Z", "loops": {"T": {"1": "not a position"}}}, "malformed"),
+])
+def test_offsets_that_cannot_be_read_are_named(doc, message):
+    with pytest.raises(ChangelogError, match=message):
+        Offset.from_json(doc)
+
+
 # --- Spark and Spanner -------------------------------------------------------------------------------------
 
-def test_changelog_equals_what_the_writers_committed(spark, make_database, tmp_path):
-    db = make_database(DDL)
-    writers = Writers(db)
-    writers.insert(FIRST_GROUP)  # before the query starts: one group larger than the limit
+class StreamRows:
+    """``foreachBatch``: notes the (Id, commit timestamp) of every row of a micro-batch, then writes it
+    into the changelog with ``writer``."""
+
+    def __init__(self, writer: streaming.ChangelogWriter) -> None:
+        self.writer = writer
+        self.rows: list[tuple[int, str]] = []
+
+    def __call__(self, frame, batch_id: int) -> None:
+        frame = frame.persist()
+        try:
+            self.rows += [(int(json.loads(r.keys)[0]), r.commit_timestamp)
+                          for r in frame.select("keys", "commit_timestamp").collect()]
+            self.writer(frame, batch_id)
+        finally:
+            frame.unpersist()
+
+
+def _start(spark, db, tmp_path: Path, sink) -> object:
     streaming.register(spark)
     reader = spark.readStream.format("spanner_watcher").option("database", _path(db)).option("table", "Events")
     for name, value in OPTIONS.items():
         reader = reader.option(name, value)
+    return (reader.load().writeStream.foreachBatch(sink).option("checkpointLocation", str(tmp_path / "checkpoint"))
+            .trigger(processingTime=TRIGGER).start())
+
+
+def _caught_up(writer: streaming.ChangelogWriter, writers: Writers, query) -> bool:
+    return writer.stats()["changes_written"] >= len(writers.written) or not query.isActive
+
+
+def test_stream_and_changelog_equal_what_the_writers_committed(spark, make_database, tmp_path):
+    db = make_database(DDL)
+    writers = Writers(db)
+    writers.insert(FIRST_GROUP)  # before the query starts: one group larger than the limit
     writer = streaming.changelog_writer(str(tmp_path / "warehouse"))
-    query = (reader.load().writeStream.foreachBatch(writer).option("checkpointLocation", str(tmp_path / "checkpoint"))
-             .trigger(processingTime="500 milliseconds").start())
+    sink = StreamRows(writer)
+    query = _start(spark, db, tmp_path, sink)
     try:
-        thread = threading.Thread(target=writers.run, args=(25,))
-        thread.start()
-        thread.join()
-        _wait_for(lambda: writer.stats()["changes_written"] >= len(writers.written) or not query.isActive,
-                  "the inserts to reach the changelog")
+        writers.run(8)  # while the query plans and runs its first micro-batches
+        _wait_for(lambda: _caught_up(writer, writers, query), "the inserts to reach the changelog")
         assert query.exception() is None
         # Every row seen: update some once; their new versions must come as updates with the old values.
         updated = [0, 5, 13]
         writers.update(updated)
-        _wait_for(lambda: writer.stats()["changes_written"] >= len(writers.written) or not query.isActive,
-                  "the updates to reach the changelog")
+        _wait_for(lambda: _caught_up(writer, writers, query), "the updates to reach the changelog")
         query.processAllAvailable()
         assert query.exception() is None
     finally:
         query.stop()
+    assert sorted(sink.rows) == sorted(writers.written), "the stream's rows: every version written, each once"
     rows = _changelog(spark, tmp_path / "warehouse")
     assert sorted((i, ts) for i, ts, *_ in rows) == sorted(writers.written)  # each version once, none missing
     assert all(writers.written[(i, ts)] == payload for i, ts, _, payload, _ in rows)
     updates = {i: old for i, _, mod, _, old in rows if mod == "UPDATE"}
     assert updates == {i: {"Payload": f"p{i}", "Ts": updates[i]["Ts"]} for i in updated}
     first = writer.batches()[0]
-    assert first.records == 3 * 40, "the first micro-batch takes `limit` rows of each shard's group of 50"
+    assert first.records == 3 * LIMIT, "the first micro-batch takes `limit` rows of each shard's part of the group"
     stats = writer.stats()
     assert stats["changes_written"] == len(writers.written) and stats["freshness_rows"] == len(writers.written)
     assert 0 < stats["freshness"]["p50"] <= stats["freshness"]["p99"] <= stats["freshness"]["p100"] < WAIT
@@ -152,44 +204,56 @@ def test_changelog_equals_what_the_writers_committed(spark, make_database, tmp_p
 
 
 def _start_driver(db, tmp_path: Path) -> subprocess.Popen:
-    args = [sys.executable, str(DRIVER), "--database", _path(db), "--table", "Events",
+    args = [sys.executable, str(DRIVER), "--database", _path(db), "--table", "Events", "--trigger", TRIGGER,
             "--warehouse", str(tmp_path / "warehouse"), "--checkpoint", str(tmp_path / "checkpoint"),
-            "--stop-file", str(tmp_path / "stop"), *[f"--option={k}={v}" for k, v in OPTIONS.items()]]
+            *[f"--option={k}={v}" for k, v in {**OPTIONS, "shards_per_partition": "3"}.items()]]
     log = open(tmp_path / "driver.log", "ab")  # noqa: SIM115 - the child writes it until it ends
     return subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ), start_new_session=True)
 
 
-def _mid_batch(warehouse: Path) -> bool:
-    """A changelog run has claimed its version but not committed it (the writer is inside a micro-batch)."""
-    attempts = {p.name for p in (warehouse / "_state" / "attempts").glob("*")}
-    committed = {p.name[:-5] for p in (warehouse / "_state" / "manifest").glob("*.json")}
-    return bool(committed) and bool(attempts - committed)
+def _runs_committed(warehouse: Path) -> int:
+    """Changelog runs committed (each micro-batch with rows commits one)."""
+    return len(list((warehouse / "_state" / "manifest").glob("*.json")))
+
+
+def _batches_acknowledged(checkpoint: Path) -> int:
+    """Micro-batches Spark has recorded as done in the checkpoint's commit log."""
+    return sum(1 for p in (checkpoint / "commits").glob("*") if p.name.isdigit())
 
 
 def test_query_killed_mid_batch_resumes_from_its_checkpoint(spark, make_database, tmp_path):
     db = make_database(DDL)
     writers = Writers(db)
-    warehouse = tmp_path / "warehouse"
+    warehouse, checkpoint = tmp_path / "warehouse", tmp_path / "checkpoint"
+    writers.insert(FIRST_GROUP)
     driver = _start_driver(db, tmp_path)
     try:
-        writers.insert(FIRST_GROUP)
-        _wait_for(lambda: (warehouse / "_state" / "manifest").exists() or driver.poll() is not None,
-                  "the first micro-batch")
-        assert driver.poll() is None, (tmp_path / "driver.log").read_text()[-3000:]
-        thread = threading.Thread(target=writers.run, args=(40, 0.1))
-        thread.start()
-        _wait_for(lambda: _mid_batch(warehouse) or driver.poll() is not None, "a micro-batch in progress")
+        writers.run(6)  # while the child starts: more than its first micro-batch takes (the limit)
+        # The worst moment: the micro-batch's changelog is committed, Spark has not recorded the batch
+        # as done. Spark replays it on restart: it must read the same rows and write none of them twice.
+        _wait_for(lambda: _runs_committed(warehouse) > _batches_acknowledged(checkpoint) or driver.poll() is not None,
+                  "a micro-batch between its changelog commit and Spark's", every=0.01)
         os.killpg(driver.pid, signal.SIGKILL)
         driver.wait(30)
-        thread.join()
+        assert driver.returncode == -signal.SIGKILL, (tmp_path / "driver.log").read_text()[-3000:]
+        killed_in = _batches_acknowledged(checkpoint)
+        # Unless Spark recorded the batch in the instant between the check and the kill:
+        replays = _runs_committed(warehouse) > killed_in
         writers.insert(5)  # committed while no query runs
-        driver = _start_driver(db, tmp_path)
-        (tmp_path / "stop").touch()
-        assert driver.wait(WAIT) == 0, (tmp_path / "driver.log").read_text()[-3000:]
+        writer = streaming.changelog_writer(str(warehouse))
+        query = _start(spark, db, tmp_path, writer)  # the same checkpoint, in this process
+        try:
+            query.processAllAvailable()
+            assert query.exception() is None
+        finally:
+            query.stop()
     finally:
         if driver.poll() is None:
             os.killpg(driver.pid, signal.SIGKILL)
             driver.wait(30)
+    if replays:
+        replayed = writer.batches()[0]
+        assert (replayed.batch_id, replayed.changes_written) == (killed_in, 0), "the replayed micro-batch wrote again"
     rows = _changelog(spark, warehouse)
     keys = [(i, ts) for i, ts, *_ in rows]
     assert len(keys) == len(set(keys)), "a change was written twice"

@@ -25,7 +25,7 @@ import datetime as dt
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..job import Changelog
@@ -65,6 +65,7 @@ class BatchReport:
     seconds: float
     freshness: Mapping[str, Any]
     watermarks: Mapping[str, str | None]
+    phases: Mapping[str, float] = field(default_factory=dict)  # the changelog run's, seconds
 
 
 class ChangelogWriter:
@@ -111,7 +112,7 @@ class ChangelogWriter:
             frame.unpersist()
         report = BatchReport(batch_id, result.records_read, result.changes_written, result.duplicates_dropped,
                              result.version, visible.isoformat(), round(time.perf_counter() - started, 3),
-                             percentiles([lag for _, lag in rows]), dict(result.watermarks))
+                             percentiles([lag for _, lag in rows]), dict(result.watermarks), dict(result.phases))
         with self._lock:
             self._lags.extend(rows)
             self._batches.append(report)
