@@ -60,6 +60,12 @@ def _figures(values_s: list[float]) -> dict[str, float]:
             (("p50_s", 0.5), ("p95_s", 0.95), ("p99_s", 0.99), ("max_s", 1.0))}
 
 
+def _phases(reports: list[Any]) -> dict[str, float]:
+    """The median of each named duration over ``reports`` (dicts of name -> duration)."""
+    names = sorted({name for report in reports for name in report})
+    return {name: round(percentile([float(r.get(name, 0.0)) for r in reports], 0.5), 3) for name in names}
+
+
 def run(ctx: RunContext) -> Result:
     from watcher.changelog import streaming
 
@@ -73,6 +79,7 @@ def run(ctx: RunContext) -> Result:
         "freshness": "changelog run committed (wall clock) minus the row's commit timestamp, rows after the warm-up",
     })
     workdir = ctx.workdir
+    load_before = round(os.getloadavg()[0], 1)
     with ServerProcess(os.path.join(workdir, "streaming-data")) as server:
         database = singers_database(connect(server), DATABASE_ID)
         ensure_table(database, int(settings["table_rows"]), ctx)
@@ -117,6 +124,7 @@ def run(ctx: RunContext) -> Result:
             while writer.stats()["changes_written"] < warm + written["rows"] and time.monotonic() < drain_until and query.isActive:
                 time.sleep(0.2)
             failure = query.exception()
+            progress = [p["durationMs"] for p in query.recentProgress if p.get("numInputRows")][1:]
         finally:
             query.stop()
             spark.stop()
@@ -136,7 +144,10 @@ def run(ctx: RunContext) -> Result:
         "micro_batch_seconds": _figures([b.seconds for b in batches]) if batches else {},
         "achieved_changes_per_second": round(written["rows"] / written["seconds"]),
         "writer": {k: round(v, 1) if isinstance(v, float) else v for k, v in written.items()},
+        "micro_batch_phases_p50_s": _phases([b.phases for b in batches]),
+        "trigger_phases_p50_ms": _phases(progress),
         "cpu_cores_benchmark_process_and_spark_python": round(cpu / window, 2),
+        "loadavg_1min_before": load_before,
         "loadavg_1min_after": round(os.getloadavg()[0], 1),
     }
     ctx.log(f"freshness over {len(fresh):,} rows: " + ", ".join(f"{k} {v}" for k, v in figures.items())

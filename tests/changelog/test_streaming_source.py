@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -23,8 +24,10 @@ import pytest
 from google.api_core.datetime_helpers import DatetimeWithNanoseconds
 
 from watcher.changelog import register_views, streaming
+from watcher.changelog.staging_reader import read_schema_ddl
 from watcher.changelog.streaming.offsets import Offset
 from watcher.changelog.streaming.options import StreamOptions
+from watcher.changelog.streaming.source import SpannerStreamReader
 from watcher.codec import timestamp_text
 from watcher.errors import ChangelogError, ConfigurationError
 from watcher.model import Checkpoint
@@ -40,6 +43,7 @@ FIRST_GROUP = 15
 #: Between two micro-batches when nothing is new: short, yet not a planning loop that takes a core.
 TRIGGER = "200 milliseconds"
 DRIVER = Path(__file__).with_name("streaming_driver.py")
+FIELDS = [field.split(" ")[0] for field in read_schema_ddl().split(", ")]  # a stream row's fields
 WAIT = 300.0  # seconds, an upper bound only: every wait ends as soon as its condition holds
 
 
@@ -134,6 +138,39 @@ def test_offsets_round_trip_every_kind_of_shard_and_key():
 def test_offsets_that_cannot_be_read_are_named(doc, message):
     with pytest.raises(ChangelogError, match=message):
         Offset.from_json(doc)
+
+
+# --- Spanner, no Spark: the reader's planning and reads called as Spark would --------------------------------
+
+def _micro_batch(reader: SpannerStreamReader, start: dict) -> tuple[dict, list[tuple[int, str]]]:
+    """The next offset and the (Id, commit timestamp) of the micro-batch's rows, read partition by partition."""
+    end = reader.latestOffset(start)
+    if end == start:
+        return end, []
+    rows = [(int(json.loads(row[FIELDS.index("keys")])[0]), row[FIELDS.index("commit_timestamp")])
+            for partition in pickle.loads(pickle.dumps(reader.partitions(start, end)))  # as shipped to executors
+            for row in reader.read(partition)]
+    return end, rows
+
+
+@pytest.mark.parametrize("limit", [None, 2])
+def test_micro_batches_read_exactly_the_rows_between_their_offsets(make_database, limit):
+    db = make_database(DDL)
+    writers = Writers(db)
+    options = {"database": _path(db), "table": "Events", **OPTIONS}
+    options.pop("limit") if limit is None else options.update(limit=str(limit))
+    reader = SpannerStreamReader(StreamOptions.parse(options))
+    offset = reader.initialOffset()
+    assert _micro_batch(reader, offset) == (offset, []), "nothing committed: no micro-batch"
+    seen: list[tuple[int, str]] = []
+    for groups in (1, 3, 0, 2):
+        writers.run(groups, pause=0)
+        for _ in range(50):  # with a limit, a few micro-batches per round
+            offset, rows = _micro_batch(reader, offset)
+            if not rows:
+                break
+            seen += rows
+        assert sorted(seen) == sorted(writers.written), "every version written, once, in the micro-batches so far"
 
 
 # --- Spark and Spanner -------------------------------------------------------------------------------------

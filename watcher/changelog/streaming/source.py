@@ -1,11 +1,12 @@
 """The ``spanner_watcher`` Structured Streaming source (Spark's Python Data Source API).
 
 Planning runs on the driver: :meth:`SpannerStreamReader.latestOffset` takes one strong read
-(timestamp R) and, in it, asks every poll loop (table, shard value) whether rows came after its
-position, with the watcher's poll queries narrowed to the commit timestamp and key columns. When
-none did, the offset stays (Spark plans no micro-batch). Otherwise every loop moves to "all of
-R" (Checkpoint(R)), or, with the ``limit`` option, a loop with more than ``limit`` new rows moves
-to its ``limit``-th row's exact position (timestamp and key). Reading runs on the executors:
+(timestamp R) and, in it, asks whether rows came after the poll loops' (table, shard value)
+positions, with the watcher's poll queries narrowed to the commit timestamp and key columns:
+without ``limit`` one query per table over all its shards (its loops share a position), with
+``limit`` one per loop. When none did, the offset stays (Spark plans no micro-batch). Otherwise
+every loop moves to "all of R" (Checkpoint(R)), or, with the ``limit`` option, a loop with more
+than ``limit`` new rows moves to its ``limit``-th row's exact position (timestamp and key). Reading runs on the executors:
 :meth:`SpannerStreamReader.partitions` groups the loops that moved into Spark partitions
 (``shards_per_partition`` loops each) and :func:`.partition_reader.read` reads them at R.
 
@@ -91,17 +92,41 @@ class SpannerStreamReader(DataSourceStreamReader):
         begin = Offset.from_json(start)
         positions = dict(begin.positions)
         with self._strong_snapshot() as (snap, read_ts):
-            moved = {}
-            for loop in self._loops():
-                since = positions.get(loop) or self._first_position(read_ts)
-                found = self._next_position(snap, loop, since, read_ts)
-                if found is not None:
-                    moved[loop] = found
+            if self.options.limit is None:
+                moved = self._any_new(snap, positions, read_ts)
+            else:
+                moved = {}
+                for loop in self._loops():
+                    since = positions.get(loop) or self._first_position(read_ts)
+                    found = self._next_position(snap, loop, since, read_ts)
+                    if found is not None:
+                        moved[loop] = found
             if not moved:
                 return start
             # A loop without new rows has none up to R either: it moves to "all of R" too.
             end = {loop: moved.get(loop, Checkpoint(read_ts)) for loop in self._loops()}
         return Offset(read_ts, end).to_json()
+
+    def _any_new(self, snap: Any, positions: dict[Loop, Checkpoint], read_ts: Any) -> dict[Loop, Checkpoint]:
+        """Without a limit every loop moves to "all of R" as soon as one has new rows, so one row
+        of any loop is all planning must find. A table whose loops share one position (every
+        micro-batch after the first leaves them so) is asked once, over all its shards, instead of
+        once per loop: planning costs a query per table, not per shard."""
+        by_table: dict[str, dict[Loop, Checkpoint]] = {}
+        for loop in self._loops():
+            by_table.setdefault(loop[0], {})[loop] = positions.get(loop) or self._first_position(read_ts)
+        for table, loops in by_table.items():
+            shared = set(loops.values())
+            since = next(iter(shared))
+            if len(shared) == 1 and since.key is None:
+                shards = list(self.options.shards) or None
+                if self._next_position(snap, (table, shards), since, read_ts) is not None:
+                    return {loop: Checkpoint(read_ts) for loop in self._loops()}
+                continue
+            for loop, position in loops.items():
+                if self._next_position(snap, loop, position, read_ts) is not None:
+                    return {loop: Checkpoint(read_ts) for loop in self._loops()}
+        return {}
 
     def _first_position(self, read_ts: Any) -> Checkpoint:
         """Where a loop that is not in the start offset (a table or shard added since) begins."""
@@ -128,10 +153,12 @@ class SpannerStreamReader(DataSourceStreamReader):
         return Checkpoint(read_ts)
 
     def _loop_read(self, loop: Loop, start: Checkpoint, end: Checkpoint) -> LoopRead:
+        """The read of one loop; ``loop``'s shard may be a list of shard values (a planning query over several)."""
         tables = list(self._tables())
         shards = list(self.options.shards) or [None]
         table, shard = loop
-        return LoopRead(tables.index(table), shards.index(shard), self._tables()[table], self.options.shard_column,
+        index = shards.index(shard) if not isinstance(shard, list) else -1
+        return LoopRead(tables.index(table), index, self._tables()[table], self.options.shard_column,
                         shard, start.to_text(), end.to_text())
 
     def _strong_snapshot(self) -> Any:
