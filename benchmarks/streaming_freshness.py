@@ -4,7 +4,7 @@ The writer process of :mod:`.watcher_lag` commits 100 transactions per second of
 rows each (1,000 changes/s) into the local server (a separate process). In the benchmark's own
 process a Spark session (``local[2]``) runs ``spark.readStream.format("spanner_watcher")`` over the
 Singers table (``shard_column`` ShardId with the 37 values -18..18, the FORCE_INDEX hint, start
-"now", 4 shard loops per Spark partition) into the changelog writer
+"now", 19 shard loops per Spark partition: two tasks per micro-batch, one per core) into the changelog writer
 (``writeStream.foreachBatch(changelog_writer(warehouse))``, a checkpoint location, trigger
 ``processingTime`` 0: the next micro-batch as soon as the last one ended).
 
@@ -30,6 +30,8 @@ NAME = "streaming_freshness"
 TITLE = "Structured Streaming source + changelog writer: commit -> visible in the changelog view at 1,000 changes/s"
 
 SHARDS = list(range(-18, 19))
+#: Shard loops per Spark partition: the 37 loops in two tasks, one per core of local[2].
+SHARDS_PER_PARTITION = 19
 TARGET_P99_S = 5.0
 FULL = {"seconds": 45.0, "warmup_seconds": 15.0, "table_rows": 20_000}
 QUICK = {"seconds": 10.0, "warmup_seconds": 10.0, "table_rows": 2_000}
@@ -60,6 +62,18 @@ def _figures(values_s: list[float]) -> dict[str, float]:
             (("p50_s", 0.5), ("p95_s", 0.95), ("p99_s", 0.99), ("max_s", 1.0))}
 
 
+def _visible(spark: Any, workdir: str, first_id: int, *, distinct: bool = False) -> Any:
+    """Changelog rows (with ``distinct``, also the distinct (key, commit) pairs) of the ids from ``first_id``."""
+    from watcher.changelog import register_views
+
+    register_views(spark, os.path.join(workdir, "warehouse"))
+    where = f"CAST(get_json_object(keys, '$.SingerId') AS BIGINT) >= {first_id}"
+    if not distinct:
+        return spark.sql(f"SELECT count(*) FROM changelog WHERE {where}").first()[0]
+    row = spark.sql(f"SELECT count(*), count(DISTINCT keys, commit_timestamp) FROM changelog WHERE {where}").first()
+    return row[0], row[1]
+
+
 def _phases(reports: list[Any]) -> dict[str, float]:
     """The median of each named duration over ``reports`` (dicts of name -> duration)."""
     names = sorted({name for report in reports for name in report})
@@ -74,7 +88,7 @@ def run(ctx: RunContext) -> Result:
     result = Result(settings={
         **settings, "changes_per_second": COMMITS_PER_SECOND * ROWS_PER_COMMIT,
         "writer": f"separate process (watcher_lag's): {COMMITS_PER_SECOND} commits/s x {ROWS_PER_COMMIT} new rows",
-        "source": f"spanner_watcher, shard_column ShardId, shards -18..18, hint {HINT}, start now, shards_per_partition 4",
+        "source": f"spanner_watcher, shard_column ShardId, shards -18..18, hint {HINT}, start now, shards_per_partition {SHARDS_PER_PARTITION}",
         "sink": "foreachBatch(changelog_writer(warehouse)), checkpointLocation, trigger processingTime 0, local[2]",
         "freshness": "changelog run committed (wall clock) minus the row's commit timestamp, rows after the warm-up",
     })
@@ -91,7 +105,8 @@ def run(ctx: RunContext) -> Result:
         changes = (spark.readStream.format("spanner_watcher")
                    .option("database", f"projects/{PROJECT}/instances/{INSTANCE}/databases/{DATABASE_ID}")
                    .option("table", TABLE).option("shard_column", "ShardId").option("shards", str(SHARDS))
-                   .option("table_hint", HINT).option("start", "now").load())
+                   .option("table_hint", HINT).option("start", "now")
+                   .option("shards_per_partition", str(SHARDS_PER_PARTITION)).load())
         query = (changes.writeStream.foreachBatch(writer).option("checkpointLocation", os.path.join(workdir, "checkpoint"))
                  .trigger(processingTime="0 seconds").start())
         try:
@@ -108,9 +123,11 @@ def run(ctx: RunContext) -> Result:
                 first_id += WARMUP_ROWS
                 warm += WARMUP_ROWS
                 time.sleep(5.0)
+            warm_batches = [(b.records, b.seconds) for b in writer.batches() if b.records]
             context = multiprocessing.get_context("spawn")
             out = context.Queue()
             start_at = time.time() + WRITER_START_DELAY
+            writer_first_id = first_id  # the measured rows: the writer process's, ids from here on
             proc = context.Process(target=_writer, args=(server.emulator_host, first_id, start_at, warmup, seconds, out))
             proc.start()
             ctx.log(f"writing {COMMITS_PER_SECOND * ROWS_PER_COMMIT:,} changes/s for {warmup + seconds:.0f} s")
@@ -121,9 +138,11 @@ def run(ctx: RunContext) -> Result:
             cpu = cpu_seconds() - cpu0
             proc.join(30)
             drain_until = time.monotonic() + DRAIN_TIMEOUT
-            while writer.stats()["changes_written"] < warm + written["rows"] and time.monotonic() < drain_until and query.isActive:
-                time.sleep(0.2)
+            while (_visible(spark, workdir, writer_first_id) < written["rows"] and time.monotonic() < drain_until
+                   and query.isActive):
+                time.sleep(1.0)
             failure = query.exception()
+            in_changelog, distinct = _visible(spark, workdir, writer_first_id, distinct=True)
             progress = [p["durationMs"] for p in query.recentProgress if p.get("numInputRows")][1:]
         finally:
             query.stop()
@@ -137,8 +156,9 @@ def run(ctx: RunContext) -> Result:
     written.pop("slots")
     result.figures = {
         "freshness": figures, "rows_measured": len(fresh), "rows_written": written["rows"],
-        "changes_in_changelog": stats["changes_written"] - warm, "duplicates_dropped": stats["duplicates_dropped"],
-        "rows_missing": written["rows"] + warm - stats["changes_written"],
+        "changes_in_changelog": in_changelog, "duplicates_dropped": stats["duplicates_dropped"],
+        "rows_missing": written["rows"] - distinct, "rows_twice": in_changelog - distinct,
+        "warmup_rows_committed": warm, "warmup_micro_batches_rows_seconds": warm_batches,
         "micro_batches_with_rows": len(batches),
         "rows_per_micro_batch_p50": percentile([b.records for b in batches], 0.5) if batches else 0,
         "micro_batch_seconds": _figures([b.seconds for b in batches]) if batches else {},
@@ -151,7 +171,7 @@ def run(ctx: RunContext) -> Result:
         "loadavg_1min_after": round(os.getloadavg()[0], 1),
     }
     ctx.log(f"freshness over {len(fresh):,} rows: " + ", ".join(f"{k} {v}" for k, v in figures.items())
-            + f"; {len(batches)} micro-batches, {stats['changes_written']:,} of {written['rows']:,} rows in the changelog")
+            + f"; {len(batches)} micro-batches, {distinct:,} of the {written['rows']:,} rows written in the changelog")
     result.checks.append(check("freshness p99 (s)", figures.get("p99_s", float("inf")), "<=", TARGET_P99_S))
-    result.checks.append(check("committed rows not in the changelog", result.figures["rows_missing"], "<=", 0))
+    result.checks.append(check("written rows missing from or twice in the changelog", result.figures["rows_missing"] + result.figures["rows_twice"], "<=", 0))
     return result
