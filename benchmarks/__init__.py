@@ -53,6 +53,9 @@ SUITES: dict[str, tuple[str, ...]] = {
         "benchmarks.localspanner_change_streams",
         "benchmarks.localspanner_versions",
     ),
+    "streaming": (
+        "benchmarks.streaming_freshness",
+    ),
     "watcher": (
         "benchmarks.watcher_delivery",
         "benchmarks.watcher_lag",

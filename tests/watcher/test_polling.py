@@ -18,6 +18,7 @@ from watcher.capture.polling import (
     WITH_QUERY_MAX_SHARDS,
     continuation_query,
     key_after_condition,
+    key_at_or_before_condition,
     key_join_condition,
     key_sort_key,
     null_safe_equals,
@@ -177,6 +178,37 @@ def test_key_after_condition_is_lexicographic_with_null_first_for_up_to_16_colum
         assert _sqlite_after(columns, key, list(rows)) == expected, key
 
 
+def _sqlite_at_or_before(columns, key, rows):
+    sql, params, _ = key_at_or_before_condition(columns, key, [None] * len(columns))
+    conn = sqlite3.connect(":memory:")
+    conn.execute(f"CREATE TABLE R ({', '.join(f'`{c}`' for c in columns)})")
+    conn.executemany(f"INSERT INTO R VALUES ({', '.join('?' * len(columns))})", rows)
+    return set(conn.execute(f"SELECT * FROM R WHERE {sql}", params).fetchall())
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_key_at_or_before_condition_is_the_complement_of_key_after(seed):
+    rng = random.Random(seed)
+    width = rng.choice([1, 2, 3, MAX_KEY_COLUMNS])
+    columns = [f"K{i}" for i in range(width)]
+    domain = [None, -1, 0, 7] if seed % 2 else [None, "", "a", "b"]
+    rows = {tuple(rng.choice(domain) for _ in columns) for _ in range(300)}
+    ordered = sorted(rows, key=key_sort_key)
+    for key in rng.sample(ordered, min(25, len(ordered))):
+        expected = {r for r in ordered if key_sort_key(r) <= key_sort_key(key)}
+        assert _sqlite_at_or_before(columns, key, list(rows)) == expected, key
+
+
+def test_bounded_queries_name_their_upper_position():
+    q = simple_query(TWO, "", limit=5, since=TS, until=Checkpoint(TS, (1, None)), columns=["Ts", "A", "B"])
+    assert q.sql == ("SELECT `Ts`, `A`, `B` FROM `C` WHERE `Ts` > @prevCommitTimestamp AND (`Ts` < @untilTimestamp "
+                     "OR (`Ts` = @untilTimestamp AND (((`A` < @u0 OR `A` IS NULL)) OR (`A` = @u0 AND `B` IS NULL)))) "
+                     "ORDER BY `Ts`, `A`, `B` LIMIT @limit")
+    assert q.params == {"prevCommitTimestamp": TS, "limit": 5, "untilTimestamp": TS, "u0": 1}
+    c = continuation_query(TWO, "", limit=5, since=Checkpoint(TS, (1, "a")), until=Checkpoint(TS))
+    assert "AND `Ts` <= @untilTimestamp ORDER BY `A`, `B`" in c.sql
+
+
 def test_key_sort_key_orders_null_first_at_every_position():
     keys = [(1, "b"), (None, None), (1, None), (None, "a"), (0, "a")]
     assert sorted(keys, key=key_sort_key) == [(None, None), (None, "a"), (0, "a"), (1, None), (1, "b")]
@@ -265,6 +297,23 @@ def test_continuation_executes_exactly_the_rest_of_the_group_with_null_key_parts
     for i, key in enumerate(group):
         q = continuation_query(info, "", limit=100, since=Checkpoint(ts, key))
         assert _keys(run_poll(c_db, info, q, limit=100)) == group[i + 1:], key
+
+
+def test_bounded_reads_return_exactly_the_rows_between_two_positions(c_db):
+    t1 = insert(c_db, "C", ("A", "B", "V"), [(1, None, 0), (1, "a", 0), (1, "b", 0), (2, None, 0)])
+    t2 = insert(c_db, "C", ("A", "B", "V"), [(0, "x", 0), (3, None, 0)])
+    insert(c_db, "C", ("A", "B", "V"), [(9, "later", 0)])
+    info = discover(c_db, "C")
+    # From inside t1's group (after (1, None)) to inside t2's (up to (0, "x")): the streaming source's micro-batch.
+    since, until = Checkpoint(t1, (1, None)), Checkpoint(t2, (0, "x"))
+    rest = run_poll(c_db, info, continuation_query(info, "", limit=10, since=since, until=until), limit=10)
+    later = run_poll(c_db, info, simple_query(info, "", limit=10, since=t1, until=until), limit=10)
+    assert _keys(rest) + _keys(later) == [(1, "a"), (1, "b"), (2, None), (0, "x")]
+    everything_to_t2 = run_poll(c_db, info, simple_query(info, "", limit=10, since=MIN_TIMESTAMP, until=Checkpoint(t2)), limit=10)
+    assert _keys(everything_to_t2) == [(1, None), (1, "a"), (1, "b"), (2, None), (0, "x"), (3, None)]
+    before_null = run_poll(c_db, info, simple_query(info, "", limit=10, since=MIN_TIMESTAMP, until=Checkpoint(t1, (2, None))),
+                           limit=10)
+    assert _keys(before_null) == [(1, None), (1, "a"), (1, "b"), (2, None)]
 
 
 def test_with_query_executes_and_joins_composite_keys_correctly(make_database):

@@ -60,14 +60,42 @@ def _from(info: TableInfo, hint: str) -> str:
 
 
 def simple_query(info: TableInfo, hint: str, *, limit: int, shard: ShardFilter | None = None,
-                 since: dt.datetime | None = None) -> PollQuery:
+                 since: dt.datetime | None = None, until: Checkpoint | None = None,
+                 columns: Sequence[str] | None = None) -> PollQuery:
+    """Rows after ``since``; with ``until``, only those at or before that position (a bounded read,
+    as the Spark streaming source reads a micro-batch); ``columns`` narrows the select list.
+
+    >>> from watcher.model import TableId
+    >>> info = TableInfo(TableId("T"), "Ts", ("A",), {"A": "INT64", "Ts": "TIMESTAMP"})
+    >>> print(simple_query(info, "", limit=5, until=Checkpoint(dt.datetime(2024, 1, 1)), columns=["Ts", "A"]).sql)
+    SELECT `Ts`, `A` FROM `T` WHERE `Ts` > @prevCommitTimestamp AND `Ts` <= @untilTimestamp ORDER BY `Ts`, `A` LIMIT @limit
+    """
     ts = quote_identifier(info.commit_timestamp_column)
     shard = shard or ShardFilter("")
-    sql = (f"SELECT * FROM {_from(info, hint)} WHERE {ts} > @prevCommitTimestamp{shard.sql} "
+    bound, bparams, btypes = _until(info, until)
+    sql = (f"SELECT {_select(columns)} FROM {_from(info, hint)} WHERE {ts} > @prevCommitTimestamp{bound}{shard.sql} "
            f"ORDER BY {_order_by(info)} LIMIT @limit")
-    params = {"prevCommitTimestamp": since, "limit": limit, **shard.params}
-    types = {"prevCommitTimestamp": param_types.TIMESTAMP, "limit": param_types.INT64, **shard.types}
+    params = {"prevCommitTimestamp": since, "limit": limit, **bparams, **shard.params}
+    types = {"prevCommitTimestamp": param_types.TIMESTAMP, "limit": param_types.INT64, **btypes, **shard.types}
     return PollQuery(sql, params, types)
+
+
+def _select(columns: Sequence[str] | None) -> str:
+    return ", ".join(quote_identifier(c) for c in columns) if columns else "*"
+
+
+def _until(info: TableInfo, until: Checkpoint | None) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """`` AND`` the row's position (commit timestamp, key) is at or before ``until`` (nothing without one)."""
+    if until is None:
+        return "", {}, {}
+    ts = quote_identifier(info.commit_timestamp_column)
+    params: dict[str, Any] = {"untilTimestamp": until.commit_timestamp}
+    types: dict[str, Any] = {"untilTimestamp": param_types.TIMESTAMP}
+    if until.key is None:
+        return f" AND {ts} <= @untilTimestamp", params, types
+    cond, kparams, ktypes = key_at_or_before_condition(info.key_columns, until.key, info.key_param_types(), "u")
+    return (f" AND ({ts} < @untilTimestamp OR ({ts} = @untilTimestamp AND ({cond})))",
+            {**params, **kparams}, {**types, **ktypes})
 
 
 #: Spanner's limit on primary-key columns; the key conditions below are built for any of them.
@@ -138,6 +166,42 @@ def key_after_condition(columns: Sequence[str], key: Sequence[Any], types: Seque
     return " OR ".join(alternatives) or "FALSE", params, ptypes
 
 
+def _part_before(column: str, value: Any, param: str) -> str | None:
+    # Nothing sorts before NULL; before a value are the smaller values and NULL.
+    return None if value is None else f"({column} < @{param} OR {column} IS NULL)"
+
+
+def key_at_or_before_condition(columns: Sequence[str], key: Sequence[Any], types: Sequence[Any],
+                               prefix: str = "u") -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """A condition for "primary key at or before ``key``" in ascending key order, NULL first.
+
+    The mirror of :func:`key_after_condition` (whose negation would not do: a comparison with a
+    NULL key part is NULL, and NOT NULL is not TRUE). Returns the SQL, its parameters and their types.
+
+    >>> key_at_or_before_condition(["A", "B"], [1, None], [param_types.INT64, param_types.STRING])[0]
+    '((`A` < @u0 OR `A` IS NULL)) OR (`A` = @u0 AND `B` IS NULL)'
+    """
+    if len(key) != len(columns):
+        raise ValueError(f"a key of {len(key)} parts for {len(columns)} key columns")
+    quoted = [quote_identifier(c) for c in columns]
+    alternatives = []
+    for i, value in enumerate(key):
+        before = _part_before(quoted[i], value, f"{prefix}{i}")
+        if before is not None:
+            parts = [_part_equal(quoted[j], key[j], f"{prefix}{j}") for j in range(i)]
+            alternatives.append("(" + " AND ".join([*parts, before]) + ")")
+    alternatives.append("(" + (" AND ".join(_part_equal(quoted[j], key[j], f"{prefix}{j}") for j in range(len(key)))
+                               or "TRUE") + ")")
+    params: dict[str, Any] = {}
+    ptypes: dict[str, Any] = {}
+    for j, value in enumerate(key):
+        if value is not None:
+            params[f"{prefix}{j}"] = value
+            if types[j] is not None:
+                ptypes[f"{prefix}{j}"] = types[j]
+    return " OR ".join(alternatives), params, ptypes
+
+
 def key_sort_key(key: Sequence[Any]) -> tuple[tuple[bool, Any], ...]:
     """A Python sort key giving Spanner's ascending key order (NULL before every value).
 
@@ -147,17 +211,20 @@ def key_sort_key(key: Sequence[Any]) -> tuple[tuple[bool, Any], ...]:
     return tuple((v is not None, v) if v is not None else (False, 0) for v in key)
 
 
-def continuation_query(info: TableInfo, hint: str, *, limit: int, since: Checkpoint, shard: ShardFilter | None = None) -> PollQuery:
-    """The rest of the group at ``since.commit_timestamp``, after ``since.key``."""
+def continuation_query(info: TableInfo, hint: str, *, limit: int, since: Checkpoint, shard: ShardFilter | None = None,
+                       until: Checkpoint | None = None, columns: Sequence[str] | None = None) -> PollQuery:
+    """The rest of the group at ``since.commit_timestamp``, after ``since.key`` (at or before
+    ``until`` when given, as :func:`simple_query`)."""
     assert since.key is not None
     ts = quote_identifier(info.commit_timestamp_column)
     shard = shard or ShardFilter("")
     cond, kparams, ktypes = key_after_condition(info.key_columns, since.key, info.key_param_types())
+    bound, bparams, btypes = _until(info, until)
     keys = ", ".join(quote_identifier(c) for c in info.key_columns)
-    sql = (f"SELECT * FROM {_from(info, hint)} WHERE {ts} = @prevCommitTimestamp AND ({cond}){shard.sql} "
-           f"ORDER BY {keys} LIMIT @limit")
-    params = {"prevCommitTimestamp": since.commit_timestamp, "limit": limit, **kparams, **shard.params}
-    types = {"prevCommitTimestamp": param_types.TIMESTAMP, "limit": param_types.INT64, **ktypes, **shard.types}
+    sql = (f"SELECT {_select(columns)} FROM {_from(info, hint)} WHERE {ts} = @prevCommitTimestamp AND ({cond}){bound}"
+           f"{shard.sql} ORDER BY {keys} LIMIT @limit")
+    params = {"prevCommitTimestamp": since.commit_timestamp, "limit": limit, **kparams, **bparams, **shard.params}
+    types = {"prevCommitTimestamp": param_types.TIMESTAMP, "limit": param_types.INT64, **ktypes, **btypes, **shard.types}
     return PollQuery(sql, params, types, continuation=True)
 
 

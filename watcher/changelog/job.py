@@ -47,6 +47,7 @@ from ..errors import ConfigurationError
 from ..sqlnames import quote_identifier
 from ..staging import contract
 from . import completeness, current_state, manifest, pipeline, processed_log, staging_reader, supersede, views, watermarks
+from .batch_sources import BatchSource, RecordFrame, StagingFolder
 from .connect import default_parallelism
 from .files import open_fs
 from .fs import NO_CHECKSUMS
@@ -132,7 +133,22 @@ class Changelog:
             raise ConfigurationError("staging is not set: call .staging(path) before .run()")
         if self._warehouse is None:
             raise ConfigurationError("warehouse is not set: call .warehouse(path) before .run()")
-        return _Run(self._spark, self._staging, self._warehouse, dict(self._soft_delete), self._clock).execute()
+        return _Run(self._spark, StagingFolder(self._spark, self._staging), self._warehouse, dict(self._soft_delete),
+                    self._clock).execute()
+
+    def run_records(self, records: Any) -> ChangelogResult:
+        """Process staging records given as a DataFrame instead of a staging folder.
+
+        ``records`` has the staging fields (:func:`.staging_reader.read_schema`), e.g. a micro-batch
+        of the ``spanner_watcher`` streaming source (:mod:`watcher.changelog.streaming`). Its batches
+        (table, batch_id) are logged as processed like files, so running the same records again
+        writes nothing. Cache ``records`` first: it is read more than once.
+        """
+        if self._warehouse is None:
+            raise ConfigurationError("warehouse is not set: call .warehouse(path) before .run_records()")
+        if records is None or not hasattr(records, "columns"):
+            raise ConfigurationError(f"records must be a DataFrame, got {type(records).__name__}")
+        return _Run(self._spark, RecordFrame(records), self._warehouse, dict(self._soft_delete), self._clock).execute()
 
 
 def _path_arg(name: str, path: Any) -> str:
@@ -174,10 +190,10 @@ _RUN_SETTINGS = {"spark.sql.inMemoryColumnarStorage.compressed": "false",
 class _Run:
     """One execution of the job (see the module docstring for the steps)."""
 
-    def __init__(self, spark: Any, staging: str, warehouse: str, soft_delete: dict[str, str],
+    def __init__(self, spark: Any, source: BatchSource, warehouse: str, soft_delete: dict[str, str],
                  clock: Callable[[], dt.datetime]) -> None:
         self.spark = spark
-        self.staging_fs = open_fs(spark, staging)
+        self.source = source
         self.fs = open_fs(spark, warehouse)
         self.soft_delete = soft_delete
         self.clock = clock
@@ -196,7 +212,7 @@ class _Run:
         self.result = result = ChangelogResult(version=base.version)
         with self._phase("list"):
             markers = completeness.read_markers(self.fs)  # before listing: a marker's batches are already staged
-            files = staging_reader.list_new_batches(self.staging_fs, self._processed(base))
+            files = self.source.list_new(self._processed(base))
         if files:
             self._process(base, markers, files, result)
         with self._phase("views"):
@@ -230,7 +246,7 @@ class _Run:
                     self._write(base, window, result)
             finally:
                 window.rows.unpersist()
-        result.quarantined = staging_reader.quarantine(self.staging_fs, self.fs, files, window.bad, self.clock())
+        result.quarantined = self.source.set_aside(self.fs, files, window.bad, self.clock())
 
     def _small_run_settings(self, tables: int) -> dict[str, str]:
         """A small run's few small stages are planned once, with a shuffle partition per core (at
@@ -250,7 +266,7 @@ class _Run:
         """The per-key window over ``files`` and the state of ``tables`` (kept), with its tally."""
         from pyspark import StorageLevel
 
-        staged = staging_reader.read_batches(self.spark, files, local=self.staging_fs.is_local)
+        staged = self.source.read(self.spark, files)
         changes = pipeline.normalize(staged, self.soft_delete)
         state_tables = {t for t in tables if base.tables.get(t, {}).get("state_version")}
         input_bytes = sum(f.length for f in files)

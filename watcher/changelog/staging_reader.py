@@ -80,8 +80,16 @@ def read_schema() -> Any:
     Spark keeps a JSON object read into a STRING column as its compact text, so the job
     can write a row's values as staged and parses them into maps only where it must.
     """
-    return records.schema(tuple((name, "STRING" if kind.startswith("MAP<") else kind, doc)
-                                for name, kind, doc in records.STAGING_READ_FIELDS))
+    return records.schema(_read_fields())
+
+
+def read_schema_ddl() -> str:
+    """:func:`read_schema` as DDL text (what a Python data source gives Spark without a session)."""
+    return records.schema_ddl(_read_fields())
+
+
+def _read_fields() -> tuple[records.Field, ...]:
+    return tuple((name, "STRING" if kind.startswith("MAP<") else kind, doc) for name, kind, doc in records.STAGING_READ_FIELDS)
 
 
 def read_batches(spark: Any, files: list[FileEntry], *, local: bool = False) -> Any:

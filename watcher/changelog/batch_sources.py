@@ -1,0 +1,98 @@
+"""Where a changelog run's staged records come from: a staging folder, or a DataFrame of records.
+
+A *batch source* lists the batches a run has not processed yet, reads their records (the staging
+fields of :func:`.staging_reader.read_schema` plus ``batch``, the batch's name, and ``_bad``), and
+sets bad batches aside. The job (:mod:`.job`) does the rest the same way for both, so a
+micro-batch of the streaming source is de-duplicated, classified, grouped, logged as processed
+and committed exactly like staged files.
+
+Example:
+    >>> batch_name_sql("t", "b")
+    "concat('table=', regexp_replace(t, '[^A-Za-z0-9_]', '_'), '/', b, '.jsonl')"
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from abc import ABC, abstractmethod
+from typing import Any
+
+from ..errors import ChangelogError
+from ..staging.contract import BATCH_SUFFIX, TABLE_FOLDER_PREFIX, staged_name
+from . import staging_reader
+from .files import FileEntry, FileStore, open_fs
+from .staging_reader import Quarantined
+
+#: Bytes a record of a DataFrame source is counted as, where a run weighs its input (job.SMALL_RUN_BYTES).
+RECORD_BYTES = 512
+
+
+def batch_name_sql(table: str, batch_id: str) -> str:
+    """SQL giving a record's batch name (:func:`watcher.staging.contract.staged_name`) from two columns."""
+    return (f"concat('{TABLE_FOLDER_PREFIX}', regexp_replace({table}, '[^A-Za-z0-9_]', '_'), '/', {batch_id}, "
+            f"'{BATCH_SUFFIX}')")
+
+
+class BatchSource(ABC):
+    """The input of one changelog run. Used by one run at a time, from the driver."""
+
+    @abstractmethod
+    def list_new(self, processed: set[str]) -> list[FileEntry]:
+        """The batches not in ``processed`` (batch names), with their sizes in bytes."""
+
+    @abstractmethod
+    def read(self, spark: Any, batches: list[FileEntry]) -> Any:
+        """The records of ``batches``: the staging fields, ``batch`` and ``_bad``."""
+
+    @abstractmethod
+    def set_aside(self, warehouse: FileStore, batches: list[FileEntry], bad: dict[str, str],
+                  now: dt.datetime) -> list[Quarantined]:
+        """Deal with the ``bad`` batches (name -> reason) of a finished run."""
+
+
+class StagingFolder(BatchSource):
+    """Batch files under a staging folder (what watchers, backfill and reconcile stage)."""
+
+    def __init__(self, spark: Any, staging: str) -> None:
+        self.fs = open_fs(spark, staging)
+
+    def list_new(self, processed: set[str]) -> list[FileEntry]:
+        return staging_reader.list_new_batches(self.fs, processed)
+
+    def read(self, spark: Any, batches: list[FileEntry]) -> Any:
+        return staging_reader.read_batches(spark, batches, local=self.fs.is_local)
+
+    def set_aside(self, warehouse: FileStore, batches: list[FileEntry], bad: dict[str, str],
+                  now: dt.datetime) -> list[Quarantined]:
+        return staging_reader.quarantine(self.fs, warehouse, batches, bad, now)
+
+
+class RecordFrame(BatchSource):
+    """Staging records already in a DataFrame (the streaming source's micro-batch), keep it cached.
+
+    Its batches are named as files would be (``table=<T>/<batch_id>.jsonl``), so the processed log
+    makes a micro-batch that Spark runs again after a failure a no-op.
+    """
+
+    def __init__(self, frame: Any) -> None:
+        from pyspark.sql import functions as F
+
+        self.frame = frame.withColumn("batch", F.expr(batch_name_sql("table", "batch_id")))
+
+    def list_new(self, processed: set[str]) -> list[FileEntry]:
+        counts = self.frame.groupBy("table", "batch_id").count().collect()
+        return [FileEntry(name, row["count"] * RECORD_BYTES, 0) for row in counts
+                if (name := staged_name(row["table"], row["batch_id"])) not in processed]
+
+    def read(self, spark: Any, batches: list[FileEntry]) -> Any:
+        from pyspark.sql import functions as F
+
+        names = [b.uri for b in batches]
+        return self.frame.where(F.col("batch").isin(names)).withColumn("_bad", F.lit(False))
+
+    def set_aside(self, warehouse: FileStore, batches: list[FileEntry], bad: dict[str, str],
+                  now: dt.datetime) -> list[Quarantined]:
+        if bad:  # nothing to move: the records exist only in this frame
+            reasons = "; ".join(f"{name}: {reason}" for name, reason in sorted(bad.items())[:5])
+            raise ChangelogError(f"{len(bad)} batch(es) of the input frame are not valid staging records ({reasons})")
+        return []
