@@ -23,6 +23,7 @@ import threading
 from . import constraint_storage
 from . import information_schema as info
 from .catalog import Catalog
+from .checkpointer import Checkpointer
 from .sql import register_functions
 from .sqlite_names import quote
 from .versions import ReaderConnection
@@ -30,11 +31,11 @@ from .versions import ReaderConnection
 META_TABLE = "_ls_meta"
 #: Persisted state carries a format version, so a later server can tell what it reads.
 FORMAT_VERSION = 1
-#: WAL pages (4 KiB) after which a commit checkpoints. SQLite's default (1,000) makes every
-#: few commits of random-key rows copy pages back and fsync twice while holding the
-#: database's writer; 10,000 (40 MiB) writes each hot page back once per many commits
-#: (benchmarks/localspanner_writes.py: about 1.5x the mutations per second).
-WAL_AUTOCHECKPOINT_PAGES = 10_000
+#: WAL pages (4 KiB) after which a commit checkpoints itself, holding the database's writer.
+#: Checkpoints normally run beside the writer (:mod:`.checkpointer`); this is the backstop
+#: for when that thread falls behind (SQLite's default, 1,000, made every few commits of
+#: random-key rows copy pages back and fsync twice while holding the writer).
+WAL_AUTOCHECKPOINT_PAGES = 40_000
 
 
 class Storage:
@@ -49,6 +50,7 @@ class Storage:
         self.writer.execute("PRAGMA temp_store=MEMORY")
         self.writer.execute(f"CREATE TABLE IF NOT EXISTS {META_TABLE} (key TEXT PRIMARY KEY, value TEXT)")
         self.writer.execute(f"INSERT OR IGNORE INTO {META_TABLE} VALUES ('format_version', ?)", (str(FORMAT_VERSION),))
+        self.checkpointer = Checkpointer(path)
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30.0, factory=ReaderConnection)
@@ -123,6 +125,7 @@ class Storage:
         stream query while its database is dropped): closing its connection under it can
         crash the process, so it is left to :meth:`release`.
         """
+        self.checkpointer.close()
         with self._lock:
             self._closed = True
             conns = [self.writer, *self._idle]

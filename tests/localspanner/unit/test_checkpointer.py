@@ -1,0 +1,41 @@
+"""The background checkpointer copies committed pages into the database file without the writer."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from watcher.localspanner.storage import WAL_AUTOCHECKPOINT_PAGES, Storage
+
+
+def _wait_for(predicate, seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+def test_committed_pages_reach_the_database_file_while_the_writer_stays_idle(tmp_path):
+    path = str(tmp_path / "db.sqlite")
+    storage = Storage(path)
+    try:
+        w = storage.writer
+        w.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB)")
+        w.execute("BEGIN")
+        w.executemany("INSERT INTO t VALUES (?, ?)", ((i, os.urandom(1000)) for i in range(2000)))
+        w.execute("COMMIT")
+        # Far below the writer's own autocheckpoint: only the background thread copies these pages.
+        wal_pages = os.path.getsize(path + "-wal") // 4096
+        assert wal_pages < WAL_AUTOCHECKPOINT_PAGES
+        assert _wait_for(lambda: os.path.getsize(path) >= 2000 * 1000), "the database file never received the commit"
+    finally:
+        storage.close()
+
+
+def test_a_closed_storage_is_no_longer_visited(tmp_path):
+    storage = Storage(str(tmp_path / "db.sqlite"))
+    storage.close()
+    assert storage.checkpointer.checkpoint_if_written() is None
+    os.remove(tmp_path / "db.sqlite")  # the file can go (a dropped database): nothing holds it open
