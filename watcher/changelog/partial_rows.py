@@ -9,14 +9,18 @@ latest full row (NEW_ROW, a DELETE, or the current state) with every partial row
 applied in turn, a later value of a column replacing an earlier one. A partial row with no
 full row before it keeps the columns it has.
 
-How, in Spark SQL over the sorted per-key rows: a running window keeps the latest full row
-and its position, and lists the partial rows with their positions (only partial rows are
-listed, so keys without any cost an empty list); a partial row's JSON is then the fold of
-the partial rows after that position over the full row's ``"column":value`` entries
-(:data:`watcher.changelog.old_values.ENTRY_PATTERN`), joined back into an object.
+How, in Spark SQL over the sorted per-key rows, inside the per-key window's one Window operator
+(:func:`window_columns`; a second operator would buffer and copy every wide row once more): a
+window over the rows *before* each row keeps the latest full row and its position, and lists
+the partial rows with their positions (only partial rows are listed, so keys without any cost an
+empty list). A partial row's JSON is then the fold of the listed partial rows after that
+position, and its own, over the full row's ``"column":value`` entries
+(:data:`watcher.changelog.old_values.ENTRY_PATTERN`), joined back into an object; the previous
+row's JSON, when that row is partial, is the same fold without the row's own entries
+(:func:`filled_sql`).
 
 Example:
-    >>> "aggregate" in filled_json_sql()
+    >>> "aggregate" in filled_sql()
     True
 """
 
@@ -56,26 +60,39 @@ def position_sql(order: Sequence[str]) -> str:
     return "struct(" + ", ".join(f"coalesce({c}, {_NULL_AS[c]}) AS {c}" for c in order) + ")"
 
 
-def filled_json_sql(partial: str = "_partial", row_json: str = "_json") -> str:
-    """SQL: the row's JSON, a partial row's filled from ``_full_json``/``_full_pos``/``_parts`` (:func:`fill`)."""
-    later = "filter(_parts, x -> _full_pos IS NULL OR x.p > _full_pos)"
-    folded = f"aggregate({later}, {_entries(f'coalesce(_full_json, {sql_literal(chr(123) + chr(125))})')}, " \
-             f"(acc, x) -> {_merge('acc', 'x.j')})"
-    return f"CASE WHEN {partial} THEN concat('{{', array_join({folded}, ','), '}}') ELSE {row_json} END"
+#: The window columns :func:`filled_sql` reads (the job drops them once the rows are filled;
+#: ``_prev_partial`` it keeps a little longer, with its other scratch columns).
+HELPERS = ("_before_full_json", "_before_full_pos", "_before_parts", "_prev_partial")
 
 
-def fill(rows: Any, window: Any, order: Sequence[str]) -> Any:
-    """``rows`` (sorted per key in ``window``'s order, named by ``order``) with partial rows' ``_json`` filled."""
+def _fold(own: str | None) -> str:
+    """SQL: the filled JSON from the rows before (``own``: the row's own partial JSON, or None)."""
+    later = "transform(filter(_before_parts, x -> _before_full_pos IS NULL OR x.p > _before_full_pos), x -> x.j)"
+    if own is not None:
+        later = f"concat({later}, array({own}))"
+    start = _entries(f"coalesce(_before_full_json, {sql_literal(chr(123) + chr(125))})")
+    return f"concat('{{', array_join(aggregate({later}, {start}, (acc, j) -> {_merge('acc', 'j')}), ','), '}}')"
+
+
+def filled_sql(row_json: str = "_json") -> tuple[str, str]:
+    """SQL: the row's JSON and the previous row's (``_prev_json``), each filled when partial (:func:`window_columns`)."""
+    return (f"CASE WHEN _partial THEN {_fold(row_json)} ELSE {row_json} END",
+            f"CASE WHEN _prev_partial THEN {_fold(None)} ELSE _prev_json END")
+
+
+def window_columns(window: Any, order: Sequence[str]) -> list[Any]:
+    """The window columns :func:`filled_sql` needs, over ``window`` (sorted per key, named by ``order``):
+    what the rows before each row hold (its latest full row, and the partial rows), and whether
+    the previous row is partial. They share the window's Window operator with its other columns."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    running = window.rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    before = window.rowsBetween(Window.unboundedPreceding, -1)
     pos = position_sql(order)
-    helpers = {
-        "_full_json": F.expr("CASE WHEN NOT _partial THEN _json END"),
-        "_full_pos": F.expr(f"CASE WHEN NOT _partial THEN {pos} END"),
-    }
-    rows = rows.select(
-        "*", *[F.last(column, ignorenulls=True).over(running).alias(name) for name, column in helpers.items()],
-        F.collect_list(F.expr(f"CASE WHEN _partial THEN struct({pos} AS p, _json AS j) END")).over(running).alias("_parts"))
-    return rows.withColumn("_json", F.expr(filled_json_sql())).drop("_full_json", "_full_pos", "_parts")
+    return [F.last(F.expr("CASE WHEN NOT _partial THEN _json END"), ignorenulls=True).over(before)
+            .alias("_before_full_json"),
+            F.last(F.expr(f"CASE WHEN NOT _partial THEN {pos} END"), ignorenulls=True).over(before)
+            .alias("_before_full_pos"),
+            F.collect_list(F.expr(f"CASE WHEN _partial THEN struct({pos} AS p, _json AS j) END")).over(before)
+            .alias("_before_parts"),
+            F.lag("_partial").over(window).alias("_prev_partial")]
