@@ -20,7 +20,7 @@ row's JSON, when that row is partial, is the same fold without the row's own ent
 (:func:`filled_sql`).
 
 Example:
-    >>> "aggregate" in filled_sql()
+    >>> all("aggregate" in sql for sql in filled_sql())
     True
 """
 
