@@ -37,6 +37,9 @@ SUITES: dict[str, tuple[str, ...]] = {
     "app": (
         "benchmarks.java_app",
     ),
+    "app-versions": (
+        "benchmarks.java_app_versions",
+    ),
     "changelog": (
         "benchmarks.changelog_job",
     ),
@@ -53,6 +56,7 @@ SUITES: dict[str, tuple[str, ...]] = {
     "watcher": (
         "benchmarks.watcher_delivery",
         "benchmarks.watcher_lag",
+        "benchmarks.capture_modes",
     ),
 }
 

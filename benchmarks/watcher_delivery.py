@@ -11,7 +11,11 @@ callback (it counts) three ways, timed from the start to the N-th callback:
   timestamp, handing each change to the callback;
 * ``watcher_memory``: a :class:`TableWatcher` with ``InMemoryCommitTimestampRepository``;
 * ``watcher_spanner``: the same with ``SpannerCommitTimestampRepository`` (its table in
-  the watched database; created before timing; a fresh checkpoint row per run).
+  the watched database; created before timing; a fresh checkpoint row per run);
+* ``watcher_fixed_types``: ``watcher_memory`` with the poll path of before issue 12 (values
+  typed by the schema found at start, :mod:`benchmarks.fixed_types_poll`), so that what typing
+  every row by its own result set's metadata costs is measured side by side: new/old ratios of
+  rows/s and client CPU per row, ``watcher_memory`` over ``watcher_fixed_types``, per round.
 
 Both watchers run the same poll as the loop (``FixedShardProvider('ShardId', range(-18, 19))``,
 ``@{FORCE_INDEX=Idx_Singers_ShardId_LastUpdated}``, limit 10,000, poll interval 0), with
@@ -19,9 +23,11 @@ the WITH-query fallback off so that the queries really are the same; what the wa
 adds is its scheduling, per-change bookkeeping, checkpoint writes and the continuation
 query after each full poll (its exact position inside a commit-timestamp group).
 
-The three run in rounds, rotating which goes first, in one run against one server
-process. Target: the watchers' rows/s at most 20% below the loop's (median over rounds of
-each round's ratio; the ratio of the median rates and the CPU per row are reported too).
+The modes run in rounds, rotating which goes first (the two typing paths back to back,
+alternating which of them goes first: :func:`round_order`), in one run against one server
+process. Targets: the watchers' rows/s at most 20% below the loop's (median over rounds of
+each round's ratio; the ratio of the median rates and the CPU per row are reported too);
+typing by result set at least 0.95x the fixed-types path's rows/s (median of rounds).
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from watcher.checkpoints import InMemoryCommitTimestampRepository, SpannerCommit
 from watcher.model import MIN_TIMESTAMP, Change, Checkpoint, TableId
 
 from . import Result, RunContext, check
+from .fixed_types_poll import old_typing
 from .localspanner_server import ServerProcess, connect, count_rows, cpu_seconds, load_singers, singers_database
 
 NAME = "watcher_delivery"
@@ -57,7 +64,11 @@ LIMIT = 10_000
 LOAD_BATCH_ROWS = 1_000
 LOAD_THREADS = 4
 TARGET_OVERHEAD = 0.20
-MODES = ("bare_loop", "watcher_memory", "watcher_spanner")
+#: Rows/s of typing by each result set over typing by the schema found at start (issue 12).
+TARGET_TYPING_RATIO = 0.95
+MODES = ("bare_loop", "watcher_memory", "watcher_spanner", "watcher_fixed_types")
+#: Modes compared with the bare loop (the last one is compared with watcher_memory instead).
+OVERHEAD_MODES = ("watcher_memory", "watcher_spanner")
 
 FULL = {"rows": 200_000, "rounds": 5}
 QUICK = {"rows": 20_000, "rounds": 2}
@@ -65,6 +76,20 @@ QUICK = {"rows": 20_000, "rounds": 2}
 PROBE_RUNS = 20
 #: Seconds one delivery may take before the benchmark gives up.
 DELIVERY_TIMEOUT = 600.0
+
+
+def round_order(r: int) -> list[str]:
+    """The modes of round ``r``: rotated, with the two typing paths always back to back, alternating which goes first.
+
+    >>> round_order(0)
+    ['bare_loop', 'watcher_spanner', 'watcher_memory', 'watcher_fixed_types']
+    >>> round_order(1)
+    ['watcher_spanner', 'watcher_fixed_types', 'watcher_memory', 'bare_loop']
+    """
+    pair = ["watcher_memory", "watcher_fixed_types"][:: 1 if r % 2 == 0 else -1]
+    units: list[list[str]] = [["bare_loop"], ["watcher_spanner"], pair]
+    shift = r % len(units)
+    return [mode for unit in units[shift:] + units[:shift] for mode in unit]
 
 
 def shard_provider() -> FixedShardProvider:
@@ -138,7 +163,7 @@ def _watcher(database: Any, rows: int, run_id: int, checkpoints: Any) -> tuple[C
 
 def _checkpoints(mode: str, database: Any, run_id: int) -> Any:
     """The mode's checkpoint store, ready before timing starts (the Spanner table exists, is verified)."""
-    if mode == "watcher_memory":
+    if mode in ("watcher_memory", "watcher_fixed_types"):
         return InMemoryCommitTimestampRepository()
     # A fresh checkpoint row per run (the key holds DATABASE_NAME), so each run starts from the beginning.
     repo = SpannerCommitTimestampRepository(database, watched_database_name=f"bench-run-{run_id}")
@@ -151,6 +176,9 @@ def _measure(mode: str, database: Any, server: ServerProcess, rows: int, run_id:
     client0, server0 = cpu_seconds(), server.cpu_seconds()
     if checkpoints is None:
         callback, started, polls = _bare_loop(database, rows)
+    elif mode == "watcher_fixed_types":
+        with old_typing():
+            callback, started, polls = _watcher(database, rows, run_id, checkpoints)
     else:
         callback, started, polls = _watcher(database, rows, run_id, checkpoints)
     client_cpu, server_cpu = cpu_seconds() - client0, server.cpu_seconds() - server0
@@ -192,7 +220,8 @@ def run(ctx: RunContext) -> Result:
         "load": f"InsertOrUpdate, {LOAD_BATCH_ROWS} rows per commit, {LOAD_THREADS} client threads",
         "start": "MIN_TIMESTAMP (replay the whole table); timed from start to the last row's callback",
         "callback": "counts rows (no work)", "fallback_to_with_query_seconds": "inf (the watcher runs the loop's simple query)",
-        "order": "one untimed bare-loop pass to warm caches, then rounds; modes rotate each round", "server": "python -m watcher local-spanner --port 0 --data-dir <workdir>/watcher-data",
+        "order": "one untimed bare-loop pass to warm caches, then rounds; modes rotate each round, "
+                 "watcher_memory and watcher_fixed_types back to back, alternating which goes first", "server": "python -m watcher local-spanner --port 0 --data-dir <workdir>/watcher-data",
     })
     runs: list[dict[str, Any]] = []
     with ServerProcess(os.path.join(ctx.workdir, DATA_FOLDER)) as server:
@@ -203,8 +232,7 @@ def run(ctx: RunContext) -> Result:
         _bare_loop(database, rows)
         run_id = 0
         for r in range(rounds):
-            for i in range(len(MODES)):
-                mode = MODES[(i + r) % len(MODES)]
+            for mode in round_order(r):
                 run_id += 1
                 point = _measure(mode, database, server, rows, run_id)
                 point["round"] = r
@@ -222,7 +250,7 @@ def run(ctx: RunContext) -> Result:
                for m, ps in per_mode.items()}
     base = summary["bare_loop"]["median_rows_per_second"]
     result.figures = {"table_rows": rows, "load": load, "summary": summary, "runs": runs, "probes": probes}
-    for mode in MODES[1:]:
+    for mode in OVERHEAD_MODES:
         # Each round's runs follow each other within seconds, so a round's ratio sees about the same
         # background load on both sides; the median of those ratios is the figure checked.
         paired = [1 - w["rows_per_second"] / b["rows_per_second"] for w, b in zip(per_mode[mode], per_mode["bare_loop"], strict=True)]
@@ -235,4 +263,22 @@ def run(ctx: RunContext) -> Result:
             summary[mode]["median_client_cpu_us_per_row"] / summary["bare_loop"]["median_client_cpu_us_per_row"], 2)
         ctx.log(f"{mode}: overhead {overhead:.1%} (median of rounds), {of_medians:.1%} (of median rows/s)")
         result.checks.append(check(f"{mode} rows/s below the bare loop's (median of rounds, fraction)", overhead, "<=", TARGET_OVERHEAD))
+    typing = _typing_ratios(per_mode["watcher_memory"], per_mode["watcher_fixed_types"])
+    result.figures["typing_by_result_set"] = typing
+    ctx.log(f"typing by result set / by schema at start: rows/s {typing['rows_per_second_ratio_range']} "
+            f"(median {typing['rows_per_second_ratio_median']}), client CPU/row {typing['client_cpu_per_row_ratio_range']} "
+            f"(median {typing['client_cpu_per_row_ratio_median']})")
+    result.checks.append(check("rows/s typing by result set / by schema at start (median of rounds)",
+                               typing["rows_per_second_ratio_median"], ">=", TARGET_TYPING_RATIO))
     return result
+
+
+def _typing_ratios(new: list[dict[str, Any]], old: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per-round new/old ratios of rows/s and client CPU per row, with their range and median."""
+    figures: dict[str, Any] = {}
+    for key, label in (("rows_per_second", "rows_per_second_ratio"), ("client_cpu_us_per_row", "client_cpu_per_row_ratio")):
+        ratios = [round(n[key] / o[key], 3) for n, o in zip(new, old, strict=True)]
+        figures[f"{label}_per_round"] = ratios
+        figures[f"{label}_range"] = [min(ratios), max(ratios)]
+        figures[f"{label}_median"] = round(statistics.median(ratios), 3)
+    return figures

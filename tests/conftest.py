@@ -52,6 +52,20 @@ def local_server(_server):
     _server.faults.clear()
 
 
+#: How often the embedded server splits and merges change-stream partitions under ``churn``.
+CHURN_SECONDS = 0.3
+
+
+@pytest.fixture
+def churn(local_server):
+    """Change-stream partitions split and merge every CHURN_SECONDS for one test (embedded server only)."""
+    service = local_server.service
+    before = service.change_stream_partition_churn_seconds
+    service.change_stream_partition_churn_seconds = CHURN_SECONDS
+    yield
+    service.change_stream_partition_churn_seconds = before
+
+
 @pytest.fixture
 def shared_commit_timestamps(local_server):
     """The embedded server with shared commit timestamps on for one test (restored after);

@@ -25,3 +25,27 @@ def test_demo_summary_matches_the_database(_server, tmp_path, spark):
     assert summary["changes_captured"] <= summary["mutations_written"]
     assert (tmp_path / "demo" / "warehouse").is_dir() and any((tmp_path / "demo" / "staging").rglob("*.jsonl"))
     json.dumps(summary)  # the summary is plain data
+
+
+def test_demo_both_modes_side_by_side(_server, tmp_path, spark):
+    """One workload (with deletes), both capture modes: the stream has every version and every delete,
+    polling the coalesced rows; each changelog matches what its watcher delivered."""
+    from watcher.devtools.demo import run_demo
+
+    summary = run_demo(seconds=3, workdir=str(tmp_path / "both"), writers=2, keys=60, quiet=True, mode="both",
+                       delete_share=0.2, emulator_host=os.environ["SPANNER_EMULATOR_HOST"])
+    poll, stream = summary["captures"]["poll"], summary["captures"]["change_stream"]
+    assert summary["writer_errors"] == 0 and poll["keys_missing"] == 0 and stream["keys_missing"] == 0
+    assert summary["deletes_written"] > 0 and 0 < stream["deletes_captured"] <= summary["deletes_written"]
+    assert poll["deletes_captured"] == 0
+    assert stream["changes_captured"] > poll["changes_captured"]   # with 60 keys, versions overwrite each other
+    # Each changelog holds what its watcher delivered; only the stream's current state knows the deletes.
+    assert sum(stream["changelog_by_mod_type"].values()) == stream["changes_captured"]
+    assert stream["changelog_by_mod_type"]["DELETE"] == stream["deletes_captured"]
+    assert sum(poll["changelog_by_mod_type"].values()) == poll["changes_captured"]
+    assert stream["current_state_rows"] == summary["rows_in_table"]
+    assert poll["current_state_rows"] == summary["keys_written"]     # polling keeps deleted keys
+    assert 0 < stream["lag_p50_ms"] <= stream["lag_p99_ms"] and 0 < poll["lag_p50_ms"] <= poll["lag_p99_ms"]
+    for mode in ("poll", "change_stream"):
+        assert any((tmp_path / "both" / mode / "staging").rglob("*.jsonl"))
+    json.dumps(summary)

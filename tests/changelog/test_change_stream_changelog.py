@@ -20,7 +20,7 @@ from google.cloud import spanner
 
 from tests.change_stream_reader import as_changes, read_stream
 from tests.watcher.core_support import wait_until
-from watcher import TableWatcher
+from watcher import ChangeStreamWatcher, InMemoryProgressStore, TableWatcher
 from watcher.changelog import Changelog
 from watcher.changelog.exports import bigquery, datastream
 from watcher.changelog.exports.bigquery import parse_sequence_number
@@ -29,7 +29,7 @@ from watcher.codec import encode_value, timestamp_text
 from watcher.model import MIN_TIMESTAMP, Change, from_nanos
 from watcher.staging.sink import StagingSink
 
-TABLE = ("CREATE TABLE Singers (SingerId INT64 NOT NULL, Name STRING(MAX), Score FLOAT64, Photo BYTES(MAX), "
+TABLE = ("CREATE TABLE {table} (SingerId INT64 NOT NULL, Name STRING(MAX), Score FLOAT64, Photo BYTES(MAX), "
          "LastUpdated TIMESTAMP OPTIONS (allow_commit_timestamp=true)) PRIMARY KEY (SingerId)")
 TYPES = {"SingerId": "INT64", "Name": "STRING", "Score": "FLOAT64", "Photo": "BYTES", "LastUpdated": "TIMESTAMP"}
 CAPTURE_TYPES = ["OLD_AND_NEW_VALUES", "NEW_VALUES", "NEW_ROW", "NEW_ROW_AND_OLD_VALUES"]
@@ -54,16 +54,17 @@ class Truth:
     rows: dict[int, dict[str, Any]] = field(default_factory=dict)
     versions: list[Version] = field(default_factory=list)
     transactions: list[list[int]] = field(default_factory=list)  # the keys each transaction wrote
+    table: str = "Singers"
 
     def write(self, db, inserts: Sequence[dict] = (), updates: Sequence[dict] = (), deletes: Sequence[int] = ()) -> str:
         """One transaction (a batch of mutations); returns its commit timestamp as text."""
         with db.batch() as b:
             for row in inserts:
-                b.insert("Singers", (*row, "LastUpdated"), [(*map(_wire, row.values()), spanner.COMMIT_TIMESTAMP)])
+                b.insert(self.table, (*row, "LastUpdated"), [(*map(_wire, row.values()), spanner.COMMIT_TIMESTAMP)])
             for row in updates:
-                b.update("Singers", (*row, "LastUpdated"), [(*map(_wire, row.values()), spanner.COMMIT_TIMESTAMP)])
+                b.update(self.table, (*row, "LastUpdated"), [(*map(_wire, row.values()), spanner.COMMIT_TIMESTAMP)])
             if deletes:
-                b.delete("Singers", spanner.KeySet(keys=[[k] for k in deletes]))
+                b.delete(self.table, spanner.KeySet(keys=[[k] for k in deletes]))
         commit = b.committed
         for row in inserts:
             self._apply(row["SingerId"], commit, "INSERT", {**row, "LastUpdated": commit})
@@ -97,9 +98,9 @@ def typed(row: dict[str, Any]) -> dict[str, Any]:
     return {c: encode_value(TYPES[c], v) for c, v in row.items()}
 
 
-def workload(db) -> Truth:
+def workload(db, table: str = "Singers") -> Truth:
     """Inserts, updates of one and of several columns, a two-key transaction, a delete, a key that comes back."""
-    t = Truth()
+    t = Truth(table=table)
     t.write(db, inserts=[{"SingerId": 1, "Name": "Ann", "Score": 1.5, "Photo": b"\x00a"},
                          {"SingerId": 2, "Name": "Bo", "Score": None, "Photo": None},
                          {"SingerId": 3, "Name": "Cy", "Score": 3.0, "Photo": None}])
@@ -112,7 +113,8 @@ def workload(db) -> Truth:
 
 
 def stream_db(make_database, capture: str = "OLD_AND_NEW_VALUES"):
-    return make_database([TABLE, f"CREATE CHANGE STREAM S FOR Singers OPTIONS (value_capture_type = '{capture}')"])
+    return make_database([TABLE.format(table="Singers"),
+                          f"CREATE CHANGE STREAM S FOR Singers OPTIONS (value_capture_type = '{capture}')"])
 
 
 def now(db) -> Any:
@@ -134,22 +136,22 @@ def run(spark, dirs):
     return Changelog(spark).staging(dirs["staging"]).warehouse(dirs["warehouse"]).run()
 
 
-def changelog_rows(spark) -> list[Any]:
-    return spark.sql("SELECT * FROM changelog WHERE table_name = 'Singers' "
+def changelog_rows(spark, table: str = "Singers") -> list[Any]:
+    return spark.sql(f"SELECT * FROM changelog WHERE table_name = '{table}' "
                      "ORDER BY commit_timestamp, record_sequence").collect()
 
 
-def table_now(db) -> dict[str, dict[str, Any]]:
+def table_now(db, table: str = "Singers") -> dict[str, dict[str, Any]]:
     with db.snapshot() as snap:
-        rows = snap.execute_sql("SELECT SingerId, Name, Score, Photo, LastUpdated FROM Singers")
+        rows = snap.execute_sql(f"SELECT SingerId, Name, Score, Photo, LastUpdated FROM {table}")
         # The client hands BYTES back as their base64 text.
         return {str(r[0]): typed(dict(zip(TYPES, r, strict=True)) | {"Photo": r[3] and base64.b64decode(r[3])})
                 for r in rows}
 
 
-def current_state(spark) -> dict[str, dict[str, Any]]:
+def current_state(spark, table: str = "Singers") -> dict[str, dict[str, Any]]:
     return {json.loads(r.keys)["SingerId"]: json.loads(r.new_values)
-            for r in spark.sql("SELECT keys, new_values FROM current_state WHERE table_name = 'Singers'").collect()}
+            for r in spark.sql(f"SELECT keys, new_values FROM current_state WHERE table_name = '{table}'").collect()}
 
 
 def assert_versions(rows: list[Any], truth: Truth, capture: str) -> None:
@@ -229,6 +231,34 @@ def test_transaction_groups_are_the_streams_transactions(spark, make_database, d
     mods = sorted((c for c in as_changes(records) if c.server_transaction_id == ordered[0].server_transaction_id),
                   key=lambda c: (c.record_sequence, c.mod_index))
     assert [json.loads(r.keys)["SingerId"] for r in ordered] == [str(c.keys[0]) for c in mods]  # the stream's order
+
+
+def stream_watcher(db, stream: str, sink: StagingSink, start: Any, end: Any = None) -> ChangeStreamWatcher:
+    """A real ChangeStreamWatcher from ``start`` (to ``end``, or until stopped) staging into ``sink``, started."""
+    w = ChangeStreamWatcher(db, stream, heartbeat=1, start=start, end=end, progress=InMemoryProgressStore(),
+                            max_batch_rows=2)
+    sink.attach(w)
+    return w.start()
+
+
+def test_each_value_capture_type_through_a_real_watcher_ends_in_a_correct_changelog(spark, make_database, dirs):
+    """The four value capture types at once: a table and a stream each, each stream's watcher staging into one folder."""
+    tables = {capture: f"Singers{i}" for i, capture in enumerate(CAPTURE_TYPES)}
+    db = make_database([TABLE.format(table=t) for t in tables.values()] + [
+        f"CREATE CHANGE STREAM S{t} FOR {t} OPTIONS (value_capture_type = '{c}')" for c, t in tables.items()])
+    start = now(db)
+    truths = {c: workload(db, t) for c, t in tables.items()}
+    end = now(db)
+    for t in tables.values():
+        w = stream_watcher(db, f"S{t}", StagingSink(dirs["staging"], watcher_id=f"stream-{t}", fsync=False), start, end)
+        assert w.wait(60) and w.failure is None
+
+    result = run(spark, dirs)
+    assert result.quarantined == [] and result.duplicates_dropped == 0
+    assert result.changes_written == sum(len(t.versions) for t in truths.values())
+    for capture, table in tables.items():
+        assert_versions(changelog_rows(spark, table), truths[capture], capture)
+        assert current_state(spark, table) == table_now(db, table)  # NEW_VALUES' partial rows filled
 
 
 def poll_and_stream(db, dirs, truth_steps) -> tuple[StagingSink, Truth]:
@@ -338,3 +368,41 @@ def test_a_stream_record_without_its_identity_is_quarantined(spark, dirs):
     assert [q.reason for q in result.quarantined] == ["1 of 1 lines are not valid staging records "
                                                        "(corrupt or truncated JSON, or missing fields)"]
     assert result.changes_written == 0
+
+
+def test_both_real_watchers_at_once_on_one_table_yield_one_changelog_without_duplicates(spark, make_database, dirs):
+    """A polling TableWatcher and a ChangeStreamWatcher run together into one staging folder while the
+    workload writes (polling coalesces what it misses); two job runs, each after both caught up."""
+    db = stream_db(make_database)
+    start = now(db)
+    poller = TableWatcher(db, "Singers", poll_interval=0.05, initial_timestamp=MIN_TIMESTAMP,
+                          checkpoints=InMemoryCommitTimestampRepository())
+    polled = StagingSink(dirs["staging"], watcher_id="poller", fsync=False)
+    polled.attach(poller)
+    poller.start()
+    streamer = stream_watcher(db, "S", StagingSink(dirs["staging"], watcher_id="streamer", fsync=False), start)
+    try:
+        results = []
+        for half in range(2):
+            if half == 0:
+                truth = workload(db)
+            else:  # more versions of the same keys: partial rows whose previous whole row is in the state
+                truth.write(db, updates=[{"SingerId": 1, "Name": "Al", "Score": 7.0}], deletes=[3])
+                truth.write(db, inserts=[{"SingerId": 2, "Name": "Bea", "Score": None, "Photo": b"y"}])
+                truth.write(db, updates=[{"SingerId": 2, "Photo": None}])
+            last = now(db)
+            wait_until(lambda t=last: streamer.watermark() >= t and poller.stats()["watermark"] is not None
+                       and poller.stats()["watermark"] >= t, timeout=60, interval=0.05)
+            assert poller.failure is None and streamer.failure is None
+            results.append(run(spark, dirs))
+    finally:
+        poller.stop()
+        streamer.stop()
+    rows = changelog_rows(spark)
+    assert sum(r.changes_written for r in results) == len(truth.versions)
+    assert sum(r.duplicates_dropped for r in results) == polled.records_written  # each polled version: the stream's
+    assert_versions(rows, truth, "OLD_AND_NEW_VALUES")  # each version once, the stream's record of it
+    assert {r.watcher_id for r in rows} == {"streamer"}
+    assert current_state(spark) == table_now(db)  # the second run's partial rows filled from the first's state
+    state = spark.sql("SELECT new_values, column_types FROM current_state WHERE table_name = 'Singers'").collect()
+    assert all(set(json.loads(r.new_values)) == set(r.column_types) for r in state)  # a type for every value

@@ -5,13 +5,16 @@ from __future__ import annotations
 import pytest
 
 from watcher.changelog import processed_log
+from watcher.changelog.arrow_fs import ArrowFS
 from watcher.changelog.fs import HadoopFS
 from watcher.changelog.manifest import Manifest
 
 
-@pytest.fixture
-def fs(spark, tmp_path):
-    return HadoopFS(spark, str(tmp_path / "warehouse"))
+@pytest.fixture(params=["hadoop", "arrow"])
+def fs(request, spark, tmp_path):
+    """The warehouse through Hadoop's FileSystem (classic sessions) and through pyarrow (Spark Connect)."""
+    root = str(tmp_path / "warehouse")
+    return HadoopFS(spark, root) if request.param == "hadoop" else ArrowFS(root)
 
 
 def test_only_committed_runs_count(fs):

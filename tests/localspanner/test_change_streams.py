@@ -40,16 +40,6 @@ def _now(db) -> dt.datetime:
         return list(snap.execute_sql("SELECT CURRENT_TIMESTAMP()"))[0][0]
 
 
-@pytest.fixture
-def churn(local_server):
-    """Partitions split and merge every 0.3 s for one test (embedded server only)."""
-    service = local_server.service
-    before = service.change_stream_partition_churn_seconds
-    service.change_stream_partition_churn_seconds = 0.3
-    yield
-    service.change_stream_partition_churn_seconds = before
-
-
 def _writes(db) -> None:
     db.run_in_transaction(lambda t: t.insert("Singers", ("SingerId", "FirstName", "LastName", "Score", "Photo", "Tags"),
                                              [(1, "Ann", "Lee", 1.5, base64.b64encode(b"\x00\x01"), ["a", "b"]), (2, "Bo", "Ng", None, None, None)]))

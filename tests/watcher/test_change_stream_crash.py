@@ -42,14 +42,8 @@ def read_lines(path: Path) -> list[tuple[int, str, int, str]]:
     return out
 
 
-def test_killed_change_stream_watcher_resumes_without_loss(make_database, tmp_path, local_server):
-    service = local_server.service
-    before = service.change_stream_partition_churn_seconds
-    service.change_stream_partition_churn_seconds = 0.3
-    try:
-        run(make_database, tmp_path)
-    finally:
-        service.change_stream_partition_churn_seconds = before
+def test_killed_change_stream_watcher_resumes_without_loss(make_database, tmp_path, churn):
+    run(make_database, tmp_path)
 
 
 def run(make_database, tmp_path):

@@ -62,16 +62,6 @@ def read_range(db, start, end, stream="S", **kwargs):
     return got.changes
 
 
-@pytest.fixture
-def churn(local_server):
-    """Partitions split and merge every 0.3 s for one test (embedded server only)."""
-    service = local_server.service
-    before = service.change_stream_partition_churn_seconds
-    service.change_stream_partition_churn_seconds = 0.3
-    yield
-    service.change_stream_partition_churn_seconds = before
-
-
 def write_all_types(db):
     db.run_in_transaction(lambda t: t.insert(
         "Singers", ("SingerId", "FirstName", "LastName", "Score", "Photo", "Born", "Seen", "Money", "Info", "Tags", "Nums"),

@@ -179,6 +179,18 @@ ERRORS = [
     ("[tables]\ninclude = ['D']\n[[history]]\ntable = 'D'", "history[0].table", "already captured by tables.include"),
     ("[[history]]\ntable = 'D'\n[[change_sets]]\ntables = ['D']", "change_sets[0].tables", "captured one way only"),
     ("[[change_sets]]\n[[change_sets]]", "change_sets", "one [[change_sets]] entry only"),
+    ("[[change_streams]]\nheartbeat = 2", "change_streams[0].stream", "spanner-watcher ddl change-stream"),
+    ("[[change_streams]]\nstream = 'S-1'", "change_streams[0].stream", "invalid change stream name"),
+    ("[[change_streams]]\nstream = 'S'\nheartbeat = 0.5", "change_streams[0].heartbeat", "at least 1"),
+    ("[[change_streams]]\nstream = 'S'\nheartbeat = 301", "change_streams[0].heartbeat", "at most 300"),
+    ("[[change_streams]]\nstream = 'S'\nstart = 'beginning'", "change_streams[0].start", "retention"),
+    ("[[change_streams]]\nstream = 'S'\nstart = 'soon'", "change_streams[0].start", "RFC 3339"),
+    ("[[change_streams]]\nstream = 'S'\nmax_concurrent_partitions = 0", "change_streams[0].max_concurrent_partitions",
+     "at least 1"),
+    ("[[change_streams]]\nstream = 'S'\nprogress_table = 'a b'", "change_streams[0].progress_table", "invalid table name"),
+    ("[[change_streams]]\nstream = 'S'\nheartbeet = 1", "change_streams[0].heartbeet", "did you mean heartbeat"),
+    ("[[change_streams]]\nstream = 'S'\n[[change_streams]]\nstream = 's'", "change_streams[1].stream", "listed twice"),
+    ("[change_streams]\nstream = 'S'", "change_streams", "expected [[change_streams]] entries"),
 ]
 
 
@@ -202,6 +214,21 @@ def test_capture_modes_are_read_and_stop_default_polling() -> None:
     assert cfg.poll_tables is False
     assert parse_config("[tables]\n[[history]]\ntable = 'Docs'").poll_tables is True
     assert parse_config("").poll_tables is True
+
+
+def test_change_streams_are_read_with_their_defaults_and_stop_default_polling() -> None:
+    cfg = parse_config("[watch]\nwatcher_id = 'w-1'\n"
+                       "[[change_streams]]\nstream = 'SingersStream'\n"
+                       "[[change_streams]]\nstream = 'SingersStream'\nwatcher_id = 'copy'\nheartbeat = 1\n"
+                       "start = '2024-05-01T10:00:00Z'\nmax_concurrent_partitions = 4\nprogress_table = 'MY_PROGRESS'")
+    first, second = cfg.change_streams
+    assert (first.stream, first.heartbeat, first.start, first.max_concurrent_partitions, first.progress_table,
+            first.watcher_id) == ("SingersStream", 2.0, None, 16, "WATCHER_CHANGE_STREAM_PARTITIONS", "w-1")
+    assert (second.heartbeat, second.start, second.max_concurrent_partitions, second.progress_table,
+            second.watcher_id) == (1.0, dt.datetime(2024, 5, 1, 10, tzinfo=dt.UTC), 4, "MY_PROGRESS", "copy")
+    assert cfg.poll_tables is False
+    assert parse_config("[tables]\n[[change_streams]]\nstream = 'S'").poll_tables is True
+    assert parse_config("[[change_streams]]\nstream = 'S'").change_streams[0].watcher_id == "default"
 
 
 def test_not_toml() -> None:

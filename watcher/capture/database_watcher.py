@@ -1,5 +1,8 @@
 """DatabaseWatcher: one TableWatcher per table of a database, on one shared scheduler.
 
+Its arguments are read by :mod:`~watcher.capture.table_settings`, the table set it watches is
+kept by :mod:`~watcher.capture.table_set`, and its figures are :mod:`~watcher.capture.database_stats`.
+
 Tables are all tables with a commit-timestamp column (``tables=ALL``), minus ``exclude``,
 or those ``include`` names. Both take table names or glob-like patterns (``"Audit*"``,
 ``"Log_????"``, ``"[AB]*"``; case is ignored, as in Spanner names). Unlike the Java
@@ -37,7 +40,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from apscheduler.executors.pool import ThreadPoolExecutor
@@ -46,36 +49,30 @@ from apscheduler.schedulers.base import BaseScheduler
 from google.api_core import exceptions as gexc
 
 from ..checkpoints import CommitTimestampRepository, SpannerCommitTimestampRepository
-from ..errors import ColumnNotFoundError, ConfigurationError, TableNotFoundError, TableNotWatchableError
-from ..sqlnames import find_name, has_name
+from ..errors import ColumnNotFoundError, TableNotFoundError, TableNotWatchableError
+from ..sqlnames import has_name
 from .base import BatchCallback, Callback, PollListener, State, Watcher
-from .metrics import database_text, prometheus_text
+from .database_stats import DatabaseFigures
 from .retry import is_transient
 from .scheduling import PollJob
 from .shards import ShardProvider
 from .table_info import TableInfo
-from .table_set import Discovery, TableEvent, TableSelection, TableSet, discover_tables
+from .table_set import Discovery, TableEvent, TableSet, discover_tables, select_tables
+from .table_settings import ALL, PerTable, per_table, table_selection
 from .table_watcher import TableWatcher
+
+__all__ = ["ALL", "DEFAULT_DISCOVER_INTERVAL", "DatabaseWatcher", "TableListener"]
 
 log = logging.getLogger(__name__)
 
 
-class _All:
-    def __repr__(self) -> str:
-        return "ALL"
-
-
-#: Watch every table that has a commit-timestamp column.
-ALL = _All()
-
 #: Seconds between two looks for created and dropped tables, by default.
 DEFAULT_DISCOVER_INTERVAL = 10.0
 
-PerTable = Mapping[str, Any]
 TableListener = Callable[[TableEvent], Any]
 
 
-class DatabaseWatcher(Watcher):
+class DatabaseWatcher(DatabaseFigures, Watcher):
     """Watches several tables of one database, also tables created while it runs.
 
     Args:
@@ -102,20 +99,7 @@ class DatabaseWatcher(Watcher):
                  checkpoints: CommitTimestampRepository | None = None, scheduler: BaseScheduler | None = None,
                  max_workers: int | None = None, discover_interval: float | None = DEFAULT_DISCOVER_INTERVAL,
                  **options: Any) -> None:
-        if tables is not ALL and include is not None:
-            raise ConfigurationError("give the tables either as `tables` or as `include`, not both")
-        if tables is not ALL:
-            include = list(tables)
-        if include is not None:
-            include = list(include)
-            if not include:
-                raise ConfigurationError("include=[] watches nothing; give at least one table, or tables=ALL")
-        selection = TableSelection(include, exclude)
-        if exclude and selection.fixed:
-            raise ConfigurationError("exclude only applies to tables=ALL or include patterns; "
-                                     "with a list of names, list just the tables to watch")
-        if discover_interval is not None and discover_interval < 0:
-            raise ConfigurationError(f"discover_interval must be >= 0 seconds (0: never), got {discover_interval}")
+        include, selection = table_selection(tables, include, exclude, discover_interval)
         super().__init__()
         self.database = database
         self.include = include
@@ -198,31 +182,16 @@ class DatabaseWatcher(Watcher):
         return self._select(discover_tables(self.database) if not self.selection.fixed else None)
 
     def _select(self, discovery: Discovery | None) -> list[str]:
-        if discovery is None:
-            return list(self.selection.named)
-        names = list(self.selection.named)
-        names += [t for t in discovery.tables if self.selection.matches(t) and not has_name(names, t)]
-        if not names:
-            raise TableNotFoundError(self.database.name, "no table with a column with allow_commit_timestamp=true "
-                                                         f"to watch{'' if self.selection.include is None else ' matches ' + ', '.join(self.selection.include)}")
-        return names
-
-    def _per_table(self, value: Any, table: str, default: Any = None) -> Any:
-        if isinstance(value, Mapping):
-            found = find_name(value, table)
-            return default if found is None else found
-        if callable(value) and not isinstance(value, ShardProvider):
-            return value(table)
-        return value if value is not None else default
+        return select_tables(self.selection, discovery, self.database.name)
 
     def _make_watcher(self, name: str, scheduler: BaseScheduler, start_at: dt.datetime | None) -> TableWatcher:
         options = dict(self.options)
         if start_at is not None:
             given = options.get("initial_timestamp")
             options["initial_timestamp"] = start_at if given is None else max(given, start_at)
-        w = TableWatcher(self.database, name, shard_provider=self._per_table(self.shard_provider, name),
-                         table_hint=self._per_table(self.table_hint, name, ""),
-                         commit_timestamp_column=self._per_table(self.commit_timestamp_column, name),
+        w = TableWatcher(self.database, name, shard_provider=per_table(self.shard_provider, name),
+                         table_hint=per_table(self.table_hint, name, ""),
+                         commit_timestamp_column=per_table(self.commit_timestamp_column, name),
                          checkpoints=self.checkpoints, scheduler=scheduler, **options)
         for cb in self._callbacks:
             w.add_callback(cb)
@@ -410,42 +379,3 @@ class DatabaseWatcher(Watcher):
         with self._lock:
             if not was_failed:
                 self._state = State.STOPPED
-
-    # --- figures ------------------------------------------------------------------------------------------
-
-    def stats(self) -> list[dict[str, Any]]:
-        """The figures of every table's poll loop (see TableWatcher.stats); a dropped table's
-        last figures stay, with ``state="dropped"`` and ``dropped=1``."""
-        with self._lock:
-            watching, dropped = list(self.watchers.values()), list(self.dropped.values())
-        out = [{**w.stats(), "dropped": 0} for w in watching]
-        out += [{**w.stats(), "state": "dropped", "running": 0, "dropped": 1} for w in dropped]
-        return out
-
-    def poll_stats(self) -> list[dict[str, Any]]:
-        return self.stats()
-
-    def database_stats(self) -> dict[str, Any]:
-        """Figures of the table set: tables watched, added and dropped since the start, discoveries.
-
-        ``tables_added`` counts tables that joined after the first start, ``tables_dropped`` the
-        watchers that ended because their table was dropped (``dropped`` names them).
-        """
-        with self._lock:
-            last = self._tables.last
-            return {"tables_watched": len(self.watchers), "tables_added": self._added,
-                    "tables_dropped": self._dropped_count, "discoveries": self._tables.looks,
-                    "last_discovery_read_timestamp": last.read_timestamp if last is not None else None,
-                    "dropped": sorted(self.dropped), "pending": sorted(self._tables.pending),
-                    "state": self._state.value, "failure": repr(self._failure) if self._failure else None}
-
-    def prometheus(self) -> str:
-        """Every table's figures and the table set's (added, dropped, watched) in the Prometheus text format."""
-        return prometheus_text(self.poll_stats()) + database_text(self.database_stats())
-
-    def watermark(self) -> dt.datetime | None:
-        """Every change of every watched table up to this time was delivered."""
-        with self._lock:
-            watching = list(self.watchers.values())
-        marks = [w.stats()["watermark"] for w in watching]
-        return None if not marks or any(m is None for m in marks) else min(marks)

@@ -21,6 +21,8 @@ from typing import Any, Self
 
 from ..errors import ConfigurationError
 from .base import BatchCallback, Callback, PollListener, State, Watcher
+from .database_watcher import DatabaseWatcher
+from .metrics import database_text, prometheus_text, stream_text
 from .table_info import TableInfo
 
 #: How the members' states combine, most telling first: one failed member fails the group.
@@ -96,6 +98,13 @@ class WatcherGroup(Watcher):
 
     def poll_stats(self) -> list[dict[str, Any]]:
         return [s for w in self.watchers for s in w.poll_stats()]
+
+    def prometheus(self) -> str:
+        """Every member's figures as one exposition (each metric family once): the per-table
+        figures, a database watcher's table set, and change streams' partition figures."""
+        stats = self.poll_stats()
+        tables = "".join(database_text(w.database_stats()) for w in self.watchers if isinstance(w, DatabaseWatcher))
+        return prometheus_text(stats) + tables + stream_text([s for s in stats if "stream" in s])
 
     def table_infos(self) -> list[TableInfo]:
         return [info for w in self.watchers for info in w.table_infos()]

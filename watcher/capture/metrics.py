@@ -85,16 +85,18 @@ STREAM_METRICS: tuple[tuple[str, str, str, str], ...] = (
 )
 
 
-def stream_text(stats: Mapping[str, Any]) -> str:
-    """The partition and record figures of a change stream watcher's ``stats()``.
+def stream_text(stats: Mapping[str, Any] | Iterable[Mapping[str, Any]]) -> str:
+    """The partition and record figures of change stream watchers' ``stats()`` (one or several).
 
     >>> print(stream_text({"stream": "S", "partitions_active": 2}).splitlines()[2])
     spanner_watcher_change_stream_partitions_active{stream="S"} 2
     """
+    samples = [stats] if isinstance(stats, Mapping) else list(stats)
     lines: list[str] = []
     for name, key, kind, help_text in STREAM_METRICS:
-        if stats.get(key) is None:
+        values = [(s.get("stream", ""), s[key]) for s in samples if s.get(key) is not None]
+        if not values:
             continue
-        lines += [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}",
-                  f'{name}{{stream="{_escape(stats.get("stream", ""))}"}} {stats[key]}']
+        lines += [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}"]
+        lines += [f'{name}{{stream="{_escape(stream)}"}} {value}' for stream, value in values]
     return "\n".join(lines) + "\n" if lines else ""

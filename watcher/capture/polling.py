@@ -34,7 +34,7 @@ from google.cloud.spanner_v1 import param_types
 
 from ..model import Change, Checkpoint
 from ..sqlnames import quote_identifier
-from .row_values import column_types, real_bytes
+from .row_values import bytes_decoder, column_types
 from .shards import FixedShardProvider, ShardFilter
 from .table_info import TableInfo
 
@@ -212,9 +212,10 @@ def run_poll(database: Any, info: TableInfo, query: PollQuery, *, limit: int, sh
     table = info.table.table
     # Typed by this result set, never by the schema found at start: one mapping per poll, shared by its rows.
     types = MappingProxyType(column_types(fields))
+    decode = bytes_decoder(fields)  # the fields' types read once per result set, not per row
     changes = []
     for row in rows:
-        row = real_bytes(fields, row)
+        row = decode(row)
         changes.append(Change(table, tuple(row[i] for i in key_index), dict(zip(names, row, strict=True)), row[ts_index],
                               shard_value, read_ts, column_types=types))
     return PollResult(changes, read_ts, full=len(changes) >= limit, column_types=types)

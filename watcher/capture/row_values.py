@@ -5,12 +5,17 @@ watcher's changes carry the real bytes instead, so that what the application sto
 what it sees, and what the changelog records. The column types of a change are the ones
 its result set's metadata names (:func:`column_types`), never a schema read earlier: a
 column added or changed while watching is typed right from the first row read after it.
+Reading the types of a field is slow (protobuf enums), so a poll reads them once per result
+set (:func:`bytes_decoder`, :func:`column_types`), never once per row.
 
 Example:
     >>> from google.cloud.spanner_v1 import StructType, Type, TypeCode
     >>> fields = [StructType.Field(name="B", type_=Type(code=TypeCode.BYTES))]
     >>> real_bytes(fields, [b"aGk="])
     [b'hi']
+    >>> decode = bytes_decoder(fields)  # once per result set, then per row
+    >>> decode([b"aGk="]), decode([None])
+    ([b'hi'], [None])
     >>> column_types(fields)
     {'B': 'BYTES'}
 """
@@ -18,7 +23,7 @@ Example:
 from __future__ import annotations
 
 import base64
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from google.cloud.spanner_v1 import TypeAnnotationCode, TypeCode
@@ -43,18 +48,35 @@ def _decode(v: Any) -> Any:
     return None if v is None else base64.b64decode(v)
 
 
+def _unchanged(row: list[Any]) -> list[Any]:
+    return row
+
+
+def bytes_decoder(fields: Sequence[Any]) -> Callable[[list[Any]], list[Any]]:
+    """A function giving a row of this result set with its BYTES (and ARRAY<BYTES>) values base64-decoded.
+
+    The fields' types are read here, once; the function returned only indexes the row
+    (and returns it unchanged when the result set has no BYTES column).
+    """
+    plan = [(i, kind) for i, f in enumerate(fields) if (kind := _is_bytes(f))]
+    if not plan:
+        return _unchanged
+
+    def decode(row: list[Any]) -> list[Any]:
+        out = list(row)
+        for i, kind in plan:
+            if kind == 1:
+                out[i] = _decode(out[i])
+            elif out[i] is not None:
+                out[i] = [_decode(v) for v in out[i]]
+        return out
+
+    return decode
+
+
 def real_bytes(fields: Sequence[Any], row: list[Any]) -> list[Any]:
-    """``row`` with its BYTES (and ARRAY<BYTES>) values base64-decoded."""
-    kinds = [_is_bytes(f) for f in fields]
-    if not any(kinds):
-        return row
-    out = list(row)
-    for i, kind in enumerate(kinds):
-        if kind == 1:
-            out[i] = _decode(out[i])
-        elif kind == 2 and out[i] is not None:
-            out[i] = [_decode(v) for v in out[i]]
-    return out
+    """``row`` with its BYTES (and ARRAY<BYTES>) values base64-decoded (for many rows, use :func:`bytes_decoder`)."""
+    return bytes_decoder(fields)(row)
 
 
 def type_name(spanner_type: Any) -> str:

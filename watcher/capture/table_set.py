@@ -30,12 +30,12 @@ import fnmatch
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, TableNotFoundError
 from ..model import as_nanos_timestamp, from_nanos
 from ..sqlnames import has_name
 from .table_info import TABLES_SQL
 
-__all__ = ["Discovery", "TableEvent", "TableSelection", "churn", "discover_tables", "from_nanos", "is_pattern"]
+__all__ = ["Discovery", "TableEvent", "TableSelection", "churn", "discover_tables", "from_nanos", "is_pattern", "select_tables"]
 
 _PATTERN_CHARS = frozenset("*?[")
 
@@ -112,6 +112,22 @@ def discover_tables(database: object) -> Discovery:
         with database.snapshot() as snap:  # type: ignore[attr-defined]
             rows = list(snap.execute_sql(TABLES_SQL))
     return Discovery(tuple(r[0] for r in rows), as_nanos_timestamp(read_ts))
+
+
+def select_tables(selection: TableSelection, discovery: Discovery | None, database_name: str) -> list[str]:
+    """The tables to watch: the plain names of ``include``, then the discovered tables the selection takes.
+
+    ``discovery`` None (a selection of plain names) gives just those names; a selection that
+    takes no table raises TableNotFoundError naming the database.
+    """
+    names = list(selection.named)
+    if discovery is None:
+        return names
+    names += [t for t in discovery.tables if selection.matches(t) and not has_name(names, t)]
+    if not names:
+        raise TableNotFoundError(database_name, "no table with a column with allow_commit_timestamp=true "
+                                                f"to watch{'' if selection.include is None else ' matches ' + ', '.join(selection.include)}")
+    return names
 
 
 def churn(previous: Discovery, current: Discovery, selection: TableSelection) -> tuple[list[str], list[str]]:

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,7 +45,8 @@ from ..checkpoints import CommitTimestampRepository
 from ..errors import ConfigurationError
 from ..model import Checkpoint, TableId
 from . import completeness, spanner_source, staging_writer
-from .fs import HadoopFS
+from .connect import is_session
+from .files import open_fs
 from .spanner_source import READ_MODES, ReadPartition, ReadPlan, ReadPoint, SpannerLocation
 
 #: Partitions for a table read without a shard column (by a hash of the first key column).
@@ -83,7 +85,7 @@ class SnapshotJob:
     method = "backfill"
 
     def __init__(self, spark: Any, database: Any) -> None:
-        if spark is None or not hasattr(spark, "sparkContext"):
+        if not is_session(spark):
             raise ConfigurationError(f"spark must be a SparkSession, got {type(spark).__name__}")
         if database is None or not hasattr(database, "database_id"):
             raise ConfigurationError(f"database must be a google.cloud.spanner Database, got {type(database).__name__}")
@@ -166,8 +168,9 @@ class SnapshotJob:
             return spanner_source.single_partition()
         return spanner_source.hash_partitions(first, info.column_types[first], self._hash_partitions)
 
-    def _read(self, stats: SnapshotStats, stage: Callable[[Any, ReadPoint, ReadPlan], None]) -> Any:
-        """Discover the table, fix R, read it in parallel and hand the lines to ``stage`` (R still held)."""
+    def _read(self, stats: SnapshotStats, stage: Callable[[Any, ReadPoint, ReadPlan], int]) -> Any:
+        """Discover the table, fix R, read it in parallel and hand the lines to ``stage`` (R still held);
+        ``stage`` returns the number of rows it saw."""
         info = discover(self._database, TableId(self._table), self._commit_timestamp_column)  # type: ignore[arg-type]
         parts = self._partitions(info)
         stats.partitions = len(parts)
@@ -177,10 +180,9 @@ class SnapshotJob:
                             info.commit_timestamp_column, dict(info.column_types), stats.read_timestamp,
                             self.method, f"spanner-watcher-{self.method}",
                             spanner_source.batch_prefix(stats.read_timestamp, self.method))
-            lines, counters = spanner_source.snapshot_lines(self._spark, plan, parts)
-            stage(lines, point, plan)
-        stats.rows = counters["rows"].value
-        stats.read_at_timestamp = counters["timestamp"].value
+            lines = spanner_source.snapshot_lines(self._spark, plan, parts)
+            stats.rows = stage(lines, point, plan)
+        stats.read_at_timestamp = len(parts)  # every partition read at exactly R, or the job failed
         return info
 
 
@@ -214,12 +216,14 @@ class Backfill(SnapshotJob):
         started = time.perf_counter()
         result = BackfillResult(self._table)  # type: ignore[arg-type]
 
-        def stage(lines: Any, point: ReadPoint, plan: ReadPlan) -> None:
-            result.batches = staging_writer.write_batches(self._spark, self._folder("staging"), plan.table, lines)
+        def stage(lines: Any, point: ReadPoint, plan: ReadPlan) -> int:
+            counted, rows = observe_rows(lines)
+            result.batches = staging_writer.write_batches(self._spark, self._folder("staging"), plan.table, counted)
+            return int(rows.get["rows"] or 0)
 
         info = self._read(result, stage)
         # Only now are the rows staged: the marker and the checkpoints may say "complete as of R".
-        completeness.write_marker(HadoopFS(self._spark, self._folder("warehouse")), str(info.table), result.read_timestamp,
+        completeness.write_marker(open_fs(self._spark, self._folder("warehouse")), str(info.table), result.read_timestamp,
                                   "backfill", self._clock())
         result.marker_written = True
         if self._repo is not None:
@@ -240,6 +244,18 @@ class Backfill(SnapshotJob):
                 continue
             self._repo.set(table, Checkpoint(at), shard)
             result.checkpoints_set.append(shard)
+
+
+def observe_rows(frame: Any) -> tuple[Any, Any]:
+    """``frame`` counting its rows as an action evaluates it, and the Observation whose ``get["rows"]`` says how many.
+
+    An Observation (not an accumulator) works on classic and Spark Connect sessions alike.
+    """
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    observation = Observation(f"spanner_watcher_rows_{uuid.uuid4().hex}")
+    return frame.observe(observation, F.count(F.lit(1)).alias("rows")), observation
 
 
 def _path(name: str, path: Any) -> str:

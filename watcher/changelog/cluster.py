@@ -29,6 +29,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .connect import is_connect, session_id
+
 #: Sub-packages no executor task imports; they stay out of the shipped zip.
 LEFT_OUT = ("localspanner", "devtools")
 #: Environment variables of the driver that executors get too (when set).
@@ -66,19 +68,26 @@ def package_zip() -> str:
 
 
 def ship(spark: Any) -> str | None:
-    """Add the package zip to ``spark``'s context unless its master is local; returns the zip's path.
+    """Add the package zip to ``spark`` unless its master is local; returns the zip's path.
 
-    Safe to call before every job: a context gets the zip once.
+    A Spark Connect session always gets it (as a Python artifact of the session): the driver
+    cannot know what the server's Python has. Safe to call before every job: a context (or a
+    Connect session) gets the zip once.
     """
-    sc = spark.sparkContext
-    if is_local(sc.master):
-        return None
+    if is_connect(spark):
+        key = session_id(spark)
+        add = lambda path: spark.addArtifacts(path, pyfile=True)  # noqa: E731
+    else:
+        sc = spark.sparkContext
+        if is_local(sc.master):
+            return None
+        key, add = sc.applicationId, sc.addPyFile
     path = package_zip()
     with _lock:
-        if sc.applicationId in _shipped:
+        if key in _shipped:
             return path
-        sc.addPyFile(path)
-        _shipped.add(sc.applicationId)
+        add(path)
+        _shipped.add(key)
     return path
 
 

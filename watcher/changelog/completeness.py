@@ -23,7 +23,7 @@ import json
 import re
 
 from ..errors import ChangelogError
-from .fs import HadoopFS
+from .files import FileStore
 
 MARKER_FORMAT = 1
 MARKER_DIR = "_state/complete"
@@ -35,7 +35,7 @@ def marker_path(table: str) -> str:
     return f"{MARKER_DIR}/{table}.json"
 
 
-def write_marker(fs: HadoopFS, table: str, read_timestamp: str, method: str = "backfill",
+def write_marker(fs: FileStore, table: str, read_timestamp: str, method: str = "backfill",
                  now: dt.datetime | None = None) -> None:
     """Declare ``table``'s state complete as of ``read_timestamp`` (RFC 3339, nine fractional digits).
 
@@ -51,7 +51,7 @@ def write_marker(fs: HadoopFS, table: str, read_timestamp: str, method: str = "b
     fs.write_text(marker_path(table), json.dumps(doc, indent=1) + "\n", overwrite=True)
 
 
-def read_markers(fs: HadoopFS) -> dict[str, str]:
+def read_markers(fs: FileStore) -> dict[str, str]:
     """Table -> read timestamp from which its state is complete."""
     markers = {}
     for name in fs.list_names(MARKER_DIR):

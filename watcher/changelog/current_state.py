@@ -33,7 +33,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from . import records
-from .fs import NO_CHECKSUMS, HadoopFS
+from .files import FileStore
+from .fs import NO_CHECKSUMS
 from .manifest import Manifest
 
 STATE_DIR = "current_state"
@@ -48,9 +49,10 @@ DELTA_INPUT_BYTES = 256 * 1024 * 1024
 SHUFFLE_FILTER_ROWS = 2_000_000
 #: The layer a state row came from (its run version), while layers are merged.
 LAYER = "_layer"
-#: What a run that writes a delta needs of a key's state: its values, time (and version) and deletion (the
-#: other columns describe the state row itself, and a delta never rewrites a state row).
-DELTA_COLUMNS = ("table_name", "keys", "new_values", "commit_timestamp", "is_deleted", "version_seq")
+#: What a run that writes a delta needs of a key's state: its values and their types (a later partial
+#: row is filled from both), time (and version) and deletion (the other columns describe the state row
+#: itself, and a delta never rewrites a state row).
+DELTA_COLUMNS = ("table_name", "keys", "new_values", "column_types", "commit_timestamp", "is_deleted", "version_seq")
 
 
 def version_dir(version: int) -> str:
@@ -107,7 +109,7 @@ def after_run(info: Mapping[str, Any], version: int, *, whole: bool, rows: int) 
     return updated
 
 
-def load_layers(spark: Any, fs: HadoopFS, manifest: Manifest, tables: Iterable[str] | None = None, *,
+def load_layers(spark: Any, fs: FileStore, manifest: Manifest, tables: Iterable[str] | None = None, *,
                 slim: Iterable[str] = ()) -> Any:
     """The committed state rows of ``tables`` (all when None) in every layer, with their ``_layer``.
 
@@ -161,7 +163,7 @@ def latest(layered: Any) -> Any:
             .select(*records.names(records.STATE_FIELDS)))
 
 
-def load(spark: Any, fs: HadoopFS, manifest: Manifest, tables: Iterable[str] | None = None) -> Any:
+def load(spark: Any, fs: FileStore, manifest: Manifest, tables: Iterable[str] | None = None) -> Any:
     """The committed state of ``tables`` (all tables when None): one row per key."""
     wanted = set(manifest.tables) if tables is None else set(tables) & set(manifest.tables)
     layered = load_layers(spark, fs, manifest, wanted)
@@ -170,7 +172,7 @@ def load(spark: Any, fs: HadoopFS, manifest: Manifest, tables: Iterable[str] | N
     return latest(layered)
 
 
-def write(state: Any, fs: HadoopFS, version: int, *, tables: Iterable[str], deltas: Iterable[str] = (),
+def write(state: Any, fs: FileStore, version: int, *, tables: Iterable[str], deltas: Iterable[str] = (),
           one_file: bool = False) -> None:
     """Write the state rows in ``state`` as layer ``version``: the whole state of ``tables``, but
     of the ``deltas`` among them only the changed keys (the rows ``state`` holds for them).
@@ -190,7 +192,7 @@ def write(state: Any, fs: HadoopFS, version: int, *, tables: Iterable[str], delt
         (delta_rows.coalesce(1) if one_file else delta_rows).write.options(**NO_CHECKSUMS).mode("overwrite").parquet(fs.uri(deltas_dir(version)))
 
 
-def prune(fs: HadoopFS, manifest: Manifest) -> list[str]:
+def prune(fs: FileStore, manifest: Manifest) -> list[str]:
     """Delete state versions the manifest no longer uses; returns what was deleted."""
     used = {version_dir(v).rsplit("/", 1)[-1] for t in manifest.tables.values() for v in layers(t)}
     removed = []

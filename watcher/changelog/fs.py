@@ -3,7 +3,9 @@
 The job lists staging batches, reads and writes its small state files (manifests,
 completeness markers, quarantine reports) and moves bad batches aside with this module,
 never with Python's ``open()``: on a cluster the driver may not see the data's
-filesystem, but Hadoop's FileSystem (local, HDFS, GCS, S3 connectors) always does.
+filesystem, but Hadoop's FileSystem (local, HDFS, GCS, S3 connectors) always does. A Spark
+Connect session has no JVM on the driver: there :mod:`.arrow_fs` takes its place
+(:func:`.files.open_fs` chooses).
 
 Example:
     >>> fs = HadoopFS(spark, "/tmp/warehouse")          # doctest: +SKIP
@@ -37,7 +39,26 @@ class FileEntry:
         return self.uri.rstrip("/").rsplit("/", 1)[-1]
 
 
-class HadoopFS:
+class RootedFolder:
+    """What every folder store shares: its qualified ``root`` URI and the URIs under it."""
+
+    root: str
+
+    @property
+    def is_local(self) -> bool:
+        """The folder is on the driver's local disk (``file:``), where listing a file costs no round trip."""
+        return self.root.startswith("file:")
+
+    def uri(self, relative: str = "") -> str:
+        """The qualified URI Spark reads for ``relative`` (already qualified URIs pass through)."""
+        if not relative:
+            return self.root
+        if "://" in relative or relative.startswith("file:"):
+            return relative
+        return f"{self.root}/{relative.lstrip('/')}"
+
+
+class HadoopFS(RootedFolder):
     """A folder (``root``) on any Hadoop filesystem; relative paths are taken under it."""
 
     def __init__(self, spark: Any, root: str) -> None:
@@ -48,19 +69,6 @@ class HadoopFS:
         # Checksum side files (.crc) would only clutter the folders users look at.
         self._fs.setWriteChecksum(False)
         self.root = str(self._fs.makeQualified(root_path).toString()).rstrip("/")
-
-    @property
-    def is_local(self) -> bool:
-        """The folder is on the driver's local disk (``file:``), where listing a file costs no round trip."""
-        return self.root.startswith("file:")
-
-    def uri(self, relative: str = "") -> str:
-        """The qualified URI of ``relative`` (already qualified URIs pass through)."""
-        if not relative:
-            return self.root
-        if "://" in relative or relative.startswith("file:"):
-            return relative
-        return f"{self.root}/{relative.lstrip('/')}"
 
     def _path(self, relative: str) -> Any:
         return self._jvm.org.apache.hadoop.fs.Path(self.uri(relative))

@@ -47,8 +47,10 @@ from ..errors import ConfigurationError
 from ..sqlnames import quote_identifier
 from ..staging import contract
 from . import completeness, current_state, manifest, pipeline, processed_log, staging_reader, views, watermarks
+from .connect import default_parallelism
 from .dedup import drop_known
-from .fs import NO_CHECKSUMS, HadoopFS
+from .files import open_fs
+from .fs import NO_CHECKSUMS
 from .grouping import add_grouping
 from .session import temporary_conf
 from .staging_reader import Quarantined
@@ -174,8 +176,8 @@ class _Run:
     def __init__(self, spark: Any, staging: str, warehouse: str, soft_delete: dict[str, str],
                  clock: Callable[[], dt.datetime]) -> None:
         self.spark = spark
-        self.staging_fs = HadoopFS(spark, staging)
-        self.fs = HadoopFS(spark, warehouse)
+        self.staging_fs = open_fs(spark, staging)
+        self.fs = open_fs(spark, warehouse)
         self.soft_delete = soft_delete
         self.clock = clock
 
@@ -233,7 +235,7 @@ class _Run:
         """A small run's few small stages are planned once, with a shuffle partition per core (at
         most one per table, as rows are shuffled by table): adaptive execution would plan again
         between stages, at a cost the work does not repay."""
-        partitions = max(1, min(self.spark.sparkContext.defaultParallelism, tables))
+        partitions = max(1, min(default_parallelism(self.spark), tables))
         return {"spark.sql.adaptive.enabled": "false", "spark.sql.shuffle.partitions": str(partitions)}
 
     @staticmethod

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ChangelogError
-from .fs import HadoopFS
+from .files import FileStore
 
 MANIFEST_FORMAT = 1
 MANIFEST_DIR = "_state/manifest"
@@ -82,7 +82,7 @@ class Manifest:
                         dict(doc.get("tables", {})))
 
 
-def load(fs: HadoopFS) -> Manifest:
+def load(fs: FileStore) -> Manifest:
     """The newest committed manifest (an empty one for a new warehouse)."""
     names = [n for n in fs.list_names(MANIFEST_DIR) if n.endswith(".json") and n[:-5].isdigit()]
     if not names:
@@ -91,7 +91,7 @@ def load(fs: HadoopFS) -> Manifest:
     return Manifest.from_text(fs.read_text(f"{MANIFEST_DIR}/{newest}"), fs.uri(f"{MANIFEST_DIR}/{newest}"))
 
 
-def claim_version(fs: HadoopFS, base: Manifest) -> tuple[int, list[int]]:
+def claim_version(fs: FileStore, base: Manifest) -> tuple[int, list[int]]:
     """A fresh run version, and the versions of runs that started but never committed."""
     attempts = [int(n) for n in fs.list_names(ATTEMPTS_DIR) if n.isdigit()]
     version = max([base.version, *attempts]) + 1
@@ -101,7 +101,7 @@ def claim_version(fs: HadoopFS, base: Manifest) -> tuple[int, list[int]]:
     return version, aborted
 
 
-def commit(fs: HadoopFS, base: Manifest, new: Manifest, now: dt.datetime) -> None:
+def commit(fs: FileStore, base: Manifest, new: Manifest, now: dt.datetime) -> None:
     """Write ``new`` as the committed manifest, unless another run committed since ``base``."""
     current = load(fs)
     if current.version != base.version:

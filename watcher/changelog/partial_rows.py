@@ -62,21 +62,24 @@ def position_sql(order: Sequence[str]) -> str:
 
 #: The window columns :func:`filled_sql` reads (the job drops them once the rows are filled;
 #: ``_prev_partial`` it keeps a little longer, with its other scratch columns).
-HELPERS = ("_before_full_json", "_before_full_pos", "_before_parts", "_prev_partial")
+HELPERS = ("_before_full_json", "_before_full_types", "_before_full_pos", "_before_parts", "_prev_partial")
 
 
-def _fold(own: str | None) -> str:
-    """SQL: the filled JSON from the rows before (``own``: the row's own partial JSON, or None)."""
-    later = "transform(filter(_before_parts, x -> _before_full_pos IS NULL OR x.p > _before_full_pos), x -> x.j)"
+def _fold(own: str | None, full: str = "_before_full_json", part: str = "j") -> str:
+    """SQL: the filled JSON from the rows before (``own``: the row's own partial JSON, or None;
+    ``full`` the latest full row's text, ``part`` the field of ``_before_parts`` to fold)."""
+    later = f"transform(filter(_before_parts, x -> _before_full_pos IS NULL OR x.p > _before_full_pos), x -> x.{part})"
     if own is not None:
         later = f"concat({later}, array({own}))"
-    start = _entries(f"coalesce(_before_full_json, {sql_literal(chr(123) + chr(125))})")
+    start = _entries(f"coalesce({full}, {sql_literal(chr(123) + chr(125))})")
     return f"concat('{{', array_join(aggregate({later}, {start}, (acc, j) -> {_merge('acc', 'j')}), ','), '}}')"
 
 
-def filled_sql(row_json: str = "_json") -> tuple[str, str]:
-    """SQL: the row's JSON and the previous row's (``_prev_json``), each filled when partial (:func:`window_columns`)."""
+def filled_sql(row_json: str = "_json", row_types: str = "_types_json") -> tuple[str, str, str]:
+    """SQL: the row's JSON, its types (so that a filled row names the type of every column it
+    holds) and the previous row's JSON (``_prev_json``), each filled when partial (:func:`window_columns`)."""
     return (f"CASE WHEN _partial THEN {_fold(row_json)} ELSE {row_json} END",
+            f"CASE WHEN _partial THEN {_fold(row_types, '_before_full_types', 't')} ELSE {row_types} END",
             f"CASE WHEN _prev_partial THEN {_fold(None)} ELSE _prev_json END")
 
 
@@ -91,8 +94,10 @@ def window_columns(window: Any, order: Sequence[str]) -> list[Any]:
     pos = position_sql(order)
     return [F.last(F.expr("CASE WHEN NOT _partial THEN _json END"), ignorenulls=True).over(before)
             .alias("_before_full_json"),
+            F.last(F.expr("CASE WHEN NOT _partial THEN _types_json END"), ignorenulls=True).over(before)
+            .alias("_before_full_types"),
             F.last(F.expr(f"CASE WHEN NOT _partial THEN {pos} END"), ignorenulls=True).over(before)
             .alias("_before_full_pos"),
-            F.collect_list(F.expr(f"CASE WHEN _partial THEN struct({pos} AS p, _json AS j) END")).over(before)
-            .alias("_before_parts"),
+            F.collect_list(F.expr(f"CASE WHEN _partial THEN struct({pos} AS p, _json AS j, _types_json AS t) END"))
+            .over(before).alias("_before_parts"),
             F.lag("_partial").over(window).alias("_prev_partial")]

@@ -113,12 +113,12 @@ def state_as_changes(state: Any) -> Any:
     none = {name: F.lit(None).cast(kind) for name, kind in
             (("read_timestamp", "string"), ("shard", "string"), ("watcher_id", "string"), ("read_method", "string"),
              ("in_mod_type", "string"), ("batch_id", "string"), ("seq", "bigint"), ("batch", "string"),
-             ("v", "int"), ("_bad", "boolean"), ("_partial", "boolean"), ("_rank", "int"),
-             ("_stream", _STREAM_TYPE))}
+             ("v", "int"), ("_bad", "boolean"), ("_rank", "int"), ("_stream", _STREAM_TYPE))}
     renamed = {"_json": "new_values", "_types_json": "column_types", "_row_deleted": "is_deleted",
                "state_change_id": "change_id", "state_mod_type": "mod_type", "state_run_version": "run_version"}
     columns = {**none, **{name: F.col(source) for name, source in renamed.items()},
-               "_soft_deleted": F.lit(False), "_src": F.lit(0)}
+               # A state row is whole: a later run's partial rows are filled from it (null would not count).
+               "_soft_deleted": F.lit(False), "_partial": F.lit(False), "_src": F.lit(0)}
     return state.select(*[columns[name].alias(name) if name in columns else name for name in CHANGE_COLUMNS])
 
 
@@ -194,8 +194,10 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
         state_ts.alias("_state_ts"), state_version.alias("_state_version"),
         F.max(F.struct("commit_timestamp", F.coalesce("version_seq", F.lit(-1)))).over(whole_key).alias("_max_pos"),
         *partial_rows.window_columns(w, key_order(state is not None)))
-    filled, prev_filled = partial_rows.filled_sql()
-    rows = rows.withColumns({"_json": F.expr(filled), "_prev_json": F.expr(prev_filled)}).drop(*partial_rows.HELPERS[:3])
+    filled, filled_types, prev_filled = partial_rows.filled_sql()
+    rows = (rows.withColumns({"_json": F.expr(filled), "_types_json": F.expr(filled_types),
+                              "_prev_json": F.expr(prev_filled)})
+            .drop(*partial_rows.HELPERS[:-1]))
     refilled = {}
     for flag, prefix in (("_partial", ""), ("_prev_partial", "_prev")):
         entries = f"{prefix}_entries"

@@ -20,7 +20,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from .fs import HadoopFS
+from .files import FileStore
 from .manifest import Manifest
 
 PROCESSED_DIR = "_state/processed"
@@ -34,7 +34,7 @@ def entry_line(batch: str, table: str | None, records: int, version: int) -> str
     return json.dumps({"batch": batch, "table_name": table, "records": records, "run_version": version})
 
 
-def _run_files(fs: HadoopFS) -> tuple[dict[int, str], dict[int, str]]:
+def _run_files(fs: FileStore) -> tuple[dict[int, str], dict[int, str]]:
     """(run version -> run file, merged-up-to version -> merged file)."""
     runs: dict[int, str] = {}
     merged: dict[int, str] = {}
@@ -49,7 +49,7 @@ def _run_files(fs: HadoopFS) -> tuple[dict[int, str], dict[int, str]]:
     return runs, merged
 
 
-def _entries(fs: HadoopFS, name: str, committed: Manifest) -> Iterable[dict[str, Any]]:
+def _entries(fs: FileStore, name: str, committed: Manifest) -> Iterable[dict[str, Any]]:
     for line in fs.read_text(f"{PROCESSED_DIR}/{name}").splitlines():
         if line.strip():
             entry = json.loads(line)
@@ -57,7 +57,7 @@ def _entries(fs: HadoopFS, name: str, committed: Manifest) -> Iterable[dict[str,
                 yield entry
 
 
-def load(fs: HadoopFS, committed: Manifest) -> set[str]:
+def load(fs: FileStore, committed: Manifest) -> set[str]:
     """The names of the batches committed runs processed."""
     if committed.version == 0:
         return set()
@@ -66,13 +66,13 @@ def load(fs: HadoopFS, committed: Manifest) -> set[str]:
     return {entry["batch"] for name in names for entry in _entries(fs, name, committed)}
 
 
-def append(fs: HadoopFS, version: int, batches: Iterable[tuple[str, str | None, int]]) -> None:
+def append(fs: FileStore, version: int, batches: Iterable[tuple[str, str | None, int]]) -> None:
     """Record the run's batches (name, table, records) before its manifest commits."""
     lines = [entry_line(batch, table, records, version) for batch, table, records in batches]
     fs.write_text(f"{PROCESSED_DIR}/{version:012d}{_SUFFIX}", "\n".join(lines) + "\n", overwrite=True)
 
 
-def merge(fs: HadoopFS, committed: Manifest) -> bool:
+def merge(fs: FileStore, committed: Manifest) -> bool:
     """After a commit: merge the committed run files into one when there are many; True if it did.
 
     The merged file is written before any file it replaces is deleted, so a crash in between

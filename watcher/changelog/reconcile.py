@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -40,8 +41,8 @@ from typing import Any
 from ..staging import contract
 from . import cluster, completeness, current_state, manifest, records, staging_writer
 from .backfill import SnapshotJob, SnapshotStats
-from .fs import HadoopFS
-from .spanner_source import ReadPlan, ReadPoint, staging_record
+from .files import FileStore, open_fs
+from .spanner_source import LINE_COLUMNS, ReadPlan, ReadPoint, arrow_batches, staging_record
 from .typed_json import keys_json_sql
 
 
@@ -56,10 +57,10 @@ class ReconcileResult(SnapshotStats):
     marker_written: bool = False
 
 
-def _restage(plan: ReadPlan, index: int, rows: Iterator[Any], counters: dict[str, Any]) -> Iterator[tuple[str, str]]:
+def _restage(plan: ReadPlan, index: int, rows: Iterator[Any]) -> Iterator[tuple[str, str]]:
     """Runs in a Spark task: the partition's reconcile records as one batch (seq from 0)."""
     batch_id = contract.task_batch_id(plan.batch_prefix, index, "r")
-    seq = deletes = 0
+    seq = 0
     for kind, line, keys, key_columns, column_types in rows:
         if kind == "row":
             record = json.loads(line)
@@ -69,11 +70,23 @@ def _restage(plan: ReadPlan, index: int, rows: Iterator[Any], counters: dict[str
             record = staging_record(plan, batch_id, seq, [key[c] for c in key_columns], key,
                                     commit_timestamp=plan.read_timestamp, mod_type="DELETE",
                                     key_columns=key_columns, types=json.loads(column_types))
-            deletes += 1
         yield batch_id, contract.to_line(record)
         seq += 1
-    counters["deletes"].add(deletes)
-    counters["restaged"].add(seq - deletes)
+
+
+def restage_lines(plan: ReadPlan, frame: Any) -> Any:
+    """``frame`` (kind, value, keys, key_columns, column_types) as staging lines (batch_id, value), one
+    batch per Spark partition (``mapInArrow``: classic and Spark Connect sessions alike)."""
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        index = context.partitionId() if context is not None else 0
+        rows = (tuple(r.values()) for batch in batches for r in batch.to_pylist())
+        yield from arrow_batches(_restage(plan, index, rows), LINE_COLUMNS)
+
+    return frame.mapInArrow(run, "batch_id STRING, value STRING")
 
 
 class Reconcile(SnapshotJob):
@@ -90,12 +103,13 @@ class Reconcile(SnapshotJob):
         self._require("table", "staging", "warehouse")
         started = time.perf_counter()
         result = ReconcileResult(self._table)  # type: ignore[arg-type]
-        fs = HadoopFS(self._spark, self._folder("warehouse"))
+        fs = open_fs(self._spark, self._folder("warehouse"))
         base = manifest.load(fs)
         result.compared_with_version = base.version
 
-        def stage(lines: Any, point: ReadPoint, plan: ReadPlan) -> None:
-            result.batches = self._stage(lines, plan, base, fs, result)
+        def stage(lines: Any, point: ReadPoint, plan: ReadPlan) -> int:
+            result.batches, rows = self._stage(lines, plan, base, fs, result)
+            return rows
 
         info = self._read(result, stage)
         if str(info.table) not in completeness.read_markers(fs):
@@ -104,9 +118,11 @@ class Reconcile(SnapshotJob):
         result.seconds = round(time.perf_counter() - started, 3)
         return result
 
-    def _stage(self, lines: Any, plan: ReadPlan, base: manifest.Manifest, fs: HadoopFS,
-               result: ReconcileResult) -> list[str]:
+    def _stage(self, lines: Any, plan: ReadPlan, base: manifest.Manifest, fs: FileStore,
+               result: ReconcileResult) -> tuple[list[str], int]:
+        """Stage the deletes and the rows the state lacks; returns the staged batches and the rows read at R."""
         from pyspark import StorageLevel
+        from pyspark.sql import Observation
         from pyspark.sql import functions as F
 
         staged = F.from_json("value", records.schema(records.STAGING_FIELDS))
@@ -115,7 +131,7 @@ class Reconcile(SnapshotJob):
                             .alias("keys"), F.col("r.commit_timestamp").alias("commit_timestamp"), "value")
                     .persist(StorageLevel.MEMORY_AND_DISK))
         try:
-            snapshot.count()  # read the table now, while R is held (both joins below reuse it)
+            rows = snapshot.count()  # read the table now, while R is held (both joins below reuse it)
             state = current_state.load(self._spark, fs, base, [plan.table])
             r = plan.read_timestamp
             deletes = (state.where(F.col("commit_timestamp") <= F.lit(r)).where("NOT is_deleted")
@@ -127,14 +143,14 @@ class Reconcile(SnapshotJob):
                       .select(F.lit("row").alias("kind"), "value", F.lit(None).cast("string").alias("keys"),
                               F.lit(None).cast("array<string>").alias("key_columns"),
                               F.lit(None).cast("string").alias("column_types")))
-            sc = self._spark.sparkContext
             cluster.ship(self._spark)  # _restage runs on the executors
-            counters = {name: sc.accumulator(0) for name in ("deletes", "restaged")}
-            out = behind.unionByName(deletes).rdd.mapPartitionsWithIndex(
-                lambda index, rows: _restage(plan, index, rows, counters))
+            out = behind.unionByName(deletes)
+            counts = Observation(f"spanner_watcher_reconcile_{uuid.uuid4().hex}")
+            out = out.observe(counts, F.count_if(F.col("kind") == "delete").alias("deletes"),
+                              F.count_if(F.col("kind") == "row").alias("restaged"))
             batches = staging_writer.write_batches(self._spark, self._folder("staging"), plan.table,
-                                                   self._spark.createDataFrame(out, "batch_id STRING, value STRING"))
+                                                   restage_lines(plan, out))
         finally:
             snapshot.unpersist()
-        result.deletes, result.restaged = counters["deletes"].value, counters["restaged"].value
-        return batches
+        result.deletes, result.restaged = int(counts.get["deletes"] or 0), int(counts.get["restaged"] or 0)
+        return batches, rows

@@ -9,6 +9,10 @@ only what the user's configuration leaves open.
 Example:
     >>> spark = get_session("local[2]")       # doctest: +SKIP
     >>> spark = get_session(conf={"spark.master": "spark://127.0.0.1:7077"})   # doctest: +SKIP
+    >>> spark = get_session(remote="sc://127.0.0.1:15002")   # doctest: +SKIP
+
+A Spark Connect URL (``remote``, ``spark.remote``, or SPARK_REMOTE when no master is named)
+gives a Connect session instead: no JVM starts on this side.
 """
 
 from __future__ import annotations
@@ -69,15 +73,42 @@ def configured_master(environ: Mapping[str, str] | None = None) -> str | None:
     return None
 
 
+def configured_remote(master: str | None = None, conf: Mapping[str, str] | None = None, *, remote: str | None = None,
+                      environ: Mapping[str, str] | None = None) -> str | None:
+    """The Spark Connect URL a command runs on (None: a classic session with a JVM driver).
+
+    ``--remote`` (or ``spark.remote`` among the settings), else SPARK_REMOTE as pyspark itself
+    reads it, unless the command named a master: an explicit ``--master`` wins over the environment.
+
+    >>> configured_remote(environ={"SPARK_REMOTE": "sc://h:15002"})
+    'sc://h:15002'
+    >>> configured_remote("local[2]", environ={"SPARK_REMOTE": "sc://h:15002"}) is None
+    True
+    >>> configured_remote(conf={"spark.remote": "sc://h"}, environ={})
+    'sc://h'
+    """
+    environ = os.environ if environ is None else environ
+    settings = conf or {}
+    if remote or settings.get("spark.remote"):
+        return remote or settings["spark.remote"]
+    if master or settings.get("spark.master"):
+        return None
+    return environ.get("SPARK_REMOTE") or None
+
+
 def get_session(master: str | None = None, app: str = "spanner-watcher",
-                conf: Mapping[str, str] | None = None) -> Any:
+                conf: Mapping[str, str] | None = None, *, remote: str | None = None) -> Any:
     """The active session, or a new one with ``conf`` on ``master`` (default: Spark's own configuration).
 
     Args:
         master: the master URL; None leaves it to ``conf`` and Spark's configuration.
         app: the application name.
         conf: Spark settings (``--conf KEY=VALUE``); they win over LOCAL_SETTINGS.
+        remote: a Spark Connect URL (``sc://host:port``); see :func:`configured_remote`.
     """
+    url = configured_remote(master, conf, remote=remote)
+    if url is not None:
+        return connect_session(url, app, conf)
     from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
@@ -115,6 +146,23 @@ def get_session(master: str | None = None, app: str = "spanner-watcher",
     session = _retry_start(builder.getOrCreate)
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+#: Settings a Connect session gets unless the user's ``conf`` names them (session settings only:
+#: the server's own configuration is the server's).
+CONNECT_SETTINGS = {"spark.sql.session.timeZone": "UTC"}
+
+
+def connect_session(url: str, app: str = "spanner-watcher", conf: Mapping[str, str] | None = None) -> Any:
+    """A Spark Connect session on ``url`` (``sc://host:port``), with ``conf`` as session settings."""
+    from pyspark.sql import SparkSession
+
+    settings = {key: value for key, value in {**CONNECT_SETTINGS, **(conf or {})}.items()
+                if key not in ("spark.remote", "spark.master")}
+    builder = SparkSession.builder.remote(url).appName(app)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
 
 
 def _retry_start(start: Any) -> Any:

@@ -21,7 +21,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -225,7 +225,7 @@ def _rows(plan: ReadPlan, part: ReadPartition, database: Any) -> Iterator[tuple[
             yield from (tuple(r) for r in rows)
 
 
-def read_partition(plan: ReadPlan, part: ReadPartition, counters: Any = None) -> Iterator[tuple[str, str]]:
+def read_partition(plan: ReadPlan, part: ReadPartition) -> Iterator[tuple[str, str]]:
     """Runs in a Spark task: (batch_id, staging line) for every row of ``part`` (one batch per partition)."""
     database = plan.location.open()
     batch_id = contract.task_batch_id(plan.batch_prefix, part.index, "p")
@@ -242,9 +242,6 @@ def read_partition(plan: ReadPlan, part: ReadPartition, counters: Any = None) ->
         commit_text = timestamp_text(commit) if commit is not None else plan.read_timestamp
         yield batch_id, record_line(plan, batch_id, seq, row, commit_timestamp=commit_text)
         seq += 1
-    if counters is not None:
-        counters["rows"].add(seq)
-        counters["timestamp"].add(1)
 
 
 def batch_prefix(read_timestamp: str, method: str) -> str:
@@ -252,16 +249,44 @@ def batch_prefix(read_timestamp: str, method: str) -> str:
     return contract.snapshot_batch_prefix(read_timestamp, method)
 
 
-def snapshot_lines(spark: Any, plan: ReadPlan, partitions: Sequence[ReadPartition]) -> tuple[Any, dict[str, Any]]:
-    """A DataFrame (batch_id, value) of the table's rows at R, and the accumulators it fills when evaluated."""
-    sc = spark.sparkContext
+def snapshot_lines(spark: Any, plan: ReadPlan, partitions: Sequence[ReadPartition]) -> Any:
+    """A DataFrame (batch_id, value) of the table's rows at R: one Spark partition per read partition.
+
+    Only DataFrame operations, so it runs on a classic session and on Spark Connect alike: a
+    DataFrame of partition numbers (one per Spark partition), mapped by :func:`read_partition`
+    in the tasks (``mapInArrow``).
+    """
     cluster.ship(spark)  # read_partition runs on the executors, which may lack this package
-    counters = {name: sc.accumulator(0) for name in ("rows", "timestamp")}
     parts = list(partitions)
 
-    def run(items: Iterator[ReadPartition]) -> Iterator[tuple[str, str]]:
-        for part in items:
-            yield from read_partition(plan, part, counters)
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        for batch in batches:
+            for index in batch.column(0).to_pylist():
+                yield from arrow_batches(read_partition(plan, parts[index]), LINE_COLUMNS)
 
-    rdd = sc.parallelize(parts, len(parts)).mapPartitions(run)
-    return spark.createDataFrame(rdd, "batch_id STRING, value STRING"), counters
+    numbers = spark.range(0, len(parts), 1, len(parts))
+    return numbers.mapInArrow(run, "batch_id STRING, value STRING")
+
+
+#: The columns of a staging-lines DataFrame.
+LINE_COLUMNS = ("batch_id", "value")
+#: Rows per Arrow batch a task hands back (a partition's rows are never all held at once).
+ARROW_BATCH_ROWS = 4096
+
+
+def arrow_batches(rows: Iterable[Sequence[Any]], names: Sequence[str], size: int = ARROW_BATCH_ROWS) -> Iterator[Any]:
+    """Tuples as pyarrow RecordBatches of ``size`` rows (``mapInArrow``'s output), column types inferred.
+
+    >>> [b.num_rows for b in arrow_batches([("a", "x")] * 5, ("batch_id", "value"), size=2)]
+    [2, 2, 1]
+    """
+    import pyarrow as pa
+
+    chunk: list[Sequence[Any]] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) >= size:
+            yield pa.RecordBatch.from_arrays([pa.array(list(c)) for c in zip(*chunk, strict=True)], names=list(names))
+            chunk = []
+    if chunk:
+        yield pa.RecordBatch.from_arrays([pa.array(list(c)) for c in zip(*chunk, strict=True)], names=list(names))

@@ -35,7 +35,7 @@ from ..staging.contract import (
 )
 from . import records
 from .classify import INPUT_MOD_TYPES
-from .fs import FileEntry, HadoopFS
+from .files import FileEntry, FileStore
 from .session import temporary_conf
 from .tally import seq_ok
 
@@ -67,7 +67,7 @@ class BatchStats:
     max_commit: str | None = None
 
 
-def list_new_batches(fs: HadoopFS, processed: set[str]) -> list[FileEntry]:
+def list_new_batches(fs: FileStore, processed: set[str]) -> list[FileEntry]:
     """Batch files under the staging folder that are not in ``processed`` (by batch name)."""
     return fs.glob(BATCH_GLOB, keep=lambda uri: batch_name(uri) not in processed)
 
@@ -143,7 +143,7 @@ def _bad_reason(entry: FileEntry, row: Mapping[str, Any] | None) -> str | None:
     return None
 
 
-def quarantine(staging: HadoopFS, warehouse: HadoopFS, files: list[FileEntry], bad: dict[str, str],
+def quarantine(staging: FileStore, warehouse: FileStore, files: list[FileEntry], bad: dict[str, str],
                now: dt.datetime) -> list[Quarantined]:
     """Move the bad files into ``<warehouse>/_quarantine`` with a report each."""
     moved = []

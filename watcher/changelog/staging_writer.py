@@ -16,7 +16,8 @@ from typing import Any
 
 from ..errors import ChangelogError
 from ..staging.contract import staged_name
-from .fs import NO_CHECKSUMS, HadoopFS
+from .files import open_fs
+from .fs import NO_CHECKSUMS
 
 #: Hidden from the changelog job, which lists only ``table=*/*.jsonl``.
 TEMP_DIR = "_spanner-watcher-tmp"
@@ -24,10 +25,11 @@ TEMP_DIR = "_spanner-watcher-tmp"
 
 def write_batches(spark: Any, staging: str, table: str, lines: Any) -> list[str]:
     """Write ``lines`` (batch_id, value) as batch files of ``table``; returns the staged batch names."""
-    fs = HadoopFS(spark, staging)
+    fs = open_fs(spark, staging)
     temp = f"{TEMP_DIR}/{uuid.uuid4().hex}"
     try:
-        lines.write.options(**NO_CHECKSUMS).mode("errorifexists").partitionBy("batch_id").text(fs.uri(temp))
+        # "error" (not "errorifexists", which the Spark Connect client does not know): same mode
+        lines.write.options(**NO_CHECKSUMS).mode("error").partitionBy("batch_id").text(fs.uri(temp))
         staged = []
         for folder in fs.glob_dirs(f"{temp}/batch_id=*"):
             batch_id = folder.rsplit("batch_id=", 1)[1]

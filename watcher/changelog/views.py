@@ -13,14 +13,14 @@ from __future__ import annotations
 from typing import Any
 
 from . import completeness, current_state, manifest, records
-from .fs import HadoopFS
+from .files import FileStore, open_fs
 from .manifest import Manifest
 
 CHANGELOG_DIR = "changelog"
 WATERMARK_SCHEMA = "table_name STRING, watermark STRING, watermark_ts TIMESTAMP, loops INT, complete_from STRING"
 
 
-def read_changelog(spark: Any, fs: HadoopFS, committed: Manifest, partitions: list[str] | None = None) -> Any:
+def read_changelog(spark: Any, fs: FileStore, committed: Manifest, partitions: list[str] | None = None) -> Any:
     """Committed changelog rows; ``partitions`` (folder URIs) limits the read to those partitions."""
     schema = records.schema(records.CHANGELOG_FIELDS)
     if partitions is not None and not partitions or not fs.exists(CHANGELOG_DIR):
@@ -56,7 +56,7 @@ def watermarks_frame(spark: Any, committed: Manifest, markers: dict[str, str]) -
 
 def register_views(spark: Any, warehouse: str) -> Manifest:
     """Register the three views over ``warehouse``; returns the committed manifest they show."""
-    fs = HadoopFS(spark, warehouse)
+    fs = open_fs(spark, warehouse)
     committed = manifest.load(fs)
     with_maps(read_changelog(spark, fs, committed)).createOrReplaceTempView("changelog")
     state = with_maps(current_state.load(spark, fs, committed).where("NOT is_deleted"), values=True)

@@ -44,6 +44,9 @@ The file (every key optional except where noted)::
     [[change_sets]]                          # tables without a commit-timestamp column
     tables = ["Orders"]
 
+    [[change_streams]]                       # change-stream mode: every version, deletes, old values
+    stream = "SingersStream"
+
 Example:
     >>> cfg = parse_config('''
     ... [watch]
@@ -65,7 +68,6 @@ import datetime as dt
 import difflib
 import re
 import tomllib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -73,7 +75,18 @@ from typing import Any
 from ..capture.table_set import TableSelection, is_pattern
 from ..errors import ConfigurationError, InvalidIdentifierError
 from ..sqlnames import has_name, validate_identifier
-from .config_modes import ChangeSetSettings, HistorySettings, check_one_way, read_change_sets, read_history
+from .config_modes import (
+    ChangeSetSettings,
+    ChangeStreamSettings,
+    HistorySettings,
+    check_one_way,
+    read_change_sets,
+    read_change_streams,
+    read_history,
+)
+from .config_tables import ShardSettings, TableSettings, read_tables
+
+__all__ = ["ConfigError", "DatabaseSettings", "ShardSettings", "TableSettings", "WatchConfig", "load_config", "parse_config"]
 
 #: The Java library's defaults.
 DEFAULT_POLL_INTERVAL = 1.0
@@ -85,8 +98,7 @@ DEFAULT_DISCOVER_INTERVAL = 10.0
 INITIAL_NAMED = ("now", "beginning")
 
 _PATTERN = re.compile(r"^[A-Za-z0-9_*?]*(\[!?[A-Za-z0-9_-]+\][A-Za-z0-9_*?]*)*$")
-_RANGE = re.compile(r"^\s*(-?\d+)\s*\.\.\s*(-?\d+)\s*$")
-_VALUES_EXPECTED = "expected a list of integers or a range like '-18..18' (a list of strings, or one value, also works)"
+
 
 
 class ConfigError(ConfigurationError):
@@ -110,44 +122,6 @@ class DatabaseSettings:
 
 
 @dataclass(frozen=True)
-class ShardSettings:
-    """A table's shard provider: ``fixed`` (values, or one value), ``not_null`` or ``time``."""
-
-    kind: str
-    column: str
-    values: tuple[Any, ...] | None = None
-    single: bool = False
-    interval: str | None = None
-    previous_seconds: int | None = None
-
-    def provider(self) -> Any:
-        """The :class:`watcher.capture.shards.ShardProvider` these settings describe.
-
-        >>> ShardSettings("fixed", "ShardId", (1, 2)).provider()
-        FixedShardProvider('ShardId', [1, 2])
-        """
-        from ..capture import shards
-
-        if self.kind == "fixed":
-            assert self.values is not None
-            return shards.FixedShardProvider(self.column, self.values[0] if self.single else list(self.values))
-        if self.kind == "not_null":
-            return shards.NotNullShardProvider(self.column)
-        assert self.interval is not None
-        return shards.TimebasedShardProvider(self.column, shards.Interval[self.interval], self.previous_seconds)
-
-
-@dataclass(frozen=True)
-class TableSettings:
-    """Per-table settings (anything not given: the watcher's default)."""
-
-    name: str
-    commit_timestamp_column: str | None = None
-    hint: str = ""
-    shards: ShardSettings | None = None
-
-
-@dataclass(frozen=True)
 class WatchConfig:
     """A validated ``watch`` configuration."""
 
@@ -167,6 +141,7 @@ class WatchConfig:
 
     history: tuple[HistorySettings, ...] = ()
     change_sets: tuple[ChangeSetSettings, ...] = ()
+    change_streams: tuple[ChangeStreamSettings, ...] = ()
     #: Whether tables are polled by their commit-timestamp column (without [tables], only when
     #: no other capture mode is configured).
     poll_tables: bool = True
@@ -222,10 +197,12 @@ def parse_config(text: str, source: str = "watcher.toml", *, base_dir: Path | No
     r = _Reader(source, base_dir or Path.cwd())
     r.keys("", data, _SECTIONS)
     database = r.database(data.get("database"))
-    include, exclude, tables = r.tables(data.get("tables"))
+    include, exclude, tables = read_tables(r, data.get("tables"))
     watch = r.section("watch", data.get("watch"), _WATCH_KEYS)
     history = read_history(r, data.get("history"))
     change_sets = read_change_sets(r, data.get("change_sets"))
+    watcher_id = r.text("watch.watcher_id", watch["watcher_id"]) if "watcher_id" in watch else None
+    change_streams = read_change_streams(r, data.get("change_streams"), watcher_id)
     check_one_way(r, include, history, change_sets)
     return WatchConfig(
         source=source, database=database, include=include, exclude=exclude, tables=tables,
@@ -236,24 +213,18 @@ def parse_config(text: str, source: str = "watcher.toml", *, base_dir: Path | No
         initial_timestamp=r.initial("watch.initial_timestamp", watch.get("initial_timestamp", "now")),
         checkpoint_table=r.identifier("watch.checkpoint_table", watch.get("checkpoint_table", DEFAULT_CHECKPOINT_TABLE), "table name"),
         staging_dir=r.path("watch.staging_dir", watch.get("staging_dir", DEFAULT_STAGING_DIR)),
-        watcher_id=r.text("watch.watcher_id", watch["watcher_id"]) if "watcher_id" in watch else None,
+        watcher_id=watcher_id,
         discover_interval=r.number("watch.discover_interval", watch.get("discover_interval", DEFAULT_DISCOVER_INTERVAL),
                                    minimum=0.0),
-        history=history, change_sets=change_sets, poll_tables="tables" in data or not (history or change_sets),
+        history=history, change_sets=change_sets, change_streams=change_streams,
+        poll_tables="tables" in data or not (history or change_sets or change_streams),
     )
 
 
-_SECTIONS = ("database", "watch", "tables", "history", "change_sets")
+_SECTIONS = ("database", "watch", "tables", "history", "change_sets", "change_streams")
 _DATABASE_KEYS = ("project", "instance", "database", "data_dir")
 _WATCH_KEYS = ("poll_interval", "limit", "fallback_to_with_query_seconds", "initial_timestamp", "checkpoint_table",
                "staging_dir", "watcher_id", "discover_interval")
-_TABLE_KEYS = ("commit_timestamp_column", "hint", "shards")
-#: shard kind -> (keys it requires, keys it allows besides `kind`)
-_SHARD_KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "fixed": (("column", "values"), ("column", "values")),
-    "not_null": (("column",), ("column",)),
-    "time": (("column", "interval"), ("column", "interval", "previous_seconds")),
-}
 _TYPE_NAMES: dict[type, str] = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
                                 list: "a list", dict: "a table", dt.datetime: "a date-time", dt.date: "a date",
                                 dt.time: "a time"}
@@ -274,6 +245,10 @@ class _Reader:
     def __init__(self, source: str, base_dir: Path) -> None:
         self.source = source
         self.base_dir = base_dir
+
+    #: For the section readers of other modules (config_tables, config_modes).
+    did_you_mean = staticmethod(_did_you_mean)
+    kind = staticmethod(_kind)
 
     def fail(self, key: str, problem: str) -> ConfigError:
         return ConfigError(self.source, key, problem)
@@ -351,35 +326,6 @@ class _Reader:
         data_dir = self.path("database.data_dir", section["data_dir"]) if "data_dir" in section else None
         return DatabaseSettings(names["project"], names["instance"], names["database"], data_dir)
 
-    def tables(self, value: Any) -> tuple[tuple[str, ...] | None, tuple[str, ...], dict[str, TableSettings]]:
-        if value is None:
-            return None, (), {}
-        if not isinstance(value, dict):
-            raise self.fail("tables", f"expected a table ([tables]), got {_kind(value)}")
-        include: tuple[str, ...] | None = None
-        exclude: tuple[str, ...] = ()
-        settings: dict[str, TableSettings] = {}
-        for key, item in value.items():
-            if isinstance(item, dict):  # [tables.<Name>]: a table's own settings
-                settings[key] = self.table(key, item)
-            elif key == "include":
-                include = self.include(item)
-            elif key == "exclude":
-                exclude = self.names("tables.exclude", item)
-            else:
-                raise self.fail(f"tables.{key}", f"unknown key{_did_you_mean(key, ('include', 'exclude'))}; [tables] takes "
-                                                 "include, exclude and one [tables.<TableName>] table per configured table")
-        selection = TableSelection(include, exclude)
-        if exclude and selection.fixed:
-            raise self.fail("tables.exclude", "only applies with include = \"all\" or include patterns; with a list of "
-                                              "tables, leave the excluded ones out of include")
-        for name in settings:
-            if include is not None and not TableSelection(include).matches(name):
-                raise self.fail(f"tables.{name}", f"configured but not watched: add it to tables.include ({', '.join(include)})")
-            if not TableSelection(None, exclude).matches(name):
-                raise self.fail(f"tables.{name}", "configured but listed in tables.exclude")
-        return include, exclude, settings
-
     def include(self, value: Any, key: str = "tables.include") -> tuple[str, ...] | None:
         if isinstance(value, str):
             if value.lower() == "all":
@@ -403,76 +349,3 @@ class _Reader:
             if has_name(value[:i], name):
                 raise self.fail(f"{key}[{i}]", f"{name} is listed twice")
         return tuple(value)
-
-    def table(self, name: str, section: dict[str, Any]) -> TableSettings:
-        key = f"tables.{name}"
-        try:
-            validate_identifier(name, "table name")
-        except InvalidIdentifierError as exc:
-            raise self.fail(key, str(exc)) from None
-        self.keys(key, section, _TABLE_KEYS)
-        column = (self.identifier(f"{key}.commit_timestamp_column", section["commit_timestamp_column"], "column name")
-                  if "commit_timestamp_column" in section else None)
-        hint = ""
-        if "hint" in section:
-            hint = self.text(f"{key}.hint", section["hint"]).strip()
-            if not (hint.startswith("@{") and hint.endswith("}")):
-                raise self.fail(f"{key}.hint", f"expected a table hint like @{{FORCE_INDEX=IndexName}}, got {hint!r}")
-        shards = self.shards(f"{key}.shards", section["shards"]) if "shards" in section else None
-        return TableSettings(name, column, hint, shards)
-
-    def shards(self, key: str, value: Any) -> ShardSettings:
-        if not isinstance(value, dict):
-            raise self.fail(key, f"expected a table like {{ kind = \"fixed\", column = \"ShardId\", values = \"-18..18\" }}, "
-                                 f"got {_kind(value)}")
-        kind = value.get("kind")
-        if kind not in _SHARD_KINDS:
-            problem = "missing" if kind is None else f"unknown kind {kind!r}{_did_you_mean(str(kind), _SHARD_KINDS)}"
-            raise self.fail(f"{key}.kind", f"{problem}; expected one of {', '.join(_SHARD_KINDS)}")
-        required, allowed = _SHARD_KINDS[kind]
-        self.keys(key, value, ("kind", *allowed))
-        for k in required:
-            if k not in value:
-                raise self.fail(f"{key}.{k}", f"missing: a {kind} shard provider needs {', '.join(required)}")
-        column = self.identifier(f"{key}.column", value["column"], "column name")
-        reader: Callable[..., ShardSettings] = getattr(self, f"_shards_{kind}")
-        return reader(key, kind, column, value)
-
-    def _shards_fixed(self, key: str, kind: str, column: str, value: dict[str, Any]) -> ShardSettings:
-        values, single = self.shard_values(f"{key}.values", value["values"])
-        return ShardSettings(kind, column, values=values, single=single)
-
-    def _shards_not_null(self, key: str, kind: str, column: str, value: dict[str, Any]) -> ShardSettings:
-        return ShardSettings(kind, column)
-
-    def _shards_time(self, key: str, kind: str, column: str, value: dict[str, Any]) -> ShardSettings:
-        from ..capture.shards import Interval
-
-        interval = value["interval"]
-        names = [i.name for i in Interval]
-        if not isinstance(interval, str) or interval.upper() not in names:
-            hint = _did_you_mean(str(interval).upper(), names)
-            raise self.fail(f"{key}.interval", f"expected one of {', '.join(names)}, got {interval!r}{hint}")
-        previous = (self.integer(f"{key}.previous_seconds", value["previous_seconds"], minimum=1)
-                    if "previous_seconds" in value else None)
-        return ShardSettings(kind, column, interval=interval.upper(), previous_seconds=previous)
-
-    def shard_values(self, key: str, value: Any) -> tuple[tuple[Any, ...], bool]:
-        if isinstance(value, str):
-            m = _RANGE.match(value)
-            if m:
-                low, high = int(m.group(1)), int(m.group(2))
-                if low > high:
-                    raise self.fail(key, f"the range {value!r} is empty: write the lower bound first, e.g. '{high}..{low}'")
-                return tuple(range(low, high + 1)), False
-            if ".." in value:
-                raise self.fail(key, _VALUES_EXPECTED)
-            return (value,), True  # one string shard value
-        if isinstance(value, int) and not isinstance(value, bool):
-            return (value,), True
-        if isinstance(value, list) and value:
-            if all(isinstance(v, int) and not isinstance(v, bool) for v in value) or all(isinstance(v, str) for v in value):
-                if len(set(value)) != len(value):
-                    raise self.fail(key, "a shard value is listed twice")
-                return tuple(value), False
-        raise self.fail(key, _VALUES_EXPECTED)

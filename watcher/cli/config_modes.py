@@ -1,4 +1,4 @@
-"""The capture modes of the ``watch`` configuration besides polling: history tables and change sets.
+"""The capture modes of the ``watch`` configuration besides polling: history tables, change sets, change streams.
 
 ::
 
@@ -12,10 +12,20 @@
     change_sets_table = "CHANGE_SETS"
     change_set_column = "CHANGE_SET_ID"
 
-With either section and no ``[tables]`` section, no table is polled by its commit-timestamp
+    [[change_streams]]                   # change-stream mode: every version, hard deletes, old values
+    stream = "SingersStream"             # required: the change stream (spanner-watcher ddl change-stream)
+    heartbeat = 2.0                      # seconds an idle partition reports after (1 to 300)
+    start = "now"                        # without stored progress: "now" or an RFC 3339 time within retention
+    max_concurrent_partitions = 16       # partitions read at the same time at most
+    progress_table = "WATCHER_CHANGE_STREAM_PARTITIONS"   # where each partition's place is stored
+    watcher_id = "default"               # names the progress rows (default: [watch] watcher_id, else "default")
+
+With any of these sections and no ``[tables]`` section, no table is polled by its commit-timestamp
 column; give ``[tables]`` (``include = "all"`` or a list) to poll tables too. A table is
-captured one way only: naming it in two places is an error, and ``include = "all"`` leaves
-out the tables captured otherwise, the history tables and the change-set tables.
+captured one way only by polling, history and change sets: naming it in two places is an
+error, and ``include = "all"`` leaves out the tables captured otherwise, the history tables,
+the change-set tables and the change streams' progress tables. A change stream may track a
+polled table too: the changelog keeps one row per version (the stream's when both saw it).
 
 Example:
     >>> from watcher.cli.config import parse_config
@@ -30,6 +40,7 @@ Example:
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +50,11 @@ if TYPE_CHECKING:
     from .config import _Reader
 
 HISTORY_KEYS = ("table", "history_table")
+CHANGE_STREAMS_KEYS = ("stream", "heartbeat", "start", "max_concurrent_partitions", "progress_table", "watcher_id")
+DEFAULT_HEARTBEAT_SECONDS = 2.0
+DEFAULT_MAX_CONCURRENT_PARTITIONS = 16
+DEFAULT_PROGRESS_TABLE = "WATCHER_CHANGE_STREAM_PARTITIONS"
+DEFAULT_STREAM_WATCHER_ID = "default"
 CHANGE_SETS_KEYS = ("tables", "exclude", "change_sets_table", "change_set_column")
 DEFAULT_CHANGE_SETS_TABLE = "CHANGE_SETS"
 DEFAULT_CHANGE_SET_COLUMN = "CHANGE_SET_ID"
@@ -62,6 +78,19 @@ class ChangeSetSettings:
     exclude: tuple[str, ...]
     change_sets_table: str
     change_set_column: str
+
+
+@dataclass(frozen=True)
+class ChangeStreamSettings:
+    """One ``[[change_streams]]`` entry (``start`` None: now, by the database's clock)."""
+
+    key: str
+    stream: str
+    heartbeat: float
+    start: dt.datetime | None
+    max_concurrent_partitions: int
+    progress_table: str
+    watcher_id: str
 
 
 def _entries(r: _Reader, name: str, value: Any) -> list[dict[str, Any]]:
@@ -110,6 +139,37 @@ def read_change_sets(r: _Reader, value: Any) -> tuple[ChangeSetSettings, ...]:
     return tuple(out)
 
 
+def read_change_streams(r: _Reader, value: Any, watcher_id: str | None) -> tuple[ChangeStreamSettings, ...]:
+    """The ``[[change_streams]]`` entries, checked (``watcher_id``: the [watch] section's, the default here)."""
+    out: list[ChangeStreamSettings] = []
+    for i, entry in enumerate(_entries(r, "change_streams", value)):
+        key = f"change_streams[{i}]"
+        r.keys(key, entry, CHANGE_STREAMS_KEYS)
+        if "stream" not in entry:
+            raise r.fail(f"{key}.stream", "missing: name the change stream to read (create one with "
+                                          "`spanner-watcher ddl change-stream NAME --table TABLE`)")
+        stream = r.identifier(f"{key}.stream", entry["stream"], "change stream name")
+        ident = r.text(f"{key}.watcher_id", entry["watcher_id"]) if "watcher_id" in entry else None
+        ident = ident or watcher_id or DEFAULT_STREAM_WATCHER_ID
+        if any(s.stream.casefold() == stream.casefold() and s.watcher_id == ident for s in out):
+            raise r.fail(f"{key}.stream", f"{stream} is listed twice in [[change_streams]] with watcher_id {ident!r} "
+                                          "(two entries would store their progress in the same rows)")
+        heartbeat = r.number(f"{key}.heartbeat", entry.get("heartbeat", DEFAULT_HEARTBEAT_SECONDS), minimum=1.0)
+        if heartbeat > 300:
+            raise r.fail(f"{key}.heartbeat", f"must be at most 300 seconds, got {heartbeat:g}")
+        start = r.initial(f"{key}.start", entry.get("start", "now"))
+        if start == "beginning":
+            raise r.fail(f"{key}.start", "a change stream reads back only as far as its retention period: use \"now\" "
+                                         "or an RFC 3339 time within it")
+        out.append(ChangeStreamSettings(
+            key, stream, heartbeat, start if isinstance(start, dt.datetime) else None,
+            r.integer(f"{key}.max_concurrent_partitions",
+                      entry.get("max_concurrent_partitions", DEFAULT_MAX_CONCURRENT_PARTITIONS), minimum=1),
+            r.identifier(f"{key}.progress_table", entry.get("progress_table", DEFAULT_PROGRESS_TABLE), "table name"),
+            ident))
+    return tuple(out)
+
+
 def check_one_way(r: _Reader, include: tuple[str, ...] | None, history: tuple[HistorySettings, ...],
                   change_sets: tuple[ChangeSetSettings, ...]) -> None:
     """Each named table is captured one way only (two ways would stage its changes twice)."""
@@ -133,7 +193,7 @@ def check_one_way(r: _Reader, include: tuple[str, ...] | None, history: tuple[Hi
 
 
 def captured_elsewhere(history: tuple[HistorySettings, ...], change_sets: tuple[ChangeSetSettings, ...],
-                       change_set_tables: list[str]) -> list[str]:
+                       change_set_tables: list[str], change_streams: tuple[ChangeStreamSettings, ...] = ()) -> list[str]:
     """Tables that ``include = "all"`` leaves out: captured by another mode, or its helper tables.
 
     >>> captured_elsewhere((HistorySettings("h", "Docs", "DocsHistory"),), (), ["Orders"])
@@ -141,4 +201,5 @@ def captured_elsewhere(history: tuple[HistorySettings, ...], change_sets: tuple[
     """
     names = [n for h in history for n in (h.table, h.history_table)]
     names += [c.change_sets_table for c in change_sets]
+    names += [s.progress_table for s in change_streams if not has_name(names, s.progress_table)]
     return names + change_set_tables

@@ -8,6 +8,12 @@
 4. run writers for a while, and a DatabaseWatcher over all 37 shards staging every poll;
 5. run the Spark changelog job, and print what happened and where to look next.
 
+``mode="change_stream"`` creates the change stream ``SingersStream`` and captures through a
+ChangeStreamWatcher instead (no backfill needed: the stream reports every INSERT; some writer
+transactions delete rows, which only a stream sees); ``mode="both"`` runs both capture modes on
+the same workload, each into its own staging folder and changelog, and prints them side by
+side (:mod:`.demo_capture`).
+
 Example:
     >>> summary = run_demo(seconds=2, workdir=tempfile.mkdtemp(), quiet=True)  # doctest: +SKIP
     >>> summary["keys_missing"]                                                 # doctest: +SKIP
@@ -32,6 +38,8 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table as RichTable
+
+from .demo_capture import MODES, STREAM, STREAM_VALUE_CAPTURE, TITLES, Capture, caught_up, print_side_by_side
 
 SHARDS = list(range(-18, 19))
 HINT = "@{FORCE_INDEX=Idx_Singers_ShardId_LastUpdated}"
@@ -60,18 +68,21 @@ def _prepare_workdir(workdir: str) -> Path:
 
 
 class _Writers:
-    """Threads upserting random Singers rows; remembers each key's last written FirstName."""
+    """Threads upserting random Singers rows (and deleting some, ``delete_share`` of the transactions)."""
 
-    def __init__(self, database: Any, threads: int, keys: int, rows_per_txn: int, seed: int) -> None:
+    def __init__(self, database: Any, threads: int, keys: int, rows_per_txn: int, seed: int,
+                 delete_share: float = 0.0) -> None:
         self.database = database
         self.threads = threads
         self.keys = keys
         self.rows_per_txn = rows_per_txn
         self.seed = seed
+        self.delete_share = delete_share
         self.stop = threading.Event()
         self.lock = threading.Lock()
         self.mutations = 0
         self.transactions = 0
+        self.deletes = 0
         self.keys_written: set[int] = set()
         self.errors: list[BaseException] = []
 
@@ -81,20 +92,27 @@ class _Writers:
         rng = random.Random(self.seed * 1000 + index)
         while not self.stop.is_set():
             rows = []
-            for _ in range(rng.randint(1, self.rows_per_txn)):
+            deleting = rng.random() < self.delete_share
+            for _ in range(1 if deleting else rng.randint(1, self.rows_per_txn)):
                 key = rng.randrange(self.keys)
                 rows.append((key, _name(rng), _name(rng), None, base64.b64encode(rng.randbytes(rng.randint(1, 256))),
                              spanner.COMMIT_TIMESTAMP, False))
             try:
                 with self.database.batch() as batch:
-                    batch.insert_or_update("Singers", COLUMNS, rows)
+                    if deleting:
+                        batch.delete("Singers", spanner.KeySet(keys=[[row[0]] for row in rows]))
+                    else:
+                        batch.insert_or_update("Singers", COLUMNS, rows)
             except Exception as exc:  # noqa: BLE001 - reported in the summary
                 self.errors.append(exc)
                 continue
             with self.lock:
                 self.transactions += 1
                 self.mutations += len(rows)
-                self.keys_written.update(row[0] for row in rows)
+                if deleting:
+                    self.deletes += len(rows)
+                else:
+                    self.keys_written.update(row[0] for row in rows)
             time.sleep(0.005)
 
     def start(self) -> list[threading.Thread]:
@@ -109,37 +127,48 @@ def _final_names(database: Any) -> dict[int, str]:
         return {k: v for k, v in snap.execute_sql("SELECT SingerId, FirstName FROM Singers")}
 
 
-def _percentile(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+def _server_now(database: Any) -> Any:
+    with database.snapshot() as snap:
+        return list(snap.execute_sql("SELECT CURRENT_TIMESTAMP()"))[0][0]
 
 
 def run_demo(seconds: float = 20.0, *, workdir: str = "spanner-watcher-demo", writers: int = 4, keys: int = 2_000,
-             rows_per_txn: int = 20, seed: int = 7, quiet: bool = False, emulator_host: str | None = None) -> dict[str, Any]:
+             rows_per_txn: int = 20, seed: int = 7, quiet: bool = False, emulator_host: str | None = None,
+             mode: str = "poll", poll_interval: float = 0.2, heartbeat: float = 1.0,
+             delete_share: float = 0.05) -> dict[str, Any]:
     """Run the demo; returns its figures (also printed unless ``quiet``).
 
     ``emulator_host``: use that running server (a local Spanner or the official emulator)
     instead of starting the embedded one; the demo then makes an instance of its own there.
+    ``mode``: ``poll`` (a DatabaseWatcher over all 37 shards), ``change_stream`` (a
+    ChangeStreamWatcher on the stream the demo creates) or ``both`` side by side on one
+    workload, each into its own staging folder and changelog (``summary["captures"]``).
+    ``delete_share``: the share of write transactions that delete a row instead (not in
+    ``poll`` mode, whose check needs every written key to stay).
     """
     from google.cloud import spanner
 
+    from ..capture.change_streams.watcher import ChangeStreamWatcher
     from ..capture.database_watcher import DatabaseWatcher
     from ..capture.shards import FixedShardProvider
-    from ..changelog import Changelog
     from ..changelog.backfill import Backfill
     from ..changelog.session import get_session
     from ..checkpoints import SpannerCommitTimestampRepository
     from ..localspanner.server import LocalSpanner
-    from ..model import timestamp_nanos
+    from ..schema_tools.ddl import create_change_stream
     from ..schema_tools.migrations import Migrator, default_migrations, sample_migrations
-    from ..staging.sink import StagingSink
 
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    modes = ["poll", "change_stream"] if mode == "both" else [mode]
     console = Console(quiet=quiet)
     started = time.monotonic()
     work = _prepare_workdir(workdir)
-    staging, warehouse = work / "staging", work / "warehouse"
+
+    def folders(m: str) -> tuple[Path, Path]:
+        base = work / m if mode == "both" else work
+        return base / "staging", base / "warehouse"
+
     previous_host = os.environ.get("SPANNER_EMULATOR_HOST")
     server_cm = contextlib.nullcontext(None) if emulator_host else LocalSpanner(data_dir=str(work / "spanner"))
     with server_cm as server:
@@ -156,87 +185,72 @@ def run_demo(seconds: float = 20.0, *, workdir: str = "spanner-watcher-demo", wr
             database.create().result(60)
             with console.status("applying migrations..."):
                 report = Migrator(database).migrate([default_migrations(), sample_migrations("singers")])
-            console.print(f"[bold]2.[/] applied {len(report.applied)} migrations: the watcher's tables and the Singers schema")
+                if "change_stream" in modes:
+                    database.update_ddl([create_change_stream(STREAM, {"Singers": None},
+                                                              value_capture_type=STREAM_VALUE_CAPTURE)]).result(120)
+            stream_note = f", and the change stream {STREAM}" if "change_stream" in modes else ""
+            console.print(f"[bold]2.[/] applied {len(report.applied)} migrations: the watcher's tables and the Singers "
+                          f"schema{stream_note}")
 
             with console.status("starting Spark and backfilling Singers..."):
                 spark = get_session("local[2]", app="spanner-watcher-demo")
                 repo = SpannerCommitTimestampRepository(database)
-                backfill = (Backfill(spark, database).table("Singers").staging(str(staging)).warehouse(str(warehouse))
-                            .checkpoints(repo, [SHARDS]).run())
-            console.print(f"[bold]3.[/] backfilled Singers at {backfill.read_timestamp} "
-                          f"({backfill.rows} rows): the changelog now knows the table completely")
+                if "poll" in modes:
+                    staging, warehouse = folders("poll")
+                    backfill = (Backfill(spark, database).table("Singers").staging(str(staging)).warehouse(str(warehouse))
+                                .checkpoints(repo, [SHARDS]).run())
+                    console.print(f"[bold]3.[/] backfilled Singers at {backfill.read_timestamp} "
+                                  f"({backfill.rows} rows): the changelog now knows the table completely")
+                else:
+                    console.print("[bold]3.[/] no backfill needed: the change stream reports every INSERT itself")
+            stream_start = _server_now(database)
 
-            lags: list[float] = []
-            captured: dict[int, str] = {}
-            versions = 0
-            lock = threading.Lock()
+            captures = []
+            for m in modes:
+                if m == "poll":
+                    watcher: Any = DatabaseWatcher(database, include=["Singers"],
+                                                   shard_provider=FixedShardProvider("ShardId", SHARDS), table_hint=HINT,
+                                                   poll_interval=poll_interval, checkpoints=repo)
+                else:
+                    watcher = ChangeStreamWatcher(database, STREAM, heartbeat=heartbeat, start=stream_start,
+                                                  watcher_id="demo")
+                captures.append(Capture(m, watcher, *folders(m)))
+            load = _Writers(database, writers, keys, rows_per_txn, seed, delete_share if mode != "poll" else 0.0)
+            with contextlib.ExitStack() as running:
+                for c in captures:
+                    running.enter_context(c.watcher)
+                final = _write_and_wait(console, load, captures, database, seconds)
 
-            def on_change(change: Any) -> None:
-                nonlocal versions
-                lag = time.time() - timestamp_nanos(change.commit_timestamp) / 1e9
-                with lock:
-                    versions += 1
-                    lags.append(lag)
-                    captured[change.keys[0]] = change.row["FirstName"]
+            captured = {c.mode: c.figures(final) for c in captures}
+            for c in captures:
+                with console.status(f"running the Spark changelog job ({TITLES[c.mode]})..."):
+                    captured[c.mode].update(c.changelog(spark))
+                f = captured[c.mode]
+                console.print(f"[bold]5.[/] changelog job ({TITLES[c.mode]}): {f['changelog_changes_written']:,} changes "
+                              f"written, {f['changelog_duplicates_dropped']:,} duplicates dropped, "
+                              f"in {f['changelog_seconds']:.1f}s")
 
-            watcher = DatabaseWatcher(database, include=["Singers"], shard_provider=FixedShardProvider("ShardId", SHARDS),
-                                      table_hint=HINT, poll_interval=0.2, checkpoints=repo)
-            watcher.add_callback(on_change)
-            sink = StagingSink(staging, watcher_id="demo")
-            sink.attach(watcher)
-            load = _Writers(database, writers, keys, rows_per_txn, seed)
-            with watcher:
-                threads = load.start()
-                with Progress(TextColumn("[bold]4.[/] writing and watching"), BarColumn(), TextColumn("{task.fields[figures]}"),
-                              TimeElapsedColumn(), console=console, transient=False) as progress:
-                    task = progress.add_task("load", total=seconds, figures="")
-                    t0 = time.monotonic()
-                    while (elapsed := time.monotonic() - t0) < seconds:
-                        time.sleep(0.25)
-                        with lock:
-                            seen = versions
-                        progress.update(task, completed=min(elapsed, seconds),
-                                        figures=f"{load.mutations:,} mutations written, {seen:,} changes captured")
-                    load.stop.set()
-                    for t in threads:
-                        t.join(10)
-                    # The truth is the table itself: writers race each other, so only the database
-                    # knows which version of a key is the last. Wait until the watcher has caught up with it.
-                    final = _final_names(database)
-                    deadline = time.monotonic() + 30
-                    while time.monotonic() < deadline:
-                        with lock:
-                            if all(captured.get(k) == v for k, v in final.items()):
-                                break
-                        time.sleep(0.1)
-                    progress.update(task, completed=seconds, figures=f"{load.mutations:,} mutations written, {versions:,} changes captured")
-            missing = sum(1 for k, v in final.items() if captured.get(k) != v)
-
-            with console.status("running the Spark changelog job..."):
-                result = Changelog(spark).staging(str(staging)).warehouse(str(warehouse)).run()
-                by_type = {r["mod_type"]: r["changes"] for r in spark.sql(
-                    "SELECT mod_type, COUNT(*) AS changes FROM changelog WHERE table_name = 'Singers' GROUP BY mod_type").collect()}
-                state_rows = spark.sql("SELECT COUNT(*) AS n FROM current_state WHERE table_name = 'Singers'").collect()[0]["n"]
-            console.print(f"[bold]5.[/] changelog job: {result.changes_written:,} changes written, "
-                          f"{result.duplicates_dropped:,} duplicates dropped, in {result.seconds:.1f}s")
-
-            summary = {
+            summary: dict[str, Any] = {
+                "mode": mode,
                 "mutations_written": load.mutations,
                 "transactions": load.transactions,
+                "deletes_written": load.deletes,
                 "keys_written": len(load.keys_written),
-                "changes_captured": versions,
-                "keys_missing": missing,
-                "lag_p50_ms": round(1000 * (_percentile(lags, 0.50) or 0), 1),
-                "lag_p99_ms": round(1000 * (_percentile(lags, 0.99) or 0), 1),
-                "changelog_by_mod_type": dict(sorted(by_type.items())),
-                "current_state_rows": state_rows,
-                "staging": str(staging),
-                "warehouse": str(warehouse),
+                "rows_in_table": len(final),
                 "writer_errors": len(load.errors),
                 "database": database.name,
-                "seconds": round(time.monotonic() - started, 1),
             }
-            _print_summary(console, summary, warehouse)
+            if mode == "both":
+                summary["captures"] = captured
+                summary["keys_missing"] = sum(f["keys_missing"] for f in captured.values())
+            else:
+                summary.update(captured[mode])
+            summary["seconds"] = round(time.monotonic() - started, 1)
+            if mode == "both":
+                print_side_by_side(console, summary)
+                _print_next(console, Path(captured["change_stream"]["warehouse"]))
+            else:
+                _print_summary(console, summary, Path(summary["warehouse"]))
             return summary
         finally:
             if previous_host is None:
@@ -245,21 +259,55 @@ def run_demo(seconds: float = 20.0, *, workdir: str = "spanner-watcher-demo", wr
                 os.environ["SPANNER_EMULATOR_HOST"] = previous_host
 
 
+def _write_and_wait(console: Console, load: _Writers, captures: list[Capture], database: Any,
+                    seconds: float) -> dict[int, str]:
+    """Run the writers for ``seconds``, then wait until every capture caught up with the table; its final names."""
+    def seen() -> str:
+        return ", ".join(f"{c.versions:,} changes captured ({TITLES[c.mode]})" for c in captures)
+
+    with Progress(TextColumn("[bold]4.[/] writing and watching"), BarColumn(), TextColumn("{task.fields[figures]}"),
+                  TimeElapsedColumn(), console=console, transient=False) as progress:
+        task = progress.add_task("load", total=seconds, figures="")
+        threads = load.start()
+        t0 = time.monotonic()
+        while (elapsed := time.monotonic() - t0) < seconds:
+            time.sleep(0.25)
+            progress.update(task, completed=min(elapsed, seconds), figures=f"{load.mutations:,} mutations written, {seen()}")
+        load.stop.set()
+        for t in threads:
+            t.join(10)
+        # The truth is the table itself: writers race each other, so only the database knows
+        # which version of a key is the last. Wait until every watcher has caught up with it.
+        final = _final_names(database)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not caught_up(captures, final):
+            time.sleep(0.1)
+        progress.update(task, completed=seconds, figures=f"{load.mutations:,} mutations written, {seen()}")
+    return final
+
+
 def _print_summary(console: Console, summary: dict[str, Any], warehouse: Path) -> None:
     table = RichTable(title="spanner-watcher demo")
     table.add_column("figure")
     table.add_column("value", justify="right")
+    coalesce = "every version" if summary["mode"] == "change_stream" else "versions overwritten between polls coalesce"
     labels = {
         "mutations_written": "mutations written", "transactions": "write transactions",
-        "keys_written": "distinct keys written", "changes_captured": "changes captured (versions overwritten between polls coalesce)",
+        "keys_written": "distinct keys written", "changes_captured": f"changes captured ({coalesce})",
         "keys_missing": "keys whose last version was not captured", "lag_p50_ms": "lag p50 (commit to callback, ms)",
         "lag_p99_ms": "lag p99 (ms)", "changelog_by_mod_type": "changelog rows by mod_type",
         "current_state_rows": "current-state rows", "staging": "staging folder", "warehouse": "changelog warehouse",
         "writer_errors": "writer errors", "database": "database", "seconds": "total seconds",
     }
+    if summary["mode"] == "change_stream":
+        labels = {**labels, "deletes_written": "rows deleted by the writers", "deletes_captured": "hard deletes captured"}
     for key, label in labels.items():
         table.add_row(label, str(summary[key]))
     console.print(table)
+    _print_next(console, warehouse)
+
+
+def _print_next(console: Console, warehouse: Path) -> None:
     console.print("Next, query the changelog with Spark:")
     console.print(f"  from watcher.changelog.views import register_views; register_views(spark, {str(warehouse)!r})")
     console.print(f"  spark.sql({NEXT_QUERY!r}).show()")

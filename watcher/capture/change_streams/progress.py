@@ -85,6 +85,10 @@ class ProgressStore(ABC):
     def initialize(self) -> None:  # noqa: B027 - optional hook: stores with nothing to prepare keep it
         """Create what the store needs (called by the watcher's start); idempotent."""
 
+    def own_tables(self) -> tuple[str, ...]:
+        """Tables of the watched database the store writes to (the watcher never delivers their changes)."""
+        return ()
+
     @abstractmethod
     def load(self, stream: str, watcher_id: str) -> list[PartitionProgress]:
         """Every stored partition of ``stream`` for ``watcher_id``."""

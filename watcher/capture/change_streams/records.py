@@ -18,6 +18,7 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -86,14 +87,18 @@ class DataChangeRecord:
         """The record's identity within the stream: server transaction id and record sequence."""
         return f"{self.server_transaction_id}/{self.record_sequence}"
 
-    @property
+    @functools.cached_property
     def key_columns(self) -> tuple[str, ...]:
-        """The primary key columns in key order (column_types' ordinal positions)."""
+        """The primary key columns in key order (column_types' ordinal positions); computed once per record."""
         return tuple(c.name for c in sorted((c for c in self.column_types if c.is_primary_key),
                                             key=lambda c: c.ordinal_position))
 
     def types(self) -> dict[str, str]:
-        """Column -> codec type name, for every column the record lists."""
+        """Column -> codec type name, for every column the record lists (one dict per record: do not change it)."""
+        return self._types
+
+    @functools.cached_property
+    def _types(self) -> dict[str, str]:
         return {c.name: c.type for c in self.column_types}
 
     def changes(self, partition_token: str | None = None, read_timestamp: Any = None) -> list[Change]:
@@ -159,6 +164,8 @@ def _json_object(value: Any) -> dict[str, Any]:
     """A JSON object as the client returns it (JsonObject, text or dict) as a plain dict; NULL as {}."""
     if value is None:
         return {}
+    if isinstance(value, dict):  # the client's JsonObject of an object is a dict of plain values already:
+        return value             # serializing and parsing it again cost more than the rest of a change
     serialize = getattr(value, "serialize", None)
     if callable(serialize):
         text = serialize()

@@ -23,8 +23,10 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import decimal
+import functools
 import json
 import math
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -57,6 +59,26 @@ def _float(value: Any) -> float:
     return _FLOAT_WORDS[value] if isinstance(value, str) else float(value)
 
 
+_RFC3339 = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?Z")
+
+
+def _timestamp(text: str) -> DatetimeWithNanoseconds:
+    """RFC 3339 UTC text (as records carry it) with all its digits; a regular expression is about
+    four times cheaper than ``from_rfc3339``'s strptime, which stays the fallback for other forms.
+
+    >>> _timestamp("2024-05-01T10:00:00.123456789Z").nanosecond, _timestamp("2024-05-01T10:00:00Z").second
+    (123456789, 0)
+    """
+    m = _RFC3339.fullmatch(text)
+    if m is None:
+        return DatetimeWithNanoseconds.from_rfc3339(text)
+    y, mo, d, h, mi, s, frac = m.groups()
+    if frac is None:
+        return DatetimeWithNanoseconds(int(y), int(mo), int(d), int(h), int(mi), int(s), tzinfo=dt.UTC)
+    return DatetimeWithNanoseconds(int(y), int(mo), int(d), int(h), int(mi), int(s), nanosecond=int(frac.ljust(9, "0")),
+                                   tzinfo=dt.UTC)
+
+
 def _json(value: Any) -> JsonObject:
     # A JSON column's value is its JSON text inside the record; a nested value is taken as it is.
     return JsonObject.from_str(value) if isinstance(value, str) else JsonObject(value)
@@ -72,7 +94,7 @@ DECODERS: dict[str, Callable[[Any], Any]] = {
     "STRING": str,
     "BYTES": base64.b64decode,
     "DATE": dt.date.fromisoformat,
-    "TIMESTAMP": DatetimeWithNanoseconds.from_rfc3339,
+    "TIMESTAMP": _timestamp,
     "JSON": _json,
 }
 
@@ -83,15 +105,24 @@ def decode(type_text: str, value: Any) -> Any:
     >>> decode("FLOAT64", "-Infinity"), decode("NUMERIC", "1.50"), decode("DATE", "2024-02-29")
     (-inf, Decimal('1.50'), datetime.date(2024, 2, 29))
     """
-    if value is None:
-        return None
+    return decoder(type_text)(value)
+
+
+@functools.lru_cache(maxsize=1024)
+def decoder(type_text: str) -> Callable[[Any], Any]:
+    """The function decoding values of ``type_text`` (NULL as None), built once per type: a record
+    holds few types and many values, so the type's dispatch is not repeated per value."""
     if type_text.startswith("ARRAY<"):
-        inner = type_text[len("ARRAY<"):-1]
-        return [decode(inner, v) for v in value]
-    decoder = DECODERS.get(type_text)
-    if decoder is None:
-        raise PollError(f"change stream value of unsupported type {type_text}: {value!r}")
-    return decoder(value)
+        inner = decoder(type_text[len("ARRAY<"):-1])
+        return lambda value: None if value is None else [inner(v) for v in value]
+    base = DECODERS.get(type_text)
+    if base is None:
+        def unsupported(value: Any) -> Any:
+            if value is None:
+                return None
+            raise PollError(f"change stream value of unsupported type {type_text}: {value!r}")
+        return unsupported
+    return lambda value: None if value is None else base(value)
 
 
 def decode_values(types: Mapping[str, str], values: Mapping[str, Any], table: str) -> dict[str, Any]:
@@ -103,5 +134,5 @@ def decode_values(types: Mapping[str, str], values: Mapping[str, Any], table: st
         if kind is None:
             raise PollError(f"change stream record of table {table} has a value for column {column}, "
                             "which its column_types do not list")
-        out[column] = decode(kind, value)
+        out[column] = decoder(kind)(value)
     return out

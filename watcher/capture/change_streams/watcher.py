@@ -33,7 +33,7 @@ import datetime as dt
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from google.api_core import exceptions as gexc
@@ -83,6 +83,8 @@ class ChangeStreamWatcher(Watcher):
             different ids each get every change).
         max_batch_rows: result rows delivered as one batch at most.
         retry_policy: backoff for transient errors (a partition's read is retried from its progress).
+        ignore_tables: tables whose changes are never delivered (besides the progress store's own),
+            e.g. a polling watcher's checkpoint table that a stream ``FOR ALL`` also sees.
         clock: the wall clock for lag and times in stats() (tests drive it).
     """
 
@@ -91,7 +93,7 @@ class ChangeStreamWatcher(Watcher):
                  max_concurrent_partitions: int = DEFAULT_MAX_CONCURRENT_PARTITIONS,
                  progress: ProgressStore | None = None, watcher_id: str = "default",
                  max_batch_rows: int = DEFAULT_MAX_BATCH_ROWS, retry_policy: RetryPolicy | None = None,
-                 clock: Callable[[], dt.datetime] = _utc_now) -> None:
+                 ignore_tables: Collection[str] = (), clock: Callable[[], dt.datetime] = _utc_now) -> None:
         seconds = heartbeat.total_seconds() if isinstance(heartbeat, dt.timedelta) else float(heartbeat)
         if not 1.0 <= seconds <= 300.0:
             raise ConfigurationError(f"heartbeat must be between 1 s and 300 s, got {seconds} s")
@@ -116,6 +118,7 @@ class ChangeStreamWatcher(Watcher):
         self.max_batch_rows = max_batch_rows
         self.retry_policy = retry_policy or RetryPolicy(initial=0.1, maximum=10.0)
         self.clock = clock
+        self.ignore_tables = tuple(ignore_tables)
         self.info: StreamInfo | None = None
         self._lock = threading.RLock()
         self._delivery = Delivery()
@@ -324,10 +327,11 @@ class ChangeStreamWatcher(Watcher):
             run.readers = {r for r in run.readers if r.alive} | {reader}
         reader.start()
         skip = set(start.delivered_at_watermark)
+        ignored = (PROGRESS_TABLE, *self.progress.own_tables(), *self.ignore_tables)
         try:
             while not run.stop.is_set():
                 taken = reader.take(self.max_batch_rows)
-                for step in steps(taken, skip_at=start.watermark, skip_ids=skip, ignore_tables=(PROGRESS_TABLE,)):
+                for step in steps(taken, skip_at=start.watermark, skip_ids=skip, ignore_tables=ignored):
                     with self._lock:
                         self._counts["heartbeats"] += step.heartbeats
                     self._flush(run, token, step.records, step.heartbeat)

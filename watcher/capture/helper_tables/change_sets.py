@@ -49,7 +49,7 @@ from ...sqlnames import find_name, has_name, quote_identifier, validate_identifi
 from ..base import State
 from ..database_watcher import ALL
 from ..retry import is_transient
-from ..row_values import column_types, real_bytes
+from ..row_values import bytes_decoder, column_types
 from ..table_info import _COLUMNS_SQL, _KEY_SQL, TableInfo, _query
 from ..table_watcher import TableWatcher
 from .translating import RenamedCheckpoints, TranslatingWatcher
@@ -275,8 +275,9 @@ class ChangeSetWatcher(TranslatingWatcher):
         id_index = [n.upper() for n in names].index(self.change_set_column.upper())
         key_index = [names.index(k) for k in table.key_columns]
         types = MappingProxyType(column_types(fields))  # typed by this read, not by the schema found at start
+        decode = bytes_decoder(fields)  # the fields' types read once per read, not per row
         for row in rows:
-            row = real_bytes(fields, row)
+            row = decode(row)
             # The commit timestamp is filled in per change set by _translate.
             yield row[id_index], Change(str(table.table), tuple(row[i] for i in key_index), dict(zip(names, row, strict=True)), None,  # type: ignore[arg-type]
                                         column_types=types)

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ...errors import ChangelogError, ConfigurationError
@@ -116,9 +116,8 @@ def export_rows(changelog: Any) -> Any:
     return changelog.select(*[F.expr(source).alias(name) for name, _, source in COLUMNS if source])
 
 
-def _write_partition(location: SpannerLocation, table: str, rows: Iterator[Any], batch_rows: int,
-                     written: Any) -> None:
-    """Runs in a Spark task: commit the rows in batches of ``batch_rows``."""
+def _write_partition(location: SpannerLocation, table: str, rows: Iterator[Sequence[Any]], batch_rows: int) -> int:
+    """Runs in a Spark task: commit the rows (in COLUMNS order) in batches of ``batch_rows``; returns how many."""
     from google.api_core.datetime_helpers import DatetimeWithNanoseconds
     from google.cloud import spanner
 
@@ -127,11 +126,13 @@ def _write_partition(location: SpannerLocation, table: str, rows: Iterator[Any],
     stamps = [names.index(n) for n in _TIMESTAMPS]
     columns = (*names, "ExportedAt")
     pending: list[list[Any]] = []
+    written = 0
 
     def flush() -> None:
+        nonlocal written
         with database.batch() as batch:
             batch.insert_or_update(table, columns, pending)
-        written.add(len(pending))
+        written += len(pending)
         pending.clear()
 
     for row in rows:
@@ -144,19 +145,33 @@ def _write_partition(location: SpannerLocation, table: str, rows: Iterator[Any],
             flush()
     if pending:
         flush()
+    return written
 
 
 def write_to_database(changelog: Any, database: Any, table: str = DEFAULT_TABLE, *,
                       batch_rows: int = BATCH_ROWS) -> int:
-    """Create the table if needed and write the changelog rows into it; returns the rows written."""
+    """Create the table if needed and write the changelog rows into it; returns the rows written.
+
+    The tasks write and hand back their counts (``mapInArrow``), so it runs on classic and Spark
+    Connect sessions alike.
+    """
+    from pyspark.sql import functions as F
+
     if not isinstance(batch_rows, int) or batch_rows < 1:
         raise ConfigurationError(f"batch_rows must be a positive integer, got {batch_rows!r}")
     ensure_table(database, table)
     location = SpannerLocation.of(database)
-    written = changelog.sparkSession.sparkContext.accumulator(0)
     cluster.ship(changelog.sparkSession)  # _write_partition runs on the executors
-    export_rows(changelog).foreachPartition(lambda rows: _write_partition(location, table, rows, batch_rows, written))
-    return int(written.value)
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        rows = (tuple(r.values()) for batch in batches for r in batch.to_pylist())
+        yield pa.RecordBatch.from_arrays([pa.array([_write_partition(location, table, rows, batch_rows)], pa.int64())],
+                                         names=["written"])
+
+    total = export_rows(changelog).mapInArrow(run, "written BIGINT").agg(F.sum("written").alias("n")).first()
+    return int(total["n"] or 0) if total is not None else 0
 
 
 def write(changelog: Any, out: str) -> int:

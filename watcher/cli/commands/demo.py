@@ -1,7 +1,8 @@
 """``spanner-watcher demo``: the end-to-end demo on the embedded local Spanner.
 
 Example:
-    $ spanner-watcher demo --rows 500
+    $ spanner-watcher demo --keys 500
+    $ spanner-watcher demo --mode both        # polling and a change stream side by side on one workload
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ import argparse
 from typing import Any
 
 NAME = "demo"
+#: The demo's capture modes (watcher.devtools.demo_capture.MODES; repeated so that --help starts quickly).
+MODES = ("poll", "change_stream", "both")
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -18,8 +21,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         NAME, help="run the end-to-end demo on the embedded local Spanner",
         description="Start the embedded local Spanner, apply the migrations (the watcher's tables and the "
                     "Singers sample schema with its FARM_FINGERPRINT shard column and NULL_FILTERED index), backfill "
-                    "Singers, run writers while a DatabaseWatcher over all 37 shards stages every poll, run the "
-                    "Spark changelog job, and print what happened. Exit status 1 if a change was lost.")
+                    "Singers, run writers while a DatabaseWatcher over all 37 shards stages every poll (or a "
+                    "ChangeStreamWatcher, or both: --mode), run the Spark changelog job, and print what happened. "
+                    "Exit status 1 if a change was lost.")
     parser.add_argument("--seconds", type=float, default=20.0, help="how long the writers run (default 20)")
     parser.add_argument("--writers", type=int, default=4, help="writer threads (default 4)")
     parser.add_argument("--keys", type=int, default=2_000, help="distinct SingerIds written (default 2000; fewer keys, more updates)")
@@ -27,6 +31,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="folder for the local Spanner's data, the staging batches and the changelog warehouse "
                              "(default ./spanner-watcher-demo; replaced on the next run)")
     parser.add_argument("--seed", type=int, default=7, help="random seed for the generated rows (default 7)")
+    parser.add_argument("--mode", choices=MODES, default="poll",
+                        help="capture by polling (default), by the change stream SingersStream the demo creates, "
+                             "or both side by side on the same workload (versions, hard deletes, lag, changelog)")
     return parser
 
 
@@ -38,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
         if getattr(args, name) <= 0:
             raise CommandError(f"--{name} must be positive, got {getattr(args, name)}")
     try:
-        summary = run_demo(seconds=args.seconds, workdir=args.workdir, writers=args.writers, keys=args.keys, seed=args.seed)
+        summary = run_demo(seconds=args.seconds, workdir=args.workdir, writers=args.writers, keys=args.keys, seed=args.seed,
+                           mode=args.mode)
     except FileExistsError as exc:
         raise CommandError(str(exc)) from None
     return 0 if summary["keys_missing"] == 0 and summary["writer_errors"] == 0 else 1

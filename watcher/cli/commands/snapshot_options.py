@@ -14,11 +14,8 @@ import json
 import os
 import re
 from typing import Any
-from urllib.parse import unquote
 
 _RANGE = re.compile(r"^\s*(-?\d+)\s*\.\.\s*(-?\d+)\s*$")
-#: A URL's scheme, as Hadoop's Path takes it (two letters at least: "C:" stays a path).
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):")
 
 
 def shard_values(text: str) -> list[Any]:
@@ -71,28 +68,6 @@ def add_snapshot_arguments(parser: argparse.ArgumentParser) -> None:
     add_arguments(parser)
 
 
-def local_path(path: str) -> str | None:
-    """The driver-local path a folder argument names, in every form Hadoop takes; None for other file systems.
-
-    >>> [local_path(p) for p in ("/data/w", "data/w", "file:/data/w", "file:///data/w", "file://localhost/data/w")]
-    ['/data/w', 'data/w', '/data/w', '/data/w', '/data/w']
-    >>> local_path("gs://bucket/w") is None
-    True
-    """
-    match = _SCHEME.match(path)
-    if match is None:
-        return path
-    if match.group(1).lower() != "file":
-        return None
-    rest = path[match.end():]
-    if rest.startswith("//"):  # file://host/path: only the local host is this machine
-        host, _, tail = rest[2:].partition("/")
-        if host not in ("", "localhost"):
-            return None
-        rest = "/" + tail
-    return unquote(rest) or "/"
-
-
 def check_folder(flag: str, path: str, missing: str | None = None) -> None:
     """Refuse a local path that is a file (or, with ``missing`` as the hint, that is absent) before anything starts.
 
@@ -101,6 +76,7 @@ def check_folder(flag: str, path: str, missing: str | None = None) -> None:
     ...
     watcher.cli.main.CommandError: --staging /dev/null exists and is not a folder: name a folder (it is created when missing)
     """
+    from ...changelog.arrow_fs import local_path  # the one reading of Hadoop's URL forms
     from ..main import CommandError
 
     local = local_path(path)

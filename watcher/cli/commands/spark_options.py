@@ -1,4 +1,4 @@
-"""The Spark options of the Spark commands (changelog, backfill, reconcile, export): --master, --conf.
+"""The Spark options of the Spark commands (changelog, backfill, reconcile, export): --master, --remote, --conf.
 
 Example:
     >>> conf_pair("spark.executor.memory=2g")
@@ -29,19 +29,23 @@ def conf_pair(text: str) -> tuple[str, str]:
 
 
 def add_spark_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add ``--master`` and the repeatable ``--conf KEY=VALUE``."""
-    parser.add_argument("--master", default=None,
-                        help="Spark master, e.g. spark://host:7077 (default: Spark's own configuration -- "
-                             "spark-submit's --master, PYSPARK_SUBMIT_ARGS, spark-defaults.conf -- else local[*])")
+    """Add ``--master`` or ``--remote``, and the repeatable ``--conf KEY=VALUE``."""
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--master", default=None,
+                       help="Spark master, e.g. spark://host:7077 (default: Spark's own configuration -- "
+                            "spark-submit's --master, PYSPARK_SUBMIT_ARGS, spark-defaults.conf -- else local[*])")
+    where.add_argument("--remote", default=None, metavar="sc://HOST:PORT",
+                       help="run on a Spark Connect server instead of starting Spark here "
+                            "(default: SPARK_REMOTE when set and no --master is given)")
     parser.add_argument("--conf", type=conf_pair, action="append", default=[], metavar="KEY=VALUE",
                         help="a Spark setting, as spark-submit's --conf (repeatable)")
 
 
 def session(args: argparse.Namespace, app: str) -> Any:
-    """The Spark session for a command's ``--master`` and ``--conf``."""
+    """The Spark session for a command's ``--master`` / ``--remote`` and ``--conf``."""
     from ...changelog.session import get_session
 
-    return get_session(args.master, app, dict(args.conf))
+    return get_session(args.master, app, dict(args.conf), remote=getattr(args, "remote", None))
 
 
 @contextlib.contextmanager

@@ -5,8 +5,9 @@ Singers sample schema), checks it and the tables it names before anything is wri
 runs a :class:`~watcher.capture.database_watcher.DatabaseWatcher` for the polled tables, a
 :class:`~watcher.capture.helper_tables.history.HistoryWatcher` per ``[[history]]`` entry and a
 :class:`~watcher.capture.helper_tables.change_sets.ChangeSetWatcher` per ``[[change_sets]]`` entry
-(together a :class:`~watcher.capture.group.WatcherGroup`), whose polls are staged as durable
-batch files (:class:`~watcher.staging.sink.StagingSink`) before each checkpoint moves. Progress
+and a :class:`~watcher.capture.change_streams.watcher.ChangeStreamWatcher` per ``[[change_streams]]``
+entry (together a :class:`~watcher.capture.group.WatcherGroup`), whose polls and stream batches are
+staged as durable batch files (:class:`~watcher.staging.sink.StagingSink`) before each checkpoint moves. Progress
 (changes staged, lag, per table) is shown live on a terminal, as a line every few seconds
 otherwise. Stops cleanly on Ctrl-C, SIGTERM or after ``--duration`` seconds.
 
@@ -166,10 +167,10 @@ def _captured_elsewhere(database: Any, cfg: Any) -> list[str]:
     """Tables another capture mode of the configuration takes (so polling leaves them out, also later)."""
     from ..config_modes import captured_elsewhere
 
-    if not (cfg.history or cfg.change_sets):
+    if not (cfg.history or cfg.change_sets or cfg.change_streams):
         return []
     return captured_elsewhere(cfg.history, cfg.change_sets,
-                              [t for w in _change_set_watchers(database, cfg) for t in w.tables()])
+                              [t for w in _change_set_watchers(database, cfg) for t in w.tables()], cfg.change_streams)
 
 
 def _change_set_watchers(database: Any, cfg: Any) -> list[Any]:
@@ -211,7 +212,42 @@ def build_mode_watchers(database: Any, cfg: Any) -> list[Any]:
         except (SchemaError, ConfigurationError) as exc:
             raise cfg.error(f"{c.key}.tables", f"{exc} in {database.name}") from None
         watchers.append(w)
+    return watchers + build_stream_watchers(database, cfg)
+
+
+def build_stream_watchers(database: Any, cfg: Any) -> list[Any]:
+    """A ChangeStreamWatcher per ``[[change_streams]]`` entry (not started), each stream checked to
+    exist; errors name the configuration key."""
+    from ...capture.change_streams.spanner_progress import SpannerProgressStore
+    from ...capture.change_streams.stream_info import describe_stream
+    from ...capture.change_streams.watcher import ChangeStreamWatcher
+    from ...errors import ChangeStreamNotFoundError
+
+    # The library's own bookkeeping (checkpoints, every stream's progress) is never staged as data.
+    own = [cfg.checkpoint_table, *(s.progress_table for s in cfg.change_streams)]
+    watchers = []
+    for s in cfg.change_streams:
+        try:
+            describe_stream(database, s.stream)
+        except ChangeStreamNotFoundError as exc:
+            raise cfg.error(f"{s.key}.stream", f"{exc} (create it with `spanner-watcher ddl change-stream "
+                                               f"{s.stream} --table TABLE`, then apply the statement)") from None
+        watchers.append(ChangeStreamWatcher(
+            database, s.stream, heartbeat=s.heartbeat, start=s.start, max_concurrent_partitions=s.max_concurrent_partitions,
+            progress=SpannerProgressStore(database, table=s.progress_table), watcher_id=s.watcher_id, ignore_tables=own))
     return watchers
+
+
+def start_watching(watcher: Watcher, cfg: Any) -> None:
+    """Start ``watcher``; a stream start outside its retention is a configuration error naming the key."""
+    from ...errors import ChangeStreamRetentionError
+
+    try:
+        watcher.start()
+    except ChangeStreamRetentionError as exc:
+        key = next((s.key for s in cfg.change_streams if s.stream.casefold() == str(exc.stream).casefold()),
+                   "change_streams")
+        raise cfg.error(f"{key}.start", str(exc)) from None
 
 
 def build_watcher(database: Any, cfg: Any, tables: list[str]) -> Watcher:
@@ -277,14 +313,21 @@ class _Progress:
         self.batches = 0
 
     def on_batch(self, changes: list[Any]) -> None:
+        self.count(changes[0].table, len(changes))
+
+    def on_stream_batch(self, watcher: Any) -> Any:
+        """A batch callback counting a change stream watcher's changes under its stream's name (its stats' ``table``)."""
+        return lambda changes: self.count(watcher.name, len(changes))
+
+    def count(self, name: str, n: int) -> None:
         with self.lock:
-            self.staged[changes[0].table] = self.staged.get(changes[0].table, 0) + len(changes)
+            self.staged[name] = self.staged.get(name, 0) + n
             self.batches += 1
 
     def rows(self, watcher: Watcher) -> list[tuple[str, int, int, str, str]]:
         out = []
         for stats in watcher.poll_stats():
-            lag = stats["lag_seconds"]
+            lag = stats.get("lag_seconds")
             out.append((stats["table"], self.staged.get(stats["table"], 0), stats["polls"],
                         f"{lag:.1f} s" if lag is not None else "-", stats["state"]))
         return out
@@ -366,16 +409,21 @@ def run(args: argparse.Namespace) -> int:
             watcher = WatcherGroup(members) if len(members) > 1 else members[0]
             sink = StagingSink(staging, watcher_id=cfg.watcher_id)
             sink.attach(watcher)
-            watcher.add_batch_callback(progress.on_batch)
+            streams = modes[len(modes) - len(cfg.change_streams):]
+            for member in members:
+                member.add_batch_callback(progress.on_stream_batch(member) if member in streams
+                                          else progress.on_batch)
             watched = [*infos, *(f"{h.table} (history)" for h in cfg.history),
-                       *(f"{i.table} (change sets)" for w in modes[len(cfg.history):] for i in w.table_infos())]
+                       *(f"{i.table} (change sets)" for w in modes[len(cfg.history):len(modes) - len(streams)]
+                         for i in w.table_infos()),
+                       *(f"change stream {s.stream}" for s in cfg.change_streams)]
             print(f"watching {', '.join(watched)} in {target.describe()}; staging to {staging}"
                   f"{'' if args.duration else '; press Ctrl-C to stop'}", flush=True)
             if isinstance(metrics, MetricsServer):
                 metrics.watcher = watcher
                 print(f"metrics at {metrics.url}/metrics, health at {metrics.url}/healthz", flush=True)
             try:
-                watcher.start()
+                start_watching(watcher, cfg)
                 deadline = time.monotonic() + args.duration if args.duration else None
                 elapsed = _run_until(watcher, stop, deadline, progress, staging, args.quiet)
             finally:

@@ -1,0 +1,219 @@
+"""Files through pyarrow's filesystem layer, for sessions whose driver has no JVM (Spark Connect).
+
+A Connect client cannot reach Hadoop's FileSystem API, so the job's small files (manifests,
+the processed log, completeness markers, quarantine reports) and its listings go through
+``pyarrow.fs`` instead, which reaches the same storage as the Spark server for local paths
+and ``file:`` URLs (same machine or a shared mount), ``hdfs://`` (with libhdfs), ``gs://`` and
+``s3://``/``s3a://`` (with the user's credentials). :class:`ArrowFS` has the methods of
+:class:`.fs.HadoopFS`, and hands out URIs Spark reads (``file:/abs/path`` for local files, as
+Hadoop qualifies them; other URLs keep the scheme the user gave, e.g. ``s3a://``).
+
+Guarantees: on a local (or mounted) filesystem a small file is written to a temporary name
+and linked into place, so it appears whole and never replaces another (as Hadoop's rename);
+on object stores, which have no atomic no-overwrite rename, :meth:`ArrowFS.write_text` and
+:meth:`ArrowFS.create_exclusive` check and then write, which is safe for one job at a time.
+
+Example:
+    >>> local_path("file:///data/w"), local_path("file:/data/w"), local_path("gs://b/w") is None
+    ('/data/w', '/data/w', True)
+    >>> arrow_uri("s3a://bucket/w")
+    's3://bucket/w'
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import uuid
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import unquote
+
+from .fs import FileEntry, RootedFolder
+
+#: A URL's scheme as Hadoop's Path takes it (two letters at least: "C:" stays a path).
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):")
+#: Hadoop's names of a scheme -> pyarrow's.
+ARROW_SCHEMES = {"s3a": "s3", "s3n": "s3", "gcs": "gs"}
+_GLOB_CHARS = re.compile(r"[*?\[]")
+
+
+def local_path(path: str) -> str | None:
+    """The driver-local path a folder names, in every form Hadoop takes; None for other file systems.
+
+    >>> [local_path(p) for p in ("/data/w", "data/w", "file:/data/w", "file:///data/w", "file://localhost/data/w")]
+    ['/data/w', 'data/w', '/data/w', '/data/w', '/data/w']
+    """
+    match = _SCHEME.match(path)
+    if match is None:
+        return path
+    if match.group(1).lower() != "file":
+        return None
+    rest = path[match.end():]
+    if rest.startswith("//"):  # file://host/path: only the local host is this machine
+        host, _, tail = rest[2:].partition("/")
+        if host not in ("", "localhost"):
+            return None
+        rest = "/" + tail
+    return unquote(rest) or "/"
+
+
+def arrow_uri(uri: str) -> str:
+    """``uri`` with the scheme pyarrow knows it by (``s3a://`` -> ``s3://``)."""
+    match = _SCHEME.match(uri)
+    if match and match.group(1).lower() in ARROW_SCHEMES:
+        return ARROW_SCHEMES[match.group(1).lower()] + uri[match.end(1):]
+    return uri
+
+
+class ArrowFS(RootedFolder):
+    """A folder (``root``) on any filesystem pyarrow reaches; relative paths are taken under it."""
+
+    def __init__(self, root: str) -> None:
+        import pyarrow.fs as pafs
+
+        self._pafs = pafs
+        local = local_path(str(root))
+        if local is not None:
+            self._fs: Any = pafs.LocalFileSystem()
+            self._base = os.path.abspath(local).rstrip("/") or "/"
+            self.root = f"file:{self._base}"
+        else:
+            self._fs, base = pafs.FileSystem.from_uri(arrow_uri(str(root)))
+            self._base = base.rstrip("/")
+            self.root = str(root).rstrip("/")
+
+    def _path(self, relative: str) -> str:
+        """The pyarrow path of ``relative`` (or of a URI under the root)."""
+        if "://" in relative or relative.startswith("file:"):
+            if relative.startswith(self.root + "/") or relative == self.root:
+                relative = relative[len(self.root):]
+            else:
+                local = local_path(relative)
+                return os.path.abspath(local) if local is not None else self._pafs.FileSystem.from_uri(arrow_uri(relative))[1]
+        return f"{self._base}/{relative.lstrip('/')}".rstrip("/")
+
+    def _to_uri(self, path: str) -> str:
+        return self.root + path[len(self._base):] if path.startswith(self._base) else path
+
+    def _info(self, path: str) -> Any:
+        return self._fs.get_file_info(path)
+
+    def exists(self, relative: str) -> bool:
+        return self._exists(self._path(relative))
+
+    def _exists(self, path: str) -> bool:
+        return bool(self._info(path).type != self._pafs.FileType.NotFound)
+
+    def _match(self, pattern: str) -> list[Any]:
+        """FileInfos of the paths matching a glob (``*``, ``?``, ``[...]`` within one path segment)."""
+        found = [self._base]
+        for segment in pattern.strip("/").split("/"):
+            nxt: list[str] = []
+            for folder in found:
+                if not _GLOB_CHARS.search(segment):
+                    nxt.append(f"{folder}/{segment}")
+                    continue
+                info = self._info(folder)
+                if info.type != self._pafs.FileType.Directory:
+                    continue
+                listed = self._fs.get_file_info(self._pafs.FileSelector(folder, recursive=False))
+                nxt += [i.path for i in listed if fnmatch.fnmatchcase(i.base_name, segment)]
+            found = nxt
+        infos = self._fs.get_file_info(found) if found else []
+        return [i for i in infos if i.type != self._pafs.FileType.NotFound]
+
+    def glob(self, pattern: str, keep: Callable[[str], bool] | None = None) -> list[FileEntry]:
+        """Files matching a glob under the root, hidden (``.``/``_``) names left out, sorted by URI."""
+        entries = []
+        for info in self._match(pattern):
+            uri = self._to_uri(info.path)
+            if info.base_name.startswith((".", "_")) or (keep is not None and not keep(uri)):
+                continue
+            if info.type == self._pafs.FileType.File:
+                modified = info.mtime_ns // 1_000_000 if info.mtime_ns is not None else 0
+                entries.append(FileEntry(uri, int(info.size or 0), int(modified)))
+        return sorted(entries, key=lambda e: e.uri)
+
+    def glob_dirs(self, pattern: str) -> list[str]:
+        """URIs of the folders matching a glob under the root, sorted."""
+        return sorted(self._to_uri(i.path) for i in self._match(pattern) if i.type == self._pafs.FileType.Directory)
+
+    def list_names(self, relative: str) -> list[str]:
+        """Names of the entries of a folder ([] when it does not exist)."""
+        path = self._path(relative)
+        if self._info(path).type != self._pafs.FileType.Directory:
+            return []
+        return sorted(i.base_name for i in self._fs.get_file_info(self._pafs.FileSelector(path, recursive=False)))
+
+    def read_text(self, relative: str) -> str:
+        with self._fs.open_input_stream(self._path(relative)) as stream:
+            return bytes(stream.read()).decode("utf-8")
+
+    def write_text(self, relative: str, text: str, *, overwrite: bool = False) -> bool:
+        """Write a small file whole (temp file, then into place); False when it exists and not ``overwrite``."""
+        final = self._path(relative)
+        if self._exists(final) and not overwrite:
+            return False
+        parent = final.rsplit("/", 1)[0]
+        self._fs.create_dir(parent, recursive=True)
+        temp = f"{parent}/.{final.rsplit('/', 1)[1]}.{uuid.uuid4().hex}.tmp"
+        with self._fs.open_output_stream(temp) as stream:
+            stream.write(text.encode("utf-8"))
+        if isinstance(self._fs, self._pafs.LocalFileSystem):
+            if overwrite:
+                os.replace(temp, final)
+                return True
+            try:
+                os.link(temp, final)  # atomic, and never replaces a file another writer put there
+            except FileExistsError:
+                return False
+            finally:
+                os.unlink(temp)
+            return True
+        if overwrite and self._exists(final):
+            self._fs.delete_file(final)
+        self._fs.move(temp, final)
+        return True
+
+    def create_exclusive(self, relative: str) -> bool:
+        """Create an empty file; False when it already exists (claims a name once)."""
+        path = self._path(relative)
+        self._fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
+        if isinstance(self._fs, self._pafs.LocalFileSystem):
+            try:
+                os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+            except FileExistsError:
+                return False
+            return True
+        if self._exists(path):
+            return False
+        with self._fs.open_output_stream(path):
+            pass
+        return True
+
+    def move(self, source_uri: str, relative: str) -> str:
+        """Move a file (possibly from another filesystem) to ``relative``; returns its new URI."""
+        target = self._path(relative)
+        self._fs.create_dir(target.rsplit("/", 1)[0], recursive=True)
+        if source_uri.startswith(self.root + "/") or local_path(source_uri) is not None and self.is_local:
+            self._fs.move(self._path(source_uri), target)
+        else:
+            source_fs, source = self._pafs.FileSystem.from_uri(arrow_uri(source_uri))
+            self._pafs.copy_files(source, target, source_filesystem=source_fs, destination_filesystem=self._fs)
+            source_fs.delete_file(source)
+        return self._to_uri(target)
+
+    def delete(self, relative: str, *, recursive: bool = True) -> bool:
+        path = self._path(relative)
+        info = self._info(path)
+        if info.type == self._pafs.FileType.NotFound:
+            return False
+        if info.type == self._pafs.FileType.Directory:
+            if not recursive and self._fs.get_file_info(self._pafs.FileSelector(path, recursive=False)):
+                return False
+            self._fs.delete_dir(path)
+        else:
+            self._fs.delete_file(path)
+        return True

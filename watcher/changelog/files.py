@@ -1,0 +1,58 @@
+"""The filesystem of a job's folders: Hadoop's through the JVM, or pyarrow's under Spark Connect.
+
+Every job reaches its staging folder and warehouse through :func:`open_fs`, which gives a
+:class:`FileStore`: :class:`.fs.HadoopFS` on a classic session (the driver's JVM reaches every
+filesystem Spark is configured for), :class:`.arrow_fs.ArrowFS` on a Spark Connect session
+(the driver has no JVM; pyarrow reaches the same storage).
+
+Example:
+    >>> fs = open_fs(spark, "/data/warehouse")          # doctest: +SKIP
+    >>> fs.write_text("_state/x.json", "{}")            # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from .arrow_fs import ArrowFS
+from .connect import is_connect
+from .fs import FileEntry, HadoopFS
+
+__all__ = ["FileEntry", "FileStore", "open_fs"]
+
+
+class FileStore(Protocol):
+    """A folder (``root``) of a filesystem; relative paths are taken under it. Not thread-safe."""
+
+    root: str
+
+    @property
+    def is_local(self) -> bool: ...
+
+    def uri(self, relative: str = "") -> str: ...
+
+    def exists(self, relative: str) -> bool: ...
+
+    def glob(self, pattern: str, keep: Callable[[str], bool] | None = None) -> list[FileEntry]: ...
+
+    def glob_dirs(self, pattern: str) -> list[str]: ...
+
+    def list_names(self, relative: str) -> list[str]: ...
+
+    def read_text(self, relative: str) -> str: ...
+
+    def write_text(self, relative: str, text: str, *, overwrite: bool = False) -> bool: ...
+
+    def create_exclusive(self, relative: str) -> bool: ...
+
+    def move(self, source_uri: str, relative: str) -> str: ...
+
+    def delete(self, relative: str, *, recursive: bool = True) -> bool: ...
+
+
+def open_fs(spark: Any, root: str) -> FileStore:
+    """The folder ``root`` (a path or any URL Spark takes) for jobs on ``spark``."""
+    if is_connect(spark):
+        return ArrowFS(root)
+    return HadoopFS(spark, root)
