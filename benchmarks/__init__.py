@@ -42,6 +42,7 @@ SUITES: dict[str, tuple[str, ...]] = {
     ),
     "changelog": (
         "benchmarks.changelog_job",
+        "benchmarks.changelog_job_10m",
     ),
     "ddl": (
         "benchmarks.ddl_index_poll",

@@ -52,6 +52,10 @@ STREAM_ORDER_SQL = ("CASE WHEN server_transaction_id IS NOT NULL THEN "
                     "concat(lpad(_stream_record_sequence, 24, '0'), ':', lpad(cast(_mod_index AS string), 12, '0')) END")
 
 
+#: The columns the wide rows are partitioned by (the per-key window's), which the groups are joined back on.
+_KEY = ("table_name", "keys")
+
+
 def transaction_group_sql(keys: tuple[tuple[str, str], ...] = GROUP_KEYS) -> str:
     """SQL: a changelog row's ``transaction_group`` (:data:`GROUP_KEYS` as one CASE expression)."""
     return "CASE " + " ".join(f"WHEN {cond} THEN {group}" for cond, group in keys) + " END"
@@ -60,9 +64,10 @@ def transaction_group_sql(keys: tuple[tuple[str, str], ...] = GROUP_KEYS) -> str
 def add_grouping(changes: Any, existing: Any | None = None) -> Any:
     """``changes`` with record_sequence and number_of_records_in_group (they carry transaction_group).
 
-    The groups are computed on a slim frame (group, table, key) and joined back on the change_id,
-    so that the wide rows need not be shuffled by group: when ``changes`` are still partitioned
-    by key (the job's per-key window) and ``spark.sql.requireAllClusterKeysForCoPartition`` is
+    The groups are computed on a slim frame (table, key, change_id, group) and joined back on
+    (table, key, change_id) by hash, so that the wide rows need not be shuffled by group, nor
+    shuffled and sorted again for the join: when ``changes`` are still partitioned by key or
+    table (the job's per-key window) and ``spark.sql.requireAllClusterKeysForCoPartition`` is
     false, only the slim frame moves.
 
     Args:
@@ -79,7 +84,7 @@ def add_grouping(changes: Any, existing: Any | None = None) -> Any:
     # tells them apart when the groups are joined back.
     order = (F.expr(STREAM_ORDER_SQL), "table_name", "keys", "version_seq")
     in_run = (F.row_number().over(by_group.orderBy(*order)) - 1, F.count(F.lit(1)).over(by_group))
-    slim = ("change_id", "transaction_group")
+    slim = (*_KEY, "change_id", "transaction_group")
     if existing is None:
         groups = changes.select(*slim, in_run[0].alias("record_sequence"), in_run[1].alias("number_of_records_in_group"))
     else:
@@ -87,8 +92,12 @@ def add_grouping(changes: Any, existing: Any | None = None) -> Any:
                   .agg((F.max("record_sequence") + 1).alias("_offset"), F.count(F.lit(1)).alias("_count_before")))
         groups = (changes.select(*slim, in_run[0].alias("_seq_in_run"), in_run[1].alias("_count_in_run"))
                   .join(F.broadcast(before), "transaction_group", "left")
-                  .select("change_id",
+                  .select(*_KEY, "change_id",
                           (F.col("_seq_in_run") + F.coalesce("_offset", F.lit(0))).alias("record_sequence"),
                           (F.col("_count_in_run") + F.coalesce("_count_before", F.lit(0)))
                           .alias("number_of_records_in_group")))
-    return changes.join(groups.select("change_id", "record_sequence", "number_of_records_in_group"), ["change_id"])
+    # Joined back on the key too, and by hash: the wide rows stay where the per-key window put them
+    # (partitioned by table and key, spark.sql.requireAllClusterKeysForCoPartition false), neither
+    # shuffled nor sorted again; only the slim groups move to them.
+    back = groups.select(*_KEY, "change_id", "record_sequence", "number_of_records_in_group").hint("shuffle_hash")
+    return changes.join(back, [*_KEY, "change_id"])

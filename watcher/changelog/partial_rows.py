@@ -9,14 +9,18 @@ latest full row (NEW_ROW, a DELETE, or the current state) with every partial row
 applied in turn, a later value of a column replacing an earlier one. A partial row with no
 full row before it keeps the columns it has.
 
-How, in Spark SQL over the sorted per-key rows: a running window keeps the latest full row
-and its position, and lists the partial rows with their positions (only partial rows are
-listed, so keys without any cost an empty list); a partial row's JSON is then the fold of
-the partial rows after that position over the full row's ``"column":value`` entries
-(:data:`watcher.changelog.old_values.ENTRY_PATTERN`), joined back into an object.
+How, in Spark SQL over the sorted per-key rows, inside the per-key window's one Window operator
+(:func:`window_columns`; a second operator would buffer and copy every wide row once more): a
+window over the rows *before* each row keeps the latest full row and its position, and lists
+the partial rows with their positions (only partial rows are listed, so keys without any cost an
+empty list). A partial row's JSON is then the fold of the listed partial rows after that
+position, and its own, over the full row's ``"column":value`` entries
+(:data:`watcher.changelog.old_values.ENTRY_PATTERN`), joined back into an object; the previous
+row's JSON, when that row is partial, is the same fold without the row's own entries
+(:func:`filled_sql`).
 
 Example:
-    >>> "aggregate" in filled_json_sql()
+    >>> all("aggregate" in sql for sql in filled_sql())
     True
 """
 
@@ -56,34 +60,44 @@ def position_sql(order: Sequence[str]) -> str:
     return "struct(" + ", ".join(f"coalesce({c}, {_NULL_AS[c]}) AS {c}" for c in order) + ")"
 
 
-def filled_json_sql(partial: str = "_partial", row_json: str = "_json", full: str = "_full_json",
-                    part: str = "j") -> str:
-    """SQL: the row's JSON, a partial row's filled from ``full``/``_full_pos``/``_parts`` (:func:`fill`);
-    ``part`` names the field of ``_parts`` that holds the partial rows' texts of ``row_json``."""
-    later = "filter(_parts, x -> _full_pos IS NULL OR x.p > _full_pos)"
-    folded = f"aggregate({later}, {_entries(f'coalesce({full}, {sql_literal(chr(123) + chr(125))})')}, " \
-             f"(acc, x) -> {_merge('acc', f'x.{part}')})"
-    return f"CASE WHEN {partial} THEN concat('{{', array_join({folded}, ','), '}}') ELSE {row_json} END"
+#: The window columns :func:`filled_sql` reads (the job drops them once the rows are filled;
+#: ``_prev_partial`` it keeps a little longer, with its other scratch columns).
+HELPERS = ("_before_full_json", "_before_full_types", "_before_full_pos", "_before_parts", "_prev_partial")
 
 
-def fill(rows: Any, window: Any, order: Sequence[str]) -> Any:
-    """``rows`` (sorted per key in ``window``'s order, named by ``order``) with partial rows' ``_json``
-    filled, and their ``_types_json`` alike (so that a filled row names the type of every column it holds)."""
+def _fold(own: str | None, full: str = "_before_full_json", part: str = "j") -> str:
+    """SQL: the filled JSON from the rows before (``own``: the row's own partial JSON, or None;
+    ``full`` the latest full row's text, ``part`` the field of ``_before_parts`` to fold)."""
+    later = f"transform(filter(_before_parts, x -> _before_full_pos IS NULL OR x.p > _before_full_pos), x -> x.{part})"
+    if own is not None:
+        later = f"concat({later}, array({own}))"
+    start = _entries(f"coalesce({full}, {sql_literal(chr(123) + chr(125))})")
+    return f"concat('{{', array_join(aggregate({later}, {start}, (acc, j) -> {_merge('acc', 'j')}), ','), '}}')"
+
+
+def filled_sql(row_json: str = "_json", row_types: str = "_types_json") -> tuple[str, str, str]:
+    """SQL: the row's JSON, its types (so that a filled row names the type of every column it
+    holds) and the previous row's JSON (``_prev_json``), each filled when partial (:func:`window_columns`)."""
+    return (f"CASE WHEN _partial THEN {_fold(row_json)} ELSE {row_json} END",
+            f"CASE WHEN _partial THEN {_fold(row_types, '_before_full_types', 't')} ELSE {row_types} END",
+            f"CASE WHEN _prev_partial THEN {_fold(None)} ELSE _prev_json END")
+
+
+def window_columns(window: Any, order: Sequence[str]) -> list[Any]:
+    """The window columns :func:`filled_sql` needs, over ``window`` (sorted per key, named by ``order``):
+    what the rows before each row hold (its latest full row, and the partial rows), and whether
+    the previous row is partial. They share the window's Window operator with its other columns."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    running = window.rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    before = window.rowsBetween(Window.unboundedPreceding, -1)
     pos = position_sql(order)
-    helpers = {
-        "_full_json": F.expr("CASE WHEN NOT _partial THEN _json END"),
-        "_full_types": F.expr("CASE WHEN NOT _partial THEN _types_json END"),
-        "_full_pos": F.expr(f"CASE WHEN NOT _partial THEN {pos} END"),
-    }
-    parts = f"CASE WHEN _partial THEN struct({pos} AS p, _json AS j, _types_json AS t) END"
-    rows = rows.select(
-        "*", *[F.last(column, ignorenulls=True).over(running).alias(name) for name, column in helpers.items()],
-        F.collect_list(F.expr(parts)).over(running).alias("_parts"))
-    return (rows.withColumns({"_json": F.expr(filled_json_sql()),
-                              "_types_json": F.expr(filled_json_sql(row_json="_types_json", full="_full_types",
-                                                                    part="t"))})
-            .drop("_full_json", "_full_types", "_full_pos", "_parts"))
+    return [F.last(F.expr("CASE WHEN NOT _partial THEN _json END"), ignorenulls=True).over(before)
+            .alias("_before_full_json"),
+            F.last(F.expr("CASE WHEN NOT _partial THEN _types_json END"), ignorenulls=True).over(before)
+            .alias("_before_full_types"),
+            F.last(F.expr(f"CASE WHEN NOT _partial THEN {pos} END"), ignorenulls=True).over(before)
+            .alias("_before_full_pos"),
+            F.collect_list(F.expr(f"CASE WHEN _partial THEN struct({pos} AS p, _json AS j, _types_json AS t) END"))
+            .over(before).alias("_before_parts"),
+            F.lag("_partial").over(window).alias("_prev_partial")]

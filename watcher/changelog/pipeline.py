@@ -144,7 +144,7 @@ def key_window(with_state: bool = True) -> Any:
 #: Window helper columns that the outputs do not need (dropped before the rows are kept).
 _SCRATCH = ("_soft_deleted", "_prev_ts", "_prev_version", "_state_version", "_max_pos", "_partial", "_rank", "_prev_deleted", "_prev_json", "_prev_vals", "_vals", "_types", "_entries",
             "_entries_ok", "_prev_entries", "_prev_entries_ok", "_fast", "_names", "_columns", "_prev_columns",
-            "_state_ts", "_has_new", "_prev_src",
+            "_state_ts", "_has_new", "_prev_src", "_prev_partial",
             "_complete_ts", "in_mod_type", "state_change_id", "state_mod_type")
 
 
@@ -180,11 +180,13 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
         names = ", ".join(classify.sql_literal(t) for t in sorted(prune))
         has_new = F.max("_src").over(whole_key) == 1
         rows = rows.withColumn("_has_new", has_new).where(f"_has_new OR NOT table_name IN ({names})")
-    rows = partial_rows.fill(rows, w, key_order(state is not None))
     rows = (rows
             .withColumn("_entries", F.expr(entries_sql("_json")))
             .withColumns({"_entries_ok": F.expr(entries_ok_sql("_entries", "_json")),
                           "_columns": F.expr(trusted_names_sql(column_names_sql("_entries")))}))
+    # Partial rows are filled in the same Window operator (partial_rows): the lags above see the
+    # rows as staged, and a partial row's (or a partial previous row's) JSON, entries and names
+    # are replaced right after, before anything reads them.
     rows = rows.select(
         "*", F.lag("commit_timestamp").over(w).alias("_prev_ts"), F.lag("version_seq").over(w).alias("_prev_version"),
         F.lag("_row_deleted").over(w).alias("_prev_deleted"),
@@ -192,7 +194,22 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
         F.lag("_entries_ok").over(w).alias("_prev_entries_ok"), F.lag("_columns").over(w).alias("_prev_columns"),
         F.lag("_src").over(w).alias("_prev_src"),
         state_ts.alias("_state_ts"), state_version.alias("_state_version"),
-        F.max(F.struct("commit_timestamp", F.coalesce("version_seq", F.lit(-1)))).over(whole_key).alias("_max_pos"))
+        F.max(F.struct("commit_timestamp", F.coalesce("version_seq", F.lit(-1)))).over(whole_key).alias("_max_pos"),
+        *partial_rows.window_columns(w, key_order(state is not None)))
+    filled, filled_types, prev_filled = partial_rows.filled_sql()
+    rows = (rows.withColumns({"_json": F.expr(filled), "_types_json": F.expr(filled_types),
+                              "_prev_json": F.expr(prev_filled)})
+            .drop(*partial_rows.HELPERS[:-1]))
+    refilled = {}
+    for flag, prefix in (("_partial", ""), ("_prev_partial", "_prev")):
+        entries = f"{prefix}_entries"
+        refilled[entries] = F.expr(f"CASE WHEN {flag} THEN {entries_sql(f'{prefix}_json')} ELSE {entries} END")
+    rows = rows.withColumns(refilled)
+    rows = rows.withColumns({
+        f"{prefix}{name}": F.expr(f"CASE WHEN {flag} THEN {sql} ELSE {prefix}{name} END")
+        for flag, prefix in (("_partial", ""), ("_prev_partial", "_prev"))
+        for name, sql in (("_entries_ok", entries_ok_sql(f"{prefix}_entries", f"{prefix}_json")),
+                          ("_columns", trusted_names_sql(column_names_sql(f"{prefix}_entries"))))})
     # Columns are added in dependency layers, several per call: each call makes Spark analyse the
     # whole plan again, which an incremental run would feel.
     rows = (rows
