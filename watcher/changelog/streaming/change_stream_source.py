@@ -12,9 +12,13 @@ the segments of the micro-batch ending there):
   to find the child partitions). Without a wanted data change record in the window the offset
   stays (no micro-batch), unless the window has grown past :data:`IDLE_ADVANCE`: then an empty
   micro-batch moves it, so an idle stream's offset never falls out of the retention period.
-* **partitions** (driver): one Spark partition per segment (partition, from, R'), so reading
-  scales with the stream's partitions; **read** (executors, :mod:`.stream_reader`) runs each
-  segment's bounded query and emits its data change records as staging records.
+* **partitions** (driver): the segments (partition, from, R') of the window, as planned by the
+  latestOffset that made the end offset (kept in memory), or planned again from the two offsets
+  (after a restart: the past partition tree does not change). One Spark partition per segment,
+  so reading scales with the stream's partitions, up to ``max_partitions`` (consecutive segments
+  share one beyond that: partition churn can leave hundreds of short segments in one window);
+  **read** (executors, :mod:`.stream_reader`) runs each segment's bounded query and emits its
+  data change records as staging records.
 
 The read function includes ``end_timestamp`` (records with commit timestamp <= R, as Spanner's
 documentation says and the embedded server does), so a record at exactly R belongs to the
@@ -25,6 +29,7 @@ so a micro-batch read again after a failure gives the same rows (within the rete
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -39,9 +44,9 @@ from . import stream_reader
 from .options import StreamOptions
 from .partition_reader import database
 from .snapshots import StrongSnapshot
-from .stream_offsets import StreamOffset, after, before
+from .stream_offsets import Segment, StreamOffset, after, before
 from .stream_plan import PartitionRead, plan
-from .stream_reader import SegmentPartition
+from .stream_reader import SegmentPartition, SegmentRead
 
 #: An idle stream's offset moves (by an empty micro-batch) once its window is this long.
 IDLE_ADVANCE = dt.timedelta(minutes=10)
@@ -54,9 +59,11 @@ class ChangeStreamReader(DataSourceStreamReader):
         assert options.change_stream is not None, "change-stream mode needs option change_stream"
         self.options = options
         self._info: StreamInfo | None = None  # described on first use (the driver only)
+        #: (start, end) offset JSON -> the segments latestOffset planned between them (the driver only).
+        self._planned: dict[tuple[str, str], tuple[Segment, ...]] = {}
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"options": self.options, "_info": None}
+        return {"options": self.options, "_info": None, "_planned": {}}
 
     # -- driver side -------------------------------------------------------------------------
 
@@ -89,10 +96,12 @@ class ChangeStreamReader(DataSourceStreamReader):
             pass
         if read_ts <= begin.read_timestamp:
             return start
-        end, found = plan(begin, read_ts, self._read_partition)
+        end, segments, found = plan(begin, read_ts, self._read_partition)
         if not found and read_ts - begin.read_timestamp < IDLE_ADVANCE:
             return start  # nothing to read: no micro-batch (the next plan walks the window again)
-        return end.to_json()
+        doc = end.to_json()
+        self._planned = {_key(start, doc): segments}  # only the latest: Spark asks for it next
+        return doc
 
     def _read_partition(self, token: str, start: Any, end: Any) -> PartitionRead:
         """One partition over the window, on the driver: its child_partitions records, its wanted records counted."""
@@ -108,10 +117,13 @@ class ChangeStreamReader(DataSourceStreamReader):
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[SegmentPartition]:
         finish = StreamOffset.from_json(end)
+        segments = self._planned.get(_key(start, end))
+        if segments is None:  # a micro-batch of a checkpoint (a restart): the same window, planned again
+            segments = plan(StreamOffset.from_json(start), finish.read_timestamp, self._read_partition)[1]
+        reads = [SegmentRead(i, s.token, timestamp_text(s.start)) for i, s in enumerate(segments)]
         at = timestamp_text(finish.read_timestamp)
-        return [SegmentPartition(self.options.location, self._stream(), at, i, s.token, timestamp_text(s.start),
-                                 self.options.watcher_id, self.options.tables)
-                for i, s in enumerate(finish.segments)]
+        return [SegmentPartition(self.options.location, self._stream(), at, tuple(group), self.options.watcher_id,
+                                 self.options.tables) for group in _groups(reads, self.options.max_partitions)]
 
     # -- executor side -----------------------------------------------------------------------
 
@@ -120,3 +132,23 @@ class ChangeStreamReader(DataSourceStreamReader):
 
     def commit(self, end: dict[str, Any]) -> None:
         """Nothing to release: the offsets live in Spark's checkpoint, not in Spanner."""
+
+
+def _key(start: dict[str, Any], end: dict[str, Any]) -> tuple[str, str]:
+    return json.dumps(start, sort_keys=True), json.dumps(end, sort_keys=True)
+
+
+def _groups(reads: list[SegmentRead], most: int) -> list[list[SegmentRead]]:
+    """``reads`` cut into at most ``most`` runs of consecutive segments, as even as can be.
+
+    >>> [len(g) for g in _groups([SegmentRead(i, "t", "s") for i in range(7)], 3)]
+    [3, 2, 2]
+    """
+    count = min(len(reads), most)
+    size, extra = divmod(len(reads), count) if count else (0, 0)
+    out, at = [], 0
+    for i in range(count):
+        n = size + (1 if i < extra else 0)
+        out.append(reads[at:at + n])
+        at += n
+    return out

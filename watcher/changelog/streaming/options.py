@@ -22,6 +22,7 @@ or, in change-stream mode (:mod:`.change_stream_source`), the records of a chang
         .option("change_stream", "SingersStream")    # excludes the poll options (shards, limit, table_hint...)
         .option("start", "now")                      # or an RFC 3339 timestamp within the stream's retention
         .option("tables", "Singers,Albums")          # optional: only these tables' changes (default: all)
+        .option("max_partitions", "32")              # Spark partitions per micro-batch at most (segments grouped)
         .load()
 
 Example:
@@ -60,6 +61,8 @@ STARTS = ("earliest", "now")
 #: Options of polling only: change-stream mode (option ``change_stream``) refuses them.
 POLL_ONLY = ("commit_timestamp_column", "shard_column", "shards", "table_hint", "limit", "shards_per_partition")
 DEFAULT_SHARDS_PER_PARTITION = 4
+#: Change-stream mode: Spark partitions per micro-batch at most (one per partition segment up to it).
+DEFAULT_MAX_PARTITIONS = 32
 DEFAULT_WATCHER_ID = "spark-stream"
 _DATABASE_PATH = re.compile(r"^projects/([^/]+)/instances/([^/]+)/databases/([^/]+)$")
 
@@ -79,6 +82,7 @@ class StreamOptions:
     watcher_id: str = DEFAULT_WATCHER_ID
     start: str = "earliest"  # change-stream mode: "now" or RFC 3339 text
     change_stream: str | None = None  # set: change-stream mode (``tables``, when given, filters its records)
+    max_partitions: int = DEFAULT_MAX_PARTITIONS
 
     @staticmethod
     def parse(options: Mapping[str, str], environ: Mapping[str, str] | None = None) -> StreamOptions:
@@ -123,7 +127,8 @@ def _change_stream_options(get: Any, location: SpannerLocation) -> StreamOptions
             raise _error(f"in change-stream mode start must be now or an RFC 3339 timestamp within the stream's "
                          f"retention (e.g. 2024-05-01T10:00:00Z), got {start!r}") from None
     return StreamOptions(location, tables, watcher_id=get("watcher_id") or DEFAULT_WATCHER_ID, start=start,
-                         change_stream=stream)
+                         change_stream=stream,
+                         max_partitions=_positive(get, "max_partitions", DEFAULT_MAX_PARTITIONS) or 1)
 
 
 def _error(text: str) -> ConfigurationError:

@@ -1,12 +1,15 @@
-"""The offsets of change-stream mode: a read timestamp R, the partitions live after it, and the segments read.
+"""The offsets of change-stream mode: a read timestamp R and the partitions live after it.
 
 An offset says: every change committed up to ``read_timestamp`` (R, inclusive) is in this or
 an earlier micro-batch, and the stream goes on after R in the ``frontier`` partitions, each
-from its timestamp (R + 1 ns, or a later start of a child partition). An end offset also lists
-the ``segments`` its micro-batch reads: every partition live somewhere in (previous R, R], each
-from where it was (its frontier timestamp, or its start as a child) up to R. The reads of a
-micro-batch are therefore fixed by its end offset alone, and a micro-batch read again after a
-failure returns the same records (within the stream's retention period).
+from its timestamp (R + 1 ns, or a later start of a child partition). The ``segments`` a
+micro-batch reads (every partition live somewhere in (start R, end R], each from where it was
+up to the end R) follow from its two offsets (:mod:`.stream_plan`: the partition tree of a past
+window does not change), so a micro-batch read again after a failure returns the same records
+(within the stream's retention period). They are not stored in the offset: under partition
+churn a window holds hundreds of them, and Spark's offset log chokes on offsets of tens of
+kilobytes (a stack overflow in a regular expression of its stream thread); the frontier is
+as large as the stream's live partitions.
 
 Saved offsets carry a format version (:data:`FORMAT`) and the mode, so a checkpoint of the
 other mode is named as such instead of being misread.
@@ -15,10 +18,10 @@ Example:
     >>> import datetime as dt
     >>> from google.api_core.datetime_helpers import DatetimeWithNanoseconds as T
     >>> r = T(2024, 5, 1, tzinfo=dt.UTC)
-    >>> o = StreamOffset(r, {"a": after(r)}, (Segment("a", r),))
+    >>> o = StreamOffset(r, {"a": after(r)})
     >>> doc = o.to_json()
-    >>> doc["frontier"], doc["segments"]
-    ({'a': '2024-05-01T00:00:00.000000001Z'}, [['a', '2024-05-01T00:00:00.000000000Z']])
+    >>> doc["frontier"]
+    {'a': '2024-05-01T00:00:00.000000001Z'}
     >>> StreamOffset.from_json(doc) == o
     True
 """
@@ -54,7 +57,7 @@ def before(ts: Any) -> DatetimeWithNanoseconds:
 
 @dataclass(frozen=True)
 class Segment:
-    """Partition ``token`` read from ``start`` (inclusive) to the offset's read timestamp (inclusive)."""
+    """Partition ``token`` read from ``start`` (inclusive) to a micro-batch's end R (inclusive)."""
 
     token: str
     start: DatetimeWithNanoseconds
@@ -66,13 +69,11 @@ class StreamOffset:
 
     read_timestamp: DatetimeWithNanoseconds
     frontier: Mapping[str, DatetimeWithNanoseconds] = field(default_factory=dict)
-    segments: tuple[Segment, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The offset as Spark stores it (plain JSON values, in a stable order)."""
         return {"v": FORMAT, "mode": MODE, "read_ts": timestamp_text(self.read_timestamp),
-                "frontier": {t: timestamp_text(ts) for t, ts in sorted(self.frontier.items())},
-                "segments": [[s.token, timestamp_text(s.start)] for s in self.segments]}
+                "frontier": {t: timestamp_text(ts) for t, ts in sorted(self.frontier.items())}}
 
     @staticmethod
     def from_json(doc: Mapping[str, Any]) -> StreamOffset:
@@ -85,7 +86,6 @@ class StreamOffset:
                                  f"(this one reads format {FORMAT}); use a new checkpoint location")
         try:
             ts = DatetimeWithNanoseconds.from_rfc3339
-            return StreamOffset(ts(doc["read_ts"]), {t: ts(v) for t, v in doc["frontier"].items()},
-                                tuple(Segment(str(t), ts(v)) for t, v in doc["segments"]))
+            return StreamOffset(ts(doc["read_ts"]), {str(t): ts(v) for t, v in doc["frontier"].items()})
         except (KeyError, TypeError, ValueError) as exc:
             raise ChangelogError(f"change-stream offset is malformed ({exc!r}): {json.dumps(doc)[:200]}") from None

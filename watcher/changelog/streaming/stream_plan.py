@@ -26,8 +26,8 @@ Example:
     ...         "b": [ChildPartitionsRecord(t(2), "0", (ChildPartition("c", ("a", "b")),))]}
     >>> read = lambda token, start, end: PartitionRead(tree.get(token, []), 1)
     >>> begin = StreamOffset(t(0), {"a": t(1), "b": t(1)})
-    >>> end, records = plan(begin, t(5), read)
-    >>> [(s.token, s.start.second) for s in end.segments], list(end.frontier), records
+    >>> end, segments, records = plan(begin, t(5), read)
+    >>> [(s.token, s.start.second) for s in segments], list(end.frontier), records
     ([('a', 1), ('b', 1), ('c', 2)], ['c'], 3)
 """
 
@@ -55,9 +55,10 @@ class PartitionRead:
 ReadPartition = Callable[[str, Any, Any], PartitionRead]
 
 
-def plan(begin: StreamOffset, read_timestamp: Any, read_partition: ReadPartition) -> tuple[StreamOffset, int]:
-    """The end offset of a micro-batch from ``begin`` to ``read_timestamp`` (R), and how many data
-    change records its segments hold."""
+def plan(begin: StreamOffset, read_timestamp: Any,
+         read_partition: ReadPartition) -> tuple[StreamOffset, tuple[Segment, ...], int]:
+    """The end offset of a micro-batch from ``begin`` to ``read_timestamp`` (R), its segments (in
+    the order they were found: parents before children), and how many data change records they hold."""
     frontier: dict[str, Any] = {}
     segments: list[Segment] = []
     records = 0
@@ -80,4 +81,4 @@ def plan(begin: StreamOffset, read_timestamp: Any, read_partition: ReadPartition
                 if child.token not in known:
                     known.add(child.token)
                     pending.append((child.token, rec.start_timestamp))
-    return StreamOffset(read_timestamp, frontier, tuple(segments)), records
+    return StreamOffset(read_timestamp, frontier), tuple(segments), records

@@ -1,6 +1,6 @@
-"""One change-stream segment, read in a Spark task: a partition's data change records from its start to R.
+"""Change-stream segments, read in a Spark task: each a partition's data change records from its start to R.
 
-A task runs ``READ_<stream>(start_timestamp => start, end_timestamp => R, partition_token => token)``
+For each segment a task runs ``READ_<stream>(start_timestamp => start, end_timestamp => R, partition_token => token)``
 (a single-use strong query, as the read function demands) and turns every mod of every data
 change record into the staging record a :class:`~watcher.capture.change_streams.watcher.ChangeStreamWatcher`
 stages (every version, ``mod_type``, old values, transaction ids; ``read_method``
@@ -44,15 +44,22 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
 
 @dataclass(frozen=True)
+class SegmentRead:
+    """Segment ``index`` of a micro-batch: partition ``token`` from ``start`` (RFC 3339 text) to R."""
+
+    index: int
+    token: str
+    start: str
+
+
+@dataclass(frozen=True)
 class SegmentPartition(InputPartition):
-    """A Spark partition of a change-stream micro-batch (picklable): one partition segment up to R."""
+    """A Spark partition of a change-stream micro-batch (picklable): segments read up to R."""
 
     location: SpannerLocation
     stream: StreamInfo
     read_timestamp: str
-    index: int
-    token: str
-    start: str
+    segments: tuple[SegmentRead, ...]
     watcher_id: str
     tables: tuple[str, ...] = ()  # empty: every table of the stream
 
@@ -90,16 +97,23 @@ def query_records(db: Any, stream: StreamInfo, token: str, start: Any, end: Any)
 
 
 def read(partition: SegmentPartition) -> Iterator[tuple[Any, ...]]:
-    """Runs in a Spark task: the staging-record rows of the segment's data change records."""
+    """Runs in a Spark task: the staging-record rows of the segments' data change records."""
     at = DatetimeWithNanoseconds.from_rfc3339(partition.read_timestamp)
-    start = DatetimeWithNanoseconds.from_rfc3339(partition.start)
-    batch_id = segment_batch_id(partition.read_timestamp, partition.watcher_id, partition.index)
     keep = wanted(partition.tables)
+    db = database(partition.location)
+    for segment in partition.segments:
+        yield from _segment_rows(db, partition, segment, at, keep)
+
+
+def _segment_rows(db: Any, partition: SegmentPartition, segment: SegmentRead, at: Any,
+                  keep: Callable[[str], bool]) -> Iterator[tuple[Any, ...]]:
+    start = DatetimeWithNanoseconds.from_rfc3339(segment.start)
+    batch_id = segment_batch_id(partition.read_timestamp, partition.watcher_id, segment.index)
     seq = 0
-    for rec in query_records(database(partition.location), partition.stream, partition.token, start, at):
+    for rec in query_records(db, partition.stream, segment.token, start, at):
         if not isinstance(rec, records.DataChangeRecord) or not keep(rec.table_name):
             continue
-        for change in rec.changes(partition.token, at, at):
+        for change in rec.changes(segment.token, at, at):
             yield staging_row(contract.change_record(change, batch_id=batch_id, seq=seq, types=rec.types(),
                                                      key_columns=rec.key_columns, watcher_id=partition.watcher_id,
                                                      mod_type=change.mod_type))
