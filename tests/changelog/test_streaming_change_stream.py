@@ -26,7 +26,7 @@ from watcher.changelog.streaming.options import StreamOptions
 from watcher.changelog.streaming.source import SpannerWatcherSource
 from watcher.changelog.streaming.stream_offsets import StreamOffset
 from watcher.codec import timestamp_text
-from watcher.errors import ChangelogError, ConfigurationError
+from watcher.errors import ChangelogError, ChangeStreamNotFoundError, ChangeStreamRetentionError, ConfigurationError
 
 DDL = ["CREATE TABLE Singers (Id INT64 NOT NULL, Name STRING(MAX), Score INT64) PRIMARY KEY (Id)",
        "CREATE CHANGE STREAM SingersStream FOR Singers OPTIONS (value_capture_type = 'OLD_AND_NEW_VALUES')"]
@@ -180,6 +180,14 @@ def test_start_at_a_timestamp_reads_from_there(make_database):
     offset = reader.initialOffset()
     rows = _read(reader, offset, reader.latestOffset(offset))
     assert dict(_mod_of(r) for r in rows) == writers.mods
+
+
+def test_unknown_stream_and_start_outside_retention_are_named(make_database):
+    db = make_database(DDL)
+    with pytest.raises(ChangeStreamNotFoundError, match="NoSuchStream"):
+        SpannerWatcherSource({"database": db.name, "change_stream": "NoSuchStream"}).streamReader(None).initialOffset()
+    with pytest.raises(ChangeStreamRetentionError, match="SingersStream"):
+        _reader(db, start="2000-01-01T00:00:00Z").initialOffset()
 
 
 # --- Spark and Spanner -------------------------------------------------------------------------------------
