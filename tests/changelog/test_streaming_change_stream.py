@@ -165,6 +165,10 @@ def test_micro_batches_hold_every_version_once_across_partition_churn(make_datab
     for earlier, later in zip(batches, batches[1:], strict=False):
         assert max(r["commit_timestamp"] for r in earlier) < min(r["commit_timestamp"] for r in later)
     rows = [r for b in batches for r in b]
+    per_key: dict[int, list[str]] = {}
+    for (key, ts), _ in mods:
+        per_key.setdefault(key, []).append(ts)
+    assert all(tss == sorted(tss) for tss in per_key.values()), "a key's versions come in commit order"
     assert {r["read_method"] for r in rows} == {"change_stream"} and all(r["server_transaction_id"] for r in rows)
     for r in rows:  # each segment is one staged batch: seq numbers 0..n-1
         assert r["seq"] < sum(1 for o in rows if o["batch_id"] == r["batch_id"])
