@@ -14,6 +14,10 @@ Register the source, read it, and write the changelog with Spark's checkpointing
     ...
     writer.stats()["freshness"]       # commit -> visible in the changelog view, seconds
 
+Or read a change stream instead of polling (every version, deletes, old values; the same staging
+records a ChangeStreamWatcher stages): ``.option("change_stream", "SingersStream")`` in place of
+the table and poll options (:mod:`.change_stream_source`).
+
 Or keep the raw records as files, exactly once:
 ``changes.writeStream.format("json").option("path", ...).option("checkpointLocation", ...).start()``.
 

@@ -69,6 +69,9 @@ class Offset:
     @staticmethod
     def from_json(doc: Mapping[str, Any]) -> Offset:
         """The offset of :meth:`to_json` (from a checkpoint's offset log)."""
+        if doc.get("mode") is not None:  # only change-stream offsets carry a mode (:mod:`.stream_offsets`)
+            raise ChangelogError(f"streaming offset was written by the {doc['mode']} mode of the spanner_watcher "
+                                 "source; a polling query needs a new checkpoint location")
         if int(doc.get("v", 1)) > OFFSET_FORMAT:
             raise ChangelogError(f"streaming offset of format {doc['v']} was written by a newer spanner-watcher "
                                  f"(this one reads format {OFFSET_FORMAT}); use a new checkpoint location")

@@ -15,6 +15,16 @@ They mirror :class:`~watcher.capture.table_watcher.TableWatcher`'s poll options:
         .option("start", "earliest")                 # or "now": only changes committed after the query starts
         .load()
 
+or, in change-stream mode (:mod:`.change_stream_source`), the records of a change stream::
+
+    spark.readStream.format("spanner_watcher")
+        .option("database", "projects/p/instances/i/databases/d")
+        .option("change_stream", "SingersStream")    # excludes the poll options (shards, limit, table_hint...)
+        .option("start", "now")                      # or an RFC 3339 timestamp within the stream's retention
+        .option("tables", "Singers,Albums")          # optional: only these tables' changes (default: all)
+        .option("max_partitions", "32")              # Spark partitions per micro-batch at most (segments grouped)
+        .load()
+
 Example:
     >>> o = StreamOptions.parse({"database": "projects/p/instances/i/databases/d", "table": "Singers",
     ...                          "shard_column": "ShardId", "shards": "[0, 1]", "limit": "100"}, environ={})
@@ -35,8 +45,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from google.api_core.datetime_helpers import DatetimeWithNanoseconds
+
+from ...codec import timestamp_text
 from ...errors import ConfigurationError
-from ...sqlnames import quote_identifier
+from ...sqlnames import quote_identifier, validate_identifier
 from ..spanner_source import SpannerLocation
 
 #: The name the source is registered under (``spark.readStream.format(SOURCE_NAME)``).
@@ -45,7 +58,11 @@ SOURCE_NAME = "spanner_watcher"
 ALL_TABLES = "*"
 #: Where a new query starts: every row with a commit timestamp, or only changes after the query's start.
 STARTS = ("earliest", "now")
+#: Options of polling only: change-stream mode (option ``change_stream``) refuses them.
+POLL_ONLY = ("commit_timestamp_column", "shard_column", "shards", "table_hint", "limit", "shards_per_partition")
 DEFAULT_SHARDS_PER_PARTITION = 4
+#: Change-stream mode: Spark partitions per micro-batch at most (one per partition segment up to it).
+DEFAULT_MAX_PARTITIONS = 32
 DEFAULT_WATCHER_ID = "spark-stream"
 _DATABASE_PATH = re.compile(r"^projects/([^/]+)/instances/([^/]+)/databases/([^/]+)$")
 
@@ -63,7 +80,9 @@ class StreamOptions:
     limit: int | None = None
     shards_per_partition: int = DEFAULT_SHARDS_PER_PARTITION
     watcher_id: str = DEFAULT_WATCHER_ID
-    start: str = "earliest"
+    start: str = "earliest"  # change-stream mode: "now" or RFC 3339 text
+    change_stream: str | None = None  # set: change-stream mode (``tables``, when given, filters its records)
+    max_partitions: int = DEFAULT_MAX_PARTITIONS
 
     @staticmethod
     def parse(options: Mapping[str, str], environ: Mapping[str, str] | None = None) -> StreamOptions:
@@ -71,6 +90,8 @@ class StreamOptions:
         environ = os.environ if environ is None else environ
         get = {k.lower(): v for k, v in options.items()}.get
         location = _location(get, environ)
+        if get("change_stream"):
+            return _change_stream_options(get, location)
         tables = _tables(get("table"), get("tables"))
         shard_column, shards = get("shard_column"), _shards(get("shards"))
         if bool(shard_column) != bool(shards):
@@ -86,6 +107,28 @@ class StreamOptions:
         return StreamOptions(location, tables, column, shard_column or None, shards, get("table_hint") or "",
                              _positive(get, "limit", None), _positive(get, "shards_per_partition", DEFAULT_SHARDS_PER_PARTITION) or 1,
                              get("watcher_id") or DEFAULT_WATCHER_ID, start)
+
+
+def _change_stream_options(get: Any, location: SpannerLocation) -> StreamOptions:
+    """Change-stream mode: the stream, where to start, an optional table filter; no poll option."""
+    stream = get("change_stream")
+    validate_identifier(stream, "change stream")
+    given = [name for name in POLL_ONLY if get(name)]
+    if given:
+        raise _error(f"option change_stream (change-stream mode) excludes the poll option(s) {', '.join(given)}")
+    tables = _tables(get("table"), get("tables")) if get("table") or get("tables") else ()
+    start = (get("start") or "now").strip()
+    if start.lower() == "now":
+        start = "now"
+    else:
+        try:
+            start = timestamp_text(DatetimeWithNanoseconds.from_rfc3339(start))
+        except ValueError:
+            raise _error(f"in change-stream mode start must be now or an RFC 3339 timestamp within the stream's "
+                         f"retention (e.g. 2024-05-01T10:00:00Z), got {start!r}") from None
+    return StreamOptions(location, tables, watcher_id=get("watcher_id") or DEFAULT_WATCHER_ID, start=start,
+                         change_stream=stream,
+                         max_partitions=_positive(get, "max_partitions", DEFAULT_MAX_PARTITIONS) or 1)
 
 
 def _error(text: str) -> ConfigurationError:

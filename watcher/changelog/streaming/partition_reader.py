@@ -85,6 +85,11 @@ def json_field(value: Any) -> str | None:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
+def staging_row(rec: Mapping[str, Any]) -> tuple[Any, ...]:
+    """A staging record as a row of the source's schema (the JSON fields as their text)."""
+    return tuple(json_field(rec.get(name)) if text else rec.get(name) for name, text in _ROW_FIELDS)
+
+
 _databases: dict[SpannerLocation, Any] = {}
 _lock = threading.Lock()
 
@@ -161,8 +166,8 @@ def _loop_records(snap: Any, loop: LoopRead, partition: StreamPartition, at: Any
                         record[info.commit_timestamp_column], loop.shard, at, column_types=types)
         rec = contract.change_record(change, batch_id=batch_id, seq=seq, types=types, key_columns=info.key_columns,
                                      watcher_id=partition.watcher_id)
-        yield tuple(json_field(rec.get(name)) if text else rec.get(name) for name, text in _ROW_FIELDS)
+        yield staging_row(rec)
         seq += 1
 
 
-__all__ = ["LoopRead", "StreamPartition", "bounded_queries", "database", "read", "stream_batch_id"]
+__all__ = ["LoopRead", "StreamPartition", "bounded_queries", "database", "read", "staging_row", "stream_batch_id"]

@@ -34,9 +34,11 @@ from ...errors import ConfigurationError
 from ...model import Checkpoint
 from .. import staging_reader
 from . import partition_reader
+from .change_stream_source import ChangeStreamReader
 from .offsets import EPOCH, Loop, Offset
 from .options import SOURCE_NAME, StreamOptions
 from .partition_reader import LoopRead, StreamPartition
+from .snapshots import StrongSnapshot
 
 
 class SpannerWatcherSource(DataSource):
@@ -49,8 +51,11 @@ class SpannerWatcherSource(DataSource):
     def schema(self) -> Any:
         return staging_reader.read_schema_ddl()
 
-    def streamReader(self, schema: Any) -> SpannerStreamReader:
-        return SpannerStreamReader(StreamOptions.parse(self.options))
+    def streamReader(self, schema: Any) -> DataSourceStreamReader:
+        options = StreamOptions.parse(self.options)
+        if options.change_stream is not None:
+            return ChangeStreamReader(options)
+        return SpannerStreamReader(options)
 
 
 class SpannerStreamReader(DataSourceStreamReader):
@@ -162,7 +167,7 @@ class SpannerStreamReader(DataSourceStreamReader):
                         shard, start.to_text(), end.to_text())
 
     def _strong_snapshot(self) -> Any:
-        return _StrongSnapshot(self._database())
+        return StrongSnapshot(self._database())
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[StreamPartition]:
         begin, finish = Offset.from_json(start), Offset.from_json(end)
@@ -181,23 +186,3 @@ class SpannerStreamReader(DataSourceStreamReader):
 
     def commit(self, end: dict[str, Any]) -> None:
         """Nothing to release: positions live in Spark's checkpoint, not in Spanner."""
-
-
-class _StrongSnapshot:
-    """A strong multi-use read-only transaction, begun at once: ``(snapshot, read timestamp R)``."""
-
-    def __init__(self, database: Any) -> None:
-        self._checkout = database.snapshot(multi_use=True)
-
-    def __enter__(self) -> tuple[Any, Any]:
-        snapshot = self._checkout.__enter__()
-        snapshot.begin()  # fixes R now, before any query
-        read_ts = getattr(snapshot, "_transaction_read_timestamp", None)
-        if read_ts is None:
-            self._checkout.__exit__(None, None, None)
-            raise ConfigurationError(f"{SOURCE_NAME} source: the Spanner client did not report the read timestamp "
-                                     "of its read-only transaction")
-        return snapshot, read_ts
-
-    def __exit__(self, *exc: Any) -> None:
-        self._checkout.__exit__(*exc)

@@ -1,0 +1,32 @@
+"""A strong read-only transaction whose read timestamp R is fixed at once (the driver's planning reads).
+
+Invariant 4 of the design (once a strong read at R returned, no later commit gets a timestamp
+<= R) makes R a safe end for a micro-batch: nothing committed at or before R can appear later.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...errors import ConfigurationError
+from .options import SOURCE_NAME
+
+
+class StrongSnapshot:
+    """A strong multi-use read-only transaction, begun at once: ``(snapshot, read timestamp R)``."""
+
+    def __init__(self, database: Any) -> None:
+        self._checkout = database.snapshot(multi_use=True)
+
+    def __enter__(self) -> tuple[Any, Any]:
+        snapshot = self._checkout.__enter__()
+        snapshot.begin()  # fixes R now, before any query
+        read_ts = getattr(snapshot, "_transaction_read_timestamp", None)
+        if read_ts is None:
+            self._checkout.__exit__(None, None, None)
+            raise ConfigurationError(f"{SOURCE_NAME} source: the Spanner client did not report the read timestamp "
+                                     "of its read-only transaction")
+        return snapshot, read_ts
+
+    def __exit__(self, *exc: Any) -> None:
+        self._checkout.__exit__(*exc)
