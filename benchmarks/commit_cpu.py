@@ -31,19 +31,6 @@ import time
 from typing import Any
 
 COLUMNS = ("SingerId", "FirstName", "LastName", "BirthDate", "Picture", "LastUpdated", "Processed")
-DDL = [  # the demo's Singers table and shard index (watcher.schema_tools sample migration "singers")
-    """CREATE TABLE Singers (
-  SingerId INT64 NOT NULL,
-  FirstName STRING(200),
-  LastName STRING(200) NOT NULL,
-  BirthDate DATE,
-  Picture BYTES(MAX),
-  LastUpdated TIMESTAMP OPTIONS (allow_commit_timestamp=true),
-  Processed BOOL,
-  ShardId INT64 AS (CASE WHEN Processed THEN NULL ELSE MOD(FARM_FINGERPRINT(COALESCE(FirstName || ' ', '') || LastName), 19) END) STORED,
-) PRIMARY KEY (SingerId)""",
-    "CREATE NULL_FILTERED INDEX Idx_Singers_ShardId_LastUpdated ON Singers (ShardId, LastUpdated)",
-]
 KEY_SPACE = 1_000_000
 
 
@@ -79,6 +66,7 @@ def measure(commits: int, per_commit: int, warmup: int, seed: int, profile: bool
 
     from watcher.localspanner.frontend.spanner_service import SpannerServicer
     from watcher.localspanner.server import LocalSpanner
+    from watcher.schema_tools.migrations import sample_migrations
 
     with tempfile.TemporaryDirectory() as data_dir, LocalSpanner(data_dir) as server:
         os.environ["SPANNER_EMULATOR_HOST"] = server.emulator_host
@@ -86,7 +74,7 @@ def measure(commits: int, per_commit: int, warmup: int, seed: int, profile: bool
         instance = client.instance("bench", configuration_name="projects/p/instanceConfigs/emulator-config", node_count=1)
         instance.create().result(60)
         extra = [f"CREATE TABLE Extra{i} (K INT64 NOT NULL, V STRING(MAX)) PRIMARY KEY (K)" for i in range(extra_tables)]
-        database = instance.database("bench", ddl_statements=DDL + extra)
+        database = instance.database("bench", ddl_statements=sample_migrations("singers").statements() + extra)
         database.create().result(120)
         servicer = SpannerServicer(server.service)
         from google.cloud.spanner_v1.types import spanner as S
