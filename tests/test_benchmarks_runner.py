@@ -41,7 +41,8 @@ def test_quick_localspanner_suite_writes_json_results(tmp_path: Path) -> None:
     stream = json.loads((results / "localspanner_stream.json").read_text())["figures"]
     assert stream["rows"] == 10_000 and 0 < stream["largest_message_bytes"] < 4 << 20
     writes = json.loads((results / "localspanner_writes.json").read_text())["figures"]
-    assert writes["best"]["mutations_per_second"] > 0 and not any(p["errors"] for p in writes["curve"])
+    assert writes["best_two_processes"]["best_mutations_per_second"] > 0 and not any(p["errors"] for p in writes["curve"])
+    assert writes["sqlite_replay_cpu_us_per_mutation"] and all(us > 0 for us in writes["sqlite_replay_cpu_us_per_mutation"])
 
 
 def test_unknown_benchmark_is_refused(tmp_path: Path) -> None:
