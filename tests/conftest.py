@@ -17,6 +17,9 @@ from typing import Any
 
 import pytest
 
+# As the CLI does (watcher/cli/main.py): the suite starts Spark's JVM after using gRPC in this process.
+os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
+
 from watcher.schema_tools.migrations import sample_migrations
 
 PROJECT = "test-project"

@@ -174,7 +174,13 @@ def _retry_start(start: Any) -> Any:
         if "JAVA_GATEWAY_EXITED" not in str(exc) and "Java gateway process exited" not in str(exc):
             raise
         time.sleep(2.0)
-        return start()
+        try:
+            return start()
+        except Exception as again:  # noqa: BLE001 - the same failure twice: say what is known to cause it
+            again.add_note("If this process used Spanner (gRPC) before starting Spark, set GRPC_ENABLE_FORK_SUPPORT=false "
+                           "before importing google.cloud.spanner: grpcio 1.80+ can crash the forked JVM launcher "
+                           "(grpc/grpc#43055); the spanner-watcher command does this itself.")
+            raise
 
 
 @contextlib.contextmanager

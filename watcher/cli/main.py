@@ -15,10 +15,17 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
 from typing import NoReturn
+
+# grpcio 1.80+ restarts its poller in a forked child, which then crashes before exec when the
+# parent has a live channel (grpc/grpc#43055): Spark's JVM is started with fork + exec after the
+# commands have talked to Spanner, and died with "Java gateway process exited". Nothing here
+# uses gRPC in a forked child, so the fork handlers are not needed. Read when grpc is first imported.
+os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
 
 PROG = "spanner-watcher"
 
