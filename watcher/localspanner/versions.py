@@ -371,7 +371,8 @@ def past_view_sql(table: Table, ts: int) -> str:
     (SELECT 1 FROM main."_ls_v_T" AS c WHERE c."_ls_gen" IN (SELECT gen FROM main."_ls_vg_T" WHERE max_ts > 7)
     AND c."K" IS l."K" AND +c."_ls_to_ts" > 7) AND NOT EXISTS
     (SELECT 1 FROM main."_ls_vl_T" AS c WHERE c."K" IS l."K" AND +c."_ls_to_ts" > 7)
-    UNION ALL SELECT v."K" FROM main."_ls_v_T" AS v WHERE v."_ls_to_ts" > 7 AND v."_ls_present" AND NOT EXISTS
+    UNION ALL SELECT v."K" FROM main."_ls_v_T" AS v WHERE v."_ls_gen" IN (SELECT gen FROM main."_ls_vg_T" WHERE max_ts > 7)
+    AND v."_ls_to_ts" > 7 AND v."_ls_present" AND NOT EXISTS
     (SELECT 1 FROM main."_ls_v_T" AS e WHERE e."_ls_gen" IN (SELECT gen FROM main."_ls_vg_T" WHERE max_ts > 7)
     AND e."K" IS v."K" AND +e."_ls_to_ts" > 7 AND e.rowid < v.rowid)
     UNION ALL SELECT v."K" FROM main."_ls_vl_T" AS v WHERE v."_ls_to_ts" > 7 AND v."_ls_present" AND NOT EXISTS
@@ -380,7 +381,8 @@ def past_view_sql(table: Table, ts: int) -> str:
     (SELECT 1 FROM main."_ls_vl_T" AS e WHERE e."K" IS v."K" AND +e."_ls_to_ts" > 7 AND e.rowid < v.rowid)
     """
     vt, log = f"main.{quote(versions_table(table))}", f"main.{quote(log_table(table))}"
-    # Only generations with an image after ``ts`` can hold a key's first change since (one list per statement).
+    # Only generations with an image after ``ts`` can hold a key's first change since (one list per
+    # statement); naming them also lets a read by key find its images by (generation, key).
     gens = f"(SELECT gen FROM main.{quote(generations_table(table))} WHERE max_ts > {int(ts)})"
     live = ", ".join(f"l.{c}" for c in _cols(table))
     old = ", ".join(f"v.{c}" for c in _cols(table))
@@ -395,7 +397,7 @@ def past_view_sql(table: Table, ts: int) -> str:
 
     return (f"CREATE TEMP VIEW {quote(table.name)} AS SELECT {live} FROM main.{quote(table.name)} AS l "
             f"WHERE NOT {changed(vt, 'c', 'l')} AND NOT {changed(log, 'c', 'l')} "
-            f"UNION ALL SELECT {old} FROM {vt} AS v WHERE v.{since} AND v.{quote(PRESENT)} AND NOT {changed(vt, 'e', 'v', True)} "
+            f"UNION ALL SELECT {old} FROM {vt} AS v WHERE v.{quote(GEN)} IN {gens} AND v.{since} AND v.{quote(PRESENT)} AND NOT {changed(vt, 'e', 'v', True)} "
             f"UNION ALL SELECT {old} FROM {log} AS v WHERE v.{since} AND v.{quote(PRESENT)} "
             f"AND NOT {changed(vt, 'e', 'v')} AND NOT {changed(log, 'e', 'v', True)}")
 
