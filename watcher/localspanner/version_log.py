@@ -67,10 +67,29 @@ def generations_table(table: Table) -> str:
     return GENERATIONS_PREFIX + table.name
 
 
-def generations_table_sql(table: Table) -> str:
-    """The generations of ``table``'s versions: number, newest commit timestamp, images."""
-    return (f"CREATE TABLE IF NOT EXISTS main.{quote(generations_table(table))} "
-            f"(gen INTEGER PRIMARY KEY, max_ts INTEGER NOT NULL, images INTEGER NOT NULL)")
+#: The generation column of a versions table (images of a data directory from before generations are generation 0).
+GEN_COLUMN = f"{quote(GEN)} INTEGER NOT NULL DEFAULT 0"
+
+
+def sync_generations(conn: sqlite3.Connection, t: Table, *, has_generations: bool) -> None:
+    """Give ``t``'s versions table (which exists) its generation column, by-key index and generations table.
+
+    ``has_generations``: the table has the column already; else it was written before
+    generations, and its images become generation 0 (its old by-key index goes).
+    """
+    vt = quote(versions_table(t))
+    if not has_generations:
+        conn.execute(f"ALTER TABLE {vt} ADD COLUMN {GEN_COLUMN}")
+        conn.execute(f"DROP INDEX IF EXISTS {quote(versions_table(t) + '_by_key')}")
+    # By generation, key, then commit time: a read in the past finds a key's first change
+    # after its timestamp in a few probes per generation since, so its cost follows the rows
+    # it reads, not the changes since; compaction inserts into the newest generation only.
+    by_key = ", ".join([quote(GEN)] + [quote(k) for k in t.key_names] + [quote(TO_TS)])
+    conn.execute(f"CREATE INDEX IF NOT EXISTS {quote(versions_table(t) + '_by_gen_key')} ON {vt} ({by_key})")
+    gens = quote(generations_table(t))
+    if conn.execute("SELECT 1 FROM main.sqlite_master WHERE name = ?", (generations_table(t),)).fetchone() is None:
+        conn.execute(f"CREATE TABLE main.{gens} (gen INTEGER PRIMARY KEY, max_ts INTEGER NOT NULL, images INTEGER NOT NULL)")
+        conn.execute(f"INSERT INTO main.{gens} SELECT {quote(GEN)}, max({quote(TO_TS)}), count(*) FROM {vt} GROUP BY {quote(GEN)}")
 
 
 def _table_columns(conn: sqlite3.Connection, name: str) -> list[str]:

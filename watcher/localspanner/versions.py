@@ -22,8 +22,9 @@ INSERT/UPDATE/DELETE, old and new image, commit timestamp) for a consumer such a
 change streams.
 
 A read at T sees, per key, the old image of the earliest change after T if there is
-one, else the live row (:func:`past_view_sql`); an index by (key, commit timestamp)
-makes that a few probes per key read. Live rows carry no timestamp, so strong
+one, else the live row (:func:`past_view_sql`); an index by (generation, key, commit
+timestamp) makes that a few probes per key read and generation since T (generations:
+:mod:`.version_log`). Live rows carry no timestamp, so strong
 reads and the watcher's poll read the tables exactly as before. Rows are appended in
 commit order, so purging what is older than the retention deletes a rowid prefix.
 
@@ -47,17 +48,7 @@ from typing import Any
 from . import version_log
 from .catalog import Catalog, Table
 from .sqlite_names import has_nullable_key, quote
-from .version_log import (
-    GEN,
-    GENERATIONS_PREFIX,
-    PRESENT,
-    TO_TS,
-    VERSIONS_PREFIX,
-    generations_table,
-    generations_table_sql,
-    log_table,
-    versions_table,
-)
+from .version_log import GEN, GENERATIONS_PREFIX, PRESENT, TO_TS, VERSIONS_PREFIX, generations_table, log_table, versions_table
 
 PENDING_PREFIX = "_ls_pending_"
 TRIGGER_PREFIX = "_ls_capture_"
@@ -95,10 +86,7 @@ def versions_table_sql(table: Table) -> str:
     """The versions table of ``table``: its columns, then until when the image was valid, whether the row
     existed, and the generation (:mod:`.version_log`) the image was compacted into."""
     return (f"CREATE TABLE IF NOT EXISTS {quote(versions_table(table))} "
-            f"({', '.join(_cols(table) + [quote(TO_TS), quote(PRESENT), _GEN_COLUMN])})")
-
-
-_GEN_COLUMN = f"{quote(GEN)} INTEGER NOT NULL DEFAULT 0"
+            f"({', '.join(_cols(table) + [quote(TO_TS), quote(PRESENT), version_log.GEN_COLUMN])})")
 
 
 # --- storage (inside a schema change's SQLite transaction) -------------------------------------------------
@@ -117,22 +105,11 @@ def sync_storage(conn: sqlite3.Connection, catalog: Catalog) -> None:
         for c in t.columns:
             if c.name.lower() not in have:
                 conn.execute(f"ALTER TABLE {quote(versions_table(t))} ADD COLUMN {quote(c.name)}")
-        if GEN.lower() not in have:  # a data directory from before generations: its images are generation 0
-            conn.execute(f"ALTER TABLE {quote(versions_table(t))} ADD COLUMN {_GEN_COLUMN}")
-            conn.execute(f"DROP INDEX IF EXISTS {quote(versions_table(t) + '_by_key')}")
-        if conn.execute("SELECT 1 FROM main.sqlite_master WHERE name = ?", (generations_table(t),)).fetchone() is None:
-            conn.execute(generations_table_sql(t))
-            conn.execute(f"INSERT INTO main.{quote(generations_table(t))} SELECT {quote(GEN)}, max({quote(TO_TS)}), count(*) "
-                         f"FROM main.{quote(versions_table(t))} GROUP BY {quote(GEN)}")
         # By commit time: versions are appended in commit order, so this index only grows at its
         # end; a read in the past scans the versions newer than its timestamp, a purge those
         # older than the retention.
         conn.execute(f"CREATE INDEX IF NOT EXISTS {quote(versions_table(t) + '_by_ts')} ON {quote(versions_table(t))} ({quote(TO_TS)})")
-        # By generation, key, then commit time: a read in the past finds a key's first change
-        # after its timestamp in a few probes per generation since, so its cost follows the rows
-        # it reads, not the changes since; compaction inserts into the newest generation only.
-        by_key = ", ".join([quote(GEN)] + [quote(k) for k in t.key_names] + [quote(TO_TS)])
-        conn.execute(f"CREATE INDEX IF NOT EXISTS {quote(versions_table(t) + '_by_gen_key')} ON {quote(versions_table(t))} ({by_key})")
+        version_log.sync_generations(conn, t, has_generations=GEN.lower() in have)
     version_log.sync_storage(conn, catalog)
 
 
