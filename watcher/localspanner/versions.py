@@ -22,8 +22,9 @@ INSERT/UPDATE/DELETE, old and new image, commit timestamp) for a consumer such a
 change streams.
 
 A read at T sees, per key, the old image of the earliest change after T if there is
-one, else the live row (:func:`past_view_sql`); an index by (key, commit timestamp)
-makes that a few probes per key read. Live rows carry no timestamp, so strong
+one, else the live row (:func:`past_view_sql`); an index by (generation, key, commit
+timestamp) makes that a few probes per key read and generation since T (generations:
+:mod:`.version_log`). Live rows carry no timestamp, so strong
 reads and the watcher's poll read the tables exactly as before. Rows are appended in
 commit order, so purging what is older than the retention deletes a rowid prefix.
 
@@ -32,7 +33,7 @@ Example:
     >>> from watcher.localspanner.catalog import Column, KeyPart, Table
     >>> t = Table("T", (Column("K", T.INT64, not_null=True), Column("V", T.STRING)), (KeyPart("K"),))
     >>> print(versions_table_sql(t))
-    CREATE TABLE IF NOT EXISTS "_ls_v_T" ("K", "V", "_ls_to_ts", "_ls_present")
+    CREATE TABLE IF NOT EXISTS "_ls_v_T" ("K", "V", "_ls_to_ts", "_ls_present", "_ls_gen" INTEGER NOT NULL DEFAULT 0)
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from typing import Any
 from . import version_log
 from .catalog import Catalog, Table
 from .sqlite_names import has_nullable_key, quote
-from .version_log import PRESENT, TO_TS, VERSIONS_PREFIX, log_table, versions_table
+from .version_log import GEN, GENERATIONS_PREFIX, PRESENT, TO_TS, VERSIONS_PREFIX, generations_table, log_table, versions_table
 
 PENDING_PREFIX = "_ls_pending_"
 TRIGGER_PREFIX = "_ls_capture_"
@@ -82,17 +83,19 @@ def _cols(table: Table) -> list[str]:
 
 
 def versions_table_sql(table: Table) -> str:
-    """The versions table of ``table``: its columns, then until when the image was valid and whether the row existed."""
-    return f"CREATE TABLE IF NOT EXISTS {quote(versions_table(table))} ({', '.join(_cols(table) + [quote(TO_TS), quote(PRESENT)])})"
+    """The versions table of ``table``: its columns, then until when the image was valid, whether the row
+    existed, and the generation (:mod:`.version_log`) the image was compacted into."""
+    return (f"CREATE TABLE IF NOT EXISTS {quote(versions_table(table))} "
+            f"({', '.join(_cols(table) + [quote(TO_TS), quote(PRESENT), version_log.GEN_COLUMN])})")
 
 
 # --- storage (inside a schema change's SQLite transaction) -------------------------------------------------
 
 def sync_storage(conn: sqlite3.Connection, catalog: Catalog) -> None:
     """Give every table of ``catalog`` a versions table with all its columns; drop those of dropped tables."""
-    wanted = {versions_table(t).lower(): t for t in catalog.tables}
+    wanted = {name(t).lower() for t in catalog.tables for name in (versions_table, generations_table)}
     existing = [r[0] for r in conn.execute("SELECT name FROM main.sqlite_master WHERE type = 'table'")
-                if r[0].lower().startswith(VERSIONS_PREFIX.lower())]
+                if r[0].lower().startswith((VERSIONS_PREFIX.lower(), GENERATIONS_PREFIX.lower()))]
     for name in existing:
         if name.lower() not in wanted:
             conn.execute(f"DROP TABLE {quote(name)}")
@@ -106,10 +109,7 @@ def sync_storage(conn: sqlite3.Connection, catalog: Catalog) -> None:
         # end; a read in the past scans the versions newer than its timestamp, a purge those
         # older than the retention.
         conn.execute(f"CREATE INDEX IF NOT EXISTS {quote(versions_table(t) + '_by_ts')} ON {quote(versions_table(t))} ({quote(TO_TS)})")
-        # By key, then commit time: a read in the past finds a key's first change after its
-        # timestamp in a few probes, so its cost follows the rows it reads, not the changes since.
-        by_key = ", ".join([quote(k) for k in t.key_names] + [quote(TO_TS)])
-        conn.execute(f"CREATE INDEX IF NOT EXISTS {quote(versions_table(t) + '_by_key')} ON {quote(versions_table(t))} ({by_key})")
+        version_log.sync_generations(conn, t, has_generations=GEN.lower() in have)
     version_log.sync_storage(conn, catalog)
 
 
@@ -292,6 +292,7 @@ def purge(conn: sqlite3.Connection, catalog: Catalog, cutoff: int) -> int:
     for t in catalog.tables:
         table = quote(versions_table(t))
         removed += conn.execute(f"DELETE FROM main.{table} WHERE {quote(TO_TS)} <= ?", (cutoff,)).rowcount
+        conn.execute(f"DELETE FROM main.{quote(generations_table(t))} WHERE max_ts <= ?", (cutoff,))
     return removed
 
 
@@ -335,7 +336,8 @@ def past_view_sql(table: Table, ts: int) -> str:
     since shows the image its first change after ``ts`` replaced (if the row existed).
     Images are in the versions table and, the newest, in the recent-versions log
     (:mod:`.version_log`; all older than the versions table's). Every half looks a key's
-    changes up in the by-key indexes, so a read by key costs a few index probes and a
+    changes up in the by-key indexes (in the versions table, in each generation with an
+    image after ``ts``), so a read by key costs a few index probes and a
     scan costs the rows it reads plus the versions newer than ``ts``, never a set of
     every key changed since.
 
@@ -343,15 +345,22 @@ def past_view_sql(table: Table, ts: int) -> str:
     >>> from watcher.localspanner.catalog import Column, KeyPart, Table
     >>> print(past_view_sql(Table("T", (Column("K", T.INT64),), (KeyPart("K"),)), 7))  # doctest: +NORMALIZE_WHITESPACE
     CREATE TEMP VIEW "T" AS SELECT l."K" FROM main."T" AS l WHERE NOT EXISTS
-    (SELECT 1 FROM main."_ls_v_T" AS c WHERE c."K" IS l."K" AND +c."_ls_to_ts" > 7) AND NOT EXISTS
+    (SELECT 1 FROM main."_ls_v_T" AS c WHERE c."_ls_gen" IN (SELECT gen FROM main."_ls_vg_T" WHERE max_ts > 7)
+    AND c."K" IS l."K" AND +c."_ls_to_ts" > 7) AND NOT EXISTS
     (SELECT 1 FROM main."_ls_vl_T" AS c WHERE c."K" IS l."K" AND +c."_ls_to_ts" > 7)
-    UNION ALL SELECT v."K" FROM main."_ls_v_T" AS v WHERE v."_ls_to_ts" > 7 AND v."_ls_present" AND NOT EXISTS
-    (SELECT 1 FROM main."_ls_v_T" AS e WHERE e."K" IS v."K" AND +e."_ls_to_ts" > 7 AND e.rowid < v.rowid)
+    UNION ALL SELECT v."K" FROM main."_ls_v_T" AS v WHERE v."_ls_gen" IN (SELECT gen FROM main."_ls_vg_T" WHERE max_ts > 7)
+    AND v."_ls_to_ts" > 7 AND v."_ls_present" AND NOT EXISTS
+    (SELECT 1 FROM main."_ls_v_T" AS e WHERE e."_ls_gen" IN (SELECT gen FROM main."_ls_vg_T" WHERE max_ts > 7)
+    AND e."K" IS v."K" AND +e."_ls_to_ts" > 7 AND e.rowid < v.rowid)
     UNION ALL SELECT v."K" FROM main."_ls_vl_T" AS v WHERE v."_ls_to_ts" > 7 AND v."_ls_present" AND NOT EXISTS
-    (SELECT 1 FROM main."_ls_v_T" AS e WHERE e."K" IS v."K" AND +e."_ls_to_ts" > 7) AND NOT EXISTS
+    (SELECT 1 FROM main."_ls_v_T" AS e WHERE e."_ls_gen" IN (SELECT gen FROM main."_ls_vg_T" WHERE max_ts > 7)
+    AND e."K" IS v."K" AND +e."_ls_to_ts" > 7) AND NOT EXISTS
     (SELECT 1 FROM main."_ls_vl_T" AS e WHERE e."K" IS v."K" AND +e."_ls_to_ts" > 7 AND e.rowid < v.rowid)
     """
     vt, log = f"main.{quote(versions_table(table))}", f"main.{quote(log_table(table))}"
+    # Only generations with an image after ``ts`` can hold a key's first change since (one list per
+    # statement); naming them also lets a read by key find its images by (generation, key).
+    gens = f"(SELECT gen FROM main.{quote(generations_table(table))} WHERE max_ts > {int(ts)})"
     live = ", ".join(f"l.{c}" for c in _cols(table))
     old = ", ".join(f"v.{c}" for c in _cols(table))
     since = f"{quote(TO_TS)} > {int(ts)}"
@@ -359,12 +368,13 @@ def past_view_sql(table: Table, ts: int) -> str:
     def changed(images: str, alias: str, of: str, earlier: bool = False) -> str:
         # ``+`` keeps the probe on the by-key index: by commit time it would scan every change since.
         # Images are appended in commit order: a key's image with no lower rowid after ``ts`` is its first change since.
-        return (f"EXISTS (SELECT 1 FROM {images} AS {alias} WHERE {_same_key(table, alias, of)} AND +{alias}.{since}"
+        in_gens = f"{alias}.{quote(GEN)} IN {gens} AND " if images == vt else ""
+        return (f"EXISTS (SELECT 1 FROM {images} AS {alias} WHERE {in_gens}{_same_key(table, alias, of)} AND +{alias}.{since}"
                 + (f" AND {alias}.rowid < {of}.rowid)" if earlier else ")"))
 
     return (f"CREATE TEMP VIEW {quote(table.name)} AS SELECT {live} FROM main.{quote(table.name)} AS l "
             f"WHERE NOT {changed(vt, 'c', 'l')} AND NOT {changed(log, 'c', 'l')} "
-            f"UNION ALL SELECT {old} FROM {vt} AS v WHERE v.{since} AND v.{quote(PRESENT)} AND NOT {changed(vt, 'e', 'v', True)} "
+            f"UNION ALL SELECT {old} FROM {vt} AS v WHERE v.{quote(GEN)} IN {gens} AND v.{since} AND v.{quote(PRESENT)} AND NOT {changed(vt, 'e', 'v', True)} "
             f"UNION ALL SELECT {old} FROM {log} AS v WHERE v.{since} AND v.{quote(PRESENT)} "
             f"AND NOT {changed(vt, 'e', 'v')} AND NOT {changed(log, 'e', 'v', True)}")
 

@@ -106,3 +106,53 @@ def test_past_reads_are_the_same_before_and_after_the_recent_log_is_compacted(st
     conn.execute("COMMIT")
     assert conn.execute('SELECT count(*) FROM "_ls_vl_P"').fetchone() == (0,)
     assert {ts: _as_of(storage, ts) for ts in expected} == expected
+
+
+def test_past_reads_and_purge_across_many_generations_of_the_by_key_versions(storage, monkeypatch):
+    # Two images per generation: every compaction after the first opens a new one.
+    monkeypatch.setattr(version_log, "GENERATION_IMAGES", 2)
+    conn = storage.writer
+    expected: dict[int, list[tuple[int, str]]] = {5: []}
+    state: dict[int, str] = {}
+    for i in range(1, 9):
+        ts = i * 10
+        key, value = i % 3, f"v{i}"
+        verb = f"UPDATE P SET V = '{value}' WHERE K = {key}" if key in state else f"INSERT INTO P VALUES ({key}, '{value}')"
+        statements = [verb] + ([f"DELETE FROM P WHERE K = {(i + 1) % 3}"] if i == 5 else [])
+        _commit(storage, ts, *statements)
+        state[key] = value
+        if i == 5:
+            state.pop((i + 1) % 3, None)
+        expected[ts] = sorted(state.items())
+        conn.execute("BEGIN")
+        version_log.compact(conn, storage.catalog)
+        conn.execute("COMMIT")
+    gens = conn.execute('SELECT gen, max_ts, images FROM "_ls_vg_P" ORDER BY gen').fetchall()
+    assert len(gens) >= 3 and [g[0] for g in gens] == list(range(len(gens)))
+    assert sum(g[2] for g in gens) == conn.execute('SELECT count(*) FROM "_ls_v_P"').fetchone()[0]
+    assert {ts: _as_of(storage, ts) for ts in expected} == expected
+    # A purge drops the images and the generations entirely before the cutoff; later reads still see their rows.
+    conn.execute("BEGIN")
+    versions.purge(conn, storage.catalog, 45)
+    conn.execute("COMMIT")
+    assert conn.execute('SELECT min(max_ts) FROM "_ls_vg_P"').fetchone()[0] > 45
+    assert conn.execute('SELECT count(*) FROM "_ls_v_P" WHERE "_ls_to_ts" <= 45').fetchone() == (0,)
+    assert {ts: _as_of(storage, ts) for ts in expected if ts >= 45} == {ts: v for ts, v in expected.items() if ts >= 45}
+
+
+def test_a_versions_table_from_before_generations_is_upgraded_with_its_images(storage):
+    _commit(storage, 10, "INSERT INTO P VALUES (1, 'a')", "INSERT INTO P VALUES (2, 'b')")
+    _commit(storage, 20, "UPDATE P SET V = 'a2' WHERE K = 1", "DELETE FROM P WHERE K = 2")
+    conn = storage.writer
+    conn.execute("BEGIN")
+    version_log.compact(conn, storage.catalog)
+    # The layout a data directory written before generations has: no generation column or table.
+    for sql in ('DROP INDEX "_ls_v_P_by_gen_key"', 'DROP TABLE "_ls_vg_P"', 'ALTER TABLE "_ls_v_P" DROP COLUMN "_ls_gen"',
+                'CREATE INDEX "_ls_v_P_by_key" ON "_ls_v_P" ("K", "_ls_to_ts")'):
+        conn.execute(sql)
+    versions.sync_storage(conn, storage.catalog)
+    conn.execute("COMMIT")
+    assert conn.execute('SELECT gen, max_ts, images FROM "_ls_vg_P"').fetchall() == [(0, 20, 4)]
+    _commit(storage, 30, "UPDATE P SET V = 'a3' WHERE K = 1")
+    expected = {5: [], 10: [(1, "a"), (2, "b")], 20: [(1, "a2")], 30: [(1, "a3")]}
+    assert {ts: _as_of(storage, ts) for ts in expected} == expected
