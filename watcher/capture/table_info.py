@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from google.api_core import exceptions as gexc
 from google.cloud.spanner_v1 import param_types
@@ -53,7 +53,7 @@ TABLES_SQL = (
 _TABLE_NOT_FOUND = re.compile(r"table not found|table \S+ (was )?not found|no such table", re.IGNORECASE)
 
 
-def is_table_not_found(exc: BaseException) -> bool:
+def is_table_not_found(exc: BaseException) -> TypeGuard[gexc.GoogleAPICallError]:
     """Whether a query's error says that a table it reads does not exist (it was dropped).
 
     >>> is_table_not_found(gexc.InvalidArgument("Table not found: Items")), is_table_not_found(gexc.Aborted("x"))
