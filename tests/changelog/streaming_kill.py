@@ -17,6 +17,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 DRIVER = Path(__file__).with_name("streaming_driver.py")
 #: Seconds at most until the child reaches the worst moment (the wait ends as soon as it does).
@@ -75,3 +76,17 @@ def stop(driver: subprocess.Popen) -> None:
     if driver.poll() is None:
         os.killpg(driver.pid, signal.SIGKILL)
     driver.wait(30)
+
+
+def resume(query: Any, writer: Any, killed: Killed) -> None:
+    """Run ``query``, started again from the killed child's checkpoint with the changelog ``writer``,
+    until it has read everything; stop it; check that the micro-batch the kill cut, when the
+    changelog held it already, wrote nothing again."""
+    try:
+        query.processAllAvailable()
+        assert query.exception() is None
+    finally:
+        query.stop()
+    if killed.replays:
+        replayed = writer.batches()[0]
+        assert (replayed.batch_id, replayed.changes_written) == (killed.acknowledged, 0), "the replay wrote again"
