@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import textwrap
 import threading
 import time
 import urllib.error
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 from google.cloud import spanner
 
+from tests.cli_support import watch_config
 from tests.conftest import SINGERS_DDL
 from tests.test_cli_watch_bench import CLI, REPO, _env, _names, _one_line_error, _run_all
 from watcher.schema_tools.ddl import create_change_stream
@@ -102,12 +102,7 @@ def test_watch_runs_a_change_stream_beside_polling_and_resumes_after_sigterm(mix
 
     host = os.environ["SPANNER_EMULATOR_HOST"]
     start = _now(mixed_db)
-    config = tmp_path / "watch.toml"
-    config.write_text(textwrap.dedent(f"""
-        [watch]
-        poll_interval = 0.1
-        initial_timestamp = "beginning"
-        watcher_id = "cli-test"
+    config = watch_config(tmp_path / "watch.toml", f"""
         [tables]
         include = ["Singers"]
         [[change_streams]]
@@ -116,7 +111,7 @@ def test_watch_runs_a_change_stream_beside_polling_and_resumes_after_sigterm(mix
         start = "{start.isoformat().replace('+00:00', 'Z')}"
         max_concurrent_partitions = 4
         progress_table = "EVENTS_PROGRESS"
-    """))
+    """, poll_interval=0.1, watcher_id="cli-test")
     staging = tmp_path / "staging"
     _write_events(mixed_db, range(5), "a")                     # 5 INSERTs
     _write_events(mixed_db, range(2), "b")                     # 2 UPDATEs of rows 0, 1

@@ -1,7 +1,7 @@
 """A streaming changelog query in its own process, for the test that kills it with SIGKILL.
 
 ``python streaming_driver.py --database projects/p/instances/i/databases/d --table T --warehouse W
---checkpoint C [--option name=value ...]``: runs the ``spanner_watcher`` source into the
+--checkpoint C [--option name=value ...]`` (or ``--option change_stream=S`` in place of ``--table``): runs the ``spanner_watcher`` source into the
 changelog writer with a checkpoint until it is killed (or its parent is gone, or
 ``--max-seconds`` passed: a test that died must not leave it running). SPANNER_EMULATOR_HOST
 names the server. This project's ``watcher`` is imported from the source tree this file
@@ -21,8 +21,9 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    for name in ("--database", "--table", "--warehouse", "--checkpoint"):
+    for name in ("--database", "--warehouse", "--checkpoint"):
         parser.add_argument(name, required=True)
+    parser.add_argument("--table")  # or --option change_stream=<stream> (change-stream mode)
     parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--trigger", default="200 milliseconds")
     parser.add_argument("--max-seconds", type=float, default=600.0)
@@ -43,7 +44,9 @@ def main() -> int:
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     streaming.register(spark)
-    reader = spark.readStream.format("spanner_watcher").option("database", args.database).option("table", args.table)
+    reader = spark.readStream.format("spanner_watcher").option("database", args.database)
+    if args.table:
+        reader = reader.option("table", args.table)
     for item in args.option:
         name, _, value = item.partition("=")
         reader = reader.option(name, value)

@@ -8,12 +8,12 @@ Spark changelog job turns the staging folder into the changelog and the current 
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
 import pytest
 from google.cloud.spanner_v1 import param_types
 
+from tests.cli_support import watch_config
 from tests.conftest import INSTANCE, PROJECT
 from tests.watcher.core_support import run_with_history as write
 from tests.watcher.core_support import wait_until
@@ -159,17 +159,12 @@ def test_watch_command_stages_history_and_change_sets_into_one_changelog(spark, 
                            params={"cs": change_set_id}, param_types={"cs": param_types.STRING})
 
     run_in_change_set_transaction(db, dml_order)
-    config = tmp_path / "watcher.toml"
-    config.write_text(textwrap.dedent(f"""
-        [watch]
-        poll_interval = 0.05
-        initial_timestamp = "beginning"
-        staging_dir = "{dirs['staging']}"
+    config = watch_config(tmp_path / "watcher.toml", """
         [[history]]
         table = "Documents"
         [[change_sets]]
         tables = ["Orders"]
-    """))
+    """, poll_interval=0.05, staging_dir=dirs["staging"])
     names = ["--project", PROJECT, "--instance", INSTANCE, "--database", db.database_id]
     assert main(["watch", "--config", str(config), "--duration", "4", "--quiet", *names]) == 0
     staged = sorted(p.parent.name for p in Path(dirs["staging"]).glob("table=*/*.jsonl"))

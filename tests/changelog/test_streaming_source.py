@@ -12,17 +12,14 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import pickle
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from google.api_core.datetime_helpers import DatetimeWithNanoseconds
 
+from tests.changelog.streaming_kill import kill_mid_batch, resume, start_driver, stop
 from watcher.changelog import register_views, streaming
 from watcher.changelog.staging_reader import read_schema_ddl
 from watcher.changelog.streaming.offsets import Offset
@@ -43,7 +40,6 @@ OPTIONS = {"shard_column": "ShardId", "shards": "[0, 1, 2]", "limit": str(LIMIT)
 FIRST_GROUP = 18
 #: Between two micro-batches when nothing is new: short, yet not a planning loop that takes a core.
 TRIGGER = "200 milliseconds"
-DRIVER = Path(__file__).with_name("streaming_driver.py")
 FIELDS = [field.split(" ")[0] for field in read_schema_ddl().split(", ")]  # a stream row's fields
 WAIT = 300.0  # seconds, an upper bound only: every wait ends as soon as its condition holds
 
@@ -241,60 +237,23 @@ def test_stream_and_changelog_equal_what_the_writers_committed(spark, make_datab
     assert progress["freshness"] == stats["freshness"] and "numInputRows" in progress
 
 
-def _start_driver(db, tmp_path: Path) -> subprocess.Popen:
-    args = [sys.executable, str(DRIVER), "--database", _path(db), "--table", "Events", "--trigger", TRIGGER,
-            "--warehouse", str(tmp_path / "warehouse"), "--checkpoint", str(tmp_path / "checkpoint"),
-            *[f"--option={k}={v}" for k, v in OPTIONS.items()]]
-    log = open(tmp_path / "driver.log", "ab")  # noqa: SIM115 - the child writes it until it ends
-    return subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ), start_new_session=True)
-
-
-def _runs_committed(warehouse: Path) -> int:
-    """Changelog runs committed (each micro-batch with rows commits one)."""
-    return len(list((warehouse / "_state" / "manifest").glob("*.json")))
-
-
-def _batches_acknowledged(checkpoint: Path) -> int:
-    """Micro-batches Spark has recorded as done in the checkpoint's commit log."""
-    return sum(1 for p in (checkpoint / "commits").glob("*") if p.name.isdigit())
-
-
 def test_query_killed_mid_batch_resumes_from_its_checkpoint(spark, make_database, tmp_path):
     db = make_database(DDL)
     writers = Writers(db)
-    warehouse, checkpoint = tmp_path / "warehouse", tmp_path / "checkpoint"
+    warehouse = tmp_path / "warehouse"
     writers.insert(FIRST_GROUP)
-    driver = _start_driver(db, tmp_path)
+    driver = start_driver(_path(db), tmp_path, {"table": "Events", **OPTIONS}, TRIGGER)
     try:
         writers.run(3)  # while the child starts: more than its first micro-batch takes (the limit)
-        # The worst moment: the micro-batch's changelog is committed, Spark has not recorded the batch
-        # as done. Spark replays it on restart: it must read the same rows and write none of them twice.
-        _wait_for(lambda: _runs_committed(warehouse) > _batches_acknowledged(checkpoint) or driver.poll() is not None,
-                  "a micro-batch between its changelog commit and Spark's", every=0.01)
-        os.killpg(driver.pid, signal.SIGKILL)
-        driver.wait(30)
-        assert driver.returncode == -signal.SIGKILL, (tmp_path / "driver.log").read_text()[-3000:]
-        killed_in = _batches_acknowledged(checkpoint)
-        # Unless Spark recorded the batch in the instant between the check and the kill:
-        replays = _runs_committed(warehouse) > killed_in
+        killed = kill_mid_batch(driver, tmp_path)
         writers.insert(5)  # committed while no query runs
         writer = streaming.changelog_writer(str(warehouse))
         # The same checkpoint, in this process; without the limit (it only shapes offsets not yet
         # planned): the rest comes in one micro-batch, planned from positions inside groups.
         rest = {k: v for k, v in OPTIONS.items() if k != "limit"}
-        query = _start(spark, db, tmp_path, writer, rest)
-        try:
-            query.processAllAvailable()
-            assert query.exception() is None
-        finally:
-            query.stop()
+        resume(_start(spark, db, tmp_path, writer, rest), writer, killed)
     finally:
-        if driver.poll() is None:
-            os.killpg(driver.pid, signal.SIGKILL)
-            driver.wait(30)
-    if replays:
-        replayed = writer.batches()[0]
-        assert (replayed.batch_id, replayed.changes_written) == (killed_in, 0), "the replayed micro-batch wrote again"
+        stop(driver)
     rows = _changelog(spark, warehouse)
     keys = [(i, ts) for i, ts, *_ in rows]
     assert len(keys) == len(set(keys)), "a change was written twice"

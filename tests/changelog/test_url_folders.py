@@ -10,12 +10,12 @@ import json
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
 from google.cloud import spanner
 
+from tests.cli_support import watch_config
 from tests.conftest import INSTANCE, PROJECT
 from tests.watcher.core_support import wait_until
 from watcher import TableWatcher
@@ -48,13 +48,7 @@ def test_watch_and_changelog_take_file_urls_in_every_form(spark, make_database, 
     _write(db, [(1, "a"), (2, "b"), (3, "c")])
 
     # The command line: `watch` into file:///..., `changelog` from file:/... into file:///...
-    config = tmp_path / "watcher.toml"
-    config.write_text(textwrap.dedent(f"""
-        [watch]
-        poll_interval = 0.05
-        initial_timestamp = "beginning"
-        staging_dir = "file://{staging}"
-    """))
+    config = watch_config(tmp_path / "watcher.toml", poll_interval=0.05, staging_dir=f"file://{staging}")
     names = ["--project", PROJECT, "--instance", INSTANCE, "--database", db.database_id]
     assert main(["watch", "--config", str(config), "--duration", "2", "--quiet", *names]) == 0
     assert "3 changes staged" in capsys.readouterr().out

@@ -32,11 +32,10 @@ from .base import BatchCallback, Callback, PollListener, PollRecord
 from .handoff import StopDelivery
 from .polling import PollQuery, continuation_query, run_poll, simple_query, with_query, with_query_eligible
 from .shards import ShardProvider
-from .table_info import TableInfo, recheck
+from .table_info import TableInfo, is_table_not_found, recheck
 
 log = logging.getLogger(__name__)
 
-_TABLE_NOT_FOUND = re.compile(r"table not found|table \S+ (was )?not found|no such table", re.IGNORECASE)
 # What Spanner (and the emulator) answer a query naming a column that no longer exists.
 _COLUMN_NOT_FOUND = re.compile(r"Unrecognized name: `?([A-Za-z_][A-Za-z0-9_]*)`?")
 
@@ -231,10 +230,8 @@ class PollCycle:
         """A poll error as the WatcherError the application sees (a dropped table says so)."""
         if isinstance(exc, WatcherError):
             return exc
-        # Spanner (and the emulator) answer a query on a dropped table with INVALID_ARGUMENT
-        # "Table not found: T"; some servers use NOT_FOUND.
         column = _COLUMN_NOT_FOUND.search(str(exc)) if isinstance(exc, gexc.InvalidArgument) else None
-        if isinstance(exc, (gexc.NotFound, gexc.InvalidArgument)) and _TABLE_NOT_FOUND.search(str(exc)):
+        if is_table_not_found(exc):
             err: WatcherError = TableNotFoundError(str(self.table), f"it was dropped or is not readable: {exc.message}")
         elif column is not None:
             err = ColumnNotFoundError(str(self.table), column.group(1), self._column_role(column.group(1)))

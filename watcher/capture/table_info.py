@@ -8,9 +8,11 @@ Example::
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
+from google.api_core import exceptions as gexc
 from google.cloud.spanner_v1 import param_types
 
 from ..errors import ColumnNotFoundError, TableNotFoundError, TableNotWatchableError
@@ -45,6 +47,20 @@ TABLES_SQL = (
     "AND OPTIONS.OPTION_NAME = 'allow_commit_timestamp' AND OPTIONS.OPTION_VALUE = 'TRUE' "
     "ORDER BY TABLES.TABLE_NAME"
 )
+
+# What Spanner (and the emulator) answer a query on a table that does not exist (was dropped):
+# INVALID_ARGUMENT "Table not found: T"; some servers use NOT_FOUND.
+_TABLE_NOT_FOUND = re.compile(r"table not found|table \S+ (was )?not found|no such table", re.IGNORECASE)
+
+
+def is_table_not_found(exc: BaseException) -> TypeGuard[gexc.GoogleAPICallError]:
+    """Whether a query's error says that a table it reads does not exist (it was dropped).
+
+    >>> is_table_not_found(gexc.InvalidArgument("Table not found: Items")), is_table_not_found(gexc.Aborted("x"))
+    (True, False)
+    """
+    return isinstance(exc, (gexc.NotFound, gexc.InvalidArgument)) and bool(_TABLE_NOT_FOUND.search(str(exc)))
+
 
 #: Spanner type names (as INFORMATION_SCHEMA.COLUMNS.SPANNER_TYPE prints them) to client parameter types.
 _PARAM_TYPES = {

@@ -24,6 +24,12 @@ The read function includes ``end_timestamp`` (records with commit timestamp <= R
 documentation says and the embedded server does), so a record at exactly R belongs to the
 micro-batch ending at R, and the next one starts at R + 1 ns. The offsets alone fix every read,
 so a micro-batch read again after a failure gives the same rows (within the retention period).
+
+Schema changes need nothing of this mode: each data change record carries its column types, so
+an added column is in the records after it and a dropped one is not. A dropped table's changes
+stay in the stream: the query reads them to the end (their records are committed before the
+drop) and then finds no more of them, while the other tables go on (Spanner refuses to drop a
+table that a stream names; a stream ``FOR ALL`` lets it go).
 """
 
 from __future__ import annotations

@@ -28,17 +28,19 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from google.api_core import exceptions as gexc
 from google.api_core.datetime_helpers import DatetimeWithNanoseconds
 from pyspark.sql.datasource import InputPartition
 
 from ...capture.polling import PollQuery, continuation_query, simple_query
 from ...capture.row_values import column_types, real_bytes
 from ...capture.shards import FixedShardProvider, ShardFilter
-from ...capture.table_info import TableInfo
+from ...capture.table_info import TableInfo, is_table_not_found
 from ...model import Change, Checkpoint
 from ...staging import contract
 from ..records import STAGING_READ_FIELDS
 from ..spanner_source import SpannerLocation
+from .dropped import table_dropped
 
 #: Rows one poll query of a bounded read returns at most (the read pages on within the bounds).
 PAGE_ROWS = 50_000
@@ -155,6 +157,17 @@ def read(partition: StreamPartition) -> Iterator[tuple[Any, ...]]:
 def _loop_records(snap: Any, loop: LoopRead, partition: StreamPartition, at: Any) -> Iterator[tuple[Any, ...]]:
     info = loop.info
     batch_id = stream_batch_id(partition.read_timestamp, partition.watcher_id, loop.table_index, loop.shard_index)
+    try:
+        yield from _loop_changes(snap, loop, partition, at, batch_id)
+    except gexc.GoogleAPICallError as exc:
+        if is_table_not_found(exc):  # dropped since the micro-batch was planned: its rows are gone
+            raise table_dropped(info.table.table, Checkpoint.from_text(loop.start),
+                                f"found reading the micro-batch ending at {partition.read_timestamp}") from exc
+        raise
+
+
+def _loop_changes(snap: Any, loop: LoopRead, partition: StreamPartition, at: Any, batch_id: str) -> Iterator[tuple[Any, ...]]:
+    info = loop.info
     types: Mapping[str, str] | None = None
     seq = 0
     for fields, row in _loop_rows(snap, loop, partition.hint):

@@ -13,6 +13,14 @@ than ``limit`` new rows moves to its ``limit``-th row's exact position (timestam
 Invariant 4 of the design (no commit after a strong read at R gets a timestamp <= R) is what
 makes "all of R" final: a later micro-batch never finds a row at or before a loop's position.
 
+The world may change under a running query. A column added to a watched table appears in the
+rows read after it (the poll queries select ``*``; each record carries the types it was read
+with, so the changelog and the current state show the column from then on, as the batch job
+does); a dropped column leaves them. A dropped table stops the query with one error naming it
+and the position up to which earlier micro-batches hold its changes (:mod:`.dropped`: polling
+cannot read a dropped table's last changes, and going on without them would lose them unsaid);
+started again from its checkpoint without the table, the query goes on with the others.
+
 Rows come out as staging records (the schema of
 :func:`watcher.changelog.staging_reader.read_schema`): the changelog job's input.
 
@@ -26,15 +34,17 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from google.api_core import exceptions as gexc
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader
 
-from ...capture.table_info import TableInfo, discover, watchable_tables
+from ...capture.table_info import TableInfo, discover, is_table_not_found, watchable_tables
 from ...codec import timestamp_text
 from ...errors import ConfigurationError
 from ...model import Checkpoint
 from .. import staging_reader
 from . import partition_reader
 from .change_stream_source import ChangeStreamReader
+from .dropped import table_dropped
 from .offsets import EPOCH, Loop, Offset
 from .options import SOURCE_NAME, StreamOptions
 from .partition_reader import LoopRead, StreamPartition
@@ -144,12 +154,17 @@ class SpannerStreamReader(DataSourceStreamReader):
         read = self._loop_read(loop, since, Checkpoint(read_ts))
         columns = [info.commit_timestamp_column, *info.key_columns]
         rows: list[Any] = []
-        for query in partition_reader.bounded_queries(read, self.options.table_hint, wanted, since,
-                                                      Checkpoint(read_ts), columns):
-            if len(rows) >= wanted:
-                break
-            rows += list(snap.execute_sql(query.sql, params={**query.params, "limit": wanted - len(rows)},
-                                          param_types=query.types))
+        try:
+            for query in partition_reader.bounded_queries(read, self.options.table_hint, wanted, since,
+                                                          Checkpoint(read_ts), columns):
+                if len(rows) >= wanted:
+                    break
+                rows += list(snap.execute_sql(query.sql, params={**query.params, "limit": wanted - len(rows)},
+                                              param_types=query.types))
+        except gexc.GoogleAPICallError as exc:
+            if is_table_not_found(exc):
+                raise table_dropped(loop[0], since, "found planning a micro-batch") from exc
+            raise
         if not rows:
             return None
         if self.options.limit is not None and len(rows) >= self.options.limit:

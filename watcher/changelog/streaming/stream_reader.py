@@ -9,7 +9,9 @@ committed up to R is in this or an earlier micro-batch once it is written). Hear
 child partitions are the driver's concern (:mod:`.stream_plan`) and are skipped here.
 
 Each segment is one staged batch: its id comes from the end offset (``<R compact>-cstream-<watcher
-id>-p<segment index>``, the same on a retry), its ``seq`` numbers records 0..n-1 in read order.
+id>-p<segment index>``, the same on a retry), its ``seq`` numbers each table's records 0..n-1 in
+read order (a staged batch holds one table's records: a stream on several tables gives a
+segment one batch per table, all with the segment's id).
 The query's bounds fix what it returns, so a task run again reads the same records.
 
 Example:
@@ -109,12 +111,15 @@ def _segment_rows(db: Any, partition: SegmentPartition, segment: SegmentRead, at
                   keep: Callable[[str], bool]) -> Iterator[tuple[Any, ...]]:
     start = DatetimeWithNanoseconds.from_rfc3339(segment.start)
     batch_id = segment_batch_id(partition.read_timestamp, partition.watcher_id, segment.index)
-    seq = 0
+    # A staged batch holds one table's records (the changelog reads it as the file
+    # table=<T>/<batch id>.jsonl), so each table's records of a segment number 0..n-1 on their own.
+    next_seq: dict[str, int] = {}
     for rec in query_records(db, partition.stream, segment.token, start, at):
         if not isinstance(rec, records.DataChangeRecord) or not keep(rec.table_name):
             continue
         for change in rec.changes(segment.token, at, at):
+            seq = next_seq.get(rec.table_name, 0)
+            next_seq[rec.table_name] = seq + 1
             yield staging_row(contract.change_record(change, batch_id=batch_id, seq=seq, types=rec.types(),
                                                      key_columns=rec.key_columns, watcher_id=partition.watcher_id,
                                                      mod_type=change.mod_type))
-            seq += 1
