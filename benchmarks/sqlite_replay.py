@@ -2,11 +2,11 @@
 
 The rows the writers send (same generator, same shape), already in the server's stored
 form, upserted into a copy of the server's own ``Singers`` table (its DDL read from the
-server's database file: WITHOUT ROWID, the generated ``ShardId`` with the server's
-FARM_FINGERPRINT function, the shard index) with the server's statement
-(``INSERT ... ON CONFLICT DO UPDATE``), 100 rows per transaction, WAL and
-``synchronous=NORMAL`` as the server runs them. Only ``executemany`` and ``COMMIT`` are
-timed (this process's CPU); making the rows is not.
+server's database file: its layout, a rowid table since the key is one NOT NULL INT64;
+the generated ``ShardId`` with the server's FARM_FINGERPRINT function; the shard index)
+with the server's statement (``INSERT ... ON CONFLICT DO UPDATE``), 100 rows per
+transaction, WAL, ``synchronous=NORMAL`` and the memory map as the server runs them.
+Only ``executemany`` and ``COMMIT`` are timed (this process's CPU); making the rows is not.
 
 ``prefill`` grows the table first (untimed) to that many rows of the same generator, with
 distinct keys of the same key space, so the upserts land in a table as large as the
@@ -27,8 +27,8 @@ import random
 import sqlite3
 import time
 
+from watcher.localspanner import storage, values
 from watcher.localspanner import types as T
-from watcher.localspanner import values
 from watcher.localspanner.sql import register_functions
 
 from .localspanner_server import SINGERS_COLUMNS, RowMaker, RowShape
@@ -100,6 +100,7 @@ def replay_cpu_us_per_mutation(server_file: str, workdir: str, *, mutations: int
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA cache_size=-65536")
+        conn.execute(f"PRAGMA mmap_size={storage.MMAP_BYTES}")  # as the server's connections (storage.py)
         conn.execute("PRAGMA wal_autocheckpoint=10000")
         register_functions(conn)
         for statement in _singers_ddl(server_file):
