@@ -110,3 +110,28 @@ def test_rowid_tables_read_write_and_cascade_like_any_table(db):
         b.delete("Singers", spanner.KeySet(keys=[[1]]))
     with db.snapshot() as snap:
         assert [list(r) for r in snap.execute_sql("SELECT SingerId, AlbumId FROM Albums")] == [[-5, 1]]
+
+
+def test_a_key_default_that_gives_null_is_refused(make_database):
+    db = make_database(["CREATE TABLE T (K INT64 NOT NULL DEFAULT (IF(1 = 2, 5, NULL)), V STRING(MAX)) PRIMARY KEY (K)"])
+    with pytest.raises(exceptions.FailedPrecondition, match="K must not be NULL"):
+        with db.batch() as b:
+            b.insert("T", ("V",), [("x",)])
+    with pytest.raises(exceptions.FailedPrecondition, match="K must not be NULL"):
+        db.run_in_transaction(lambda txn: txn.execute_update("INSERT INTO T (V) VALUES ('y')"))
+    with db.snapshot() as snap:
+        assert list(snap.execute_sql("SELECT K FROM T")) == []
+
+
+def test_a_not_null_key_drawn_from_a_sequence_gets_the_sequence_values(make_database):
+    db = make_database([
+        "CREATE SEQUENCE Ids OPTIONS (sequence_kind = 'bit_reversed_positive')",
+        "CREATE TABLE T (K INT64 NOT NULL DEFAULT (GET_NEXT_SEQUENCE_VALUE(SEQUENCE Ids)), V STRING(MAX)) PRIMARY KEY (K)",
+    ])
+    with db.batch() as b:
+        b.insert("T", ("V",), [("a",), ("b",), ("c",)])
+    db.run_in_transaction(lambda txn: txn.execute_update("INSERT INTO T (V) VALUES ('d')"))
+    with db.snapshot() as snap:
+        keys = [r[0] for r in snap.execute_sql("SELECT K FROM T")]
+    assert len(set(keys)) == 4 and all(k > 0 for k in keys)
+    assert sorted(keys) != [1, 2, 3, 4]  # bit-reversed sequence values, not row numbers

@@ -43,8 +43,10 @@ def rowid_key(table: Table) -> bool:
     its row by integer instead of comparing records, and the row lives in the table's own
     b-tree. SQLite turns a NULL written to that column into a new rowid instead of refusing
     it, so every path that writes rows refuses a NULL key itself (``mutations.py``, the DML
-    translator). A descending key (``INTEGER PRIMARY KEY DESC`` is no rowid alias) and a
-    generated one keep the WITHOUT ROWID layout.
+    translator). A descending key (``INTEGER PRIMARY KEY DESC`` is no rowid alias), a
+    generated one, and one with a DEFAULT (a sequence, an identity column: SQLite ignores the
+    DEFAULT of an ``INTEGER PRIMARY KEY`` and numbers the rows itself) keep the WITHOUT ROWID
+    layout.
 
     >>> from watcher.localspanner import types as T
     >>> from watcher.localspanner.catalog import Column, KeyPart
@@ -57,7 +59,7 @@ def rowid_key(table: Table) -> bool:
         return False
     column = table.column(table.primary_key[0].column)
     return (column is not None and column.not_null and column.type.code == TypeCode.INT64
-            and column.generated is None)
+            and column.generated is None and column.default is None)
 
 
 def user_facing(text: str) -> str:
