@@ -151,3 +151,71 @@ def test_without_data_dir_nothing_outlives_the_server(tmp_path, monkeypatch):
     with LocalSpanner() as server:
         assert not _client(server, monkeypatch).instance(INSTANCE).exists()
     assert list(scratch.iterdir()) == []
+
+
+def _downgrade_to_without_rowid(data_dir: str, table: str) -> None:
+    """Store ``table`` as a data directory written before rowid tables has it (WITHOUT ROWID)."""
+    import glob
+    import sqlite3
+
+    (path,) = glob.glob(os.path.join(data_dir, "databases", "*", "*.sqlite"))
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        sql, = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone()
+        assert "WITHOUT ROWID" not in sql and "INTEGER NOT NULL" in sql
+        indexes = [r[0] for r in conn.execute("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? "
+                                              "AND sql IS NOT NULL", (table,))]
+        conn.execute("PRAGMA foreign_keys=OFF")
+        conn.execute("BEGIN")
+        conn.execute(sql.replace(f'"{table}"', '"_old_layout"', 1).replace("INTEGER NOT NULL", "NOT NULL", 1) + " WITHOUT ROWID")
+        conn.execute(f'INSERT INTO "_old_layout" SELECT * FROM "{table}"')
+        conn.execute(f'DROP TABLE "{table}"')
+        conn.execute(f'ALTER TABLE "_old_layout" RENAME TO "{table}"')
+        for index in indexes:
+            conn.execute(index)
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+
+
+def test_a_data_directory_with_the_older_table_layout_keeps_working(tmp_path, monkeypatch):
+    """Tables keyed by one INT64 column were WITHOUT ROWID tables before; opened now, they are
+    rebuilt as rowid tables with their rows, indexes and interleaving intact."""
+    from watcher.localspanner.server import LocalSpanner
+
+    data_dir = str(tmp_path / "data")
+    with LocalSpanner(data_dir=data_dir) as server:
+        instance = _client(server, monkeypatch).instance(
+            INSTANCE, configuration_name=f"projects/{PROJECT}/instanceConfigs/emulator-config", display_name="old", node_count=1)
+        instance.create().result(30)
+        db = instance.database("old-layout", ddl_statements=DDL)
+        db.create().result(60)
+        with db.batch() as b:
+            b.insert("Singers", ("SingerId", "Name", "Score"), [(1, "Ann", Decimal("1")), (2, "Bo", Decimal("2"))])
+            b.insert("Albums", ("SingerId", "AlbumId", "Title"), [(1, 10, "First"), (2, 20, "Second")])
+        before = _snapshot_everything(db)
+    _downgrade_to_without_rowid(data_dir, "Singers")
+    with LocalSpanner(data_dir=data_dir) as server:
+        db = _client(server, monkeypatch).instance(INSTANCE).database("old-layout")
+        assert _snapshot_everything(db) == before
+        with db.batch() as b:
+            b.insert_or_update("Singers", ("SingerId", "Name", "Score"), [(3, "Cy", Decimal("3")), (1, "Ann", Decimal("9"))])
+        with pytest.raises(Exception, match="SingerId must not be NULL"):
+            with db.batch() as b:
+                b.insert("Singers", ("SingerId", "Name"), [(None, "Nobody")])
+        with db.batch() as b:
+            b.delete("Singers", spanner.KeySet(keys=[[2]]))  # cascades to its album
+        singers, albums, by_name = _snapshot_everything(db)
+        assert [r[:2] for r in singers] == [[1, "Ann"], [3, "Cy"]]
+        assert albums == [[1, 10, "First"]]
+        assert by_name == [["Ann", Decimal("9")], ["Cy", Decimal("3")]]
+    import glob
+    import sqlite3
+
+    (path,) = glob.glob(os.path.join(data_dir, "databases", "*", "*.sqlite"))
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        sql, = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'Singers'").fetchone()
+    finally:
+        conn.close()
+    assert "WITHOUT ROWID" not in sql  # upgraded when the database opened

@@ -27,7 +27,7 @@ from .column_converters import STAMP, column_converter
 from .keys import point_condition, range_condition
 from .requests import EncodedRows, KeySet, Mutation, RowWidthError
 from .sqlite_errors import integrity_error
-from .sqlite_names import has_nullable_key, quote
+from .sqlite_names import has_nullable_key, quote, rowid_key
 from .types import TypeCode
 
 _WRITE_OPS = ("insert", "update", "insert_or_update", "replace")
@@ -42,6 +42,8 @@ class _RowShape:
     key_positions: tuple[int, ...]
     converters: tuple[Callable[[Any], Any], ...]
     commit_ts_positions: tuple[int, ...]
+    #: Position of a rowid key (``sqlite_names.rowid_key``) whose NULL this write must refuse, else -1.
+    null_key_position: int = -1
 
 
 @lru_cache(maxsize=512)
@@ -74,7 +76,10 @@ def _shape(catalog: Catalog, table_name: str, column_names: tuple[str, ...], op:
             if c.not_null and not c.is_generated and c.default is None and c.name.lower() not in seen:
                 raise errors.null_in_not_null_column(table.name, c.name)
     commit_ts = tuple(i for i, c in enumerate(cols) if c.type.code == TypeCode.TIMESTAMP)
-    return _RowShape(table, tuple(cols), tuple(key_positions), tuple(column_converter(table, c) for c in cols), commit_ts)
+    # SQLite would store a NULL rowid key as a new rowid; an update of a NULL key finds no row anyway.
+    null_key = key_positions[0] if rowid_key(table) and op != "update" and key_positions else -1
+    return _RowShape(table, tuple(cols), tuple(key_positions), tuple(column_converter(table, c) for c in cols), commit_ts,
+                     null_key)
 
 
 def _convert_rows(shape: _RowShape, batch: Sequence[Mutation]) -> list[list[Any]]:
@@ -139,6 +144,8 @@ def prepare_mutations(catalog: Catalog, mutations: Sequence[Mutation]) -> Prepar
             raise errors.unknown_mutation_operation(op, batch[0].table)
         shape = _shape(catalog, batch[0].table, tuple(columns), op)
         rows = _convert_rows(shape, batch)
+        if shape.null_key_position >= 0:
+            _refuse_null_key(shape, rows)
         allowed = [i for i in shape.commit_ts_positions if shape.columns[i].allow_commit_timestamp]
         stamps: list[tuple[int, int]] = []
         checks: list[tuple[int, int]] = []
@@ -150,6 +157,14 @@ def prepare_mutations(catalog: Catalog, mutations: Sequence[Mutation]) -> Prepar
                     checks.append((r, i))
         writes.append(_PreparedWrite(op, shape, rows, batch, stamps, checks))
     return PreparedMutations(catalog, list(mutations), writes)
+
+
+def _refuse_null_key(shape: _RowShape, rows: list[list[Any]]) -> None:
+    """A rowid key column (NOT NULL) given NULL: Spanner's error, before SQLite could invent a key."""
+    at = shape.null_key_position
+    for row in rows:
+        if row[at] is None:
+            raise errors.null_in_not_null_column(shape.table.name, shape.columns[at].name)
 
 
 def _key_of(shape: _RowShape, row: list[Any]) -> list[Any]:

@@ -16,7 +16,7 @@ from . import constraint_storage, database_options, errors, versions
 from .catalog import Catalog
 from .change_streams import records as change_records
 from .ddl.printer import print_catalog
-from .schema_sync import sync_schema
+from .schema_sync import stored_without_rowid, sync_schema, upgrade_layout
 from .schema_updater import apply_statements
 from .sqlite_names import user_facing
 from .storage import META_TABLE, Storage
@@ -33,8 +33,10 @@ def load_catalog(storage: Storage) -> Catalog:
         streams = tuple(dataclasses.replace(s, created_nanos=created.get(s.name, 0)) for s in catalog.change_streams)
         catalog = dataclasses.replace(catalog, change_streams=streams)
     conn = storage.writer
+    conn.execute("PRAGMA foreign_keys=OFF")  # an upgraded parent table is dropped and made again
     conn.execute("BEGIN")
     try:
+        upgrade_layout(conn, catalog, stored_without_rowid(conn, catalog))
         storage.refresh_information_schema(conn, catalog)
         versions.sync_storage(conn, catalog)  # also gives a data directory written before versions its tables
         change_records.ensure_table(conn)
@@ -42,6 +44,8 @@ def load_catalog(storage: Storage) -> Catalog:
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+    finally:
+        conn.execute("PRAGMA foreign_keys=ON")
     versions.install_capture(conn, catalog)
     return catalog
 

@@ -16,7 +16,14 @@ Example:
     >>> from watcher.localspanner.catalog import Catalog, Column, KeyPart, Table
     >>> t = Table("T", (Column("K", T.INT64, not_null=True), Column("V", T.STRING)), (KeyPart("K"),))
     >>> print(create_table_sql(t, Catalog(tables=(t,))))
-    CREATE TABLE "T" ("K" NOT NULL, "V", PRIMARY KEY ("K")) WITHOUT ROWID
+    CREATE TABLE "T" ("K" INTEGER NOT NULL, "V", PRIMARY KEY ("K"))
+    >>> s = Table("S", (Column("K", T.STRING, not_null=True),), (KeyPart("K"),))
+    >>> print(create_table_sql(s, Catalog(tables=(s,))))
+    CREATE TABLE "S" ("K" NOT NULL, PRIMARY KEY ("K")) WITHOUT ROWID
+
+A table keyed by one NOT NULL INT64 column is a rowid table (``sqlite_names.rowid_key``);
+a data directory written before that layout existed has such tables WITHOUT ROWID, and
+:func:`upgrade_layout` rebuilds them when the database opens.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from collections.abc import Callable
 from . import constraint_storage
 from .catalog import Catalog, Column, Index, Table
 from .sql import translate_default_expression, translate_expression
-from .sqlite_names import KEY_INDEX_PREFIX, REBUILD_PREFIX, UNIQUE_NULLS_PREFIX, has_nullable_key, quote
+from .sqlite_names import KEY_INDEX_PREFIX, REBUILD_PREFIX, UNIQUE_NULLS_PREFIX, has_nullable_key, quote, rowid_key
 from .types import TypeCode
 
 ExpressionTranslator = Callable[[str, Table, Catalog], str]
@@ -35,6 +42,8 @@ ExpressionTranslator = Callable[[str, Table, Catalog], str]
 
 def column_sql(column: Column, table: Table, catalog: Catalog, translate: ExpressionTranslator | None = None) -> str:
     parts = [quote(column.name)]
+    if rowid_key(table) and column.name == table.primary_key[0].column:
+        parts.append("INTEGER")  # exactly INTEGER: only that makes the PRIMARY KEY an alias of the rowid
     if column.not_null:
         parts.append("NOT NULL")
     if column.type.code == TypeCode.TOKENLIST:
@@ -59,7 +68,7 @@ def create_table_sql(table: Table, catalog: Catalog, name: str | None = None, tr
     elif table.primary_key:
         key = ", ".join(quote(p.column) + (" DESC" if p.descending else "") for p in table.primary_key)
         cols.append(f"PRIMARY KEY ({key})")
-        without_rowid = " WITHOUT ROWID"
+        without_rowid = "" if rowid_key(table) else " WITHOUT ROWID"
     else:
         # PRIMARY KEY (): a table of at most one row; SQLite needs a rowid for that.
         without_rowid = ""
@@ -146,6 +155,7 @@ def _storage_shape(t: Table) -> tuple:
         t.parent,
         t.on_delete_cascade,
         _constraint_shape(t),
+        rowid_key(t),
     )
 
 
@@ -215,3 +225,33 @@ def _rebuild(conn: sqlite3.Connection, old: Table, new: Table, catalog: Catalog,
     conn.execute(f"ALTER TABLE {quote(temp)} RENAME TO {quote(new.name)}")
     for sql in key_index_sql(new):  # named after the table, so created only once the old one is gone
         conn.execute(sql)
+
+
+def stored_without_rowid(conn: sqlite3.Connection, catalog: Catalog) -> list[Table]:
+    """Tables that should be rowid tables (``rowid_key``) but are stored WITHOUT ROWID (an older data directory)."""
+    found = []
+    for t in catalog.tables:
+        if not rowid_key(t):
+            continue
+        row = conn.execute("SELECT sql FROM main.sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",
+                           (t.name,)).fetchone()
+        if row is not None and row[0].rstrip().upper().endswith("WITHOUT ROWID"):
+            found.append(t)
+    return found
+
+
+def upgrade_layout(conn: sqlite3.Connection, catalog: Catalog, tables: list[Table],
+                   translate: ExpressionTranslator | None = None) -> None:
+    """Rebuild ``tables`` (see :func:`stored_without_rowid`) in the layout ``catalog`` gives them now,
+    with their indexes; the caller runs this inside one transaction with foreign keys off."""
+    names = {t.name.lower() for t in tables}
+    for t in tables:
+        _rebuild(conn, t, t, catalog, translate)
+    for idx in catalog.indexes:
+        if idx.table.lower() in names:
+            _drop_index(conn, idx)
+            conn.execute(create_index_sql(idx))
+            companion = unique_nulls_index_sql(idx)
+            if companion is not None:
+                conn.execute(companion)
+    _sync_referenced_indexes(conn, catalog, catalog, names)

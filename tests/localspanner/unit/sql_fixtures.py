@@ -13,7 +13,7 @@ from watcher.localspanner import information_schema
 from watcher.localspanner import types as T
 from watcher.localspanner.catalog import Catalog, Column, Index, KeyPart, Table
 from watcher.localspanner.sql import register_functions, translate_expression
-from watcher.localspanner.sqlite_names import quote
+from watcher.localspanner.sqlite_names import quote, rowid_key
 
 SHARD_EXPR = "CASE WHEN Processed THEN NULL ELSE MOD(FARM_FINGERPRINT(COALESCE(FirstName || ' ', '') || LastName), 19) END"
 
@@ -55,7 +55,8 @@ def create_table(conn: sqlite3.Connection, table: Table, catalog: Catalog) -> No
         if c.generated:
             cols.append(f"{quote(c.name)} GENERATED ALWAYS AS ({translate_expression(c.generated, table, catalog)}) STORED")
         else:
-            cols.append(quote(c.name) + (" NOT NULL" if c.not_null else ""))
+            rowid = rowid_key(table) and c.name == table.primary_key[0].column  # the server's layout
+            cols.append(quote(c.name) + (" INTEGER" if rowid else "") + (" NOT NULL" if c.not_null else ""))
     pk = ", ".join(quote(p.column) + (" DESC" if p.descending else "") for p in table.primary_key)
     fk = ""
     if table.parent:
@@ -63,7 +64,8 @@ def create_table(conn: sqlite3.Connection, table: Table, catalog: Catalog) -> No
         assert parent is not None
         keys = ", ".join(quote(k) for k in parent.key_names)
         fk = f", FOREIGN KEY ({keys}) REFERENCES {quote(parent.name)} ({keys})"
-    conn.execute(f"CREATE TABLE {quote(table.name)} ({', '.join(cols)}, PRIMARY KEY ({pk}){fk}) WITHOUT ROWID")
+    layout = "" if rowid_key(table) else " WITHOUT ROWID"
+    conn.execute(f"CREATE TABLE {quote(table.name)} ({', '.join(cols)}, PRIMARY KEY ({pk}){fk}){layout}")
 
 
 def create_index(conn: sqlite3.Connection, index: Index) -> None:

@@ -26,8 +26,9 @@ from sqlglot import exp
 from .. import errors, values
 from .. import types as T
 from ..catalog import Catalog, Column, Table
-from ..sqlite_names import quote
+from ..sqlite_names import quote, rowid_key
 from ..types import SpannerType, TypeCode
+from . import dml_keys
 from .context import Context, OutputColumn, Typed
 from .function_table import comparable
 from .literals import sql_string
@@ -203,13 +204,17 @@ def _insert(tr: Translator, tree: exp.Insert, mode: str | None, *, mark_updates:
         seen.add(c.name)
     source = tree.expression
     head = f"INSERT INTO {quote(table.name)} ({', '.join(quote(c.name) for c in columns)})"
+    key_at = _rowid_key_position(table, columns)
     if isinstance(source, exp.Values):
         rows = []
         for row in source.expressions:
             items = row.expressions if isinstance(row, exp.Tuple) else [row]
             if len(items) != len(columns):
                 raise tr.ctx.invalid(errors.insert_column_count(len(items), len(columns)))
-            rows.append("(" + ", ".join(_value(tr, build, c, v, Scope()) for c, v in zip(columns, items, strict=False)) + ")")
+            sqls = [_value(tr, build, c, v, Scope()) for c, v in zip(columns, items, strict=False)]
+            if key_at is not None:
+                sqls[key_at] = dml_keys.wrap(sqls[key_at], table.name, columns[key_at].name)
+            rows.append("(" + ", ".join(sqls) + ")")
         body = f"{head} VALUES {', '.join(rows)}"
     else:
         query = tr.compile_query(source, None)
@@ -218,7 +223,7 @@ def _insert(tr: Translator, tree: exp.Insert, mode: str | None, *, mark_updates:
         for c, out in zip(columns, query.columns, strict=False):
             _check_type(tr, table, c, Typed("", out.type))
         # "WHERE true" keeps SQLite from reading ON CONFLICT as a join constraint.
-        body = f"{head} SELECT * FROM ({query.sql}) WHERE true"
+        body = f"{head} SELECT {_selected(key_at, table, columns)} FROM ({_named(query.sql, key_at, len(columns))}) WHERE true"
     if mode is not None:
         keys = ", ".join(quote(k) for k in table.key_names)
         # Only the columns named are updated; with the key alone the row is still "updated"
@@ -232,6 +237,43 @@ def _insert(tr: Translator, tree: exp.Insert, mode: str | None, *, mark_updates:
         else:
             body += f" ON CONFLICT ({keys}) DO NOTHING"
     return body, build
+
+
+def _rowid_key_position(table: Table, columns: list[Column]) -> int | None:
+    """Where the key of a rowid table (``sqlite_names.rowid_key``) is among ``columns``, else None.
+
+    Left out without a DEFAULT, it would be NULL, which SQLite would turn into a new rowid:
+    refused here with the error a NOT NULL column gives."""
+    if not rowid_key(table):
+        return None
+    key = table.primary_key[0].column.lower()
+    for i, c in enumerate(columns):
+        if c.name.lower() == key:
+            return i
+    column = table.column(key)
+    if column is not None and column.default is None:
+        raise errors.null_in_not_null_column(table.name, column.name)
+    return None  # its DEFAULT (a sequence) gives the key
+
+
+def _named(query_sql: str, key_at: int | None, width: int) -> str:
+    """The INSERT's source query; with a rowid key, its columns named by position (a compound
+    takes its column names from its first, empty, arm), so the key can be checked."""
+    if key_at is None:
+        return query_sql
+    names = ", ".join(f"NULL AS {_position(i)}" for i in range(width))
+    return f"SELECT {names} WHERE 0 UNION ALL SELECT * FROM ({query_sql})"
+
+
+def _selected(key_at: int | None, table: Table, columns: list[Column]) -> str:
+    if key_at is None:
+        return "*"
+    return ", ".join(dml_keys.wrap(_position(i), table.name, c.name) if i == key_at else _position(i)
+                     for i, c in enumerate(columns))
+
+
+def _position(i: int) -> str:
+    return quote(f"_ls_c{i}")
 
 
 def _require_where(tr: Translator, tree: exp.Expression, verb: str) -> exp.Expression:

@@ -41,6 +41,7 @@ from .context import Context
 from .dml import PENDING_COMMIT_TIMESTAMP_SENTINEL, DmlTranslation, translate_dml
 from .dml_action import SPECS as DML_ACTION_SPECS
 from .dml_action import take_action
+from .dml_keys import SPECS as DML_KEY_SPECS
 from .functions import SPECS as FUNCTION_SPECS
 from .interval_functions import SPECS as INTERVAL_SPECS
 from .params import Signature, bind, parameter_types
@@ -51,7 +52,7 @@ from .spanner_syntax import is_dml as _is_dml
 from .time_functions import SPECS as TIME_SPECS
 from .time_functions import set_statement_time
 from .translator import QueryTranslation, translate_query
-from .udf import register, take_error
+from .udf import register, take_error, take_raised
 
 CACHE_SIZE = 512
 TYPE_LOOKAHEAD_ROWS = 1000
@@ -64,7 +65,7 @@ def register_functions(conn: sqlite3.Connection) -> None:
     Call it on every connection that reads or writes the database's tables: generated
     columns call these functions too.
     """
-    register(conn, FUNCTION_SPECS + TIME_SPECS + CAST_SPECS + INTERVAL_SPECS + SEQUENCE_SPECS + DML_ACTION_SPECS
+    register(conn, FUNCTION_SPECS + TIME_SPECS + CAST_SPECS + INTERVAL_SPECS + SEQUENCE_SPECS + DML_ACTION_SPECS + DML_KEY_SPECS
              + PROTO_SPECS)
     conn.execute("PRAGMA case_sensitive_like = ON")
 
@@ -138,7 +139,10 @@ def translate_dml_cached(statement: Statement, catalog: Catalog) -> DmlTranslati
 
 def _sqlite_error(exc: sqlite3.Error, ctx: Context) -> errors.SpannerError:
     text = str(exc)
+    raised = take_raised()
     udf_message = take_error()
+    if isinstance(raised, errors.SpannerError):
+        return raised  # a function that failed with Spanner's own error (e.g. a NULL rowid key)
     if udf_message is not None:
         return errors.sql_runtime_error(ctx.sql, udf_message)
     if "no query solution" in text:
@@ -300,6 +304,7 @@ def execute_dml(conn: sqlite3.Connection, statement: Statement, catalog: Catalog
         return result
     except sqlite3.IntegrityError as exc:
         take_error()
+        take_raised()
         raise integrity_error(exc, d.table, catalog, inserting=d.kind != "DELETE") from None
     finally:
         set_statement_time(None)

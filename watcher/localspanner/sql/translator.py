@@ -26,7 +26,7 @@ from sqlglot.errors import ParseError, TokenError
 from .. import errors, information_schema
 from .. import types as T
 from ..catalog import Catalog, Table
-from ..sqlite_names import KEY_INDEX_PREFIX, has_nullable_key, quote
+from ..sqlite_names import KEY_INDEX_PREFIX, has_nullable_key, quote, rowid_key
 from ..types import SpannerType
 from .context import CompiledQuery, Context, OutputColumn, Typed
 from .function_table import supertype
@@ -384,6 +384,8 @@ def _base_table_hint(table: Table) -> str:
         return " NOT INDEXED"
     if has_nullable_key(table):
         return f" INDEXED BY {quote(KEY_INDEX_PREFIX + table.name)}"
+    if rowid_key(table):
+        return " NOT INDEXED"  # the rowid b-tree is the table's key order
     return f" INDEXED BY {quote(f'sqlite_autoindex_{table.name}_1')}"
 
 

@@ -43,6 +43,26 @@ def fail(message: str) -> NoReturn:
     raise UdfError(message)
 
 
+def fail_with(error: Exception) -> NoReturn:
+    """Abort the running SQL function with a ready client-visible error (its code as well as its message).
+
+    >>> try:
+    ...     fail_with(ValueError("no"))
+    ... except UdfError:
+    ...     take_raised()
+    ValueError('no')
+    """
+    _slot.error = error
+    fail(str(error))
+
+
+def take_raised() -> Exception | None:
+    """The error given to :func:`fail_with` by the last failed SQL function on this thread (and forget it)."""
+    error = getattr(_slot, "error", None)
+    _slot.error = None
+    return error
+
+
 def take_error() -> str | None:
     """The message of the last failed SQL function on this thread (and forget it)."""
     message = getattr(_slot, "message", None)
@@ -52,6 +72,7 @@ def take_error() -> str | None:
 
 def clear_error() -> None:
     _slot.message = None
+    _slot.error = None
 
 
 @dataclass(frozen=True)
