@@ -325,8 +325,18 @@ class ReaderConnection(sqlite3.Connection):
 
 
 def _same_key(table: Table, left: str, right: str) -> str:
-    """``left``'s key is ``right``'s (IS: NULL key parts match, and the by-key index serves it)."""
-    return " AND ".join(f"{left}.{quote(k)} IS {right}.{quote(k)}" for k in table.key_names) or "1"
+    """``left``'s key is ``right``'s (IS: NULL key parts match, and the by-key index serves it).
+
+    ``+`` takes the affinity off ``right``: a rowid table's key has INTEGER affinity, the
+    images' columns none, and SQLite uses an index only when the comparison keeps the
+    indexed column's affinity (without it, every live row scanned a whole generation).
+
+    >>> from watcher.localspanner import types as T
+    >>> from watcher.localspanner.catalog import Column, KeyPart, Table
+    >>> _same_key(Table("T", (Column("K", T.INT64),), (KeyPart("K"),)), "c", "l")
+    'c."K" IS +l."K"'
+    """
+    return " AND ".join(f"{left}.{quote(k)} IS +{right}.{quote(k)}" for k in table.key_names) or "1"
 
 
 def past_view_sql(table: Table, ts: int) -> str:
@@ -346,16 +356,16 @@ def past_view_sql(table: Table, ts: int) -> str:
     >>> print(past_view_sql(Table("T", (Column("K", T.INT64),), (KeyPart("K"),)), 7))  # doctest: +NORMALIZE_WHITESPACE
     CREATE TEMP VIEW "T" AS SELECT l."K" FROM main."T" AS l WHERE NOT EXISTS
     (SELECT 1 FROM main."_ls_v_T" AS c WHERE c."_ls_gen" IN (SELECT gen FROM main."_ls_vg_T" WHERE max_ts > 7)
-    AND c."K" IS l."K" AND +c."_ls_to_ts" > 7) AND NOT EXISTS
-    (SELECT 1 FROM main."_ls_vl_T" AS c WHERE c."K" IS l."K" AND +c."_ls_to_ts" > 7)
+    AND c."K" IS +l."K" AND +c."_ls_to_ts" > 7) AND NOT EXISTS
+    (SELECT 1 FROM main."_ls_vl_T" AS c WHERE c."K" IS +l."K" AND +c."_ls_to_ts" > 7)
     UNION ALL SELECT v."K" FROM main."_ls_v_T" AS v WHERE v."_ls_gen" IN (SELECT gen FROM main."_ls_vg_T" WHERE max_ts > 7)
     AND v."_ls_to_ts" > 7 AND v."_ls_present" AND NOT EXISTS
     (SELECT 1 FROM main."_ls_v_T" AS e WHERE e."_ls_gen" IN (SELECT gen FROM main."_ls_vg_T" WHERE max_ts > 7)
-    AND e."K" IS v."K" AND +e."_ls_to_ts" > 7 AND e.rowid < v.rowid)
+    AND e."K" IS +v."K" AND +e."_ls_to_ts" > 7 AND e.rowid < v.rowid)
     UNION ALL SELECT v."K" FROM main."_ls_vl_T" AS v WHERE v."_ls_to_ts" > 7 AND v."_ls_present" AND NOT EXISTS
     (SELECT 1 FROM main."_ls_v_T" AS e WHERE e."_ls_gen" IN (SELECT gen FROM main."_ls_vg_T" WHERE max_ts > 7)
-    AND e."K" IS v."K" AND +e."_ls_to_ts" > 7) AND NOT EXISTS
-    (SELECT 1 FROM main."_ls_vl_T" AS e WHERE e."K" IS v."K" AND +e."_ls_to_ts" > 7 AND e.rowid < v.rowid)
+    AND e."K" IS +v."K" AND +e."_ls_to_ts" > 7) AND NOT EXISTS
+    (SELECT 1 FROM main."_ls_vl_T" AS e WHERE e."K" IS +v."K" AND +e."_ls_to_ts" > 7 AND e.rowid < v.rowid)
     """
     vt, log = f"main.{quote(versions_table(table))}", f"main.{quote(log_table(table))}"
     # Only generations with an image after ``ts`` can hold a key's first change since (one list per
