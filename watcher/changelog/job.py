@@ -190,9 +190,10 @@ def _groups_are_new(base: manifest.Manifest, window: _Window) -> bool:
     if not base.tables or any(not info.get(MAX_COMMIT) for info in base.tables.values()):
         return False
     firsts = [window.tally.batches.get(s.batch, {}).get("min_commit") for s in window.stats]
-    if not firsts or any(first is None for first in firsts):
+    known = [str(first) for first in firsts if first is not None]
+    if not known or len(known) < len(firsts):
         return False
-    return min(firsts) > max(info[MAX_COMMIT] for info in base.tables.values())
+    return min(known) > max(str(info[MAX_COMMIT]) for info in base.tables.values())
 
 
 def _path_arg(name: str, path: Any) -> str:
