@@ -73,8 +73,24 @@ def _figures(values_s: list[float]) -> dict[str, float]:
             (("p50_s", 0.5), ("p95_s", 0.95), ("p99_s", 0.99), ("max_s", 1.0))}
 
 
+#: Times a read of the views is tried: a reader that loaded the manifest just before the running
+#: query committed a run that rewrote the state whole may find the old state base pruned (its
+#: folder gone: PATH_NOT_FOUND); it then reads the new manifest.
+VIEW_READ_TRIES = 3
+
+
 def _visible(spark: Any, workdir: str, first_id: int, *, distinct: bool = False) -> Any:
     """Changelog rows (with ``distinct``, also the distinct (key, commit) pairs) of the ids from ``first_id``."""
+    for attempt in range(VIEW_READ_TRIES):
+        try:
+            return _count_visible(spark, workdir, first_id, distinct=distinct)
+        except Exception as exc:  # noqa: BLE001 - pyspark's AnalysisException; only the pruned-folder race is retried
+            if "PATH_NOT_FOUND" not in str(exc) or attempt == VIEW_READ_TRIES - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _count_visible(spark: Any, workdir: str, first_id: int, *, distinct: bool) -> Any:
     from watcher.changelog import register_views
 
     register_views(spark, os.path.join(workdir, "warehouse"))
