@@ -56,6 +56,7 @@ SUITES: dict[str, tuple[str, ...]] = {
     ),
     "streaming": (
         "benchmarks.streaming_freshness",
+        "benchmarks.streaming_freshness_cluster",
     ),
     "watcher": (
         "benchmarks.watcher_delivery",

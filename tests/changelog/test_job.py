@@ -144,6 +144,23 @@ def test_transaction_groups_span_tables_and_runs(spark, stager, dirs):
     assert len({r.transaction_group for r in rows}) == 2
 
 
+def test_a_group_continues_after_a_run_that_only_had_newer_rows(spark, stager, dirs):
+    # The second run's rows are all newer than the first's: it does not read the changelog for its
+    # groups, yet it must leave the third run (a late poll of the same commit) able to continue them.
+    stager.stage("Singers", [singer(1, "a")], types=SINGERS_TYPES, key_columns=KEY, commits=[10])
+    run(spark, dirs)
+    stager.stage("Singers", [singer(2, "b"), singer(3, "c")], types=SINGERS_TYPES, key_columns=KEY, commits=[20, 20])
+    run(spark, dirs)
+    stager.stage("Albums", [{"Id": 7, "V": "z"}], types={"Id": "INT64", "V": "STRING(MAX)"}, key_columns=["Id"],
+                 commits=[20])
+    run(spark, dirs)
+    rows = spark.sql("SELECT table_name, keys, record_sequence, number_of_records_in_group FROM changelog "
+                     "WHERE commit_timestamp > (SELECT min(commit_timestamp) FROM changelog) "
+                     "ORDER BY record_sequence").collect()
+    assert [(r.table_name, r.record_sequence, r.number_of_records_in_group) for r in rows] == [
+        ("Singers", 0, 2), ("Singers", 1, 2), ("Albums", 2, 3)]
+
+
 def test_a_small_run_writes_one_file_per_output_folder(spark, stager, dirs):
     day = 86_400 * 10**9
     other = {"Id": "INT64", "V": "STRING(MAX)"}

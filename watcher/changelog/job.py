@@ -102,6 +102,7 @@ class Changelog:
         self._warehouse: str | None = None
         self._soft_delete: dict[str, str] = {}
         self._clock: Callable[[], dt.datetime] = _utcnow
+        self._views = True
 
     def staging(self, path: str) -> Changelog:
         """The staging folder (``<path>/table=<T>/<batch>.jsonl``: :mod:`watcher.staging.contract`)."""
@@ -127,6 +128,15 @@ class Changelog:
         self._clock = now
         return self
 
+    def views(self, register: bool) -> Changelog:
+        """Whether the run registers the warehouse's views in its session afterwards (the default).
+
+        A streaming query's ``foreachBatch`` runs in a session of its own (Spark clones the
+        user's), where views would only cost time: the streaming writer turns them off.
+        """
+        self._views = bool(register)
+        return self
+
     def run(self) -> ChangelogResult:
         """Process the new batches; returns what was done."""
         if self._staging is None:
@@ -134,7 +144,7 @@ class Changelog:
         if self._warehouse is None:
             raise ConfigurationError("warehouse is not set: call .warehouse(path) before .run()")
         return _Run(self._spark, StagingFolder(self._spark, self._staging), self._warehouse, dict(self._soft_delete),
-                    self._clock).execute()
+                    self._clock, views=self._views).execute()
 
     def run_records(self, records: Any) -> ChangelogResult:
         """Process staging records given as a DataFrame instead of a staging folder.
@@ -148,7 +158,42 @@ class Changelog:
             raise ConfigurationError("warehouse is not set: call .warehouse(path) before .run_records()")
         if records is None or not hasattr(records, "columns"):
             raise ConfigurationError(f"records must be a DataFrame, got {type(records).__name__}")
-        return _Run(self._spark, RecordFrame(records), self._warehouse, dict(self._soft_delete), self._clock).execute()
+        return _Run(self._spark, RecordFrame(records), self._warehouse, dict(self._soft_delete), self._clock,
+                    views=self._views).execute()
+
+
+#: The manifest's per-table newest commit timestamp written to the changelog (a table entry
+#: without it, written before it was kept, makes every run read the groups it may continue).
+MAX_COMMIT = "max_commit"
+
+
+def _newest_commit(stats: list[Any], table: str) -> str | None:
+    return max((s.max_commit for s in stats if s.table == table and s.max_commit), default=None)
+
+
+def _groups_are_new(base: manifest.Manifest, window: _Window) -> bool:
+    """Whether every new row is newer than every row of the committed changelog: then no group of
+    the run has rows written before (a group's rows share one commit timestamp), and the run need not
+    read the changelog to continue their numbering. A streaming micro-batch after the one before is so.
+
+    >>> from types import SimpleNamespace as N
+    >>> window = N(stats=[N(batch="b")], tally=N(batches={"b": {"min_commit": "2024-01-01T00:00:02.000000000Z"}}))
+    >>> _groups_are_new(manifest.Manifest(3, tables={"T": {"max_commit": "2024-01-01T00:00:01.000000000Z"}}), window)
+    True
+    >>> _groups_are_new(manifest.Manifest(3, tables={"T": {"max_commit": "2024-01-01T00:00:02.000000000Z"}}), window)
+    False
+    >>> _groups_are_new(manifest.Manifest(3, tables={"T": {}}), window)  # not known: read them
+    False
+    """
+    if base.version == 0:
+        return True
+    if not base.tables or any(not info.get(MAX_COMMIT) for info in base.tables.values()):
+        return False
+    firsts = [window.tally.batches.get(s.batch, {}).get("min_commit") for s in window.stats]
+    known = [str(first) for first in firsts if first is not None]
+    if not known or len(known) < len(firsts):
+        return False
+    return min(known) > max(str(info[MAX_COMMIT]) for info in base.tables.values())
 
 
 def _path_arg(name: str, path: Any) -> str:
@@ -191,8 +236,9 @@ class _Run:
     """One execution of the job (see the module docstring for the steps)."""
 
     def __init__(self, spark: Any, source: BatchSource, warehouse: str, soft_delete: dict[str, str],
-                 clock: Callable[[], dt.datetime]) -> None:
+                 clock: Callable[[], dt.datetime], *, views: bool = True) -> None:
         self.spark = spark
+        self.with_views = views
         self.source = source
         self.fs = open_fs(spark, warehouse)
         self.soft_delete = soft_delete
@@ -215,8 +261,9 @@ class _Run:
             files = self.source.list_new(self._processed(base))
         if files:
             self._process(base, markers, files, result)
-        with self._phase("views"):
-            views.register_views(self.spark, self.fs.root)
+        if self.with_views:
+            with self._phase("views"):
+                views.register_views(self.spark, self.fs.root)
         result.watermarks = {t: info.get("watermark") for t, info in manifest.load(self.fs).tables.items()}
         result.seconds = round(time.perf_counter() - started, 3)
         return result
@@ -311,7 +358,7 @@ class _Run:
                                                                        "server_transaction_id"), version)
             new, late_known, superseded = resolved.rows, resolved.late_known, resolved.superseded
         dates = sorted({c.commit_date for c in counts if not c.is_dup and c.commit_date})
-        existing = self._existing_groups(base, dates, new)
+        existing = None if _groups_are_new(base, window) else self._existing_groups(base, dates, new)
         grouped = add_grouping(new.drop("_is_late"), existing)
         with self._phase("write_changelog"):
             out = pipeline.records.conform(grouped, pipeline.records.CHANGELOG_FIELDS)
@@ -366,6 +413,7 @@ class _Run:
             info = tables[table] = current_state.after_run(tables.get(table, {}), version, whole=whole, rows=rows)
             info["loops"] = watermarks.merge_loops(info.get("loops", {}), new_loops.get(table, {}))
             info["watermark"] = watermarks.table_watermark(info["loops"])
+            info[MAX_COMMIT] = max(t for t in (info.get(MAX_COMMIT), _newest_commit(stats, table), "") if t is not None)
         new = manifest.Manifest(version, aborted=aborted, tables=tables)
         manifest.commit(self.fs, base, new, self.clock())
         current_state.prune(self.fs, new)

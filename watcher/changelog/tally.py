@@ -63,6 +63,7 @@ _AGGREGATES_SQL = (
     ("max_v", "max(v)"),
     ("read_ts_ns", f"max(CASE WHEN _src = 1 THEN {_nanos_sql('read_timestamp')} END)"),
     ("max_commit_ns", f"max(CASE WHEN _src = 1 AND NOT _bad THEN {_nanos_sql('commit_timestamp')} END)"),
+    ("min_commit_ns", f"min(CASE WHEN _src = 1 AND NOT _bad THEN {_nanos_sql('commit_timestamp')} END)"),
     ("stream_mark_ns", f"max(CASE WHEN _src = 1 AND NOT _bad THEN {_nanos_sql('_stream.stream_watermark')} END)"),
     ("finals", "count_if(_is_final)"),
     ("new_finals", "count_if(_is_final AND _src = 1)"),
@@ -167,7 +168,8 @@ def merge_batch(parts: list[dict[str, Any]]) -> dict[str, Any]:
         "max_v": pick("max_v", max), "table": pick("table_name", min), "tables": sorted({p["table_name"] for p in parts
                                                                                           if p["table_name"]}),
         "shard": pick("shard", min), "read_ts": nanos_text(pick("read_ts_ns", max)), "read_method": pick("read_method", min),
-        "max_commit": nanos_text(pick("max_commit_ns", max)), "stream_mark": nanos_text(pick("stream_mark_ns", max)),
+        "max_commit": nanos_text(pick("max_commit_ns", max)), "min_commit": nanos_text(pick("min_commit_ns", min)),
+        "stream_mark": nanos_text(pick("stream_mark_ns", max)),
     }
 
 

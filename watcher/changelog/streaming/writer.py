@@ -6,6 +6,10 @@ as a run over staged files, committed atomically. Spark runs a micro-batch again
 failure with the same rows (the source reads at the end offset's read timestamp); the job's
 processed log then makes the second run a no-op, so the changelog holds every change once.
 
+The warehouse's views are not registered in the query's own session (Spark clones the user's
+for a streaming query, so nobody would see them there); readers register them in theirs
+(:func:`watcher.changelog.register_views`).
+
 **Freshness** is the time from a change's commit to its row being visible in the ``changelog``
 view (its run committed). The writer measures it for every row it commits and reports it in
 :meth:`ChangelogWriter.stats` and, merged into the query's own progress, in
@@ -100,7 +104,7 @@ class ChangelogWriter:
 
         started = time.perf_counter()
         spark = frame.sparkSession
-        job = Changelog(spark).warehouse(self.warehouse).clock(self.clock)
+        job = Changelog(spark).warehouse(self.warehouse).clock(self.clock).views(False)
         for table, column in self.soft_delete.items():
             job.soft_delete_column(table, column)
         frame = frame.persist(StorageLevel.MEMORY_AND_DISK)
