@@ -246,3 +246,40 @@ def test_arguments_are_checked_on_entry(spark, dirs):
         Changelog(spark).soft_delete_column("Singers", "")
     with pytest.raises(ConfigurationError, match="spark must be a SparkSession"):
         Changelog(None)
+
+
+def _stage_partial_update(dirs, batch_id, singer_id, name, commit):
+    """A history table's NEW_VALUES update of Name only (a partial row) of one singer."""
+    from tests.changelog.support import ts
+    from watcher.staging import contract
+
+    record = contract.record(batch_id=batch_id, seq=0, table="Singers", key_columns=KEY, keys=[str(singer_id)],
+                             commit_timestamp=ts(commit), read_timestamp=ts(commit + 1_000),
+                             values={"SingerId": str(singer_id), "Name": name},
+                             types={"SingerId": "INT64", "Name": "STRING(MAX)"},
+                             mod_type="UPDATE", version_seq=0, value_capture_type="NEW_VALUES")
+    path = os.path.join(dirs["staging"], contract.staged_name("Singers", batch_id))
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(contract.batch_text([record]))
+
+
+def _manifest_tables(dirs):
+    folder = os.path.join(dirs["warehouse"], "_state", "manifest")
+    with open(os.path.join(folder, sorted(os.listdir(folder))[-1]), encoding="utf-8") as f:
+        return json.load(f)["tables"]
+
+
+def test_partial_rows_are_filled_in_the_run_that_first_sees_them_and_after(spark, stager, dirs):
+    stager.stage("Singers", [singer(1, "a"), singer(2, "b")], types=SINGERS_TYPES, key_columns=KEY, commits=[10, 20])
+    run(spark, dirs)
+    assert "partial_rows" not in _manifest_tables(dirs)["Singers"]  # whole rows only: nothing to fill
+    _stage_partial_update(dirs, "p1", 1, "a2", 30)
+    second = run(spark, dirs)  # the first partial rows of the table: filled all the same
+    assert second.changes_written == 1 and _manifest_tables(dirs)["Singers"]["partial_rows"] is True
+    _stage_partial_update(dirs, "p2", 2, "b2", 40)
+    run(spark, dirs)
+    rows = {k: (m, new, old) for k, m, new, old, _ in changes(spark) if m == "UPDATE"}
+    whole = {"Deleted": False, "LastUpdated": "2024-05-01T00:00:00.000000000Z"}
+    assert rows == {"1": ("UPDATE", {"SingerId": "1", "Name": "a2", **whole}, {"Name": "a"}),
+                    "2": ("UPDATE", {"SingerId": "2", "Name": "b2", **whole}, {"Name": "b"})}

@@ -217,6 +217,7 @@ class _Window:
     state_tables: set[str]
     delta_tables: set[str]  # tables whose state the run writes as a delta (current_state)
     small: bool  # shuffled by table (see SMALL_RUN_BYTES)
+    filled: bool  # partial rows filled (see PARTIAL_ROWS)
 
 
 #: A run with at most this much staged input, and at most SMALL_RUN_STATE_ROWS state rows
@@ -228,6 +229,12 @@ SMALL_RUN_STATE_ROWS = 1_000_000
 #: Settings for the run's own plans: the kept window is cached uncompressed (compressing its
 #: wide text columns cost more than the memory saved), and the groups join back to the rows
 #: through their partitioning by key or table (grouping.add_grouping).
+#: A table's manifest entry says so once a run has seen partial rows of it (history tables' or
+#: change streams' NEW_VALUES rows, :mod:`.partial_rows`). Filling partial rows adds window columns
+#: that copy each key's latest whole row onto every row, so a run fills them only when one of its
+#: tables is so marked; a run that finds partial rows it did not fill builds its window again
+#: (once per table: then the table is marked).
+PARTIAL_ROWS = "partial_rows"
 _RUN_SETTINGS = {"spark.sql.inMemoryColumnarStorage.compressed": "false",
                  "spark.sql.requireAllClusterKeysForCoPartition": "false"}
 
@@ -279,14 +286,17 @@ class _Run:
         folders = {contract.split_batch_name(f.uri)[0] for f in files}
         tables = {t for t in base.tables if contract.table_folder(t) in folders}  # the state the run needs
         small = self._small(base, files, tables)
+        fill = any(base.tables[t].get(PARTIAL_ROWS) for t in tables)
         with temporary_conf(self.spark, {**_RUN_SETTINGS, **(self._small_run_settings(len(folders)) if small else {})}):
             with self._phase("classify"):
-                window = self._window(base, markers, files, tables, small=small)
+                window = self._window(base, markers, files, tables, small=small, fill=fill)
                 with_state = {t for t in window.tally.tables if base.tables.get(t, {}).get("state_version")}
-                if window.stats and (window.bad_rows or not with_state <= window.state_tables):
+                unfilled = bool(window.tally.partial_tables) and not window.filled
+                if window.stats and (window.bad_rows or not with_state <= window.state_tables or unfilled):
                     window.rows.unpersist()
                     good = [f for f in files if contract.batch_name(f.uri) not in window.bad]
-                    rebuilt = self._window(base, markers, good, window.tally.tables, small=small)
+                    rebuilt = self._window(base, markers, good, window.tally.tables, small=small,
+                                           fill=window.filled or unfilled)
                     window = dataclasses.replace(rebuilt, bad=window.bad)
             try:
                 if window.stats:
@@ -309,7 +319,7 @@ class _Run:
         return sum(f.length for f in files) <= SMALL_RUN_BYTES and state_rows <= SMALL_RUN_STATE_ROWS
 
     def _window(self, base: manifest.Manifest, markers: dict[str, str], files: list[Any],
-                tables: set[str], *, small: bool) -> _Window:
+                tables: set[str], *, small: bool, fill: bool) -> _Window:
         """The per-key window over ``files`` and the state of ``tables`` (kept), with its tally."""
         from pyspark import StorageLevel
 
@@ -320,12 +330,12 @@ class _Run:
         delta_tables = {t for t in state_tables if not current_state.rewrite_whole(base.tables[t], input_bytes)}
         prune = {t for t in delta_tables if current_state.size(base.tables[t]) <= current_state.SHUFFLE_FILTER_ROWS}
         state = self._state(base, changes, state_tables, delta_tables, delta_tables - prune) if state_tables else None
-        rows = pipeline.per_key_window(changes, state, markers=markers, prune=prune, by_table=small)
+        rows = pipeline.per_key_window(changes, state, markers=markers, prune=prune, by_table=small, fill_partial=fill)
         rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
         counted = tally(rows)
         stats, bad = staging_reader.check_batches(counted.batches, files)
         bad_rows = any(not reason.startswith(staging_reader.EMPTY_REASON) for reason in bad.values())
-        return _Window(rows, counted, stats, bad, bad_rows, state_tables, delta_tables, small)
+        return _Window(rows, counted, stats, bad, bad_rows, state_tables, delta_tables, small, fill)
 
     def _state(self, base: manifest.Manifest, changes: Any, tables: set[str], delta: set[str], by_key: set[str]) -> Any:
         """The state rows of ``tables`` for the window (of the ``delta`` tables only what a delta run
@@ -414,6 +424,8 @@ class _Run:
             info["loops"] = watermarks.merge_loops(info.get("loops", {}), new_loops.get(table, {}))
             info["watermark"] = watermarks.table_watermark(info["loops"])
             info[MAX_COMMIT] = max(t for t in (info.get(MAX_COMMIT), _newest_commit(stats, table), "") if t is not None)
+            if table in window.tally.partial_tables:
+                info[PARTIAL_ROWS] = True
         new = manifest.Manifest(version, aborted=aborted, tables=tables)
         manifest.commit(self.fs, base, new, self.clock())
         current_state.prune(self.fs, new)

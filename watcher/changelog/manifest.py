@@ -11,12 +11,14 @@ Manifest (format version 1)::
 
     {"v": 1, "version": 7, "committed_at": "...", "aborted": [5],
      "tables": {"Singers": {"state_version": 4, "state_rows": 1000, "state_deltas": [6, 7], "delta_rows": [5, 9],
-                            "loops": {"3": "2024-...Z"}, "watermark": "2024-...Z", "max_commit": "2024-...Z"}}}
+                            "loops": {"3": "2024-...Z"}, "watermark": "2024-...Z", "max_commit": "2024-...Z",
+                            "partial_rows": true}}}
 
 ``state_version`` and ``state_deltas`` name the runs holding the table's current state (its
 base and delta layers, :mod:`.current_state`). ``max_commit`` is the newest commit timestamp of
 the table's changelog rows (a run whose rows are all newer has no group to continue, :mod:`.job`);
-manifests written before it was kept lack it.
+manifests written before it was kept lack it. ``partial_rows`` (true, or absent) says that a run has seen
+partial rows of the table, so later runs fill them from the start (:data:`.job.PARTIAL_ROWS`).
 
 Example:
     >>> m = Manifest.empty()

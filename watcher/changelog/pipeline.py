@@ -142,14 +142,14 @@ def key_window(with_state: bool = True) -> Any:
 
 
 #: Window helper columns that the outputs do not need (dropped before the rows are kept).
-_SCRATCH = ("_soft_deleted", "_prev_ts", "_prev_version", "_state_version", "_max_pos", "_partial", "_rank", "_prev_deleted", "_prev_json", "_prev_vals", "_vals", "_types", "_entries",
+_SCRATCH = ("_soft_deleted", "_prev_ts", "_prev_version", "_state_version", "_max_pos", "_rank", "_prev_deleted", "_prev_json", "_prev_vals", "_vals", "_types", "_entries",
             "_entries_ok", "_prev_entries", "_prev_entries_ok", "_fast", "_names", "_columns", "_prev_columns",
             "_state_ts", "_has_new", "_prev_src", "_prev_partial",
             "_complete_ts", "in_mod_type", "state_change_id", "state_mod_type")
 
 
 def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str],
-                   prune: Iterable[str] = (), by_table: bool = False) -> Any:
+                   prune: Iterable[str] = (), by_table: bool = False, fill_partial: bool = True) -> Any:
     """New changes and the state before them, with each new row's previous row, mod_type and old values.
 
     ``state`` is None when the touched tables have no state yet (then no change can be late).
@@ -158,6 +158,11 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
     For the tables in ``prune`` only keys with new rows are kept, right after the shuffle (the
     job then writes those tables' state as a delta). With ``by_table`` the rows are shuffled by
     table only (each table's rows in one task: for small runs, see :mod:`.job`).
+
+    ``fill_partial``: fill partial rows (:mod:`.partial_rows`). Its window columns copy each
+    key's latest whole row onto every row after it, a cost every row pays; a caller that knows
+    no new row is partial may leave it out, which changes nothing else. The kept rows carry
+    ``_partial``, so that a caller can tell (:func:`.tally.tally` counts them).
     """
     from pyspark.sql import Window
     from pyspark.sql import functions as F
@@ -195,21 +200,9 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
         F.lag("_src").over(w).alias("_prev_src"),
         state_ts.alias("_state_ts"), state_version.alias("_state_version"),
         F.max(F.struct("commit_timestamp", F.coalesce("version_seq", F.lit(-1)))).over(whole_key).alias("_max_pos"),
-        *partial_rows.window_columns(w, key_order(state is not None)))
-    filled, filled_types, prev_filled = partial_rows.filled_sql()
-    rows = (rows.withColumns({"_json": F.expr(filled), "_types_json": F.expr(filled_types),
-                              "_prev_json": F.expr(prev_filled)})
-            .drop(*partial_rows.HELPERS[:-1]))
-    refilled = {}
-    for flag, prefix in (("_partial", ""), ("_prev_partial", "_prev")):
-        entries = f"{prefix}_entries"
-        refilled[entries] = F.expr(f"CASE WHEN {flag} THEN {entries_sql(f'{prefix}_json')} ELSE {entries} END")
-    rows = rows.withColumns(refilled)
-    rows = rows.withColumns({
-        f"{prefix}{name}": F.expr(f"CASE WHEN {flag} THEN {sql} ELSE {prefix}{name} END")
-        for flag, prefix in (("_partial", ""), ("_prev_partial", "_prev"))
-        for name, sql in (("_entries_ok", entries_ok_sql(f"{prefix}_entries", f"{prefix}_json")),
-                          ("_columns", trusted_names_sql(column_names_sql(f"{prefix}_entries"))))})
+        *(partial_rows.window_columns(w, key_order(state is not None)) if fill_partial else ()))
+    if fill_partial:
+        rows = _fill_partial_rows(rows)
     # Columns are added in dependency layers, several per call: each call makes Spark analyse the
     # whole plan again, which an incremental run would feel.
     rows = (rows
@@ -240,6 +233,27 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
         "commit_date": F.substring("commit_timestamp", 1, 10)}
     kept = [name for name in rows.columns if name not in _SCRATCH]
     return rows.select(*kept, *[column.alias(name) for name, column in last.items()])
+
+
+def _fill_partial_rows(rows: Any) -> Any:
+    """The window's rows with partial rows (and partial previous rows) filled: their JSON, types,
+    entries and column names (:func:`.partial_rows.filled_sql`), before anything reads them."""
+    from pyspark.sql import functions as F
+
+    filled, filled_types, prev_filled = partial_rows.filled_sql()
+    rows = (rows.withColumns({"_json": F.expr(filled), "_types_json": F.expr(filled_types),
+                              "_prev_json": F.expr(prev_filled)})
+            .drop(*partial_rows.HELPERS[:-1]))
+    refilled = {}
+    for flag, prefix in (("_partial", ""), ("_prev_partial", "_prev")):
+        entries = f"{prefix}_entries"
+        refilled[entries] = F.expr(f"CASE WHEN {flag} THEN {entries_sql(f'{prefix}_json')} ELSE {entries} END")
+    rows = rows.withColumns(refilled)
+    return rows.withColumns({
+        f"{prefix}{name}": F.expr(f"CASE WHEN {flag} THEN {sql} ELSE {prefix}{name} END")
+        for flag, prefix in (("_partial", ""), ("_prev_partial", "_prev"))
+        for name, sql in (("_entries_ok", entries_ok_sql(f"{prefix}_entries", f"{prefix}_json")),
+                          ("_columns", trusted_names_sql(column_names_sql(f"{prefix}_entries"))))})
 
 
 def changelog_rows(window_rows: Any, run_version: int, where: str = "_src = 1 AND NOT _is_dup") -> Any:

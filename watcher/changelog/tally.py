@@ -67,6 +67,7 @@ _AGGREGATES_SQL = (
     ("stream_mark_ns", f"max(CASE WHEN _src = 1 AND NOT _bad THEN {_nanos_sql('_stream.stream_watermark')} END)"),
     ("finals", "count_if(_is_final)"),
     ("new_finals", "count_if(_is_final AND _src = 1)"),
+    ("partials", "count_if(coalesce(_partial, FALSE))"),
 )
 
 
@@ -108,6 +109,8 @@ class Tally:
     state_rows: dict[str, int] = field(default_factory=dict)
     #: Table -> keys whose final row is new (the state rows of a delta).
     new_state_rows: dict[str, int] = field(default_factory=dict)
+    #: Tables with partial new rows (:mod:`.partial_rows`).
+    partial_tables: set[str] = field(default_factory=set)
 
     @property
     def tables(self) -> set[str]:
@@ -137,6 +140,8 @@ def from_groups(groups: Iterable[dict[str, Any]]) -> Tally:
                 counts[g["table_name"]] = counts.get(g["table_name"], 0) + g[name]
         if g["_src"] != 1:
             continue
+        if g.get("partials") and g["table_name"] is not None:
+            result.partial_tables.add(g["table_name"])
         per_batch.setdefault(g["batch"], []).append(g)
         key = (g["table_name"], g["commit_date"], g["mod_type"], bool(g["_is_dup"]), bool(g["_is_late"]),
                bool(g.get("_replaces")))
