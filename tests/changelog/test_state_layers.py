@@ -121,3 +121,18 @@ def test_tables_merged_and_kept_as_deltas_in_the_same_runs_keep_their_states(spa
             got[r.table_name][int(key.get("SingerId", key.get("Id")))] = r.vals.get("Name", r.vals.get("V"))
         assert got == truth, (n, kinds[-1])
     assert {"Singers": "base", "Albums": "delta"} in kinds and {"Singers": "delta", "Albums": "base"} in kinds, kinds
+
+
+def test_prune_keeps_the_state_layers_of_the_manifest_a_run_started_from(tmp_path):
+    """A reader that loaded the previous manifest just before a run committed still finds its state."""
+    from watcher.changelog.arrow_fs import ArrowFS
+
+    fs = ArrowFS(str(tmp_path))
+    for v in (1, 2, 3):
+        fs.write_text(f"{current_state.version_dir(v)}/part-0.parquet", "x")
+    first = manifest.Manifest(2, aborted=[], tables={"Singers": {"state_version": 1, "state_deltas": [2]}})
+    second = manifest.Manifest(3, aborted=[], tables={"Singers": {"state_version": 3}})
+    assert current_state.prune(fs, second, first) == []
+    assert sorted(fs.list_names(current_state.STATE_DIR)) == ["v000000000001", "v000000000002", "v000000000003"]
+    assert sorted(current_state.prune(fs, second)) == ["v000000000001", "v000000000002"]
+    assert fs.list_names(current_state.STATE_DIR) == ["v000000000003"]

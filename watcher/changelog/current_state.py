@@ -192,9 +192,14 @@ def write(state: Any, fs: FileStore, version: int, *, tables: Iterable[str], del
         (delta_rows.coalesce(1) if one_file else delta_rows).write.options(**NO_CHECKSUMS).mode("overwrite").parquet(fs.uri(deltas_dir(version)))
 
 
-def prune(fs: FileStore, manifest: Manifest) -> list[str]:
-    """Delete state versions the manifest no longer uses; returns what was deleted."""
-    used = {version_dir(v).rsplit("/", 1)[-1] for t in manifest.tables.values() for v in layers(t)}
+def prune(fs: FileStore, manifest: Manifest, previous: Manifest | None = None) -> list[str]:
+    """Delete state versions neither ``manifest`` nor ``previous`` uses; returns what was deleted.
+
+    ``previous`` is the manifest the run started from: a reader of the views that loaded it just
+    before this run committed still finds its state layers (they go one run later).
+    """
+    used = {version_dir(v).rsplit("/", 1)[-1] for m in (manifest, previous) if m is not None
+            for t in m.tables.values() for v in layers(t)}
     removed = []
     for name in fs.list_names(STATE_DIR):
         if name.startswith("v") and name not in used and name[1:].isdigit() and int(name[1:]) < manifest.version:

@@ -428,7 +428,7 @@ class _Run:
                 info[PARTIAL_ROWS] = True
         new = manifest.Manifest(version, aborted=aborted, tables=tables)
         manifest.commit(self.fs, base, new, self.clock())
-        current_state.prune(self.fs, new)
+        current_state.prune(self.fs, new, base)
         processed_log.merge(self.fs, new)
 
     @staticmethod
