@@ -195,12 +195,17 @@ def sync_schema(conn: sqlite3.Connection, old: Catalog, new: Catalog, translate:
     rebuilt_names = {t.name.lower() for t in rebuilt}
     for name, idx in new_indexes.items():
         if name not in old_indexes or old_indexes[name] != idx or idx.table.lower() in rebuilt_names:
-            _drop_index(conn, idx)
-            conn.execute(create_index_sql(idx))
-            companion = unique_nulls_index_sql(idx)
-            if companion is not None:
-                conn.execute(companion)
+            _remake_index(conn, idx)
     _sync_referenced_indexes(conn, old, new, rebuilt_names)
+
+
+def _remake_index(conn: sqlite3.Connection, idx: Index) -> None:
+    """Drop ``idx`` (if stored) and create it, with its NULL-aware unique companion where it has one."""
+    _drop_index(conn, idx)
+    conn.execute(create_index_sql(idx))
+    companion = unique_nulls_index_sql(idx)
+    if companion is not None:
+        conn.execute(companion)
 
 
 def _sync_referenced_indexes(conn: sqlite3.Connection, old: Catalog, new: Catalog, rebuilt: set[str]) -> None:
@@ -249,9 +254,5 @@ def upgrade_layout(conn: sqlite3.Connection, catalog: Catalog, tables: list[Tabl
         _rebuild(conn, t, t, catalog, translate)
     for idx in catalog.indexes:
         if idx.table.lower() in names:
-            _drop_index(conn, idx)
-            conn.execute(create_index_sql(idx))
-            companion = unique_nulls_index_sql(idx)
-            if companion is not None:
-                conn.execute(companion)
+            _remake_index(conn, idx)
     _sync_referenced_indexes(conn, catalog, catalog, names)
