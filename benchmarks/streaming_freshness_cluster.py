@@ -4,7 +4,7 @@ The same measurement as :mod:`.streaming_freshness` (1,000 changes/s, commit -> 
 ``changelog`` view), with the query's driver in the benchmark's process and its tasks (the
 source's reads of Spanner and the changelog job's work) on a standalone cluster started from
 the pyspark distribution: one master and one worker of two cores, loopback only
-(:mod:`.spark_cluster`). The executors import this package from the zip the source ships.
+(:mod:`watcher.devtools.spark_cluster`). The executors import this package from the zip the source ships.
 Target: p99 <= 5 s, as on local[2].
 
     python -m benchmarks streaming --only streaming_freshness_cluster
@@ -12,8 +12,9 @@ Target: p99 <= 5 s, as on local[2].
 
 from __future__ import annotations
 
+from watcher.devtools.spark_cluster import StandaloneCluster
+
 from . import Result, RunContext
-from .spark_cluster import StandaloneCluster
 from .streaming_freshness import measure
 
 NAME = "streaming_freshness_cluster"

@@ -11,11 +11,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,9 +25,10 @@ from tests.cli_support import run_all
 from watcher.changelog import Changelog, current_state, manifest, views
 from watcher.changelog.fs import HadoopFS
 from watcher.changelog.records import CHANGELOG_FIELDS, CHANGELOG_PARTITIONS, STATE_FIELDS
+from watcher.devtools.spark_cluster import StandaloneCluster, spark_class
 
 ROOT = Path(__file__).resolve().parents[2]
-SPARK_CLASS = Path(__import__("pyspark").__file__).parent / "bin" / "spark-class"
+SPARK_CLASS = spark_class()
 DDL = ["""CREATE TABLE Items (
     Id INT64 NOT NULL, Name STRING(MAX), Ts TIMESTAMP OPTIONS (allow_commit_timestamp=true)) PRIMARY KEY (Id)"""]
 #: Seconds a cluster command may take (a driver and an executor JVM start: slow on a loaded machine).
@@ -40,35 +38,11 @@ pytestmark = pytest.mark.skipif(shutil.which("java") is None or not SPARK_CLASS.
                                 reason="needs java and pyspark's spark-class")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _clean_env(**extra: str) -> dict[str, str]:
     """The environment of every process of these tests: loopback Spark, no source tree on PYTHONPATH."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYSPARK_SUBMIT_ARGS", "MASTER")}
     env.update(SPARK_LOCAL_IP="127.0.0.1", SPARK_NO_DAEMONIZE="1", **extra)
     return env
-
-
-def _alive_workers(webui_port: int) -> int:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{webui_port}/json/", timeout=2) as reply:
-            return int(json.load(reply).get("aliveworkers", 0))
-    except (OSError, ValueError):
-        return 0
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
 
 
 @pytest.fixture(scope="session")
@@ -80,30 +54,9 @@ def cluster(tmp_path_factory) -> Iterator[dict[str, str]]:
     python.chmod(0o755)
     probe = subprocess.run([str(python), "-c", "import watcher"], capture_output=True, text=True, cwd=ROOT)
     assert probe.returncode != 0 and "No module named 'watcher'" in probe.stderr  # the shipping is really needed
-    port, master_ui, worker_ui = _free_port(), _free_port(), _free_port()
-    env = _clean_env(SPARK_WORKER_DIR=str(home / "work"), SPARK_LOG_DIR=str(home / "logs"))
-    url = f"spark://127.0.0.1:{port}"
-    procs: list[subprocess.Popen[bytes]] = []
-    try:
-        with open(home / "master.log", "wb") as log:
-            procs.append(subprocess.Popen(
-                [str(SPARK_CLASS), "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
-                 "--webui-port", str(master_ui)], stdout=log, stderr=subprocess.STDOUT, env=env, cwd=home))
-        with open(home / "worker.log", "wb") as log:
-            procs.append(subprocess.Popen(
-                [str(SPARK_CLASS), "org.apache.spark.deploy.worker.Worker", url, "--cores", "2", "--memory", "1g",
-                 "--host", "127.0.0.1", "--webui-port", str(worker_ui), "--work-dir", str(home / "work")],
-                stdout=log, stderr=subprocess.STDOUT, env=env, cwd=home))
-        deadline = time.monotonic() + 240  # a loaded machine starts JVMs slowly
-        while _alive_workers(master_ui) < 1:
-            if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
-                logs = "\n".join((home / f).read_text(errors="replace")[-2000:] for f in ("master.log", "worker.log"))
-                pytest.fail(f"the standalone cluster did not start:\n{logs}")
-            time.sleep(0.5)
-        yield {"url": url, "python": str(python)}
-    finally:
-        for proc in reversed(procs):
-            _stop(proc)
+    # The executors' Python must not find this source tree: PYTHONPATH is left out of the cluster's env.
+    with StandaloneCluster(home, memory="1g", drop_env=("PYTHONPATH",)) as running:
+        yield {"url": running.url, "python": str(python)}
 
 
 def _cli(*args: str, master: str, python: str | None = None, conf: tuple[str, ...] = ()) -> tuple[list[str], dict[str, str]]:

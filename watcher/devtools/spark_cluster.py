@@ -1,4 +1,4 @@
-"""A standalone Spark cluster for a benchmark: one master and one worker from the pyspark distribution.
+"""A standalone Spark cluster for tests and benchmarks: one master and one worker from the pyspark distribution.
 
 Both run as separate processes on the loopback interface (``spark-class ...Master`` and
 ``...Worker``, as a user would start them from the pyspark wheel), the worker with
@@ -8,6 +8,9 @@ Example::
 
     with StandaloneCluster(workdir) as cluster:
         spark = SparkSession.builder.master(cluster.url).getOrCreate()
+
+>>> StandaloneCluster("/tmp/x", memory="1g").url.startswith("spark://127.0.0.1:")
+True
 """
 
 from __future__ import annotations
@@ -44,14 +47,16 @@ def _free_port() -> int:
 class StandaloneCluster:
     """Master + worker on 127.0.0.1 for the duration of a ``with`` block; ``url`` is the master's."""
 
-    def __init__(self, workdir: str) -> None:
+    def __init__(self, workdir: str | Path, *, cores: int = WORKER_CORES, memory: str = WORKER_MEMORY,
+                 drop_env: tuple[str, ...] = ()) -> None:
         self.home = Path(workdir) / "spark-cluster"
+        self.cores, self.memory, self.drop_env = cores, memory, drop_env
         self.port, self.master_ui, self.worker_ui = _free_port(), _free_port(), _free_port()
         self.url = f"spark://127.0.0.1:{self.port}"
         self._procs: list[subprocess.Popen[bytes]] = []
 
     def _env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_SUBMIT_ARGS", "MASTER")}
+        env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_SUBMIT_ARGS", "MASTER", *self.drop_env)}
         env.update(SPARK_LOCAL_IP="127.0.0.1", SPARK_NO_DAEMONIZE="1", SPARK_LOG_DIR=str(self.home / "logs"),
                    SPARK_WORKER_DIR=str(self.home / "work"))
         return env
@@ -73,8 +78,8 @@ class StandaloneCluster:
         try:
             self._start("master", ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
                                    "--port", str(self.port), "--webui-port", str(self.master_ui)])
-            self._start("worker", ["org.apache.spark.deploy.worker.Worker", self.url, "--cores", str(WORKER_CORES),
-                                   "--memory", WORKER_MEMORY, "--host", "127.0.0.1",
+            self._start("worker", ["org.apache.spark.deploy.worker.Worker", self.url, "--cores", str(self.cores),
+                                   "--memory", self.memory, "--host", "127.0.0.1",
                                    "--webui-port", str(self.worker_ui), "--work-dir", str(self.home / "work")])
             deadline = time.monotonic() + START_TIMEOUT
             while self.alive_workers() < 1:
