@@ -187,7 +187,14 @@ def _converter(t: SpannerType, ctx: Context) -> Callable[[Any], Any]:
                 raise errors.pending_commit_timestamp_read(ctx.sql) from None
             raise errors.unreadable_value(ctx.sql, v, str(t), exc) from None
 
-    return convert
+    fast = values.wire_fast_path(t)
+    if fast is None:
+        return convert
+    # The usual stored type goes straight to its wire form; anything else (NULL too) takes the checks.
+    kind, to_wire = fast
+    if to_wire is None:
+        return lambda v: v if type(v) is kind else convert(v)
+    return lambda v: to_wire(v) if type(v) is kind else convert(v)
 
 
 def _runtime_type(value: Any) -> SpannerType:
