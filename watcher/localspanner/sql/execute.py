@@ -194,7 +194,16 @@ def _converter(t: SpannerType, ctx: Context) -> Callable[[Any], Any]:
     kind, to_wire = fast
     if to_wire is None:
         return lambda v: v if type(v) is kind else convert(v)
-    return lambda v: to_wire(v) if type(v) is kind else convert(v)
+
+    def fast(v: Any) -> Any:
+        if type(v) is kind:
+            try:
+                return to_wire(v)
+            except (values.ValueError_, ValueError):
+                pass  # e.g. a pending commit timestamp: the checks name it
+        return convert(v)
+
+    return fast
 
 
 def _runtime_type(value: Any) -> SpannerType:
