@@ -83,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--polls", type=int, default=150)
     args = p.parse_args(argv)
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    now, before = [], []
+    now: list[float] = []
+    before: list[float] = []
     for i in range(args.rounds):
         for tree, into in ([(here, now), (args.compare, before)] if i % 2 == 0 else [(args.compare, before), (here, now)]):
             into.append(measure(tree, args.polls))

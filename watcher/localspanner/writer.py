@@ -68,8 +68,9 @@ class Writer:
         transaction is begun: while it is held nobody writes.
 
         >>> w = Writer(sqlite3.connect(":memory:", isolation_level=None))
-        >>> with w.paused(0.0) as got:
-        ...     got, w.paused(0.0).__enter__()
+        >>> with w.paused(0.0) as first:
+        ...     with w.paused(0.0) as second:
+        ...         first, second
         (True, False)
         """
         got = self._lock.acquire(timeout=timeout)

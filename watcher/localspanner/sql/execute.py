@@ -187,11 +187,11 @@ def _converter(t: SpannerType, ctx: Context) -> Callable[[Any], Any]:
                 raise errors.pending_commit_timestamp_read(ctx.sql) from None
             raise errors.unreadable_value(ctx.sql, v, str(t), exc) from None
 
-    fast = values.wire_fast_path(t)
-    if fast is None:
+    path = values.wire_fast_path(t)
+    if path is None:
         return convert
     # The usual stored type goes straight to its wire form; anything else (NULL too) takes the checks.
-    kind, to_wire = fast
+    kind, to_wire = path
     if to_wire is None:
         return lambda v: v if type(v) is kind else convert(v)
 
