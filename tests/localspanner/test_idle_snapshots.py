@@ -80,3 +80,23 @@ def test_an_idle_snapshot_keeps_its_schema_across_a_schema_change(make_database,
         assert list(snap.execute_sql("SELECT * FROM Kv")) == [["a", 1]]
     with db.snapshot() as now:
         assert list(now.execute_sql("SELECT * FROM Kv")) == [["a", 3, "x"]]
+
+
+def test_an_idle_snapshot_reads_at_its_timestamp_after_read_write_transactions(make_database):
+    db = make_database(DDL)
+    with db.batch() as b:
+        b.insert("Kv", ("K", "V"), [("a", 1), ("b", 2)])
+    with db.snapshot(multi_use=True) as snap:
+        before = _state(snap)
+        _idle()
+
+        def bump(txn):
+            (v,) = next(iter(txn.execute_sql("SELECT V FROM Kv WHERE K = 'a'")))
+            txn.execute_update(f"UPDATE Kv SET V = {v + 100} WHERE K = 'a'")
+            txn.execute_update("DELETE FROM Kv WHERE K = 'b'")
+
+        db.run_in_transaction(bump)
+        db.run_in_transaction(bump)
+        assert _state(snap) == before == ([["a", 1], ["b", 2]], [["a", 1], ["b", 2]])
+    with db.snapshot() as now:
+        assert list(now.execute_sql("SELECT K, V FROM Kv")) == [["a", 201]]

@@ -482,6 +482,7 @@ class DatabaseEngine(ParkedSnapshots, SchemaChanges):
                                    purge_before=purge_before, wall_nanos=self.clock.wall_nanos(), tag=tag,
                                    sequences=self.sequences)
             self.latest_commit_nanos = ts
+        self._park_idle_snapshots()
         if written:
             self.change_streams.notify()  # wake open change stream queries
         txn.state = "committed"
