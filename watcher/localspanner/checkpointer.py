@@ -10,7 +10,21 @@ checkpoint on a connection of its own: it never blocks the writer or readers, an
 releases the GIL while it copies, so the copy runs beside the writer on another core. The
 writer keeps a higher ``wal_autocheckpoint`` as a backstop for when this thread falls behind.
 
-Durability does not change: a commit is durable once it is in the WAL, before any checkpoint.
+A PASSIVE checkpoint alone hardly ever lets the WAL start over under a steady write load:
+SQLite rewinds the log only when a writer begins while every frame is copied back and no
+reader uses the log, and commits keep appending while the copy runs; the file then grows
+by what is written (70-80 MB/s under the benchmark application), and every commit appends
+to a growing file. So once the log holds :data:`RESTART_FRAMES` frames, the visit follows
+the PASSIVE copy with a RESTART checkpoint while it holds the database's writer
+(``pause_writes``, set by the engine; taken only if free within
+:data:`PAUSE_WAIT_SECONDS`, and no transaction is aborted for it): that copies the frames
+appended meanwhile, waits at most :data:`READERS_WAIT_MS` for reads of older snapshots to
+end, and rewinds the log, so the next commits overwrite the file from its start. A read
+transaction that stays open stops every checkpoint at its snapshot: idle multi-use
+read-only transactions give theirs back (:mod:`.parked_snapshots`).
+
+Durability does not change: a commit is durable once it is in the WAL, before any checkpoint;
+a RESTART checkpoint syncs the database file before the log is rewound (SQLite's own order).
 
 Example:
     >>> import os, sqlite3, tempfile
@@ -29,10 +43,24 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 
 #: Seconds between visits: about as often as the writer's own ``wal_autocheckpoint`` fired
 #: under a steady write load, so each hot page is still copied back once per many commits.
 INTERVAL_SECONDS = 0.5
+#: WAL frames (4 KiB pages) after which a visit also rewinds the log (256 MiB: under the benchmark
+#: application's load about every 3 s, so commits pause for it rarely).
+RESTART_FRAMES = 65_536
+#: How long a visit waits for the database's writer before leaving the rewind to the next visit.
+PAUSE_WAIT_SECONDS = 0.05
+#: How long the rewind, holding the writer, waits for reads of older snapshots to end (commits wait meanwhile).
+READERS_WAIT_MS = 100
+#: The connection's busy timeout otherwise (ms): a PASSIVE checkpoint never waits on it.
+BUSY_TIMEOUT_MS = 1000
+
+#: Holds the database's writer for the rewind if it is free within the given seconds; yields whether it got it.
+PauseWrites = Callable[[float], AbstractContextManager[bool]]
 
 
 class Checkpointer:
@@ -41,8 +69,10 @@ class Checkpointer:
     def __init__(self, path: str) -> None:
         # A PASSIVE checkpoint never waits on the busy handler; the timeout only covers opening
         # the WAL beside a connection that is setting it up.
-        self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=1.0)
+        self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
         self._lock = threading.Lock()
+        #: Set by the database's engine; without it the log is only copied back, never rewound.
+        self.pause_writes: PauseWrites | None = None
         self._closed = False
         self._seen = -1  # unknown: the first visit checkpoints
         _loop.add(self)
@@ -62,9 +92,22 @@ class Checkpointer:
                     return None
                 self._seen = version
                 row = self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                if row and int(row[1]) >= RESTART_FRAMES and self.pause_writes is not None:
+                    row = self._rewind(self.pause_writes) or row
             except sqlite3.Error:
                 return None  # busy, or the file is going away (database dropped): the next visit retries
             return (int(row[0]), int(row[1]), int(row[2])) if row else None
+
+    def _rewind(self, pause_writes: PauseWrites) -> tuple[int, int, int] | None:
+        """A RESTART checkpoint while no commit runs: the log starts over (None: the writer was busy)."""
+        with pause_writes(PAUSE_WAIT_SECONDS) as paused:
+            if not paused:
+                return None
+            self._conn.execute(f"PRAGMA busy_timeout={READERS_WAIT_MS}")
+            try:
+                return self._conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()  # type: ignore[no-any-return]
+            finally:
+                self._conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
 
     def close(self) -> None:
         """Stop checkpointing this file (waits for a checkpoint in progress) and close the connection."""

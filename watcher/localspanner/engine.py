@@ -33,6 +33,7 @@ from .engine_schema import SchemaChanges
 from .errors import SpannerError
 from .group_commit import GroupCommitter, GroupEntry, write_group
 from .mutations import prepare_mutations
+from .parked_snapshots import ParkedSnapshots
 from .reads import read_rows
 from .requests import (
     BatchDmlResult,
@@ -56,7 +57,7 @@ from .transactions import PendingCommitTimestamp, ReadWriteTransaction, Snapshot
 from .writer import Writer
 
 
-class DatabaseEngine(SchemaChanges):
+class DatabaseEngine(ParkedSnapshots, SchemaChanges):
     """A database: schema changes (:class:`~.engine_schema.SchemaChanges`), snapshots, transactions, commits."""
 
     def __init__(self, name: str, storage: Storage, clock: Clock) -> None:
@@ -64,6 +65,7 @@ class DatabaseEngine(SchemaChanges):
         self.storage = storage
         self.clock = clock
         self._writer = Writer(storage.writer)
+        storage.checkpointer.pause_writes = self._writer.paused  # lets it rewind the WAL between commits
         self._group = GroupCommitter(self._writer, self._write_group)
         self._visibility = threading.Lock()
         self._rw: dict[bytes, ReadWriteTransaction] = {}
@@ -122,8 +124,9 @@ class DatabaseEngine(SchemaChanges):
         with snap.lock:
             if not snap.released:
                 snap.released = True
-                versions.leave_past(snap.conn)
-                self.storage.release(snap.conn)
+                if not snap.parked:  # a parked one gave its connection back already
+                    versions.leave_past(snap.conn)
+                    self.storage.release(snap.conn)
 
     def _register_snapshot(self, snap: Snapshot) -> None:
         with self._registry_lock:
@@ -316,10 +319,9 @@ class DatabaseEngine(SchemaChanges):
             self._writer.abort(txn, exc.message)
 
     def _query_snapshot(self, snap: Snapshot, statement: Statement, info: TransactionInfo | None, single_use: bool) -> ResultStream:
-        snap.last_used = time.monotonic()
         try:
-            with self.sequences.reading(snap.catalog):
-                fields, rows = sql.execute_query(snap.conn, statement, snap.catalog, now_nanos=snap.read_nanos)
+            with self._snapshot_conn(snap) as conn, self.sequences.reading(snap.catalog):
+                fields, rows = sql.execute_query(conn, statement, snap.catalog, now_nanos=snap.read_nanos)
         except BaseException:
             if single_use:
                 self._unpin(snap)
@@ -335,7 +337,7 @@ class DatabaseEngine(SchemaChanges):
             if single_use:
                 self._unpin(snap)
             else:
-                snap.last_used = time.monotonic()
+                self._snapshot_done(snap)
 
     def _partitioned_dml(self, txn: ReadWriteTransaction, statement: Statement, info: TransactionInfo | None) -> ResultStream:
         if not sql.is_dml(statement.sql):
@@ -408,9 +410,9 @@ class DatabaseEngine(SchemaChanges):
     def _read_in(self, txn: ReadWriteTransaction | Snapshot, info: TransactionInfo | None, single_use: bool, table: str,
                  columns: list[str], key_set: KeySet, index: str, limit: int) -> ResultStream:
         if isinstance(txn, Snapshot):
-            txn.last_used = time.monotonic()
             try:
-                fields, rows = read_rows(txn.conn, txn.catalog, table, columns, key_set, index=index, limit=limit)
+                with self._snapshot_conn(txn) as conn:
+                    fields, rows = read_rows(conn, txn.catalog, table, columns, key_set, index=index, limit=limit)
             except BaseException:
                 if single_use:
                     self._unpin(txn)
@@ -480,6 +482,7 @@ class DatabaseEngine(SchemaChanges):
                                    purge_before=purge_before, wall_nanos=self.clock.wall_nanos(), tag=tag,
                                    sequences=self.sequences)
             self.latest_commit_nanos = ts
+        self._park_idle_snapshots()
         if written:
             self.change_streams.notify()  # wake open change stream queries
         txn.state = "committed"
@@ -514,6 +517,7 @@ class DatabaseEngine(SchemaChanges):
                                     wall_nanos=self.clock.wall_nanos(), sequences=self.sequences)
             if committed:
                 self.latest_commit_nanos = max(self.latest_commit_nanos, max(e.ts for e in committed))
+        self._park_idle_snapshots()  # lets checkpoints copy the WAL past idle snapshots
         if any(e.written for e in committed):
             self.change_streams.notify()  # wake open change stream queries
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from . import database_options, errors, retention
@@ -38,6 +39,7 @@ class SchemaChanges:
     _writer: Writer
     _visibility: threading.Lock
     sequences: Counters
+    _unpark_snapshots: Callable[[], None]  # re-pins idle read-only snapshots (parked_snapshots.py)
 
     def update_ddl(self, statements: list[str], proto_descriptors: bytes | None = None) -> list[int]:
         """Apply schema statements in order; each one commits on its own. Returns commit timestamps.
@@ -52,6 +54,7 @@ class SchemaChanges:
         self._writer.acquire(None)
         conn = self.storage.writer
         try:
+            self._unpark_snapshots()  # idle snapshots read their own schema, not this one
             for statement in statements:
                 try:
                     if retention.is_alter_database(statement):

@@ -9,6 +9,8 @@ MAX_GROUP_COMMITS = 32
 TRANSACTION_IDLE_SECONDS = 10.0
 #: Multi-use read-only transactions (pinned snapshots) idle this long are released.
 SNAPSHOT_IDLE_SECONDS = 60.0
+#: A multi-use read-only transaction idle this long gives its SQLite read transaction back (parked_snapshots.py).
+SNAPSHOT_PARK_SECONDS = 1.0
 #: At most this many pinned snapshots per database; the least recently used one is released beyond it.
 MAX_PINNED_SNAPSHOTS = 64
 #: Reads at a timestamp further in the future than this are refused.

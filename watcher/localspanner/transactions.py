@@ -83,6 +83,8 @@ class Snapshot:
     last_used: float = field(default_factory=time.monotonic)
     released: bool = False
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
+    users: int = 0  # requests reading in it now
+    parked: bool = False  # its read transaction was given back (see parked_snapshots.py)
 
 
 Transaction = ReadWriteTransaction | Snapshot

@@ -21,6 +21,8 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from . import errors, limits
 from .transactions import ReadWriteTransaction
@@ -58,6 +60,25 @@ class Writer:
                 raise errors.transaction_aborted(txn.abort_reason or "the transaction is no longer active")
             txn.holds_writer = True
             self.conn.execute("BEGIN")
+
+    @contextmanager
+    def paused(self, timeout: float) -> Iterator[bool]:
+        """Hold the writer for maintenance (a WAL rewind) if it is free within ``timeout`` seconds;
+        yields whether it got it. Unlike :meth:`acquire` it never aborts a holder, and no SQLite
+        transaction is begun: while it is held nobody writes.
+
+        >>> w = Writer(sqlite3.connect(":memory:", isolation_level=None))
+        >>> with w.paused(0.0) as first:
+        ...     with w.paused(0.0) as second:
+        ...         first, second
+        (True, False)
+        """
+        got = self._lock.acquire(timeout=timeout)
+        try:
+            yield got
+        finally:
+            if got:
+                self._lock.release()
 
     def release(self, txn: ReadWriteTransaction | None) -> None:
         """Give the writer back (the caller has ended the SQLite transaction)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import time
 
 from watcher.localspanner.storage import WAL_AUTOCHECKPOINT_PAGES, Storage
@@ -39,3 +40,37 @@ def test_a_closed_storage_is_no_longer_visited(tmp_path):
     storage.close()
     assert storage.checkpointer.checkpoint_if_written() is None
     os.remove(tmp_path / "db.sqlite")  # the file can go (a dropped database): nothing holds it open
+
+
+def test_a_long_log_is_rewound_with_the_writer_paused_and_nothing_is_lost(tmp_path, monkeypatch):
+    from contextlib import contextmanager
+
+    from watcher.localspanner import checkpointer
+
+    monkeypatch.setattr(checkpointer, "RESTART_FRAMES", 16)
+    path = str(tmp_path / "db.sqlite")
+    storage = Storage(path)
+    pauses = []
+
+    @contextmanager
+    def pause_writes(timeout):
+        pauses.append(timeout)
+        yield True
+
+    storage.checkpointer.pause_writes = pause_writes
+    try:
+        w = storage.writer
+        w.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB)")
+        w.execute("BEGIN")
+        w.executemany("INSERT INTO t VALUES (?, ?)", ((i, os.urandom(1000)) for i in range(2000)))
+        w.execute("COMMIT")
+        assert _wait_for(lambda: pauses), "the long log was never rewound"
+        w.execute("INSERT INTO t VALUES (-1, x'00')")  # the next commit writes from the log's start
+        probe = sqlite3.connect(path)
+        busy, frames, copied = probe.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        probe.close()
+        assert (busy, frames) == (0, copied) and frames < 16, "the log went on growing after the rewind"
+        assert w.execute("SELECT count(*) FROM t").fetchone()[0] == 2001
+    finally:
+        storage.close()
+

@@ -187,7 +187,23 @@ def _converter(t: SpannerType, ctx: Context) -> Callable[[Any], Any]:
                 raise errors.pending_commit_timestamp_read(ctx.sql) from None
             raise errors.unreadable_value(ctx.sql, v, str(t), exc) from None
 
-    return convert
+    path = values.wire_fast_path(t)
+    if path is None:
+        return convert
+    # The usual stored type goes straight to its wire form; anything else (NULL too) takes the checks.
+    kind, to_wire = path
+    if to_wire is None:
+        return lambda v: v if type(v) is kind else convert(v)
+
+    def fast(v: Any) -> Any:
+        if type(v) is kind:
+            try:
+                return to_wire(v)
+            except (values.ValueError_, ValueError):
+                pass  # e.g. a pending commit timestamp: the checks name it
+        return convert(v)
+
+    return fast
 
 
 def _runtime_type(value: Any) -> SpannerType:
