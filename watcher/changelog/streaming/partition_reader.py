@@ -33,7 +33,7 @@ from google.api_core.datetime_helpers import DatetimeWithNanoseconds
 from pyspark.sql.datasource import InputPartition
 
 from ...capture.polling import PollQuery, continuation_query, simple_query
-from ...capture.row_values import column_types, real_bytes
+from ...capture.row_values import bytes_decoder, column_types
 from ...capture.shards import FixedShardProvider, ShardFilter
 from ...capture.table_info import TableInfo, is_table_not_found
 from ...model import Change, Checkpoint
@@ -123,27 +123,33 @@ def bounded_queries(loop: LoopRead, hint: str, limit: int, since: Checkpoint, un
 
 
 def _loop_rows(snapshot: Any, loop: LoopRead, hint: str) -> Iterator[tuple[list[Any], list[Any]]]:
-    """(fields, row) of every row of the loop's range, paging by position within the bounds."""
+    """(fields, row) of every row of the loop's range, paging by position within the bounds. The
+    result set's fields are read once per query (protobuf types are slow to read), not per row."""
     since, until = Checkpoint.from_text(loop.start), Checkpoint.from_text(loop.end)
     info = loop.info
     while True:
         got = 0
-        last: Checkpoint | None = None
+        last: list[Any] | None = None
+        position: tuple[int, list[int]] = (0, [])
         for query in bounded_queries(loop, hint, PAGE_ROWS, since, until):
             results = snapshot.execute_sql(query.sql, params=query.params, param_types=query.types)
+            fields: list[Any] | None = None
+            decode: Any = None
             for raw in results:
-                fields = list(results.fields)
-                row = real_bytes(fields, list(raw))  # keys as the watcher holds them (BYTES as bytes)
+                if fields is None:
+                    fields = list(results.fields)
+                    decode = bytes_decoder(fields)
+                    names = [f.name for f in fields]
+                    position = (names.index(info.commit_timestamp_column), [names.index(k) for k in info.key_columns])
+                row = decode(list(raw))  # keys as the watcher holds them (BYTES as bytes)
                 got += 1
                 yield fields, row
-                names = [f.name for f in fields]
-                last = Checkpoint(row[names.index(info.commit_timestamp_column)],
-                                  tuple(row[names.index(k)] for k in info.key_columns))
+                last = row
             if got >= PAGE_ROWS:
                 break  # the page is full: go on from its last row
         if got < PAGE_ROWS or last is None:
             return
-        since = last
+        since = Checkpoint(last[position[0]], tuple(last[i] for i in position[1]))
 
 
 def shared_reads(loops: Sequence[LoopRead]) -> list[tuple[LoopRead, dict[Any, LoopRead]]]:
@@ -203,18 +209,20 @@ def _read_records(snap: Any, shared: LoopRead, loops: dict[Any, LoopRead], parti
 def _read_changes(snap: Any, shared: LoopRead, loops: dict[Any, LoopRead], partition: StreamPartition,
                   at: Any) -> Iterator[tuple[Any, ...]]:
     info = shared.info
-    types: Mapping[str, str] | None = None
+    types: Mapping[str, str] = {}  # the first query's (one snapshot: every page has the same)
     seqs = dict.fromkeys(loops, 0)
     batch_ids = {shard: stream_batch_id(partition.read_timestamp, partition.watcher_id, loop.table_index,
                                         loop.shard_index) for shard, loop in loops.items()}
     split = len(loops) > 1
     only = next(iter(loops))
+    names: list[str] = []
+    current: list[Any] | None = None  # the fields of the query the rows come from (read once per query)
     for fields, row in _loop_rows(snap, shared, partition.hint):
-        names = [f.name for f in fields]
-        if types is None:
-            types = column_types(fields)
+        if fields is not current:
+            current, names = fields, [f.name for f in fields]
+            types = types or column_types(fields)
         record = dict(zip(names, row, strict=True))
-        shard = record[shared.shard_column] if split else only
+        shard = record[str(shared.shard_column)] if split else only
         change = Change(info.table.table, tuple(record[k] for k in info.key_columns), record,
                         record[info.commit_timestamp_column], loops[shard].shard, at, column_types=types)
         rec = contract.change_record(change, batch_id=batch_ids[shard], seq=seqs[shard], types=types,
