@@ -248,6 +248,7 @@ def test_stream_and_changelog_equal_what_the_writers_committed(spark, make_datab
     assert updates == {i: {"Payload": f"p{i}", "Ts": updates[i]["Ts"]} for i in updated}
     first = writer.batches()[0]
     assert first.records == 3 * LIMIT, "the first micro-batch takes `limit` rows of each shard's part of the group"
+    assert {"read", "classify", "write_changelog"} <= set(first.phases), "where a micro-batch's time went"
     stats = writer.stats()
     assert stats["changes_written"] == len(writers.written) and stats["freshness_rows"] == len(writers.written)
     assert 0 < stats["freshness"]["p50"] <= stats["freshness"]["p99"] <= stats["freshness"]["p100"] < WAIT

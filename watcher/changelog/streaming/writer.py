@@ -69,7 +69,7 @@ class BatchReport:
     seconds: float
     freshness: Mapping[str, Any]
     watermarks: Mapping[str, str | None]
-    phases: Mapping[str, float] = field(default_factory=dict)  # the changelog run's, seconds
+    phases: Mapping[str, float] = field(default_factory=dict)  # the source's read and the changelog run's, seconds
 
 
 class ChangelogWriter:
@@ -112,6 +112,7 @@ class ChangelogWriter:
             # One Spark job reads the micro-batch (filling the cache) and brings back what the run's
             # listing and the freshness measure need, instead of a count job and a collect of its own each.
             counts, micros = self._seen(frame)
+            read = round(time.perf_counter() - started, 3)  # the source's read (the micro-batch's first job)
             result = job.run_records(frame, batch_counts=counts)
             visible = self.clock()
             rows = self._lags_of(micros, visible) if result.changes_written else []
@@ -119,7 +120,7 @@ class ChangelogWriter:
             frame.unpersist()
         report = BatchReport(batch_id, result.records_read, result.changes_written, result.duplicates_dropped,
                              result.version, visible.isoformat(), round(time.perf_counter() - started, 3),
-                             percentiles([lag for _, lag in rows]), dict(result.watermarks), dict(result.phases))
+                             percentiles([lag for _, lag in rows]), dict(result.watermarks), {"read": read, **result.phases})
         with self._lock:
             self._lags.extend(rows)
             self._batches.append(report)
