@@ -5,7 +5,8 @@ Every loop (table, shard) of the partition is read with the watcher's own poll q
 commit-timestamp group after its key first, then later timestamps) and at or before the end
 position, in one snapshot at exactly the end offset's read timestamp R. The rows are therefore
 exactly the committed row versions between the two offsets as of R, in (commit timestamp, key)
-order, and a task run again reads the same rows.
+order, and a task run again reads the same rows. Loops of one table between the same two
+positions are read together, one query over their shards (:func:`shared_reads`).
 
 Each loop's rows are one staged batch (:mod:`watcher.staging.contract`): its id is derived from
 the end offset (``<R compact>-stream-<watcher id>-t<table>s<shard>``, the same on a retry), its
