@@ -107,6 +107,15 @@ def _phases(reports: list[Any]) -> dict[str, float]:
     return {name: round(percentile([float(r.get(name, 0.0)) for r in reports], 0.5), 3) for name in names}
 
 
+def _spark_work(spark: Any, run_id: str) -> dict[str, int]:
+    """The Spark jobs and tasks the query ran (its jobs carry its run id as their group), as far as
+    Spark's status store keeps them (the latest 1,000 jobs by default)."""
+    tracker = spark.sparkContext.statusTracker()
+    jobs = [info for job in tracker.getJobIdsForGroup(run_id) if (info := tracker.getJobInfo(job)) is not None]
+    stages = [stage for info in jobs for s in info.stageIds if (stage := tracker.getStageInfo(s)) is not None]
+    return {"jobs": len(jobs), "tasks": sum(stage.numTasks for stage in stages)}
+
+
 def run(ctx: RunContext) -> Result:
     """The local run (``local[2]``)."""
     return measure(ctx, LOCAL_MASTER)
@@ -178,6 +187,7 @@ def measure(ctx: RunContext, master: str) -> Result:
             failure = query.exception()
             in_changelog, distinct = _visible(spark, workdir, writer_first_id, distinct=True)
             progress = [p["durationMs"] for p in query.recentProgress if p.get("numInputRows")][1:]
+            spark_work = _spark_work(spark, str(query.runId))
         finally:
             query.stop()
             spark.stop()
@@ -200,6 +210,7 @@ def measure(ctx: RunContext, master: str) -> Result:
         "writer": {k: round(v, 1) if isinstance(v, float) else v for k, v in written.items()},
         "micro_batch_phases_p50_s": _phases([b.phases for b in batches]),
         "trigger_phases_p50_ms": _phases(progress),
+        "spark_jobs_and_tasks_per_micro_batch": {k: round(v / max(1, len(writer.batches())), 1) for k, v in spark_work.items()},
         "cpu_cores_benchmark_process_and_spark_python": round(cpu / window, 2),
         "loadavg_1min_before": load_before,
         "loadavg_1min_after": round(os.getloadavg()[0], 1),

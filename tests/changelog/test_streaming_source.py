@@ -10,6 +10,7 @@ and waits on conditions rather than fixed sleeps. Offsets and options are tested
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import pickle
@@ -170,6 +171,23 @@ def test_micro_batches_read_exactly_the_rows_between_their_offsets(make_database
         assert sorted(seen) == sorted(writers.written), "every version written, once, in the micro-batches so far"
 
 
+def test_a_shared_read_of_several_shards_gives_each_loop_the_records_of_its_own_read(make_database):
+    db = make_database(DDL)
+    writers = Writers(db)
+    writers.run(4, pause=0)
+    options = {"database": _path(db), "table": "Events", **OPTIONS}
+    options.pop("limit")  # all loops move to one position: one read over the three shards
+    reader = SpannerStreamReader(StreamOptions.parse(options))
+    begin = reader.initialOffset()  # earliest: every row
+    end = reader.latestOffset(begin)
+    [partition] = reader.partitions(begin, end)
+    shared = list(reader.read(partition))
+    alone = [row for loop in partition.loops for row in reader.read(dataclasses.replace(partition, loops=(loop,)))]
+    batch, seq = FIELDS.index("batch_id"), FIELDS.index("seq")
+    assert sorted(shared, key=lambda r: (r[batch], r[seq])) == sorted(alone, key=lambda r: (r[batch], r[seq]))
+    assert len({row[batch] for row in shared}) == 3 and len(shared) == len(writers.written)
+
+
 # --- Spark and Spanner -------------------------------------------------------------------------------------
 
 class StreamRows:
@@ -230,6 +248,7 @@ def test_stream_and_changelog_equal_what_the_writers_committed(spark, make_datab
     assert updates == {i: {"Payload": f"p{i}", "Ts": updates[i]["Ts"]} for i in updated}
     first = writer.batches()[0]
     assert first.records == 3 * LIMIT, "the first micro-batch takes `limit` rows of each shard's part of the group"
+    assert {"read", "classify", "write_changelog"} <= set(first.phases), "where a micro-batch's time went"
     stats = writer.stats()
     assert stats["changes_written"] == len(writers.written) and stats["freshness_rows"] == len(writers.written)
     assert 0 < stats["freshness"]["p50"] <= stats["freshness"]["p99"] <= stats["freshness"]["p100"] < WAIT

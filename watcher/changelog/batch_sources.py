@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from typing import Any
 
 from ..errors import ChangelogError
@@ -70,19 +71,25 @@ class StagingFolder(BatchSource):
 class RecordFrame(BatchSource):
     """Staging records already in a DataFrame (the streaming source's micro-batch), keep it cached.
 
+    ``counts`` ((table, batch_id) -> records), when the caller has them, spare the run a Spark job.
+
     Its batches are named as files would be (``table=<T>/<batch_id>.jsonl``), so the processed log
     makes a micro-batch that Spark runs again after a failure a no-op.
     """
 
-    def __init__(self, frame: Any) -> None:
+    def __init__(self, frame: Any, counts: Mapping[tuple[str, str], int] | None = None) -> None:
         from pyspark.sql import functions as F
 
         self.frame = frame.withColumn("batch", F.expr(batch_name_sql("table", "batch_id")))
+        self.counts = None if counts is None else dict(counts)
 
     def list_new(self, processed: set[str]) -> list[FileEntry]:
-        counts = self.frame.groupBy("table", "batch_id").count().collect()
-        return [FileEntry(name, row["count"] * RECORD_BYTES, 0) for row in counts
-                if (name := staged_name(row["table"], row["batch_id"])) not in processed]
+        counts = self.counts
+        if counts is None:  # not given: one Spark job counts them
+            counts = {(row["table"], row["batch_id"]): row["count"]
+                      for row in self.frame.groupBy("table", "batch_id").count().collect()}
+        return [FileEntry(name, count * RECORD_BYTES, 0) for (table, batch_id), count in counts.items()
+                if (name := staged_name(table, batch_id)) not in processed]
 
     def read(self, spark: Any, batches: list[FileEntry]) -> Any:
         from pyspark.sql import functions as F

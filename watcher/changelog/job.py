@@ -39,7 +39,7 @@ import dataclasses
 import datetime as dt
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -146,19 +146,20 @@ class Changelog:
         return _Run(self._spark, StagingFolder(self._spark, self._staging), self._warehouse, dict(self._soft_delete),
                     self._clock, views=self._views).execute()
 
-    def run_records(self, records: Any) -> ChangelogResult:
+    def run_records(self, records: Any, *, batch_counts: Mapping[tuple[str, str], int] | None = None) -> ChangelogResult:
         """Process staging records given as a DataFrame instead of a staging folder.
 
         ``records`` has the staging fields (:func:`.staging_reader.read_schema`), e.g. a micro-batch
         of the ``spanner_watcher`` streaming source (:mod:`watcher.changelog.streaming`). Its batches
         (table, batch_id) are logged as processed like files, so running the same records again
-        writes nothing. Cache ``records`` first: it is read more than once.
+        writes nothing. Cache ``records`` first: it is read more than once. ``batch_counts``
+        ((table, batch_id) -> records), when the caller counted them anyway, spare a Spark job.
         """
         if self._warehouse is None:
             raise ConfigurationError("warehouse is not set: call .warehouse(path) before .run_records()")
         if records is None or not hasattr(records, "columns"):
             raise ConfigurationError(f"records must be a DataFrame, got {type(records).__name__}")
-        return _Run(self._spark, RecordFrame(records), self._warehouse, dict(self._soft_delete), self._clock,
+        return _Run(self._spark, RecordFrame(records, batch_counts), self._warehouse, dict(self._soft_delete), self._clock,
                     views=self._views).execute()
 
 

@@ -5,7 +5,8 @@ Every loop (table, shard) of the partition is read with the watcher's own poll q
 commit-timestamp group after its key first, then later timestamps) and at or before the end
 position, in one snapshot at exactly the end offset's read timestamp R. The rows are therefore
 exactly the committed row versions between the two offsets as of R, in (commit timestamp, key)
-order, and a task run again reads the same rows.
+order, and a task run again reads the same rows. Loops of one table between the same two
+positions are read together, one query over their shards (:func:`shared_reads`).
 
 Each loop's rows are one staged batch (:mod:`watcher.staging.contract`): its id is derived from
 the end offset (``<R compact>-stream-<watcher id>-t<table>s<shard>``, the same on a retry), its
@@ -33,7 +34,7 @@ from google.api_core.datetime_helpers import DatetimeWithNanoseconds
 from pyspark.sql.datasource import InputPartition
 
 from ...capture.polling import PollQuery, continuation_query, simple_query
-from ...capture.row_values import column_types, real_bytes
+from ...capture.row_values import bytes_decoder, column_types
 from ...capture.shards import FixedShardProvider, ShardFilter
 from ...capture.table_info import TableInfo, is_table_not_found
 from ...model import Change, Checkpoint
@@ -123,64 +124,113 @@ def bounded_queries(loop: LoopRead, hint: str, limit: int, since: Checkpoint, un
 
 
 def _loop_rows(snapshot: Any, loop: LoopRead, hint: str) -> Iterator[tuple[list[Any], list[Any]]]:
-    """(fields, row) of every row of the loop's range, paging by position within the bounds."""
+    """(fields, row) of every row of the loop's range, paging by position within the bounds. The
+    result set's fields are read once per query (protobuf types are slow to read), not per row."""
     since, until = Checkpoint.from_text(loop.start), Checkpoint.from_text(loop.end)
     info = loop.info
     while True:
         got = 0
-        last: Checkpoint | None = None
+        last: list[Any] | None = None
+        position: tuple[int, list[int]] = (0, [])
         for query in bounded_queries(loop, hint, PAGE_ROWS, since, until):
             results = snapshot.execute_sql(query.sql, params=query.params, param_types=query.types)
+            fields: list[Any] | None = None
+            decode: Any = None
             for raw in results:
-                fields = list(results.fields)
-                row = real_bytes(fields, list(raw))  # keys as the watcher holds them (BYTES as bytes)
+                if fields is None:
+                    fields = list(results.fields)
+                    decode = bytes_decoder(fields)
+                    names = [f.name for f in fields]
+                    position = (names.index(info.commit_timestamp_column), [names.index(k) for k in info.key_columns])
+                row = decode(list(raw))  # keys as the watcher holds them (BYTES as bytes)
                 got += 1
                 yield fields, row
-                names = [f.name for f in fields]
-                last = Checkpoint(row[names.index(info.commit_timestamp_column)],
-                                  tuple(row[names.index(k)] for k in info.key_columns))
+                last = row
             if got >= PAGE_ROWS:
                 break  # the page is full: go on from its last row
         if got < PAGE_ROWS or last is None:
             return
-        since = last
+        since = Checkpoint(last[position[0]], tuple(last[i] for i in position[1]))
+
+
+def shared_reads(loops: Sequence[LoopRead]) -> list[tuple[LoopRead, dict[Any, LoopRead]]]:
+    """The partition's loops as reads: loops of one table and shard column between the same two
+    positions share one read over all their shards (``shard IN UNNEST(...)``), whose rows are split
+    back by shard value; (read, {shard value: loop}) each, in the loops' order. Every micro-batch
+    after the first leaves all loops at one position, so a task then runs a query per table, not per
+    shard. Each shard's rows keep their (commit timestamp, key) order, so every loop's records (its
+    batch id, each row's ``seq``) are those its own query would give.
+
+    >>> from watcher.model import TableId
+    >>> info = TableInfo(TableId("T"), "Ts", ("A",), {"A": "INT64", "Ts": "TIMESTAMP"})
+    >>> loops = [LoopRead(0, i, info, "S", s, "a", "b") for i, s in enumerate([5, 6])] + [LoopRead(0, 2, info, "S", 7, "x", "b")]
+    >>> [(read.shard, sorted(by)) for read, by in shared_reads(loops)]
+    [([5, 6], [5, 6]), (7, [7])]
+    """
+    groups: dict[tuple[Any, ...], list[LoopRead]] = {}
+    for loop in loops:
+        shareable = loop.shard_column is not None and type(loop.shard) in SHAREABLE_SHARD_TYPES
+        key = (loop.table_index, loop.shard_column, loop.start, loop.end) if shareable else (id(loop),)
+        groups.setdefault(key, []).append(loop)
+    reads = []
+    for members in groups.values():
+        first = members[0]
+        if len(members) == 1:
+            reads.append((first, {first.shard: first}))
+        else:
+            shared = LoopRead(first.table_index, -1, first.info, first.shard_column, [m.shard for m in members],
+                              first.start, first.end)
+            reads.append((shared, {m.shard: m for m in members}))
+    return reads
+
+
+#: Shard values a shared read can split its rows by: they come back from Spanner as the same value.
+SHAREABLE_SHARD_TYPES = (int, str)
 
 
 def read(partition: StreamPartition) -> Iterator[tuple[Any, ...]]:
     """Runs in a Spark task: the staging-record rows (``staging_reader.read_schema()`` order) of the partition."""
     at = DatetimeWithNanoseconds.from_rfc3339(partition.read_timestamp)
     with database(partition.location).snapshot(read_timestamp=at, multi_use=True) as snap:
-        for loop in partition.loops:
-            yield from _loop_records(snap, loop, partition, at)
+        for shared, loops in shared_reads(partition.loops):
+            yield from _read_records(snap, shared, loops, partition, at)
 
 
-def _loop_records(snap: Any, loop: LoopRead, partition: StreamPartition, at: Any) -> Iterator[tuple[Any, ...]]:
-    info = loop.info
-    batch_id = stream_batch_id(partition.read_timestamp, partition.watcher_id, loop.table_index, loop.shard_index)
+def _read_records(snap: Any, shared: LoopRead, loops: dict[Any, LoopRead], partition: StreamPartition,
+                  at: Any) -> Iterator[tuple[Any, ...]]:
     try:
-        yield from _loop_changes(snap, loop, partition, at, batch_id)
+        yield from _read_changes(snap, shared, loops, partition, at)
     except gexc.GoogleAPICallError as exc:
         if is_table_not_found(exc):  # dropped since the micro-batch was planned: its rows are gone
-            raise table_dropped(info.table.table, Checkpoint.from_text(loop.start),
+            raise table_dropped(shared.info.table.table, Checkpoint.from_text(shared.start),
                                 f"found reading the micro-batch ending at {partition.read_timestamp}") from exc
         raise
 
 
-def _loop_changes(snap: Any, loop: LoopRead, partition: StreamPartition, at: Any, batch_id: str) -> Iterator[tuple[Any, ...]]:
-    info = loop.info
-    types: Mapping[str, str] | None = None
-    seq = 0
-    for fields, row in _loop_rows(snap, loop, partition.hint):
-        names = [f.name for f in fields]
-        if types is None:
-            types = column_types(fields)
+def _read_changes(snap: Any, shared: LoopRead, loops: dict[Any, LoopRead], partition: StreamPartition,
+                  at: Any) -> Iterator[tuple[Any, ...]]:
+    info = shared.info
+    types: Mapping[str, str] = {}  # the first query's (one snapshot: every page has the same)
+    seqs = dict.fromkeys(loops, 0)
+    batch_ids = {shard: stream_batch_id(partition.read_timestamp, partition.watcher_id, loop.table_index,
+                                        loop.shard_index) for shard, loop in loops.items()}
+    split = len(loops) > 1
+    only = next(iter(loops))
+    names: list[str] = []
+    current: list[Any] | None = None  # the fields of the query the rows come from (read once per query)
+    for fields, row in _loop_rows(snap, shared, partition.hint):
+        if fields is not current:
+            current, names = fields, [f.name for f in fields]
+            types = types or column_types(fields)
         record = dict(zip(names, row, strict=True))
+        shard = record[str(shared.shard_column)] if split else only
         change = Change(info.table.table, tuple(record[k] for k in info.key_columns), record,
-                        record[info.commit_timestamp_column], loop.shard, at, column_types=types)
-        rec = contract.change_record(change, batch_id=batch_id, seq=seq, types=types, key_columns=info.key_columns,
-                                     watcher_id=partition.watcher_id)
+                        record[info.commit_timestamp_column], loops[shard].shard, at, column_types=types)
+        rec = contract.change_record(change, batch_id=batch_ids[shard], seq=seqs[shard], types=types,
+                                     key_columns=info.key_columns, watcher_id=partition.watcher_id)
         yield staging_row(rec)
-        seq += 1
+        seqs[shard] += 1
 
 
-__all__ = ["LoopRead", "StreamPartition", "bounded_queries", "database", "read", "staging_row", "stream_batch_id"]
+__all__ = ["LoopRead", "StreamPartition", "bounded_queries", "database", "read", "shared_reads", "staging_row",
+           "stream_batch_id"]
