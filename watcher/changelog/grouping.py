@@ -83,7 +83,11 @@ def add_grouping(changes: Any, existing: Any | None = None) -> Any:
     # Versions of one key at one commit timestamp (history tables) in their order; the change_id
     # tells them apart when the groups are joined back.
     order = (F.expr(STREAM_ORDER_SQL), "table_name", "keys", "version_seq")
-    in_run = (F.row_number().over(by_group.orderBy(*order)) - 1, F.count(F.lit(1)).over(by_group))
+    # The count over the whole group shares the numbering's order (a frame of all rows), so that
+    # Spark computes both in one Window operator over the one sort (two orders: two operators).
+    ordered = by_group.orderBy(*order)
+    whole = ordered.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
+    in_run = (F.row_number().over(ordered) - 1, F.count(F.lit(1)).over(whole))
     slim = (*_KEY, "change_id", "transaction_group")
     if existing is None:
         groups = changes.select(*slim, in_run[0].alias("record_sequence"), in_run[1].alias("number_of_records_in_group"))

@@ -46,11 +46,21 @@ from typing import Any
 from ..errors import ConfigurationError
 from ..sqlnames import quote_identifier
 from ..staging import contract
-from . import completeness, current_state, manifest, pipeline, processed_log, staging_reader, supersede, views, watermarks
+from . import (
+    changelog_files,
+    completeness,
+    current_state,
+    manifest,
+    pipeline,
+    processed_log,
+    staging_reader,
+    supersede,
+    views,
+    watermarks,
+)
 from .batch_sources import BatchSource, RecordFrame, StagingFolder
 from .connect import default_parallelism
 from .files import open_fs
-from .fs import NO_CHECKSUMS
 from .grouping import add_grouping
 from .session import temporary_conf
 from .staging_reader import Quarantined
@@ -373,7 +383,7 @@ class _Run:
         grouped = add_grouping(new.drop("_is_late"), existing)
         with self._phase("write_changelog"):
             out = pipeline.records.conform(grouped, pipeline.records.CHANGELOG_FIELDS)
-            out.write.options(**NO_CHECKSUMS).mode("append").partitionBy("table_name", "commit_date").parquet(self.fs.uri(views.CHANGELOG_DIR))
+            changelog_files.append(out, self.fs.uri(views.CHANGELOG_DIR))
             if superseded is not None:
                 supersede.write(superseded, self.fs)
         with self._phase("write_state"):
