@@ -36,6 +36,7 @@ from . import records
 from .files import FileStore
 from .fs import NO_CHECKSUMS
 from .manifest import Manifest
+from .sql_steps import in_list
 
 STATE_DIR = "current_state"
 #: Deltas a table may have before a run merges its layers into a new base.
@@ -116,8 +117,6 @@ def load_layers(spark: Any, fs: FileStore, manifest: Manifest, tables: Iterable[
     A key may have a row in several layers; :func:`latest` keeps its newest. Of the ``slim``
     tables only the :data:`DELTA_COLUMNS` are read (the other columns are null).
     """
-    from pyspark.sql import functions as F
-
     wanted = set(manifest.tables) if tables is None else set(tables) & set(manifest.tables)
     slim = set(slim)
     bases: dict[tuple[int, bool], list[str]] = {}
@@ -131,22 +130,22 @@ def load_layers(spark: Any, fs: FileStore, manifest: Manifest, tables: Iterable[
             # older manifest without counts) are looked for.
             if (rows or 0) > 0 or (rows is None and fs.exists(folder)):
                 (bases if is_base else deltas).setdefault((version, table in slim), []).append(table)
-    schema = records.schema(records.STATE_FIELDS)
+    schema = records.schema_ddl(records.STATE_FIELDS)  # text: one call to give it to a reader
 
-    def columns(slim_layer: bool, version: int) -> list[Any]:
-        return [F.col(f.name) if not slim_layer or f.name in DELTA_COLUMNS
-                else F.lit(None).cast(f.dataType).alias(f.name) for f in schema.fields] + [F.lit(version).alias(LAYER)]
+    def columns(slim_layer: bool, version: int) -> list[str]:  # SQL text: few calls into the JVM (sql_steps)
+        return [f"`{name}`" if not slim_layer or name in DELTA_COLUMNS else f"CAST(NULL AS {kind}) AS `{name}`"
+                for name, kind, _ in records.STATE_FIELDS] + [f"{version} AS {LAYER}"]
 
     frames = []
     for (version, slim_layer), names in sorted(bases.items()):
         base = fs.uri(version_dir(version))
         frame = spark.read.schema(schema).option("basePath", base).parquet(*[f"{base}/table_name={t}" for t in names])
-        frames.append(frame.select(*columns(slim_layer, version)))
+        frames.append(frame.selectExpr(*columns(slim_layer, version)))
     for (version, slim_layer), names in sorted(deltas.items()):
-        frame = spark.read.schema(schema).parquet(fs.uri(deltas_dir(version))).where(F.col("table_name").isin(names))
-        frames.append(frame.select(*columns(slim_layer, version)))
+        frame = spark.read.schema(schema).parquet(fs.uri(deltas_dir(version))).where(in_list("table_name", names))
+        frames.append(frame.selectExpr(*columns(slim_layer, version)))
     if not frames:
-        return spark.createDataFrame([], schema).withColumn(LAYER, F.lit(0))
+        return spark.createDataFrame([], records.schema(records.STATE_FIELDS)).selectExpr("*", f"0 AS {LAYER}")
     result = frames[0]
     for frame in frames[1:]:
         result = result.unionByName(frame)
@@ -179,13 +178,11 @@ def write(state: Any, fs: FileStore, version: int, *, tables: Iterable[str], del
 
     ``one_file``: the deltas are few rows (a small run) and go into one file.
     """
-    from pyspark.sql import functions as F
-
     rows = records.conform(state, records.STATE_FIELDS)
     deltas = sorted(set(deltas))
-    in_deltas = F.col("table_name").isin(deltas)
+    in_deltas = in_list("table_name", deltas)
     if set(tables) - set(deltas):
-        (rows.where(~in_deltas) if deltas else rows).write.options(**NO_CHECKSUMS).mode("overwrite").partitionBy("table_name").parquet(
+        (rows.where(f"NOT ({in_deltas})") if deltas else rows).write.options(**NO_CHECKSUMS).mode("overwrite").partitionBy("table_name").parquet(
             fs.uri(version_dir(version)))
     if deltas:
         delta_rows = rows.where(in_deltas)

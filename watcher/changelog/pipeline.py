@@ -46,7 +46,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..staging.contract import CHANGE_STREAM, NEW_VALUES, OLD_VALUES_CAPTURE_TYPES, PARTIAL_CAPTURE_TYPES, STREAM_FORMAT
-from . import classify, dedup, grouping, partial_rows, records
+from . import classify, dedup, grouping, partial_rows, records, sql_steps
 from .old_values import SAME_COLUMNS_SQL, column_names_sql, entries_ok_sql, entries_sql, old_values_sql, trusted_names_sql
 from .typed_json import staged_keys_sql
 
@@ -88,39 +88,35 @@ def normalize(staged: Any, soft_delete_columns: Mapping[str, str]) -> Any:
     ``staged`` is :func:`.staging_reader.read_batches`' frame; its ``batch``, ``v`` and ``_bad``
     travel along, so that the batches can be checked on the window's output (:mod:`.job`).
     """
-    from pyspark.sql import functions as F
-
-    rows = staged.select(
-        F.col("table").alias("table_name"), "key_columns",
-        F.expr(staged_keys_sql("key_columns", "keys", "types")).alias("keys"),
-        F.col("values").alias("_json"), F.col("types").alias("_types_json"), "commit_timestamp", "read_timestamp",
-        "shard", "watcher_id", "read_method", F.upper("mod_type").alias("in_mod_type"), "batch_id", "seq",
-        "batch", "v", "_bad", "version_seq", *STREAM_COLUMNS)
-    stream = F.when(F.expr(_IS_STREAM), F.struct(*[F.col(name) for name in STREAM_COLUMNS]))
-    derived = {"_partial": F.expr(PARTIAL_SQL), "_rank": F.expr(f"CASE WHEN {_IS_STREAM} THEN 0 ELSE 1 END"),
-               "_stream": stream.cast(_STREAM_TYPE),
-               "state_change_id": F.lit(None).cast("string"), "state_mod_type": F.lit(None).cast("string"),
-               "state_run_version": F.lit(None).cast("int"), "_src": F.lit(1),
-               "_soft_deleted": F.expr(classify.soft_deleted_sql(soft_delete_columns)),
-               "_row_deleted": F.expr(classify.row_deleted_sql(soft_delete_columns))}
-    # One step for all: each would make Spark analyse the plan again.
-    return rows.select(*[derived[name].alias(name) if name in derived else name for name in CHANGE_COLUMNS])
+    plain = ("key_columns", "commit_timestamp", "read_timestamp", "shard", "watcher_id", "read_method", "batch_id",
+             "seq", "batch", "v", "_bad", "version_seq", *STREAM_COLUMNS)
+    rows = sql_steps.select(staged, {
+        "table_name": "`table`", "keys": staged_keys_sql("key_columns", "keys", "types"), "_json": "`values`",
+        "_types_json": "`types`", "in_mod_type": "upper(mod_type)", **{name: name for name in plain}})
+    stream = ", ".join(f"{classify.sql_literal(name)}, {sql_steps.quote(name)}" for name in STREAM_COLUMNS)
+    derived = {"_partial": PARTIAL_SQL, "_rank": f"CASE WHEN {_IS_STREAM} THEN 0 ELSE 1 END",
+               "_stream": f"CAST(CASE WHEN {_IS_STREAM} THEN named_struct({stream}) END AS {_STREAM_TYPE})",
+               "state_change_id": "CAST(NULL AS string)", "state_mod_type": "CAST(NULL AS string)",
+               "state_run_version": "CAST(NULL AS int)", "_src": "1",
+               "_soft_deleted": classify.soft_deleted_sql(soft_delete_columns),
+               "_row_deleted": classify.row_deleted_sql(soft_delete_columns)}
+    # One step for all: each would make Spark analyse the plan again; SQL text, as each Column
+    # operation would be several calls into the JVM (sql_steps).
+    return sql_steps.select(rows, {name: derived.get(name, name) for name in CHANGE_COLUMNS})
 
 
 def state_as_changes(state: Any) -> Any:
     """Current-state rows in the CHANGE_COLUMNS layout (``_src = 0``)."""
-    from pyspark.sql import functions as F
-
-    none = {name: F.lit(None).cast(kind) for name, kind in
+    none = {name: f"CAST(NULL AS {kind})" for name, kind in
             (("read_timestamp", "string"), ("shard", "string"), ("watcher_id", "string"), ("read_method", "string"),
              ("in_mod_type", "string"), ("batch_id", "string"), ("seq", "bigint"), ("batch", "string"),
              ("v", "int"), ("_bad", "boolean"), ("_rank", "int"), ("_stream", _STREAM_TYPE))}
     renamed = {"_json": "new_values", "_types_json": "column_types", "_row_deleted": "is_deleted",
                "state_change_id": "change_id", "state_mod_type": "mod_type", "state_run_version": "run_version"}
-    columns = {**none, **{name: F.col(source) for name, source in renamed.items()},
+    columns = {**none, **renamed,
                # A state row is whole: a later run's partial rows are filled from it (null would not count).
-               "_soft_deleted": F.lit(False), "_partial": F.lit(False), "_src": F.lit(0)}
-    return state.select(*[columns[name].alias(name) if name in columns else name for name in CHANGE_COLUMNS])
+               "_soft_deleted": "FALSE", "_partial": "FALSE", "_src": "0"}
+    return sql_steps.select(state, {name: columns.get(name, name) for name in CHANGE_COLUMNS})
 
 
 def key_order(with_state: bool = True) -> tuple[str, ...]:
@@ -260,23 +256,22 @@ def changelog_rows(window_rows: Any, run_version: int, where: str = "_src = 1 AN
     """The new, non-duplicate changes (or the window rows ``where`` says) as changelog rows, with
     their ``transaction_group`` (the numbering in the group is :func:`.grouping.add_grouping`'s,
     from ``_stream_record_sequence`` and ``_mod_index``)."""
-    from pyspark.sql import functions as F
-
-    stream = {name: F.col(f"_stream.{name}").alias(name) for name in records.STREAM_CHANGELOG_COLUMNS}
-    rows = (window_rows.where(where)
-            .select("change_id", "table_name", "keys", "key_columns", "mod_type", F.col("_json").alias("new_values"),
-                    "old_values",
-                    F.coalesce("_stream.value_capture_type", F.lit(records.VALUE_CAPTURE_TYPE)).alias("value_capture_type"),
-                    F.col("_types_json").alias("column_types"), "commit_timestamp",
-                    F.expr("cast(commit_timestamp AS timestamp)").alias("commit_ts"), "commit_date",
-                    "read_timestamp",
-                    F.coalesce("read_method", F.when(F.col("_stream").isNotNull(), F.lit(CHANGE_STREAM)),
-                               F.lit("cdc")).alias("read_method"), "shard",
-                    "watcher_id", "batch_id",
-                    F.lit(run_version).alias("run_version"), "version_seq", "_is_late", *stream.values(),
-                    F.col("_stream.record_sequence").alias("_stream_record_sequence"),
-                    F.col("_stream.mod_index").alias("_mod_index")))
-    return rows.withColumn("transaction_group", F.expr(grouping.transaction_group_sql()))
+    plain = {name: name for name in ("change_id", "table_name", "keys", "key_columns", "mod_type")}
+    columns = {
+        **plain, "new_values": "_json", "old_values": "old_values",
+        "value_capture_type": f"coalesce(_stream.value_capture_type, '{records.VALUE_CAPTURE_TYPE}')",
+        "column_types": "_types_json", "commit_timestamp": "commit_timestamp",
+        "commit_ts": "cast(commit_timestamp AS timestamp)", "commit_date": "commit_date",
+        "read_timestamp": "read_timestamp",
+        "read_method": f"coalesce(read_method, CASE WHEN _stream IS NOT NULL THEN '{CHANGE_STREAM}' END, 'cdc')",
+        "shard": "shard", "watcher_id": "watcher_id", "batch_id": "batch_id", "run_version": str(run_version),
+        "version_seq": "version_seq", "_is_late": "_is_late",
+        **{name: f"_stream.{name}" for name in records.STREAM_CHANGELOG_COLUMNS},
+        "_stream_record_sequence": "_stream.record_sequence", "_mod_index": "_stream.mod_index"}
+    # SQL text in one step: few calls into the JVM (sql_steps); the group is computed over the
+    # selected columns (server_transaction_id), as a second step.
+    rows = sql_steps.select(window_rows.where(where), columns)
+    return sql_steps.with_columns(rows, {"transaction_group": grouping.transaction_group_sql()}, keep=columns)
 
 
 def state_rows(window_rows: Any, run_version: int, *, tables: Iterable[str],
@@ -286,18 +281,15 @@ def state_rows(window_rows: Any, run_version: int, *, tables: Iterable[str],
     For ``delta_tables`` only the keys whose latest row is new (a delta layer,
     :mod:`.current_state`): a key whose state row stays latest is already in the state.
     """
-    from pyspark.sql import functions as F
-
     def among(names: Iterable[str]) -> str:
         return f"table_name IN ({', '.join(classify.sql_literal(t) for t in sorted(names)) or 'NULL'})"
 
     wanted = f"_is_final AND {among(tables)}"
     if delta_tables:
         wanted += f" AND (_src = 1 OR NOT {among(delta_tables)})"
-    return (window_rows.where(wanted)
-            .select("table_name", "keys", "key_columns", F.col("_types_json").alias("column_types"),
-                    F.col("_json").alias("new_values"),
-                    "commit_timestamp", F.expr("cast(commit_timestamp AS timestamp)").alias("commit_ts"),
-                    F.col("_row_deleted").alias("is_deleted"), "mod_type", "change_id", "version_seq",
-                    F.expr(f"CASE WHEN _src = 1 THEN {run_version} ELSE state_run_version END").alias("run_version"))
-            .select(*records.names(records.STATE_FIELDS)))
+    columns = {"table_name": "table_name", "keys": "keys", "key_columns": "key_columns", "column_types": "_types_json",
+               "new_values": "_json", "commit_timestamp": "commit_timestamp",
+               "commit_ts": "cast(commit_timestamp AS timestamp)", "is_deleted": "_row_deleted",
+               "mod_type": "mod_type", "change_id": "change_id", "version_seq": "version_seq",
+               "run_version": f"CASE WHEN _src = 1 THEN {run_version} ELSE state_run_version END"}
+    return sql_steps.select(window_rows.where(wanted), {name: columns[name] for name in records.names(records.STATE_FIELDS)})

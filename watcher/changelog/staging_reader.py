@@ -15,9 +15,7 @@ processed. A batch is known by its name,
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import json
-import operator
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -34,7 +32,7 @@ from ..staging.contract import (
     batch_name,
 )
 from . import records
-from .classify import INPUT_MOD_TYPES
+from .classify import INPUT_MOD_TYPES, sql_literal
 from .files import FileEntry, FileStore
 from .session import temporary_conf
 from .tally import seq_ok
@@ -99,22 +97,37 @@ def read_batches(spark: Any, files: list[FileEntry], *, local: bool = False) -> 
     are on the driver's disk, where Spark's parallel listing (a Spark job with a task per file,
     past 32 files) costs more than looking at them in turn.
     """
-    from pyspark.sql import functions as F
-
     threshold = {"spark.sql.sources.parallelPartitionDiscovery.threshold": str(max(32, len(files) + 1))}
     with temporary_conf(spark, threshold if local else {}):
         lines = spark.read.text([f.uri for f in files])
-    parsed = lines.select(F.from_json("value", read_schema()).alias("r"), F.input_file_name().alias("_file"))
-    not_object = ~F.coalesce(F.col("r.values").startswith("{") & F.col("r.types").startswith("{"), F.lit(False))
-    missing = functools.reduce(operator.or_, (F.col(f"r.{name}").isNull() for name in REQUIRED_FIELDS))
-    # A change-stream record without its identity could not be told from a repeat of it.
-    missing = missing | (F.coalesce(F.col("r.v") >= STREAM_FORMAT, F.lit(False)) & functools.reduce(
-        operator.or_, (F.col(f"r.{name}").isNull() for name in STREAM_REQUIRED_FIELDS)))
-    bad = (F.col("r").isNull() | missing | (F.col("r.v") > READ_FORMAT) | not_object
-           | ~F.coalesce(F.upper("r.mod_type").isin(*INPUT_MOD_TYPES), F.col("r.mod_type").isNull())
-           | ~F.coalesce(F.col("r.value_capture_type").isin(*VALUE_CAPTURE_TYPES), F.col("r.value_capture_type").isNull())
-           | ~F.coalesce(F.col("r.commit_timestamp").rlike(TIMESTAMP_PATTERN), F.lit(False)))
-    return parsed.select("r.*", F.regexp_extract("_file", BATCH_NAME_PATTERN, 1).alias("batch"), bad.alias("_bad"))
+    # SQL text: a few calls into the JVM instead of several per Column operation (sql_steps).
+    parsed = lines.selectExpr(f"from_json(value, {sql_literal(read_schema_ddl())}) AS r", "input_file_name() AS _file")
+    return parsed.selectExpr("r.*", f"regexp_extract(_file, {sql_literal(BATCH_NAME_PATTERN)}, 1) AS batch",
+                             f"{bad_record_sql('r')} AS _bad")
+
+
+def bad_record_sql(r: str) -> str:
+    """SQL: the parsed staging record ``r`` (a struct, null when the line was not JSON) is not valid.
+
+    Example:
+        >>> bad_record_sql("r").startswith("r IS NULL OR r.`v` IS NULL")
+        True
+    """
+    def any_null(names: tuple[str, ...]) -> str:
+        return " OR ".join(f"{r}.`{name}` IS NULL" for name in names)
+
+    def among(column: str, values: tuple[str, ...]) -> str:
+        return f"{column} IN ({', '.join(sql_literal(v) for v in values)})"
+
+    return " OR ".join((
+        f"{r} IS NULL OR {any_null(REQUIRED_FIELDS)}",
+        # A change-stream record without its identity could not be told from a repeat of it.
+        f"(coalesce({r}.v >= {STREAM_FORMAT}, FALSE) AND ({any_null(STREAM_REQUIRED_FIELDS)}))",
+        f"{r}.v > {READ_FORMAT}",
+        f"NOT coalesce(startswith({r}.`values`, '{{') AND startswith({r}.`types`, '{{'), FALSE)",
+        f"NOT coalesce({among(f'upper({r}.mod_type)', INPUT_MOD_TYPES)}, {r}.mod_type IS NULL)",
+        f"NOT coalesce({among(f'{r}.value_capture_type', VALUE_CAPTURE_TYPES)}, {r}.value_capture_type IS NULL)",
+        f"NOT coalesce({r}.commit_timestamp RLIKE {sql_literal(TIMESTAMP_PATTERN)}, FALSE)"))
 
 
 def check_batches(batches: Mapping[str, Mapping[str, Any]],

@@ -23,10 +23,9 @@ WATERMARK_SCHEMA = "table_name STRING, watermark STRING, watermark_ts TIMESTAMP,
 def read_changelog(spark: Any, fs: FileStore, committed: Manifest, partitions: list[str] | None = None) -> Any:
     """Committed changelog rows (without those a change stream's row replaced, :mod:`.supersede`);
     ``partitions`` (folder URIs) limits the read to those partitions."""
-    schema = records.schema(records.CHANGELOG_FIELDS)
     if partitions is not None and not partitions or not fs.exists(CHANGELOG_DIR):
-        return spark.createDataFrame([], schema)
-    reader = spark.read.schema(schema).option("basePath", fs.uri(CHANGELOG_DIR))
+        return spark.createDataFrame([], records.schema(records.CHANGELOG_FIELDS))
+    reader = spark.read.schema(records.schema_ddl(records.CHANGELOG_FIELDS)).option("basePath", fs.uri(CHANGELOG_DIR))
     frame = reader.parquet(*partitions) if partitions is not None else reader.parquet(fs.uri(CHANGELOG_DIR))
     return supersede.hide_superseded(spark, fs, committed, frame.where(committed.visible_sql()))
 
