@@ -31,15 +31,14 @@ from tests.changelog.test_cluster import (
     ROOT,
     STATE_COLUMNS,
     _clean_env,
-    _free_port,
     _no_checksum_files,
     _rows,
     _stage,
-    _stop,
 )
 from tests.cli_support import run_all
 from watcher.changelog import Changelog, register_views
 from watcher.changelog.exports import bigquery
+from watcher.devtools.spark_cluster import free_port, stop_process
 
 SPARK_SUBMIT = Path(__import__("pyspark").__file__).parent / "bin" / "spark-submit"
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
@@ -66,7 +65,7 @@ def connect_url(tmp_path_factory) -> Iterator[str]:
     python = home / "executor-python"
     python.write_text(f"#!/bin/sh\nexec {sys.executable} {ROOT / 'tests/changelog/executor_python.py'} \"$@\"\n")
     python.chmod(0o755)
-    port = _free_port()
+    port = free_port()
     env = _clean_env(PYSPARK_PYTHON=str(python), SPARK_LOG_DIR=str(home / "logs"))
     argv = [str(SPARK_SUBMIT), "--class", SERVER_CLASS, "--master", "local[2]", "--driver-memory", "1g",
             "--conf", f"spark.connect.grpc.binding.port={port}", "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
@@ -82,7 +81,7 @@ def connect_url(tmp_path_factory) -> Iterator[str]:
             time.sleep(0.5)
         yield f"sc://127.0.0.1:{port}"
     finally:
-        _stop(server)
+        stop_process(server)
 
 
 def _cli(*args: str, remote: str | None = None, env: dict[str, str] | None = None) -> tuple[list[str], dict[str, str]]:

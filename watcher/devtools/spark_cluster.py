@@ -38,7 +38,8 @@ def spark_class() -> Path:
     return Path(pyspark.__file__).parent / "bin" / "spark-class"
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -51,7 +52,7 @@ class StandaloneCluster:
                  drop_env: tuple[str, ...] = ()) -> None:
         self.home = Path(workdir) / "spark-cluster"
         self.cores, self.memory, self.drop_env = cores, memory, drop_env
-        self.port, self.master_ui, self.worker_ui = _free_port(), _free_port(), _free_port()
+        self.port, self.master_ui, self.worker_ui = free_port(), free_port(), free_port()
         self.url = f"spark://127.0.0.1:{self.port}"
         self._procs: list[subprocess.Popen[bytes]] = []
 
@@ -99,11 +100,16 @@ class StandaloneCluster:
     def stop(self) -> None:
         """Stop the worker, then the master (each by its own process id)."""
         for proc in reversed(self._procs):
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait(timeout=10)
+            stop_process(proc)
         self._procs.clear()
+
+
+def stop_process(proc: subprocess.Popen[bytes]) -> None:
+    """Stop ``proc`` with SIGTERM, then SIGKILL if it has not ended within 20 s."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
