@@ -18,15 +18,21 @@ def _wait_for(predicate, seconds: float = 10.0) -> bool:
     return predicate()
 
 
+def _commit_rows(storage: Storage, rows: int = 2000) -> sqlite3.Connection:
+    """Create table t and commit ``rows`` rows of 1,000 random bytes through the writer; return the writer."""
+    w = storage.writer
+    w.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB)")
+    w.execute("BEGIN")
+    w.executemany("INSERT INTO t VALUES (?, ?)", ((i, os.urandom(1000)) for i in range(rows)))
+    w.execute("COMMIT")
+    return w
+
+
 def test_committed_pages_reach_the_database_file_while_the_writer_stays_idle(tmp_path):
     path = str(tmp_path / "db.sqlite")
     storage = Storage(path)
     try:
-        w = storage.writer
-        w.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB)")
-        w.execute("BEGIN")
-        w.executemany("INSERT INTO t VALUES (?, ?)", ((i, os.urandom(1000)) for i in range(2000)))
-        w.execute("COMMIT")
+        _commit_rows(storage)
         # Far below the writer's own autocheckpoint: only the background thread copies these pages.
         wal_pages = os.path.getsize(path + "-wal") // 4096
         assert wal_pages < WAL_AUTOCHECKPOINT_PAGES
@@ -59,11 +65,7 @@ def test_a_long_log_is_rewound_with_the_writer_paused_and_nothing_is_lost(tmp_pa
 
     storage.checkpointer.pause_writes = pause_writes
     try:
-        w = storage.writer
-        w.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB)")
-        w.execute("BEGIN")
-        w.executemany("INSERT INTO t VALUES (?, ?)", ((i, os.urandom(1000)) for i in range(2000)))
-        w.execute("COMMIT")
+        w = _commit_rows(storage)
         assert _wait_for(lambda: pauses), "the long log was never rewound"
         w.execute("INSERT INTO t VALUES (-1, x'00')")  # the next commit writes from the log's start
         probe = sqlite3.connect(path)
