@@ -390,10 +390,9 @@ def stored_to_wire(t: SpannerType, stored: Any) -> Any:
     if code == TypeCode.TIMESTAMP:
         if isinstance(stored, int):
             return nanos_to_rfc3339(stored)
-        return _trim_fraction(stored) if len(stored) == 30 else nanos_to_rfc3339(parse_timestamp(stored))
+        return _timestamp_text_to_wire(stored)
     if code == TypeCode.BYTES:
-        raw = stored if isinstance(stored, bytes) else str(stored).encode()
-        return base64.b64encode(raw).decode("ascii")
+        return _bytes_to_wire(stored if isinstance(stored, bytes) else str(stored).encode())
     if code == TypeCode.DATE or code == TypeCode.JSON:
         return str(stored)
     if code == TypeCode.NUMERIC:
