@@ -288,8 +288,7 @@ def run_benchmark(database: Any, options: BenchOptions, *, on_status: Callable[[
         run.drained = run.received >= written
     finally:
         if isinstance(run.writers, WriterProcesses):
-            run.writers.stop()  # after a failure too: no writer process outlives the run
-            run.writers.join(30)
+            run.writers.close()  # after a failure too: no writer process outlives the run
         for w in started_watchers:
             w.stop()
         run.finished = time.time()

@@ -33,7 +33,7 @@ Example::
     procs.prepare()                      # children connected
     procs.start(time.time() + 60)
     ...
-    procs.stop(); procs.join()
+    procs.stop(); procs.join(); procs.close()
     procs.log.total_mutations
 """
 
@@ -49,6 +49,7 @@ import string
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from array import array
@@ -249,6 +250,8 @@ class WriterProcesses:
         self._children: list[subprocess.Popen[bytes]] = []
         self._readers: list[threading.Thread] = []
         self._ready: list[threading.Event] = []
+        self._done: list[threading.Event] = []
+        self._logs: list[IO[bytes]] = []
         self._cpu = 0.0
 
     def prepare(self) -> None:
@@ -265,11 +268,16 @@ class WriterProcesses:
         for share in thread_shares(o.update_parallelism, o.writer_processes):
             spec = {"plan": plan.__dict__, "database": self.endpoint.database,
                     "emulator_host": self.endpoint.emulator_host, "first_thread": share.start, "threads": len(share)}
+            # Its log goes to a file, not a pipe: a chatty child must never block on a full pipe.
+            log = tempfile.TemporaryFile()
             child = subprocess.Popen([sys.executable, "-m", __name__, json.dumps(spec)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=root, env=env)
-            ready = threading.Event()
+                                     stdout=subprocess.PIPE, stderr=log, cwd=root, env=env)
+            self._logs.append(log)
+            ready, done = threading.Event(), threading.Event()
             self._children.append(child)
-            reader = threading.Thread(target=self._read, args=(child, ready), name="bench-writer-reader", daemon=True)
+            self._done.append(done)
+            reader = threading.Thread(target=self._read, args=(child, ready, done), name="bench-writer-reader",
+                                      daemon=True)
             reader.start()
             self._readers.append(reader)
             self._ready.append(ready)
@@ -277,8 +285,7 @@ class WriterProcesses:
         for ready in self._ready:
             ready.wait(max(0.0, deadline - time.monotonic()))
         if not all(r.is_set() for r in self._ready) or self.log.errors:
-            self.stop()
-            self.join(10)
+            self.close(10)
             reason = self.log.errors[0] if self.log.errors else f"a writer process did not connect within {START_TIMEOUT:g} s"
             raise ConfigurationError(reason)
 
@@ -303,7 +310,18 @@ class WriterProcesses:
         self._tell("stop")
 
     def join(self, timeout: float = 60.0) -> None:
-        """Wait for the children to end (killed after ``timeout`` seconds) and for their last records."""
+        """Wait until every child has sent its last record (its writer threads ended); a child that has
+        not by ``timeout`` seconds is killed. The processes themselves end in :meth:`close`: their
+        interpreter's teardown is not part of the writes (the run's rate is measured up to here)."""
+        deadline = time.monotonic() + timeout
+        for child, done in zip(self._children, self._done, strict=True):
+            if not done.wait(max(0.0, deadline - time.monotonic())):
+                child.kill()
+                self._error(f"a writer process did not end within {timeout:g} s and was killed")
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Stop the writes if they still run, wait for the children to exit (killed after ``timeout`` seconds)."""
+        self.stop()
         deadline = time.monotonic() + timeout
         for child in self._children:
             try:
@@ -311,9 +329,10 @@ class WriterProcesses:
             except subprocess.TimeoutExpired:
                 child.kill()
                 child.wait()
-                self._error(f"a writer process did not end within {timeout:g} s and was killed")
         for reader in self._readers:
             reader.join(10)
+        for log in self._logs:
+            log.close()
 
     def cpu_seconds(self) -> float:
         """User plus system CPU seconds the children reported (once they ended)."""
@@ -323,8 +342,8 @@ class WriterProcesses:
         with self.log.lock:
             self.log.errors.append(message[:300])
 
-    def _read(self, child: subprocess.Popen[bytes], ready: threading.Event) -> None:
-        assert child.stdout is not None and child.stderr is not None
+    def _read(self, child: subprocess.Popen[bytes], ready: threading.Event, done: threading.Event) -> None:
+        assert child.stdout is not None
         ended = False
         for kind, payload in _records(child.stdout):
             if kind == b"R":
@@ -337,11 +356,15 @@ class WriterProcesses:
                 with self.log.lock:
                     self._cpu += struct.unpack("<d", payload)[0]
                 ended = True
+                done.set()
         if not ended:  # it died, or could not start: its last words say why
             child.wait()
-            words = child.stderr.read().decode("utf-8", "replace").strip().splitlines()
+            log = self._logs[self._children.index(child)]
+            log.seek(0)
+            words = log.read().decode("utf-8", "replace").strip().splitlines()
             self._error(f"a writer process ended with status {child.returncode}: {words[-1] if words else 'no output'}")
-        ready.set()  # never leave prepare() waiting for a child that is gone
+        ready.set()  # never leave prepare() or join() waiting for a child that is gone
+        done.set()
 
     def _add(self, payload: bytes) -> None:
         transactions, keys = _COUNTS.unpack_from(payload)
