@@ -45,6 +45,7 @@ import gc
 import json
 import os
 import random
+import signal
 import string
 import struct
 import subprocess
@@ -431,6 +432,9 @@ def main(argv: list[str] | None = None) -> int:
     """
     from ..cli.connection import database_by_name
 
+    # Ctrl-C reaches the whole foreground process group: the parent stops the run and tells this
+    # child ("stop" on stdin), so its transactions in flight finish instead of dying half-reported.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     spec = json.loads((argv if argv is not None else sys.argv[1:])[0])
     options = Plan(**spec["plan"])
     database = database_by_name(spec["database"], spec["emulator_host"])
