@@ -1,7 +1,8 @@
 """The Java library's benchmark application, scaled up: ``python -m benchmarks app``.
 
 A thin wrapper over :mod:`watcher.devtools.bench` (the same code as ``spanner-watcher bench``): the
-local Spanner server runs as a separate process, the writers and the watchers in this one.
+local Spanner server runs as a separate process, the writer threads in another (as the command
+runs them by default, :mod:`watcher.devtools.bench_writers`), the watchers in this one.
 The Java application's defaults (1 transaction/s of 1..10 mutations, one watcher, poll
 interval 1 s) are raised to the headline load of :data:`HEADLINE`: 55 transactions/s of
 1..200 mutations (about 5,500 mutations/s), 4 watchers splitting the 37 shard values, poll

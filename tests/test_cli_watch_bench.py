@@ -131,7 +131,11 @@ def test_bench_small_run_writes_its_result_and_bad_input_fails_cleanly(tmp_path:
             "run": ([*CLI, "bench", "--duration", "5", "--warmup", "1", "--tps", "10", "--mutations-per-transaction", "5",
                      "--update-parallelism", "4", "--watchers", "2", "--poll-interval", "0.2", "--seed", "3",
                      "--output", str(out)], _env()),
+            "in_process": ([*CLI, "bench", "--duration", "3", "--warmup", "1", "--tps", "10", "--mutations-per-transaction", "5",
+                            "--update-parallelism", "2", "--writer-processes", "0", "--output", str(tmp_path / "in-out")],
+                           _env()),
             "busy": ([*CLI, "bench", "--port", str(port), "--duration", "1", "--output", str(tmp_path / "busy-out")], _env()),
+            "bad_processes": ([*CLI, "bench", "--update-parallelism", "2", "--writer-processes", "3"], _env()),
             "watchers": ([*CLI, "bench", "--watchers", "38", "--output", str(tmp_path / "w-out")], _env()),
             "no_shards": ([*CLI, "bench", "--watchers", "2", "--disable-shard-provider", "--output", str(tmp_path / "s-out")],
                           _env()),
@@ -151,6 +155,13 @@ def test_bench_small_run_writes_its_result_and_bad_input_fails_cleanly(tmp_path:
     for plot in ("throughput.png", "lag.png", "poll_time.png"):
         assert (out / plot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "all captured: yes" in r["run"].stdout
+    assert document["options"]["writer_processes"] == 1 and "writer_processes_cores" in f
+    # The writer threads beside the watchers, in one process, as before writer processes.
+    in_process = json.loads((tmp_path / "in-out" / "result.json").read_text())
+    assert r["in_process"].returncode == 0, r["in_process"].stderr[-3000:]
+    assert in_process["figures"]["all_captured"] and in_process["figures"]["transactions"] > 0
+    assert "writer_processes_cores" not in in_process["figures"]
+    _one_line_error(r["bad_processes"], "writer processes")
 
     _one_line_error(r["busy"], str(port))
     assert not (tmp_path / "busy-out").exists()
@@ -159,7 +170,8 @@ def test_bench_small_run_writes_its_result_and_bad_input_fails_cleanly(tmp_path:
     _one_line_error(r["bad_tps"], "--tps", "more than 0")
     assert not (tmp_path / "w-out").exists() and not (tmp_path / "s-out").exists()
     help_text = r["help"].stdout
-    for option in ("--write-transactions-per-second", "--mutations-per-transaction", "--update-parallelism", "--watchers",
+    for option in ("--write-transactions-per-second", "--mutations-per-transaction", "--update-parallelism",
+                   "--writer-processes", "--watchers",
                    "--disable-shard-provider", "--disable-table-hint", "--poll-interval", "--limit",
                    "--fallback-to-with-query", "--reset-last-seen-timestamps", "--drop-table", "--duration", "--output",
                    "--port"):

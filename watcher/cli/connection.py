@@ -88,6 +88,27 @@ def _client(project: str, host: str | None) -> Any:
                           disable_builtin_metrics=True)
 
 
+def database_by_name(name: str, host: str | None) -> Any:
+    """The database ``projects/P/instances/I/databases/D`` through a client of its own, without checks.
+
+    Args:
+        name: the database's full name (``Database.name``).
+        host: the emulator (or local Spanner) address; None for real Spanner.
+
+    Raises:
+        ConfigurationError: a name of another form, or no credentials for real Spanner.
+
+    >>> database_by_name("watcher", "127.0.0.1:9010")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    watcher.errors.ConfigurationError: not a database's full name (projects/P/instances/I/databases/D): 'watcher'
+    """
+    parts = name.split("/")
+    if len(parts) != 6 or parts[0::2] != ["projects", "instances", "databases"] or not all(parts[1::2]):
+        raise ConfigurationError(f"not a database's full name (projects/P/instances/I/databases/D): {name!r}")
+    return _client(parts[1], host).instance(parts[3]).database(parts[5])
+
+
 def ensure_reachable(host: str | None, timeout: float = REACH_TIMEOUT) -> None:
     """Fail fast, saying what to do, when the emulator at ``host`` does not answer.
 

@@ -52,10 +52,13 @@ class ServerProcess:
         command = [sys.executable, "-m", "watcher", "local-spanner", "--host", self.host, "--port", str(self.port)]
         if self.data_dir:
             command += ["--data-dir", self.data_dir]
-        placement: dict[str, Any] = {}
+        # A session of its own: Ctrl-C at a terminal reaches the whole foreground process group, and
+        # the server would stop at once under a benchmark that is still finishing its run; the
+        # benchmark stops it with SIGTERM when it is done (stop()).
+        placement: dict[str, Any] = {"start_new_session": True}
         if self.source:  # "-m" puts the working folder first on sys.path: the checkout's package wins
             env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [self.source, os.environ.get("PYTHONPATH")])))
-            placement = {"cwd": self.source, "env": env}
+            placement |= {"cwd": self.source, "env": env}
         if self.log_path:
             with open(self.log_path, "a") as log:
                 self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True, **placement)

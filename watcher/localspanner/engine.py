@@ -8,7 +8,9 @@ Two locks give Spanner's guarantees:
 * the *visibility* lock, held from choosing a commit timestamp to the SQLite COMMIT, and
   by a strong read while it chooses its read timestamp and pins its snapshot. So a read
   at R sees exactly the commits with timestamps below R, and every later commit gets a
-  timestamp above R (external consistency, DESIGN.md invariant 4).
+  timestamp above R (external consistency, DESIGN.md invariant 4). A strong read that
+  finds a group commit applying pins beside it instead, at a read timestamp the group took
+  before its own (``commit_floor.py``), which keeps the same guarantee.
 
 Example (normally reached through ``service.LocalSpannerService``)::
 
@@ -28,6 +30,7 @@ from . import database_options, errors, limits, partitions, retention, sql, valu
 from .change_streams import read_function
 from .change_streams.reader import ChangeStreamReads
 from .clock import Clock
+from .commit_floor import InFlightGroup
 from .commits import write_commit, written_rows
 from .engine_schema import SchemaChanges
 from .errors import SpannerError
@@ -68,6 +71,7 @@ class DatabaseEngine(ParkedSnapshots, SchemaChanges):
         storage.checkpointer.pause_writes = self._writer.paused  # lets it rewind the WAL between commits
         self._group = GroupCommitter(self._writer, self._write_group)
         self._visibility = threading.Lock()
+        self._in_flight = InFlightGroup()  # lets strong reads pin beside a group commit (commit_floor.py)
         self._rw: dict[bytes, ReadWriteTransaction] = {}
         self._snapshots: OrderedDict[bytes, Snapshot] = OrderedDict()
         self._registry_lock = threading.Lock()
@@ -96,6 +100,10 @@ class DatabaseEngine(ParkedSnapshots, SchemaChanges):
             if wait > 0:
                 time.sleep(wait)  # as Spanner does: a read in the future waits for that time to come
         conn = self.storage.reader()
+        if target is None:
+            snap = self._pin_beside_group(conn)
+            if snap is not None:
+                return snap
         try:
             with self._visibility:
                 past = target is not None and target < self.latest_commit_nanos
@@ -112,6 +120,27 @@ class DatabaseEngine(ParkedSnapshots, SchemaChanges):
             self.storage.release(conn)
             raise
         return Snapshot(conn, read_ts, catalog)
+
+    def _pin_beside_group(self, conn: Any) -> Snapshot | None:
+        """A strong snapshot at the floor of the group commit in flight, without waiting for it
+        (see commit_floor.py); None when that cannot be done (then the caller takes the lock)."""
+        if self.clock.share_timestamps or not self._visibility.locked():
+            return None
+        seen = self._in_flight.floor()
+        if seen is None:
+            return None
+        floor, epoch = seen
+        try:
+            conn.execute("BEGIN")
+            conn.execute(f"SELECT 1 FROM {quote('_ls_meta')} LIMIT 1").fetchall()  # pins the snapshot
+            catalog = self.catalog
+        except BaseException:
+            self.storage.release(conn)
+            raise
+        if self._in_flight.still(epoch):
+            return Snapshot(conn, floor, catalog)
+        conn.execute("ROLLBACK")  # the group's COMMIT may have begun: this snapshot may hold it
+        return None
 
     def _target_timestamp(self, options: ReadOnlyOptions) -> int | None:
         if options.bound == Staleness.READ_TIMESTAMP:
@@ -513,8 +542,15 @@ class DatabaseEngine(ParkedSnapshots, SchemaChanges):
             if self._commits_since_purge >= versions.PURGE_EVERY_COMMITS:
                 self._commits_since_purge = 0
                 purge_before = self.clock.wall_nanos() - self._retention_nanos()
-            committed = write_group(self.storage.writer, self.catalog, batch, self.clock, purge_before=purge_before,
-                                    wall_nanos=self.clock.wall_nanos(), sequences=self.sequences)
+            if not self.clock.share_timestamps:
+                # A read timestamp taken as the group begins: above every commit before it, below all of its own.
+                self._in_flight.open(self.clock.next())
+            try:
+                committed = write_group(self.storage.writer, self.catalog, batch, self.clock, purge_before=purge_before,
+                                        wall_nanos=self.clock.wall_nanos(), sequences=self.sequences,
+                                        committing=self._in_flight.close)
+            finally:
+                self._in_flight.close()
             if committed:
                 self.latest_commit_nanos = max(self.latest_commit_nanos, max(e.ts for e in committed))
         self._park_idle_snapshots()  # lets checkpoints copy the WAL past idle snapshots

@@ -112,9 +112,11 @@ class GroupCommitter:
 
 
 def write_group(conn: sqlite3.Connection, catalog: Catalog, batch: list[GroupEntry], clock: Clock, *,
-                purge_before: int | None, wall_nanos: int, sequences: Counters) -> list[GroupEntry]:
+                purge_before: int | None, wall_nanos: int, sequences: Counters,
+                committing: Callable[[], None] | None = None) -> list[GroupEntry]:
     """Apply ``batch`` in one SQLite transaction on ``conn`` (the writer is held, the visibility lock too);
-    each entry gets its timestamp or its error. Returns the entries that committed."""
+    each entry gets its timestamp or its error. Returns the entries that committed. ``committing`` is
+    called just before the first COMMIT begins (strong reads beside the group stop there, commit_floor.py)."""
     for e in batch:
         if e.prepared.catalog is not catalog:  # a schema change came between preparing and applying
             try:
@@ -143,6 +145,8 @@ def write_group(conn: sqlite3.Connection, catalog: Catalog, batch: list[GroupEnt
                 conn.execute("RELEASE ls_group_commit")
         purge_old(conn, catalog, purge_before, wall_nanos)
         committed = [e for e in live if e.error is None]
+        if committing is not None:
+            committing()
         conn.execute("COMMIT")
         return committed
     except sqlite3.IntegrityError:

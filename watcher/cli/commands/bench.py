@@ -75,6 +75,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help=f"mean mutations per transaction: each writes a random 1..2M rows (default {d.mutations_per_transaction})")
     w.add_argument("--update-parallelism", metavar="THREADS", type=_positive(int), default=d.update_parallelism,
                    help=f"writer threads (default {d.update_parallelism})")
+    w.add_argument("--writer-processes", metavar="N", type=int, default=d.writer_processes,
+                   help="processes the writer threads run in, split evenly, apart from the watchers' process "
+                        f"(default {d.writer_processes}; 0: in the watchers' process, sharing its GIL)")
     g = parser.add_argument_group("watchers")
     g.add_argument("--watchers", "--number-of-watchers", metavar="N", type=_positive(int), default=d.watchers,
                    help=f"table watchers; the 37 shard values are split evenly between them (default {d.watchers})")
@@ -115,6 +118,7 @@ def options_from_args(args: argparse.Namespace) -> Any:
     return BenchOptions(
         write_transactions_per_second=args.write_transactions_per_second,
         mutations_per_transaction=args.mutations_per_transaction, update_parallelism=args.update_parallelism,
+        writer_processes=args.writer_processes,
         watchers=args.watchers, disable_shard_provider=args.disable_shard_provider,
         disable_table_hint=args.disable_table_hint, poll_interval=args.poll_interval, limit=args.limit,
         fallback_to_with_query_seconds=args.fallback_to_with_query,
@@ -151,7 +155,7 @@ def _count_rows(database: Any) -> int:
 def run(args: argparse.Namespace) -> int:
     from google.api_core.exceptions import GoogleAPICallError
 
-    from ...devtools.bench import prepare_table, run_benchmark
+    from ...devtools.bench import Endpoint, prepare_table, run_benchmark
     from ...devtools.bench_report import report, status_line, write_outputs
     from ...errors import ConfigurationError, WatcherError
     from ..main import PROG, CommandError
@@ -173,10 +177,12 @@ def run(args: argparse.Namespace) -> int:
             initial_rows = _count_rows(target.database)
             say(f"writing {options.write_transactions_per_second:g} tx/s x 1..{2 * options.mutations_per_transaction} "
                 f"mutations (about {options.mutations_per_second:,.0f} mutations/s) with {options.update_parallelism} "
-                f"threads for {options.duration:g} s; {options.watchers} watcher(s), poll interval {options.poll_interval:g} s")
+                f"threads{_in_processes(options.writer_processes)} for {options.duration:g} s; {options.watchers} watcher(s), "
+                f"poll interval {options.poll_interval:g} s")
             show = _StatusPrinter(args.quiet)
             result = run_benchmark(target.database, options, on_status=lambda r: show(status_line(r)), stop=stop,
-                                   server_cpu=server.cpu_seconds if server else None)
+                                   server_cpu=server.cpu_seconds if server else None,
+                                   endpoint=Endpoint(target.database.name, target.host))
             show.close(status_line(result))
             command = getattr(args, "command_line", None) or " ".join([PROG, *sys.argv[1:]])
             document = report(result, initial_rows=initial_rows, command=command, where=target.describe())
@@ -195,6 +201,17 @@ def run(args: argparse.Namespace) -> int:
               f"--drain-timeout {options.drain_timeout:g} s", file=sys.stderr)
         return EXIT_FAILED
     return 0
+
+
+def _in_processes(processes: int) -> str:
+    """How the writer threads run, for the opening line.
+
+    >>> print(_in_processes(0), _in_processes(1), _in_processes(2), sep="|")
+     in the watchers' process| in a process of their own| in 2 processes of their own
+    """
+    if processes == 0:
+        return " in the watchers' process"
+    return " in a process of their own" if processes == 1 else f" in {processes} processes of their own"
 
 
 class _StatusPrinter:
