@@ -27,7 +27,6 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from .classify import sql_literal
 from .old_values import ENTRY_PATTERN
@@ -83,21 +82,24 @@ def filled_sql(row_json: str = "_json", row_types: str = "_types_json") -> tuple
             f"CASE WHEN _prev_partial THEN {_fold(None)} ELSE _prev_json END")
 
 
-def window_columns(window: Any, order: Sequence[str]) -> list[Any]:
-    """The window columns :func:`filled_sql` needs, over ``window`` (sorted per key, named by ``order``):
-    what the rows before each row hold (its latest full row, and the partial rows), and whether
-    the previous row is partial. They share the window's Window operator with its other columns."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
+#: The frame of the rows before a row (its key's rows, in the per-key order).
+BEFORE = "ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING"
 
-    before = window.rowsBetween(Window.unboundedPreceding, -1)
+
+def window_columns(over: str, before: str, order: Sequence[str]) -> dict[str, str]:
+    """The window columns :func:`filled_sql` needs, as SQL (name -> expression): what the rows before
+    each row hold (its latest full row, and the partial rows), and whether the previous row is partial.
+
+    ``over`` is the per-key window (``OVER (...)``, sorted per key as ``order`` names), ``before``
+    the same with the :data:`BEFORE` frame. They share the window's Window operator with its other columns.
+
+    >>> sorted(window_columns("OVER w", "OVER b", ["seq"])) == sorted(HELPERS)
+    True
+    """
     pos = position_sql(order)
-    return [F.last(F.expr("CASE WHEN NOT _partial THEN _json END"), ignorenulls=True).over(before)
-            .alias("_before_full_json"),
-            F.last(F.expr("CASE WHEN NOT _partial THEN _types_json END"), ignorenulls=True).over(before)
-            .alias("_before_full_types"),
-            F.last(F.expr(f"CASE WHEN NOT _partial THEN {pos} END"), ignorenulls=True).over(before)
-            .alias("_before_full_pos"),
-            F.collect_list(F.expr(f"CASE WHEN _partial THEN struct({pos} AS p, _json AS j, _types_json AS t) END"))
-            .over(before).alias("_before_parts"),
-            F.lag("_partial").over(window).alias("_prev_partial")]
+    return {"_before_full_json": f"last(CASE WHEN NOT _partial THEN _json END, TRUE) {before}",
+            "_before_full_types": f"last(CASE WHEN NOT _partial THEN _types_json END, TRUE) {before}",
+            "_before_full_pos": f"last(CASE WHEN NOT _partial THEN {pos} END, TRUE) {before}",
+            "_before_parts": f"collect_list(CASE WHEN _partial THEN struct({pos} AS p, _json AS j, _types_json AS t) END) "
+                             f"{before}",
+            "_prev_partial": f"lag(_partial) {over}"}

@@ -131,10 +131,21 @@ def key_order(with_state: bool = True) -> tuple[str, ...]:
     return ("commit_timestamp", "version_seq", "_rank", "batch_id", "seq")
 
 
-def key_window(with_state: bool = True) -> Any:
-    from pyspark.sql import Window
+#: A window frame over all rows of a key.
+WHOLE_KEY = "ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"
 
-    return Window.partitionBy("table_name", "keys").orderBy(*key_order(with_state))
+
+def key_window_sql(with_state: bool = True, frame: str = "") -> str:
+    """SQL: the per-key window (partitioned by table and key, in :func:`key_order`), with ``frame`` if given.
+
+    Every window column of the job uses this one partitioning and order (frames may differ), so
+    that Spark evaluates them all in one Window operator over the one sort.
+
+    >>> key_window_sql(False, WHOLE_KEY)
+    'OVER (PARTITION BY table_name, keys ORDER BY commit_timestamp, version_seq, _rank, batch_id, seq ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)'
+    """
+    order = ", ".join(key_order(with_state))
+    return f"OVER (PARTITION BY table_name, keys ORDER BY {order}{' ' + frame if frame else ''})"
 
 
 #: Window helper columns that the outputs do not need (dropped before the rows are kept).
@@ -142,6 +153,8 @@ _SCRATCH = ("_soft_deleted", "_prev_ts", "_prev_version", "_state_version", "_ma
             "_entries_ok", "_prev_entries", "_prev_entries_ok", "_fast", "_names", "_columns", "_prev_columns",
             "_state_ts", "_has_new", "_prev_src", "_prev_partial",
             "_complete_ts", "in_mod_type", "state_change_id", "state_mod_type")
+#: The position of a key's newest version (the row of the key's state after the run).
+_POSITION_SQL = "struct(commit_timestamp, coalesce(version_seq, -1))"
 
 
 def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str],
@@ -159,95 +172,88 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
     key's latest whole row onto every row after it, a cost every row pays; a caller that knows
     no new row is partial may leave it out, which changes nothing else. The kept rows carry
     ``_partial``, so that a caller can tell (:func:`.tally.tally` counts them).
-    """
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
 
-    w = key_window(state is not None)
-    whole_key = w.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
+    Every step is SQL text (:mod:`.sql_steps`): a Column operation costs several calls into the
+    driver's JVM, and an incremental run builds this plan anew each time.
+    """
+    with_state = state is not None
+    over, whole = key_window_sql(with_state), key_window_sql(with_state, WHOLE_KEY)
     rows = changes if state is None else changes.unionByName(state_as_changes(state))
-    state_ts = (F.lit(None).cast("string") if state is None
-                else F.max(F.when(F.col("_src") == 0, F.col("commit_timestamp"))).over(whole_key))
-    state_version = (F.lit(None).cast("bigint") if state is None
-                     else F.max(F.when(F.col("_src") == 0, F.col("version_seq"))).over(whole_key))
     # Updates' old values compare a row with the previous one: each row is split into its entries
     # once (old_values), and all window functions share one spec, so that Spark evaluates them in
     # one Window operator over the sorted rows (each further operator would copy the wide rows).
     # Shuffled and sorted first, explicitly: else Spark would split the rows before the shuffle
     # and move the (as large) entries too.
     rows = (rows.repartition(*(["table_name"] if by_table else ["table_name", "keys"]))
-            .sortWithinPartitions("table_name", "keys", *key_order(state is not None)))
+            .sortWithinPartitions("table_name", "keys", *key_order(with_state)))
     if prune:  # before the costly columns: the state rows of keys without new rows go now
-        names = ", ".join(classify.sql_literal(t) for t in sorted(prune))
-        has_new = F.max("_src").over(whole_key) == 1
-        rows = rows.withColumn("_has_new", has_new).where(f"_has_new OR NOT table_name IN ({names})")
-    rows = (rows
-            .withColumn("_entries", F.expr(entries_sql("_json")))
-            .withColumns({"_entries_ok": F.expr(entries_ok_sql("_entries", "_json")),
-                          "_columns": F.expr(trusted_names_sql(column_names_sql("_entries")))}))
+        rows = (sql_steps.with_columns(rows, {"_has_new": f"max(_src) {whole} = 1"})
+                .where(f"_has_new OR NOT {sql_steps.in_list('table_name', prune)}"))
+    rows = sql_steps.with_columns(rows, {"_entries": entries_sql("_json")})
+    rows = sql_steps.with_columns(rows, {"_entries_ok": entries_ok_sql("_entries", "_json"),
+                                         "_columns": trusted_names_sql(column_names_sql("_entries"))})
     # Partial rows are filled in the same Window operator (partial_rows): the lags above see the
     # rows as staged, and a partial row's (or a partial previous row's) JSON, entries and names
     # are replaced right after, before anything reads them.
-    rows = rows.select(
-        "*", F.lag("commit_timestamp").over(w).alias("_prev_ts"), F.lag("version_seq").over(w).alias("_prev_version"),
-        F.lag("_row_deleted").over(w).alias("_prev_deleted"),
-        F.lag("_json").over(w).alias("_prev_json"), F.lag("_entries").over(w).alias("_prev_entries"),
-        F.lag("_entries_ok").over(w).alias("_prev_entries_ok"), F.lag("_columns").over(w).alias("_prev_columns"),
-        F.lag("_src").over(w).alias("_prev_src"),
-        state_ts.alias("_state_ts"), state_version.alias("_state_version"),
-        F.max(F.struct("commit_timestamp", F.coalesce("version_seq", F.lit(-1)))).over(whole_key).alias("_max_pos"),
-        *(partial_rows.window_columns(w, key_order(state is not None)) if fill_partial else ()))
+    lags = {prev: f"lag({name}) {over}" for prev, name in (
+        ("_prev_ts", "commit_timestamp"), ("_prev_version", "version_seq"), ("_prev_deleted", "_row_deleted"),
+        ("_prev_json", "_json"), ("_prev_entries", "_entries"), ("_prev_entries_ok", "_entries_ok"),
+        ("_prev_columns", "_columns"), ("_prev_src", "_src"))}
+    in_state = "CASE WHEN _src = 0 THEN {} END"
+    rows = sql_steps.with_columns(rows, {
+        **lags,
+        "_state_ts": f"max({in_state.format('commit_timestamp')}) {whole}" if with_state else "CAST(NULL AS string)",
+        "_state_version": f"max({in_state.format('version_seq')}) {whole}" if with_state else "CAST(NULL AS bigint)",
+        "_max_pos": f"max({_POSITION_SQL}) {whole}",
+        **(partial_rows.window_columns(over, key_window_sql(with_state, partial_rows.BEFORE), key_order(with_state))
+           if fill_partial else {})})
     if fill_partial:
         rows = _fill_partial_rows(rows)
-    # Columns are added in dependency layers, several per call: each call makes Spark analyse the
+    # Columns are added in dependency layers, several per step: each step makes Spark analyse the
     # whole plan again, which an incremental run would feel.
-    rows = (rows
-            .withColumns({"_is_dup": F.expr(dedup.duplicate_sql("_prev_ts")),
-                          # A version older than the state's at the state's timestamp is late too.
-                          "_is_late": F.expr("_src = 1 AND _state_ts IS NOT NULL AND (commit_timestamp < _state_ts "
-                                             "OR (commit_timestamp = _state_ts AND version_seq < _state_version))"),
-                          "_complete_ts": F.expr(classify.complete_ts_sql(markers))})
-            # A stream row repeating the key's state: it replaces the state's version if that was polled.
-            .withColumn("_replaces", F.expr("coalesce(_is_dup AND _stream IS NOT NULL AND _prev_src = 0, FALSE)"))
-            .withColumn("mod_type",
-                        F.expr(f"CASE WHEN _src = 0 THEN state_mod_type ELSE {classify.mod_type_sql()} END")))
+    rows = sql_steps.with_columns(rows, {
+        "_is_dup": dedup.duplicate_sql("_prev_ts"),
+        # A version older than the state's at the state's timestamp is late too.
+        "_is_late": ("_src = 1 AND _state_ts IS NOT NULL AND (commit_timestamp < _state_ts "
+                     "OR (commit_timestamp = _state_ts AND version_seq < _state_version))"),
+        "_complete_ts": classify.complete_ts_sql(markers)})
+    rows = sql_steps.with_columns(rows, {
+        # A stream row repeating the key's state: it replaces the state's version if that was polled.
+        "_replaces": "coalesce(_is_dup AND _stream IS NOT NULL AND _prev_src = 0, FALSE)",
+        "mod_type": f"CASE WHEN _src = 0 THEN state_mod_type ELSE {classify.mod_type_sql()} END"})
     # Old values are computed for polled and history rows only: a change stream's are given.
     update = "_src = 1 AND _stream IS NULL AND mod_type = 'UPDATE' AND _prev_json IS NOT NULL"
-    rows = rows.withColumn("_fast", F.expr(f"{update} AND coalesce({SAME_COLUMNS_SQL}, FALSE)"))
+    rows = sql_steps.with_columns(rows, {"_fast": f"{update} AND coalesce({SAME_COLUMNS_SQL}, FALSE)"})
     slow = f"{update} AND NOT _fast"
-    rows = rows.withColumns({name: F.expr(f"CASE WHEN {slow} THEN from_json({text}, '{_MAP}') END")
-                             for name, text in (("_prev_vals", "_prev_json"), ("_vals", "_json"),
-                                                ("_types", "_types_json"))})
+    rows = sql_steps.with_columns(rows, {name: f"CASE WHEN {slow} THEN from_json({text}, '{_MAP}') END"
+                                         for name, text in (("_prev_vals", "_prev_json"), ("_vals", "_json"),
+                                                            ("_types", "_types_json"))})
     last = {
-        "old_values": F.expr(f"CASE WHEN _src = 1 AND _stream IS NOT NULL THEN {STREAM_OLD_VALUES_SQL} "
-                             f"WHEN _src = 1 THEN {old_values_sql()} END"),
-        "change_id": F.expr(f"CASE WHEN _src = 1 THEN {dedup.change_id_sql()} ELSE state_change_id END"),
+        "old_values": (f"CASE WHEN _src = 1 AND _stream IS NOT NULL THEN {STREAM_OLD_VALUES_SQL} "
+                       f"WHEN _src = 1 THEN {old_values_sql()} END"),
+        "change_id": f"CASE WHEN _src = 1 THEN {dedup.change_id_sql()} ELSE state_change_id END",
         # The key's latest row: the first of its newest version (a later row of the same version
         # repeats it: a duplicate, or the same state row in two layers).
-        "_is_final": F.expr(f"struct(commit_timestamp, coalesce(version_seq, -1)) = _max_pos "
-                            f"AND NOT coalesce({dedup.same_version_sql()}, FALSE)"),
-        "commit_date": F.substring("commit_timestamp", 1, 10)}
+        "_is_final": f"{_POSITION_SQL} = _max_pos AND NOT coalesce({dedup.same_version_sql()}, FALSE)",
+        "commit_date": "substring(commit_timestamp, 1, 10)"}
     kept = [name for name in rows.columns if name not in _SCRATCH]
-    return rows.select(*kept, *[column.alias(name) for name, column in last.items()])
+    return sql_steps.select(rows, {**{name: name for name in kept}, **last})
 
 
 def _fill_partial_rows(rows: Any) -> Any:
     """The window's rows with partial rows (and partial previous rows) filled: their JSON, types,
     entries and column names (:func:`.partial_rows.filled_sql`), before anything reads them."""
-    from pyspark.sql import functions as F
-
     filled, filled_types, prev_filled = partial_rows.filled_sql()
-    rows = (rows.withColumns({"_json": F.expr(filled), "_types_json": F.expr(filled_types),
-                              "_prev_json": F.expr(prev_filled)})
-            .drop(*partial_rows.HELPERS[:-1]))
-    refilled = {}
-    for flag, prefix in (("_partial", ""), ("_prev_partial", "_prev")):
-        entries = f"{prefix}_entries"
-        refilled[entries] = F.expr(f"CASE WHEN {flag} THEN {entries_sql(f'{prefix}_json')} ELSE {entries} END")
-    rows = rows.withColumns(refilled)
-    return rows.withColumns({
-        f"{prefix}{name}": F.expr(f"CASE WHEN {flag} THEN {sql} ELSE {prefix}{name} END")
-        for flag, prefix in (("_partial", ""), ("_prev_partial", "_prev"))
+    kept = [name for name in rows.columns if name not in partial_rows.HELPERS[:-1]]
+    rows = sql_steps.with_columns(rows, {"_json": filled, "_types_json": filled_types, "_prev_json": prev_filled},
+                                  keep=kept)
+    pairs = (("_partial", ""), ("_prev_partial", "_prev"))
+    rows = sql_steps.with_columns(rows, {
+        f"{prefix}_entries": f"CASE WHEN {flag} THEN {entries_sql(f'{prefix}_json')} ELSE {prefix}_entries END"
+        for flag, prefix in pairs})
+    return sql_steps.with_columns(rows, {
+        f"{prefix}{name}": f"CASE WHEN {flag} THEN {sql} ELSE {prefix}{name} END"
+        for flag, prefix in pairs
         for name, sql in (("_entries_ok", entries_ok_sql(f"{prefix}_entries", f"{prefix}_json")),
                           ("_columns", trusted_names_sql(column_names_sql(f"{prefix}_entries"))))})
 

@@ -49,7 +49,13 @@ def select(frame: Any, columns: Mapping[str, str]) -> Any:
 
 
 def with_columns(frame: Any, columns: Mapping[str, str], *, keep: Iterable[str] | None = None) -> Any:
-    """``frame``'s columns (or those in ``keep``), each replaced or followed by ``columns`` (name -> SQL): one step."""
+    """``frame``'s columns (or those in ``keep``), each replaced or followed by ``columns`` (name -> SQL): one step.
+
+    Columns that are all new are added after ``*``: pyspark hands a list to the JVM one item per
+    call, so naming every kept column again would cost a call each.
+    """
+    if keep is None and not set(columns) & set(frame.columns):
+        return frame.selectExpr("*", *select_list(columns))
     names = list(frame.columns if keep is None else keep)
     kept = {name: columns.get(name, name) for name in names}
     return select(frame, {**kept, **{name: sql for name, sql in columns.items() if name not in kept}})

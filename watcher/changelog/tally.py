@@ -124,8 +124,11 @@ def tally(rows: Any) -> Tally:
 
     # Plain columns are grouped by as themselves (an alias would be a new column to Spark): rows
     # shuffled by table then need no second shuffle to be aggregated.
-    grouped = rows.groupBy(*[F.col(name) if sql == name else F.expr(sql).alias(name) for name, sql in _GROUP_SQL])
-    collected = grouped.agg(*[F.expr(sql).alias(name) for name, sql in _AGGREGATES_SQL]).collect()
+    # One Column operation per column (an alias inside the SQL text, not a second operation): each
+    # costs several calls into the driver's JVM (sql_steps). Not a SQL query over a temporary view:
+    # dropping the view afterwards would uncache the rows, which the later steps read.
+    grouped = rows.groupBy(*[F.col(name) if sql == name else F.expr(f"{sql} AS {name}") for name, sql in _GROUP_SQL])
+    collected = grouped.agg(*[F.expr(f"{sql} AS {name}") for name, sql in _AGGREGATES_SQL]).collect()
     return from_groups(row.asDict() for row in collected)
 
 
