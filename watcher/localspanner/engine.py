@@ -54,7 +54,6 @@ from .requests import (
 )
 from .schema_changes import load_catalog
 from .sequences import Counters
-from .sqlite_names import quote
 from .storage import META_TABLE, Storage
 from .transactions import PendingCommitTimestamp, ReadWriteTransaction, Snapshot, mutation_count
 from .writer import Writer
@@ -110,8 +109,7 @@ class DatabaseEngine(ParkedSnapshots, SchemaChanges):
                 read_ts = self.clock.next() if target is None else target
                 if target is not None:
                     self.clock.advance_past(target)
-                conn.execute("BEGIN")
-                conn.execute(f"SELECT 1 FROM {quote('_ls_meta')} LIMIT 1").fetchall()
+                self.storage.pin(conn)
                 catalog = self.catalog
             if past:
                 versions.enter_past(conn, catalog, read_ts)
@@ -131,8 +129,7 @@ class DatabaseEngine(ParkedSnapshots, SchemaChanges):
             return None
         floor, epoch = seen
         try:
-            conn.execute("BEGIN")
-            conn.execute(f"SELECT 1 FROM {quote('_ls_meta')} LIMIT 1").fetchall()  # pins the snapshot
+            self.storage.pin(conn)
             catalog = self.catalog
         except BaseException:
             self.storage.release(conn)
@@ -140,6 +137,7 @@ class DatabaseEngine(ParkedSnapshots, SchemaChanges):
         if self._in_flight.still(epoch):
             return Snapshot(conn, floor, catalog)
         conn.execute("ROLLBACK")  # the group's COMMIT may have begun: this snapshot may hold it
+        return None
         return None
 
     def _target_timestamp(self, options: ReadOnlyOptions) -> int | None:

@@ -34,8 +34,7 @@ from typing import Any
 from . import errors, limits, values, versions
 from .catalog import Catalog
 from .clock import Clock
-from .sqlite_names import quote
-from .storage import META_TABLE, Storage
+from .storage import Storage
 from .transactions import Snapshot
 
 
@@ -79,8 +78,7 @@ class ParkedSnapshots:
         try:
             with self._visibility:  # as in a stale read's pin: every commit after the timestamp is in the versions
                 past = snap.read_nanos < self.latest_commit_nanos
-                conn.execute("BEGIN")
-                conn.execute(f"SELECT 1 FROM {quote(META_TABLE)} LIMIT 1").fetchall()
+                self.storage.pin(conn)
             if past:
                 versions.enter_past(conn, snap.catalog, snap.read_nanos)
         except BaseException:

@@ -88,6 +88,13 @@ class Storage:
                 return
         conn.close()  # the storage closed while this reader was out: it is the last user
 
+    @staticmethod
+    def pin(conn: sqlite3.Connection) -> None:
+        """Begin a read transaction on ``conn`` and take its snapshot now (SQLite takes it at the
+        first read, not at BEGIN), so that what it reads is fixed from this moment."""
+        conn.execute("BEGIN")
+        conn.execute(f"SELECT 1 FROM {quote(META_TABLE)} LIMIT 1").fetchall()
+
     def load_ddl(self) -> list[str]:
         row = self.writer.execute(f"SELECT value FROM {META_TABLE} WHERE key = 'ddl'").fetchone()
         return json.loads(row[0]) if row else []
