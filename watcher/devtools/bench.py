@@ -39,9 +39,9 @@ from ..capture.base import PollRecord, Watcher
 from ..capture.shards import split_shards
 from ..capture.table_watcher import TableWatcher
 from ..errors import ConfigurationError
-from .bench_writers import TABLE, Endpoint, WriterLog, WriterProcesses, Writers
+from .bench_writers import TABLE, Endpoint, WriterLog, WriterPool, WriterProcesses, Writers
 
-__all__ = ["TABLE", "BenchOptions", "Endpoint", "Recorder", "Run", "WriterLog", "WriterProcesses", "Writers",
+__all__ = ["TABLE", "BenchOptions", "Endpoint", "Recorder", "Run", "WriterLog", "WriterPool", "WriterProcesses", "Writers",
            "build_watchers", "prepare_table", "run_benchmark"]
 
 INDEX = "Idx_Singers_ShardId_LastUpdated"
@@ -201,7 +201,7 @@ class Run:
     """A benchmark run in progress or finished: the parts the status line and the report read."""
 
     options: BenchOptions
-    writers: Any  # Writers, or WriterProcesses (same interface)
+    writers: WriterPool
     watchers: list[tuple[Watcher, Recorder]]
     started: float = 0.0
     writes_end: float = 0.0
@@ -222,8 +222,8 @@ class Run:
         return any(s["using_with_query"] for w, _ in self.watchers for s in w.poll_stats())
 
 
-def _freeze_heap() -> bool:
-    """Move every object alive now out of the garbage collector's view for the run; returns True.
+def _freeze_heap() -> None:
+    """Move every object alive now out of the garbage collector's view for the run.
 
     The client library, protobuf descriptors and the watchers make a heap of a few hundred
     thousand objects that live for the whole run. Each poll's rows survive a few young
@@ -234,7 +234,6 @@ def _freeze_heap() -> bool:
     """
     gc.collect()
     gc.freeze()
-    return True
 
 
 def run_benchmark(database: Any, options: BenchOptions, *, on_status: Callable[[Run], None] | None = None,
@@ -251,8 +250,8 @@ def run_benchmark(database: Any, options: BenchOptions, *, on_status: Callable[[
 
     stop = stop or threading.Event()
     frozen = False
-    writers: Any = (WriterProcesses(endpoint or Endpoint.of(database), options) if options.writer_processes
-                    else Writers(database, options))
+    writers: WriterPool = (WriterProcesses(endpoint or Endpoint.of(database), options) if options.writer_processes
+                           else Writers(database, options))
     run = Run(options, writers, build_watchers(database, options))
     started_watchers: list[Watcher] = []
     cpu0 = os.times()
@@ -261,9 +260,9 @@ def run_benchmark(database: Any, options: BenchOptions, *, on_status: Callable[[
         for w, _ in run.watchers:
             w.start()
             started_watchers.append(w)
-        if isinstance(run.writers, WriterProcesses):
-            run.writers.prepare()  # connected before the clock starts, as the writer threads are
-        frozen = _freeze_heap()
+        run.writers.prepare()  # writer processes connect before the clock starts, as the writer threads are
+        _freeze_heap()
+        frozen = True
         run.started = time.time()
         run.writers.start(run.started + options.duration)
 
@@ -287,8 +286,7 @@ def run_benchmark(database: Any, options: BenchOptions, *, on_status: Callable[[
              time.sleep)
         run.drained = run.received >= written
     finally:
-        if isinstance(run.writers, WriterProcesses):
-            run.writers.close()  # after a failure too: no writer process outlives the run
+        run.writers.close()  # after a failure too: no writer process outlives the run
         for w in started_watchers:
             w.stop()
         run.finished = time.time()
@@ -297,8 +295,9 @@ def run_benchmark(database: Any, options: BenchOptions, *, on_status: Callable[[
         cpu1 = os.times()
         seconds = max(run.finished - run.started, 1e-9) if run.started else 1e-9
         run.cpu = {"bench_process_cores": round((cpu1.user + cpu1.system - cpu0.user - cpu0.system) / seconds, 2)}
-        if isinstance(run.writers, WriterProcesses):
-            run.cpu["writer_processes_cores"] = round(run.writers.cpu_seconds() / seconds, 2)
+        writer_cpu = run.writers.cpu_seconds()
+        if writer_cpu is not None:
+            run.cpu["writer_processes_cores"] = round(writer_cpu / seconds, 2)
         if server_cpu:
             run.cpu["server_process_cores"] = round((server_cpu() - server0) / seconds, 2)
     return run

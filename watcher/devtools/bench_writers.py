@@ -143,6 +143,22 @@ class WriterLog:
         return sum(self.mutations)
 
 
+class WriterPool(Protocol):
+    """What a benchmark run does with its writers, in this process (:class:`Writers`) or in
+    others (:class:`WriterPool`): :meth:`prepare` before the clock starts, :meth:`start` until a
+    wall time, :meth:`stop` early, :meth:`join` the writes, :meth:`close` whatever is left (also
+    after a failure); ``log`` holds every committed transaction."""
+
+    log: WriterLog
+
+    def prepare(self) -> None: ...
+    def start(self, stop_at: float) -> None: ...
+    def stop(self) -> None: ...
+    def join(self, timeout: float = 60.0) -> None: ...
+    def close(self) -> None: ...
+    def cpu_seconds(self) -> float | None: ...
+
+
 class Writers:
     """``update_parallelism`` threads running InsertOrUpdate transactions until ``stop_at``.
 
@@ -168,6 +184,9 @@ class Writers:
             t.start()
             self.threads.append(t)
 
+    def prepare(self) -> None:
+        """Nothing to start before the clock: the threads share this process's client."""
+
     def stop(self) -> None:
         """End the writes early: each thread finishes the transaction in flight."""
         self.stop_at = 0.0
@@ -176,6 +195,13 @@ class Writers:
         deadline = time.monotonic() + timeout
         for t in self.threads:
             t.join(max(0.0, deadline - time.monotonic()))
+
+    def close(self) -> None:
+        """Nothing outlives the run: the threads end with their writes (:meth:`join`)."""
+
+    def cpu_seconds(self) -> float | None:
+        """None: the threads' CPU is the calling process's own."""
+        return None
 
     def _work(self, rng: random.Random) -> None:
         rows = _Rows(rng)
@@ -335,7 +361,7 @@ class WriterProcesses:
         for log in self._logs:
             log.close()
 
-    def cpu_seconds(self) -> float:
+    def cpu_seconds(self) -> float | None:
         """User plus system CPU seconds the children reported (once they ended)."""
         return self._cpu
 
