@@ -209,6 +209,8 @@ def measure(ctx: RunContext, master: str) -> Result:
         "achieved_changes_per_second": round(written["rows"] / written["seconds"]),
         "writer": {k: round(v, 1) if isinstance(v, float) else v for k, v in written.items()},
         "micro_batch_phases_p50_s": _phases([b.phases for b in batches]),
+        # Each micro-batch's own figures: the tail is made of a few slow ones, and which phase made them slow.
+        "micro_batches": [{"records": b.records, "seconds": b.seconds, "phases": dict(b.phases)} for b in batches],
         "trigger_phases_p50_ms": _phases(progress),
         "spark_jobs_and_tasks_per_micro_batch": {k: round(v / max(1, len(writer.batches())), 1) for k, v in spark_work.items()},
         "cpu_cores_benchmark_process_and_spark_python": round(cpu / window, 2),

@@ -11,6 +11,7 @@ import json
 import random
 
 import pytest
+from pyspark.sql import functions as F
 
 from tests.changelog.support import SINGERS_TYPES, singer
 from watcher.changelog import Changelog, current_state, job, manifest
@@ -136,3 +137,29 @@ def test_prune_keeps_the_state_layers_of_the_manifest_a_run_started_from(tmp_pat
     assert sorted(fs.list_names(current_state.STATE_DIR)) == ["v000000000001", "v000000000002", "v000000000003"]
     assert sorted(current_state.prune(fs, second)) == ["v000000000001", "v000000000002"]
     assert fs.list_names(current_state.STATE_DIR) == ["v000000000003"]
+
+
+def test_deltas_read_in_one_scan_carry_their_own_layers(spark, stager, dirs):
+    """Several deltas are read in one scan: each row's layer comes from its own folder, so the
+    newest layer still decides between rows of one key with the same commit timestamp."""
+    stager.stage("Singers", [singer(k, f"a{k}") for k in range(4)], types=SINGERS_TYPES, key_columns=KEY,
+                 commits=[10, 11, 12, 13])
+    run(spark, dirs)
+    for n, key in enumerate((1, 2, 3), start=1):
+        stager.stage("Singers", [singer(key, f"b{key}")], types=SINGERS_TYPES, key_columns=KEY, commits=[100 + n])
+        run(spark, dirs)
+    fs = HadoopFS(spark, dirs["warehouse"])
+    committed = manifest.load(fs)
+    info = committed.tables["Singers"]
+    assert len(info["state_deltas"]) == 3, info
+    scans = current_state._delta_scans({(v, False): ["Singers"] for v in info["state_deltas"]}, {"Singers": info["state_version"]})
+    assert scans == [(False, [(info["state_deltas"], ["Singers"])])]  # one scan for the three deltas
+    layered = current_state.load_layers(spark, fs, committed)
+    by_key = {(json.loads(r.keys)["SingerId"], r[current_state.LAYER]) for r in layered.select("keys", current_state.LAYER).collect()}
+    base, deltas = info["state_version"], info["state_deltas"]
+    assert by_key == {("0", base), ("1", base), ("2", base), ("3", base), ("1", deltas[0]), ("2", deltas[1]), ("3", deltas[2])}
+    # The same key and commit timestamp in two layers (the base, and the delta read in that one scan):
+    # the later layer's row is the state.
+    tied = (layered.where("keys LIKE '%\"1\"%'").withColumn("commit_timestamp", F.lit("2024-01-01T00:00:00.000000000Z"))
+            .withColumn("new_values", F.expr(f"CASE WHEN {current_state.LAYER} = {deltas[0]} THEN 'newer' ELSE 'older' END")))
+    assert [r.new_values for r in current_state.latest(tied).collect()] == ["newer"]

@@ -132,24 +132,60 @@ def load_layers(spark: Any, fs: FileStore, manifest: Manifest, tables: Iterable[
                 (bases if is_base else deltas).setdefault((version, table in slim), []).append(table)
     schema = records.schema_ddl(records.STATE_FIELDS)  # text: one call to give it to a reader
 
-    def columns(slim_layer: bool, version: int) -> list[str]:  # SQL text: few calls into the JVM (sql_steps)
+    def columns(slim_layer: bool, layer: str) -> list[str]:  # SQL text: few calls into the JVM (sql_steps)
         return [f"`{name}`" if not slim_layer or name in DELTA_COLUMNS else f"CAST(NULL AS {kind}) AS `{name}`"
-                for name, kind, _ in records.STATE_FIELDS] + [f"{version} AS {LAYER}"]
+                for name, kind, _ in records.STATE_FIELDS] + [f"{layer} AS {LAYER}"]
 
     frames = []
     for (version, slim_layer), names in sorted(bases.items()):
         base = fs.uri(version_dir(version))
         frame = spark.read.schema(schema).option("basePath", base).parquet(*[f"{base}/table_name={t}" for t in names])
-        frames.append(frame.selectExpr(*columns(slim_layer, version)))
-    for (version, slim_layer), names in sorted(deltas.items()):
-        frame = spark.read.schema(schema).parquet(fs.uri(deltas_dir(version))).where(in_list("table_name", names))
-        frames.append(frame.selectExpr(*columns(slim_layer, version)))
+        frames.append(frame.selectExpr(*columns(slim_layer, str(version))))
+    for slim_layer, scans in _delta_scans(deltas, {t: int(manifest.tables[t].get("state_version") or 0) for t in wanted}):
+        for versions, names in scans:
+            frame = spark.read.schema(schema).parquet(*[fs.uri(deltas_dir(v)) for v in versions])
+            layer = str(versions[0]) if len(versions) == 1 else DELTA_LAYER_SQL
+            frames.append(frame.where(in_list("table_name", names)).selectExpr(*columns(slim_layer, layer)))
     if not frames:
         return spark.createDataFrame([], records.schema(records.STATE_FIELDS)).selectExpr("*", f"0 AS {LAYER}")
     result = frames[0]
     for frame in frames[1:]:
         result = result.unionByName(frame)
     return result
+
+
+#: SQL: the layer (run version) of a delta row read with others in one scan, from its file's folder
+#: (``.../v<N>/deltas/<file>``); only :func:`latest` asks for it, so the job's own scans skip it.
+DELTA_LAYER_SQL = "CAST(regexp_extract(_metadata.file_path, '/v([0-9]+)/deltas/[^/]*$', 1) AS INT)"
+
+
+def _delta_scans(deltas: Mapping[tuple[int, bool], list[str]], bases: Mapping[str, int]
+                 ) -> list[tuple[bool, list[tuple[list[int], list[str]]]]]:
+    """How to read the delta layers: per kind (slim or not), the (versions, tables) of each scan.
+
+    A table's deltas are every delta folder after its base that holds its rows, so all folders
+    can be read in one scan filtered by table, unless a folder is older than a table's base: it
+    may still hold that table's rows from before the base (stale), and then each folder is read
+    with its own tables, as listed. One scan keeps the plan, and the code Spark generates for it,
+    the same however many deltas there are, so that the next run (a streaming micro-batch) reuses
+    the code compiled for this one instead of compiling and JIT-warming it again.
+
+    Example:
+        >>> _delta_scans({(5, True): ["T"], (6, True): ["T"]}, {"T": 3})
+        [(True, [([5, 6], ['T'])])]
+        >>> _delta_scans({(5, False): ["T"], (9, False): ["U"]}, {"T": 3, "U": 7})  # 5 is before U's base
+        [(False, [([5], ['T']), ([9], ['U'])])]
+    """
+    out = []
+    for slim_layer in sorted({slim for _, slim in deltas}):
+        kind = sorted((version, names) for (version, slim), names in deltas.items() if slim == slim_layer)
+        tables = sorted({t for _, names in kind for t in names})
+        oldest = min(version for version, _ in kind)
+        if all(bases.get(t, 0) < oldest for t in tables):
+            out.append((slim_layer, [([version for version, _ in kind], tables)]))
+        else:
+            out.append((slim_layer, [([version], sorted(names)) for version, names in kind]))
+    return out
 
 
 def latest(layered: Any) -> Any:
