@@ -190,6 +190,7 @@ def measure(ctx: RunContext, master: str) -> Result:
             spark_work = _spark_work(spark, str(query.runId))
         finally:
             query.stop()
+            writer.close(120)  # a merge of state layers under way
             spark.stop()
     if failure is not None:
         raise RuntimeError(f"the streaming query failed: {failure}")
@@ -211,6 +212,7 @@ def measure(ctx: RunContext, master: str) -> Result:
         "micro_batch_phases_p50_s": _phases([b.phases for b in batches]),
         # Each micro-batch's own figures: the tail is made of a few slow ones, and which phase made them slow.
         "micro_batches": [{"records": b.records, "seconds": b.seconds, "phases": dict(b.phases)} for b in batches],
+        "state_merges_apart": stats.get("compaction"),
         "trigger_phases_p50_ms": _phases(progress),
         "spark_jobs_and_tasks_per_micro_batch": {k: round(v / max(1, len(writer.batches())), 1) for k, v in spark_work.items()},
         "cpu_cores_benchmark_process_and_spark_python": round(cpu / window, 2),

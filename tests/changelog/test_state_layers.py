@@ -155,11 +155,11 @@ def test_deltas_read_in_one_scan_carry_their_own_layers(spark, stager, dirs):
     scans = current_state._delta_scans({(v, False): ["Singers"] for v in info["state_deltas"]}, {"Singers": info["state_version"]})
     assert scans == [(False, [(info["state_deltas"], ["Singers"])])]  # one scan for the three deltas
     layered = current_state.load_layers(spark, fs, committed)
-    by_key = {(json.loads(r.keys)["SingerId"], r[current_state.LAYER]) for r in layered.select("keys", current_state.LAYER).collect()}
+    by_key = {(json.loads(r.keys)["SingerId"], int(r[current_state.LAYER])) for r in layered.select("keys", current_state.LAYER).collect()}
     base, deltas = info["state_version"], info["state_deltas"]
     assert by_key == {("0", base), ("1", base), ("2", base), ("3", base), ("1", deltas[0]), ("2", deltas[1]), ("3", deltas[2])}
     # The same key and commit timestamp in two layers (the base, and the delta read in that one scan):
     # the later layer's row is the state.
     tied = (layered.where("keys LIKE '%\"1\"%'").withColumn("commit_timestamp", F.lit("2024-01-01T00:00:00.000000000Z"))
-            .withColumn("new_values", F.expr(f"CASE WHEN {current_state.LAYER} = {deltas[0]} THEN 'newer' ELSE 'older' END")))
+            .withColumn("new_values", F.expr(f"CASE WHEN {current_state.LAYER} = {current_state.layer_sql(deltas[0])} THEN 'newer' ELSE 'older' END")))
     assert [r.new_values for r in current_state.latest(tied).collect()] == ["newer"]

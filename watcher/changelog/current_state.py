@@ -30,6 +30,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from . import records
@@ -41,6 +42,9 @@ from .sql_steps import in_list
 STATE_DIR = "current_state"
 #: Deltas a table may have before a run merges its layers into a new base.
 MAX_DELTAS = 8
+#: The same when a compactor merges the layers apart from the runs: a run merges them itself only
+#: past this many (the compactor fell behind or failed).
+MAX_DELTAS_APART = 4 * MAX_DELTAS
 #: Above this much new staged input (bytes), a run reads its tables' state whole instead of
 #: filtering it by the new keys (the filter sends the new keys to every task).
 DELTA_INPUT_BYTES = 256 * 1024 * 1024
@@ -48,7 +52,8 @@ DELTA_INPUT_BYTES = 256 * 1024 * 1024
 #: new rows right after its shuffle; above it, the new keys are sent to every task of the state
 #: scan instead (a separate small Spark job, but the state is never shuffled).
 SHUFFLE_FILTER_ROWS = 2_000_000
-#: The layer a state row came from (its run version), while layers are merged.
+#: The layer a state row came from, while layers are merged: its run folder's version as twelve
+#: digits of text (see :func:`layer_sql`).
 LAYER = "_layer"
 #: What a run that writes a delta needs of a key's state: its values and their types (a later partial
 #: row is filled from both), time (and version) and deletion (the other columns describe the state row
@@ -56,8 +61,12 @@ LAYER = "_layer"
 DELTA_COLUMNS = ("table_name", "keys", "new_values", "column_types", "commit_timestamp", "is_deleted", "version_seq")
 
 
+#: Digits of a run version in folder names.
+_VERSION_DIGITS = 12
+
+
 def version_dir(version: int) -> str:
-    return f"{STATE_DIR}/v{version:012d}"
+    return f"{STATE_DIR}/v{version:0{_VERSION_DIGITS}d}"
 
 
 def deltas_dir(version: int) -> str:
@@ -85,13 +94,25 @@ def layer_rows(info: Mapping[str, Any]) -> list[tuple[int, int | None]]:
     return [(v, None if n is None else int(n)) for v, n in zip(versions, counts, strict=True)]
 
 
-def rewrite_whole(info: Mapping[str, Any], input_bytes: int) -> bool:
-    """Whether a run should write the table's whole state (a new base) rather than a delta."""
-    if not info.get("state_version"):
+def rewrite_whole(info: Mapping[str, Any], input_bytes: int, *, compacted_apart: bool = False) -> bool:
+    """Whether a run should write the table's whole state (a new base) rather than a delta.
+
+    ``compacted_apart``: a compactor merges the layers outside the runs (:mod:`.compaction`), so a
+    run rewrites the table only when it has no base, its input is too large to filter the state by
+    key, or the deltas have piled up past :data:`MAX_DELTAS_APART` (the compactor is not keeping up).
+
+    Example:
+        >>> many = {"state_version": 3, "state_rows": 10, "state_deltas": list(range(4, 4 + MAX_DELTAS)),
+        ...         "delta_rows": [1] * MAX_DELTAS}
+        >>> rewrite_whole(many, 1_000), rewrite_whole(many, 1_000, compacted_apart=True)
+        (True, False)
+    """
+    if not info.get("state_version") or input_bytes > DELTA_INPUT_BYTES:
         return True
     deltas = info.get("state_deltas", [])
-    return (len(deltas) >= MAX_DELTAS or sum(info.get("delta_rows", [])) >= max(1, info.get("state_rows", 0))
-            or input_bytes > DELTA_INPUT_BYTES)
+    if compacted_apart:
+        return len(deltas) >= MAX_DELTAS_APART
+    return len(deltas) >= MAX_DELTAS or sum(info.get("delta_rows", [])) >= max(1, info.get("state_rows", 0))
 
 
 def size(info: Mapping[str, Any]) -> int:
@@ -140,23 +161,35 @@ def load_layers(spark: Any, fs: FileStore, manifest: Manifest, tables: Iterable[
     for (version, slim_layer), names in sorted(bases.items()):
         base = fs.uri(version_dir(version))
         frame = spark.read.schema(schema).option("basePath", base).parquet(*[f"{base}/table_name={t}" for t in names])
-        frames.append(frame.selectExpr(*columns(slim_layer, str(version))))
+        frames.append(frame.selectExpr(*columns(slim_layer, layer_sql(version))))
     for slim_layer, scans in _delta_scans(deltas, {t: int(manifest.tables[t].get("state_version") or 0) for t in wanted}):
         for versions, names in scans:
             frame = spark.read.schema(schema).parquet(*[fs.uri(deltas_dir(v)) for v in versions])
-            layer = str(versions[0]) if len(versions) == 1 else DELTA_LAYER_SQL
+            layer = layer_sql(versions[0]) if len(versions) == 1 else DELTA_LAYER_SQL
             frames.append(frame.where(in_list("table_name", names)).selectExpr(*columns(slim_layer, layer)))
     if not frames:
-        return spark.createDataFrame([], records.schema(records.STATE_FIELDS)).selectExpr("*", f"0 AS {LAYER}")
+        return spark.createDataFrame([], records.schema(records.STATE_FIELDS)).selectExpr("*", f"{layer_sql(0)} AS {LAYER}")
     result = frames[0]
     for frame in frames[1:]:
         result = result.unionByName(frame)
     return result
 
 
-#: SQL: the layer (run version) of a delta row read with others in one scan, from its file's folder
+#: SQL: the layer of a delta row read with others in one scan, from its file's folder
 #: (``.../v<N>/deltas/<file>``); only :func:`latest` asks for it, so the job's own scans skip it.
-DELTA_LAYER_SQL = "CAST(regexp_extract(_metadata.file_path, '/v([0-9]+)/deltas/[^/]*$', 1) AS INT)"
+DELTA_LAYER_SQL = "regexp_extract(_metadata.file_path, '/v([0-9]{12})/deltas/[^/]*$', 1)"
+
+
+def layer_sql(version: int) -> str:
+    """SQL: a layer's tag. Text of twelve digits, as in its folder's name: it orders as the number
+    does, and Spark keeps a text value out of the code it generates (a number would be written into
+    it), so plans that differ only in their layers share their compiled code.
+
+    Example:
+        >>> layer_sql(12)
+        "'000000000012'"
+    """
+    return f"'{version:0{_VERSION_DIGITS}d}'"
 
 
 def _delta_scans(deltas: Mapping[tuple[int, bool], list[str]], bases: Mapping[str, int]
@@ -225,17 +258,67 @@ def write(state: Any, fs: FileStore, version: int, *, tables: Iterable[str], del
         (delta_rows.coalesce(1) if one_file else delta_rows).write.options(**NO_CHECKSUMS).mode("overwrite").parquet(fs.uri(deltas_dir(version)))
 
 
-def prune(fs: FileStore, manifest: Manifest, previous: Manifest | None = None) -> list[str]:
+def prune(fs: FileStore, manifest: Manifest, previous: Manifest | None = None, *,
+          keep: Iterable[int] = ()) -> list[str]:
     """Delete state versions neither ``manifest`` nor ``previous`` uses; returns what was deleted.
 
     ``previous`` is the manifest the run started from: a reader of the views that loaded it just
-    before this run committed still finds its state layers (they go one run later).
+    before this run committed still finds its state layers (they go one run later). ``keep``: versions
+    a compactor is writing or has written and not yet handed to a run (:mod:`.compaction`).
     """
     used = {version_dir(v).rsplit("/", 1)[-1] for m in (manifest, previous) if m is not None
             for t in m.tables.values() for v in layers(t)}
+    used |= {version_dir(v).rsplit("/", 1)[-1] for v in keep}
     removed = []
     for name in fs.list_names(STATE_DIR):
         if name.startswith("v") and name not in used and name[1:].isdigit() and int(name[1:]) < manifest.version:
             fs.delete(f"{STATE_DIR}/{name}")
             removed.append(name)
     return removed
+
+
+@dataclass(frozen=True)
+class MergedBase:
+    """A table's layers merged into one base apart from the runs (:func:`merge_layers`): run
+    ``version``'s base folder holds the newest row per key of the layers ``merged`` (oldest first)."""
+
+    table: str
+    version: int
+    merged: tuple[int, ...]
+    rows: int
+
+
+def merge_layers(spark: Any, fs: FileStore, manifest: Manifest, table: str, version: int) -> MergedBase:
+    """Write ``table``'s state in ``manifest`` (its newest row per key over its layers) as the base
+    of run ``version``, a version claimed for it; nothing is committed (:func:`adopt` does that in
+    a later run's manifest)."""
+    info = manifest.tables[table]
+    rows = records.conform(latest(load_layers(spark, fs, manifest, [table])), records.STATE_FIELDS)
+    target = fs.uri(version_dir(version))
+    rows.write.options(**NO_CHECKSUMS).mode("overwrite").partitionBy("table_name").parquet(target)
+    schema = records.schema_ddl(records.STATE_FIELDS)
+    count = spark.read.schema(schema).option("basePath", target).parquet(f"{target}/table_name={table}").count()
+    return MergedBase(table, version, tuple(layers(info)), int(count))
+
+
+def adopt(info: Mapping[str, Any], merged: MergedBase) -> dict[str, Any] | None:
+    """The table's manifest entry with ``merged`` as its base in place of the layers it merged;
+    None when those layers are no longer the table's oldest (a run rewrote the table meanwhile).
+
+    Example:
+        >>> m = MergedBase("T", 9, (3, 5, 6), 100)
+        >>> adopt({"state_version": 3, "state_rows": 80, "state_deltas": [5, 6, 10], "delta_rows": [9, 9, 4]}, m)
+        {'state_version': 9, 'state_rows': 100, 'state_deltas': [10], 'delta_rows': [4]}
+        >>> adopt({"state_version": 11, "state_rows": 120, "state_deltas": [], "delta_rows": []}, m) is None
+        True
+    """
+    current = layer_rows(info)
+    if tuple(v for v, _ in current[:len(merged.merged)]) != merged.merged:
+        return None
+    rest = current[len(merged.merged):]
+    adopted = {**info, "state_version": merged.version, "state_rows": merged.rows, "state_deltas": [v for v, _ in rest]}
+    if all(n is not None for _, n in rest):
+        adopted["delta_rows"] = [n for _, n in rest]
+    else:  # counts not known (an older manifest): none are kept, so that readers look for each layer's rows
+        adopted.pop("delta_rows", None)
+    return adopted

@@ -59,6 +59,7 @@ from . import (
     watermarks,
 )
 from .batch_sources import BatchSource, RecordFrame, StagingFolder
+from .compaction import Compactor
 from .connect import default_parallelism
 from .files import open_fs
 from .grouping import add_grouping
@@ -113,6 +114,7 @@ class Changelog:
         self._soft_delete: dict[str, str] = {}
         self._clock: Callable[[], dt.datetime] = _utcnow
         self._views = True
+        self._compactor: Compactor | None = None
 
     def staging(self, path: str) -> Changelog:
         """The staging folder (``<path>/table=<T>/<batch>.jsonl``: :mod:`watcher.staging.contract`)."""
@@ -147,6 +149,15 @@ class Changelog:
         self._views = bool(register)
         return self
 
+    def compactor(self, compactor: Compactor | None) -> Changelog:
+        """Leave merging the current state's layers to ``compactor`` (:mod:`.compaction`), which
+        does it on a thread of its own between runs: a run then never reads and writes a table's
+        whole state because its deltas piled up. The streaming writer uses one."""
+        if compactor is not None and not isinstance(compactor, Compactor):
+            raise ConfigurationError(f"compactor must be a Compactor, got {type(compactor).__name__}")
+        self._compactor = compactor
+        return self
+
     def run(self) -> ChangelogResult:
         """Process the new batches; returns what was done."""
         if self._staging is None:
@@ -154,7 +165,7 @@ class Changelog:
         if self._warehouse is None:
             raise ConfigurationError("warehouse is not set: call .warehouse(path) before .run()")
         return _Run(self._spark, StagingFolder(self._spark, self._staging), self._warehouse, dict(self._soft_delete),
-                    self._clock, views=self._views).execute()
+                    self._clock, views=self._views, compactor=self._compactor).execute()
 
     def run_records(self, records: Any, *, batch_counts: Mapping[tuple[str, str], int] | None = None) -> ChangelogResult:
         """Process staging records given as a DataFrame instead of a staging folder.
@@ -170,7 +181,7 @@ class Changelog:
         if records is None or not hasattr(records, "columns"):
             raise ConfigurationError(f"records must be a DataFrame, got {type(records).__name__}")
         return _Run(self._spark, RecordFrame(records, batch_counts), self._warehouse, dict(self._soft_delete), self._clock,
-                    views=self._views).execute()
+                    views=self._views, compactor=self._compactor).execute()
 
 
 #: The manifest's per-table newest commit timestamp written to the changelog (a table entry
@@ -254,9 +265,10 @@ class _Run:
     """One execution of the job (see the module docstring for the steps)."""
 
     def __init__(self, spark: Any, source: BatchSource, warehouse: str, soft_delete: dict[str, str],
-                 clock: Callable[[], dt.datetime], *, views: bool = True) -> None:
+                 clock: Callable[[], dt.datetime], *, views: bool = True, compactor: Compactor | None = None) -> None:
         self.spark = spark
         self.with_views = views
+        self.compactor = compactor
         self.source = source
         self.fs = open_fs(spark, warehouse)
         self.soft_delete = soft_delete
@@ -338,7 +350,9 @@ class _Run:
         changes = pipeline.normalize(staged, self.soft_delete)
         state_tables = {t for t in tables if base.tables.get(t, {}).get("state_version")}
         input_bytes = sum(f.length for f in files)
-        delta_tables = {t for t in state_tables if not current_state.rewrite_whole(base.tables[t], input_bytes)}
+        apart = self.compactor is not None and self.compactor.active()
+        delta_tables = {t for t in state_tables
+                        if not current_state.rewrite_whole(base.tables[t], input_bytes, compacted_apart=apart)}
         prune = {t for t in delta_tables if current_state.size(base.tables[t]) <= current_state.SHUFFLE_FILTER_ROWS}
         state = self._state(base, changes, state_tables, delta_tables, delta_tables - prune) if state_tables else None
         rows = pipeline.per_key_window(changes, state, markers=markers, prune=prune, by_table=small, fill_partial=fill)
@@ -427,6 +441,8 @@ class _Run:
     def _commit(self, base: manifest.Manifest, version: int, aborted: list[int], touched: list[str],
                 stats: list[Any], window: _Window) -> None:
         tables = {t: dict(info) for t, info in base.tables.items()}
+        adopted = self._adopt_merged(tables, {t for t in touched if t not in window.delta_tables})
+        aborted = [v for v in aborted if v not in adopted]  # a merged base is committed here, not abandoned
         new_loops = watermarks.loops_from_batches(stats)
         for table in touched:
             whole = table not in window.delta_tables
@@ -439,8 +455,26 @@ class _Run:
                 info[PARTIAL_ROWS] = True
         new = manifest.Manifest(version, aborted=aborted, tables=tables)
         manifest.commit(self.fs, base, new, self.clock())
-        current_state.prune(self.fs, new, base)
+        current_state.prune(self.fs, new, base, keep=self.compactor.keep() if self.compactor else ())
         processed_log.merge(self.fs, new)
+        if self.compactor is not None:
+            self.compactor.after_commit(self.spark, self.fs, new)
+
+    def _adopt_merged(self, tables: dict[str, dict[str, Any]], rewritten: set[str]) -> set[int]:
+        """Put the compactor's finished merges into ``tables`` (the manifest entries this run commits),
+        except for the tables this run rewrites whole; returns the versions adopted."""
+        if self.compactor is None:
+            return set()
+        adopted: set[int] = set()
+        merges = self.compactor.take_merged()
+        for merged in merges:
+            entry = current_state.adopt(tables[merged.table], merged) if (
+                merged.table in tables and merged.table not in rewritten) else None
+            if entry is not None:
+                tables[merged.table] = entry
+                adopted.add(merged.version)
+        self.compactor.count(adopted=len(adopted), dropped=len(merges) - len(adopted))
+        return adopted
 
     @staticmethod
     def _summarize(counts: list[OutcomeCount], late_known: int, result: ChangelogResult) -> None:

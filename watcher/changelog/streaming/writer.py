@@ -10,6 +10,11 @@ The warehouse's views are not registered in the query's own session (Spark clone
 for a streaming query, so nobody would see them there); readers register them in theirs
 (:func:`watcher.changelog.register_views`).
 
+The current state's layers are merged apart from the micro-batches (:mod:`watcher.changelog.compaction`):
+no micro-batch reads and rewrites a table's whole state because its deltas piled up (that made every
+ninth or so micro-batch several times as long as the others, and longer as the table grew).
+:meth:`ChangelogWriter.close` waits for a merge under way.
+
 **Freshness** is the time from a change's commit to its row being visible in the ``changelog``
 view (its run committed). The writer measures it for every row it commits and reports it in
 :meth:`ChangelogWriter.stats` and, merged into the query's own progress, in
@@ -32,6 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..compaction import Compactor
 from ..job import Changelog
 
 #: The freshness percentiles reported.
@@ -79,6 +85,8 @@ class ChangelogWriter:
         warehouse: the warehouse folder or URL (as :meth:`Changelog.warehouse`).
         soft_delete: table -> column whose set value marks a deleted row.
         clock: time source of the freshness measure (tests drive it).
+        compact_apart: merge the current state's layers on a thread of their own between micro-batches
+            (the default); False: a micro-batch merges them itself when they are due, as a batch run does.
 
     Example::
 
@@ -89,8 +97,9 @@ class ChangelogWriter:
     """
 
     def __init__(self, warehouse: str, *, soft_delete: Mapping[str, str] | None = None,
-                 clock: Callable[[], dt.datetime] = _utcnow) -> None:
+                 clock: Callable[[], dt.datetime] = _utcnow, compact_apart: bool = True) -> None:
         self.warehouse = warehouse
+        self.compactor = Compactor() if compact_apart else None
         self.soft_delete = dict(soft_delete or {})
         self.clock = clock
         self._lock = threading.Lock()
@@ -104,7 +113,7 @@ class ChangelogWriter:
 
         started = time.perf_counter()
         spark = frame.sparkSession
-        job = Changelog(spark).warehouse(self.warehouse).clock(self.clock).views(False)
+        job = Changelog(spark).warehouse(self.warehouse).clock(self.clock).views(False).compactor(self.compactor)
         for table, column in self.soft_delete.items():
             job.soft_delete_column(table, column)
         frame = frame.persist(StorageLevel.MEMORY_AND_DISK)
@@ -151,7 +160,13 @@ class ChangelogWriter:
             last = self._batches[-1].__dict__ if self._batches else None
             return {**self._totals, "freshness": percentiles([lag for _, lag in self._lags]),
                     "freshness_rows": len(self._lags),
-                    "last_batch": dict(last) if last else None}
+                    "last_batch": dict(last) if last else None,
+                    "compaction": self.compactor.stats() if self.compactor else None}
+
+    def close(self, timeout: float | None = None) -> None:
+        """Wait for a merge of state layers under way (call it after stopping the query)."""
+        if self.compactor is not None:
+            self.compactor.close(timeout)
 
     def batches(self) -> list[BatchReport]:
         """The kept per-micro-batch reports, oldest first."""

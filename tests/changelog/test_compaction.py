@@ -1,0 +1,203 @@
+"""The current state's layers merged apart from the runs (watcher.changelog.compaction).
+
+Runs given a compactor never rewrite a table's whole state because its deltas piled up: the
+compactor merges the layers on its own thread and the next run commits the merged base. After
+every run the state and the classification must be what they would be without it, also when a
+merge is dropped (a run rewrote the table first), fails, or is never adopted (the process died).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import threading
+
+import pytest
+
+from tests.changelog.support import SINGERS_TYPES, singer
+from watcher.changelog import Changelog, compaction, current_state, manifest
+from watcher.changelog.fs import HadoopFS
+
+KEY = ["SingerId"]
+
+
+class Truth:
+    """Stages a few changes of Singers per run and knows what the state must be."""
+
+    def __init__(self, stager, seed: int = 3) -> None:
+        self.stager, self.rng, self.clock = stager, random.Random(seed), 1_000
+        self.rows = {k: singer(k, f"v0-{k}") for k in range(30)}
+        stager.stage("Singers", list(self.rows.values()), types=SINGERS_TYPES, key_columns=KEY,
+                     commits=[self.clock + k for k in range(30)])
+
+    def change(self, n: int) -> dict[int, str]:
+        """Stage a run's changes; returns key -> the mod_type each must get."""
+        self.clock += 1_000
+        keys = self.rng.sample(sorted(self.rows), 4)
+        expected, batch = {}, []
+        for i, k in enumerate(keys):
+            before = self.rows[k]
+            deleted = not before["Deleted"] and i == 0
+            row = singer(k, f"v{n}-{k}", deleted=deleted)
+            expected[k] = "DELETE" if deleted else "INSERT" if before["Deleted"] else "UPDATE"
+            batch.append(row)
+            self.rows[k] = row
+        self.stager.stage("Singers", batch, types=SINGERS_TYPES, key_columns=KEY,
+                          commits=[self.clock + i for i in range(len(batch))])
+        return expected
+
+    def check(self, spark, result, expected: dict[int, str]) -> None:
+        got = {int(json.loads(r.keys)["SingerId"]): r.mod_type for r in spark.sql(
+            f"SELECT keys, mod_type FROM changelog WHERE run_version = {result.version}").collect()}
+        assert got == expected, result.summary()
+        state = spark.sql("SELECT keys, vals FROM current_state").collect()
+        live = {int(json.loads(r.keys)["SingerId"]): r.vals["Name"] for r in state}
+        assert len(state) == len(live)  # one row per key
+        assert live == {k: r["Name"] for k, r in self.rows.items() if not r["Deleted"]}
+
+
+def run(spark, dirs, compactor):
+    result = Changelog(spark).staging(dirs["staging"]).warehouse(dirs["warehouse"]).soft_delete_column(
+        "Singers", "Deleted").compactor(compactor).run()
+    if compactor is not None:
+        compactor.close()  # the merge finishes before the next run: it is adopted there
+    return result
+
+
+def singers_entry(spark, dirs) -> dict:
+    return manifest.load(HadoopFS(spark, dirs["warehouse"])).tables["Singers"]
+
+
+def test_runs_leave_merging_to_the_compactor_and_adopt_its_bases(spark, stager, dirs):
+    truth = Truth(stager)
+    compactor = compaction.Compactor()
+    run(spark, dirs, compactor)
+    first_base = singers_entry(spark, dirs)["state_version"]
+    bases = set()
+    for n in range(1, 2 * current_state.MAX_DELTAS + 4):
+        expected = truth.change(n)
+        result = run(spark, dirs, compactor)
+        truth.check(spark, result, expected)
+        entry = singers_entry(spark, dirs)
+        assert entry["state_version"] != result.version  # no run rewrote the table itself
+        bases.add(entry["state_version"])
+        assert len(current_state.layers(entry)) <= current_state.MAX_DELTAS + 2, entry
+    stats = compactor.stats()
+    assert stats["merges"] >= 2 and stats["adopted"] == stats["merges"] and stats["failures"] == 0, stats
+    assert len(bases - {first_base}) >= 2  # merged bases became the table's base
+    committed = manifest.load(HadoopFS(spark, dirs["warehouse"]))
+    assert not set(committed.aborted) & bases  # an adopted merge is committed, not abandoned
+
+
+def test_a_merge_finished_after_a_run_rewrote_the_table_is_dropped(spark, stager, dirs, monkeypatch):
+    monkeypatch.setattr(current_state, "MAX_DELTAS", 2)  # the compactor starts a merge at two deltas
+    monkeypatch.setattr(current_state, "MAX_DELTAS_APART", 4)  # and runs rewrite the table themselves at four
+    truth = Truth(stager)
+    compactor = compaction.Compactor()
+    release = threading.Event()
+    merge = current_state.merge_layers
+
+    def held(*args, **kwargs):
+        release.wait(120)
+        return merge(*args, **kwargs)
+
+    monkeypatch.setattr(current_state, "merge_layers", held)
+    Changelog(spark).staging(dirs["staging"]).warehouse(dirs["warehouse"]).soft_delete_column(
+        "Singers", "Deleted").compactor(compactor).run()
+    claimed = None
+    for n in range(1, current_state.MAX_DELTAS + 5):
+        expected = truth.change(n)
+        result = Changelog(spark).staging(dirs["staging"]).warehouse(dirs["warehouse"]).soft_delete_column(
+            "Singers", "Deleted").compactor(compactor).run()
+        truth.check(spark, result, expected)
+        if compactor.stats()["merging"] and claimed is None:
+            claimed = max(compactor.keep())
+        if singers_entry(spark, dirs)["state_version"] == result.version:
+            break  # the deltas piled up past MAX_DELTAS_APART while the merge was held: the run rewrote the table
+    else:
+        pytest.fail("no run rewrote the table while the merge was held")
+    assert claimed is not None
+    release.set()
+    compactor.close()
+    expected = truth.change(99)
+    result = run(spark, dirs, compactor)
+    truth.check(spark, result, expected)
+    assert compactor.stats()["dropped"] == 1 and compactor.stats()["adopted"] == 0
+    assert singers_entry(spark, dirs)["state_version"] != claimed
+    for n in (100, 101):  # two runs later its folder is gone (pruned like an abandoned run's)
+        expected = truth.change(n)
+        truth.check(spark, run(spark, dirs, None), expected)
+    assert not os.path.exists(os.path.join(dirs["warehouse"], current_state.version_dir(claimed)))
+
+
+def test_a_merge_never_adopted_is_abandoned_and_pruned(spark, stager, dirs):
+    """The process died after the compactor wrote a merged base and before a run adopted it."""
+    truth = Truth(stager)
+    compactor = compaction.Compactor()
+    run(spark, dirs, compactor)
+    lost = None
+    for n in range(1, current_state.MAX_DELTAS + 3):
+        expected = truth.change(n)
+        truth.check(spark, run(spark, dirs, compactor), expected)
+        if compactor.stats()["waiting"]:
+            lost = compactor.take_merged()[0]  # the "dead" process's merge: nobody adopts it
+            break
+    assert lost is not None and os.path.exists(os.path.join(dirs["warehouse"], current_state.version_dir(lost.version)))
+    for n in range(50, 53):  # a new process: runs without that compactor
+        expected = truth.change(n)
+        truth.check(spark, run(spark, dirs, None), expected)
+    committed = manifest.load(HadoopFS(spark, dirs["warehouse"]))
+    assert lost.version in committed.aborted
+    assert current_state.layers(committed.tables["Singers"])[0] != lost.version
+    assert not os.path.exists(os.path.join(dirs["warehouse"], current_state.version_dir(lost.version)))
+
+
+def test_after_failing_merges_runs_merge_layers_themselves(spark, stager, dirs, monkeypatch):
+    truth = Truth(stager)
+    compactor = compaction.Compactor()
+
+    def broken(*args, **kwargs):
+        raise OSError("disk full (test)")
+
+    monkeypatch.setattr(current_state, "merge_layers", broken)
+    run(spark, dirs, compactor)
+    rewrote = False
+    for n in range(1, current_state.MAX_DELTAS + compaction.MAX_FAILURES + 4):
+        expected = truth.change(n)
+        result = run(spark, dirs, compactor)
+        truth.check(spark, result, expected)
+        rewrote |= singers_entry(spark, dirs)["state_version"] == result.version
+    stats = compactor.stats()
+    assert stats["failures"] == compaction.MAX_FAILURES and "disk full (test)" in stats["last_error"], stats
+    assert not compactor.active()
+    assert rewrote  # with the compactor stopped, a run merged the layers itself
+
+
+def test_a_merge_adopted_after_later_runs_keeps_their_deltas(spark, stager, dirs, monkeypatch):
+    monkeypatch.setattr(current_state, "MAX_DELTAS", 2)  # a merge starts at two deltas
+    truth = Truth(stager)
+    compactor = compaction.Compactor()
+    release = threading.Event()
+    merge = current_state.merge_layers
+
+    def held(*args, **kwargs):
+        release.wait(120)
+        return merge(*args, **kwargs)
+
+    monkeypatch.setattr(current_state, "merge_layers", held)
+    run(spark, dirs, None)
+    for n in range(1, 6):  # the merge starts after the second run and is held while three more run
+        expected = truth.change(n)
+        truth.check(spark, Changelog(spark).staging(dirs["staging"]).warehouse(dirs["warehouse"]).soft_delete_column(
+            "Singers", "Deleted").compactor(compactor).run(), expected)
+    merging = max(compactor.keep())
+    release.set()
+    compactor.close()
+    expected = truth.change(6)
+    result = run(spark, dirs, compactor)
+    truth.check(spark, result, expected)  # the keys changed by the three runs keep their newer rows
+    entry = singers_entry(spark, dirs)
+    assert compactor.stats()["adopted"] == 1
+    assert entry["state_version"] == merging and len(entry["state_deltas"]) == 4, entry  # 3 kept + this run's
+    assert entry["state_deltas"] == sorted(entry["state_deltas"]) and entry["state_deltas"][0] > merging
