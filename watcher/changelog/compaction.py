@@ -26,7 +26,7 @@ commits.
    again (:meth:`Compactor.active`).
 
 Example:
-    >>> due_tables({"A": {"state_version": 3, "state_rows": 10, "state_deltas": [4], "delta_rows": [10]},
+    >>> due_tables({"A": {"state_version": 3, "state_rows": 10, "state_deltas": [4], "delta_rows": [200_000]},
     ...             "B": {"state_version": 3, "state_rows": 10, "state_deltas": [4], "delta_rows": [1]}})
     ['A']
 """
@@ -46,13 +46,33 @@ log = logging.getLogger(__name__)
 
 #: Merges that fail in a row before the compactor stops (and runs merge layers themselves again).
 MAX_FAILURES = 3
+#: Delta rows below which a table is not merged for its deltas' size alone (only for their number,
+#: :data:`.current_state.MAX_DELTAS`): a young table's base is small, so its deltas soon hold as many
+#: rows, but reading them costs little next to a merge's own fixed cost (a few Spark jobs).
+MIN_MERGE_ROWS = 100_000
+
+
+def due(info: Mapping[str, Any]) -> bool:
+    """Whether a table's layers are due for a merge: as many deltas as a run would merge itself
+    (:data:`.current_state.MAX_DELTAS`), or deltas holding as many rows as the base, and at least
+    :data:`MIN_MERGE_ROWS`.
+
+    Example:
+        >>> due({"state_version": 3, "state_rows": 10, "state_deltas": [4, 5], "delta_rows": [3000, 3000]})
+        False
+        >>> due({"state_version": 3, "state_rows": 10, "state_deltas": list(range(4, 12)), "delta_rows": [1] * 8})
+        True
+    """
+    deltas = info.get("state_deltas", [])
+    if not info.get("state_version") or not deltas:
+        return False
+    rows = sum(int(n) for n in info.get("delta_rows", []))
+    return len(deltas) >= current_state.MAX_DELTAS or rows >= max(MIN_MERGE_ROWS, int(info.get("state_rows", 0)))
 
 
 def due_tables(tables: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """The tables whose layers a run would merge now (by :func:`.current_state.rewrite_whole`'s
-    rules), the most layered first."""
-    due = [t for t, info in tables.items() if info.get("state_version") and current_state.rewrite_whole(info, 0)]
-    return sorted(due, key=lambda t: (-len(current_state.layers(tables[t])), t))
+    """The tables whose layers are due for a merge (:func:`due`), the most layered first."""
+    return sorted((t for t, info in tables.items() if due(info)), key=lambda t: (-len(current_state.layers(tables[t])), t))
 
 
 class Compactor:
