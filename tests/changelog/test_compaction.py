@@ -69,25 +69,39 @@ def singers_entry(spark, dirs) -> dict:
     return manifest.load(HadoopFS(spark, dirs["warehouse"])).tables["Singers"]
 
 
-def test_runs_leave_merging_to_the_compactor_and_adopt_its_bases(spark, stager, dirs):
+@pytest.fixture(params=["deltas", "base"])
+def kind(request, monkeypatch):
+    """What the compactor merges: a table's newest deltas into one (few, small deltas), or all its
+    layers into a base (here forced early by merging for size from the first rows)."""
+    if request.param == "base":
+        monkeypatch.setattr(compaction, "MIN_MERGE_ROWS", 0)
+    return request.param
+
+
+def test_runs_leave_merging_to_the_compactor_and_adopt_its_merges(spark, stager, dirs, kind):
     truth = Truth(stager)
     compactor = compaction.Compactor()
     run(spark, dirs, compactor)
     first_base = singers_entry(spark, dirs)["state_version"]
-    bases = set()
+    bases, merged = set(), set()
     for n in range(1, 2 * current_state.MAX_DELTAS + 4):
         expected = truth.change(n)
+        before = set(compactor.keep())
         result = run(spark, dirs, compactor)
         truth.check(spark, result, expected)
         entry = singers_entry(spark, dirs)
         assert entry["state_version"] != result.version  # no run rewrote the table itself
         bases.add(entry["state_version"])
-        assert len(current_state.layers(entry)) <= current_state.MAX_DELTAS + 2, entry
+        merged |= before & set(current_state.layers(entry))
+        assert len(current_state.layers(entry)) <= compaction.MAX_DELTAS_MERGED + 2, entry
     stats = compactor.stats()
     assert stats["merges"] >= 2 and stats["adopted"] == stats["merges"] and stats["failures"] == 0, stats
-    assert len(bases - {first_base}) >= 2  # merged bases became the table's base
+    if kind == "base":
+        assert len(bases - {first_base}) >= 2  # merged bases became the table's base
+    else:
+        assert bases == {first_base} and len(merged) >= 2  # merged deltas took the place of the deltas they merged
     committed = manifest.load(HadoopFS(spark, dirs["warehouse"]))
-    assert not set(committed.aborted) & bases  # an adopted merge is committed, not abandoned
+    assert not set(committed.aborted) & (bases | merged)  # an adopted merge is committed, not abandoned
 
 
 def test_a_merge_finished_after_a_run_rewrote_the_table_is_dropped(spark, stager, dirs, monkeypatch):
@@ -96,13 +110,13 @@ def test_a_merge_finished_after_a_run_rewrote_the_table_is_dropped(spark, stager
     truth = Truth(stager)
     compactor = compaction.Compactor()
     release = threading.Event()
-    merge = current_state.merge_layers
+    merge = compaction.merge_layers
 
     def held(*args, **kwargs):
         release.wait(120)
         return merge(*args, **kwargs)
 
-    monkeypatch.setattr(current_state, "merge_layers", held)
+    monkeypatch.setattr(compaction, "merge_layers", held)
     Changelog(spark).staging(dirs["staging"]).warehouse(dirs["warehouse"]).soft_delete_column(
         "Singers", "Deleted").compactor(compactor).run()
     claimed = None
@@ -160,7 +174,7 @@ def test_after_failing_merges_runs_merge_layers_themselves(spark, stager, dirs, 
     def broken(*args, **kwargs):
         raise OSError("disk full (test)")
 
-    monkeypatch.setattr(current_state, "merge_layers", broken)
+    monkeypatch.setattr(compaction, "merge_layers", broken)
     run(spark, dirs, compactor)
     rewrote = False
     for n in range(1, current_state.MAX_DELTAS + compaction.MAX_FAILURES + 4):
@@ -174,18 +188,20 @@ def test_after_failing_merges_runs_merge_layers_themselves(spark, stager, dirs, 
     assert rewrote  # with the compactor stopped, a run merged the layers itself
 
 
-def test_a_merge_adopted_after_later_runs_keeps_their_deltas(spark, stager, dirs, monkeypatch):
+def test_a_merge_adopted_after_later_runs_keeps_their_deltas(spark, stager, dirs, monkeypatch, kind):
     monkeypatch.setattr(current_state, "MAX_DELTAS", 2)  # a merge starts at two deltas
+    if kind == "base":
+        monkeypatch.setattr(compaction, "MAX_DELTAS_MERGED", 2)
     truth = Truth(stager)
     compactor = compaction.Compactor()
     release = threading.Event()
-    merge = current_state.merge_layers
+    merge = compaction.merge_layers
 
     def held(*args, **kwargs):
         release.wait(120)
         return merge(*args, **kwargs)
 
-    monkeypatch.setattr(current_state, "merge_layers", held)
+    monkeypatch.setattr(compaction, "merge_layers", held)
     run(spark, dirs, None)
     for n in range(1, 6):  # the merge starts after the second run and is held while three more run
         expected = truth.change(n)
@@ -199,5 +215,6 @@ def test_a_merge_adopted_after_later_runs_keeps_their_deltas(spark, stager, dirs
     truth.check(spark, result, expected)  # the keys changed by the three runs keep their newer rows
     entry = singers_entry(spark, dirs)
     assert compactor.stats()["adopted"] == 1
-    assert entry["state_version"] == merging and len(entry["state_deltas"]) == 4, entry  # 3 kept + this run's
-    assert entry["state_deltas"] == sorted(entry["state_deltas"]) and entry["state_deltas"][0] > merging
+    later = [v for v in current_state.layers(entry) if v > merging]
+    assert len(later) == 4 and later == sorted(later), entry  # the three held runs' deltas and this run's
+    assert (entry["state_version"] == merging) == (kind == "base") and current_state.layers(entry)[:-4][-1] == merging

@@ -12,13 +12,16 @@ The protocol keeps "one run at a time per warehouse" (:mod:`.manifest`): the com
 commits.
 
 1. After a run committed manifest M, the compactor claims a run version c (as a run does, before
-   any later run claims its own) for a table that is due, and on its thread writes the table's
-   newest row per key over its layers in M as the base of c (:func:`.current_state.merge_layers`).
-2. The first run that commits after the merge finished adopts it: in that run's manifest the
-   table's base is c in place of the layers c merged, when those are still the table's oldest
-   (:func:`.current_state.adopt`); a run that rewrote the table meanwhile drops it. The deltas
-   written after M stay, and order after c (their versions are higher), as they did after the
-   layers c merged, so the newest row of every key is the same before and after.
+   any later run claims its own) for a table that is due (:func:`plan`), and on its thread writes
+   the newest row per key over some of the table's layers in M (:func:`merge_layers`): all of them
+   as the base of c when the deltas are large (as many rows as the base) or very many; else only
+   its newest :data:`.current_state.MAX_DELTAS` deltas, as one delta of c, which costs what those
+   hold, not what the table does.
+2. The first run that commits after the merge finished adopts it: in that run's manifest c takes
+   the place of the layers it merged (:func:`adopt`), when they are still the table's layers in
+   that order; a run that rewrote the table meanwhile drops it. c is newer than every layer it
+   merged and older than every delta written after M, as those layers were, so the newest row of
+   every key is the same before and after.
 3. Until adopted or dropped, c's folder is kept from pruning (:meth:`Compactor.keep`). If the
    process dies first, c is one more run that never committed: later runs list it as aborted and
    prune its folder. A merge that fails is reported (:meth:`Compactor.stats`); after
@@ -37,10 +40,12 @@ import logging
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from . import current_state, manifest
+from . import current_state, manifest, records
 from .files import FileStore
+from .fs import NO_CHECKSUMS
 
 log = logging.getLogger(__name__)
 
@@ -52,27 +57,112 @@ MAX_FAILURES = 3
 MIN_MERGE_ROWS = 100_000
 
 
-def due(info: Mapping[str, Any]) -> bool:
-    """Whether a table's layers are due for a merge: as many deltas as a run would merge itself
-    (:data:`.current_state.MAX_DELTAS`), or deltas holding as many rows as the base, and at least
-    :data:`MIN_MERGE_ROWS`.
+#: Deltas past which all of a table's layers are merged into a base, however small they are.
+MAX_DELTAS_MERGED = 2 * current_state.MAX_DELTAS
+
+
+def plan(info: Mapping[str, Any]) -> tuple[int, ...] | None:
+    """The layers of a table to merge now, oldest first (None: none). All of them (into a base)
+    when its deltas hold as many rows as its base, and at least :data:`MIN_MERGE_ROWS`, or number
+    :data:`MAX_DELTAS_MERGED`; else its newest :data:`.current_state.MAX_DELTAS` deltas (into one
+    delta) once it has that many.
 
     Example:
-        >>> due({"state_version": 3, "state_rows": 10, "state_deltas": [4, 5], "delta_rows": [3000, 3000]})
-        False
-        >>> due({"state_version": 3, "state_rows": 10, "state_deltas": list(range(4, 12)), "delta_rows": [1] * 8})
-        True
+        >>> plan({"state_version": 3, "state_rows": 10, "state_deltas": [4, 5], "delta_rows": [3000, 3000]})
+        >>> plan({"state_version": 3, "state_rows": 10, "state_deltas": list(range(4, 13)), "delta_rows": [1] * 9})
+        (5, 6, 7, 8, 9, 10, 11, 12)
+        >>> plan({"state_version": 3, "state_rows": 10, "state_deltas": [4, 5], "delta_rows": [60_000, 60_000]})
+        (3, 4, 5)
     """
-    deltas = info.get("state_deltas", [])
+    deltas = [int(v) for v in info.get("state_deltas", [])]
     if not info.get("state_version") or not deltas:
-        return False
+        return None
     rows = sum(int(n) for n in info.get("delta_rows", []))
-    return len(deltas) >= current_state.MAX_DELTAS or rows >= max(MIN_MERGE_ROWS, int(info.get("state_rows", 0)))
+    if len(deltas) >= MAX_DELTAS_MERGED or rows >= max(MIN_MERGE_ROWS, int(info.get("state_rows", 0))):
+        return tuple(current_state.layers(info))
+    if len(deltas) >= current_state.MAX_DELTAS:
+        return tuple(deltas[-current_state.MAX_DELTAS:])
+    return None
 
 
 def due_tables(tables: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """The tables whose layers are due for a merge (:func:`due`), the most layered first."""
-    return sorted((t for t, info in tables.items() if due(info)), key=lambda t: (-len(current_state.layers(tables[t])), t))
+    """The tables with layers to merge (:func:`plan`), the most layered first."""
+    return sorted((t for t, info in tables.items() if plan(info)), key=lambda t: (-len(current_state.layers(tables[t])), t))
+
+
+@dataclass(frozen=True)
+class Merged:
+    """Layers of a table merged apart from the runs: run ``version``'s folder holds the newest row
+    per key of the layers ``merged`` (oldest first), as the table's base (``base``) or as a delta."""
+
+    table: str
+    version: int
+    merged: tuple[int, ...]
+    rows: int
+    base: bool
+
+
+def merge_layers(spark: Any, fs: FileStore, committed: manifest.Manifest, table: str, version: int,
+                 layers: tuple[int, ...]) -> Merged:
+    """Write the newest row per key of ``table``'s ``layers`` in ``committed`` (all of them, or its
+    newest deltas) as the base or a delta of run ``version``, a version claimed for it. Nothing is
+    committed (:func:`adopt` does that in a later run's manifest)."""
+    info = committed.tables[table]
+    base = layers[0] == info.get("state_version")
+    if base:
+        source = committed
+    else:  # only these deltas: a manifest that names them alone
+        rows_of = dict(current_state.layer_rows(info))
+        source = manifest.Manifest(committed.version, tables={table: {
+            "state_deltas": list(layers), "delta_rows": [rows_of.get(v) for v in layers]}})
+    rows = records.conform(current_state.latest(current_state.load_layers(spark, fs, source, [table])),
+                           records.STATE_FIELDS)
+    schema = records.schema_ddl(records.STATE_FIELDS)
+    if base:
+        target = fs.uri(current_state.version_dir(version))
+        rows.write.options(**NO_CHECKSUMS).mode("overwrite").partitionBy("table_name").parquet(target)
+        written = spark.read.schema(schema).option("basePath", target).parquet(f"{target}/table_name={table}")
+    else:
+        target = fs.uri(current_state.deltas_dir(version))
+        rows.coalesce(1).write.options(**NO_CHECKSUMS).mode("overwrite").parquet(target)
+        written = spark.read.schema(schema).parquet(target)
+    return Merged(table, version, layers, int(written.count()), base)
+
+
+def adopt(info: Mapping[str, Any], merged: Merged) -> dict[str, Any] | None:
+    """The table's manifest entry with ``merged`` in place of the layers it merged; None when those
+    are no longer the table's layers in that order (a run rewrote the table meanwhile).
+
+    Example:
+        >>> entry = {"state_version": 3, "state_rows": 80, "state_deltas": [5, 6, 10], "delta_rows": [9, 9, 4]}
+        >>> adopt(entry, Merged("T", 9, (3, 5, 6), 100, True))
+        {'state_version': 9, 'state_rows': 100, 'state_deltas': [10], 'delta_rows': [4]}
+        >>> adopt(entry, Merged("T", 9, (5, 6), 12, False))
+        {'state_version': 3, 'state_rows': 80, 'state_deltas': [9, 10], 'delta_rows': [12, 4]}
+        >>> adopt({"state_version": 11, "state_rows": 120, "state_deltas": [], "delta_rows": []},
+        ...       Merged("T", 9, (3, 5, 6), 100, True)) is None
+        True
+    """
+    current = current_state.layer_rows(info)
+    versions = [v for v, _ in current]
+    start = 0 if merged.base else next((i for i, v in enumerate(versions) if i > 0 and v == merged.merged[0]), -1)
+    if (start < 0 or not info.get("state_version") or tuple(versions[start:start + len(merged.merged)]) != merged.merged):
+        return None
+    before, after = current[:start], current[start + len(merged.merged):]
+    if any(v <= merged.version for v, _ in after):  # c must stay older than every delta after it
+        return None
+    if merged.base:
+        adopted: dict[str, Any] = {**info, "state_version": merged.version, "state_rows": merged.rows}
+        deltas = after
+    else:
+        adopted = dict(info)
+        deltas = [*before[1:], (merged.version, merged.rows), *after]
+    adopted["state_deltas"] = [v for v, _ in deltas]
+    if all(n is not None for _, n in deltas):
+        adopted["delta_rows"] = [n for _, n in deltas]
+    else:  # counts not known (an older manifest): none are kept, so that readers look for each layer's rows
+        adopted.pop("delta_rows", None)
+    return adopted
 
 
 class Compactor:
@@ -93,7 +183,7 @@ class Compactor:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._pending: int | None = None  # the version being written
-        self._merged: list[current_state.MergedBase] = []
+        self._merged: list[Merged] = []
         self._failures = 0
         self._stats: dict[str, Any] = {"merges": 0, "adopted": 0, "dropped": 0, "failures": 0,
                                        "last_error": None, "last_merge_seconds": None}
@@ -109,7 +199,7 @@ class Compactor:
         with self._lock:
             return {m.version for m in self._merged} | ({self._pending} if self._pending is not None else set())
 
-    def take_merged(self) -> list[current_state.MergedBase]:
+    def take_merged(self) -> list[Merged]:
         """The finished merges, for the run about to commit (which adopts or drops each)."""
         with self._lock:
             merged, self._merged = self._merged, []
@@ -130,18 +220,21 @@ class Compactor:
         due = due_tables(committed.tables)
         if not due:
             return None
+        layers = plan(committed.tables[due[0]])
+        assert layers is not None
         version, _ = manifest.claim_version(fs, committed)
         with self._lock:
             self._pending = version
-        self._thread = threading.Thread(target=self._merge, args=(spark, fs, committed, due[0], version),
+        self._thread = threading.Thread(target=self._merge, args=(spark, fs, committed, due[0], version, layers),
                                         name=f"spanner-watcher compaction v{version}", daemon=True)
         self._thread.start()
         return version
 
-    def _merge(self, spark: Any, fs: FileStore, committed: manifest.Manifest, table: str, version: int) -> None:
+    def _merge(self, spark: Any, fs: FileStore, committed: manifest.Manifest, table: str, version: int,
+               layers: tuple[int, ...]) -> None:
         started = time.perf_counter()
         try:
-            merged = current_state.merge_layers(spark, fs, committed, table, version)
+            merged = merge_layers(spark, fs, committed, table, version, layers)
         except Exception as exc:  # noqa: BLE001 - any failure: reported, the runs go on with their layers
             log.warning("merging the state layers of %s into version %d failed: %s", table, version, exc)
             with self._lock:

@@ -30,7 +30,6 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from . import records
@@ -276,49 +275,3 @@ def prune(fs: FileStore, manifest: Manifest, previous: Manifest | None = None, *
             removed.append(name)
     return removed
 
-
-@dataclass(frozen=True)
-class MergedBase:
-    """A table's layers merged into one base apart from the runs (:func:`merge_layers`): run
-    ``version``'s base folder holds the newest row per key of the layers ``merged`` (oldest first)."""
-
-    table: str
-    version: int
-    merged: tuple[int, ...]
-    rows: int
-
-
-def merge_layers(spark: Any, fs: FileStore, manifest: Manifest, table: str, version: int) -> MergedBase:
-    """Write ``table``'s state in ``manifest`` (its newest row per key over its layers) as the base
-    of run ``version``, a version claimed for it; nothing is committed (:func:`adopt` does that in
-    a later run's manifest)."""
-    info = manifest.tables[table]
-    rows = records.conform(latest(load_layers(spark, fs, manifest, [table])), records.STATE_FIELDS)
-    target = fs.uri(version_dir(version))
-    rows.write.options(**NO_CHECKSUMS).mode("overwrite").partitionBy("table_name").parquet(target)
-    schema = records.schema_ddl(records.STATE_FIELDS)
-    count = spark.read.schema(schema).option("basePath", target).parquet(f"{target}/table_name={table}").count()
-    return MergedBase(table, version, tuple(layers(info)), int(count))
-
-
-def adopt(info: Mapping[str, Any], merged: MergedBase) -> dict[str, Any] | None:
-    """The table's manifest entry with ``merged`` as its base in place of the layers it merged;
-    None when those layers are no longer the table's oldest (a run rewrote the table meanwhile).
-
-    Example:
-        >>> m = MergedBase("T", 9, (3, 5, 6), 100)
-        >>> adopt({"state_version": 3, "state_rows": 80, "state_deltas": [5, 6, 10], "delta_rows": [9, 9, 4]}, m)
-        {'state_version': 9, 'state_rows': 100, 'state_deltas': [10], 'delta_rows': [4]}
-        >>> adopt({"state_version": 11, "state_rows": 120, "state_deltas": [], "delta_rows": []}, m) is None
-        True
-    """
-    current = layer_rows(info)
-    if tuple(v for v, _ in current[:len(merged.merged)]) != merged.merged:
-        return None
-    rest = current[len(merged.merged):]
-    adopted = {**info, "state_version": merged.version, "state_rows": merged.rows, "state_deltas": [v for v, _ in rest]}
-    if all(n is not None for _, n in rest):
-        adopted["delta_rows"] = [n for _, n in rest]
-    else:  # counts not known (an older manifest): none are kept, so that readers look for each layer's rows
-        adopted.pop("delta_rows", None)
-    return adopted

@@ -48,6 +48,7 @@ from ..sqlnames import quote_identifier
 from ..staging import contract
 from . import (
     changelog_files,
+    compaction,
     completeness,
     current_state,
     manifest,
@@ -468,7 +469,7 @@ class _Run:
         adopted: set[int] = set()
         merges = self.compactor.take_merged()
         for merged in merges:
-            entry = current_state.adopt(tables[merged.table], merged) if (
+            entry = compaction.adopt(tables[merged.table], merged) if (
                 merged.table in tables and merged.table not in rewritten) else None
             if entry is not None:
                 tables[merged.table] = entry
