@@ -57,12 +57,26 @@ class Truth:
         assert live == {k: r["Name"] for k, r in self.rows.items() if not r["Deleted"]}
 
 
-def run(spark, dirs, compactor):
+def run(spark, dirs, compactor, *, wait: bool = True):
+    """One run; with ``wait``, a merge it started finishes before the next run (which adopts it)."""
     result = Changelog(spark).staging(dirs["staging"]).warehouse(dirs["warehouse"]).soft_delete_column(
         "Singers", "Deleted").compactor(compactor).run()
-    if compactor is not None:
-        compactor.close()  # the merge finishes before the next run: it is adopted there
+    if compactor is not None and wait:
+        compactor.close()
     return result
+
+
+def held_merges(monkeypatch) -> threading.Event:
+    """Merges wait until the returned event is set (while runs go on beside them)."""
+    release = threading.Event()
+    merge = compaction.merge_layers
+
+    def held(*args, **kwargs):
+        release.wait(120)
+        return merge(*args, **kwargs)
+
+    monkeypatch.setattr(compaction, "merge_layers", held)
+    return release
 
 
 def singers_entry(spark, dirs) -> dict:
@@ -109,21 +123,12 @@ def test_a_merge_finished_after_a_run_rewrote_the_table_is_dropped(spark, stager
     monkeypatch.setattr(current_state, "MAX_DELTAS_APART", 4)  # and runs rewrite the table themselves at four
     truth = Truth(stager)
     compactor = compaction.Compactor()
-    release = threading.Event()
-    merge = compaction.merge_layers
-
-    def held(*args, **kwargs):
-        release.wait(120)
-        return merge(*args, **kwargs)
-
-    monkeypatch.setattr(compaction, "merge_layers", held)
-    Changelog(spark).staging(dirs["staging"]).warehouse(dirs["warehouse"]).soft_delete_column(
-        "Singers", "Deleted").compactor(compactor).run()
+    release = held_merges(monkeypatch)
+    run(spark, dirs, compactor, wait=False)
     claimed = None
     for n in range(1, current_state.MAX_DELTAS + 5):
         expected = truth.change(n)
-        result = Changelog(spark).staging(dirs["staging"]).warehouse(dirs["warehouse"]).soft_delete_column(
-            "Singers", "Deleted").compactor(compactor).run()
+        result = run(spark, dirs, compactor, wait=False)
         truth.check(spark, result, expected)
         if compactor.stats()["merging"] and claimed is None:
             claimed = max(compactor.keep())
@@ -194,19 +199,11 @@ def test_a_merge_adopted_after_later_runs_keeps_their_deltas(spark, stager, dirs
         monkeypatch.setattr(compaction, "MAX_DELTAS_MERGED", 2)
     truth = Truth(stager)
     compactor = compaction.Compactor()
-    release = threading.Event()
-    merge = compaction.merge_layers
-
-    def held(*args, **kwargs):
-        release.wait(120)
-        return merge(*args, **kwargs)
-
-    monkeypatch.setattr(compaction, "merge_layers", held)
+    release = held_merges(monkeypatch)
     run(spark, dirs, None)
     for n in range(1, 6):  # the merge starts after the second run and is held while three more run
         expected = truth.change(n)
-        truth.check(spark, Changelog(spark).staging(dirs["staging"]).warehouse(dirs["warehouse"]).soft_delete_column(
-            "Singers", "Deleted").compactor(compactor).run(), expected)
+        truth.check(spark, run(spark, dirs, compactor, wait=False), expected)
     merging = max(compactor.keep())
     release.set()
     compactor.close()
