@@ -274,4 +274,3 @@ def prune(fs: FileStore, manifest: Manifest, previous: Manifest | None = None, *
             fs.delete(f"{STATE_DIR}/{name}")
             removed.append(name)
     return removed
-

@@ -60,7 +60,6 @@ from . import (
     watermarks,
 )
 from .batch_sources import BatchSource, RecordFrame, StagingFolder
-from .compaction import Compactor
 from .connect import default_parallelism
 from .files import open_fs
 from .grouping import add_grouping
@@ -115,7 +114,7 @@ class Changelog:
         self._soft_delete: dict[str, str] = {}
         self._clock: Callable[[], dt.datetime] = _utcnow
         self._views = True
-        self._compactor: Compactor | None = None
+        self._compactor: compaction.Compactor | None = None
 
     def staging(self, path: str) -> Changelog:
         """The staging folder (``<path>/table=<T>/<batch>.jsonl``: :mod:`watcher.staging.contract`)."""
@@ -150,11 +149,11 @@ class Changelog:
         self._views = bool(register)
         return self
 
-    def compactor(self, compactor: Compactor | None) -> Changelog:
+    def compactor(self, compactor: compaction.Compactor | None) -> Changelog:
         """Leave merging the current state's layers to ``compactor`` (:mod:`.compaction`), which
         does it on a thread of its own between runs: a run then never reads and writes a table's
         whole state because its deltas piled up. The streaming writer uses one."""
-        if compactor is not None and not isinstance(compactor, Compactor):
+        if compactor is not None and not isinstance(compactor, compaction.Compactor):
             raise ConfigurationError(f"compactor must be a Compactor, got {type(compactor).__name__}")
         self._compactor = compactor
         return self
@@ -266,7 +265,7 @@ class _Run:
     """One execution of the job (see the module docstring for the steps)."""
 
     def __init__(self, spark: Any, source: BatchSource, warehouse: str, soft_delete: dict[str, str],
-                 clock: Callable[[], dt.datetime], *, views: bool = True, compactor: Compactor | None = None) -> None:
+                 clock: Callable[[], dt.datetime], *, views: bool = True, compactor: compaction.Compactor | None = None) -> None:
         self.spark = spark
         self.with_views = views
         self.compactor = compactor
