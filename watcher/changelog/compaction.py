@@ -29,9 +29,9 @@ commits.
    again (:meth:`Compactor.active`).
 
 Example:
-    >>> due_tables({"A": {"state_version": 3, "state_rows": 10, "state_deltas": [4], "delta_rows": [200_000]},
+    >>> next_merge({"A": {"state_version": 3, "state_rows": 10, "state_deltas": [4], "delta_rows": [200_000]},
     ...             "B": {"state_version": 3, "state_rows": 10, "state_deltas": [4], "delta_rows": [1]}})
-    ['A']
+    ('A', (3, 4))
 """
 
 from __future__ import annotations
@@ -85,9 +85,13 @@ def plan(info: Mapping[str, Any]) -> tuple[int, ...] | None:
     return None
 
 
-def due_tables(tables: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """The tables with layers to merge (:func:`plan`), the most layered first."""
-    return sorted((t for t, info in tables.items() if plan(info)), key=lambda t: (-len(current_state.layers(tables[t])), t))
+def next_merge(tables: Mapping[str, Mapping[str, Any]]) -> tuple[str, tuple[int, ...]] | None:
+    """The table to merge next and its layers to merge (:func:`plan`): of the tables with layers
+    to merge, the most layered (None: none)."""
+    plans = [(t, layers) for t, info in tables.items() if (layers := plan(info))]
+    if not plans:
+        return None
+    return min(plans, key=lambda p: (-len(current_state.layers(tables[p[0]])), p[0]))
 
 
 @dataclass(frozen=True)
@@ -217,15 +221,14 @@ class Compactor:
         with self._lock:
             if self._failures >= MAX_FAILURES or self._pending is not None or self._merged:
                 return None
-        due = due_tables(committed.tables)
-        if not due:
+        chosen = next_merge(committed.tables)
+        if chosen is None:
             return None
-        layers = plan(committed.tables[due[0]])
-        assert layers is not None
+        table, layers = chosen
         version, _ = manifest.claim_version(fs, committed)
         with self._lock:
             self._pending = version
-        self._thread = threading.Thread(target=self._merge, args=(spark, fs, committed, due[0], version, layers),
+        self._thread = threading.Thread(target=self._merge, args=(spark, fs, committed, table, version, layers),
                                         name=f"spanner-watcher compaction v{version}", daemon=True)
         self._thread.start()
         return version

@@ -265,9 +265,8 @@ def prune(fs: FileStore, manifest: Manifest, previous: Manifest | None = None, *
     before this run committed still finds its state layers (they go one run later). ``keep``: versions
     a compactor is writing or has written and not yet handed to a run (:mod:`.compaction`).
     """
-    used = {version_dir(v).rsplit("/", 1)[-1] for m in (manifest, previous) if m is not None
-            for t in m.tables.values() for v in layers(t)}
-    used |= {version_dir(v).rsplit("/", 1)[-1] for v in keep}
+    versions = {v for m in (manifest, previous) if m is not None for t in m.tables.values() for v in layers(t)}
+    used = {version_dir(v).rsplit("/", 1)[-1] for v in versions | set(keep)}
     removed = []
     for name in fs.list_names(STATE_DIR):
         if name.startswith("v") and name not in used and name[1:].isdigit() and int(name[1:]) < manifest.version:
