@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from watcher.model import Change, from_nanos
@@ -41,3 +42,20 @@ SINGERS_TYPES = {"SingerId": "INT64", "Name": "STRING(MAX)", "Deleted": "BOOL", 
 def singer(singer_id: int, name: str, deleted: bool = False) -> dict[str, Any]:
     return {"SingerId": singer_id, "Name": name, "Deleted": deleted,
             "LastUpdated": dt.datetime(2024, 5, 1, tzinfo=dt.UTC)}
+
+
+def parquet_types(spark: Any, folder: Path, fields: tuple[tuple[str, str, str], ...], partitions: tuple[str, ...],
+                  *, whole: bool = True) -> None:
+    """Each file on its own, and (``whole``) the folder read with no schema, have the layout's types."""
+    from pyspark.sql.types import _parse_datatype_string
+
+    types = {name: _parse_datatype_string(kind) for name, kind, _ in fields}
+    expected = {name: kind for name, kind in types.items() if name not in partitions}
+    files = sorted(folder.rglob("*.parquet"))
+    assert files
+    for file in files:  # a partition column is in the folder names, not the file (state deltas are not partitioned)
+        in_file = {k: v for k, v in types.items() if not any(part.startswith(f"{k}=") for part in file.parts)}
+        assert {f.name: f.dataType for f in spark.read.parquet(str(file)).schema.fields} == in_file, file
+    if whole:
+        read = {f.name: f.dataType for f in spark.read.parquet(str(folder)).schema.fields}
+        assert {k: v for k, v in read.items() if k in expected} == expected

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from google.cloud import spanner
 
-from tests.changelog.support import SINGERS_TYPES, Stager, singer
+from tests.changelog.support import SINGERS_TYPES, Stager, parquet_types, singer
 from tests.cli_support import run_all
 from watcher.changelog import Changelog, current_state, manifest, views
 from watcher.changelog.fs import HadoopFS
@@ -102,23 +102,6 @@ def _no_checksum_files(*folders: Path) -> None:
     assert crc == []
 
 
-def _parquet_types(spark: Any, folder: Path, fields: tuple[tuple[str, str, str], ...], partitions: tuple[str, ...],
-                   *, whole: bool = True) -> None:
-    """Each file on its own, and (``whole``) the folder read with no schema, have the layout's types."""
-    from pyspark.sql.types import _parse_datatype_string
-
-    types = {name: _parse_datatype_string(kind) for name, kind, _ in fields}
-    expected = {name: kind for name, kind in types.items() if name not in partitions}
-    files = sorted(folder.rglob("*.parquet"))
-    assert files
-    for file in files:  # a partition column is in the folder names, not the file (state deltas are not partitioned)
-        in_file = {k: v for k, v in types.items() if not any(part.startswith(f"{k}=") for part in file.parts)}
-        assert {f.name: f.dataType for f in spark.read.parquet(str(file)).schema.fields} == in_file, file
-    if whole:
-        read = {f.name: f.dataType for f in spark.read.parquet(str(folder)).schema.fields}
-        assert {k: v for k, v in read.items() if k in expected} == expected
-
-
 CHANGE_COLUMNS = ["change_id", "table_name", "keys", "mod_type", "new_values", "old_values", "commit_timestamp",
                   "transaction_group", "record_sequence", "number_of_records_in_group"]
 STATE_COLUMNS = ["table_name", "keys", "new_values", "commit_timestamp", "is_deleted", "change_id"]
@@ -157,8 +140,8 @@ def test_changelog_and_backfill_on_a_cluster_match_local_mode(spark, make_databa
     sequences = _rows(spark, local / "warehouse", "changelog", ["record_sequence", "run_version"])
     assert set(sequences) == {(0, 1), (1, 1), (0, 2), (1, 2)}  # both local runs wrote groups of two
     for warehouse in (on_cluster / "warehouse", local / "warehouse"):
-        _parquet_types(spark, warehouse / "changelog", CHANGELOG_FIELDS, CHANGELOG_PARTITIONS)
-        _parquet_types(spark, warehouse / "current_state", STATE_FIELDS, ("table_name",), whole=False)  # layers
+        parquet_types(spark, warehouse / "changelog", CHANGELOG_FIELDS, CHANGELOG_PARTITIONS)
+        parquet_types(spark, warehouse / "current_state", STATE_FIELDS, ("table_name",), whole=False)  # layers
     _no_checksum_files(on_cluster, local, bf)
 
     # the backfill read Spanner from the executors (which lack this package) and staged every row

@@ -215,3 +215,41 @@ def test_a_merge_adopted_after_later_runs_keeps_their_deltas(spark, stager, dirs
     later = [v for v in current_state.layers(entry) if v > merging]
     assert len(later) == 4 and later == sorted(later), entry  # the three held runs' deltas and this run's
     assert (entry["state_version"] == merging) == (kind == "base") and current_state.layers(entry)[:-4][-1] == merging
+
+
+@pytest.mark.parametrize("whole", [False, True], ids=["deltas", "base"])
+def test_the_driver_merges_as_spark_does(spark, stager, dirs, monkeypatch, whole):
+    """Small layers are merged on the driver with pyarrow (arrow_merge); what it writes must be what
+    Spark writes: the same rows, and files of the same Parquet types (read with and without a schema)."""
+    from pathlib import Path
+
+    from tests.changelog.support import parquet_types
+    from watcher.changelog import arrow_merge
+    from watcher.changelog.records import STATE_FIELDS
+
+    monkeypatch.setattr(current_state, "MAX_DELTAS", 100)  # no run merges: the deltas pile up
+    truth, changed = Truth(stager), []
+    run(spark, dirs, None)
+    for n in range(1, 6):
+        changed.append(set(truth.change(n)))
+        run(spark, dirs, None)
+    fs = HadoopFS(spark, dirs["warehouse"])
+    committed = manifest.load(fs)
+    entry = committed.tables["Singers"]
+    assert len(entry["state_deltas"]) == 5
+    layers = tuple(current_state.layers(entry) if whole else entry["state_deltas"][-4:])
+    before = sorted(tuple(r) for r in current_state.load(spark, fs, committed).collect())
+    rows = {}
+    for engine, limit in (("driver", arrow_merge.MAX_ROWS), ("spark", -1)):
+        monkeypatch.setattr(arrow_merge, "MAX_ROWS", limit)
+        version, _ = manifest.claim_version(fs, committed)
+        merged = compaction.merge_layers(spark, fs, committed, "Singers", version, layers)
+        assert merged.base == whole
+        folder = Path(dirs["warehouse"]) / current_state.version_dir(version)
+        parquet_types(spark, folder, STATE_FIELDS, ("table_name",), whole=False)
+        assert not list(folder.rglob("*.crc"))
+        adopted = compaction.adopt(entry, merged)
+        frame = current_state.load(spark, fs, manifest.Manifest(committed.version, tables={"Singers": adopted}))
+        rows[engine] = (merged.rows, sorted(tuple(r) for r in frame.collect()))
+    assert rows["driver"] == rows["spark"]
+    assert rows["driver"] == (30 if whole else len(set().union(*changed[1:])), before)  # a key's newest row, once

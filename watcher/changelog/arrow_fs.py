@@ -171,6 +171,29 @@ class ArrowFS(RootedFolder):
             source_fs.delete_file(source)
         return self._to_uri(target)
 
+    def read_parquet(self, folder: str) -> Any:
+        """The rows of a folder's Parquet files (hidden names left out) as one Arrow table, in each
+        file's own types (Spark's INT96 timestamps read as nanoseconds); None when it does not exist."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        path = self._path(folder)
+        if self._info(path).type != self._pafs.FileType.Directory:
+            return None
+        files = sorted(i.path for i in self._fs.get_file_info(self._pafs.FileSelector(path, recursive=False))
+                       if i.type == self._pafs.FileType.File and i.base_name.endswith(".parquet")
+                       and not i.base_name.startswith((".", "_")))
+        tables = [pq.read_table(f, filesystem=self._fs) for f in files]
+        return pa.concat_tables(tables, promote_options="permissive") if tables else None
+
+    def write_parquet(self, table: Any, relative: str) -> None:
+        """Write an Arrow table as one Parquet file in Spark's types (timestamps as INT96, snappy)."""
+        import pyarrow.parquet as pq
+
+        path = self._path(relative)
+        self._fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
+        pq.write_table(table, path, filesystem=self._fs, compression="snappy", use_deprecated_int96_timestamps=True)
+
     def delete(self, relative: str, *, recursive: bool = True) -> bool:
         path = self._path(relative)
         info = self._info(path)

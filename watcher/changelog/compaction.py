@@ -43,7 +43,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import current_state, manifest, records
+from . import arrow_merge, current_state, manifest, records
 from .files import FileStore
 from .fs import NO_CHECKSUMS
 
@@ -110,9 +110,16 @@ def merge_layers(spark: Any, fs: FileStore, committed: manifest.Manifest, table:
                  layers: tuple[int, ...]) -> Merged:
     """Write the newest row per key of ``table``'s ``layers`` in ``committed`` (all of them, or its
     newest deltas) as the base or a delta of run ``version``, a version claimed for it. Nothing is
-    committed (:func:`adopt` does that in a later run's manifest)."""
+    committed (:func:`adopt` does that in a later run's manifest). Layers of at most
+    :data:`.arrow_merge.MAX_ROWS` rows are merged on the driver (:mod:`.arrow_merge`), larger ones by Spark."""
     info = committed.tables[table]
     base = layers[0] == info.get("state_version")
+    counts = dict(current_state.layer_rows(info))
+    rows_in = [counts.get(v) for v in layers]
+    store = arrow_merge.store_for(fs) if None not in rows_in and sum(n or 0 for n in rows_in) <= arrow_merge.MAX_ROWS else None
+    if store is not None:
+        written = arrow_merge.merge(store, table, [(v, base and n == 0) for n, v in enumerate(layers)], version, base=base)
+        return Merged(table, version, layers, written, base)
     if base:
         source = committed
     else:  # only these deltas: a manifest that names them alone
