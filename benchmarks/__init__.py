@@ -28,6 +28,7 @@ import operator
 import os
 import platform
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -120,6 +121,27 @@ class Result:
         return all(c.passed for c in self.checks)
 
 
+#: Rounds of :func:`speed_probe_ms`' fixed loop.
+PROBE_ROUNDS = 2_000_000
+
+
+def speed_probe_ms(tries: int = 3) -> float:
+    """Milliseconds one core takes for a fixed Python loop (best of ``tries``). On a virtual machine
+    the host's other guests slow every core at times (the load average does not show it, nor does
+    steal time here): runs are comparable where this figure is.
+
+    >>> speed_probe_ms(1) > 0
+    True
+    """
+    best = float("inf")
+    for _ in range(tries):
+        started, total = time.perf_counter(), 0
+        for i in range(PROBE_ROUNDS):
+            total += i * i
+        best = min(best, time.perf_counter() - started)
+    return round(best * 1000, 1)
+
+
 def machine() -> dict[str, Any]:
     """The machine a result was measured on."""
     mem_kib = 0
@@ -142,6 +164,7 @@ def machine() -> dict[str, Any]:
         "platform": platform.platform(),
         # Other work on the machine skews timings: say how busy it was when the result was written.
         "load_average_1_5_15": [round(x, 2) for x in os.getloadavg()],
+        "speed_probe_ms": speed_probe_ms(),
     }
 
 

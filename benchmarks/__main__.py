@@ -19,7 +19,7 @@ import tempfile
 import time
 import traceback
 
-from . import SUITES, RunContext, command_line, result_document, write_result
+from . import SUITES, RunContext, command_line, result_document, speed_probe_ms, write_result
 
 DEFAULT_RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
@@ -58,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
             ctx = RunContext(quick=args.quick, workdir=workdir, log=lambda msg: print(f"   {msg}", flush=True))
             started = time.perf_counter()
             load_at_start = [round(x, 2) for x in os.getloadavg()]
+            probe_at_start = speed_probe_ms()
             try:
                 result = module.run(ctx)
             except Exception:  # noqa: BLE001 - one broken benchmark must not stop the others
@@ -66,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             document = result_document(module.NAME, module.TITLE, command, args.quick, time.perf_counter() - started, result)
             document["machine"]["load_average_at_start_1_5_15"] = load_at_start
+            document["machine"]["speed_probe_ms_at_start"] = probe_at_start
             path = write_result(args.results, document)
             for c in result.checks:
                 print(f"   {'PASS' if c.passed else 'FAIL'} {c.name}: {c.value} {c.op} {c.target}", flush=True)
