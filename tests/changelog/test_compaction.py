@@ -220,7 +220,8 @@ def test_a_merge_adopted_after_later_runs_keeps_their_deltas(spark, stager, dirs
 @pytest.mark.parametrize("whole", [False, True], ids=["deltas", "base"])
 def test_the_driver_merges_as_spark_does(spark, stager, dirs, monkeypatch, whole):
     """Small layers are merged on the driver with pyarrow (arrow_merge); what it writes must be what
-    Spark writes: the same rows, and files of the same Parquet types (read with and without a schema)."""
+    Spark writes: the same rows, and files of the same Parquet types (read with and without a schema).
+    A merge the driver fails (after writing part of it) is Spark's, and nothing of the failed one stays."""
     from pathlib import Path
 
     from tests.changelog.support import parquet_types
@@ -240,16 +241,27 @@ def test_the_driver_merges_as_spark_does(spark, stager, dirs, monkeypatch, whole
     layers = tuple(current_state.layers(entry) if whole else entry["state_deltas"][-4:])
     before = sorted(tuple(r) for r in current_state.load(spark, fs, committed).collect())
     rows = {}
-    for engine, limit in (("driver", arrow_merge.MAX_ROWS), ("spark", -1)):
+    on_driver = arrow_merge.merge
+
+    def fails_midway(store, table, layers, version, *, base):  # a file left half-written, then an error
+        store.write_parquet(store.read_parquet(current_state.version_dir(layers[0][0]) + "/table_name=Singers"
+                                               if layers[0][1] else current_state.deltas_dir(layers[0][0])),
+                            (current_state.version_dir(version) + "/table_name=Singers/part-x.parquet" if base
+                             else current_state.deltas_dir(version) + "/part-x.parquet"))
+        raise OSError("no credentials for the store (test)")
+
+    for engine, limit, driver in (("driver", arrow_merge.MAX_ROWS, on_driver), ("spark", -1, on_driver),
+                                  ("driver failed, then spark", arrow_merge.MAX_ROWS, fails_midway)):
         monkeypatch.setattr(arrow_merge, "MAX_ROWS", limit)
+        monkeypatch.setattr(arrow_merge, "merge", driver)
         version, _ = manifest.claim_version(fs, committed)
         merged = compaction.merge_layers(spark, fs, committed, "Singers", version, layers)
         assert merged.base == whole
         folder = Path(dirs["warehouse"]) / current_state.version_dir(version)
         parquet_types(spark, folder, STATE_FIELDS, ("table_name",), whole=False)
-        assert not list(folder.rglob("*.crc"))
+        assert not list(folder.rglob("*.crc")) and not list(folder.rglob("part-x*"))  # nor the failed merge's file
         adopted = compaction.adopt(entry, merged)
         frame = current_state.load(spark, fs, manifest.Manifest(committed.version, tables={"Singers": adopted}))
         rows[engine] = (merged.rows, sorted(tuple(r) for r in frame.collect()))
-    assert rows["driver"] == rows["spark"]
+    assert rows["driver"] == rows["spark"] == rows["driver failed, then spark"]
     assert rows["driver"] == (30 if whole else len(set().union(*changed[1:])), before)  # a key's newest row, once

@@ -111,15 +111,20 @@ def merge_layers(spark: Any, fs: FileStore, committed: manifest.Manifest, table:
     """Write the newest row per key of ``table``'s ``layers`` in ``committed`` (all of them, or its
     newest deltas) as the base or a delta of run ``version``, a version claimed for it. Nothing is
     committed (:func:`adopt` does that in a later run's manifest). Layers of at most
-    :data:`.arrow_merge.MAX_ROWS` rows are merged on the driver (:mod:`.arrow_merge`), larger ones by Spark."""
+    :data:`.arrow_merge.MAX_ROWS` rows are merged on the driver (:mod:`.arrow_merge`), larger ones by Spark,
+    as are those the driver fails to merge (Spark's write replaces what it left)."""
     info = committed.tables[table]
     base = layers[0] == info.get("state_version")
     counts = dict(current_state.layer_rows(info))
     rows_in = [counts.get(v) for v in layers]
     store = arrow_merge.store_for(fs) if None not in rows_in and sum(n or 0 for n in rows_in) <= arrow_merge.MAX_ROWS else None
     if store is not None:
-        written = arrow_merge.merge(store, table, [(v, base and n == 0) for n, v in enumerate(layers)], version, base=base)
-        return Merged(table, version, layers, written, base)
+        try:
+            written = arrow_merge.merge(store, table, [(v, base and n == 0) for n, v in enumerate(layers)], version,
+                                        base=base)
+            return Merged(table, version, layers, written, base)
+        except Exception as exc:  # noqa: BLE001 - e.g. pyarrow lacks the store's credentials: Spark merges (overwriting)
+            log.warning("merging the state layers of %s on the driver failed (%s); merging them with Spark", table, exc)
     if base:
         source = committed
     else:  # only these deltas: a manifest that names them alone
