@@ -283,3 +283,33 @@ def test_partial_rows_are_filled_in_the_run_that_first_sees_them_and_after(spark
     whole = {"Deleted": False, "LastUpdated": "2024-05-01T00:00:00.000000000Z"}
     assert rows == {"1": ("UPDATE", {"SingerId": "1", "Name": "a2", **whole}, {"Name": "a"}),
                     "2": ("UPDATE", {"SingerId": "2", "Name": "b2", **whole}, {"Name": "b"})}
+
+
+@pytest.mark.parametrize("failing", ["changelog", "state"])
+def test_a_failed_write_leaves_the_run_uncommitted_and_the_next_run_whole(spark, stager, dirs, monkeypatch, failing):
+    """The changelog and the state are written side by side: either one failing (after its files are
+    written: the store went away before the commit) fails the run with that error and commits nothing,
+    and the next run writes every change once."""
+    from watcher.changelog import changelog_files, manifest
+
+    stager.stage("Singers", [singer(1, "a"), singer(2, "b")], types=SINGERS_TYPES, key_columns=KEY, commits=[10, 20])
+    first = run(spark, dirs)
+    stager.stage("Singers", [singer(1, "a2"), singer(3, "c")], types=SINGERS_TYPES, key_columns=KEY, commits=[30, 40])
+    module = changelog_files if failing == "changelog" else current_state
+    name = "append" if failing == "changelog" else "write"
+    written = getattr(module, name)
+
+    def fails_after_writing(*args, **kwargs):
+        written(*args, **kwargs)
+        raise OSError(f"disk full writing the {failing} (test)")
+
+    monkeypatch.setattr(module, name, fails_after_writing)
+    with pytest.raises(OSError, match=f"disk full writing the {failing}"):
+        run(spark, dirs)
+    monkeypatch.setattr(module, name, written)
+    assert manifest.load(HadoopFS(spark, dirs["warehouse"])).version == first.version
+    again = run(spark, dirs)
+    assert again.committed and again.changes_written == 2
+    assert [(k, m) for k, m, *_ in changes(spark)] == [("1", "UPSERT"), ("2", "UPSERT"), ("1", "UPDATE"), ("3", "UPSERT")]
+    state = spark.sql("SELECT keys, vals FROM current_state").collect()
+    assert sorted((json.loads(r.keys)["SingerId"], r.vals["Name"]) for r in state) == [("1", "a2"), ("2", "b"), ("3", "c")]
