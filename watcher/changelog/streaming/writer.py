@@ -173,11 +173,12 @@ class ChangelogWriter:
         with self._lock:
             return list(self._batches)
 
-    def freshness_values(self, committed_since: float | None = None) -> list[float]:
+    def freshness_values(self, committed_since: float | None = None, committed_before: float | None = None) -> list[float]:
         """The kept per-row freshness values (seconds), of the rows committed at or after
-        ``committed_since`` (epoch seconds) when given."""
+        ``committed_since`` and before ``committed_before`` (epoch seconds) when given."""
         with self._lock:
-            return [lag for commit, lag in self._lags if committed_since is None or commit >= committed_since]
+            return [lag for commit, lag in self._lags if (committed_since is None or commit >= committed_since)
+                    and (committed_before is None or commit < committed_before)]
 
     def progress(self, query: Any) -> dict[str, Any] | None:
         """``query.lastProgress`` with this writer's ``freshness`` (None before the first progress)."""
