@@ -265,3 +265,19 @@ def test_the_driver_merges_as_spark_does(spark, stager, dirs, monkeypatch, whole
         rows[engine] = (merged.rows, sorted(tuple(r) for r in frame.collect()))
     assert rows["driver"] == rows["spark"] == rows["driver failed, then spark"]
     assert rows["driver"] == (30 if whole else len(set().union(*changed[1:])), before)  # a key's newest row, once
+
+
+@pytest.mark.skipif(not hasattr(os, "setpriority"), reason="no per-thread CPU priority on this OS")
+def test_the_merging_thread_alone_yields_the_cpu_to_the_runs():
+    seen = {}
+
+    def merging():
+        compaction.background_priority()
+        seen["merge"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    before = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    thread = threading.Thread(target=merging)
+    thread.start()
+    thread.join()
+    assert seen["merge"] == max(before, compaction.MERGE_NICENESS)  # (a thread cannot raise its priority back)
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == before  # the caller (a run) keeps its own

@@ -183,7 +183,7 @@ class ArrowFS(RootedFolder):
         files = sorted(i.path for i in self._fs.get_file_info(self._pafs.FileSelector(path, recursive=False))
                        if i.type == self._pafs.FileType.File and i.base_name.endswith(".parquet")
                        and not i.base_name.startswith((".", "_")))
-        tables = [pq.read_table(f, filesystem=self._fs) for f in files]
+        tables = [pq.read_table(f, filesystem=self._fs, use_threads=False) for f in files]  # on the caller's thread (its priority)
         return pa.concat_tables(tables, promote_options="permissive") if tables else None
 
     def write_parquet(self, table: Any, relative: str) -> None:

@@ -37,6 +37,7 @@ Example:
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Mapping
@@ -181,6 +182,21 @@ def adopt(info: Mapping[str, Any], merged: Merged) -> dict[str, Any] | None:
     return adopted
 
 
+#: The nice value of the thread that merges (Linux: per thread): the runs come first.
+MERGE_NICENESS = 10
+
+
+def background_priority() -> None:
+    """Lower the calling thread's CPU priority to :data:`MERGE_NICENESS` (where the OS has per-thread
+    priorities): on a machine without spare cores a merge then takes the CPU the runs leave idle,
+    instead of slowing the micro-batch beside it. Only the merge's own thread is lowered (the driver
+    merge reads and writes on it, :mod:`.arrow_merge`); Spark's threads, and the runs, keep theirs."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), MERGE_NICENESS)
+    except (AttributeError, OSError):  # no per-thread priority here: the merge runs at the runs' priority
+        pass
+
+
 class Compactor:
     """Merges one table's layers at a time on a background thread (see the module docstring).
 
@@ -247,6 +263,7 @@ class Compactor:
 
     def _merge(self, spark: Any, fs: FileStore, committed: manifest.Manifest, table: str, version: int,
                layers: tuple[int, ...]) -> None:
+        background_priority()
         started = time.perf_counter()
         try:
             merged = merge_layers(spark, fs, committed, table, version, layers)
