@@ -4,7 +4,8 @@ A merge in Spark (:func:`.compaction.merge_layers`) costs a few Spark jobs whate
 planning, tasks, a write and a count, about two seconds of both cores of a small machine, taken
 from the streaming micro-batches running beside it (the freshness's tail). The merges a streaming
 query needs most often are of its newest deltas, some thousands of rows each: pyarrow reads,
-merges and writes those in a few hundredths of a second on the driver, without Spark.
+merges and writes those on the driver in a fraction of a second (20,000 rows: 0.3 s on an idle
+machine), without Spark, on the merging thread alone (:func:`.compaction.background_priority`).
 
 The rows written are the ones Spark's merge writes (:func:`.current_state.latest`: each key's newest
 row by commit timestamp, then the later layer), in Spark's Parquet types (INT96 timestamps, a
