@@ -20,6 +20,7 @@ Example (normally reached through ``service.LocalSpannerService``)::
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import OrderedDict
@@ -57,6 +58,8 @@ from .sequences import Counters
 from .storage import META_TABLE, Storage
 from .transactions import PendingCommitTimestamp, ReadWriteTransaction, Snapshot, mutation_count
 from .writer import Writer
+
+log = logging.getLogger(__name__)
 
 
 class DatabaseEngine(ParkedSnapshots, SchemaChanges):
@@ -509,10 +512,8 @@ class DatabaseEngine(ParkedSnapshots, SchemaChanges):
                                    purge_before=purge_before, wall_nanos=self.clock.wall_nanos(), tag=tag,
                                    sequences=self.sequences)
             self.latest_commit_nanos = ts
-        self._park_idle_snapshots()
-        if written:
-            self.change_streams.notify()  # wake open change stream queries
         txn.state = "committed"
+        self._after_commit(bool(written))
         self._writer.release(txn)
         return ts
 
@@ -551,9 +552,18 @@ class DatabaseEngine(ParkedSnapshots, SchemaChanges):
                 self._in_flight.close()
             if committed:
                 self.latest_commit_nanos = max(self.latest_commit_nanos, max(e.ts for e in committed))
-        self._park_idle_snapshots()  # lets checkpoints copy the WAL past idle snapshots
-        if any(e.written for e in committed):
-            self.change_streams.notify()  # wake open change stream queries
+        self._after_commit(any(e.written for e in committed))
+
+    def _after_commit(self, wrote_change_records: bool) -> None:
+        """Housekeeping once commits are durable: park idle snapshots (so that checkpoints copy the WAL
+        past them) and wake open change stream queries. A failure here is logged, never returned:
+        the commits are done, and a client told otherwise would retry them (a second commit)."""
+        try:
+            self._park_idle_snapshots()
+        except Exception:  # noqa: BLE001 - a snapshot left pinned costs WAL growth, not correctness
+            log.exception("parking idle snapshots after a commit failed; they stay pinned")
+        if wrote_change_records:
+            self.change_streams.notify()
 
     def close(self) -> None:
         with self._registry_lock:
