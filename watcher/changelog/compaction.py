@@ -129,9 +129,7 @@ def merge_layers(spark: Any, fs: FileStore, committed: manifest.Manifest, table:
     if base:
         source = committed
     else:  # only these deltas: a manifest that names them alone
-        rows_of = dict(current_state.layer_rows(info))
-        source = manifest.Manifest(committed.version, tables={table: {
-            "state_deltas": list(layers), "delta_rows": [rows_of.get(v) for v in layers]}})
+        source = manifest.Manifest(committed.version, tables={table: {"state_deltas": list(layers), "delta_rows": rows_in}})
     rows = records.conform(current_state.latest(current_state.load_layers(spark, fs, source, [table])),
                            records.STATE_FIELDS)
     schema = records.schema_ddl(records.STATE_FIELDS)
