@@ -1,8 +1,8 @@
 """A commit is acknowledged as it happened, whatever the housekeeping after it does.
 
 After a commit the server parks idle snapshots and wakes change stream readers. Were a failure
-there reported as the commit's, the client would retry a write that is already durable (a
-second commit, at a later timestamp, of a write the caller saw fail). The failure is injected by
+there reported as the commit's, the caller would see a durable write fail (before the fix: 500),
+and a retry of it would commit it a second time, at a later timestamp. The failure is injected by
 wrapping the engine's parking (only the embedded server has it); writes and reads go through the
 official client.
 """

@@ -557,7 +557,8 @@ class DatabaseEngine(ParkedSnapshots, SchemaChanges):
     def _after_commit(self, wrote_change_records: bool) -> None:
         """Housekeeping once commits are durable: park idle snapshots (so that checkpoints copy the WAL
         past them) and wake open change stream queries. A failure here is logged, never returned:
-        the commits are done, and a client told otherwise would retry them (a second commit)."""
+        the commits are done, and a caller told otherwise sees a durable write fail (and a retry of
+        it, its own or the client's for a retryable code, would commit it a second time)."""
         try:
             self._park_idle_snapshots()
         except Exception:  # noqa: BLE001 - a snapshot left pinned costs WAL growth, not correctness
