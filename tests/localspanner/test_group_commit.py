@@ -9,6 +9,7 @@ commit survives a killed server.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import signal
 import subprocess
@@ -187,6 +188,70 @@ def test_a_commit_failing_only_at_commit_time_fails_alone(make_database):
     with db.snapshot() as snap:
         kids = sorted(r[0] for r in snap.execute_sql("SELECT P FROM Kids"))
     assert kids == list(range(0, 16, 2))
+
+
+DEFERRED = [*INTERLEAVED,  # Kids: interleaved with ON DELETE NO ACTION
+            "CREATE TABLE Refs (R INT64 NOT NULL, P INT64, CONSTRAINT FK_Refs_Parents FOREIGN KEY (P) REFERENCES Parents (P)) "
+            "PRIMARY KEY (R)"]
+ORPHANS = ("SELECT (SELECT COUNT(*) FROM Kids AS k WHERE k.P NOT IN (SELECT P FROM Parents)) + "
+           "(SELECT COUNT(*) FROM Refs AS r WHERE r.P NOT IN (SELECT P FROM Parents))")
+
+
+def _queued_behind_a_transaction(db, first, second) -> tuple[object, object]:
+    """Start the single-use commits ``first`` then ``second`` while a read/write transaction holds the
+    database's writer: both queue, and are applied as one group once it ends. Their outcomes: a commit
+    timestamp or an error."""
+    outcomes: dict[str, object] = {}
+    threads: list[threading.Thread] = []
+
+    def run(name: str, write) -> None:
+        try:
+            with db.batch() as b:
+                write(b)
+            outcomes[name] = b.committed
+        except exceptions.GoogleAPICallError as exc:
+            outcomes[name] = exc
+
+    def hold(txn) -> None:
+        list(txn.execute_sql("SELECT 1 FROM Parents"))  # the transaction takes the writer
+        for name, write in (("first", first), ("second", second)):
+            if name not in {t.name for t in threads}:
+                threads.append(threading.Thread(target=run, args=(name, write), name=name))
+                threads[-1].start()
+                time.sleep(0.4)  # queued in this order
+
+    db.run_in_transaction(hold)
+    for t in threads:
+        t.join(60)
+    return outcomes["first"], outcomes["second"]
+
+
+@pytest.mark.parametrize(("first", "second", "error"), [
+    pytest.param(lambda b: b.insert("Kids", ("P", "K"), [(7, 1)]), lambda b: b.insert("Parents", ("P",), [(7,)]),
+                 exceptions.NotFound, id="a child, then its parent"),
+    pytest.param(lambda b: b.insert("Refs", ("R", "P"), [(1, 7)]), lambda b: b.insert("Parents", ("P",), [(7,)]),
+                 exceptions.FailedPrecondition, id="a referencing row, then the referenced row"),
+    pytest.param(lambda b: b.delete("Parents", spanner.KeySet(keys=[[8]])), lambda b: b.delete("Kids", spanner.KeySet(keys=[[8, 1]])),
+                 exceptions.FailedPrecondition, id="a parent with NO ACTION children, then its children deleted"),
+])
+def test_a_later_commit_of_the_same_group_does_not_mend_a_broken_deferred_constraint(make_database, first, second, error):
+    """Interleaving and foreign keys are deferred SQLite constraints, checked at COMMIT: a commit that
+    breaks one must fail even when a commit applied after it in the same group would mend it. Accepted,
+    it had a timestamp at which the database was inconsistent, and reads at that timestamp saw an
+    orphan (test_versions' concurrent writers once saw an album of a singer who did not exist)."""
+    db = make_database(DEFERRED)
+    with db.batch() as b:
+        b.insert("Parents", ("P",), [(8,)])
+        b.insert("Kids", ("P", "K"), [(8, 1)])
+    first_outcome, second_outcome = _queued_behind_a_transaction(db, first, second)
+    assert not isinstance(second_outcome, Exception), second_outcome
+    if isinstance(first_outcome, Exception):
+        assert isinstance(first_outcome, error), first_outcome
+    else:  # only as it would commit alone after the second commit (the two were not queued in the order started)
+        assert first_outcome > second_outcome
+    for at in (second_outcome - dt.timedelta(microseconds=1), second_outcome):
+        with db.snapshot(read_timestamp=at) as snap:
+            assert list(snap.execute_sql(ORPHANS)) == [[0]], at
 
 
 @pytest.mark.parametrize("code", ["ABORTED", "UNAVAILABLE"])

@@ -4,19 +4,27 @@ A commit that only carries mutations (a single-use commit, or a read/write trans
 that neither read nor ran DML) does not need the writer until it applies them. Its values
 are converted before it queues (:func:`~.mutations.prepare_mutations`); then the first
 waiter to find no leader becomes the leader, takes the writer, and applies every commit
-queued by then (at most :data:`~.limits.MAX_GROUP_COMMITS`) in one SQLite transaction:
+queued by then (at most :data:`~.limits.MAX_GROUP_COMMITS`) in one SQLite transaction
+(or a few, see the deferred constraints below):
 
 * each gets its own commit timestamp, in queue order, from the clock (so timestamps
   increase in commit order, and ``--shared-commit-timestamps`` still decides sharing);
 * each applies inside its own SAVEPOINT: one that fails is rolled back alone and gets
   its own error, the others go on;
 * versions and change records are written per commit inside the same transaction;
-* the visibility lock is held from the first timestamp to the one COMMIT, so a strong
+* the visibility lock is held from the first timestamp to the last COMMIT, so a strong
   read sees all of the group or none of it, and every commit of the group has a
   timestamp above any read that returned before (external consistency);
-* a deferred constraint (interleaving, foreign key) that fails only at COMMIT cannot be
-  pinned on one commit by SQLite: the group is rolled back and its commits are applied
-  again one transaction each, with the timestamps they had, so only the offender fails.
+* a deferred constraint (interleaving, foreign key) is checked by SQLite only at COMMIT,
+  against the state then: a later commit of the same transaction could mend what an earlier
+  one broke (insert the parent of a child written without it), and the earlier one would be
+  accepted at a timestamp at which its parent did not exist (a read at that timestamp then
+  shows the orphan). So a commit that may break one (:func:`may_break_deferred`: a write to
+  an interleaved table, for one) ends its run: the group is applied in runs, one SQLite
+  transaction each, and only a run's last commit can leave one broken at the run's COMMIT;
+* a run whose COMMIT fails that way cannot pin the failure on one commit by SQLite: the run
+  is rolled back and its commits are applied again one transaction each, with the
+  timestamps they had, so only the offender fails.
 
 The committing threads wait until their commit is done; only after COMMIT returns is any
 of them acknowledged, so an acknowledged commit is durable (WAL, see ``storage.py``).
@@ -39,7 +47,9 @@ from . import limits
 from .catalog import Catalog
 from .clock import Clock
 from .commits import apply_commit, finish_commit, purge_old
+from .constraint_storage import deleted_by_cascade
 from .mutations import PreparedMutations, prepare_mutations
+from .requests import Mutation
 from .sequences import Counters
 from .writer import Writer
 
@@ -114,17 +124,86 @@ class GroupCommitter:
 def write_group(conn: sqlite3.Connection, catalog: Catalog, batch: list[GroupEntry], clock: Clock, *,
                 purge_before: int | None, wall_nanos: int, sequences: Counters,
                 committing: Callable[[], None] | None = None) -> list[GroupEntry]:
-    """Apply ``batch`` in one SQLite transaction on ``conn`` (the writer is held, the visibility lock too);
-    each entry gets its timestamp or its error. Returns the entries that committed. ``committing`` is
-    called just before the first COMMIT begins (strong reads beside the group stop there, commit_floor.py)."""
+    """Apply ``batch`` in SQLite transactions on ``conn`` (the writer is held, the visibility lock too):
+    one, or one per run ended by a commit that may break a deferred constraint; each entry gets its
+    timestamp or its error. Returns the entries that committed. ``committing`` is called just before
+    the first COMMIT begins (strong reads beside the group stop there, commit_floor.py)."""
     for e in batch:
         if e.prepared.catalog is not catalog:  # a schema change came between preparing and applying
             try:
                 e.prepared = prepare_mutations(catalog, e.prepared.mutations)
             except Exception as exc:
                 e.error = exc
-    live = [e for e in batch if e.error is None]
-    # A group of one needs no savepoint: its failure rolls the whole transaction back (the common
+    announce = [committing] if committing is not None else []
+
+    def first_commit() -> None:  # ``committing`` once, before whichever run's COMMIT comes first
+        while announce:
+            announce.pop()()
+
+    runs = _runs(catalog, [e for e in batch if e.error is None])
+    committed: list[GroupEntry] = []
+    for i, run in enumerate(runs):
+        last = i == len(runs) - 1
+        try:
+            committed += _write_run(conn, catalog, run, clock, purge_before=purge_before if last else None,
+                                    wall_nanos=wall_nanos, sequences=sequences, committing=first_commit)
+        except Exception as exc:
+            if not committed:
+                raise
+            # Earlier runs are durable and stay acknowledged; this run and the rest fail.
+            for e in (e for rest in runs[i:] for e in rest):
+                e.error = e.error or exc
+            break
+    return committed
+
+
+def _runs(catalog: Catalog, entries: list[GroupEntry]) -> list[list[GroupEntry]]:
+    """``entries`` cut after each one that may break a deferred constraint (at least one run, maybe empty)."""
+    runs: list[list[GroupEntry]] = [[]]
+    for e in entries:
+        if not runs[-1] or not may_break_deferred(catalog, runs[-1][-1].prepared.mutations):
+            runs[-1].append(e)
+        else:
+            runs.append([e])
+    return runs
+
+
+def may_break_deferred(catalog: Catalog, mutations: list[Mutation]) -> bool:
+    """Whether ``mutations`` may leave a deferred constraint (interleaving, foreign key) broken:
+    a row written into an interleaved table or one with foreign keys (its parent or referenced
+    row may be missing), a change to a table foreign keys reference, or a delete whose cascades
+    reach a table with NO ACTION children or rows that foreign keys without CASCADE reference.
+
+    >>> from watcher.localspanner import types as T
+    >>> from watcher.localspanner.catalog import Column, KeyPart, Table
+    >>> key = (Column("K", T.INT64, not_null=True),)
+    >>> p = Table("P", key, (KeyPart("K"),))
+    >>> c = Table("C", key, (KeyPart("K"),), parent="P", on_delete_cascade=True)
+    >>> cat = Catalog(tables=(p, c))
+    >>> [may_break_deferred(cat, [Mutation(op, t)]) for op, t in [("insert", "C"), ("delete", "C"), ("insert_or_update", "P"), ("delete", "P")]]
+    [True, False, False, False]
+    """
+    for m in mutations:
+        t = catalog.table(m.table)
+        if t is None:
+            return True  # the commit fails anyway
+        if m.op != "delete" and (t.parent is not None or any(fk.enforced for fk in t.foreign_keys)):
+            return True
+        if m.op != "insert" and any(fk.enforced for _, fk in catalog.foreign_keys_to(t.name)):
+            return True
+        if m.op in ("delete", "replace"):
+            for d in deleted_by_cascade(catalog, t):
+                if any(not child.on_delete_cascade for child in catalog.children_of(d.name)) or any(
+                        fk.enforced and not fk.on_delete_cascade for _, fk in catalog.foreign_keys_to(d.name)):
+                    return True
+    return False
+
+
+def _write_run(conn: sqlite3.Connection, catalog: Catalog, live: list[GroupEntry], clock: Clock, *,
+               purge_before: int | None, wall_nanos: int, sequences: Counters,
+               committing: Callable[[], None]) -> list[GroupEntry]:
+    """Apply ``live`` in one SQLite transaction; only its last entry may break a deferred constraint."""
+    # A run of one needs no savepoint: its failure rolls the whole transaction back (the common
     # case with few writers, where the savepoint's statements would be pure overhead).
     alone = len(live) == 1
     conn.execute("BEGIN")
@@ -145,8 +224,7 @@ def write_group(conn: sqlite3.Connection, catalog: Catalog, batch: list[GroupEnt
                 conn.execute("RELEASE ls_group_commit")
         purge_old(conn, catalog, purge_before, wall_nanos)
         committed = [e for e in live if e.error is None]
-        if committing is not None:
-            committing()
+        committing()
         conn.execute("COMMIT")
         return committed
     except sqlite3.IntegrityError:
