@@ -14,7 +14,8 @@ import pytest
 from pyspark.sql import functions as F
 
 from tests.changelog.support import SINGERS_TYPES, singer
-from watcher.changelog import Changelog, current_state, job, manifest
+from watcher.changelog import Changelog, current_state, manifest
+from watcher.changelog import run as changelog_run
 from watcher.changelog.fs import HadoopFS
 
 KEY = ["SingerId"]
@@ -27,7 +28,7 @@ def state_filter(request, monkeypatch):
     rows shuffled by table (a small run) or by key (larger runs; forced by a zero size), or the new
     keys sent to the state scan (large states; forced here by a zero threshold)."""
     if request.param != "shuffle-by-table":
-        monkeypatch.setattr(job, "SMALL_RUN_BYTES", 0)
+        monkeypatch.setattr(changelog_run, "SMALL_RUN_BYTES", 0)
     if request.param == "broadcast":
         monkeypatch.setattr(current_state, "SHUFFLE_FILTER_ROWS", 0)
     return request.param

@@ -2,7 +2,7 @@
 
 A *batch source* lists the batches a run has not processed yet, reads their records (the staging
 fields of :func:`.staging_reader.read_schema` plus ``batch``, the batch's name, and ``_bad``), and
-sets bad batches aside. The job (:mod:`.job`) does the rest the same way for both, so a
+sets bad batches aside. The job (:mod:`.run`) does the rest the same way for both, so a
 micro-batch of the streaming source is de-duplicated, classified, grouped, logged as processed
 and committed exactly like staged files.
 
@@ -24,7 +24,7 @@ from . import staging_reader
 from .files import FileEntry, FileStore, open_fs
 from .staging_reader import Quarantined
 
-#: Bytes a record of a DataFrame source is counted as, where a run weighs its input (job.SMALL_RUN_BYTES).
+#: Bytes a record of a DataFrame source is counted as, where a run weighs its input (run.SMALL_RUN_BYTES).
 RECORD_BYTES = 512
 
 

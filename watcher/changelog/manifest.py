@@ -16,9 +16,9 @@ Manifest (format version 1)::
 
 ``state_version`` and ``state_deltas`` name the runs holding the table's current state (its
 base and delta layers, :mod:`.current_state`). ``max_commit`` is the newest commit timestamp of
-the table's changelog rows (a run whose rows are all newer has no group to continue, :mod:`.job`);
+the table's changelog rows (a run whose rows are all newer has no group to continue, :mod:`.run`);
 manifests written before it was kept lack it. ``partial_rows`` (true, or absent) says that a run has seen
-partial rows of the table, so later runs fill them from the start (:data:`.job.PARTIAL_ROWS`).
+partial rows of the table, so later runs fill them from the start (:data:`.run.PARTIAL_ROWS`).
 
 Example:
     >>> m = Manifest.empty()

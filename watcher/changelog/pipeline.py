@@ -86,7 +86,7 @@ def normalize(staged: Any, soft_delete_columns: Mapping[str, str]) -> Any:
     """Staged records as new change rows (``_src = 1``).
 
     ``staged`` is :func:`.staging_reader.read_batches`' frame; its ``batch``, ``v`` and ``_bad``
-    travel along, so that the batches can be checked on the window's output (:mod:`.job`).
+    travel along, so that the batches can be checked on the window's output (:mod:`.run`).
     """
     plain = ("key_columns", "commit_timestamp", "read_timestamp", "shard", "watcher_id", "read_method", "batch_id",
              "seq", "batch", "v", "_bad", "version_seq", *STREAM_COLUMNS)
@@ -166,7 +166,7 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
     the newest is the key's state, and only one row of a commit timestamp counts as the final one.
     For the tables in ``prune`` only keys with new rows are kept, right after the shuffle (the
     job then writes those tables' state as a delta). With ``by_table`` the rows are shuffled by
-    table only (each table's rows in one task: for small runs, see :mod:`.job`).
+    table only (each table's rows in one task: for small runs, see :mod:`.run`).
 
     ``fill_partial``: fill partial rows (:mod:`.partial_rows`). Its window columns copy each
     key's latest whole row onto every row after it, a cost every row pays; a caller that knows
