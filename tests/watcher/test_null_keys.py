@@ -9,6 +9,7 @@ the embedded server, with transactions sharing commit timestamps too), and a LIM
 
 from __future__ import annotations
 
+import math
 import random
 import time
 import uuid
@@ -108,10 +109,11 @@ def cases(instance, _server) -> Any:
 def _watcher(db: Any, case: Case, *, with_query: bool, **kw: Any) -> TableWatcher:
     kw.setdefault("checkpoints", InMemoryCommitTimestampRepository())
     kw.setdefault("initial_timestamp", MIN_TIMESTAMP)
-    # 0 s: always "behind", so every poll without a position inside a group is the WITH query.
+    # 0 s: always "behind", so every poll without a position inside a group is the WITH query; never
+    # (inf) for the simple variant: its first poll starts at MIN_TIMESTAMP, 2,000 years (6e10 s) behind.
     return TableWatcher(db, case.table, shard_provider=FixedShardProvider("ShardId", SHARDS), limit=case.limit,
                         poll_interval=0.005, retry_policy=FAST,
-                        fallback_to_with_query_seconds=0 if with_query else 1e9, **kw)
+                        fallback_to_with_query_seconds=0 if with_query else math.inf, **kw)
 
 
 def _collect(w: TableWatcher, got: Collector, n: int) -> None:
@@ -130,11 +132,14 @@ def _collect(w: TableWatcher, got: Collector, n: int) -> None:
 def test_every_key_delivered_once_in_spanner_order(cases, seed, with_query):
     db, all_cases = cases
     case = all_cases[seed]
-    got = Collector()
+    got, polls = Collector(), []
     w = _watcher(db, case, with_query=with_query)
+    w.add_poll_listener(polls.append)
     _collect(w, got, len(case.keys))
     assert got.keys() == case.keys
     assert [c.commit_timestamp for c in got.changes] == [case.commit_of[k] for k in case.keys]
+    # Every poll, from the first (at MIN_TIMESTAMP, 2,000 years behind) on, used the query of its variant.
+    assert polls and {p.using_with_query for p in polls} == {with_query}
     assert w.stats()["using_with_query"] is with_query
 
 
