@@ -2,9 +2,10 @@
 
 An update's old values are the previous row's values of the columns both rows hold whose
 value changed (watcher.changelog.old_values): taken from each row's JSON text split into its
-entries where that split is exact, from maps otherwise (nested JSON, columns added). Either way
-they must be what the rows' own ``new_values`` say, within a run and across runs (the previous
-row then comes from the current state).
+entries where that split is exact (here: every update, as both rows hold the same columns; JSON
+documents are staged as strings), from maps otherwise. They must be what the rows' own
+``new_values`` say, within a run and across runs (the previous row then comes from the current
+state).
 """
 
 from __future__ import annotations
