@@ -11,17 +11,20 @@ VENV="${SPANNER_WATCHER_VENV:-.venv}"
 PY="${PYTHON:-python3}"
 
 need_java() {
-  # PySpark 4 needs Java 17 or newer.
+  # PySpark 4 needs Java 17 or newer; the changelog's JVM functions are compiled with its javac
+  # (without one they take their slower SQL path: watcher/changelog/jvm).
+  local v=""
   if command -v java >/dev/null 2>&1; then
-    local v
     v=$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -1)
-    if [ -n "$v" ] && [ "$v" -ge 17 ]; then return 0; fi
   fi
+  if [ -n "$v" ] && [ "$v" -ge 17 ] && command -v javac >/dev/null 2>&1; then return 0; fi
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-    echo "run.sh: installing Java 17 (needed by PySpark) with apt-get" >&2
-    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null
+    echo "run.sh: installing the Java 17 JDK (PySpark needs Java; javac builds the changelog's JVM functions) with apt-get" >&2
+    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jdk-headless >/dev/null
+  elif [ -z "$v" ] || [ "$v" -lt 17 ]; then
+    echo "run.sh: Java 17+ is missing; install it (e.g. apt-get install openjdk-17-jdk-headless). Spark parts will not run." >&2
   else
-    echo "run.sh: Java 17+ is missing; install it (e.g. apt-get install openjdk-17-jre-headless). Spark parts will not run." >&2
+    echo "run.sh: javac is missing (e.g. apt-get install openjdk-17-jdk-headless); the changelog takes its slower SQL path." >&2
   fi
 }
 
@@ -38,6 +41,8 @@ setup() {
     "$VENV/bin/python" -m pip install -q -e ".[test]"
     rm -f "$VENV"/.installed-* && touch "$stamp"
   fi
+  # The JVM functions' jar, built once per source (cached); on failure it says why, and jobs take the SQL path.
+  "$VENV/bin/python" -c 'import sys; from watcher.changelog.jvm import jar; sys.exit(jar.main())' >/dev/null || true
 }
 
 cmd="${1:-demo}"

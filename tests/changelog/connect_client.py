@@ -14,6 +14,7 @@ import sys
 
 from watcher.changelog import Changelog, register_views
 from watcher.changelog.connect import is_connect
+from watcher.changelog.jvm import registry
 from watcher.changelog.session import connect_session
 
 #: The columns of each view the test compares with local mode.
@@ -39,7 +40,8 @@ def main(argv: list[str]) -> int:
     register_views(spark, warehouse)
     out = {"result": {"version": result.version, "changes_written": result.changes_written,
                       "committed": result.committed},
-           "views": {view: view_rows(spark, view) for view in VIEW_COLUMNS}}
+           "views": {view: view_rows(spark, view) for view in VIEW_COLUMNS},
+           "jvm_function": spark.catalog.functionExists(registry.OLD_VALUES)}
     print(json.dumps(out, default=str))
     spark.stop()
     return 0

@@ -24,6 +24,7 @@ from tests.changelog.support import SINGERS_TYPES, Stager, parquet_types, singer
 from tests.cli_support import run_all
 from watcher.changelog import Changelog, current_state, manifest, views
 from watcher.changelog.fs import HadoopFS
+from watcher.changelog.jvm import jar
 from watcher.changelog.records import CHANGELOG_FIELDS, CHANGELOG_PARTITIONS, STATE_FIELDS
 from watcher.devtools.spark_cluster import StandaloneCluster, spark_class
 
@@ -132,6 +133,8 @@ def test_changelog_and_backfill_on_a_cluster_match_local_mode(spark, make_databa
                                  master=cluster["url"], python=cluster["python"]),
     })
 
+    if jar.find_javac() is not None:  # old values by the JVM function: its jar reached the cluster's executors
+        assert "old values take the SQL path" not in done["cluster changelog"].stderr
     # the same changes (ids, values, mod types, grouping) and the same current state, row for row
     for table, columns in (("changelog", CHANGE_COLUMNS), ("current_state", STATE_COLUMNS)):
         cluster_rows = _rows(spark, on_cluster / "warehouse", table, columns)

@@ -19,6 +19,10 @@ that the new row does not have (a set difference in generated code), joined as t
 Otherwise (columns added or dropped, or text the split does not reproduce) the rows are
 parsed into maps and compared column by column, values rendered by type.
 
+Where the session has the package's JVM function (:mod:`watcher.changelog.jvm`), the fast path
+is that function over the two rows' texts (:func:`jvm_fast_sql`): the same split, the same
+difference, the same text, without carrying every row's entries through the window.
+
 Example:
     >>> "array_except" in old_values_sql()
     True
@@ -68,14 +72,30 @@ _CHANGED_ENTRIES = "array_except(_prev_entries, _entries)"
 SAME_COLUMNS_SQL = "(_entries_ok AND _prev_entries_ok AND _columns = _prev_columns)"
 
 
-def old_values_sql() -> str:
+#: An update's old values on the fast path, from the entries columns.
+FAST_SQL = f"concat('{{', array_join({_CHANGED_ENTRIES}, ','), '}}')"
+
+
+def jvm_fast_sql(function: str) -> str:
+    """SQL: the JVM function ``function``'s old values of an update, null where the rows do not
+    take the fast path (so that it also says whether they do).
+
+    >>> jvm_fast_sql("f")
+    'f(_prev_json, _json)'
+    """
+    return f"{function}(_prev_json, _json)"
+
+
+def old_values_sql(fast: str = "_fast", fast_values: str = FAST_SQL) -> str:
     """SQL for old_values over the per-key window columns.
 
-    Reads mod_type, _prev_json, _prev_deleted, _fast (:data:`SAME_COLUMNS_SQL` for updates),
-    _prev_entries/_entries and, when not _fast, the maps _prev_vals/_vals/_types.
+    Reads mod_type, _prev_json, _prev_deleted, ``fast`` (for updates: whether they take the fast
+    path, by default :data:`SAME_COLUMNS_SQL` computed as _fast), ``fast_values`` (their old
+    values then, by default from _prev_entries/_entries) and, when not fast, the maps
+    _prev_vals/_vals/_types.
     """
     return (f"CASE WHEN mod_type = 'UPDATE' AND _prev_json IS NOT NULL THEN "
-            f"CASE WHEN _fast THEN concat('{{', array_join({_CHANGED_ENTRIES}, ','), '}}') "
+            f"CASE WHEN {fast} THEN {fast_values} "
             f"ELSE {columns_json_sql(_CHANGED, '_prev_vals', '_types')} END "
             f"WHEN mod_type = 'DELETE' AND _prev_json IS NOT NULL AND NOT _prev_deleted THEN _prev_json "
             f"ELSE '{{}}' END")

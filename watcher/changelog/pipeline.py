@@ -47,7 +47,15 @@ from typing import Any
 
 from ..staging.contract import CHANGE_STREAM, NEW_VALUES, OLD_VALUES_CAPTURE_TYPES, PARTIAL_CAPTURE_TYPES, STREAM_FORMAT
 from . import classify, dedup, grouping, partial_rows, records, sql_steps
-from .old_values import SAME_COLUMNS_SQL, column_names_sql, entries_ok_sql, entries_sql, old_values_sql, trusted_names_sql
+from .old_values import (
+    SAME_COLUMNS_SQL,
+    column_names_sql,
+    entries_ok_sql,
+    entries_sql,
+    jvm_fast_sql,
+    old_values_sql,
+    trusted_names_sql,
+)
 from .typed_json import staged_keys_sql
 
 #: Columns shared by new change rows and state rows before the window.
@@ -150,7 +158,7 @@ def key_window_sql(with_state: bool = True, frame: str = "") -> str:
 
 #: Window helper columns that the outputs do not need (dropped before the rows are kept).
 _SCRATCH = ("_soft_deleted", "_prev_ts", "_prev_version", "_state_version", "_max_pos", "_rank", "_prev_deleted", "_prev_json", "_prev_vals", "_vals", "_types", "_entries",
-            "_entries_ok", "_prev_entries", "_prev_entries_ok", "_fast", "_names", "_columns", "_prev_columns",
+            "_entries_ok", "_prev_entries", "_prev_entries_ok", "_fast", "_fast_old", "_names", "_columns", "_prev_columns",
             "_state_ts", "_has_new", "_prev_src", "_prev_partial",
             "_complete_ts", "in_mod_type", "state_change_id", "state_mod_type")
 #: The position of a key's newest version (the row of the key's state after the run).
@@ -158,7 +166,8 @@ _POSITION_SQL = "struct(commit_timestamp, coalesce(version_seq, -1))"
 
 
 def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str],
-                   prune: Iterable[str] = (), by_table: bool = False, fill_partial: bool = True) -> Any:
+                   prune: Iterable[str] = (), by_table: bool = False, fill_partial: bool = True,
+                   old_values_function: str | None = None) -> Any:
     """New changes and the state before them, with each new row's previous row, mod_type and old values.
 
     ``state`` is None when the touched tables have no state yet (then no change can be late).
@@ -167,6 +176,10 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
     For the tables in ``prune`` only keys with new rows are kept, right after the shuffle (the
     job then writes those tables' state as a delta). With ``by_table`` the rows are shuffled by
     table only (each table's rows in one task: for small runs, see :mod:`.run`).
+
+    ``old_values_function``: the name of the package's JVM old-values function in the session
+    (:mod:`.jvm`), which then takes updates' fast path instead of the entries columns (same
+    values); None for the SQL path.
 
     ``fill_partial``: fill partial rows (:mod:`.partial_rows`). Its window columns copy each
     key's latest whole row onto every row after it, a cost every row pays; a caller that knows
@@ -189,16 +202,19 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
     if prune:  # before the costly columns: the state rows of keys without new rows go now
         rows = (sql_steps.with_columns(rows, {"_has_new": f"max(_src) {whole} = 1"})
                 .where(f"_has_new OR NOT {sql_steps.in_list('table_name', prune)}"))
-    rows = sql_steps.with_columns(rows, {"_entries": entries_sql("_json")})
-    rows = sql_steps.with_columns(rows, {"_entries_ok": entries_ok_sql("_entries", "_json"),
-                                         "_columns": trusted_names_sql(column_names_sql("_entries"))})
+    entries = old_values_function is None  # the JVM function splits the two rows itself
+    if entries:
+        rows = sql_steps.with_columns(rows, {"_entries": entries_sql("_json")})
+        rows = sql_steps.with_columns(rows, {"_entries_ok": entries_ok_sql("_entries", "_json"),
+                                             "_columns": trusted_names_sql(column_names_sql("_entries"))})
     # Partial rows are filled in the same Window operator (partial_rows): the lags above see the
     # rows as staged, and a partial row's (or a partial previous row's) JSON, entries and names
     # are replaced right after, before anything reads them.
-    lags = {prev: f"lag({name}) {over}" for prev, name in (
-        ("_prev_ts", "commit_timestamp"), ("_prev_version", "version_seq"), ("_prev_deleted", "_row_deleted"),
-        ("_prev_json", "_json"), ("_prev_entries", "_entries"), ("_prev_entries_ok", "_entries_ok"),
-        ("_prev_columns", "_columns"), ("_prev_src", "_src"))}
+    lagged = [("_prev_ts", "commit_timestamp"), ("_prev_version", "version_seq"), ("_prev_deleted", "_row_deleted"),
+              ("_prev_json", "_json"), ("_prev_src", "_src")]
+    if entries:
+        lagged += [("_prev_entries", "_entries"), ("_prev_entries_ok", "_entries_ok"), ("_prev_columns", "_columns")]
+    lags = {prev: f"lag({name}) {over}" for prev, name in lagged}
     in_state = "CASE WHEN _src = 0 THEN {} END"
     rows = sql_steps.with_columns(rows, {
         **lags,
@@ -208,7 +224,7 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
         **(partial_rows.window_columns(over, key_window_sql(with_state, partial_rows.BEFORE), key_order(with_state))
            if fill_partial else {})})
     if fill_partial:
-        rows = _fill_partial_rows(rows)
+        rows = _fill_partial_rows(rows, entries)
     # Columns are added in dependency layers, several per step: each step makes Spark analyse the
     # whole plan again, which an incremental run would feel.
     rows = sql_steps.with_columns(rows, {
@@ -223,14 +239,18 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
         "mod_type": f"CASE WHEN _src = 0 THEN state_mod_type ELSE {classify.mod_type_sql()} END"})
     # Old values are computed for polled and history rows only: a change stream's are given.
     update = "_src = 1 AND _stream IS NULL AND mod_type = 'UPDATE' AND _prev_json IS NOT NULL"
-    rows = sql_steps.with_columns(rows, {"_fast": f"{update} AND coalesce({SAME_COLUMNS_SQL}, FALSE)"})
-    slow = f"{update} AND NOT _fast"
+    if old_values_function is None:
+        rows = sql_steps.with_columns(rows, {"_fast": f"{update} AND coalesce({SAME_COLUMNS_SQL}, FALSE)"})
+        slow, old_values = f"{update} AND NOT _fast", old_values_sql()
+    else:  # the function's value is null exactly where the rows leave the fast path
+        rows = sql_steps.with_columns(rows, {"_fast_old": f"CASE WHEN {update} THEN {jvm_fast_sql(old_values_function)} END"})
+        slow, old_values = f"{update} AND _fast_old IS NULL", old_values_sql("_fast_old IS NOT NULL", "_fast_old")
     rows = sql_steps.with_columns(rows, {name: f"CASE WHEN {slow} THEN from_json({text}, '{_MAP}') END"
                                          for name, text in (("_prev_vals", "_prev_json"), ("_vals", "_json"),
                                                             ("_types", "_types_json"))})
     last = {
         "old_values": (f"CASE WHEN _src = 1 AND _stream IS NOT NULL THEN {STREAM_OLD_VALUES_SQL} "
-                       f"WHEN _src = 1 THEN {old_values_sql()} END"),
+                       f"WHEN _src = 1 THEN {old_values} END"),
         "change_id": f"CASE WHEN _src = 1 THEN {dedup.change_id_sql()} ELSE state_change_id END",
         # The key's latest row: the first of its newest version (a later row of the same version
         # repeats it: a duplicate, or the same state row in two layers).
@@ -240,13 +260,16 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
     return sql_steps.select(rows, {**{name: name for name in kept}, **last})
 
 
-def _fill_partial_rows(rows: Any) -> Any:
-    """The window's rows with partial rows (and partial previous rows) filled: their JSON, types,
-    entries and column names (:func:`.partial_rows.filled_sql`), before anything reads them."""
+def _fill_partial_rows(rows: Any, entries: bool = True) -> Any:
+    """The window's rows with partial rows (and partial previous rows) filled: their JSON, types
+    and (with ``entries``) entries and column names (:func:`.partial_rows.filled_sql`), before
+    anything reads them."""
     filled, filled_types, prev_filled = partial_rows.filled_sql()
     kept = [name for name in rows.columns if name not in partial_rows.HELPERS[:-1]]
     rows = sql_steps.with_columns(rows, {"_json": filled, "_types_json": filled_types, "_prev_json": prev_filled},
                                   keep=kept)
+    if not entries:
+        return rows
     pairs = (("_partial", ""), ("_prev_partial", "_prev"))
     rows = sql_steps.with_columns(rows, {
         f"{prefix}_entries": f"CASE WHEN {flag} THEN {entries_sql(f'{prefix}_json')} ELSE {prefix}_entries END"

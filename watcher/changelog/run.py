@@ -40,6 +40,7 @@ from .batch_sources import BatchSource
 from .connect import default_parallelism
 from .files import open_fs
 from .grouping import add_grouping
+from .jvm import registry as jvm
 from .session import temporary_conf
 from .staging_reader import Quarantined
 from .tally import OutcomeCount, Tally, tally
@@ -233,7 +234,8 @@ class Run:
                         if not current_state.rewrite_whole(base.tables[t], input_bytes, compacted_apart=apart)}
         prune = {t for t in delta_tables if current_state.size(base.tables[t]) <= current_state.SHUFFLE_FILTER_ROWS}
         state = self._state(base, changes, state_tables, delta_tables, delta_tables - prune) if state_tables else None
-        rows = pipeline.per_key_window(changes, state, markers=markers, prune=prune, by_table=small, fill_partial=fill)
+        rows = pipeline.per_key_window(changes, state, markers=markers, prune=prune, by_table=small, fill_partial=fill,
+                                       old_values_function=jvm.old_values_function(self.spark))
         rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
         counted = tally(rows)
         stats, bad = staging_reader.check_batches(counted.batches, files)
