@@ -189,3 +189,13 @@ def test_without_a_jdk_the_job_takes_the_sql_path_and_says_why(spark, tmp_path, 
     reference = str(tmp_path / "w-off")
     Changelog(spark).staging(str(tmp_path / "staging")).warehouse(reference).views(False).run()
     assert _changelog(spark, str(tmp_path / "w")) == _changelog(spark, reference)
+
+
+def test_a_build_sweeps_only_the_stale_half_written_jars_of_dead_builds(tmp_path):
+    stale, fresh, done = (tmp_path / "a.jar.1.partial", tmp_path / "b.jar.2.partial", tmp_path / "c.jar")
+    for path in (stale, fresh, done):
+        path.write_bytes(b"PK")
+    os.utime(stale, (1_000_000, 1_000_000))
+    os.utime(done, (1_000_000, 1_000_000))
+    assert jar.sweep_partials(tmp_path) == [stale]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.jar.2.partial", "c.jar"]

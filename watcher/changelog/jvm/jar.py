@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -106,8 +107,24 @@ def jar_path() -> Path:
     return build(target)
 
 
+def sweep_partials(folder: Path, older_than: float = 3600.0) -> list[Path]:
+    """Remove jars left half-written in ``folder`` by builds that died (``*.partial`` files
+    older than ``older_than`` seconds: younger ones may be another process's build); returns them."""
+    removed = []
+    now = time.time()
+    for path in folder.glob("*.partial"):
+        try:
+            if now - path.stat().st_mtime > older_than:
+                path.unlink()
+                removed.append(path)
+        except OSError:  # gone already (another process swept it), or not ours to remove
+            continue
+    return removed
+
+
 def build(target: Path) -> Path:
     """Compile :data:`SOURCES` into the jar ``target`` (written whole, then renamed into place)."""
+    sweep_partials(target.parent)
     javac = find_javac()
     if javac is None:
         raise JarUnavailable("javac was not found (set JAVA_HOME or put a JDK's bin on the PATH; "
