@@ -39,7 +39,7 @@ def main(argv: list[str]) -> int:
     result = Changelog(spark).staging(staging).warehouse(warehouse).run()
     register_views(spark, warehouse)
     out = {"result": {"version": result.version, "changes_written": result.changes_written,
-                      "committed": result.committed},
+                      "committed": result.committed, "old_values_by": result.old_values_by},
            "views": {view: view_rows(spark, view) for view in VIEW_COLUMNS},
            "jvm_function": spark.catalog.functionExists(registry.OLD_VALUES)}
     print(json.dumps(out, default=str))

@@ -126,7 +126,7 @@ def test_changelog_and_backfill_on_a_cluster_match_local_mode(spark, make_databa
     # file:/p and file:///p for the changelog, plain paths for the backfill.
     done = _run({
         "cluster changelog": _cli("changelog", "--staging", f"file:{on_cluster / 'staging'}",
-                                  "--warehouse", f"file://{on_cluster / 'warehouse'}", master=cluster["url"],
+                                  "--warehouse", f"file://{on_cluster / 'warehouse'}", "--json", master=cluster["url"],
                                   python=cluster["python"]),
         "cluster backfill": _cli("backfill", "--table", "Items", "--staging", str(bf / "staging"), "--warehouse",
                                  str(bf / "warehouse"), "--partitions", "3", "--no-checkpoints", *where,
@@ -134,7 +134,7 @@ def test_changelog_and_backfill_on_a_cluster_match_local_mode(spark, make_databa
     })
 
     if jar.find_javac() is not None:  # old values by the JVM function: its jar reached the cluster's executors
-        assert "old values take the SQL path" not in done["cluster changelog"].stderr
+        assert json.loads(done["cluster changelog"].stdout)["old_values_by"] == "jvm", done["cluster changelog"].stderr
     # the same changes (ids, values, mod types, grouping) and the same current state, row for row
     for table, columns in (("changelog", CHANGE_COLUMNS), ("current_state", STATE_COLUMNS)):
         cluster_rows = _rows(spark, on_cluster / "warehouse", table, columns)

@@ -134,7 +134,7 @@ def test_changelog_backfill_reconcile_export_and_views_through_spark_connect(spa
     # the backfill by the command line (--remote), side by side
     done = _run({
         "changelog": _cli("changelog", "--staging", f"file:{remote / 'staging'}",
-                          "--warehouse", f"file://{remote / 'warehouse'}", env={"SPARK_REMOTE": connect_url}),
+                          "--warehouse", f"file://{remote / 'warehouse'}", "--json", env={"SPARK_REMOTE": connect_url}),
         "backfill": _cli("backfill", "--table", "Items", "--staging", str(remote / "bf-staging"), "--warehouse",
                          str(remote / "bf"), "--partitions", "3", "--no-checkpoints", *where, remote=connect_url),
     })
@@ -148,8 +148,8 @@ def test_changelog_backfill_reconcile_export_and_views_through_spark_connect(spa
     through_connect = json.loads(client.stdout.strip().splitlines()[-1])
     assert through_connect["result"]["committed"] and through_connect["result"]["version"] == 2
     if jar.find_javac() is not None:  # old values by the JVM function, its jar a Connect artifact
-        assert through_connect["jvm_function"], client.stderr[-3000:]
-        assert "old values take the SQL path" not in done["changelog"].stderr
+        assert through_connect["jvm_function"] and through_connect["result"]["old_values_by"] == "jvm", client.stderr[-3000:]
+        assert json.loads(done["changelog"].stdout)["old_values_by"] == "jvm", done["changelog"].stderr[-3000:]
 
     # the same changes (ids, values, grouping), the same current state and the same views, row for row
     for table, columns in (("changelog", CHANGE_COLUMNS), ("current_state", STATE_COLUMNS)):

@@ -30,12 +30,13 @@ from watcher.changelog.old_values import (
 )
 from watcher.model import Change
 
-needs_jdk = pytest.mark.skipif(jar.find_javac() is None and not list(jar.cache_dir().glob("*.jar")),
-                               reason="no JDK to build the JVM function (and no jar built before)")
+needs_jdk = pytest.mark.skipif(
+    jar.find_javac() is None and not (jar.cache_dir() / jar.jar_name(jar.source_digest())).is_file(),
+    reason="no JDK to build the JVM function (and no jar of these sources built before)")
 
 #: Values that look like JSON structure, escapes, non-ASCII text and line breaks.
 HARD = ['a","b', 'x":"y', 'q\\"', "back\\slash", "[1,2]", '{"k":1}', "é ü 日本", "line\nbreak", "", ",", '"', ":",
-        "\u2028", "tab\there", "}", "]"]
+        "\u2028", "tab\there", "}", "]", "😀", "😀😀x"]
 
 
 def _value(rng: random.Random):
@@ -65,7 +66,7 @@ def _pairs(count: int, seed: int = 7) -> list[tuple[str, str]]:
     """(previous, new) row texts: mostly same columns with some values changed, and every way of
     leaving the fast path (other columns, order, names with escapes, broken or odd text)."""
     rng = random.Random(seed)
-    names = ["Id", "S", "T", "a,b", "é", "x:y", "q\\\"", "n"]
+    names = ["Id", "S", "T", "a,b", "é", "x:y", "q\\\"", "n", ":a", ":", "a,", "😀"]
     out = []
     for _ in range(count):
         columns = rng.sample(names, rng.randrange(0, 6))
@@ -88,10 +89,13 @@ def _pairs(count: int, seed: int = 7) -> list[tuple[str, str]]:
             a = a[:-1] + ',"Id":1}' if a != "{}" else '{"Id":1,"Id":1}'  # a repeated entry
         elif damage == 3:
             b = b.replace('\\"', '\\\n', 1)  # a backslash before a line break
+        elif damage == 5:
+            b = b.replace("😀", "\\😀", 1)  # a backslash before a character outside the BMP
         elif damage == 4:
             a, b = a.replace("{", "{\"z\":\"\\\u2028\",", 1), b.replace("{", "{\"z\":\"\\\u2028\",", 1)
         out.append((a, b))
-    out += [("{}", "{}"), ('{"a":1}', '{"a":1}'), ('{"a":1,"a":1,"b":2}', '{"a":2,"a":2,"b":2}'),
+    out += [('{":a":1}', '{":b":2}'), ('{"a,":1}', '{"a":1,":b":2}'), ('{":\\x":1}', '{":\\x":2}'),
+            ("{}", "{}"), ('{"a":1}', '{"a":1}'), ('{"a":1,"a":1,"b":2}', '{"a":2,"a":2,"b":2}'),
             ('{"a":"x\\\\"}', '{"a":"y"}'), ('{"a":[]}', '{"a":[""]}'), ('{"a":tru e}', '{"a":1}'), ("", "{}"),
             ("{", "{"), ('{"a"}', '{"a"}'), ('{"a":}', '{"a":1}'), ('{"a":1,}', '{"a":2,}'), ('{"a":"\\', '{"a":1}')]
     return out
@@ -160,6 +164,7 @@ def test_the_job_writes_the_same_changelog_with_and_without_the_jvm_function(spa
             _stage_history(stager, rng, first, count)
             result = Changelog(spark).staging(str(tmp_path / f"staging-{mode}")).warehouse(warehouse).views(False).run()
             assert result.committed and result.quarantined == []
+            assert result.old_values_by == ("jvm" if mode == "on" else "sql")
         got[mode] = _changelog(spark, warehouse)
     assert len(got["on"]) == 90
     assert got["on"] == got["off"]
@@ -174,14 +179,15 @@ def test_without_a_jdk_the_job_takes_the_sql_path_and_says_why(spark, tmp_path, 
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.setenv("PATH", os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)
                                                 if not os.path.exists(os.path.join(p, "javac"))))
-    monkeypatch.setattr(registry, "_warned", set())
+    for name, fresh in (("_warned", set()), ("_failed", set()), ("_build_failure", None)):
+        monkeypatch.setattr(registry, name, fresh)  # this process's memory of failures, restored afterwards
     stager = Stager(tmp_path / "staging")
     _stage_history(stager, random.Random(3), 0, 30)
     with caplog.at_level(logging.WARNING, logger=registry.__name__):
         for _ in range(2):
             assert registry.old_values_function(session) is None
         result = Changelog(session).staging(str(tmp_path / "staging")).warehouse(str(tmp_path / "w")).views(False).run()
-    assert result.committed and result.changes_written == 30
+    assert result.committed and result.changes_written == 30 and result.old_values_by == "sql"
     warnings = [r.getMessage() for r in caplog.records if r.name == registry.__name__]
     assert len(warnings) == 1 and "javac was not found" in warnings[0] and "SQL path" in warnings[0]
     assert not session.catalog.functionExists(registry.OLD_VALUES)
@@ -199,3 +205,13 @@ def test_a_build_sweeps_only_the_stale_half_written_jars_of_dead_builds(tmp_path
     os.utime(done, (1_000_000, 1_000_000))
     assert jar.sweep_partials(tmp_path) == [stale]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b.jar.2.partial", "c.jar"]
+
+
+def test_a_jar_folder_that_others_may_write_is_refused(tmp_path, monkeypatch):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)  # anyone could plant a jar here, and it would run in the driver and on executors
+    monkeypatch.setenv("SPANNER_WATCHER_CACHE", str(shared))
+    with pytest.raises(jar.JarUnavailable, match="writable by others"):
+        jar.jar_path()
+    assert list(shared.iterdir()) == []  # nothing built there either

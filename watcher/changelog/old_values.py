@@ -52,13 +52,22 @@ def entries_ok_sql(entries: str, row_json: str) -> str:
     return f"concat('{{', array_join({entries}, ','), '}}') = {row_json}"
 
 
-def column_names_sql(entries: str) -> str:
-    """SQL: the names of a row's columns in order (as JSON strings), joined into one text, from its entries.
+def entry_name_sql(entry: str) -> str:
+    """SQL: an entry's column name, its opening quote kept, its closing one dropped: the text up
+    to the first ``":`` after the opening quote (so a name may start with a colon).
 
-    A name ends at its entry's first ``":``. A name holding an escaped quote could end there
-    too early, so only names without a backslash are to be trusted (:func:`trusted_names_sql`).
+    A name holding an escaped quote could end there too early, so only names without a
+    backslash are to be trusted (:func:`trusted_names_sql`).
+
+    >>> print(entry_name_sql("e"))
+    concat('"', substring_index(substr(e, 2), '":', 1))
     """
-    return f"array_join(transform({entries}, e -> substring_index(e, '\":', 1)), ',')"
+    return f"concat('\"', substring_index(substr({entry}, 2), '\":', 1))"
+
+
+def column_names_sql(entries: str) -> str:
+    """SQL: the names of a row's columns in order (:func:`entry_name_sql`), joined into one text, from its entries."""
+    return f"array_join(transform({entries}, e -> {entry_name_sql('e')}), ',')"
 
 
 def trusted_names_sql(names: str) -> str:

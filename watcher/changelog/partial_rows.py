@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .classify import sql_literal
-from .old_values import ENTRY_PATTERN
+from .old_values import ENTRY_PATTERN, entry_name_sql
 
 #: What a position column stands in for null with, so that positions compare (nulls sort first).
 _NULL_AS = {"commit_timestamp": "''", "batch_id": "''", "version_seq": "-1", "_src": "-1", "_rank": "-1", "seq": "-1"}
@@ -40,7 +40,7 @@ def _entries(text: str) -> str:
 
 
 def _name(entry: str) -> str:
-    return f"substring_index({entry}, '\":', 1)"
+    return entry_name_sql(entry)
 
 
 def _merge(acc: str, new_json: str) -> str:

@@ -65,6 +65,9 @@ class ChangelogResult:
     quarantined: list[Quarantined] = field(default_factory=list)
     seconds: float = 0.0
     phases: dict[str, float] = field(default_factory=dict)
+    #: How updates' old values were computed: "jvm" (the package's JVM function, :mod:`.jvm`) or
+    #: "sql" (its SQL path: no JDK to build the function, or turned off); the same values either way.
+    old_values_by: str = ""
 
     def summary(self) -> dict[str, Any]:
         out = dict(self.__dict__)
@@ -234,8 +237,10 @@ class Run:
                         if not current_state.rewrite_whole(base.tables[t], input_bytes, compacted_apart=apart)}
         prune = {t for t in delta_tables if current_state.size(base.tables[t]) <= current_state.SHUFFLE_FILTER_ROWS}
         state = self._state(base, changes, state_tables, delta_tables, delta_tables - prune) if state_tables else None
+        function = jvm.old_values_function(self.spark)
+        self.result.old_values_by = "jvm" if function else "sql"
         rows = pipeline.per_key_window(changes, state, markers=markers, prune=prune, by_table=small, fill_partial=fill,
-                                       old_values_function=jvm.old_values_function(self.spark))
+                                       old_values_function=function)
         rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
         counted = tally(rows)
         stats, bad = staging_reader.check_batches(counted.batches, files)

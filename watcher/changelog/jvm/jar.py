@@ -62,8 +62,9 @@ def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
     environ = os.environ if environ is None else environ
     if environ.get("SPANNER_WATCHER_CACHE"):
         return Path(environ["SPANNER_WATCHER_CACHE"])
-    base = environ.get("XDG_CACHE_HOME") or os.path.join(environ.get("HOME") or tempfile.gettempdir(), ".cache")
-    return Path(base) / "spanner-watcher"
+    if environ.get("XDG_CACHE_HOME") or environ.get("HOME"):
+        return Path(environ.get("XDG_CACHE_HOME") or os.path.join(environ["HOME"], ".cache")) / "spanner-watcher"
+    return Path(tempfile.gettempdir()) / f"spanner-watcher-{os.getuid()}"
 
 
 def find_javac(environ: Mapping[str, str] | None = None) -> str | None:
@@ -97,14 +98,29 @@ def jar_path() -> Path:
     digest = source_digest()
     folder = cache_dir()
     target = folder / jar_name(digest)
-    if target.is_file():
-        return target
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o755, parents=True, exist_ok=True)
     except OSError as exc:
         raise JarUnavailable(f"cannot create the cache folder {folder}: {exc.strerror}; "
                              "set SPANNER_WATCHER_CACHE to a writable folder") from exc
+    trusted(folder)
+    if target.is_file():
+        return trusted(target)
     return build(target)
+
+
+def trusted(path: Path) -> Path:
+    """``path`` if only its owner, this user (or root), can have written it: the jar runs in the
+    driver and on every executor, so a jar or folder that others may write is refused.
+    Raises :class:`JarUnavailable` saying which path and why."""
+    info = path.stat()
+    if info.st_uid not in (os.getuid(), 0):
+        raise JarUnavailable(f"{path} belongs to another user (uid {info.st_uid}); set SPANNER_WATCHER_CACHE "
+                             "to a folder of yours")
+    if info.st_mode & 0o022:
+        raise JarUnavailable(f"{path} is writable by others (mode {info.st_mode & 0o777:o}); set "
+                             "SPANNER_WATCHER_CACHE to a folder only you can write")
+    return path
 
 
 def sweep_partials(folder: Path, older_than: float = 3600.0) -> list[Path]:
@@ -158,7 +174,7 @@ def main() -> int:
     """Build the jar (when missing) and print its path; exit 1 with the reason when it cannot be built."""
     try:
         print(jar_path())
-    except JarUnavailable as exc:
+    except (JarUnavailable, OSError) as exc:
         print(f"spanner-watcher: JVM functions not built: {exc}; the changelog uses its SQL path (slower)",
               file=sys.stderr)
         return 1
