@@ -188,6 +188,7 @@ def run(ctx: RunContext) -> Result:
         "first_run_changes": r1.changes_written, "second_run_changes": r2.changes_written,
         "second_run_batches": r2.batches_read, "changelog_rows": rows, "mod_types_first": r1.mod_types,
         "mod_types_second": r2.mod_types, "phases_first": r1.phases, "phases_second": r2.phases,
+        "old_values_by": [r1.old_values_by, r2.old_values_by],
     }
     result.checks = [check("first run / plain read+write", round(first / baseline, 2), "<=", TARGET_FIRST_RATIO),
                      check("second run / first run", round(second / first, 3), "<=", TARGET_SECOND_RATIO),
