@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..classify import sql_literal
 from ..connect import is_connect, session_id
 from . import jar
 
@@ -100,7 +101,7 @@ def _add_jar(spark: Any, key: str, path: str) -> None:
         if is_connect(spark):
             spark.addArtifacts(path)
         else:  # as a file: URI, so that no character of the path is read as URI syntax
-            spark.sql("ADD JAR " + _sql_string(Path(path).as_uri()))
+            spark.sql("ADD JAR " + sql_literal(Path(path).as_uri()))
         _jar_added.add(key)
 
 
@@ -120,15 +121,6 @@ def _probe(spark: Any, key: str) -> None:
         raise RuntimeError(f"the function gave {got!r} for a known update in a Spark task")
     with _lock:
         _probed.add(key)
-
-
-def _sql_string(text: str) -> str:
-    """A Spark SQL string literal of ``text``.
-
-    >>> _sql_string("/tmp/it's.jar")
-    "'/tmp/it\\\\'s.jar'"
-    """
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def _warn_once(exc: BaseException) -> None:
