@@ -29,25 +29,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .classify import sql_literal
-from .old_values import ENTRY_PATTERN, entry_name_sql
+from .old_values import entries_sql, entry_name_sql
 
 #: What a position column stands in for null with, so that positions compare (nulls sort first).
 _NULL_AS = {"commit_timestamp": "''", "batch_id": "''", "version_seq": "-1", "_src": "-1", "_rank": "-1", "seq": "-1"}
 
 
-def _entries(text: str) -> str:
-    return f"regexp_extract_all({text}, {sql_literal(ENTRY_PATTERN)}, 0)"
-
-
-def _name(entry: str) -> str:
-    return entry_name_sql(entry)
-
-
 def _merge(acc: str, new_json: str) -> str:
     """SQL: the entries ``acc`` with those of ``new_json`` applied (replaced in place, new ones appended)."""
-    new = _entries(new_json)
-    return (f"concat(transform({acc}, e -> coalesce(try_element_at(filter({new}, y -> {_name('y')} = {_name('e')}), 1), e)), "
-            f"filter({new}, y -> NOT exists({acc}, e -> {_name('e')} = {_name('y')})))")
+    new = entries_sql(new_json)
+    return (f"concat(transform({acc}, e -> coalesce(try_element_at(filter({new}, y -> {entry_name_sql('y')} = {entry_name_sql('e')}), 1), e)), "
+            f"filter({new}, y -> NOT exists({acc}, e -> {entry_name_sql('e')} = {entry_name_sql('y')})))")
 
 
 def position_sql(order: Sequence[str]) -> str:
@@ -70,7 +62,7 @@ def _fold(own: str | None, full: str = "_before_full_json", part: str = "j") -> 
     later = f"transform(filter(_before_parts, x -> _before_full_pos IS NULL OR x.p > _before_full_pos), x -> x.{part})"
     if own is not None:
         later = f"concat({later}, array({own}))"
-    start = _entries(f"coalesce({full}, {sql_literal(chr(123) + chr(125))})")
+    start = entries_sql(f"coalesce({full}, {sql_literal(chr(123) + chr(125))})")
     return f"concat('{{', array_join(aggregate({later}, {start}, (acc, j) -> {_merge('acc', 'j')}), ','), '}}')"
 
 
