@@ -116,6 +116,7 @@ def test_changelog_and_backfill_on_a_cluster_match_local_mode(spark, make_databa
         batch.insert("Items", ("Id", "Name", "Ts"), [(i, f"item {i}", spanner.COMMIT_TIMESTAMP) for i in range(1, 13)])
     instance = db._instance
     where = ("--project", instance._client.project, "--instance", instance.instance_id, "--database", db.database_id)
+    # The reference: local mode, where these small runs are the driver engine's (the cluster's are Spark's).
     local_job = Changelog(spark).staging(str(local / "staging")).warehouse(str(local / "warehouse"))
     for round_ in (0, 1):  # local mode (the reference) runs twice: the types must not change from run to run
         _stage(source, round_)
@@ -126,7 +127,8 @@ def test_changelog_and_backfill_on_a_cluster_match_local_mode(spark, make_databa
     # file:/p and file:///p for the changelog, plain paths for the backfill.
     done = _run({
         "cluster changelog": _cli("changelog", "--staging", f"file:{on_cluster / 'staging'}",
-                                  "--warehouse", f"file://{on_cluster / 'warehouse'}", "--json", master=cluster["url"],
+                                  "--warehouse", f"file://{on_cluster / 'warehouse'}", "--json", "--spark-only",
+                                  master=cluster["url"],
                                   python=cluster["python"]),
         "cluster backfill": _cli("backfill", "--table", "Items", "--staging", str(bf / "staging"), "--warehouse",
                                  str(bf / "warehouse"), "--partitions", "3", "--no-checkpoints", *where,

@@ -121,7 +121,7 @@ def test_changelog_backfill_reconcile_export_and_views_through_spark_connect(spa
     instance = db._instance
     where = ("--project", instance._client.project, "--instance", instance.instance_id, "--database", db.database_id)
 
-    # local mode, the reference: two rounds of staged changes
+    # local mode, the reference: two rounds of staged changes (small runs: the driver engine's; Connect's are Spark's)
     local_job = Changelog(spark).staging(str(local / "staging")).warehouse(str(local / "warehouse"))
     for round_ in (0, 1):
         _stage(source, round_)
@@ -134,7 +134,8 @@ def test_changelog_backfill_reconcile_export_and_views_through_spark_connect(spa
     # the backfill by the command line (--remote), side by side
     done = _run({
         "changelog": _cli("changelog", "--staging", f"file:{remote / 'staging'}",
-                          "--warehouse", f"file://{remote / 'warehouse'}", "--json", env={"SPARK_REMOTE": connect_url}),
+                          "--warehouse", f"file://{remote / 'warehouse'}", "--json", "--spark-only",
+                          env={"SPARK_REMOTE": connect_url}),
         "backfill": _cli("backfill", "--table", "Items", "--staging", str(remote / "bf-staging"), "--warehouse",
                          str(remote / "bf"), "--partitions", "3", "--no-checkpoints", *where, remote=connect_url),
     })

@@ -44,5 +44,8 @@ def test_listing_moving_and_deleting(make_fs, tmp_path):
     assert fs.delete("table=B") and not fs.exists("table=B") and not fs.delete("table=B")
 
 
-def test_a_classic_session_uses_hadoop(spark, tmp_path):
-    assert isinstance(open_fs(spark, str(tmp_path)), HadoopFS)
+def test_a_classic_session_uses_pyarrow_for_local_folders_and_hadoop_for_the_rest(spark, tmp_path):
+    for local in (str(tmp_path), f"file:{tmp_path}", f"file://{tmp_path}", f"file://localhost{tmp_path}"):
+        assert isinstance(open_fs(spark, local), ArrowFS), local
+    # a folder not on the driver's disk (here another host's) is Hadoop's, which Spark is configured for
+    assert isinstance(open_fs(spark, "hdfs://localhost:9/data/w"), HadoopFS)

@@ -15,8 +15,8 @@ from watcher.errors import ConfigurationError
 KEY = ["SingerId"]
 
 
-def run(spark, dirs, **soft):
-    job = Changelog(spark).staging(dirs["staging"]).warehouse(dirs["warehouse"])
+def run(spark, dirs, *, driver_runs: bool = True, **soft):
+    job = Changelog(spark).staging(dirs["staging"]).warehouse(dirs["warehouse"]).driver_runs(driver_runs)
     for table, column in soft.items():
         job.soft_delete_column(table, column)
     return job.run()
@@ -161,7 +161,8 @@ def test_a_group_continues_after_a_run_that_only_had_newer_rows(spark, stager, d
         ("Singers", 0, 2), ("Singers", 1, 2), ("Albums", 2, 3)]
 
 
-def test_a_small_run_writes_one_file_per_output_folder(spark, stager, dirs):
+@pytest.mark.parametrize("driver_runs", [False, True], ids=["spark", "driver"])
+def test_a_small_run_writes_one_file_per_output_folder(spark, stager, dirs, driver_runs):
     day = 86_400 * 10**9
     other = {"Id": "INT64", "V": "STRING(MAX)"}
     for n in range(3):  # several batches per table and day: every task sees every table otherwise
@@ -169,10 +170,11 @@ def test_a_small_run_writes_one_file_per_output_folder(spark, stager, dirs):
                      commits=[k * day + n for k in range(5)])
         stager.stage("Albums", [{"Id": 10 * n + k, "V": "x"} for k in range(5)], types=other, key_columns=["Id"],
                      commits=[k * day + n for k in range(5)])
-    first = run(spark, dirs)
+    first = run(spark, dirs, driver_runs=driver_runs)
     stager.stage("Singers", [singer(k, "b") for k in (0, 1, 100, 101)], types=SINGERS_TYPES, key_columns=KEY,
                  commits=[k * day + 100 for k in range(4)])  # two updates, two new keys
-    second = run(spark, dirs)
+    second = run(spark, dirs, driver_runs=driver_runs)
+    assert first.engine == ("driver" if driver_runs else "spark")  # (the second continues groups: Spark's either way)
     assert second.mod_types == {"UPDATE": 2, "UPSERT": 2}
 
     def files(folder):
@@ -186,7 +188,7 @@ def test_a_small_run_writes_one_file_per_output_folder(spark, stager, dirs):
         runs = {r.run_version for r in spark.read.parquet(folder).select("run_version").distinct().collect()}
         assert len(files(folder)) == len(runs), folder
     first_state = os.path.join(dirs["warehouse"], current_state.version_dir(first.version))
-    assert sorted(os.listdir(first_state)) == ["_SUCCESS", "table_name=Albums", "table_name=Singers"]
+    assert sorted(n for n in os.listdir(first_state) if n != "_SUCCESS") == ["table_name=Albums", "table_name=Singers"]
     assert all(len(files(os.path.join(first_state, f"table_name={t}"))) == 1 for t in ("Albums", "Singers"))
     second_state = os.path.join(dirs["warehouse"], current_state.version_dir(second.version))
     assert os.listdir(second_state) == ["deltas"]  # the changed keys only, of every delta table in one file
@@ -289,7 +291,8 @@ def test_partial_rows_are_filled_in_the_run_that_first_sees_them_and_after(spark
 def test_a_failed_write_leaves_the_run_uncommitted_and_the_next_run_whole(spark, stager, dirs, monkeypatch, failing):
     """The changelog and the state are written side by side: either one failing (after its files are
     written: the store went away before the commit) fails the run with that error and commits nothing,
-    and the next run writes every change once."""
+    and the next run writes every change once. (Spark's writes; the driver engine's:
+    test_driver_engine.py.)"""
     from watcher.changelog import changelog_files, manifest
 
     stager.stage("Singers", [singer(1, "a"), singer(2, "b")], types=SINGERS_TYPES, key_columns=KEY, commits=[10, 20])
@@ -305,7 +308,7 @@ def test_a_failed_write_leaves_the_run_uncommitted_and_the_next_run_whole(spark,
 
     monkeypatch.setattr(module, name, fails_after_writing)
     with pytest.raises(OSError, match=f"disk full writing the {failing}"):
-        run(spark, dirs)
+        run(spark, dirs, driver_runs=False)
     monkeypatch.setattr(module, name, written)
     assert manifest.load(HadoopFS(spark, dirs["warehouse"])).version == first.version
     again = run(spark, dirs)

@@ -36,7 +36,7 @@ from .fs import FileEntry, RootedFolder
 
 _GLOB_CHARS = re.compile(r"[*?\[]")
 
-__all__ = ["ArrowFS", "arrow_uri", "local_path"]  # the URL readers live in watcher.storage_urls, used by both sides
+__all__ = ["ArrowFS", "arrow_uri", "local_path", "reachable"]  # the URL readers live in watcher.storage_urls, used by both sides
 
 
 class ArrowFS(RootedFolder):
@@ -114,8 +114,12 @@ class ArrowFS(RootedFolder):
         return sorted(i.base_name for i in self._fs.get_file_info(self._pafs.FileSelector(path, recursive=False)))
 
     def read_text(self, relative: str) -> str:
+        return self.read_bytes(relative).decode("utf-8")
+
+    def read_bytes(self, relative: str) -> bytes:
+        """A file's bytes (``relative``, or a URI under the root)."""
         with self._fs.open_input_stream(self._path(relative)) as stream:
-            return bytes(stream.read()).decode("utf-8")
+            return bytes(stream.read())
 
     def write_text(self, relative: str, text: str, *, overwrite: bool = False) -> bool:
         """Write a small file whole (temp file, then into place); False when it exists and not ``overwrite``."""
@@ -171,9 +175,11 @@ class ArrowFS(RootedFolder):
             source_fs.delete_file(source)
         return self._to_uri(target)
 
-    def read_parquet(self, folder: str) -> Any:
+    def read_parquet(self, folder: str, columns: list[str] | None = None, *, threads: bool = False) -> Any:
         """The rows of a folder's Parquet files (hidden names left out) as one Arrow table, in each
-        file's own types (Spark's INT96 timestamps read as nanoseconds); None when it does not exist."""
+        file's own types (Spark's INT96 timestamps read as nanoseconds); None when it does not exist.
+        ``columns``: only these (each file must have them). ``threads``: decode on pyarrow's threads
+        (else on the caller's thread alone, at its priority)."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -183,7 +189,7 @@ class ArrowFS(RootedFolder):
         files = sorted(i.path for i in self._fs.get_file_info(self._pafs.FileSelector(path, recursive=False))
                        if i.type == self._pafs.FileType.File and i.base_name.endswith(".parquet")
                        and not i.base_name.startswith((".", "_")))
-        tables = [pq.read_table(f, filesystem=self._fs, use_threads=False) for f in files]  # on the caller's thread (its priority)
+        tables = [pq.read_table(f, columns=columns, filesystem=self._fs, use_threads=threads) for f in files]
         return pa.concat_tables(tables, promote_options="permissive") if tables else None
 
     def write_parquet(self, table: Any, relative: str) -> None:
@@ -206,3 +212,16 @@ class ArrowFS(RootedFolder):
         else:
             self._fs.delete_file(path)
         return True
+
+
+def reachable(folder: Any) -> ArrowFS | None:
+    """A folder store (anything with a ``root`` URI) as pyarrow reaches it, or None when it cannot
+    (e.g. ``hdfs://`` without libhdfs)."""
+    from ..errors import StorageURLError
+
+    if isinstance(folder, ArrowFS):
+        return folder
+    try:
+        return ArrowFS(folder.root)
+    except StorageURLError:
+        return None

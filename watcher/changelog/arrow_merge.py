@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import current_state, records
-from .arrow_fs import ArrowFS
+from .arrow_fs import ArrowFS, reachable
 from .files import FileStore
 
 #: Rows (as the manifest counts them over the merged layers) up to which the driver merges a table's
@@ -57,14 +57,7 @@ def state_schema() -> Any:
 
 def store_for(fs: FileStore) -> ArrowFS | None:
     """The warehouse as pyarrow reaches it (None when it cannot: then Spark merges)."""
-    from ..errors import StorageURLError
-
-    if isinstance(fs, ArrowFS):
-        return fs
-    try:
-        return ArrowFS(fs.root)
-    except StorageURLError:
-        return None
+    return reachable(fs)
 
 
 def newest_per_key(rows: Any) -> Any:

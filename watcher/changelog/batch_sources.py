@@ -21,6 +21,7 @@ from typing import Any
 from ..errors import ChangelogError
 from ..staging.contract import BATCH_SUFFIX, TABLE_FOLDER_PREFIX, staged_name
 from . import staging_reader
+from .arrow_fs import ArrowFS, reachable
 from .files import FileEntry, FileStore, open_fs
 from .staging_reader import Quarantined
 
@@ -50,6 +51,10 @@ class BatchSource(ABC):
                   now: dt.datetime) -> list[Quarantined]:
         """Deal with the ``bad`` batches (name -> reason) of a finished run."""
 
+    def files(self) -> ArrowFS | None:
+        """Where the driver reads the batches as files with pyarrow (:mod:`.driver`); None: Spark alone reads them."""
+        return None
+
 
 class StagingFolder(BatchSource):
     """Batch files under a staging folder (what watchers, backfill and reconcile stage)."""
@@ -66,6 +71,9 @@ class StagingFolder(BatchSource):
     def set_aside(self, warehouse: FileStore, batches: list[FileEntry], bad: dict[str, str],
                   now: dt.datetime) -> list[Quarantined]:
         return staging_reader.quarantine(self.fs, warehouse, batches, bad, now)
+
+    def files(self) -> ArrowFS | None:
+        return reachable(self.fs)
 
 
 class RecordFrame(BatchSource):

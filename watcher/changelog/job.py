@@ -69,6 +69,7 @@ class Changelog:
         self._clock: Callable[[], dt.datetime] = _utcnow
         self._views = True
         self._compactor: compaction.Compactor | None = None
+        self._driver_runs = True
 
     def staging(self, path: str) -> Changelog:
         """The staging folder (``<path>/table=<T>/<batch>.jsonl``: :mod:`watcher.staging.contract`)."""
@@ -112,6 +113,12 @@ class Changelog:
         self._compactor = compactor
         return self
 
+    def driver_runs(self, allowed: bool) -> Changelog:
+        """Whether small runs may be done on the driver without Spark (:mod:`.driver`; the same rows
+        either way, default on). Off keeps every run on Spark, e.g. to exercise a cluster."""
+        self._driver_runs = bool(allowed)
+        return self
+
     def run(self) -> ChangelogResult:
         """Process the new batches; returns what was done."""
         if self._staging is None:
@@ -119,7 +126,7 @@ class Changelog:
         if self._warehouse is None:
             raise ConfigurationError("warehouse is not set: call .warehouse(path) before .run()")
         return Run(self._spark, StagingFolder(self._spark, self._staging), self._warehouse, dict(self._soft_delete),
-                   self._clock, views=self._views, compactor=self._compactor).execute()
+                   self._clock, views=self._views, compactor=self._compactor, driver_runs=self._driver_runs).execute()
 
     def run_records(self, records: Any, *, batch_counts: Mapping[tuple[str, str], int] | None = None) -> ChangelogResult:
         """Process staging records given as a DataFrame instead of a staging folder.
@@ -135,7 +142,7 @@ class Changelog:
         if records is None or not hasattr(records, "columns"):
             raise ConfigurationError(f"records must be a DataFrame, got {type(records).__name__}")
         return Run(self._spark, RecordFrame(records, batch_counts), self._warehouse, dict(self._soft_delete), self._clock,
-                   views=self._views, compactor=self._compactor).execute()
+                   views=self._views, compactor=self._compactor, driver_runs=self._driver_runs).execute()
 
 
 def _path_arg(name: str, path: Any) -> str:

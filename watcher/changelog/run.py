@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from . import (
     compaction,
     completeness,
     current_state,
+    driver,
     manifest,
     pipeline,
     processed_log,
@@ -36,8 +38,10 @@ from . import (
     views,
     watermarks,
 )
+from .arrow_fs import reachable
 from .batch_sources import BatchSource
 from .connect import default_parallelism
+from .driver import engine as driver_engine
 from .files import open_fs
 from .grouping import add_grouping
 from .jvm import registry as jvm
@@ -65,9 +69,14 @@ class ChangelogResult:
     quarantined: list[Quarantined] = field(default_factory=list)
     seconds: float = 0.0
     phases: dict[str, float] = field(default_factory=dict)
-    #: How updates' old values were computed: "jvm" (the package's JVM function, :mod:`.jvm`) or
-    #: "sql" (its SQL path: no JDK to build the function, or turned off); the same values either way.
+    #: How updates' old values were computed: "jvm" (the package's JVM function, :mod:`.jvm`),
+    #: "sql" (its SQL path: no JDK to build the function, or turned off) or "driver" (the driver
+    #: engine); the same values either way.
     old_values_by: str = ""
+    #: What did the run: "spark", or "driver" (a small run done without Spark, :mod:`.driver`); the
+    #: same rows either way. ``engine_note``: why a run Spark did was not done on the driver.
+    engine: str = ""
+    engine_note: str = ""
 
     def summary(self) -> dict[str, Any]:
         out = dict(self.__dict__)
@@ -147,8 +156,10 @@ class Run:
     """One execution of the job (see the module docstring for the steps)."""
 
     def __init__(self, spark: Any, source: BatchSource, warehouse: str, soft_delete: dict[str, str],
-                 clock: Callable[[], dt.datetime], *, views: bool = True, compactor: compaction.Compactor | None = None) -> None:
+                 clock: Callable[[], dt.datetime], *, views: bool = True, compactor: compaction.Compactor | None = None,
+                 driver_runs: bool = True) -> None:
         self.spark = spark
+        self.driver_runs = driver_runs
         self.with_views = views
         self.compactor = compactor
         self.source = source
@@ -188,6 +199,9 @@ class Run:
         # One parse: the batches are checked on the window's output, which is kept anyway. Only when
         # a bad batch had rows (or a batch held a table its folder does not name) is the window
         # built again without them, so that they cannot change what the good batches mean.
+        if self._on_driver(base, markers, files, result):
+            return
+        result.engine = "spark"
         folders = {contract.split_batch_name(f.uri)[0] for f in files}
         tables = {t for t in base.tables if contract.table_folder(t) in folders}  # the state the run needs
         small = self._small(base, files, tables)
@@ -209,6 +223,39 @@ class Run:
             finally:
                 window.rows.unpersist()
         result.quarantined = self.source.set_aside(self.fs, files, window.bad, self.clock())
+
+    def _on_driver(self, base: manifest.Manifest, markers: dict[str, str], files: list[Any],
+                   result: ChangelogResult) -> bool:
+        """Do the run with the driver engine (:mod:`.driver`) if it can do it exactly; False: Spark must."""
+        if not self.driver_runs or os.environ.get(driver.SWITCH, "").lower() in ("off", "0", "false", "no"):
+            return False
+        if self.compactor is not None:  # a streaming query's runs: their merges are the compactor's
+            return False
+        staging, warehouse = self.source.files(), reachable(self.fs)
+        if staging is None or warehouse is None:
+            result.engine_note = "pyarrow cannot reach the staging folder or the warehouse"
+            return False
+        try:
+            with self._phase("classify"):
+                prepared = driver_engine.prepare(files, staging, warehouse, base, markers, self.soft_delete)
+                window = _Window(None, prepared.tally, prepared.stats, {}, False, prepared.state_tables,
+                                 prepared.delta_tables, True, False)
+                if not _groups_are_new(base, window):
+                    raise driver.Ineligible("transaction groups an earlier run wrote rows of")
+        except driver.Ineligible as exc:
+            result.engine_note = str(exc)
+            return False
+        result.engine, result.old_values_by = "driver", "driver"
+        version, aborted = manifest.claim_version(self.fs, base)
+        result.batches_read, result.records_read = len(prepared.stats), sum(s.records for s in prepared.stats)
+        with self._phase("write_changelog"):
+            prepared.write(warehouse, version)
+        with self._phase("commit"):
+            self._log_processed(prepared.stats, version)
+            self._commit(base, version, aborted, prepared.touched, prepared.stats, window)
+        self._summarize(prepared.tally.counts, 0, result)
+        result.version, result.committed = version, True
+        return True
 
     def _small_run_settings(self, tables: int) -> dict[str, str]:
         """A small run's few small stages are planned once, with a shuffle partition per core (at

@@ -42,6 +42,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--soft-delete", type=soft_delete_pair, action="append", default=[], metavar="TABLE=COLUMN",
                         help="rows of TABLE whose COLUMN is set (and not false) are deletions; repeatable")
     add_spark_arguments(parser)
+    parser.add_argument("--spark-only", action="store_true",
+                        help="run on Spark even when the run is small enough for the driver (by default a small run "
+                             "is classified and written on the driver, without Spark's per-job cost; the same rows)")
     parser.add_argument("--json", action="store_true", help="print the run's summary as JSON")
     return parser
 
@@ -58,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     check_folder("--warehouse", args.warehouse)
     try:
         job = Changelog(session(args, "spanner-watcher changelog")).staging(args.staging)
-        job.warehouse(args.warehouse)
+        job.warehouse(args.warehouse).driver_runs(not args.spark_only)
         for table, column in args.soft_delete:
             job.soft_delete_column(table, column)
         result = job.run()
@@ -72,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"version {result.version}: {result.batches_read} batches, {result.changes_written} changes "
               f"{dict(sorted(result.mod_types.items()))}, {result.duplicates_dropped} duplicates dropped, "
-              f"{result.seconds:.1f} s")
+              f"{result.seconds:.1f} s{' (on the driver)' if result.engine == 'driver' else ''}")
         for table, mark in sorted(result.watermarks.items()):
             print(f"  watermark {table}: {mark}")
     for q in result.quarantined:

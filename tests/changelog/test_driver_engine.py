@@ -1,0 +1,305 @@
+"""The driver engine (watcher/changelog/driver) against the Spark job it stands in for.
+
+A small run is classified and written on the driver when the engine can be sure of writing
+exactly Spark's rows. These tests hold it to that: its JSON texts against Spark's reader, its old
+values against the job's SQL fast path, and whole runs (generated input through the real
+StagingSink, several runs each) written by both engines into two warehouses and compared row for
+row, views, watermarks and reports; runs the engine refuses go to Spark, also compared.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from tests.changelog.support import Stager, parquet_types, ts
+from tests.changelog.test_jvm_old_values import _pairs
+from watcher.changelog import Changelog, completeness, records, views
+from watcher.changelog.arrow_fs import ArrowFS
+from watcher.changelog.driver import Ineligible, spark_json, staged
+from watcher.changelog.driver.old_values import fast_old_values
+from watcher.changelog.old_values import (
+    FAST_SQL,
+    SAME_COLUMNS_SQL,
+    column_names_sql,
+    entries_ok_sql,
+    entries_sql,
+    trusted_names_sql,
+)
+from watcher.changelog.typed_json import quote_sql, staged_keys_sql
+from watcher.model import Change, rfc3339_nanos
+
+
+def test_the_python_fast_path_gives_the_sql_fast_paths_old_values_for_every_pair_of_texts(spark):
+    pairs = _pairs(4000, seed=11)
+    rows = spark.createDataFrame(pairs, "_prev_json string, _json string")
+    for prefix in ("", "_prev"):
+        rows = rows.selectExpr("*", f"{entries_sql(prefix + '_json')} AS {prefix}_entries")
+        rows = rows.selectExpr("*", f"{entries_ok_sql(prefix + '_entries', prefix + '_json')} AS {prefix}_entries_ok",
+                               f"{trusted_names_sql(column_names_sql(prefix + '_entries'))} AS {prefix}_columns")
+    got = rows.selectExpr("_prev_json", "_json",
+                          f"CASE WHEN coalesce({SAME_COLUMNS_SQL}, FALSE) THEN {FAST_SQL} END AS by_sql").collect()
+    assert len(got) == len(pairs)
+    differ = [(r._prev_json, r._json, r.by_sql, fast_old_values(r._prev_json, r._json)) for r in got
+              if r.by_sql != fast_old_values(r._prev_json, r._json)]
+    assert differ == []
+    fast = sum(r.by_sql is not None for r in got)
+    assert 0.3 * len(got) < fast < 0.85 * len(got)  # both outcomes are well exercised
+
+
+#: Strings that need every kind of escape Spark's JSON writer knows, and some it does not.
+HARD = ["", "plain", 'q"uote', "back\\slash", "\\u0041", "\b\t\n\f\r", "\x00\x01\x1f\x7f", "é日本", "😀x😀", "\u2028\u2029",
+        "/", "\ufeff", "\ud7ff\ue000\uffff", "NaN", "Infinity", "true", "null"]
+#: Floats on both sides of the range where Java's and Python's texts agree.
+FLOATS = [0.0, -0.0, 1.5, -2.25, 0.001, 0.00099, 1e-3, 9999999.0, 1e7, 123456.789, 0.1, 1 / 3, 2.0 ** 60, 5e-324,
+          1.7976931348623157e308, 100.0, 1e22, 12345678.9]
+
+
+def _json_value(rng: random.Random, depth: int = 0):
+    kind = rng.randrange(12 if depth < 2 else 8)
+    if kind < 3:
+        return rng.choice(HARD)
+    if kind == 3:
+        return rng.choice(FLOATS) * rng.choice([1, -1])
+    if kind == 4:
+        return rng.choice([0, -1, 7, 2**53 + 1, -(2**63), 10**30])
+    if kind == 5:
+        return rng.choice([True, False, None])
+    if kind in (6, 7):
+        return "".join(rng.choice(HARD) for _ in range(rng.randrange(3)))
+    if kind < 10:
+        return [_json_value(rng, depth + 1) for _ in range(rng.randrange(4))]
+    return {rng.choice(HARD) + str(n): _json_value(rng, depth + 1) for n in range(rng.randrange(4))}
+
+
+def _spelled(value, rng: random.Random) -> str:
+    """A JSON text of ``value`` as a writer might spell it: escaped or not, with or without spaces."""
+    text = json.dumps(value, ensure_ascii=rng.random() < 0.5, separators=rng.choice([(",", ":"), (", ", ": ")]))
+    return text.replace("1.5", "1.50").replace("100.0", "1E2") if rng.random() < 0.3 else text
+
+
+def test_json_texts_are_what_sparks_reader_keeps_wherever_the_engine_takes_them(spark):
+    rng = random.Random(5)
+    values = [{f"c{n}": _json_value(rng) for n in range(rng.randrange(1, 5))} for _ in range(3000)]
+    lines = [f'{{"values":{_spelled(v, rng)}}}' for v in values]
+    got = spark.createDataFrame([(line,) for line in lines], "value string").selectExpr(
+        "value", "from_json(value, 'values STRING').values AS kept").collect()
+    taken = refused = 0
+    for row in got:
+        try:
+            parsed = staged.PARSER.decode(row.value)["values"]
+        except ValueError:  # a float the engine does not take: the run would go to Spark
+            refused += 1
+            continue
+        mine = spark_json.fast_copied(parsed)
+        assert mine == spark_json.copied(parsed), row.value
+        if mine is None:
+            refused += 1
+            continue
+        taken += 1
+        assert mine == row.kept, row.value
+    assert taken > 0.5 * len(lines) and refused > 0.05 * len(lines)
+
+
+def test_keys_and_quoted_names_are_what_the_jobs_sql_renders(spark):
+    rng = random.Random(9)
+    kinds = ["INT64", "STRING(MAX)", "BOOL", "FLOAT64", "TIMESTAMP", "BYTES(MAX)", "NUMERIC", "ARRAY<INT64>", "DATE"]
+    cases = []
+    for _ in range(1500):
+        columns = [rng.choice(HARD[:9]) + str(n) for n in range(rng.randrange(1, 4))]
+        keys = [rng.choice([None, rng.choice(HARD), "12", True, 1.5, -7, [1, "a"], "NaN", "Infinity"])
+                for _ in range(len(columns) - (rng.random() < 0.1))]
+        types = {c: rng.choice(kinds) for c in columns if rng.random() < 0.9}
+        cases.append((columns, keys, types))
+    rows = [(json.dumps(c), json.dumps(k), json.dumps(t)) for c, k, t in cases]
+    frame = spark.createDataFrame(rows, "c string, k string, t string").selectExpr(
+        "from_json(c, 'array<string>') AS key_columns", "from_json(concat('{\"k\":', k, '}'), 'k STRING').k AS keys",
+        "from_json(concat('{\"t\":', t, '}'), 't STRING').t AS types")
+    got = frame.selectExpr(f"{staged_keys_sql('key_columns', 'keys', 'types')} AS rendered",
+                           f"{quote_sql('key_columns[0]')} AS quoted").collect()
+    taken = 0
+    for (columns, keys, types), row in zip(cases, got, strict=True):
+        assert spark_json.quoted(columns[0]) == row.quoted
+        keys_text = spark_json.copied(keys)
+        try:
+            mine = staged.keys_json(columns, keys, keys_text, types, "test") if keys_text is not None else None
+        except Ineligible:
+            mine = None
+        if mine is not None:
+            taken += 1
+            assert mine == row.rendered, (columns, keys, types)
+    assert taken > 0.5 * len(cases)
+
+
+def test_staged_lines_read_as_the_jobs_reader_and_normalize_read_them(spark, tmp_path):
+    from watcher.changelog import pipeline, staging_reader
+
+    stager = Stager(tmp_path / "staging")
+    rng = random.Random(3)
+    for n in range(6):
+        _stage_run(stager, rng, n, tables=("Alpha", "Beta"), odd=n == 5)
+    folder = ArrowFS(str(tmp_path / "staging"))
+    files = folder.glob("table=*/*.jsonl")
+    frame = pipeline.normalize(staging_reader.read_batches(spark, files), {})
+    spark_rows = {(r.batch, r.seq): r for r in frame.collect()}
+    checked = lines = 0
+    for entry in files:
+        name = staging_reader.batch_name(entry.uri)
+        for n, line in enumerate(folder.read_text(entry.uri).split("\n")[:-1]):  # not splitlines: \u2028 is no line end
+            lines += 1
+            try:
+                mine = staged.parse_line(line, name, "test")
+            except Ineligible:
+                continue
+            theirs = spark_rows[(name, n)]
+            checked += 1
+            assert (mine.table, mine.keys, mine.json, mine.types_json, mine.commit_timestamp, mine.read_timestamp,
+                    mine.shard, mine.watcher_id, mine.read_method, mine.in_mod_type, mine.batch_id, mine.seq, mine.v,
+                    mine.key_columns) == (
+                theirs.table_name, theirs.keys, theirs._json, theirs._types_json, theirs.commit_timestamp,
+                theirs.read_timestamp, theirs.shard, theirs.watcher_id, theirs.read_method, theirs.in_mod_type,
+                theirs.batch_id, theirs.seq, theirs.v, list(theirs.key_columns))
+            assert not theirs._bad
+    assert 0.6 * lines < checked < lines  # most lines taken; some refused (floats Java writes otherwise)
+
+
+# --- whole runs through both engines -------------------------------------------------------------
+
+TYPES = {"Alpha": {"Id": "INT64", "Name": "STRING(MAX)", "Score": "FLOAT64", "On": "BOOL", "Tags": "ARRAY<STRING(MAX)>",
+                   "Amount": "NUMERIC", "Raw": "BYTES(MAX)", "At": "TIMESTAMP"},
+         "Beta": {"Id": "INT64", "Part": "STRING(MAX)", "Name": "STRING(MAX)", "Score": "FLOAT64"}}
+KEYS = {"Alpha": ["Id"], "Beta": ["Id", "Part"]}
+KEY_COUNT = 40
+
+
+def _row(rng: random.Random, table: str, key: tuple, schema_change: bool, odd_float: bool) -> dict:
+    row = dict(zip(KEYS[table], key, strict=True))
+    row["Name"] = rng.choice(HARD + ["x", "y"])
+    row["Score"] = rng.choice([1e300, 1e-7] if odd_float else [1.5, 2.0, 0.25, 3.0])  # odd: Java prints them otherwise
+    if table == "Alpha":
+        row.update(On=rng.random() < 0.5, Tags=[rng.choice(HARD), "t"], Amount=decimal.Decimal(rng.choice(["1.50", "-3"])),
+                   Raw=rng.choice([b"\x00\xff", b"ab"]), At=dt.datetime(2024, 5, 1, rng.randrange(24), tzinfo=dt.UTC))
+    if schema_change:
+        row["Added"] = "new column"  # an update off the old values' fast path: Spark's run
+    return row
+
+
+def _stage_run(stager: Stager, rng: random.Random, run: int, tables=("Alpha", "Beta"), *, quirks: bool = True,
+               odd: bool = False) -> None:
+    """One run's batches: updates, deletes and returns of a few keys per table, commits shared across
+    keys and tables, sometimes a batch staged twice, a change older than the state, a new column."""
+    base = run * 1_000_000
+    odd_float = odd or quirks and rng.random() < 0.1  # one row of the run: the run is Spark's
+    new_column = quirks and rng.random() < 0.1  # one row of the run: its update is off the fast path
+    for table in tables:
+        # the first run stages every key, later ones a few (as deltas: the state is rewritten whole only now and then)
+        numbers = range(KEY_COUNT) if run == 0 else rng.sample(range(KEY_COUNT + 3), 5)
+        keys = [(k,) if table == "Alpha" else (k, "p" if run == 0 else rng.choice([None, "p", "é"])) for k in numbers]
+        changes, mods = [], []
+        for n, key in enumerate(keys):
+            for version in range(rng.randrange(1, 3)):
+                commit = base + (n % 3) * 1000 + version * 10  # keys share commits within and across tables
+                mod = rng.choice([None, None, None, "DELETE", "INSERT"]) if quirks else None
+                odd_one, odd_float = odd_float, False
+                added, new_column = new_column, False
+                changes.append(Change(table, key, _row(rng, table, key, added, odd_one), ts(commit), None, ts(base + 5000)))
+                mods.append(mod)
+        late = quirks and rng.random() < 0.1 and run > 1
+        if late:  # a change older than what earlier runs wrote for the key
+            changes[0] = Change(table, changes[0].keys, changes[0].row, ts(base - 1_500_000), None, ts(base + 5000))
+        batch = stager.sink.write(changes, {**TYPES[table], "Added": "STRING(MAX)"}, KEYS[table], mod_types=mods)
+        if quirks and rng.random() < 0.15:  # the same batch staged again (a crash before the checkpoint)
+            Path(batch).with_name("again-" + Path(batch).name).write_bytes(Path(batch).read_bytes())
+
+
+def _views(spark, warehouse: str, *, but: tuple[str, ...] = ()) -> dict:
+    views.register_views(spark, warehouse)
+    return {name: sorted(json.dumps({k: v for k, v in r.asDict(recursive=True).items() if k not in but},
+                                    default=str, sort_keys=True)
+                         for r in spark.sql(f"SELECT * FROM {name}").collect())
+            for name in ("changelog", "current_state", "watermarks")}
+
+
+def _report(result) -> dict:
+    summary = result.summary()
+    for noise in ("seconds", "phases", "engine", "engine_note", "old_values_by", "quarantined"):
+        summary.pop(noise)
+    return summary
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_runs_on_the_driver_write_what_spark_writes(spark, tmp_path, seed):
+    rng = random.Random(seed)
+    stager = Stager(tmp_path / "staging")
+    engines: dict[str, list[str]] = {"driver": [], "spark": []}
+    for run in range(7):
+        _stage_run(stager, rng, run)
+        if run == 3:
+            for warehouse in ("on", "off"):  # Alpha complete from a snapshot: first sightings are INSERTs
+                completeness.write_marker(ArrowFS(str(tmp_path / warehouse)), "Alpha", rfc3339_nanos(ts(run * 1_000_000 - 1)))
+        on = Changelog(spark).staging(str(tmp_path / "staging")).warehouse(str(tmp_path / "on")).run()
+        off = Changelog(spark).staging(str(tmp_path / "staging")).warehouse(str(tmp_path / "off")).driver_runs(False).run()
+        assert off.engine == "spark"
+        engines[on.engine].append(on.engine_note)
+        assert _report(on) == _report(off), run
+        assert _views(spark, str(tmp_path / "on")) == _views(spark, str(tmp_path / "off")), run
+    assert len(engines["driver"]) >= 2, engines  # both engines were exercised
+    assert engines["spark"], engines
+    parquet_types(spark, tmp_path / "on" / "changelog", records.CHANGELOG_FIELDS, ("table_name", "commit_date"))
+    parquet_types(spark, tmp_path / "on" / "current_state", records.STATE_FIELDS, ("table_name",), whole=False)
+
+
+def test_a_plain_run_is_the_drivers_and_the_switch_keeps_it_on_spark(spark, tmp_path, monkeypatch):
+    rng = random.Random(4)
+    stager = Stager(tmp_path / "staging")
+    _stage_run(stager, rng, 0, quirks=False)
+    first = Changelog(spark).staging(str(tmp_path / "staging")).warehouse(str(tmp_path / "w")).run()
+    assert (first.engine, first.old_values_by, first.engine_note) == ("driver", "driver", "")
+    _stage_run(stager, rng, 1, quirks=False)
+    monkeypatch.setenv("SPANNER_WATCHER_DRIVER_RUNS", "off")
+    second = Changelog(spark).staging(str(tmp_path / "staging")).warehouse(str(tmp_path / "w")).run()
+    assert second.engine == "spark" and second.changes_written > 0
+
+
+def test_a_soft_delete_column_sends_the_run_to_spark_and_says_so(spark, tmp_path):
+    stager = Stager(tmp_path / "staging")
+    _stage_run(stager, random.Random(6), 0, quirks=False)
+    result = (Changelog(spark).staging(str(tmp_path / "staging")).warehouse(str(tmp_path / "w"))
+              .soft_delete_column("Alpha", "On").run())
+    assert result.engine == "spark"
+    assert "soft-delete column (Alpha)" in result.engine_note
+
+
+def test_a_driver_run_that_dies_while_writing_leaves_nothing_visible(spark, tmp_path, monkeypatch):
+    rng = random.Random(8)
+    stager = Stager(tmp_path / "staging")
+    _stage_run(stager, rng, 0, quirks=False)
+    Changelog(spark).staging(str(tmp_path / "staging")).warehouse(str(tmp_path / "off")).driver_runs(False).run()
+    first = Changelog(spark).staging(str(tmp_path / "staging")).warehouse(str(tmp_path / "on")).run()
+    assert first.engine == "driver"
+    _stage_run(stager, rng, 5, quirks=False)
+    real = ArrowFS.write_parquet
+    calls = []
+
+    def dies_on_the_second_file(self, table, relative):
+        calls.append(relative)
+        if len(calls) == 2:  # a crash between two of the run's files
+            raise OSError("disk gone")
+        real(self, table, relative)
+
+    monkeypatch.setattr(ArrowFS, "write_parquet", dies_on_the_second_file)
+    with pytest.raises(OSError, match="disk gone"):
+        Changelog(spark).staging(str(tmp_path / "staging")).warehouse(str(tmp_path / "on")).run()
+    monkeypatch.setattr(ArrowFS, "write_parquet", real)
+    assert calls and calls[0].startswith("changelog/")
+    again = Changelog(spark).staging(str(tmp_path / "staging")).warehouse(str(tmp_path / "on")).run()
+    Changelog(spark).staging(str(tmp_path / "staging")).warehouse(str(tmp_path / "off")).driver_runs(False).run()
+    assert again.committed and again.changes_written > 0
+    # the same rows; the retry's run version is one more (the dead attempt's version is never used)
+    assert (_views(spark, str(tmp_path / "on"), but=("run_version",))
+            == _views(spark, str(tmp_path / "off"), but=("run_version",)))

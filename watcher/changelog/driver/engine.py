@@ -1,0 +1,273 @@
+"""A small run of the changelog job on the driver: read, classify, group, and write as Spark would.
+
+:func:`prepare` does everything that only reads (the batch files, the state of their keys, the
+per-key window, the transaction groups, the tally the run commits with) and raises
+:class:`~watcher.changelog.driver.Ineligible` where the run is not one the engine does exactly;
+:meth:`Prepared.write` then writes the run's changelog and state files, in Spark's Parquet types
+and folder layout, for :mod:`..run` to commit. The rules and their limits: :mod:`watcher.changelog.driver`.
+
+Example:
+    >>> changelog_schema().names[:3]
+    ['change_id', 'keys', 'key_columns']
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...staging.contract import batch_name
+from .. import current_state, records, staging_reader, tally
+from ..arrow_fs import ArrowFS
+from ..changelog_files import PARTITION_COLUMNS
+from ..files import FileEntry
+from ..manifest import Manifest
+from . import MAX_BYTES, MAX_STATE_ROWS, Ineligible
+from .staged import StagedRow, parse_batch
+from .window import Classified, StateRow, classify
+
+#: Table names whose partition folder Spark spells as the name itself.
+_PLAIN_TABLE = re.compile(r"^[A-Za-z0-9_.-]+$")
+#: The manifest's flag of tables with partial rows (:data:`..run.PARTIAL_ROWS`).
+_PARTIAL_ROWS = "partial_rows"
+_ARROW = {"STRING": "string", "ARRAY<STRING>": "list", "TIMESTAMP": "timestamp", "BOOLEAN": "bool", "INT": "int32",
+          "BIGINT": "int64"}
+
+
+def _arrow_schema(fields: Sequence[records.Field], leave_out: Sequence[str] = ()) -> Any:
+    import pyarrow as pa
+
+    kinds = {"string": pa.string(), "list": pa.list_(pa.string()), "timestamp": pa.timestamp("us"),
+             "bool": pa.bool_(), "int32": pa.int32(), "int64": pa.int64()}
+    return pa.schema([(name, kinds[_ARROW[kind]]) for name, kind, _ in fields if name not in leave_out])
+
+
+def changelog_schema() -> Any:
+    """The Arrow schema of a changelog file (the partition columns are its folders)."""
+    return _arrow_schema(records.CHANGELOG_FIELDS, PARTITION_COLUMNS)
+
+
+@dataclass
+class Prepared:
+    """A run the driver engine does: what it writes, and what the run commits."""
+
+    rows: list[Classified]
+    groups: dict[str, tuple[int, int]]  # change_id -> (record_sequence, number_of_records_in_group)
+    tally: tally.Tally
+    stats: list[Any]
+    state_tables: set[str]
+    delta_tables: set[str]
+    touched: list[str] = field(default_factory=list)
+
+    def write(self, warehouse: ArrowFS, version: int) -> None:
+        """Write the run's changelog files and state layer as run ``version`` (nothing visible before the commit)."""
+        import pyarrow as pa
+
+        schema = changelog_schema()
+        written = [c for c in self.rows if not c.is_dup]
+        parts: dict[tuple[str, str], list[Classified]] = {}
+        for c in written:
+            parts.setdefault((c.row.table, c.commit_date), []).append(c)
+        for (table, date), part in sorted(parts.items()):
+            columns = _changelog_columns(part, self.groups, version)
+            warehouse.write_parquet(pa.table([pa.array(columns[f.name], f.type) for f in schema], schema=schema),
+                                    f"changelog/table_name={table}/commit_date={date}/{_file_name()}")
+        finals = [c for c in self.rows if c.is_final]
+        whole = sorted({c.row.table for c in finals} - self.delta_tables)
+        for table in whole:
+            state = _arrow_schema(records.STATE_FIELDS, ("table_name",))
+            rows = [c for c in finals if c.row.table == table]
+            columns = _state_columns(rows, version)
+            warehouse.write_parquet(pa.table([pa.array(columns[f.name], f.type) for f in state], schema=state),
+                                    f"{current_state.version_dir(version)}/table_name={table}/{_file_name()}")
+        deltas = [c for c in finals if c.row.table in self.delta_tables]
+        if deltas:
+            state = _arrow_schema(records.STATE_FIELDS)
+            columns = _state_columns(deltas, version)
+            warehouse.write_parquet(pa.table([pa.array(columns[f.name], f.type) for f in state], schema=state),
+                                    f"{current_state.deltas_dir(version)}/{_file_name()}")
+
+
+def _file_name() -> str:
+    return f"part-00000-{uuid.uuid4()}.c000.snappy.parquet"
+
+
+def _micros(c: Classified) -> int:
+    return c.row.commit_nanos // 1000  # Spark's cast keeps microseconds, dropping the rest
+
+
+def _changelog_columns(rows: list[Classified], groups: Mapping[str, tuple[int, int]], version: int) -> dict[str, list[Any]]:
+    import datetime as dt
+
+    epoch = dt.datetime(1970, 1, 1)  # naive: UTC, as Spark's INT96 timestamps
+    r = [c.row for c in rows]
+    return {
+        "change_id": [c.change_id for c in rows], "keys": [x.keys for x in r], "key_columns": [x.key_columns for x in r],
+        "mod_type": [c.mod_type for c in rows], "new_values": [x.json for x in r],
+        "old_values": [c.old_values for c in rows], "value_capture_type": [records.VALUE_CAPTURE_TYPE] * len(rows),
+        "column_types": [x.types_json for x in r], "commit_timestamp": [x.commit_timestamp for x in r],
+        "commit_ts": [epoch + dt.timedelta(microseconds=_micros(c)) for c in rows],
+        "transaction_group": [_group(x.commit_timestamp) for x in r],
+        "record_sequence": [groups[c.change_id][0] for c in rows],
+        "number_of_records_in_group": [groups[c.change_id][1] for c in rows],
+        "read_timestamp": [x.read_timestamp for x in r], "read_method": [x.read_method or "cdc" for x in r],
+        "shard": [x.shard for x in r], "watcher_id": [x.watcher_id for x in r], "batch_id": [x.batch_id for x in r],
+        "run_version": [version] * len(rows),
+        **{name: [None] * len(rows) for name in records.STREAM_CHANGELOG_COLUMNS},
+    }
+
+
+def _state_columns(rows: list[Classified], version: int) -> dict[str, list[Any]]:
+    import datetime as dt
+
+    epoch = dt.datetime(1970, 1, 1)
+    r = [c.row for c in rows]
+    return {
+        "table_name": [x.table for x in r], "keys": [x.keys for x in r], "key_columns": [x.key_columns for x in r],
+        "column_types": [x.types_json for x in r], "new_values": [x.json for x in r],
+        "commit_timestamp": [x.commit_timestamp for x in r],
+        "commit_ts": [epoch + dt.timedelta(microseconds=_micros(c)) for c in rows],
+        "is_deleted": [x.in_mod_type == "DELETE" for x in r], "mod_type": [c.mod_type for c in rows],
+        "change_id": [c.change_id for c in rows], "run_version": [version] * len(rows),
+        "version_seq": [None] * len(rows),
+    }
+
+
+def _group(commit_timestamp: str) -> str:
+    """A polled row's transaction_group (:data:`..grouping.GROUP_SQL`)."""
+    import hashlib
+
+    return hashlib.sha256(commit_timestamp.encode("utf-8")).hexdigest()[:16]
+
+
+def number_groups(rows: list[Classified]) -> dict[str, tuple[int, int]]:
+    """Each written row's (record_sequence, number_of_records_in_group): within its commit
+    timestamp's group, by table and key (:func:`..grouping.add_grouping`, for groups no earlier run wrote)."""
+    by_group: dict[str, list[Classified]] = {}
+    for c in rows:
+        if not c.is_dup:
+            by_group.setdefault(c.row.commit_timestamp, []).append(c)
+    out: dict[str, tuple[int, int]] = {}
+    for members in by_group.values():
+        members.sort(key=lambda c: (c.row.table, c.row.keys))
+        for n, c in enumerate(members):
+            out[c.change_id] = (n, len(members))
+    return out
+
+
+def _tally(rows: list[Classified]) -> tally.Tally:
+    """The tally Spark's aggregation would give for these rows (:func:`..tally.tally`)."""
+    groups: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for c in rows:
+        x = c.row
+        key = (x.batch, x.table, c.commit_date, c.mod_type, c.is_dup, x.shard, x.read_method)
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = {"_src": 1, "batch": x.batch, "table_name": x.table, "commit_date": c.commit_date,
+                               "mod_type": c.mod_type, "_is_dup": c.is_dup, "_is_late": False, "shard": x.shard,
+                               "read_method": x.read_method, "_replaces": False, "n": 0, "bad": 0, "seqs": [],
+                               "max_v": x.v, "reads": [], "commits": [], "finals": 0, "partials": 0}
+        g["n"] += 1
+        g["seqs"].append(x.seq)
+        g["max_v"] = max(g["max_v"], x.v)
+        if x.read_nanos is not None:
+            g["reads"].append(x.read_nanos)
+        g["commits"].append(x.commit_nanos)
+        g["finals"] += c.is_final
+    out = []
+    for g in groups.values():
+        seqs, reads, commits = g.pop("seqs"), g.pop("reads"), g.pop("commits")
+        squares = [s * s for s in seqs if 0 <= s <= 2_000_000_000]
+        total = sum(seqs)
+        g.update(min_seq=min(seqs), max_seq=max(seqs), sum_seq=total if -2**63 <= total < 2**63 else None,
+                 sum_seq2=sum(squares) if squares else None, read_ts_ns=max(reads) if reads else None,
+                 max_commit_ns=max(commits), min_commit_ns=min(commits), stream_mark_ns=None,
+                 new_finals=g["finals"])
+        out.append(g)
+    return tally.from_groups(out)
+
+
+def _state(store: ArrowFS, base: Manifest, tables: set[str], keys: set[tuple[str, str]]) -> dict[tuple[str, str], StateRow]:
+    """The newest state row of each of ``keys`` over its table's layers."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    wanted = pa.array(sorted({k for _, k in keys}), pa.string())
+    columns = ["keys", "commit_timestamp", "is_deleted", "new_values", "version_seq"]
+    deltas: dict[int, Any] = {}
+    found: dict[tuple[str, str], list[tuple[str, bool | None, str | None]]] = {}
+    for table in sorted(tables):
+        info = base.tables[table]
+        for n, (version, count) in enumerate(current_state.layer_rows(info)):
+            if count is not None and count <= 0:
+                continue
+            if n == 0:
+                read = store.read_parquet(f"{current_state.version_dir(version)}/table_name={table}", columns=columns,
+                                          threads=True)
+            else:
+                if version not in deltas:
+                    deltas[version] = store.read_parquet(current_state.deltas_dir(version), columns=["table_name", *columns],
+                                                         threads=True)
+                read = deltas[version]
+                if read is not None:
+                    read = read.filter(pc.equal(read.column("table_name"), table))
+            if read is None:
+                continue
+            read = read.filter(pc.is_in(read.column("keys"), value_set=wanted))
+            if read.num_rows and pc.any(pc.is_valid(read.column("version_seq"))).as_py():
+                raise Ineligible("state rows with version sequences (history tables)", table)
+            for k, ts, deleted, values in zip(*(read.column(c).to_pylist() for c in columns[:4]), strict=True):
+                if (table, k) in keys:
+                    found.setdefault((table, k), []).append((ts, deleted, values))
+    state: dict[tuple[str, str], StateRow] = {}
+    for key, rows in found.items():
+        newest = max(ts for ts, _, _ in rows)
+        at_newest = {(deleted, values) for ts, deleted, values in rows if ts == newest}
+        deleted, values = next(iter(at_newest))
+        if len(at_newest) > 1 or deleted is None or values is None:
+            raise Ineligible("a key's state rows disagree or lack values", f"{key[0]} {key[1]}")
+        state[key] = StateRow(newest, deleted, values)
+    return state
+
+
+def prepare(files: list[FileEntry], staging: ArrowFS, store: ArrowFS, base: Manifest, markers: Mapping[str, str],
+            soft_delete: Mapping[str, str]) -> Prepared:
+    """Read and classify a run's batch ``files`` (see the module docstring); raises Ineligible."""
+    if sum(f.length for f in files) > MAX_BYTES:
+        raise Ineligible(f"more than {MAX_BYTES} bytes of staged input")
+    rows: list[StagedRow] = []
+    for entry in files:
+        name = batch_name(entry.uri)
+        try:
+            text = staging.read_bytes(entry.uri).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise Ineligible("a batch file that is not UTF-8", name) from exc
+        rows += parse_batch(text, name)
+    classified_tables = {r.table for r in rows}
+    for table in sorted(classified_tables):
+        info = base.tables.get(table, {})
+        if not _PLAIN_TABLE.match(table):
+            raise Ineligible("a table name Spark escapes in folder names", table)
+        if table in soft_delete:
+            raise Ineligible("a soft-delete column", table)
+        if info.get(_PARTIAL_ROWS):
+            raise Ineligible("a table with partial rows", table)
+    state_tables = {t for t in classified_tables if base.tables.get(t, {}).get("state_version")}
+    input_bytes = sum(f.length for f in files)
+    whole = {t for t in state_tables if current_state.rewrite_whole(base.tables[t], input_bytes)}
+    if whole:
+        raise Ineligible("a table whose state the run rewrites whole", ", ".join(sorted(whole)))
+    if sum(current_state.size(base.tables[t]) for t in state_tables) > MAX_STATE_ROWS:
+        raise Ineligible(f"more than {MAX_STATE_ROWS} state rows")
+    keys = {(r.table, r.keys) for r in rows if r.table in state_tables}
+    state = _state(store, base, state_tables, keys) if keys else {}
+    classified = classify(rows, state, markers)
+    counted = _tally(classified)
+    stats, bad = staging_reader.check_batches(counted.batches, files)
+    if bad:
+        raise Ineligible("a batch the job sets aside", ", ".join(sorted(bad)))
+    touched = sorted({s.table for s in stats if s.table})
+    return Prepared(classified, number_groups(classified), counted, stats, state_tables, state_tables, touched)

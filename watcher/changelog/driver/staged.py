@@ -1,0 +1,203 @@
+"""Batch files read on the driver into change rows, as the job's Spark reader and ``normalize`` make them.
+
+Each line is parsed by Python's JSON parser and checked by the rules of the job's
+``staging_reader.bad_record_sql``; the texts the job keeps (``values``, ``types``, the key) are
+rendered as Spark's reader renders them (:mod:`.spark_json`). Anything the job would treat as a
+bad line or a bad batch, or hold in a form the engine does not reproduce, raises
+:class:`~watcher.changelog.driver.Ineligible`, so that Spark runs it (and sets bad batches aside).
+
+Example:
+    >>> line = ('{"v":1,"batch_id":"b","seq":0,"table":"T","key_columns":["Id"],"keys":["7"],'
+    ...         '"commit_timestamp":"2024-05-01T00:00:00.000000001Z","values":{"Id":"7","Score":1.50},'
+    ...         '"types":{"Id":"INT64","Score":"FLOAT64"}}')
+    >>> row = parse_batch(line + "\\n", "table=T/b.jsonl")[0]
+    >>> row.keys, row.json, row.commit_nanos
+    ('{"Id":"7"}', '{"Id":"7","Score":1.5}', 1714521600000000001)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ...staging.contract import READ_FORMAT, STREAM_FORMAT, TIMESTAMP_PATTERN
+from ..classify import INPUT_MOD_TYPES
+from ..typed_json import FLOAT_WORDS, UNQUOTED_KINDS
+from . import Ineligible
+from .spark_json import copied, fast_copied, number, plain_float, quoted
+
+_TIMESTAMP = re.compile(TIMESTAMP_PATTERN)
+#: Batch names the engine takes: Spark's file name function would give them unchanged.
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9_.=/-]+$")
+_INT32, _INT64 = 2**31, 2**63
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_REQUIRED = ("v", "batch_id", "seq", "table", "key_columns", "keys", "commit_timestamp", "values", "types")
+#: Fields the engine does not take when set (history tables' versions, partial rows): Spark runs them.
+_MUST_BE_NULL = ("version_seq", "value_capture_type")
+
+
+@dataclass(slots=True)
+class StagedRow:
+    """One staged change, in the fields the driver engine's window reads."""
+
+    table: str
+    key_columns: list[str]
+    keys: str
+    json: str
+    types_json: str
+    commit_timestamp: str
+    commit_nanos: int
+    read_timestamp: str | None
+    read_nanos: int | None
+    shard: str | None
+    watcher_id: str | None
+    read_method: str | None
+    in_mod_type: str | None
+    batch_id: str
+    seq: int
+    batch: str
+    v: int
+
+
+class _Duplicate(ValueError):
+    pass
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) != len(pairs):  # Spark's copy would keep both; a dict cannot
+        raise _Duplicate
+    return found
+
+
+def _refuse(token: str) -> Any:
+    raise ValueError(f"{token} (Spark writes it differently)")
+
+
+_EPOCH = dt.datetime(1970, 1, 1)
+_SECOND = dt.timedelta(seconds=1)
+
+
+@functools.lru_cache(maxsize=4096)  # a poll's rows share their read timestamp
+def nanos(text: str) -> int | None:
+    """Nanoseconds since the epoch of a timestamp text with nine fractional digits (None: not one).
+
+    >>> nanos("1970-01-01T00:00:01.000000002Z"), nanos("2024-02-30T00:00:00.000000000Z")
+    (1000000002, None)
+    """
+    if not _TIMESTAMP.match(text):
+        return None
+    try:
+        when = dt.datetime.fromisoformat(text[:19])  # a real date and time
+    except ValueError:
+        return None
+    return (when - _EPOCH) // _SECOND * 1_000_000_000 + int(text[20:29])
+
+
+#: The line parser, built once (``json.loads`` with options builds one per call).
+PARSER = json.JSONDecoder(object_pairs_hook=_object, parse_float=plain_float, parse_constant=_refuse)
+
+
+def _text(record: dict[str, Any], name: str, where: str) -> str | None:
+    value = record.get(name)
+    if value is None or isinstance(value, str):
+        return value
+    raise Ineligible(f"field {name!r} is not a string", where)
+
+
+def _element(value: Any, where: str) -> str | None:
+    """An element of the staged key array as Spark's ``from_json(..., 'array<string>')`` gives it."""
+    if value is None or isinstance(value, str):
+        return value
+    text = "true" if value is True else "false" if value is False else (
+        number(value) if isinstance(value, (int, float)) else copied(value))
+    if text is None:
+        raise Ineligible("a key value Spark may render differently", where)
+    return text
+
+
+def keys_json(key_columns: list[str], keys: list[Any], keys_text: str, types: dict[str, Any], where: str) -> str:
+    """The key as a JSON object text, as the job's ``typed_json.staged_keys_sql`` renders it."""
+    if len(key_columns) == 1:
+        return "{" + quoted(key_columns[0]) + ":" + keys_text[1:-1] + "}"
+    parts = []
+    for i, column in enumerate(key_columns):
+        value = _element(keys[i], where) if i < len(keys) else None
+        kind = types.get(column)
+        if kind is not None and (not isinstance(kind, str) or not kind.isascii()):
+            raise Ineligible(f"the type of key column {column!r} is not plain text", where)
+        kind = (kind or "STRING").upper()
+        if value is None:
+            rendered = "null"
+        elif kind.startswith(UNQUOTED_KINDS) and not (kind.startswith("FLOAT") and value in FLOAT_WORDS):
+            rendered = value
+        else:
+            rendered = quoted(value)
+        parts.append(quoted(column) + ":" + rendered)
+    return "{" + ",".join(parts) + "}"
+
+
+def parse_line(line: str, batch: str, where: str) -> StagedRow:
+    """One line of batch ``batch`` as a change row (``where`` names it in a refusal)."""
+    if _SURROGATE_ESCAPE.search(line):  # a lone surrogate would reach the texts; Spark escapes them its own way
+        raise Ineligible("an escaped UTF-16 surrogate", where)
+    try:
+        record = PARSER.decode(line)
+    except (ValueError, RecursionError) as exc:  # _Duplicate and plain_float's refusals are ValueErrors
+        raise Ineligible(f"a line Python's JSON parser does not read as Spark would ({exc})", where) from exc
+    if not isinstance(record, dict):
+        raise Ineligible("a line that is not a JSON object", where)
+    if any(record.get(name) is None for name in _REQUIRED):
+        raise Ineligible("a record without a required field", where)
+    if any(record.get(name) is not None for name in _MUST_BE_NULL):
+        raise Ineligible("a history or change-stream record", where)
+    v, seq = record["v"], record["seq"]
+    if not (type(v) is int and -_INT32 <= v < _INT32 and v <= READ_FORMAT and v < STREAM_FORMAT):
+        raise Ineligible("a staging format the engine does not read", where)
+    if not (type(seq) is int and -_INT64 <= seq < _INT64):
+        raise Ineligible("a seq that is not a 64-bit integer", where)
+    key_columns, keys, values, types = record["key_columns"], record["keys"], record["values"], record["types"]
+    if not (isinstance(key_columns, list) and all(isinstance(c, str) for c in key_columns)
+            and isinstance(keys, list) and isinstance(values, dict) and isinstance(types, dict)):
+        raise Ineligible("key_columns, keys, values or types of an unexpected kind", where)
+    texts = {name: _text(record, name, where) for name in
+             ("batch_id", "table", "commit_timestamp", "read_timestamp", "watcher_id", "read_method", "mod_type")}
+    mod_type = texts["mod_type"]
+    in_mod_type = mod_type.upper() if mod_type is not None else None
+    if mod_type is not None and (not mod_type.isascii() or in_mod_type not in INPUT_MOD_TYPES):
+        raise Ineligible("a mod_type the job does not take", where)
+    commit = str(texts["commit_timestamp"])  # required: not None
+    commit_nanos = nanos(commit)
+    read = texts["read_timestamp"]
+    read_nanos = nanos(read) if read is not None else None
+    if commit_nanos is None or (read is not None and read_nanos is None):
+        raise Ineligible("a timestamp the engine does not read", where)
+    shard = record.get("shard")
+    shard_text = shard if shard is None or isinstance(shard, str) else copied(shard)
+    keys_text, json_text, types_text = fast_copied(keys), fast_copied(values), fast_copied(types)
+    if shard_text is None and shard is not None or keys_text is None or json_text is None or types_text is None:
+        raise Ineligible("a value Spark may render differently", where)
+    return StagedRow(
+        table=str(texts["table"]), key_columns=key_columns, keys=keys_json(key_columns, keys, keys_text, types, where),
+        json=json_text, types_json=types_text, commit_timestamp=commit, commit_nanos=commit_nanos,
+        read_timestamp=read, read_nanos=read_nanos, shard=shard_text, watcher_id=texts["watcher_id"],
+        read_method=texts["read_method"], in_mod_type=in_mod_type, batch_id=str(texts["batch_id"]), seq=seq,
+        batch=batch, v=v)
+
+
+def parse_batch(text: str, batch: str) -> list[StagedRow]:
+    """The change rows of one batch file's text (``batch``: its name, ``table=<T>/<file>``)."""
+    if not _SAFE_NAME.match(batch):
+        raise Ineligible("a batch file name Spark may spell differently", batch)
+    if "\r" in text:  # Spark's line reader also ends lines there
+        raise Ineligible("a carriage return in a batch file", batch)
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if not lines:
+        raise Ineligible("an empty batch file", batch)
+    return [parse_line(line, batch, f"{batch}, line {n + 1}") for n, line in enumerate(lines)]
