@@ -247,7 +247,8 @@ def test_runs_on_the_driver_write_what_spark_writes(spark, tmp_path, seed):
         assert off.engine == "spark"
         engines[on.engine].append(on.engine_note)
         assert _report(on) == _report(off), run
-        assert _views(spark, str(tmp_path / "on")) == _views(spark, str(tmp_path / "off")), run
+        if run in (3, 6):  # (a difference in between would show in the later runs' rows too)
+            assert _views(spark, str(tmp_path / "on")) == _views(spark, str(tmp_path / "off")), run
     assert len(engines["driver"]) >= 2, engines  # both engines were exercised
     assert engines["spark"], engines
     parquet_types(spark, tmp_path / "on" / "changelog", records.CHANGELOG_FIELDS, ("table_name", "commit_date"))

@@ -1,6 +1,7 @@
 """One run of the changelog job: list new batches, classify them, write, commit.
 
-:class:`.job.Changelog` builds a run and :class:`Run` executes it: the per-key window over the
+:class:`.job.Changelog` builds a run and :class:`Run` executes it. A small run the driver engine
+can do exactly is done there, without Spark (:mod:`.driver`); otherwise the per-key window over the
 new batches and the state of their tables is built and kept once (:mod:`.pipeline`), one
 aggregation over it checks the batches and counts the outcomes (:mod:`.tally`), the changelog
 and the state are written side by side, and the manifest commits them atomically
@@ -196,12 +197,12 @@ class Run:
 
     def _process(self, base: manifest.Manifest, markers: dict[str, str], files: list[Any],
                  result: ChangelogResult) -> None:
-        # One parse: the batches are checked on the window's output, which is kept anyway. Only when
-        # a bad batch had rows (or a batch held a table its folder does not name) is the window
-        # built again without them, so that they cannot change what the good batches mean.
         if self._on_driver(base, markers, files, result):
             return
         result.engine = "spark"
+        # One parse: the batches are checked on the window's output, which is kept anyway. Only when
+        # a bad batch had rows (or a batch held a table its folder does not name) is the window
+        # built again without them, so that they cannot change what the good batches mean.
         folders = {contract.split_batch_name(f.uri)[0] for f in files}
         tables = {t for t in base.tables if contract.table_folder(t) in folders}  # the state the run needs
         small = self._small(base, files, tables)

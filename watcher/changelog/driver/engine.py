@@ -16,10 +16,11 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...staging.contract import batch_name
+from ...staging.contract import batch_name, split_batch_name, table_folder
 from .. import current_state, records, staging_reader, tally
 from ..arrow_fs import ArrowFS
 from ..changelog_files import PARTITION_COLUMNS
@@ -190,36 +191,53 @@ def _tally(rows: list[Classified]) -> tally.Tally:
     return tally.from_groups(out)
 
 
-def _state(store: ArrowFS, base: Manifest, tables: set[str], keys: set[tuple[str, str]]) -> dict[tuple[str, str], StateRow]:
-    """The newest state row of each of ``keys`` over its table's layers."""
+#: What the window needs of a state row (the others describe the state row itself).
+_STATE_COLUMNS = ["keys", "commit_timestamp", "is_deleted", "new_values", "version_seq"]
+
+
+def _read_layers(store: ArrowFS, base: Manifest, tables: set[str]) -> dict[str, list[Any]]:
+    """Each of ``tables``' state layers (oldest first, :data:`_STATE_COLUMNS`), as pyarrow reads them.
+
+    Layers the manifest counts no rows in are left out, as the job's reader leaves them
+    (:func:`..current_state.load_layers`); a delta folder holds the deltas of all of its run's tables.
+    """
+    import pyarrow.compute as pc
+
+    deltas: dict[int, Any] = {}
+    out: dict[str, list[Any]] = {}
+    for table in sorted(tables):
+        out[table] = []
+        for n, (version, count) in enumerate(current_state.layer_rows(base.tables[table])):
+            if count is not None and count <= 0:
+                continue
+            if n == 0:
+                read = store.read_parquet(f"{current_state.version_dir(version)}/table_name={table}",
+                                          columns=_STATE_COLUMNS, threads=True)
+            else:
+                if version not in deltas:
+                    deltas[version] = store.read_parquet(current_state.deltas_dir(version),
+                                                         columns=["table_name", *_STATE_COLUMNS], threads=True)
+                read = deltas[version]
+                if read is not None:
+                    read = read.filter(pc.equal(read.column("table_name"), table))
+            if read is not None:
+                out[table].append(read)
+    return out
+
+
+def _state(layers: Mapping[str, list[Any]], keys: set[tuple[str, str]]) -> dict[tuple[str, str], StateRow]:
+    """The newest state row of each of ``keys`` over its table's ``layers``."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     wanted = pa.array(sorted({k for _, k in keys}), pa.string())
-    columns = ["keys", "commit_timestamp", "is_deleted", "new_values", "version_seq"]
-    deltas: dict[int, Any] = {}
     found: dict[tuple[str, str], list[tuple[str, bool | None, str | None]]] = {}
-    for table in sorted(tables):
-        info = base.tables[table]
-        for n, (version, count) in enumerate(current_state.layer_rows(info)):
-            if count is not None and count <= 0:
-                continue
-            if n == 0:
-                read = store.read_parquet(f"{current_state.version_dir(version)}/table_name={table}", columns=columns,
-                                          threads=True)
-            else:
-                if version not in deltas:
-                    deltas[version] = store.read_parquet(current_state.deltas_dir(version), columns=["table_name", *columns],
-                                                         threads=True)
-                read = deltas[version]
-                if read is not None:
-                    read = read.filter(pc.equal(read.column("table_name"), table))
-            if read is None:
-                continue
+    for table, reads in layers.items():
+        for read in reads:
             read = read.filter(pc.is_in(read.column("keys"), value_set=wanted))
             if read.num_rows and pc.any(pc.is_valid(read.column("version_seq"))).as_py():
                 raise Ineligible("state rows with version sequences (history tables)", table)
-            for k, ts, deleted, values in zip(*(read.column(c).to_pylist() for c in columns[:4]), strict=True):
+            for k, ts, deleted, values in zip(*(read.column(c).to_pylist() for c in _STATE_COLUMNS[:4]), strict=True):
                 if (table, k) in keys:
                     found.setdefault((table, k), []).append((ts, deleted, values))
     state: dict[tuple[str, str], StateRow] = {}
@@ -233,37 +251,53 @@ def _state(store: ArrowFS, base: Manifest, tables: set[str], keys: set[tuple[str
     return state
 
 
+def _delta_tables(base: Manifest, tables: set[str], input_bytes: int) -> set[str]:
+    """Those of ``tables`` with a state, which the run writes as deltas (Ineligible: one is rewritten whole)."""
+    with_state = {t for t in tables if base.tables.get(t, {}).get("state_version")}
+    whole = {t for t in with_state if current_state.rewrite_whole(base.tables[t], input_bytes)}
+    if whole:
+        raise Ineligible("a table whose state the run rewrites whole", ", ".join(sorted(whole)))
+    if sum(current_state.size(base.tables[t]) for t in with_state) > MAX_STATE_ROWS:
+        raise Ineligible(f"more than {MAX_STATE_ROWS} state rows")
+    return with_state
+
+
 def prepare(files: list[FileEntry], staging: ArrowFS, store: ArrowFS, base: Manifest, markers: Mapping[str, str],
             soft_delete: Mapping[str, str]) -> Prepared:
     """Read and classify a run's batch ``files`` (see the module docstring); raises Ineligible."""
-    if sum(f.length for f in files) > MAX_BYTES:
-        raise Ineligible(f"more than {MAX_BYTES} bytes of staged input")
-    rows: list[StagedRow] = []
-    for entry in files:
-        name = batch_name(entry.uri)
-        try:
-            text = staging.read_bytes(entry.uri).decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise Ineligible("a batch file that is not UTF-8", name) from exc
-        rows += parse_batch(text, name)
-    classified_tables = {r.table for r in rows}
-    for table in sorted(classified_tables):
-        info = base.tables.get(table, {})
-        if not _PLAIN_TABLE.match(table):
-            raise Ineligible("a table name Spark escapes in folder names", table)
-        if table in soft_delete:
-            raise Ineligible("a soft-delete column", table)
-        if info.get(_PARTIAL_ROWS):
-            raise Ineligible("a table with partial rows", table)
-    state_tables = {t for t in classified_tables if base.tables.get(t, {}).get("state_version")}
     input_bytes = sum(f.length for f in files)
-    whole = {t for t in state_tables if current_state.rewrite_whole(base.tables[t], input_bytes)}
-    if whole:
-        raise Ineligible("a table whose state the run rewrites whole", ", ".join(sorted(whole)))
-    if sum(current_state.size(base.tables[t]) for t in state_tables) > MAX_STATE_ROWS:
-        raise Ineligible(f"more than {MAX_STATE_ROWS} state rows")
+    if input_bytes > MAX_BYTES:
+        raise Ineligible(f"more than {MAX_BYTES} bytes of staged input")
+    # The state of the tables the batches' folders name is read (pyarrow, off the GIL) while the
+    # batches are parsed (Python); a table only the records name is read after.
+    folders = {split_batch_name(f.uri)[0] for f in files}
+    named = _delta_tables(base, {t for t in base.tables if table_folder(t) in folders}, input_bytes)
+    pool = ThreadPoolExecutor(1, thread_name_prefix="driver-state")
+    try:
+        reading = pool.submit(_read_layers, store, base, named)
+        rows: list[StagedRow] = []
+        for entry in files:
+            name = batch_name(entry.uri)
+            try:
+                text = staging.read_bytes(entry.uri).decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise Ineligible("a batch file that is not UTF-8", name) from exc
+            rows += parse_batch(text, name)
+        tables = {r.table for r in rows}
+        for table in sorted(tables):
+            if not _PLAIN_TABLE.match(table):
+                raise Ineligible("a table name Spark escapes in folder names", table)
+            if table in soft_delete:
+                raise Ineligible("a soft-delete column", table)
+            if base.tables.get(table, {}).get(_PARTIAL_ROWS):
+                raise Ineligible("a table with partial rows", table)
+        state_tables = _delta_tables(base, tables, input_bytes)
+        layers = {t: reads for t, reads in reading.result().items() if t in state_tables}
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)  # a refused run need not wait for the read
+    layers.update(_read_layers(store, base, state_tables - set(layers)))
     keys = {(r.table, r.keys) for r in rows if r.table in state_tables}
-    state = _state(store, base, state_tables, keys) if keys else {}
+    state = _state(layers, keys) if keys else {}
     classified = classify(rows, state, markers)
     counted = _tally(classified)
     stats, bad = staging_reader.check_batches(counted.batches, files)
