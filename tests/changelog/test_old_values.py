@@ -2,7 +2,7 @@
 
 An update's old values are the previous row's values of the columns both rows hold whose
 value changed (watcher.changelog.old_values): taken from each row's JSON text split into its
-entries where that split is exact (or by the package's JVM function, which splits the same way) (here: every update, as both rows hold the same columns; JSON
+entries where that split is exact (or by the package's JVM function, or on the driver, both of which split the same way) (here: every update, as both rows hold the same columns; JSON
 documents are staged as strings), from maps otherwise. They must be what the rows' own
 ``new_values`` say, within a run and across runs (the previous row then comes from the current
 state).
@@ -38,15 +38,18 @@ def _row(key: int, version: int) -> dict:
             "B": (key + version) % 4 == 0}
 
 
-@pytest.mark.parametrize("jvm_functions", ["on", "off"])
+@pytest.mark.parametrize("engine", ["driver", "spark, jvm function", "spark, sql"])
 def test_old_values_are_the_changed_columns_of_the_previous_row_whatever_the_values_hold(spark, stager, dirs, monkeypatch,
-                                                                                          jvm_functions):
-    monkeypatch.setenv("SPANNER_WATCHER_JVM_FUNCTIONS", jvm_functions)  # the JVM function, where it can be had, or SQL
+                                                                                          engine):
+    # the driver engine (these small runs are its), or Spark with the JVM function, where it can be had, or its SQL
+    monkeypatch.setenv("SPANNER_WATCHER_JVM_FUNCTIONS", "off" if engine.endswith("sql") else "on")
     for versions in (range(0, 5), range(5, VERSIONS)):  # the second run finds the previous rows in the state
         pairs = [(key, v) for v in versions for key in range(KEYS)]
         stager.stage("Hard", [_row(key, v) for key, v in pairs], types=TYPES, key_columns=["Id"],
                      commits=[1_000 * v + key for key, v in pairs])
-        Changelog(spark).staging(dirs["staging"]).warehouse(dirs["warehouse"]).run()
+        result = (Changelog(spark).staging(dirs["staging"]).warehouse(dirs["warehouse"])
+                  .driver_runs(engine == "driver").run())
+        assert result.engine == engine.split(",")[0], result.engine_note
     got = spark.sql("SELECT keys, mod_type, new_values, old_values FROM changelog WHERE table_name = 'Hard' "
                     "ORDER BY keys, commit_timestamp").collect()
     assert len(got) == KEYS * VERSIONS
