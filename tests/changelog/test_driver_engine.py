@@ -304,3 +304,53 @@ def test_a_driver_run_that_dies_while_writing_leaves_nothing_visible(spark, tmp_
     # the same rows; the retry's run version is one more (the dead attempt's version is never used)
     assert (_views(spark, str(tmp_path / "on"), but=("run_version",))
             == _views(spark, str(tmp_path / "off"), but=("run_version",)))
+
+
+def _line(**fields) -> str:
+    record = {"v": 1, "batch_id": "b1", "seq": 0, "table": "Odd", "key_columns": ["Id"], "keys": ["1"],
+              "commit_timestamp": "2024-05-01T00:00:00.000000001Z", "read_timestamp": "2024-05-01T00:00:01.000000000Z",
+              "shard": None, "watcher_id": "w", "read_method": "cdc", "mod_type": None,
+              "values": {"Id": "1", "N": 1}, "types": {"Id": "INT64", "N": "INT64"}, **fields}
+    return json.dumps(record, separators=(",", ":"), ensure_ascii=False)
+
+
+ODD_LINES = {
+    "an empty read method": _line(read_method=""),  # kept as "" (not "cdc"), as SQL's coalesce keeps it
+    "non-ASCII digits in the commit timestamp": _line(commit_timestamp="2024-05-01T00:00:00.\u0661\u0662\u0663456789Z"),
+    "non-ASCII digits in the read timestamp": _line(read_timestamp="2024-05-01T00:00:01.\u0660\u0660\u0660000000Z"),
+    "a number longer than Spark's reader takes": _line(values={"Id": "1", "N": 10 ** 1200}),
+    "an integer of 999 digits": _line(values={"Id": "1", "N": 10 ** 998}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ODD_LINES))
+def test_odd_lines_end_where_spark_puts_them(spark, tmp_path, case):
+    """Lines at the edges of what the two JSON readers take: the run's outcome is the same either way."""
+    import sys
+
+    sys.set_int_max_str_digits(0)  # the test's own json.dumps of a long integer
+    results = {}
+    for engine in ("driver", "spark"):  # each its own staging folder: a quarantined batch file is moved
+        folder = tmp_path / f"staging-{engine}" / "table=Odd"
+        folder.mkdir(parents=True)
+        (folder / "b1.jsonl").write_text(ODD_LINES[case] + "\n", encoding="utf-8")
+        results[engine] = (Changelog(spark).staging(str(folder.parent)).warehouse(str(tmp_path / engine))
+                           .driver_runs(engine == "driver").run())
+    assert _report(results["driver"]) == _report(results["spark"])
+    assert [q.reason for q in results["driver"].quarantined] == [q.reason for q in results["spark"].quarantined]
+    assert _views(spark, str(tmp_path / "driver")) == _views(spark, str(tmp_path / "spark"))
+
+
+def test_a_state_layer_written_before_a_column_existed_leaves_the_run_to_spark(spark, tmp_path):
+    import pyarrow.parquet as pq
+
+    stager = Stager(tmp_path / "staging")
+    _stage_run(stager, random.Random(12), 0, quirks=False)
+    first = Changelog(spark).staging(str(tmp_path / "staging")).warehouse(str(tmp_path / "w")).run()
+    assert first.engine == "driver"
+    for file in (tmp_path / "w" / "current_state").rglob("*.parquet"):  # as an older version of the job wrote them
+        pq.write_table(pq.read_table(file).drop_columns(["version_seq"]), file)
+    _stage_run(stager, random.Random(13), 1, quirks=False)
+    second = Changelog(spark).staging(str(tmp_path / "staging")).warehouse(str(tmp_path / "w")).run()
+    assert second.committed and second.engine == "spark"
+    assert "state layers pyarrow does not read" in second.engine_note

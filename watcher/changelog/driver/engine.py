@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -114,7 +114,7 @@ def _changelog_columns(rows: list[Classified], groups: Mapping[str, tuple[int, i
         "transaction_group": [_group(x.commit_timestamp) for x in r],
         "record_sequence": [groups[c.change_id][0] for c in rows],
         "number_of_records_in_group": [groups[c.change_id][1] for c in rows],
-        "read_timestamp": [x.read_timestamp for x in r], "read_method": [x.read_method or "cdc" for x in r],
+        "read_timestamp": [x.read_timestamp for x in r], "read_method": ["cdc" if x.read_method is None else x.read_method for x in r],  # "" stays, as in SQL's coalesce
         "shard": [x.shard for x in r], "watcher_id": [x.watcher_id for x in r], "batch_id": [x.batch_id for x in r],
         "run_version": [version] * len(rows),
         **{name: [None] * len(rows) for name in records.STREAM_CHANGELOG_COLUMNS},
@@ -242,6 +242,8 @@ def _state(layers: Mapping[str, list[Any]], keys: set[tuple[str, str]]) -> dict[
                     found.setdefault((table, k), []).append((ts, deleted, values))
     state: dict[tuple[str, str], StateRow] = {}
     for key, rows in found.items():
+        if any(ts is None for ts, _, _ in rows):
+            raise Ineligible("a state row without a commit timestamp", f"{key[0]} {key[1]}")
         newest = max(ts for ts, _, _ in rows)
         at_newest = {(deleted, values) for ts, deleted, values in rows if ts == newest}
         deleted, values = next(iter(at_newest))
@@ -249,6 +251,15 @@ def _state(layers: Mapping[str, list[Any]], keys: set[tuple[str, str]]) -> dict[
             raise Ineligible("a key's state rows disagree or lack values", f"{key[0]} {key[1]}")
         state[key] = StateRow(newest, deleted, values)
     return state
+
+
+def _layers(read: Callable[[], dict[str, list[Any]]]) -> dict[str, list[Any]]:
+    """``read()``'s layers; a layer pyarrow cannot read as the engine asks (e.g. one written before
+    a column existed, which Spark's reader fills with nulls) leaves the run to Spark."""
+    try:
+        return read()
+    except (OSError, ValueError, KeyError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise Ineligible(f"state layers pyarrow does not read as the job does ({exc})") from exc
 
 
 def _delta_tables(base: Manifest, tables: set[str], input_bytes: int) -> set[str]:
@@ -292,10 +303,10 @@ def prepare(files: list[FileEntry], staging: ArrowFS, store: ArrowFS, base: Mani
             if base.tables.get(table, {}).get(_PARTIAL_ROWS):
                 raise Ineligible("a table with partial rows", table)
         state_tables = _delta_tables(base, tables, input_bytes)
-        layers = {t: reads for t, reads in reading.result().items() if t in state_tables}
+        layers = {t: reads for t, reads in _layers(reading.result).items() if t in state_tables}
     finally:
         pool.shutdown(wait=False, cancel_futures=True)  # a refused run need not wait for the read
-    layers.update(_read_layers(store, base, state_tables - set(layers)))
+    layers.update(_layers(lambda: _read_layers(store, base, state_tables - set(layers))))
     keys = {(r.table, r.keys) for r in rows if r.table in state_tables}
     state = _state(layers, keys) if keys else {}
     classified = classify(rows, state, markers)

@@ -30,7 +30,7 @@ from ..typed_json import FLOAT_WORDS, UNQUOTED_KINDS
 from . import Ineligible
 from .spark_json import copied, fast_copied, number, plain_float, quoted
 
-_TIMESTAMP = re.compile(TIMESTAMP_PATTERN)
+_TIMESTAMP = re.compile(TIMESTAMP_PATTERN, re.ASCII)  # as Java's: ASCII digits only
 #: Batch names the engine takes: Spark's file name function would give them unchanged.
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_.=/-]+$")
 _INT32, _INT64 = 2**31, 2**63
@@ -78,6 +78,22 @@ def _refuse(token: str) -> Any:
     raise ValueError(f"{token} (Spark writes it differently)")
 
 
+#: Spark's JSON reader refuses longer number tokens (Jackson's default stream limit), Python takes them.
+MAX_NUMBER_LENGTH = 1000
+
+
+def _plain_int(text: str) -> int:
+    if len(text) >= MAX_NUMBER_LENGTH:
+        raise ValueError(f"a number of {len(text)} characters (Spark's reader refuses it)")
+    return int(text)
+
+
+def _float(text: str) -> float:
+    if len(text) >= MAX_NUMBER_LENGTH:
+        raise ValueError(f"a number of {len(text)} characters (Spark's reader refuses it)")
+    return plain_float(text)
+
+
 _EPOCH = dt.datetime(1970, 1, 1)
 _SECOND = dt.timedelta(seconds=1)
 
@@ -99,7 +115,7 @@ def nanos(text: str) -> int | None:
 
 
 #: The line parser, built once (``json.loads`` with options builds one per call).
-PARSER = json.JSONDecoder(object_pairs_hook=_object, parse_float=plain_float, parse_constant=_refuse)
+PARSER = json.JSONDecoder(object_pairs_hook=_object, parse_float=_float, parse_int=_plain_int, parse_constant=_refuse)
 
 
 def _text(record: dict[str, Any], name: str, where: str) -> str | None:
@@ -178,7 +194,10 @@ def parse_line(line: str, batch: str, where: str) -> StagedRow:
         raise Ineligible("a timestamp the engine does not read", where)
     shard = record.get("shard")
     shard_text = shard if shard is None or isinstance(shard, str) else copied(shard)
-    keys_text, json_text, types_text = fast_copied(keys), fast_copied(values), fast_copied(types)
+    try:
+        keys_text, json_text, types_text = fast_copied(keys), fast_copied(values), fast_copied(types)
+    except RecursionError as exc:
+        raise Ineligible("values nested too deep", where) from exc
     if shard_text is None and shard is not None or keys_text is None or json_text is None or types_text is None:
         raise Ineligible("a value Spark may render differently", where)
     return StagedRow(
