@@ -39,7 +39,7 @@ from . import (
     views,
     watermarks,
 )
-from .arrow_fs import reachable
+from .arrow_fs import ArrowFS
 from .batch_sources import BatchSource
 from .connect import default_parallelism
 from .driver import engine as driver_engine
@@ -232,9 +232,9 @@ class Run:
             return False
         if self.compactor is not None:  # a streaming query's runs: their merges are the compactor's
             return False
-        staging, warehouse = self.source.files(), reachable(self.fs)
+        staging, warehouse = self.source.files(), self.fs if isinstance(self.fs, ArrowFS) else None
         if staging is None or warehouse is None:
-            result.engine_note = "pyarrow cannot reach the staging folder or the warehouse"
+            result.engine_note = "the job reaches the staging folder or the warehouse through Hadoop's filesystem"
             return False
         try:
             with self._phase("classify"):
@@ -245,6 +245,9 @@ class Run:
                     raise driver.Ineligible("transaction groups an earlier run wrote rows of")
         except driver.Ineligible as exc:
             result.engine_note = str(exc)
+            return False
+        except OSError as exc:  # nothing is written yet: Spark reads the same files its own way
+            result.engine_note = f"the driver could not read the run's files ({exc})"
             return False
         result.engine, result.old_values_by = "driver", "driver"
         version, aborted = manifest.claim_version(self.fs, base)
