@@ -36,7 +36,7 @@ from .fs import FileEntry, RootedFolder
 
 _GLOB_CHARS = re.compile(r"[*?\[]")
 
-__all__ = ["ArrowFS", "arrow_uri", "local_path", "reachable"]  # the URL readers live in watcher.storage_urls, used by both sides
+__all__ = ["ArrowFS", "arrow_uri", "local_path"]  # the URL readers live in watcher.storage_urls, used by both sides
 
 
 class ArrowFS(RootedFolder):
@@ -213,15 +213,3 @@ class ArrowFS(RootedFolder):
             self._fs.delete_file(path)
         return True
 
-
-def reachable(folder: Any) -> ArrowFS | None:
-    """A folder store (anything with a ``root`` URI) as pyarrow reaches it, or None when it cannot
-    (e.g. ``hdfs://`` without libhdfs)."""
-    from ..errors import StorageURLError
-
-    if isinstance(folder, ArrowFS):
-        return folder
-    try:
-        return ArrowFS(folder.root)
-    except StorageURLError:
-        return None

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import current_state, records
-from .arrow_fs import ArrowFS, reachable
+from .arrow_fs import ArrowFS
 from .files import FileStore
 
 #: Rows (as the manifest counts them over the merged layers) up to which the driver merges a table's
@@ -41,6 +41,21 @@ _ARROW_TYPES = {"STRING": "string", "ARRAY<STRING>": "list<string>", "TIMESTAMP"
                 "INT": "int32", "BIGINT": "int64"}
 
 
+def arrow_schema(fields: Sequence[records.Field], leave_out: Sequence[str] = (), *, unit: str = "ns") -> Any:
+    """The Arrow schema of a record layout (:mod:`.records`) in Spark's Parquet types, without the
+    ``leave_out`` fields (partition columns); timestamps in ``unit`` (pyarrow reads Spark's INT96 as "ns").
+
+    Example:
+        >>> str(arrow_schema(records.STATE_FIELDS, unit="us").field("commit_ts").type)
+        'timestamp[us]'
+    """
+    import pyarrow as pa
+
+    kinds = {"string": pa.string(), "list<string>": pa.list_(pa.string()), "timestamp": pa.timestamp(unit),
+             "bool": pa.bool_(), "int32": pa.int32(), "int64": pa.int64()}
+    return pa.schema([(name, kinds[_ARROW_TYPES[kind]]) for name, kind, _ in fields if name not in leave_out])
+
+
 def state_schema() -> Any:
     """The Arrow schema of a state row (:data:`.records.STATE_FIELDS`), as pyarrow reads Spark's files.
 
@@ -48,16 +63,19 @@ def state_schema() -> Any:
         >>> str(state_schema().field("commit_ts").type), str(state_schema().field("run_version").type)
         ('timestamp[ns]', 'int32')
     """
-    import pyarrow as pa
-
-    kinds = {"string": pa.string(), "list<string>": pa.list_(pa.string()), "timestamp": pa.timestamp("ns"),
-             "bool": pa.bool_(), "int32": pa.int32(), "int64": pa.int64()}
-    return pa.schema([(name, kinds[_ARROW_TYPES[kind]]) for name, kind, _ in records.STATE_FIELDS])
+    return arrow_schema(records.STATE_FIELDS)
 
 
 def store_for(fs: FileStore) -> ArrowFS | None:
     """The warehouse as pyarrow reaches it (None when it cannot: then Spark merges)."""
-    return reachable(fs)
+    from ..errors import StorageURLError
+
+    if isinstance(fs, ArrowFS):
+        return fs
+    try:
+        return ArrowFS(fs.root)
+    except StorageURLError:
+        return None
 
 
 def newest_per_key(rows: Any) -> Any:

@@ -18,7 +18,7 @@ Manifest (format version 1)::
 base and delta layers, :mod:`.current_state`). ``max_commit`` is the newest commit timestamp of
 the table's changelog rows (a run whose rows are all newer has no group to continue, :mod:`.run`);
 manifests written before it was kept lack it. ``partial_rows`` (true, or absent) says that a run has seen
-partial rows of the table, so later runs fill them from the start (:data:`.run.PARTIAL_ROWS`).
+partial rows of the table, so later runs fill them from the start (:data:`PARTIAL_ROWS`).
 
 Example:
     >>> m = Manifest.empty()
@@ -39,6 +39,8 @@ from .files import FileStore
 MANIFEST_FORMAT = 1
 MANIFEST_DIR = "_state/manifest"
 ATTEMPTS_DIR = "_state/attempts"
+#: A table entry's flag: a run has seen partial rows of the table (:data:`.run.PARTIAL_ROWS` says what it does).
+PARTIAL_ROWS = "partial_rows"
 _WIDTH = 12
 
 

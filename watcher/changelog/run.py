@@ -94,6 +94,11 @@ def _newest_commit(stats: list[Any], table: str) -> str | None:
     return max((s.max_commit for s in stats if s.table == table and s.max_commit), default=None)
 
 
+def _touched(stats: list[Any]) -> list[str]:
+    """The tables a run's batches hold (their state is written, their manifest entries updated)."""
+    return sorted({s.table for s in stats if s.table})
+
+
 def _groups_are_new(base: manifest.Manifest, window: _Window) -> bool:
     """Whether every new row is newer than every row of the committed changelog: then no group of
     the run has rows written before (a group's rows share one commit timestamp), and the run need not
@@ -145,7 +150,7 @@ SMALL_RUN_STATE_ROWS = 1_000_000
 #: that copy each key's latest whole row onto every row, so a run fills them only when one of its
 #: tables is so marked; a run that finds partial rows it did not fill builds its window again
 #: (once per table: then the table is marked).
-PARTIAL_ROWS = "partial_rows"
+PARTIAL_ROWS = manifest.PARTIAL_ROWS
 #: Settings for the run's own plans: the kept window is cached uncompressed (compressing its
 #: wide text columns cost more than the memory saved), and the groups join back to the rows
 #: through their partitioning by key or table (grouping.add_grouping).
@@ -239,7 +244,7 @@ class Run:
         try:
             with self._phase("classify"):
                 prepared = driver_engine.prepare(files, staging, warehouse, base, markers, self.soft_delete)
-                window = _Window(None, prepared.tally, prepared.stats, {}, False, prepared.state_tables,
+                window = _Window(None, prepared.tally, prepared.stats, {}, False, prepared.delta_tables,
                                  prepared.delta_tables, True, False)
                 if not _groups_are_new(base, window):
                     raise driver.Ineligible("transaction groups an earlier run wrote rows of")
@@ -256,7 +261,7 @@ class Run:
             prepared.write(warehouse, version)
         with self._phase("commit"):
             self._log_processed(prepared.stats, version)
-            self._commit(base, version, aborted, prepared.touched, prepared.stats, window)
+            self._commit(base, version, aborted, _touched(prepared.stats), prepared.stats, window)
         self._summarize(prepared.tally.counts, 0, result)
         result.version, result.committed = version, True
         return True
@@ -315,7 +320,7 @@ class Run:
     def _write(self, base: manifest.Manifest, window: _Window, result: ChangelogResult) -> None:
         version, aborted = manifest.claim_version(self.fs, base)
         rows, stats, counts = window.rows, window.stats, window.tally.counts
-        touched = sorted({s.table for s in stats if s.table})
+        touched = _touched(stats)
         result.batches_read, result.records_read = len(stats), sum(s.records for s in stats)
         new = pipeline.changelog_rows(rows, version)
         late_parts = {(c.table_name, c.commit_date) for c in counts

@@ -13,42 +13,35 @@ Example:
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ...staging.contract import batch_name, split_batch_name, table_folder
 from .. import current_state, records, staging_reader, tally
 from ..arrow_fs import ArrowFS
+from ..arrow_merge import arrow_schema
 from ..changelog_files import PARTITION_COLUMNS
 from ..files import FileEntry
-from ..manifest import Manifest
+from ..manifest import PARTIAL_ROWS, Manifest
 from . import MAX_BYTES, MAX_STATE_ROWS, Ineligible
 from .staged import StagedRow, parse_batch
 from .window import Classified, StateRow, classify
 
 #: Table names whose partition folder Spark spells as the name itself.
 _PLAIN_TABLE = re.compile(r"^[A-Za-z0-9_.-]+$")
-#: The manifest's flag of tables with partial rows (:data:`..run.PARTIAL_ROWS`).
-_PARTIAL_ROWS = "partial_rows"
-_ARROW = {"STRING": "string", "ARRAY<STRING>": "list", "TIMESTAMP": "timestamp", "BOOLEAN": "bool", "INT": "int32",
-          "BIGINT": "int64"}
-
-
-def _arrow_schema(fields: Sequence[records.Field], leave_out: Sequence[str] = ()) -> Any:
-    import pyarrow as pa
-
-    kinds = {"string": pa.string(), "list": pa.list_(pa.string()), "timestamp": pa.timestamp("us"),
-             "bool": pa.bool_(), "int32": pa.int32(), "int64": pa.int64()}
-    return pa.schema([(name, kinds[_ARROW[kind]]) for name, kind, _ in fields if name not in leave_out])
+#: Timestamps are built as microseconds, what Spark's cast of the commit timestamp keeps.
+_UNIT = "us"
+_EPOCH = dt.datetime(1970, 1, 1)  # naive: UTC, as Spark's INT96 timestamps
 
 
 def changelog_schema() -> Any:
     """The Arrow schema of a changelog file (the partition columns are its folders)."""
-    return _arrow_schema(records.CHANGELOG_FIELDS, PARTITION_COLUMNS)
+    return arrow_schema(records.CHANGELOG_FIELDS, PARTITION_COLUMNS, unit=_UNIT)
 
 
 @dataclass
@@ -59,80 +52,77 @@ class Prepared:
     groups: dict[str, tuple[int, int]]  # change_id -> (record_sequence, number_of_records_in_group)
     tally: tally.Tally
     stats: list[Any]
-    state_tables: set[str]
+    #: The run's tables that have a state: each gets a delta (the engine takes no run that rewrites one whole).
     delta_tables: set[str]
-    touched: list[str] = field(default_factory=list)
 
     def write(self, warehouse: ArrowFS, version: int) -> None:
         """Write the run's changelog files and state layer as run ``version`` (nothing visible before the commit)."""
-        import pyarrow as pa
-
         schema = changelog_schema()
-        written = [c for c in self.rows if not c.is_dup]
         parts: dict[tuple[str, str], list[Classified]] = {}
-        for c in written:
-            parts.setdefault((c.row.table, c.commit_date), []).append(c)
+        for c in self.rows:
+            if not c.is_dup:
+                parts.setdefault((c.row.table, c.commit_date), []).append(c)
         for (table, date), part in sorted(parts.items()):
-            columns = _changelog_columns(part, self.groups, version)
-            warehouse.write_parquet(pa.table([pa.array(columns[f.name], f.type) for f in schema], schema=schema),
+            warehouse.write_parquet(_table(_changelog_columns(part, self.groups, version), schema),
                                     f"changelog/table_name={table}/commit_date={date}/{_file_name()}")
         finals = [c for c in self.rows if c.is_final]
-        whole = sorted({c.row.table for c in finals} - self.delta_tables)
-        for table in whole:
-            state = _arrow_schema(records.STATE_FIELDS, ("table_name",))
+        for table in sorted({c.row.table for c in finals} - self.delta_tables):  # its first state: a base
             rows = [c for c in finals if c.row.table == table]
-            columns = _state_columns(rows, version)
-            warehouse.write_parquet(pa.table([pa.array(columns[f.name], f.type) for f in state], schema=state),
+            warehouse.write_parquet(_table(_state_columns(rows, version), _state_schema(("table_name",))),
                                     f"{current_state.version_dir(version)}/table_name={table}/{_file_name()}")
         deltas = [c for c in finals if c.row.table in self.delta_tables]
         if deltas:
-            state = _arrow_schema(records.STATE_FIELDS)
-            columns = _state_columns(deltas, version)
-            warehouse.write_parquet(pa.table([pa.array(columns[f.name], f.type) for f in state], schema=state),
+            warehouse.write_parquet(_table(_state_columns(deltas, version), _state_schema()),
                                     f"{current_state.deltas_dir(version)}/{_file_name()}")
+
+
+def _state_schema(leave_out: Sequence[str] = ()) -> Any:
+    return arrow_schema(records.STATE_FIELDS, leave_out, unit=_UNIT)
+
+
+def _table(columns: Mapping[str, list[Any]], schema: Any) -> Any:
+    import pyarrow as pa
+
+    return pa.table([pa.array(columns[f.name], f.type) for f in schema], schema=schema)
 
 
 def _file_name() -> str:
     return f"part-00000-{uuid.uuid4()}.c000.snappy.parquet"
 
 
-def _micros(c: Classified) -> int:
-    return c.row.commit_nanos // 1000  # Spark's cast keeps microseconds, dropping the rest
+def _row_columns(rows: list[Classified], version: int) -> dict[str, list[Any]]:
+    """The columns the changelog and the state share."""
+    r = [c.row for c in rows]
+    return {
+        "keys": [x.keys for x in r], "key_columns": [x.key_columns for x in r], "column_types": [x.types_json for x in r],
+        "new_values": [x.json for x in r], "commit_timestamp": [x.commit_timestamp for x in r],
+        # Spark's cast keeps microseconds, dropping the rest
+        "commit_ts": [_EPOCH + dt.timedelta(microseconds=x.commit_nanos // 1000) for x in r],
+        "mod_type": [c.mod_type for c in rows], "change_id": [c.change_id for c in rows],
+        "run_version": [version] * len(rows),
+    }
 
 
 def _changelog_columns(rows: list[Classified], groups: Mapping[str, tuple[int, int]], version: int) -> dict[str, list[Any]]:
-    import datetime as dt
-
-    epoch = dt.datetime(1970, 1, 1)  # naive: UTC, as Spark's INT96 timestamps
     r = [c.row for c in rows]
     return {
-        "change_id": [c.change_id for c in rows], "keys": [x.keys for x in r], "key_columns": [x.key_columns for x in r],
-        "mod_type": [c.mod_type for c in rows], "new_values": [x.json for x in r],
+        **_row_columns(rows, version),
         "old_values": [c.old_values for c in rows], "value_capture_type": [records.VALUE_CAPTURE_TYPE] * len(rows),
-        "column_types": [x.types_json for x in r], "commit_timestamp": [x.commit_timestamp for x in r],
-        "commit_ts": [epoch + dt.timedelta(microseconds=_micros(c)) for c in rows],
         "transaction_group": [_group(x.commit_timestamp) for x in r],
         "record_sequence": [groups[c.change_id][0] for c in rows],
         "number_of_records_in_group": [groups[c.change_id][1] for c in rows],
-        "read_timestamp": [x.read_timestamp for x in r], "read_method": ["cdc" if x.read_method is None else x.read_method for x in r],  # "" stays, as in SQL's coalesce
+        "read_timestamp": [x.read_timestamp for x in r],
+        "read_method": ["cdc" if x.read_method is None else x.read_method for x in r],  # "" stays, as SQL's coalesce keeps it
         "shard": [x.shard for x in r], "watcher_id": [x.watcher_id for x in r], "batch_id": [x.batch_id for x in r],
-        "run_version": [version] * len(rows),
         **{name: [None] * len(rows) for name in records.STREAM_CHANGELOG_COLUMNS},
     }
 
 
 def _state_columns(rows: list[Classified], version: int) -> dict[str, list[Any]]:
-    import datetime as dt
-
-    epoch = dt.datetime(1970, 1, 1)
     r = [c.row for c in rows]
     return {
-        "table_name": [x.table for x in r], "keys": [x.keys for x in r], "key_columns": [x.key_columns for x in r],
-        "column_types": [x.types_json for x in r], "new_values": [x.json for x in r],
-        "commit_timestamp": [x.commit_timestamp for x in r],
-        "commit_ts": [epoch + dt.timedelta(microseconds=_micros(c)) for c in rows],
-        "is_deleted": [x.in_mod_type == "DELETE" for x in r], "mod_type": [c.mod_type for c in rows],
-        "change_id": [c.change_id for c in rows], "run_version": [version] * len(rows),
+        **_row_columns(rows, version),
+        "table_name": [x.table for x in r], "is_deleted": [x.in_mod_type == "DELETE" for x in r],
         "version_seq": [None] * len(rows),
     }
 
@@ -300,7 +290,7 @@ def prepare(files: list[FileEntry], staging: ArrowFS, store: ArrowFS, base: Mani
                 raise Ineligible("a table name Spark escapes in folder names", table)
             if table in soft_delete:
                 raise Ineligible("a soft-delete column", table)
-            if base.tables.get(table, {}).get(_PARTIAL_ROWS):
+            if base.tables.get(table, {}).get(PARTIAL_ROWS):
                 raise Ineligible("a table with partial rows", table)
         state_tables = _delta_tables(base, tables, input_bytes)
         layers = {t: reads for t, reads in _layers(reading.result).items() if t in state_tables}
@@ -314,5 +304,4 @@ def prepare(files: list[FileEntry], staging: ArrowFS, store: ArrowFS, base: Mani
     stats, bad = staging_reader.check_batches(counted.batches, files)
     if bad:
         raise Ineligible("a batch the job sets aside", ", ".join(sorted(bad)))
-    touched = sorted({s.table for s in stats if s.table})
-    return Prepared(classified, number_groups(classified), counted, stats, state_tables, state_tables, touched)
+    return Prepared(classified, number_groups(classified), counted, stats, state_tables)
