@@ -19,10 +19,11 @@ import pytest
 
 from tests.changelog.support import Stager, parquet_types, ts
 from tests.changelog.test_jvm_old_values import _pairs
-from watcher.changelog import Changelog, completeness, records, views
+from watcher.changelog import Changelog, completeness, records, staging_reader, views
 from watcher.changelog.arrow_fs import ArrowFS
 from watcher.changelog.driver import Ineligible, spark_json, staged
 from watcher.changelog.driver.old_values import fast_old_values
+from watcher.changelog.session import temporary_conf
 from watcher.changelog.old_values import (
     FAST_SQL,
     SAME_COLUMNS_SQL,
@@ -83,26 +84,29 @@ def _spelled(value, rng: random.Random) -> str:
     return text.replace("1.5", "1.50").replace("100.0", "1E2") if rng.random() < 0.3 else text
 
 
-def test_json_texts_are_what_sparks_reader_keeps_wherever_the_engine_takes_them(spark):
+def test_json_texts_are_what_sparks_reader_keeps_wherever_the_engine_takes_them(spark, tmp_path):
     rng = random.Random(5)
     values = [{f"c{n}": _json_value(rng) for n in range(rng.randrange(1, 5))} for _ in range(3000)]
-    lines = [f'{{"values":{_spelled(v, rng)}}}' for v in values]
-    got = spark.createDataFrame([(line,) for line in lines], "value string").selectExpr(
-        "value", "from_json(value, 'values STRING').values AS kept").collect()
+    lines = [f'{{"n":{n},"values":{_spelled(v, rng)}}}' for n, v in enumerate(values)]
+    (tmp_path / "lines.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    # Read as the job reads batch files: Spark's JSON reader, the values kept as their text.
+    with temporary_conf(spark, staging_reader.READ_SETTINGS):
+        got = spark.read.schema("n INT, values STRING").json(str(tmp_path / "lines.jsonl")).orderBy("n").collect()
+    assert len(got) == len(lines)
     taken = refused = 0
-    for row in got:
+    for line, row in zip(lines, got, strict=True):
         try:
-            parsed = staged.PARSER.decode(row.value)["values"]
+            parsed = staged.PARSER.decode(line)["values"]
         except ValueError:  # a float the engine does not take: the run would go to Spark
             refused += 1
             continue
         mine = spark_json.fast_copied(parsed)
-        assert mine == spark_json.copied(parsed), row.value
+        assert mine == spark_json.copied(parsed), line
         if mine is None:
             refused += 1
             continue
         taken += 1
-        assert mine == row.kept, row.value
+        assert mine == row["values"], line
     assert taken > 0.5 * len(lines) and refused > 0.05 * len(lines)
 
 
@@ -137,7 +141,7 @@ def test_keys_and_quoted_names_are_what_the_jobs_sql_renders(spark):
 
 
 def test_staged_lines_read_as_the_jobs_reader_and_normalize_read_them(spark, tmp_path):
-    from watcher.changelog import pipeline, staging_reader
+    from watcher.changelog import pipeline
 
     stager = Stager(tmp_path / "staging")
     rng = random.Random(3)
@@ -146,7 +150,8 @@ def test_staged_lines_read_as_the_jobs_reader_and_normalize_read_them(spark, tmp
     folder = ArrowFS(str(tmp_path / "staging"))
     files = folder.glob("table=*/*.jsonl")
     frame = pipeline.normalize(staging_reader.read_batches(spark, files), {})
-    spark_rows = {(r.batch, r.seq): r for r in frame.collect()}
+    with temporary_conf(spark, staging_reader.READ_SETTINGS):
+        spark_rows = {(r.batch, r.seq): r for r in frame.collect()}
     checked = lines = 0
     for entry in files:
         name = staging_reader.batch_name(entry.uri)

@@ -232,6 +232,24 @@ def test_batches_with_lines_repeated_or_of_another_table_are_quarantined(spark, 
     assert [k for k, *_ in changes(spark)] == ["6"]
 
 
+def test_a_line_that_is_not_utf8_sets_its_batch_aside_and_blank_lines_are_not_records(spark, stager, dirs):
+    damaged = stager.stage("Singers", [singer(1, "a")], types=SINGERS_TYPES, key_columns=KEY, commits=[10])
+    raw = open(damaged, "rb").read()
+    assert raw.count(b'"Name":"a"') == 1
+    with open(damaged, "wb") as f:  # the name written in Latin-1: read as UTF-8 it would change silently
+        f.write(raw.replace(b'"Name":"a"', b'"Name":"\xe9"'))
+    blank = stager.stage("Singers", [singer(2, "b"), singer(3, "c")], types=SINGERS_TYPES, key_columns=KEY,
+                         commits=[20, 30])
+    lines = open(blank).read().split("\n")
+    with open(blank, "w") as f:  # blank lines hold no record: the two records are whole, seq 0 and 1
+        f.write(lines[0] + "\n\n  \n" + lines[1] + "\n\n")
+    result = run(spark, dirs)
+    reasons = {q.batch.split("/")[-1]: q.reason for q in result.quarantined}
+    assert list(reasons) == [os.path.basename(damaged)]
+    assert "1 of 1 lines are not valid staging records" in reasons[os.path.basename(damaged)]
+    assert [(k, v["Name"]) for k, _, v, *_ in changes(spark)] == [("2", "b"), ("3", "c")]
+
+
 def test_watermark_is_the_slowest_shard(spark, stager, dirs):
     stager.stage("Singers", [singer(1, "a")], types=SINGERS_TYPES, key_columns=KEY, commits=[10], shard=1, read_offset=100)
     stager.stage("Singers", [singer(2, "b")], types=SINGERS_TYPES, key_columns=KEY, commits=[20], shard=2, read_offset=50)

@@ -152,10 +152,11 @@ SMALL_RUN_STATE_ROWS = 1_000_000
 #: (once per table: then the table is marked).
 PARTIAL_ROWS = manifest.PARTIAL_ROWS
 #: Settings for the run's own plans: the kept window is cached uncompressed (compressing its
-#: wide text columns cost more than the memory saved), and the groups join back to the rows
-#: through their partitioning by key or table (grouping.add_grouping).
+#: wide text columns cost more than the memory saved), the groups join back to the rows
+#: through their partitioning by key or table (grouping.add_grouping), and the batches are
+#: read as the staging reader asks.
 _RUN_SETTINGS = {"spark.sql.inMemoryColumnarStorage.compressed": "false",
-                 "spark.sql.requireAllClusterKeysForCoPartition": "false"}
+                 "spark.sql.requireAllClusterKeysForCoPartition": "false", **staging_reader.READ_SETTINGS}
 
 
 class Run:
