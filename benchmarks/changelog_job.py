@@ -11,10 +11,13 @@ session (local[2]):
 * second run: 10,000 new changes (updates of existing keys, on the next day), staged as
   10 more files, then the job again.
 
-Targets (issue 16): first run <= 2x the baseline; second run <= 4% of the first. The code paths
-(plain read+write, the job's first run on Spark and an incremental run, which is small enough for
-the driver engine, watcher.changelog.driver) are warmed up on a small data set first, so that
-none pays the JVM's (or Python's imports') warm-up. ``engine`` in the figures says which engine did
+The baseline and the first run are timed as a pair, :data:`PAIRS` times (each first run into an
+empty warehouse); the figures are the medians, with each pair's times and ratio beside them.
+
+Targets (issue 16): first run <= 2x the baseline (the median of the pairs' ratios); second run
+<= 4% of the first. The code paths (plain read+write, the job's first run on Spark and an
+incremental run, which is small enough for the driver engine, watcher.changelog.driver) are
+warmed up on a small data set first, so that none pays the JVM's (or Python's imports') warm-up. ``engine`` in the figures says which engine did
 each run.
 """
 
@@ -24,6 +27,7 @@ import functools
 import json
 import os
 import shutil
+import statistics
 import time
 from typing import Any
 
@@ -37,6 +41,8 @@ TITLE = "changelog job: 1M staged changes vs plain Spark read+write; 10K-change 
 FULL = {"tables": 10, "keys_per_table": 10_000, "versions": 10, "batch_size": 1_000, "new_changes": 10_000}
 QUICK = {"tables": 10, "keys_per_table": 200, "versions": 10, "batch_size": 500, "new_changes": 1_000}
 TARGET_FIRST_RATIO = 2.0
+#: The plain read + write and the first run are timed side by side this many times (medians reported).
+PAIRS = 3
 TARGET_SECOND_RATIO = 0.04
 TYPES = {"Id": "INT64", "Name": "STRING(MAX)", "Score": "FLOAT64", "Amount": "NUMERIC", "Active": "BOOL",
          "Tags": "ARRAY<STRING(MAX)>", "LastUpdated": "TIMESTAMP"}
@@ -171,10 +177,18 @@ def run(ctx: RunContext) -> Result:
     started = time.perf_counter()
     total = generate(staging, s, day=0, versions=range(s["versions"]), keys=range(s["keys_per_table"]), tag="a")
     ctx.log(f"staged {total} changes in {time.perf_counter() - started:.1f} s")
-    baseline = _baseline(spark, staging, plain)
-    ctx.log(f"plain read + Parquet write: {baseline:.1f} s")
-    first, r1 = _job(spark, staging, warehouse)
-    ctx.log(f"first run: {first:.1f} s ({r1.changes_written} changes)")
+    # The pair side by side, several times: one pair's ratio moves with the machine's moment.
+    baselines, firsts, ratios = [], [], []
+    for n in range(PAIRS):
+        shutil.rmtree(warehouse, ignore_errors=True)
+        baseline = _baseline(spark, staging, plain)
+        first, r1 = _job(spark, staging, warehouse)
+        baselines.append(round(baseline, 2))
+        firsts.append(round(first, 2))
+        ratios.append(round(first / baseline, 2))
+        ctx.log(f"pair {n + 1}: plain read + Parquet write {baseline:.1f} s, first run {first:.1f} s "
+                f"({r1.changes_written} changes): {first / baseline:.2f}x")
+    baseline, first, ratio = (statistics.median(v) for v in (baselines, firsts, ratios))
 
     per_table = s["new_changes"] // s["tables"]
     new = generate(staging, {**s, "batch_size": per_table}, day=10, versions=range(s["versions"], s["versions"] + 1),
@@ -184,16 +198,18 @@ def run(ctx: RunContext) -> Result:
     ctx.log(f"phases: first {r1.phases}; second {r2.phases}")
     rows = spark.sql("SELECT count(*) FROM changelog").first()[0]
 
-    result = Result(settings={**s, "changes": total, "new_changes": new, "master": "local[2]", "shuffle_partitions": 4})
+    result = Result(settings={**s, "changes": total, "new_changes": new, "master": "local[2]", "shuffle_partitions": 4,
+                             "pairs": PAIRS})
     result.figures = {
         "baseline_seconds": round(baseline, 2), "first_run_seconds": round(first, 2), "second_run_seconds": round(second, 2),
-        "first_vs_baseline": round(first / baseline, 2), "second_vs_first": round(second / first, 3),
+        "first_vs_baseline": ratio, "second_vs_first": round(second / first, 3),
+        "baseline_runs": baselines, "first_runs": firsts, "first_vs_baseline_runs": ratios,
         "first_run_changes": r1.changes_written, "second_run_changes": r2.changes_written,
         "second_run_batches": r2.batches_read, "changelog_rows": rows, "mod_types_first": r1.mod_types,
         "mod_types_second": r2.mod_types, "phases_first": r1.phases, "phases_second": r2.phases,
         "old_values_by": [r1.old_values_by, r2.old_values_by], "engine": [r1.engine, r2.engine],
     }
-    result.checks = [check("first run / plain read+write", round(first / baseline, 2), "<=", TARGET_FIRST_RATIO),
+    result.checks = [check("first run / plain read+write (median of the pairs)", ratio, "<=", TARGET_FIRST_RATIO),
                      check("second run / first run", round(second / first, 3), "<=", TARGET_SECOND_RATIO),
                      check("changelog rows", rows, ">=", total + new)]
     result.notes.append("Generated staging files (StagingSink format), not a live watcher; all in one Spark session.")
