@@ -23,7 +23,6 @@ from watcher.changelog import Changelog, completeness, records, staging_reader, 
 from watcher.changelog.arrow_fs import ArrowFS
 from watcher.changelog.driver import Ineligible, spark_json, staged
 from watcher.changelog.driver.old_values import fast_old_values
-from watcher.changelog.session import temporary_conf
 from watcher.changelog.old_values import (
     FAST_SQL,
     SAME_COLUMNS_SQL,
@@ -32,6 +31,7 @@ from watcher.changelog.old_values import (
     entries_sql,
     trusted_names_sql,
 )
+from watcher.changelog.session import temporary_conf
 from watcher.changelog.typed_json import quote_sql, staged_keys_sql
 from watcher.model import Change, rfc3339_nanos
 
