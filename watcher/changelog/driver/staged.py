@@ -82,16 +82,18 @@ def _refuse(token: str) -> Any:
 MAX_NUMBER_LENGTH = 1000
 
 
-def _plain_int(text: str) -> int:
+def _number_token(text: str) -> str:
     if len(text) >= MAX_NUMBER_LENGTH:
         raise ValueError(f"a number of {len(text)} characters (Spark's reader refuses it)")
-    return int(text)
+    return text
+
+
+def _plain_int(text: str) -> int:
+    return int(_number_token(text))
 
 
 def _float(text: str) -> float:
-    if len(text) >= MAX_NUMBER_LENGTH:
-        raise ValueError(f"a number of {len(text)} characters (Spark's reader refuses it)")
-    return plain_float(text)
+    return plain_float(_number_token(text))
 
 
 _EPOCH = dt.datetime(1970, 1, 1)
