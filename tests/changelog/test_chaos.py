@@ -248,17 +248,22 @@ def test_every_change_exact_while_the_world_changes(spark, make_database, tmp_pa
         assert world.errors == []
         surviving = sorted(world.live)
 
-        def caught_up() -> bool:
+        def lagging() -> dict[str, Any]:
+            """What keeps the watcher from having caught up, by table (empty once it has)."""
             watchers = dict(watcher.watchers)
-            if set(watchers) != set(surviving):  # created ones joined, dropped ones ended
-                return False
-            for t in surviving:
+            behind: dict[str, Any] = {t: "not watched" for t in set(surviving) - set(watchers)}
+            behind.update({t: "still watched after its drop" for t in set(watchers) - set(surviving)})
+            for t in set(surviving) & set(watchers):
                 mark = watchers[t].stats()["watermark"]
                 if t in world.last_commit and (mark is None or timestamp_text(mark) < world.last_commit[t]):
-                    return False
-            return True
+                    behind[t] = (mark and timestamp_text(mark), world.last_commit[t], watchers[t].state,
+                                 watchers[t].failure, watchers[t].stats())
+            return behind
 
-        wait_until(caught_up, timeout=180, interval=0.1)
+        try:
+            wait_until(lambda: not lagging(), timeout=180, interval=0.1)
+        except AssertionError:
+            raise AssertionError(f"the watcher did not catch up: {lagging()}") from None
         assert watcher.failure is None and watcher.state == State.RUNNING
         # Only dropped tables' watchers ended (a table created and dropped between two looks was never watched).
         assert set(watcher.dropped) <= world.dropped

@@ -1,9 +1,9 @@
 """The APScheduler glue of a poll loop: one job at a time on a private or shared scheduler.
 
 A :class:`PollJob` runs a function (the watcher's poll cycle) as a one-shot APScheduler job
-that the function reschedules when it is done, so cycles of one loop never overlap. It owns a
-private BackgroundScheduler unless it was given one; a scheduler or executor it was given is
-never shut down by it.
+that the function reschedules when it is done; a lock keeps runs of one loop from overlapping.
+It owns a private BackgroundScheduler unless it was given one; a scheduler or executor it was
+given is never shut down by it.
 
 Example::
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -47,6 +48,7 @@ class PollJob:
         self._scheduler: BaseScheduler | None = None
         self._executor_alias = "default"
         self._lock = threading.Lock()
+        self._running = threading.Lock()
         self._cancelled = threading.Event()
 
     def run_on(self, scheduler: BaseScheduler | None) -> None:
@@ -74,8 +76,18 @@ class PollJob:
         if scheduler is None or self._cancelled.is_set():
             return
         when = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=seconds)
-        scheduler.add_job(self.run, DateTrigger(run_date=when), id=self.job_id, misfire_grace_time=None,
-                          executor=self._executor_alias, replace_existing=True)
+        # The function reschedules itself before it has returned, and APScheduler counts it as
+        # running until its thread gets to say it has: a run falling due in that gap would be
+        # skipped under a bound of one instance, and a skipped one-shot run is dropped for good
+        # (the loop would stop polling while its watcher reads RUNNING). So no bound here; the
+        # lock in _tick keeps runs one at a time.
+        scheduler.add_job(self._tick, DateTrigger(run_date=when), id=self.job_id, misfire_grace_time=None,
+                          executor=self._executor_alias, replace_existing=True, max_instances=sys.maxsize,
+                          name=self.job_id)
+
+    def _tick(self) -> None:
+        with self._running:  # a run falling due while the one before is still returning waits for it
+            self.run()
 
     def cancel(self) -> None:
         """Drop the next run; a run in progress goes on (and cannot reschedule itself)."""
