@@ -112,6 +112,33 @@ def test_a_dropped_table_ends_alone_with_an_event(make_database, churn_watch, ca
     assert sorted(w.watchers) == ["A", "C"] and w.failure is None
 
 
+def test_a_per_table_setting_that_does_not_know_a_new_table_keeps_discovery_going(make_database, churn_watch, caplog):
+    """A setting given as a function is the user's code: raising for a table it does not know
+    leaves that table pending (a warning naming it, tried again at each look); the tables
+    created after it still join, and it joins once the function knows it, from where it began."""
+    db = make_database([_ddl("A")])
+    columns = {"A": "Ts", "Later": "Ts"}
+    got = Collector()
+    w = churn_watch(db, discover_interval=0.2, commit_timestamp_column=lambda table: columns[table])
+    w.add_callback(got)
+    with caplog.at_level(logging.WARNING, logger="watcher"):
+        w.start()
+        db.update_ddl([_ddl("Surprise")]).result(30)
+        _write(db, "Surprise", [7])
+        wait_until(lambda: "could not start watching the new table Surprise" in caplog.text, timeout=15)
+        db.update_ddl([_ddl("Later")]).result(30)
+        _write(db, "Later", [1, 2])
+        _write(db, "A", [1])
+        wait_until(lambda: len(got) >= 3, timeout=15)
+        assert _keys(got) == {"A": [1], "Later": [1, 2]}
+        assert "Surprise" not in w.watchers
+        assert "KeyError: 'Surprise'" in caplog.text
+        columns["Surprise"] = "Ts"
+        wait_until(lambda: len(got) >= 4, timeout=15)
+    assert _keys(got) == {"A": [1], "Later": [1, 2], "Surprise": [7]}
+    assert w.failure is None and w.state == State.RUNNING
+
+
 def test_patterns_choose_which_new_tables_join(make_database, churn_watch):
     db = make_database([_ddl("LogOld"), _ddl("Other")])
     got = Collector()

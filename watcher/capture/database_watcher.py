@@ -257,7 +257,13 @@ class DatabaseWatcher(DatabaseFigures, OwnStateWatcher):
             log.warning("looking for created and dropped tables in %s failed (trying again in %.1fs): %s",
                         self.database.name, self.discover_interval, exc)
         else:
-            self._apply(current)
+            try:
+                self._apply(current)
+            except Exception:
+                # Whatever went wrong with one look, the next one must still come: a discovery
+                # loop that ended here would leave every later CREATE and DROP unseen.
+                log.exception("taking in the tables of %s failed (looking again in %.1fs)",
+                              self.database.name, self.discover_interval)
         if self._state == State.RUNNING and self.discover_interval:
             self._discovery_job.next_in(self.discover_interval)
 
@@ -276,11 +282,13 @@ class DatabaseWatcher(DatabaseFigures, OwnStateWatcher):
             scheduler = self._user_scheduler or self._scheduler
             if self._state != State.RUNNING or scheduler is None:
                 return
-            w = self._make_watcher(name, scheduler, since)
             try:
+                # Per-table settings given as functions are the user's code: one may not know a new table.
+                w = self._make_watcher(name, scheduler, since)
                 w.start()
             except Exception as exc:  # noqa: BLE001 - it stays pending: the next discovery tries again
-                log.warning("could not start watching the new table %s (trying again at the next discovery): %s", name, exc)
+                log.warning("could not start watching the new table %s (trying again at the next discovery): %s: %s",
+                            name, type(exc).__name__, exc)
                 return
             self.watchers[name] = w
             self.dropped.pop(name, None)
