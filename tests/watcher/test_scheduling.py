@@ -64,9 +64,8 @@ def test_a_cancelled_loop_runs_no_more():
         job.start()
         wait_until(lambda: len(runs) >= 3, timeout=20)
         job.cancel()
-        time.sleep(0.2)  # a run in flight at the cancel may still finish
-        seen = len(runs)
-        time.sleep(0.3)
-        assert len(runs) == seen
+        at_cancel = len(runs)
+        time.sleep(0.5)  # ten more runs, had the loop gone on
+        assert len(runs) <= at_cancel + 1  # a run already due at the cancel may still come, and not reschedule
     finally:
         job.shutdown()
