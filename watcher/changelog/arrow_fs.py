@@ -213,3 +213,14 @@ class ArrowFS(RootedFolder):
             self._fs.delete_file(path)
         return True
 
+
+
+def read_with_pyarrow(fs: Any) -> ArrowFS | None:
+    """``fs`` when the job already reaches it through pyarrow (the driver's own disk, Spark Connect),
+    so that the driver may read its files directly; None for a folder reached through Hadoop's
+    filesystem (``s3a://``, ``hdfs://``), whose credentials may be in Hadoop's configuration alone.
+
+    >>> read_with_pyarrow(ArrowFS("/tmp")) is not None, read_with_pyarrow(object())
+    (True, None)
+    """
+    return fs if isinstance(fs, ArrowFS) else None

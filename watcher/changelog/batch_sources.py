@@ -21,7 +21,7 @@ from typing import Any
 from ..errors import ChangelogError
 from ..staging.contract import BATCH_SUFFIX, TABLE_FOLDER_PREFIX, staged_name
 from . import staging_reader
-from .arrow_fs import ArrowFS
+from .arrow_fs import ArrowFS, read_with_pyarrow
 from .files import FileEntry, FileStore, open_fs
 from .staging_reader import Quarantined
 
@@ -73,9 +73,7 @@ class StagingFolder(BatchSource):
         return staging_reader.quarantine(self.fs, warehouse, batches, bad, now)
 
     def files(self) -> ArrowFS | None:
-        # Only where the job reads its files with pyarrow already (the driver's disk, Spark Connect):
-        # elsewhere (s3a://, hdfs://) its credentials may be Hadoop's alone.
-        return self.fs if isinstance(self.fs, ArrowFS) else None
+        return read_with_pyarrow(self.fs)
 
 
 class RecordFrame(BatchSource):

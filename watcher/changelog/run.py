@@ -39,7 +39,7 @@ from . import (
     views,
     watermarks,
 )
-from .arrow_fs import ArrowFS
+from .arrow_fs import read_with_pyarrow
 from .batch_sources import BatchSource
 from .connect import default_parallelism
 from .driver import engine as driver_engine
@@ -238,7 +238,7 @@ class Run:
             return False
         if self.compactor is not None:  # a streaming query's runs: their merges are the compactor's
             return False
-        staging, warehouse = self.source.files(), self.fs if isinstance(self.fs, ArrowFS) else None
+        staging, warehouse = self.source.files(), read_with_pyarrow(self.fs)
         if staging is None or warehouse is None:
             result.engine_note = "the job reaches the staging folder or the warehouse through Hadoop's filesystem"
             return False
