@@ -214,7 +214,6 @@ class ArrowFS(RootedFolder):
         return True
 
 
-
 def read_with_pyarrow(fs: Any) -> ArrowFS | None:
     """``fs`` when the job already reaches it through pyarrow (the driver's own disk, Spark Connect),
     so that the driver may read its files directly; None for a folder reached through Hadoop's
