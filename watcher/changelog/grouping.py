@@ -38,6 +38,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .placement import COLUMN as PLACEMENT_COLUMN
+
 #: The group of a polled row: its commit timestamp's.
 GROUP_SQL = "substring(sha2(commit_timestamp, 256), 1, 16)"
 #: The group of a change-stream row: its transaction's (a prefix keeps it apart from any commit timestamp's).
@@ -52,8 +54,9 @@ STREAM_ORDER_SQL = ("CASE WHEN server_transaction_id IS NOT NULL THEN "
                     "concat(lpad(_stream_record_sequence, 24, '0'), ':', lpad(cast(_mod_index AS string), 12, '0')) END")
 
 
-#: The columns the wide rows are partitioned by (the per-key window's), which the groups are joined back on.
-_KEY = ("table_name", "keys")
+#: The columns the wide rows are partitioned by (the per-key window's: :mod:`.placement`'s column,
+#: then the key), which the groups are joined back on.
+_KEY = (PLACEMENT_COLUMN, "table_name", "keys")
 
 
 def transaction_group_sql(keys: tuple[tuple[str, str], ...] = GROUP_KEYS) -> str:
@@ -64,14 +67,15 @@ def transaction_group_sql(keys: tuple[tuple[str, str], ...] = GROUP_KEYS) -> str
 def add_grouping(changes: Any, existing: Any | None = None) -> Any:
     """``changes`` with record_sequence and number_of_records_in_group (they carry transaction_group).
 
-    The groups are computed on a slim frame (table, key, change_id, group) and joined back on
-    (table, key, change_id) by hash, so that the wide rows need not be shuffled by group, nor
-    shuffled and sorted again for the join: when ``changes`` are still partitioned by key or
-    table (the job's per-key window) and ``spark.sql.requireAllClusterKeysForCoPartition`` is
-    false, only the slim frame moves.
+    The groups are computed on a slim frame (placement, table, key, change_id, group) and joined
+    back on (placement, table, key, change_id) by hash, so that the wide rows need not be shuffled
+    by group, nor shuffled and sorted again for the join: when ``changes`` are still partitioned by
+    the placement column (the job's per-key window) and
+    ``spark.sql.requireAllClusterKeysForCoPartition`` is false, only the slim frame moves.
 
     Args:
-        changes: new changelog rows (change_id, transaction_group, table_name, keys, version_seq and
+        changes: new changelog rows (the per-key window's placement column :data:`.placement.COLUMN`,
+            change_id, transaction_group, table_name, keys, version_seq and
             the stream's order columns ``_stream_record_sequence``, ``_mod_index``), one per change_id.
         existing: committed changelog rows that may share their groups (transaction_group,
             record_sequence), or None.
@@ -101,7 +105,7 @@ def add_grouping(changes: Any, existing: Any | None = None) -> Any:
                           (F.col("_count_in_run") + F.coalesce("_count_before", F.lit(0)))
                           .alias("number_of_records_in_group")))
     # Joined back on the key too, and by hash: the wide rows stay where the per-key window put them
-    # (partitioned by table and key, spark.sql.requireAllClusterKeysForCoPartition false), neither
+    # (partitioned by the placement column, spark.sql.requireAllClusterKeysForCoPartition false), neither
     # shuffled nor sorted again; only the slim groups move to them.
     back = groups.select(*_KEY, "change_id", "record_sequence", "number_of_records_in_group").hint("shuffle_hash")
     return changes.join(back, [*_KEY, "change_id"])

@@ -46,7 +46,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..staging.contract import CHANGE_STREAM, NEW_VALUES, OLD_VALUES_CAPTURE_TYPES, PARTIAL_CAPTURE_TYPES, STREAM_FORMAT
-from . import classify, dedup, grouping, partial_rows, records, sql_steps
+from . import classify, dedup, grouping, partial_rows, placement, records, sql_steps
 from .old_values import (
     SAME_COLUMNS_SQL,
     column_names_sql,
@@ -139,6 +139,8 @@ def key_order(with_state: bool = True) -> tuple[str, ...]:
     return ("commit_timestamp", "version_seq", "_rank", "batch_id", "seq")
 
 
+#: The per-key window's partition: the placement column, then the key (see :func:`key_window_sql`).
+KEY_PARTITION = f"{placement.COLUMN}, table_name, keys"
 #: A window frame over all rows of a key.
 WHOLE_KEY = "ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"
 
@@ -146,14 +148,18 @@ WHOLE_KEY = "ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"
 def key_window_sql(with_state: bool = True, frame: str = "") -> str:
     """SQL: the per-key window (partitioned by table and key, in :func:`key_order`), with ``frame`` if given.
 
+    The partition names :data:`.placement.COLUMN` first, a function of the table and key: the
+    rows are shuffled by it (:func:`per_key_window`), and Spark needs the window's partition to
+    name what the rows are partitioned by.
+
     Every window column of the job uses this one partitioning and order (frames may differ), so
     that Spark evaluates them all in one Window operator over the one sort.
 
     >>> key_window_sql(False, WHOLE_KEY)
-    'OVER (PARTITION BY table_name, keys ORDER BY commit_timestamp, version_seq, _rank, batch_id, seq ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)'
+    'OVER (PARTITION BY _p, table_name, keys ORDER BY commit_timestamp, version_seq, _rank, batch_id, seq ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)'
     """
     order = ", ".join(key_order(with_state))
-    return f"OVER (PARTITION BY table_name, keys ORDER BY {order}{' ' + frame if frame else ''})"
+    return f"OVER (PARTITION BY {KEY_PARTITION} ORDER BY {order}{' ' + frame if frame else ''})"
 
 
 #: Window helper columns that the outputs do not need (dropped before the rows are kept).
@@ -166,7 +172,7 @@ _POSITION_SQL = "struct(commit_timestamp, coalesce(version_seq, -1))"
 
 
 def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str],
-                   prune: Iterable[str] = (), by_table: bool = False, fill_partial: bool = True,
+                   prune: Iterable[str] = (), placement_sql: str = placement.SPREAD_SQL, fill_partial: bool = True,
                    old_values_function: str | None = None) -> Any:
     """New changes and the state before them, with each new row's previous row, mod_type and old values.
 
@@ -174,8 +180,10 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
     It may hold several rows of a key (a table's base and delta layers, :mod:`.current_state`):
     the newest is the key's state, and only one row of a commit timestamp counts as the final one.
     For the tables in ``prune`` only keys with new rows are kept, right after the shuffle (the
-    job then writes those tables' state as a delta). With ``by_table`` the rows are shuffled by
-    table only (each table's rows in one task: for small runs, see :mod:`.run`).
+    job then writes those tables' state as a delta). ``placement_sql`` is the INT the rows are
+    shuffled by (:mod:`.placement`; it must be the same for all rows of a key): the run's plan
+    keeps each table's rows in few tasks, so that its changelog folders get few files. The rows
+    keep it as :data:`.placement.COLUMN` (the transaction groups join back on it).
 
     ``old_values_function``: the name of the package's JVM old-values function in the session
     (:mod:`.jvm`), which then takes updates' fast path instead of the entries columns (same
@@ -197,8 +205,9 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
     # one Window operator over the sorted rows (each further operator would copy the wide rows).
     # Shuffled and sorted first, explicitly: else Spark would split the rows before the shuffle
     # and move the (as large) entries too.
-    rows = (rows.repartition(*(["table_name"] if by_table else ["table_name", "keys"]))
-            .sortWithinPartitions("table_name", "keys", *key_order(with_state)))
+    rows = sql_steps.with_columns(rows, {placement.COLUMN: f"CAST({placement_sql} AS INT)"})
+    rows = (rows.repartition(placement.COLUMN)
+            .sortWithinPartitions(placement.COLUMN, "table_name", "keys", *key_order(with_state)))
     if prune:  # before the costly columns: the state rows of keys without new rows go now
         rows = (sql_steps.with_columns(rows, {"_has_new": f"max(_src) {whole} = 1"})
                 .where(f"_has_new OR NOT {sql_steps.in_list('table_name', prune)}"))
@@ -285,7 +294,7 @@ def changelog_rows(window_rows: Any, run_version: int, where: str = "_src = 1 AN
     """The new, non-duplicate changes (or the window rows ``where`` says) as changelog rows, with
     their ``transaction_group`` (the numbering in the group is :func:`.grouping.add_grouping`'s,
     from ``_stream_record_sequence`` and ``_mod_index``)."""
-    plain = {name: name for name in ("change_id", "table_name", "keys", "key_columns", "mod_type")}
+    plain = {name: name for name in (placement.COLUMN, "change_id", "table_name", "keys", "key_columns", "mod_type")}
     columns = {
         **plain, "new_values": "_json", "old_values": "old_values",
         "value_capture_type": f"coalesce(_stream.value_capture_type, '{records.VALUE_CAPTURE_TYPE}')",

@@ -33,6 +33,7 @@ from . import (
     driver,
     manifest,
     pipeline,
+    placement,
     processed_log,
     staging_reader,
     supersede,
@@ -40,7 +41,7 @@ from . import (
     watermarks,
 )
 from .arrow_fs import read_with_pyarrow
-from .batch_sources import BatchSource
+from .batch_sources import RECORD_BYTES, BatchSource
 from .connect import default_parallelism
 from .driver import engine as driver_engine
 from .files import open_fs
@@ -135,14 +136,14 @@ class _Window:
     bad_rows: bool  # a bad batch had rows in the window
     state_tables: set[str]
     delta_tables: set[str]  # tables whose state the run writes as a delta (current_state)
-    small: bool  # shuffled by table (see SMALL_RUN_BYTES)
+    small: bool  # tables kept whole (see SMALL_RUN_BYTES)
     filled: bool  # partial rows filled (see PARTIAL_ROWS)
 
 
 #: A run with at most this much staged input, and at most SMALL_RUN_STATE_ROWS state rows
-#: to read, is small: its rows are shuffled by table only, so that each table's rows meet in
-#: one task and each output folder gets one file (else every task would write a small file
-#: into every folder, and open a writer for each), and the folders are written in parallel.
+#: to read, is small: each table's rows stay whole in one task (:mod:`.placement`), so that each
+#: output folder gets one file, and the folders are written in parallel. A larger run's big
+#: tables are spread by key over as many tasks as their share of the input needs.
 SMALL_RUN_BYTES = 64 * 1024 * 1024
 SMALL_RUN_STATE_ROWS = 1_000_000
 #: A table's manifest entry says so once a run has seen partial rows of it (history tables' or
@@ -153,7 +154,7 @@ SMALL_RUN_STATE_ROWS = 1_000_000
 PARTIAL_ROWS = manifest.PARTIAL_ROWS
 #: Settings for the run's own plans: the kept window is cached uncompressed (compressing its
 #: wide text columns cost more than the memory saved), the groups join back to the rows
-#: through their partitioning by key or table (grouping.add_grouping), and the batches are
+#: through their partitioning by the placement column (grouping.add_grouping), and the batches are
 #: read as the staging reader asks.
 _RUN_SETTINGS = {"spark.sql.inMemoryColumnarStorage.compressed": "false",
                  "spark.sql.requireAllClusterKeysForCoPartition": "false", **staging_reader.READ_SETTINGS}
@@ -269,7 +270,7 @@ class Run:
 
     def _small_run_settings(self, tables: int) -> dict[str, str]:
         """A small run's few small stages are planned once, with a shuffle partition per core (at
-        most one per table, as rows are shuffled by table): adaptive execution would plan again
+        most one per table, as each table stays whole): adaptive execution would plan again
         between stages, at a cost the work does not repay."""
         partitions = max(1, min(default_parallelism(self.spark), tables))
         return {"spark.sql.adaptive.enabled": "false", "spark.sql.shuffle.partitions": str(partitions)}
@@ -296,13 +297,24 @@ class Run:
         state = self._state(base, changes, state_tables, delta_tables, delta_tables - prune) if state_tables else None
         function = jvm.old_values_function(self.spark)
         self.result.old_values_by = "jvm" if function else "sql"
-        rows = pipeline.per_key_window(changes, state, markers=markers, prune=prune, by_table=small, fill_partial=fill,
-                                       old_values_function=function)
+        shuffled_state = state_tables - (delta_tables - prune)  # the others' state is cut to the new keys first
+        placed = self._placement(base, files, shuffled_state, small=small)
+        rows = pipeline.per_key_window(changes, state, markers=markers, prune=prune, placement_sql=placed.sql(),
+                                       fill_partial=fill, old_values_function=function)
         rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
         counted = tally(rows)
         stats, bad = staging_reader.check_batches(counted.batches, files)
         bad_rows = any(not reason.startswith(staging_reader.EMPTY_REASON) for reason in bad.values())
         return _Window(rows, counted, stats, bad, bad_rows, state_tables, delta_tables, small, fill)
+
+    def _placement(self, base: manifest.Manifest, files: list[Any], state_tables: set[str], *,
+                   small: bool) -> placement.Placement:
+        """Where the window's rows go, by each table's staged bytes and the state rows it shuffles
+        (a small run's tables stay whole: one file per folder)."""
+        weights = placement.staged_bytes(files, base.tables)
+        for table in state_tables:
+            weights[table] = weights.get(table, 0) + current_state.size(base.tables[table]) * RECORD_BYTES
+        return placement.plan(weights, placement.shuffle_partitions(self.spark), split=not small)
 
     def _state(self, base: manifest.Manifest, changes: Any, tables: set[str], delta: set[str], by_key: set[str]) -> Any:
         """The state rows of ``tables`` for the window (of the ``delta`` tables only what a delta run
