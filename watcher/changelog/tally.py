@@ -26,6 +26,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .connect import default_parallelism
+from .session import temporary_conf
+
 
 def _nanos_sql(column: str) -> str:
     """SQL: a timestamp text (nine fractional digits) as nanoseconds since the epoch; a long, so
@@ -119,16 +122,24 @@ class Tally:
 
 
 def tally(rows: Any) -> Tally:
-    """Aggregate the per-key window's kept rows (one Spark job)."""
+    """Aggregate the per-key window's kept rows (one Spark job).
+
+    The kept rows are built by the aggregation's own tasks, as they read them: adaptive execution
+    would build a kept frame first, as a stage of its own, and then read it back for the
+    aggregation (a pass over every row of the run), so it is off for this one query. Its groups
+    are few: a shuffle partition per core.
+    """
     from pyspark.sql import functions as F
 
-    # Plain columns are grouped by as themselves (an alias would be a new column to Spark): rows
-    # shuffled by table then need no second shuffle to be aggregated.
     # One Column operation per column (an alias inside the SQL text, not a second operation): each
     # costs several calls into the driver's JVM (sql_steps). Not a SQL query over a temporary view:
     # dropping the view afterwards would uncache the rows, which the later steps read.
     grouped = rows.groupBy(*[F.col(name) if sql == name else F.expr(f"{sql} AS {name}") for name, sql in _GROUP_SQL])
-    collected = grouped.agg(*[F.expr(f"{sql} AS {name}") for name, sql in _AGGREGATES_SQL]).collect()
+    aggregated = grouped.agg(*[F.expr(f"{sql} AS {name}") for name, sql in _AGGREGATES_SQL])
+    settings = {"spark.sql.adaptive.enabled": "false",
+                "spark.sql.shuffle.partitions": str(default_parallelism(rows.sparkSession))}
+    with temporary_conf(rows.sparkSession, settings):
+        collected = aggregated.collect()
     return from_groups(row.asDict() for row in collected)
 
 
