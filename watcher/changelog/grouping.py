@@ -54,9 +54,9 @@ STREAM_ORDER_SQL = ("CASE WHEN server_transaction_id IS NOT NULL THEN "
                     "concat(lpad(_stream_record_sequence, 24, '0'), ':', lpad(cast(_mod_index AS string), 12, '0')) END")
 
 
-#: The columns the wide rows are partitioned by (the per-key window's: :mod:`.placement`'s column,
-#: then the key), which the groups are joined back on.
-_KEY = (PLACEMENT_COLUMN, "table_name", "keys")
+#: What the groups are joined back on: the column the wide rows are partitioned by (the per-key
+#: window's, :mod:`.placement`), and the change_id, which names one change of one table and key.
+_JOIN = (PLACEMENT_COLUMN, "change_id")
 
 
 def transaction_group_sql(keys: tuple[tuple[str, str], ...] = GROUP_KEYS) -> str:
@@ -67,11 +67,11 @@ def transaction_group_sql(keys: tuple[tuple[str, str], ...] = GROUP_KEYS) -> str
 def add_grouping(changes: Any, existing: Any | None = None) -> Any:
     """``changes`` with record_sequence and number_of_records_in_group (they carry transaction_group).
 
-    The groups are computed on a slim frame (placement, table, key, change_id, group) and joined
-    back on (placement, table, key, change_id) by hash, so that the wide rows need not be shuffled
-    by group, nor shuffled and sorted again for the join: when ``changes`` are still partitioned by
-    the placement column (the job's per-key window) and
-    ``spark.sql.requireAllClusterKeysForCoPartition`` is false, only the slim frame moves.
+    The groups are computed on a slim frame (the group and the order inside it) and joined back on
+    (placement, change_id) by hash, so that the wide rows need not be shuffled by group, nor
+    shuffled and sorted again for the join: when ``changes`` are still partitioned by the
+    placement column (the job's per-key window) and ``spark.sql.requireAllClusterKeysForCoPartition``
+    is false, only the slim frame moves, and back only its numbers.
 
     Args:
         changes: new changelog rows (the per-key window's placement column :data:`.placement.COLUMN`,
@@ -84,15 +84,14 @@ def add_grouping(changes: Any, existing: Any | None = None) -> Any:
     from pyspark.sql import functions as F
 
     by_group = Window.partitionBy("transaction_group")
-    # Versions of one key at one commit timestamp (history tables) in their order; the change_id
-    # tells them apart when the groups are joined back.
+    # Versions of one key at one commit timestamp (history tables) in their order.
     order = (F.expr(STREAM_ORDER_SQL), "table_name", "keys", "version_seq")
     # The count over the whole group shares the numbering's order (a frame of all rows), so that
     # Spark computes both in one Window operator over the one sort (two orders: two operators).
     ordered = by_group.orderBy(*order)
     whole = ordered.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
     in_run = (F.row_number().over(ordered) - 1, F.count(F.lit(1)).over(whole))
-    slim = (*_KEY, "change_id", "transaction_group")
+    slim = (*_JOIN, "transaction_group")
     if existing is None:
         groups = changes.select(*slim, in_run[0].alias("record_sequence"), in_run[1].alias("number_of_records_in_group"))
     else:
@@ -100,12 +99,12 @@ def add_grouping(changes: Any, existing: Any | None = None) -> Any:
                   .agg((F.max("record_sequence") + 1).alias("_offset"), F.count(F.lit(1)).alias("_count_before")))
         groups = (changes.select(*slim, in_run[0].alias("_seq_in_run"), in_run[1].alias("_count_in_run"))
                   .join(F.broadcast(before), "transaction_group", "left")
-                  .select(*_KEY, "change_id",
+                  .select(*_JOIN,
                           (F.col("_seq_in_run") + F.coalesce("_offset", F.lit(0))).alias("record_sequence"),
                           (F.col("_count_in_run") + F.coalesce("_count_before", F.lit(0)))
                           .alias("number_of_records_in_group")))
-    # Joined back on the key too, and by hash: the wide rows stay where the per-key window put them
-    # (partitioned by the placement column, spark.sql.requireAllClusterKeysForCoPartition false), neither
-    # shuffled nor sorted again; only the slim groups move to them.
-    back = groups.select(*_KEY, "change_id", "record_sequence", "number_of_records_in_group").hint("shuffle_hash")
-    return changes.join(back, [*_KEY, "change_id"])
+    # Joined back on the placement column too, and by hash: the wide rows stay where the per-key
+    # window put them (spark.sql.requireAllClusterKeysForCoPartition false), neither shuffled nor
+    # sorted again; only the groups' numbers move to them.
+    back = groups.select(*_JOIN, "record_sequence", "number_of_records_in_group").hint("shuffle_hash")
+    return changes.join(back, list(_JOIN))
