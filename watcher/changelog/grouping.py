@@ -42,11 +42,12 @@ from .placement import COLUMN as PLACEMENT_COLUMN
 
 #: The group of a polled row: its commit timestamp's.
 GROUP_SQL = "substring(sha2(commit_timestamp, 256), 1, 16)"
-#: The group of a change-stream row: its transaction's (a prefix keeps it apart from any commit timestamp's).
-TRANSACTION_GROUP_SQL = "substring(sha2(concat('transaction:', server_transaction_id), 256), 1, 16)"
-#: (condition, group) in SQL over a changelog row, first match wins.
+#: The group of a change-stream row: its transaction's (a prefix keeps it apart from any commit
+#: timestamp's); ``{transaction}`` is where the row holds its server_transaction_id.
+TRANSACTION_GROUP_SQL = "substring(sha2(concat('transaction:', {transaction}), 256), 1, 16)"
+#: (condition, group) in SQL over a changelog row, first match wins (``{transaction}`` as above).
 GROUP_KEYS: tuple[tuple[str, str], ...] = (
-    ("server_transaction_id IS NOT NULL", TRANSACTION_GROUP_SQL),
+    ("{transaction} IS NOT NULL", TRANSACTION_GROUP_SQL),
     ("TRUE", GROUP_SQL),
 )
 #: A change-stream row's place in its transaction (null for other rows, which sort first by table and key).
@@ -59,9 +60,15 @@ STREAM_ORDER_SQL = ("CASE WHEN server_transaction_id IS NOT NULL THEN "
 _JOIN = (PLACEMENT_COLUMN, "change_id")
 
 
-def transaction_group_sql(keys: tuple[tuple[str, str], ...] = GROUP_KEYS) -> str:
-    """SQL: a changelog row's ``transaction_group`` (:data:`GROUP_KEYS` as one CASE expression)."""
-    return "CASE " + " ".join(f"WHEN {cond} THEN {group}" for cond, group in keys) + " END"
+def transaction_group_sql(transaction: str = "server_transaction_id") -> str:
+    """SQL: a row's ``transaction_group`` (:data:`GROUP_KEYS` as one CASE expression), its
+    change-stream transaction id in the column ``transaction``.
+
+    >>> transaction_group_sql("_stream.server_transaction_id")[:51]
+    'CASE WHEN _stream.server_transaction_id IS NOT NULL'
+    """
+    return "CASE " + " ".join(f"WHEN {cond.format(transaction=transaction)} THEN {group.format(transaction=transaction)}"
+                              for cond, group in GROUP_KEYS) + " END"
 
 
 def add_grouping(changes: Any, existing: Any | None = None) -> Any:

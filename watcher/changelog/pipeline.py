@@ -264,7 +264,9 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
         # The key's latest row: the first of its newest version (a later row of the same version
         # repeats it: a duplicate, or the same state row in two layers).
         "_is_final": f"{_POSITION_SQL} = _max_pos AND NOT coalesce({dedup.same_version_sql()}, FALSE)",
-        "commit_date": "substring(commit_timestamp, 1, 10)"}
+        "commit_date": "substring(commit_timestamp, 1, 10)",
+        # Computed once here and kept: the groups' numbering and the changelog write both read it.
+        "_group": f"CASE WHEN _src = 1 THEN {grouping.transaction_group_sql('_stream.server_transaction_id')} END"}
     kept = [name for name in rows.columns if name not in _SCRATCH]
     return sql_steps.select(rows, {**{name: name for name in kept}, **last})
 
@@ -305,11 +307,10 @@ def changelog_rows(window_rows: Any, run_version: int, where: str = "_src = 1 AN
         "shard": "shard", "watcher_id": "watcher_id", "batch_id": "batch_id", "run_version": str(run_version),
         "version_seq": "version_seq", "_is_late": "_is_late",
         **{name: f"_stream.{name}" for name in records.STREAM_CHANGELOG_COLUMNS},
-        "_stream_record_sequence": "_stream.record_sequence", "_mod_index": "_stream.mod_index"}
-    # SQL text in one step: few calls into the JVM (sql_steps); the group is computed over the
-    # selected columns (server_transaction_id), as a second step.
-    rows = sql_steps.select(window_rows.where(where), columns)
-    return sql_steps.with_columns(rows, {"transaction_group": grouping.transaction_group_sql()}, keep=columns)
+        "_stream_record_sequence": "_stream.record_sequence", "_mod_index": "_stream.mod_index",
+        "transaction_group": "_group"}
+    # SQL text in one step: few calls into the JVM (sql_steps).
+    return sql_steps.select(window_rows.where(where), columns)
 
 
 def state_rows(window_rows: Any, run_version: int, *, tables: Iterable[str],
