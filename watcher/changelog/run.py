@@ -44,6 +44,7 @@ from .arrow_fs import read_with_pyarrow
 from .batch_sources import RECORD_BYTES, BatchSource
 from .connect import default_parallelism
 from .driver import engine as driver_engine
+from .driver.collector import collector_paused
 from .files import open_fs
 from .grouping import add_grouping
 from .jvm import registry as jvm
@@ -204,7 +205,9 @@ class Run:
 
     def _process(self, base: manifest.Manifest, markers: dict[str, str], files: list[Any],
                  result: ChangelogResult) -> None:
-        if self._on_driver(base, markers, files, result):
+        with collector_paused():  # the driver run's objects are freed before the collector is back
+            done = self._on_driver(base, markers, files, result)
+        if done:
             return
         result.engine = "spark"
         # One parse: the batches are checked on the window's output, which is kept anyway. Only when
