@@ -8,8 +8,8 @@ import threading
 
 import pytest
 
-from tests.changelog.test_driver_engine import _stage_run
 from tests.changelog.support import Stager
+from tests.changelog.test_driver_engine import _stage_run
 from watcher.changelog import Changelog, run
 from watcher.changelog.arrow_fs import ArrowFS
 from watcher.changelog.driver.collector import collector_paused

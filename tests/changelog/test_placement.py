@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.changelog.support import SINGERS_TYPES, Stager, singer
+from tests.changelog.support import SINGERS_TYPES, singer
 from watcher.changelog import Changelog, placement, run
 from watcher.changelog.session import temporary_conf
 
