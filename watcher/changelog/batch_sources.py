@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any
@@ -21,7 +22,10 @@ from typing import Any
 from ..errors import ChangelogError
 from ..staging.contract import BATCH_SUFFIX, TABLE_FOLDER_PREFIX, staged_name
 from . import staging_reader
-from .arrow_fs import ArrowFS, read_with_pyarrow
+from .arrow_fs import read_with_pyarrow
+from .driver.engine import RowReader
+from .driver.frame_rows import frame_rows
+from .driver.staged import read_files
 from .files import FileEntry, FileStore, open_fs
 from .staging_reader import Quarantined
 
@@ -51,8 +55,12 @@ class BatchSource(ABC):
                   now: dt.datetime) -> list[Quarantined]:
         """Deal with the ``bad`` batches (name -> reason) of a finished run."""
 
-    def files(self) -> ArrowFS | None:
-        """Where the driver reads the batches as files with pyarrow (:mod:`.driver`); None: Spark alone reads them."""
+    def driver_rows(self) -> RowReader | None:
+        """How the driver engine (:mod:`.driver`) reads the batches as change rows; None: Spark alone reads them.
+
+        The reader takes the run's batches (as :meth:`list_new` gave them) and raises
+        :class:`.driver.Ineligible` on records it cannot hold as Spark would.
+        """
         return None
 
 
@@ -72,8 +80,9 @@ class StagingFolder(BatchSource):
                   now: dt.datetime) -> list[Quarantined]:
         return staging_reader.quarantine(self.fs, warehouse, batches, bad, now)
 
-    def files(self) -> ArrowFS | None:
-        return read_with_pyarrow(self.fs)
+    def driver_rows(self) -> RowReader | None:
+        files = read_with_pyarrow(self.fs)
+        return None if files is None else functools.partial(read_files, files)
 
 
 class RecordFrame(BatchSource):
@@ -102,8 +111,17 @@ class RecordFrame(BatchSource):
     def read(self, spark: Any, batches: list[FileEntry]) -> Any:
         from pyspark.sql import functions as F
 
-        names = [b.uri for b in batches]
-        return self.frame.where(F.col("batch").isin(names)).withColumn("_bad", F.lit(False))
+        return self._of(batches).withColumn("_bad", F.lit(False))
+
+    def driver_rows(self) -> RowReader | None:
+        # The frame is cached (the caller's part): bringing a small run's records to the driver
+        # is a short job, where Spark's run of them is several.
+        return lambda batches: frame_rows(self._of(batches).toArrow())
+
+    def _of(self, batches: list[FileEntry]) -> Any:
+        from pyspark.sql import functions as F
+
+        return self.frame.where(F.col("batch").isin([b.uri for b in batches]))
 
     def set_aside(self, warehouse: FileStore, batches: list[FileEntry], bad: dict[str, str],
                   now: dt.datetime) -> list[Quarantined]:

@@ -240,15 +240,15 @@ class Run:
         """Do the run with the driver engine (:mod:`.driver`) if it can do it exactly; False: Spark must."""
         if not self.driver_runs or os.environ.get(driver.SWITCH, "").lower() in ("off", "0", "false", "no"):
             return False
-        if self.compactor is not None:  # a streaming query's runs: their merges are the compactor's
-            return False
-        staging, warehouse = self.source.files(), read_with_pyarrow(self.fs)
-        if staging is None or warehouse is None:
+        read_rows, warehouse = self.source.driver_rows(), read_with_pyarrow(self.fs)
+        if read_rows is None or warehouse is None:
             result.engine_note = "the job reaches the staging folder or the warehouse through Hadoop's filesystem"
             return False
+        apart = self.compactor is not None and self.compactor.active()
         try:
             with self._phase("classify"):
-                prepared = driver_engine.prepare(files, staging, warehouse, base, markers, self.soft_delete)
+                prepared = driver_engine.prepare(files, read_rows, warehouse, base, markers, self.soft_delete,
+                                                 compacted_apart=apart)
                 window = _Window(None, prepared.tally, prepared.stats, {}, False, prepared.delta_tables,
                                  prepared.delta_tables, True, False)
                 if not _groups_are_new(base, window):

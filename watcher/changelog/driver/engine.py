@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from ...staging.contract import batch_name, split_batch_name, table_folder
+from ...staging.contract import split_batch_name, table_folder
 from .. import current_state, records, staging_reader, tally
 from ..arrow_fs import ArrowFS
 from ..arrow_merge import arrow_schema
@@ -29,7 +29,7 @@ from ..changelog_files import PARTITION_COLUMNS
 from ..files import FileEntry
 from ..manifest import PARTIAL_ROWS, Manifest
 from . import MAX_BYTES, MAX_STATE_ROWS, Ineligible
-from .staged import StagedRow, parse_batch
+from .staged import StagedRow
 from .window import Classified, StateRow, classify
 
 #: Table names whose partition folder Spark spells as the name itself.
@@ -252,10 +252,10 @@ def _layers(read: Callable[[], dict[str, list[Any]]]) -> dict[str, list[Any]]:
         raise Ineligible(f"state layers pyarrow does not read as the job does ({exc})") from exc
 
 
-def _delta_tables(base: Manifest, tables: set[str], input_bytes: int) -> set[str]:
+def _delta_tables(base: Manifest, tables: set[str], input_bytes: int, compacted_apart: bool) -> set[str]:
     """Those of ``tables`` with a state, which the run writes as deltas (Ineligible: one is rewritten whole)."""
     with_state = {t for t in tables if base.tables.get(t, {}).get("state_version")}
-    whole = {t for t in with_state if current_state.rewrite_whole(base.tables[t], input_bytes)}
+    whole = {t for t in with_state if current_state.rewrite_whole(base.tables[t], input_bytes, compacted_apart=compacted_apart)}
     if whole:
         raise Ineligible("a table whose state the run rewrites whole", ", ".join(sorted(whole)))
     if sum(current_state.size(base.tables[t]) for t in with_state) > MAX_STATE_ROWS:
@@ -263,27 +263,27 @@ def _delta_tables(base: Manifest, tables: set[str], input_bytes: int) -> set[str
     return with_state
 
 
-def prepare(files: list[FileEntry], staging: ArrowFS, store: ArrowFS, base: Manifest, markers: Mapping[str, str],
-            soft_delete: Mapping[str, str]) -> Prepared:
-    """Read and classify a run's batch ``files`` (see the module docstring); raises Ineligible."""
+#: Reads a run's batches on the driver as change rows (raises Ineligible): :meth:`..batch_sources.BatchSource.driver_rows`.
+RowReader = Callable[[list[FileEntry]], list[StagedRow]]
+
+
+def prepare(files: list[FileEntry], read_rows: RowReader, store: ArrowFS, base: Manifest, markers: Mapping[str, str],
+            soft_delete: Mapping[str, str], *, compacted_apart: bool = False) -> Prepared:
+    """Read (``read_rows``) and classify a run's batch ``files`` (see the module docstring); raises Ineligible.
+
+    ``compacted_apart``: a compactor merges the state's layers outside the runs
+    (:func:`..current_state.rewrite_whole`)."""
     input_bytes = sum(f.length for f in files)
     if input_bytes > MAX_BYTES:
         raise Ineligible(f"more than {MAX_BYTES} bytes of staged input")
     # The state of the tables the batches' folders name is read (pyarrow, off the GIL) while the
     # batches are parsed (Python); a table only the records name is read after.
     folders = {split_batch_name(f.uri)[0] for f in files}
-    named = _delta_tables(base, {t for t in base.tables if table_folder(t) in folders}, input_bytes)
+    named = _delta_tables(base, {t for t in base.tables if table_folder(t) in folders}, input_bytes, compacted_apart)
     pool = ThreadPoolExecutor(1, thread_name_prefix="driver-state")
     try:
         reading = pool.submit(_read_layers, store, base, named)
-        rows: list[StagedRow] = []
-        for entry in files:
-            name = batch_name(entry.uri)
-            try:
-                text = staging.read_bytes(entry.uri).decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise Ineligible("a batch file that is not UTF-8", name) from exc
-            rows += parse_batch(text, name)
+        rows = read_rows(files)
         tables = {r.table for r in rows}
         for table in sorted(tables):
             if not _PLAIN_TABLE.match(table):
@@ -292,7 +292,7 @@ def prepare(files: list[FileEntry], staging: ArrowFS, store: ArrowFS, base: Mani
                 raise Ineligible("a soft-delete column", table)
             if base.tables.get(table, {}).get(PARTIAL_ROWS):
                 raise Ineligible("a table with partial rows", table)
-        state_tables = _delta_tables(base, tables, input_bytes)
+        state_tables = _delta_tables(base, tables, input_bytes, compacted_apart)
         layers = {t: reads for t, reads in _layers(reading.result).items() if t in state_tables}
     finally:
         pool.shutdown(wait=False, cancel_futures=True)  # a refused run need not wait for the read

@@ -22,22 +22,26 @@ import functools
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...staging.contract import READ_FORMAT, STREAM_FORMAT, TIMESTAMP_PATTERN
+from ...staging.contract import READ_FORMAT, STREAM_FORMAT, TIMESTAMP_PATTERN, batch_name
 from ..classify import INPUT_MOD_TYPES
 from ..typed_json import FLOAT_WORDS, UNQUOTED_KINDS
 from . import Ineligible
 from .spark_json import copied, fast_copied, number, plain_float, quoted
+
+if TYPE_CHECKING:
+    from ..arrow_fs import ArrowFS
+    from ..files import FileEntry
 
 _TIMESTAMP = re.compile(TIMESTAMP_PATTERN, re.ASCII)  # as Java's: ASCII digits only
 #: Batch names the engine takes: Spark's file name function would give them unchanged.
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_.=/-]+$")
 _INT32, _INT64 = 2**31, 2**63
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-_REQUIRED = ("v", "batch_id", "seq", "table", "key_columns", "keys", "commit_timestamp", "values", "types")
+REQUIRED = ("v", "batch_id", "seq", "table", "key_columns", "keys", "commit_timestamp", "values", "types")
 #: Fields the engine does not take when set (history tables' versions, partial rows): Spark runs them.
-_MUST_BE_NULL = ("version_seq", "value_capture_type")
+MUST_BE_NULL = ("version_seq", "value_capture_type")
 
 
 @dataclass(slots=True)
@@ -159,6 +163,33 @@ def keys_json(key_columns: list[str], keys: list[Any], keys_text: str, types: di
     return "{" + ",".join(parts) + "}"
 
 
+def check_format(v: Any, seq: Any, where: str) -> None:
+    """Refuse a record of a staging format the engine does not read, or whose seq Spark would not hold."""
+    if not (type(v) is int and -_INT32 <= v < _INT32 and v <= READ_FORMAT and v < STREAM_FORMAT):
+        raise Ineligible("a staging format the engine does not read", where)
+    if not (type(seq) is int and -_INT64 <= seq < _INT64):
+        raise Ineligible("a seq that is not a 64-bit integer", where)
+
+
+def input_mod_type(mod_type: str | None, where: str) -> str | None:
+    """A record's ``mod_type`` as the job reads it (upper case), refused where the job does not take it."""
+    if mod_type is None:
+        return None
+    upper = mod_type.upper()
+    if not mod_type.isascii() or upper not in INPUT_MOD_TYPES:
+        raise Ineligible("a mod_type the job does not take", where)
+    return upper
+
+
+def timestamps(commit: str, read: str | None, where: str) -> tuple[int, int | None]:
+    """The commit and read timestamps' nanoseconds since the epoch (refused: a text the engine does not read)."""
+    commit_nanos = nanos(commit)
+    read_nanos = nanos(read) if read is not None else None
+    if commit_nanos is None or (read is not None and read_nanos is None):
+        raise Ineligible("a timestamp the engine does not read", where)
+    return commit_nanos, read_nanos
+
+
 def parse_line(line: str, batch: str, where: str) -> StagedRow:
     """One line of batch ``batch`` as a change row (``where`` names it in a refusal)."""
     if _SURROGATE_ESCAPE.search(line):  # a lone surrogate would reach the texts; Spark escapes them its own way
@@ -169,31 +200,21 @@ def parse_line(line: str, batch: str, where: str) -> StagedRow:
         raise Ineligible(f"a line Python's JSON parser does not read as Spark would ({exc})", where) from exc
     if not isinstance(record, dict):
         raise Ineligible("a line that is not a JSON object", where)
-    if any(record.get(name) is None for name in _REQUIRED):
+    if any(record.get(name) is None for name in REQUIRED):
         raise Ineligible("a record without a required field", where)
-    if any(record.get(name) is not None for name in _MUST_BE_NULL):
+    if any(record.get(name) is not None for name in MUST_BE_NULL):
         raise Ineligible("a history or change-stream record", where)
     v, seq = record["v"], record["seq"]
-    if not (type(v) is int and -_INT32 <= v < _INT32 and v <= READ_FORMAT and v < STREAM_FORMAT):
-        raise Ineligible("a staging format the engine does not read", where)
-    if not (type(seq) is int and -_INT64 <= seq < _INT64):
-        raise Ineligible("a seq that is not a 64-bit integer", where)
+    check_format(v, seq, where)
     key_columns, keys, values, types = record["key_columns"], record["keys"], record["values"], record["types"]
     if not (isinstance(key_columns, list) and all(isinstance(c, str) for c in key_columns)
             and isinstance(keys, list) and isinstance(values, dict) and isinstance(types, dict)):
         raise Ineligible("key_columns, keys, values or types of an unexpected kind", where)
     texts = {name: _text(record, name, where) for name in
              ("batch_id", "table", "commit_timestamp", "read_timestamp", "watcher_id", "read_method", "mod_type")}
-    mod_type = texts["mod_type"]
-    in_mod_type = mod_type.upper() if mod_type is not None else None
-    if mod_type is not None and (not mod_type.isascii() or in_mod_type not in INPUT_MOD_TYPES):
-        raise Ineligible("a mod_type the job does not take", where)
-    commit = str(texts["commit_timestamp"])  # required: not None
-    commit_nanos = nanos(commit)
-    read = texts["read_timestamp"]
-    read_nanos = nanos(read) if read is not None else None
-    if commit_nanos is None or (read is not None and read_nanos is None):
-        raise Ineligible("a timestamp the engine does not read", where)
+    in_mod_type = input_mod_type(texts["mod_type"], where)
+    commit, read = str(texts["commit_timestamp"]), texts["read_timestamp"]  # the commit is required: not None
+    commit_nanos, read_nanos = timestamps(commit, read, where)
     shard = record.get("shard")
     shard_text = shard if shard is None or isinstance(shard, str) else copied(shard)
     try:
@@ -208,6 +229,19 @@ def parse_line(line: str, batch: str, where: str) -> StagedRow:
         read_timestamp=read, read_nanos=read_nanos, shard=shard_text, watcher_id=texts["watcher_id"],
         read_method=texts["read_method"], in_mod_type=in_mod_type, batch_id=str(texts["batch_id"]), seq=seq,
         batch=batch, v=v)
+
+
+def read_files(staging: ArrowFS, files: list[FileEntry]) -> list[StagedRow]:
+    """The change rows of batch ``files`` read from ``staging``, in the files' order."""
+    rows: list[StagedRow] = []
+    for entry in files:
+        name = batch_name(entry.uri)
+        try:
+            text = staging.read_bytes(entry.uri).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise Ineligible("a batch file that is not UTF-8", name) from exc
+        rows += parse_batch(text, name)
+    return rows
 
 
 def parse_batch(text: str, batch: str) -> list[StagedRow]:

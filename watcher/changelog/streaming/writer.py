@@ -2,7 +2,9 @@
 
 Each micro-batch's records go through :meth:`watcher.changelog.Changelog.run_records`: the same
 de-duplication, classification, old values, transaction groups, current state and watermarks
-as a run over staged files, committed atomically. Spark runs a micro-batch again after a
+as a run over staged files, committed atomically. A small micro-batch (the usual one of a
+query keeping up) is brought to the driver and done by the driver engine (:mod:`watcher.changelog.driver`),
+which writes exactly Spark's rows without a Spark job of its own; a large one (catching up) is Spark's. Spark runs a micro-batch again after a
 failure with the same rows (the source reads at the end offset's read timestamp); the job's
 processed log then makes the second run a no-op, so the changelog holds every change once.
 
@@ -76,6 +78,9 @@ class BatchReport:
     freshness: Mapping[str, Any]
     watermarks: Mapping[str, str | None]
     phases: Mapping[str, float] = field(default_factory=dict)  # the source's read and the changelog run's, seconds
+    #: What did the changelog run: "driver" (a small micro-batch, brought to the driver) or "spark".
+    engine: str = "spark"
+    engine_note: str = ""  # why a micro-batch Spark did was not done on the driver
 
 
 class ChangelogWriter:
@@ -129,7 +134,8 @@ class ChangelogWriter:
             frame.unpersist()
         report = BatchReport(batch_id, result.records_read, result.changes_written, result.duplicates_dropped,
                              result.version, visible.isoformat(), round(time.perf_counter() - started, 3),
-                             percentiles([lag for _, lag in rows]), dict(result.watermarks), {"read": read, **result.phases})
+                             percentiles([lag for _, lag in rows]), dict(result.watermarks), {"read": read, **result.phases},
+                             result.engine, result.engine_note)
         with self._lock:
             self._lags.extend(rows)
             self._batches.append(report)
