@@ -14,14 +14,14 @@ import random
 
 import pytest
 
-from tests.changelog.test_driver_engine import HARD, KEY_COUNT, KEYS, TYPES, _report, _row, _views
 from tests.changelog.support import ts
+from tests.changelog.test_driver_engine import HARD, KEY_COUNT, KEYS, TYPES, _report, _row, _views
 from watcher.changelog import Changelog, staging_reader
 from watcher.changelog.compaction import Compactor
 from watcher.changelog.driver import Ineligible
 from watcher.changelog.driver.frame_rows import frame_rows
-from watcher.changelog.typed_json import staged_keys_sql
 from watcher.changelog.streaming.partition_reader import json_field, staging_row
+from watcher.changelog.typed_json import staged_keys_sql
 from watcher.model import Change
 from watcher.staging import contract
 
