@@ -21,6 +21,7 @@ query start, which is not the freshness a running query keeps. (Until session 11
 
 from __future__ import annotations
 
+import collections
 import multiprocessing
 import os
 import sys
@@ -219,7 +220,9 @@ def measure(ctx: RunContext, master: str) -> Result:
         "writer": {k: round(v, 1) if isinstance(v, float) else v for k, v in written.items()},
         "micro_batch_phases_p50_s": _phases([b.phases for b in batches]),
         # Each micro-batch's own figures: the tail is made of a few slow ones, and which phase made them slow.
-        "micro_batches": [{"records": b.records, "seconds": b.seconds, "phases": dict(b.phases)} for b in batches],
+        "micro_batch_engines": dict(collections.Counter(b.engine for b in batches)),
+        "micro_batches": [{"records": b.records, "seconds": b.seconds, "phases": dict(b.phases), "engine": b.engine}
+                          for b in batches],
         "state_merges_apart": stats.get("compaction"),
         "trigger_phases_p50_ms": _phases(progress),
         "spark_jobs_and_tasks_per_micro_batch": {k: round(v / max(1, len(writer.batches())), 1) for k, v in spark_work.items()},
