@@ -123,3 +123,21 @@ def test_records_the_engine_cannot_hold_as_spark_would_leave_the_run_to_spark(ch
     with pytest.raises(Ineligible, match=reason) as raised:
         frame_rows(_frame(**changes))
     assert "table=T/b.jsonl" in str(raised.value)  # names the batch
+
+
+def test_a_micro_batch_is_weighed_by_its_records_texts_not_their_number(spark, tmp_path, monkeypatch):
+    monkeypatch.setattr("watcher.changelog.driver.engine.MAX_BYTES", 20_000)
+    types = {"Id": "INT64", "Name": "STRING(MAX)"}
+
+    def frame(name: str, size: int, at: int):
+        changes = [Change("Wide", (k,), {"Id": k, "Name": name * size}, ts(at + k), None, ts(5000)) for k in range(10)]
+        rows = [staging_row(contract.change_record(c, batch_id=f"{name}-b", seq=n, types=types, key_columns=["Id"],
+                                                   watcher_id="w")) for n, c in enumerate(changes)]
+        return spark.createDataFrame(rows, staging_reader.read_schema()).cache()
+
+    narrow, wide = frame("n", 10, 1000), frame("w", 3_000, 2000)  # 10 records each: ~3 KB of texts, and ~32 KB
+    job = Changelog(spark).warehouse(str(tmp_path / "w")).views(False)
+    small = job.run_records(narrow)
+    large = job.run_records(wide)
+    assert small.engine == "driver" and small.changes_written == 10
+    assert large.engine == "spark" and "more than 20000 bytes" in large.engine_note and large.changes_written == 10

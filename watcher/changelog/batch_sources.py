@@ -29,8 +29,12 @@ from .driver.staged import read_files
 from .files import FileEntry, FileStore, open_fs
 from .staging_reader import Quarantined
 
-#: Bytes a record of a DataFrame source is counted as, where a run weighs its input (run.SMALL_RUN_BYTES).
+#: Bytes a record of a DataFrame source is counted as, where a run weighs its input (run.SMALL_RUN_BYTES)
+#: and its sizes are not known.
 RECORD_BYTES = 512
+#: SQL of a record's size as a staged line's: its JSON texts and ~200 bytes of the other fields.
+RECORD_SIZE_SQL = ("coalesce(octet_length(`values`), 0) + coalesce(octet_length(`types`), 0) + "
+                   "coalesce(octet_length(`keys`), 0) + 200")
 
 
 def batch_name_sql(table: str, batch_id: str) -> str:
@@ -88,25 +92,35 @@ class StagingFolder(BatchSource):
 class RecordFrame(BatchSource):
     """Staging records already in a DataFrame (the streaming source's micro-batch), keep it cached.
 
-    ``counts`` ((table, batch_id) -> records), when the caller has them, spare the run a Spark job.
+    ``counts`` ((table, batch_id) -> records) and ``sizes`` ((table, batch_id) -> bytes, of
+    :data:`RECORD_SIZE_SQL`), when the caller has them, spare the run a Spark job. A run weighs its
+    input by the sizes (the driver engine takes it by them, :data:`.driver.MAX_BYTES`); without
+    sizes, by :data:`RECORD_BYTES` a record.
 
     Its batches are named as files would be (``table=<T>/<batch_id>.jsonl``), so the processed log
     makes a micro-batch that Spark runs again after a failure a no-op.
     """
 
-    def __init__(self, frame: Any, counts: Mapping[tuple[str, str], int] | None = None) -> None:
+    def __init__(self, frame: Any, counts: Mapping[tuple[str, str], int] | None = None,
+                 sizes: Mapping[tuple[str, str], int] | None = None) -> None:
         from pyspark.sql import functions as F
 
         self.frame = frame.withColumn("batch", F.expr(batch_name_sql("table", "batch_id")))
         self.counts = None if counts is None else dict(counts)
+        self.sizes = dict(sizes or {})
 
     def list_new(self, processed: set[str]) -> list[FileEntry]:
+        from pyspark.sql import functions as F
+
         counts = self.counts
         if counts is None:  # not given: one Spark job counts them
-            counts = {(row["table"], row["batch_id"]): row["count"]
-                      for row in self.frame.groupBy("table", "batch_id").count().collect()}
-        return [FileEntry(name, count * RECORD_BYTES, 0) for (table, batch_id), count in counts.items()
-                if (name := staged_name(table, batch_id)) not in processed]
+            counts, self.sizes = {}, {}
+            for row in self.frame.groupBy("table", "batch_id").agg(
+                    F.count(F.lit(1)).alias("n"), F.sum(F.expr(RECORD_SIZE_SQL)).alias("bytes")).collect():
+                counts[(row["table"], row["batch_id"])] = row["n"]
+                self.sizes[(row["table"], row["batch_id"])] = row["bytes"]
+        return [FileEntry(name, self.sizes.get(key, count * RECORD_BYTES), 0) for key, count in counts.items()
+                if (name := staged_name(*key)) not in processed]
 
     def read(self, spark: Any, batches: list[FileEntry]) -> Any:
         from pyspark.sql import functions as F

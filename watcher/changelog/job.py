@@ -128,21 +128,24 @@ class Changelog:
         return Run(self._spark, StagingFolder(self._spark, self._staging), self._warehouse, dict(self._soft_delete),
                    self._clock, views=self._views, compactor=self._compactor, driver_runs=self._driver_runs).execute()
 
-    def run_records(self, records: Any, *, batch_counts: Mapping[tuple[str, str], int] | None = None) -> ChangelogResult:
+    def run_records(self, records: Any, *, batch_counts: Mapping[tuple[str, str], int] | None = None,
+                    batch_sizes: Mapping[tuple[str, str], int] | None = None) -> ChangelogResult:
         """Process staging records given as a DataFrame instead of a staging folder.
 
         ``records`` has the staging fields (:func:`.staging_reader.read_schema`), e.g. a micro-batch
         of the ``spanner_watcher`` streaming source (:mod:`watcher.changelog.streaming`). Its batches
         (table, batch_id) are logged as processed like files, so running the same records again
         writes nothing. Cache ``records`` first: it is read more than once. ``batch_counts``
-        ((table, batch_id) -> records), when the caller counted them anyway, spare a Spark job.
+        ((table, batch_id) -> records) with ``batch_sizes`` (-> bytes, of
+        :data:`.batch_sources.RECORD_SIZE_SQL`), when the caller counted them anyway, spare a Spark
+        job; a small run (by the sizes) is done on the driver (:mod:`.driver`).
         """
         if self._warehouse is None:
             raise ConfigurationError("warehouse is not set: call .warehouse(path) before .run_records()")
         if records is None or not hasattr(records, "columns"):
             raise ConfigurationError(f"records must be a DataFrame, got {type(records).__name__}")
-        return Run(self._spark, RecordFrame(records, batch_counts), self._warehouse, dict(self._soft_delete), self._clock,
-                   views=self._views, compactor=self._compactor, driver_runs=self._driver_runs).execute()
+        return Run(self._spark, RecordFrame(records, batch_counts, batch_sizes), self._warehouse, dict(self._soft_delete),
+                   self._clock, views=self._views, compactor=self._compactor, driver_runs=self._driver_runs).execute()
 
 
 def _path_arg(name: str, path: Any) -> str:

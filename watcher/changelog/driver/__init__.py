@@ -4,7 +4,8 @@ A Spark job costs about a second whatever it holds (planning, scheduling, code g
 the JVM warming up to it), and a run of the job is three: an incremental run of 10,000 changes
 took ~3 s, nearly all of it that fixed cost. A small run (:data:`MAX_BYTES` of staged input, at
 most :data:`MAX_STATE_ROWS` state rows of its tables) is done here instead, in the driver's Python
-with pyarrow: the batch files parsed (:mod:`.staged`), the key's state read, each new row given
+with pyarrow: the batch files parsed (:mod:`.staged`), or a DataFrame's records brought to the
+driver as Arrow (:mod:`.frame_rows`: a streaming micro-batch), the key's state read, each new row given
 its previous row, duplicate flag, mod_type, old values and change_id (:mod:`.window`), the
 transaction groups numbered, and the changelog and state delta written as Parquet in Spark's own
 types (:mod:`.engine`). The run is committed as any other (:mod:`..run`).
@@ -15,7 +16,8 @@ Spark before it writes anything (:class:`Ineligible` names why): staged text who
 render differently (:mod:`.spark_json`), a batch Spark would set aside, change-stream, history or
 partial rows, late changes, soft-delete columns, an update off the old values' fast path, groups
 that continue an earlier run's, a table whose state is rewritten whole. The equivalence is tested
-by running generated inputs through both engines (``tests/changelog/test_driver_engine.py``).
+by running generated inputs through both engines (``tests/changelog/test_driver_engine.py``, and
+``test_driver_records.py`` for micro-batches).
 
 ``Changelog(spark).driver_runs(False)`` or ``SPANNER_WATCHER_DRIVER_RUNS=off`` keeps every run on Spark.
 

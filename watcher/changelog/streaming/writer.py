@@ -39,6 +39,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..batch_sources import RECORD_SIZE_SQL
 from ..compaction import Compactor
 from ..job import Changelog
 
@@ -125,9 +126,9 @@ class ChangelogWriter:
         try:
             # One Spark job reads the micro-batch (filling the cache) and brings back what the run's
             # listing and the freshness measure need, instead of a count job and a collect of its own each.
-            counts, micros = self._seen(frame)
+            counts, sizes, micros = self._seen(frame)
             read = round(time.perf_counter() - started, 3)  # the source's read (the micro-batch's first job)
-            result = job.run_records(frame, batch_counts=counts)
+            result = job.run_records(frame, batch_counts=counts, batch_sizes=sizes)
             visible = self.clock()
             rows = self._lags_of(micros, visible) if result.changes_written else []
         finally:
@@ -144,14 +145,15 @@ class ChangelogWriter:
                 self._totals[name] += getattr(report, name)
 
     @staticmethod
-    def _seen(frame: Any) -> tuple[dict[tuple[str, str], int], list[int | None]]:
-        """The records per (table, batch_id) of ``frame``, and each record's commit timestamp in
-        epoch microseconds; brought back as Arrow (no Python row objects)."""
-        seen = frame.selectExpr("table", "batch_id", "unix_micros(cast(commit_timestamp AS timestamp)) AS us").toArrow()
-        grouped = seen.group_by(["table", "batch_id"]).aggregate([([], "count_all")])
-        counts = dict(zip(zip(grouped.column("table").to_pylist(), grouped.column("batch_id").to_pylist(), strict=True),
-                          grouped.column("count_all").to_pylist(), strict=True))
-        return counts, seen.column("us").to_pylist()
+    def _seen(frame: Any) -> tuple[dict[tuple[str, str], int], dict[tuple[str, str], int], list[int | None]]:
+        """The records and their bytes per (table, batch_id) of ``frame``, and each record's commit
+        timestamp in epoch microseconds; brought back as Arrow (no Python row objects)."""
+        seen = frame.selectExpr("table", "batch_id", "unix_micros(cast(commit_timestamp AS timestamp)) AS us",
+                                f"{RECORD_SIZE_SQL} AS bytes").toArrow()
+        grouped = seen.group_by(["table", "batch_id"]).aggregate([([], "count_all"), ("bytes", "sum")])
+        keys = list(zip(grouped.column("table").to_pylist(), grouped.column("batch_id").to_pylist(), strict=True))
+        return (dict(zip(keys, grouped.column("count_all").to_pylist(), strict=True)),
+                dict(zip(keys, grouped.column("bytes_sum").to_pylist(), strict=True)), seen.column("us").to_pylist())
 
     @staticmethod
     def _lags_of(micros: list[int | None], visible: dt.datetime) -> list[tuple[float, float]]:
