@@ -8,8 +8,8 @@ import threading
 
 import pytest
 
+from tests.changelog.engine_inputs import stage_run
 from tests.changelog.support import Stager
-from tests.changelog.test_driver_engine import _stage_run
 from watcher.changelog import Changelog, run
 from watcher.changelog.arrow_fs import ArrowFS
 from watcher.changelog.driver.collector import collector_paused
@@ -55,11 +55,11 @@ def test_a_driver_run_works_without_the_collector_and_gives_it_back(spark, tmp_p
     monkeypatch.setattr(run.driver_engine, "prepare", prepare)
     rng = random.Random(11)
     stager = Stager(tmp_path / "staging")
-    _stage_run(stager, rng, 0, quirks=False)
+    stage_run(stager, rng, 0, quirks=False)
     result = Changelog(spark).staging(str(tmp_path / "staging")).warehouse(str(tmp_path / "w")).run()
     assert result.engine == "driver" and during == [False] and gc.isenabled()
 
-    _stage_run(stager, rng, 1, quirks=False)
+    stage_run(stager, rng, 1, quirks=False)
     monkeypatch.setattr(ArrowFS, "write_parquet", lambda *a: (_ for _ in ()).throw(OSError("disk gone")))
     with pytest.raises(OSError, match="disk gone"):
         Changelog(spark).staging(str(tmp_path / "staging")).warehouse(str(tmp_path / "w")).run()

@@ -9,17 +9,15 @@ row, views, watermarks and reports; runs the engine refuses go to Spark, also co
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
 import json
 import random
-from pathlib import Path
 
 import pytest
 
+from tests.changelog.engine_inputs import HARD, report, stage_run, views_of
 from tests.changelog.support import Stager, parquet_types, ts
 from tests.changelog.test_jvm_old_values import _pairs
-from watcher.changelog import Changelog, completeness, records, staging_reader, views
+from watcher.changelog import Changelog, completeness, records, staging_reader
 from watcher.changelog.arrow_fs import ArrowFS
 from watcher.changelog.driver import Ineligible, spark_json, staged
 from watcher.changelog.driver.old_values import fast_old_values
@@ -33,7 +31,7 @@ from watcher.changelog.old_values import (
 )
 from watcher.changelog.session import temporary_conf
 from watcher.changelog.typed_json import quote_sql, staged_keys_sql
-from watcher.model import Change, rfc3339_nanos
+from watcher.model import rfc3339_nanos
 
 
 def test_the_python_fast_path_gives_the_sql_fast_paths_old_values_for_every_pair_of_texts(spark):
@@ -53,9 +51,6 @@ def test_the_python_fast_path_gives_the_sql_fast_paths_old_values_for_every_pair
     assert 0.3 * len(got) < fast < 0.85 * len(got)  # both outcomes are well exercised
 
 
-#: Strings that need every kind of escape Spark's JSON writer knows, and some it does not.
-HARD = ["", "plain", 'q"uote', "back\\slash", "\\u0041", "\b\t\n\f\r", "\x00\x01\x1f\x7f", "é日本", "😀x😀", "\u2028\u2029",
-        "/", "\ufeff", "\ud7ff\ue000\uffff", "NaN", "Infinity", "true", "null"]
 #: Floats on both sides of the range where Java's and Python's texts agree.
 FLOATS = [0.0, -0.0, 1.5, -2.25, 0.001, 0.00099, 1e-3, 9999999.0, 1e7, 123456.789, 0.1, 1 / 3, 2.0 ** 60, 5e-324,
           1.7976931348623157e308, 100.0, 1e22, 12345678.9]
@@ -146,7 +141,7 @@ def test_staged_lines_read_as_the_jobs_reader_and_normalize_read_them(spark, tmp
     stager = Stager(tmp_path / "staging")
     rng = random.Random(3)
     for n in range(6):
-        _stage_run(stager, rng, n, tables=("Alpha", "Beta"), odd=n == 5)
+        stage_run(stager, rng, n, tables=("Alpha", "Beta"), odd=n == 5)
     folder = ArrowFS(str(tmp_path / "staging"))
     files = folder.glob("table=*/*.jsonl")
     frame = pipeline.normalize(staging_reader.read_batches(spark, files), {})
@@ -175,67 +170,6 @@ def test_staged_lines_read_as_the_jobs_reader_and_normalize_read_them(spark, tmp
 
 # --- whole runs through both engines -------------------------------------------------------------
 
-TYPES = {"Alpha": {"Id": "INT64", "Name": "STRING(MAX)", "Score": "FLOAT64", "On": "BOOL", "Tags": "ARRAY<STRING(MAX)>",
-                   "Amount": "NUMERIC", "Raw": "BYTES(MAX)", "At": "TIMESTAMP"},
-         "Beta": {"Id": "INT64", "Part": "STRING(MAX)", "Name": "STRING(MAX)", "Score": "FLOAT64"}}
-KEYS = {"Alpha": ["Id"], "Beta": ["Id", "Part"]}
-KEY_COUNT = 40
-
-
-def _row(rng: random.Random, table: str, key: tuple, schema_change: bool, odd_float: bool) -> dict:
-    row = dict(zip(KEYS[table], key, strict=True))
-    row["Name"] = rng.choice(HARD + ["x", "y"])
-    row["Score"] = rng.choice([1e300, 1e-7] if odd_float else [1.5, 2.0, 0.25, 3.0])  # odd: Java prints them otherwise
-    if table == "Alpha":
-        row.update(On=rng.random() < 0.5, Tags=[rng.choice(HARD), "t"], Amount=decimal.Decimal(rng.choice(["1.50", "-3"])),
-                   Raw=rng.choice([b"\x00\xff", b"ab"]), At=dt.datetime(2024, 5, 1, rng.randrange(24), tzinfo=dt.UTC))
-    if schema_change:
-        row["Added"] = "new column"  # an update off the old values' fast path: Spark's run
-    return row
-
-
-def _stage_run(stager: Stager, rng: random.Random, run: int, tables=("Alpha", "Beta"), *, quirks: bool = True,
-               odd: bool = False) -> None:
-    """One run's batches: updates, deletes and returns of a few keys per table, commits shared across
-    keys and tables, sometimes a batch staged twice, a change older than the state, a new column."""
-    base = run * 1_000_000
-    odd_float = odd or quirks and rng.random() < 0.1  # one row of the run: the run is Spark's
-    new_column = quirks and rng.random() < 0.1  # one row of the run: its update is off the fast path
-    for table in tables:
-        # the first run stages every key, later ones a few (as deltas: the state is rewritten whole only now and then)
-        numbers = range(KEY_COUNT) if run == 0 else rng.sample(range(KEY_COUNT + 3), 5)
-        keys = [(k,) if table == "Alpha" else (k, "p" if run == 0 else rng.choice([None, "p", "é"])) for k in numbers]
-        changes, mods = [], []
-        for n, key in enumerate(keys):
-            for version in range(rng.randrange(1, 3)):
-                commit = base + (n % 3) * 1000 + version * 10  # keys share commits within and across tables
-                mod = rng.choice([None, None, None, "DELETE", "INSERT"]) if quirks else None
-                odd_one, odd_float = odd_float, False
-                added, new_column = new_column, False
-                changes.append(Change(table, key, _row(rng, table, key, added, odd_one), ts(commit), None, ts(base + 5000)))
-                mods.append(mod)
-        late = quirks and rng.random() < 0.1 and run > 1
-        if late:  # a change older than what earlier runs wrote for the key
-            changes[0] = Change(table, changes[0].keys, changes[0].row, ts(base - 1_500_000), None, ts(base + 5000))
-        batch = stager.sink.write(changes, {**TYPES[table], "Added": "STRING(MAX)"}, KEYS[table], mod_types=mods)
-        if quirks and rng.random() < 0.15:  # the same batch staged again (a crash before the checkpoint)
-            Path(batch).with_name("again-" + Path(batch).name).write_bytes(Path(batch).read_bytes())
-
-
-def _views(spark, warehouse: str, *, but: tuple[str, ...] = ()) -> dict:
-    views.register_views(spark, warehouse)
-    return {name: sorted(json.dumps({k: v for k, v in r.asDict(recursive=True).items() if k not in but},
-                                    default=str, sort_keys=True)
-                         for r in spark.sql(f"SELECT * FROM {name}").collect())
-            for name in ("changelog", "current_state", "watermarks")}
-
-
-def _report(result) -> dict:
-    summary = result.summary()
-    for noise in ("seconds", "phases", "engine", "engine_note", "old_values_by", "quarantined"):
-        summary.pop(noise)
-    return summary
-
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_runs_on_the_driver_write_what_spark_writes(spark, tmp_path, seed):
@@ -243,7 +177,7 @@ def test_runs_on_the_driver_write_what_spark_writes(spark, tmp_path, seed):
     stager = Stager(tmp_path / "staging")
     engines: dict[str, list[str]] = {"driver": [], "spark": []}
     for run in range(7):
-        _stage_run(stager, rng, run)
+        stage_run(stager, rng, run)
         if run == 3:
             for warehouse in ("on", "off"):  # Alpha complete from a snapshot: first sightings are INSERTs
                 completeness.write_marker(ArrowFS(str(tmp_path / warehouse)), "Alpha", rfc3339_nanos(ts(run * 1_000_000 - 1)))
@@ -251,9 +185,9 @@ def test_runs_on_the_driver_write_what_spark_writes(spark, tmp_path, seed):
         off = Changelog(spark).staging(str(tmp_path / "staging")).warehouse(str(tmp_path / "off")).driver_runs(False).run()
         assert off.engine == "spark"
         engines[on.engine].append(on.engine_note)
-        assert _report(on) == _report(off), run
+        assert report(on) == report(off), run
         if run in (3, 6):  # (a difference in between would show in the later runs' rows too)
-            assert _views(spark, str(tmp_path / "on")) == _views(spark, str(tmp_path / "off")), run
+            assert views_of(spark, str(tmp_path / "on")) == views_of(spark, str(tmp_path / "off")), run
     assert len(engines["driver"]) >= 2, engines  # both engines were exercised
     assert engines["spark"], engines
     parquet_types(spark, tmp_path / "on" / "changelog", records.CHANGELOG_FIELDS, ("table_name", "commit_date"))
@@ -263,10 +197,10 @@ def test_runs_on_the_driver_write_what_spark_writes(spark, tmp_path, seed):
 def test_a_plain_run_is_the_drivers_and_the_switch_keeps_it_on_spark(spark, tmp_path, monkeypatch):
     rng = random.Random(4)
     stager = Stager(tmp_path / "staging")
-    _stage_run(stager, rng, 0, quirks=False)
+    stage_run(stager, rng, 0, quirks=False)
     first = Changelog(spark).staging(str(tmp_path / "staging")).warehouse(str(tmp_path / "w")).run()
     assert (first.engine, first.old_values_by, first.engine_note) == ("driver", "driver", "")
-    _stage_run(stager, rng, 1, quirks=False)
+    stage_run(stager, rng, 1, quirks=False)
     monkeypatch.setenv("SPANNER_WATCHER_DRIVER_RUNS", "off")
     second = Changelog(spark).staging(str(tmp_path / "staging")).warehouse(str(tmp_path / "w")).run()
     assert second.engine == "spark" and second.changes_written > 0
@@ -274,7 +208,7 @@ def test_a_plain_run_is_the_drivers_and_the_switch_keeps_it_on_spark(spark, tmp_
 
 def test_a_soft_delete_column_sends_the_run_to_spark_and_says_so(spark, tmp_path):
     stager = Stager(tmp_path / "staging")
-    _stage_run(stager, random.Random(6), 0, quirks=False)
+    stage_run(stager, random.Random(6), 0, quirks=False)
     result = (Changelog(spark).staging(str(tmp_path / "staging")).warehouse(str(tmp_path / "w"))
               .soft_delete_column("Alpha", "On").run())
     assert result.engine == "spark"
@@ -284,11 +218,11 @@ def test_a_soft_delete_column_sends_the_run_to_spark_and_says_so(spark, tmp_path
 def test_a_driver_run_that_dies_while_writing_leaves_nothing_visible(spark, tmp_path, monkeypatch):
     rng = random.Random(8)
     stager = Stager(tmp_path / "staging")
-    _stage_run(stager, rng, 0, quirks=False)
+    stage_run(stager, rng, 0, quirks=False)
     Changelog(spark).staging(str(tmp_path / "staging")).warehouse(str(tmp_path / "off")).driver_runs(False).run()
     first = Changelog(spark).staging(str(tmp_path / "staging")).warehouse(str(tmp_path / "on")).run()
     assert first.engine == "driver"
-    _stage_run(stager, rng, 5, quirks=False)
+    stage_run(stager, rng, 5, quirks=False)
     real = ArrowFS.write_parquet
     calls = []
 
@@ -307,8 +241,8 @@ def test_a_driver_run_that_dies_while_writing_leaves_nothing_visible(spark, tmp_
     Changelog(spark).staging(str(tmp_path / "staging")).warehouse(str(tmp_path / "off")).driver_runs(False).run()
     assert again.committed and again.changes_written > 0
     # the same rows; the retry's run version is one more (the dead attempt's version is never used)
-    assert (_views(spark, str(tmp_path / "on"), but=("run_version",))
-            == _views(spark, str(tmp_path / "off"), but=("run_version",)))
+    assert (views_of(spark, str(tmp_path / "on"), but=("run_version",))
+            == views_of(spark, str(tmp_path / "off"), but=("run_version",)))
 
 
 def _line(**fields) -> str:
@@ -341,21 +275,21 @@ def test_odd_lines_end_where_spark_puts_them(spark, tmp_path, case):
         (folder / "b1.jsonl").write_text(ODD_LINES[case] + "\n", encoding="utf-8")
         results[engine] = (Changelog(spark).staging(str(folder.parent)).warehouse(str(tmp_path / engine))
                            .driver_runs(engine == "driver").run())
-    assert _report(results["driver"]) == _report(results["spark"])
+    assert report(results["driver"]) == report(results["spark"])
     assert [q.reason for q in results["driver"].quarantined] == [q.reason for q in results["spark"].quarantined]
-    assert _views(spark, str(tmp_path / "driver")) == _views(spark, str(tmp_path / "spark"))
+    assert views_of(spark, str(tmp_path / "driver")) == views_of(spark, str(tmp_path / "spark"))
 
 
 def test_a_state_layer_written_before_a_column_existed_leaves_the_run_to_spark(spark, tmp_path):
     import pyarrow.parquet as pq
 
     stager = Stager(tmp_path / "staging")
-    _stage_run(stager, random.Random(12), 0, quirks=False)
+    stage_run(stager, random.Random(12), 0, quirks=False)
     first = Changelog(spark).staging(str(tmp_path / "staging")).warehouse(str(tmp_path / "w")).run()
     assert first.engine == "driver"
     for file in (tmp_path / "w" / "current_state").rglob("*.parquet"):  # as an older version of the job wrote them
         pq.write_table(pq.read_table(file).drop_columns(["version_seq"]), file)
-    _stage_run(stager, random.Random(13), 1, quirks=False)
+    stage_run(stager, random.Random(13), 1, quirks=False)
     second = Changelog(spark).staging(str(tmp_path / "staging")).warehouse(str(tmp_path / "w")).run()
     assert second.committed and second.engine == "spark"
     assert "state layers pyarrow does not read" in second.engine_note

@@ -14,8 +14,8 @@ import random
 
 import pytest
 
+from tests.changelog.engine_inputs import HARD, KEY_COUNT, KEYS, TYPES, report, table_row, views_of
 from tests.changelog.support import ts
-from tests.changelog.test_driver_engine import HARD, KEY_COUNT, KEYS, TYPES, _report, _row, _views
 from watcher.changelog import Changelog, staging_reader
 from watcher.changelog.compaction import Compactor
 from watcher.changelog.driver import Ineligible
@@ -43,7 +43,7 @@ def _records(rng: random.Random, run: int, *, quirks: bool) -> list[tuple]:
                     commit, late = base - 1_500_000, False
                 added, new_column = new_column, False
                 mod = rng.choice([None, None, None, "DELETE", "INSERT"]) if quirks else None
-                change = Change(table, key, _row(rng, table, key, added, False), ts(commit), str(k % 2), ts(base + 5000))
+                change = Change(table, key, table_row(rng, table, key, added, False), ts(commit), str(k % 2), ts(base + 5000))
                 by_shard[k % 2].append((change, mod))
                 if quirks and rng.random() < 0.05:  # read again by the other shard's loop: a duplicate
                     by_shard[1 - k % 2].append((change, mod))
@@ -70,9 +70,9 @@ def test_micro_batches_on_the_driver_write_what_spark_writes(spark, tmp_path, se
             frame.unpersist()
             assert off.engine == "spark" and again.changes_written == 0  # a replayed micro-batch writes nothing
             engines[on.engine].append(on.engine_note)
-            assert _report(on) == _report(off), run
+            assert report(on) == report(off), run
         compactor.close(60)
-        assert _views(spark, str(tmp_path / "on")) == _views(spark, str(tmp_path / "off"))
+        assert views_of(spark, str(tmp_path / "on")) == views_of(spark, str(tmp_path / "off"))
     finally:
         compactor.close(60)
     assert len(engines["driver"]) >= 2, engines  # both engines were exercised
