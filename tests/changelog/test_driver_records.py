@@ -118,6 +118,7 @@ def test_values_and_types_are_taken_as_the_source_wrote_them():
     ({"commit_timestamp": "2024-05-01T00:00:00Z"}, "timestamp"),
     ({"mod_type": "replace"}, "mod_type"),
     ({"key_columns": ["Id", "Part"], "keys": '[7,"p"]'}, "key array"),
+    ({"values": [("Id", "7")]}, "other than text"),
 ])
 def test_records_the_engine_cannot_hold_as_spark_would_leave_the_run_to_spark(changes, reason):
     with pytest.raises(Ineligible, match=reason) as raised:

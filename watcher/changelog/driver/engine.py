@@ -255,7 +255,8 @@ def _layers(read: Callable[[], dict[str, list[Any]]]) -> dict[str, list[Any]]:
 def _delta_tables(base: Manifest, tables: set[str], input_bytes: int, compacted_apart: bool) -> set[str]:
     """Those of ``tables`` with a state, which the run writes as deltas (Ineligible: one is rewritten whole)."""
     with_state = {t for t in tables if base.tables.get(t, {}).get("state_version")}
-    whole = {t for t in with_state if current_state.rewrite_whole(base.tables[t], input_bytes, compacted_apart=compacted_apart)}
+    whole = {t for t in with_state
+             if current_state.rewrite_whole(base.tables[t], input_bytes, compacted_apart=compacted_apart)}
     if whole:
         raise Ineligible("a table whose state the run rewrites whole", ", ".join(sorted(whole)))
     if sum(current_state.size(base.tables[t]) for t in with_state) > MAX_STATE_ROWS:
@@ -263,7 +264,8 @@ def _delta_tables(base: Manifest, tables: set[str], input_bytes: int, compacted_
     return with_state
 
 
-#: Reads a run's batches on the driver as change rows (raises Ineligible): :meth:`..batch_sources.BatchSource.driver_rows`.
+#: Reads a run's batches on the driver as change rows, raising Ineligible where it cannot
+#: (:meth:`..batch_sources.BatchSource.driver_rows`).
 RowReader = Callable[[list[FileEntry]], list[StagedRow]]
 
 

@@ -30,6 +30,10 @@ from .staged import MUST_BE_NULL, REQUIRED, StagedRow, check_format, input_mod_t
 COLUMNS = ("table", "key_columns", "keys", "values", "types", "commit_timestamp", "read_timestamp", "shard",
            "watcher_id", "read_method", "mod_type", "batch_id", "seq", "v", "batch", *MUST_BE_NULL)
 
+#: The columns that are text in the staging schema as read (``staging_reader.read_schema()``).
+_TEXTS = ("table", "keys", "values", "types", "commit_timestamp", "read_timestamp", "shard", "watcher_id",
+          "read_method", "mod_type", "batch_id")
+
 
 def frame_rows(records: Any) -> list[StagedRow]:
     """The change rows of ``records``, a pyarrow Table of staging records (as :func:`..staging_reader.read_schema`
@@ -48,6 +52,8 @@ def _row(record: dict[str, Any]) -> StagedRow:
     if any(record[name] is not None for name in MUST_BE_NULL):
         raise Ineligible("a history or change-stream record", where)
     check_format(record["v"], record["seq"], where)
+    if any(not isinstance(record[name], str) for name in _TEXTS if record[name] is not None):
+        raise Ineligible("a field read as other than text (records must have the staging schema as read)", where)
     key_columns, keys_text, types_text = record["key_columns"], record["keys"], record["types"]
     if any(not isinstance(c, str) for c in key_columns):
         raise Ineligible("a key column name that is not text", where)

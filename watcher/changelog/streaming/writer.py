@@ -3,10 +3,11 @@
 Each micro-batch's records go through :meth:`watcher.changelog.Changelog.run_records`: the same
 de-duplication, classification, old values, transaction groups, current state and watermarks
 as a run over staged files, committed atomically. A small micro-batch (the usual one of a
-query keeping up) is brought to the driver and done by the driver engine (:mod:`watcher.changelog.driver`),
-which writes exactly Spark's rows without a Spark job of its own; a large one (catching up) is Spark's. Spark runs a micro-batch again after a
-failure with the same rows (the source reads at the end offset's read timestamp); the job's
-processed log then makes the second run a no-op, so the changelog holds every change once.
+query keeping up) is brought to the driver and done by the driver engine
+(:mod:`watcher.changelog.driver`), which writes exactly Spark's rows without Spark jobs of its
+own; a large one (catching up) is Spark's. Spark runs a micro-batch again after a failure with
+the same rows (the source reads at the end offset's read timestamp); the job's processed log
+then makes the second run a no-op, so the changelog holds every change once.
 
 The warehouse's views are not registered in the query's own session (Spark clones the user's
 for a streaming query, so nobody would see them there); readers register them in theirs
