@@ -244,11 +244,10 @@ class Run:
         if read_rows is None or warehouse is None:
             result.engine_note = "the job reaches the staging folder or the warehouse through Hadoop's filesystem"
             return False
-        apart = self.compactor is not None and self.compactor.active()
         try:
             with self._phase("classify"):
                 prepared = driver_engine.prepare(files, read_rows, warehouse, base, markers, self.soft_delete,
-                                                 compacted_apart=apart)
+                                                 compacted_apart=self._compacted_apart())
                 window = _Window(None, prepared.tally, prepared.stats, {}, False, prepared.delta_tables,
                                  prepared.delta_tables, True, False)
                 if not _groups_are_new(base, window):
@@ -270,6 +269,10 @@ class Run:
         self._summarize(prepared.tally.counts, 0, result)
         result.version, result.committed = version, True
         return True
+
+    def _compacted_apart(self) -> bool:
+        """Whether a compactor merges the state's layers outside this run (:func:`.current_state.rewrite_whole`)."""
+        return self.compactor is not None and self.compactor.active()
 
     def _small_run_settings(self, tables: int) -> dict[str, str]:
         """A small run's few small stages are planned once, with a shuffle partition per core (at
@@ -293,7 +296,7 @@ class Run:
         changes = pipeline.normalize(staged, self.soft_delete)
         state_tables = {t for t in tables if base.tables.get(t, {}).get("state_version")}
         input_bytes = sum(f.length for f in files)
-        apart = self.compactor is not None and self.compactor.active()
+        apart = self._compacted_apart()
         delta_tables = {t for t in state_tables
                         if not current_state.rewrite_whole(base.tables[t], input_bytes, compacted_apart=apart)}
         prune = {t for t in delta_tables if current_state.size(base.tables[t]) <= current_state.SHUFFLE_FILTER_ROWS}

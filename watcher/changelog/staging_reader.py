@@ -90,6 +90,10 @@ def _read_fields() -> tuple[records.Field, ...]:
     return tuple((name, "STRING" if kind.startswith("MAP<") else kind, doc) for name, kind, doc in records.STAGING_READ_FIELDS)
 
 
+#: The staging fields read as text (:func:`read_schema`: the objects as their JSON text, keys and shard too).
+TEXT_FIELDS = frozenset(name for name, kind, _ in _read_fields() if kind == "STRING")
+
+
 #: The column Spark's JSON reader fills with a line it could not parse (its PERMISSIVE mode).
 CORRUPT_COLUMN = "_corrupt_line"
 #: Settings the frame of :func:`read_batches` is to be computed with (the job's runs set them).

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..staging_reader import TEXT_FIELDS
 from . import Ineligible
 from .staged import MUST_BE_NULL, REQUIRED, StagedRow, check_format, input_mod_type, keys_json, timestamps
 
@@ -30,9 +31,7 @@ from .staged import MUST_BE_NULL, REQUIRED, StagedRow, check_format, input_mod_t
 COLUMNS = ("table", "key_columns", "keys", "values", "types", "commit_timestamp", "read_timestamp", "shard",
            "watcher_id", "read_method", "mod_type", "batch_id", "seq", "v", "batch", *MUST_BE_NULL)
 
-#: The columns that are text in the staging schema as read (``staging_reader.read_schema()``).
-_TEXTS = ("table", "keys", "values", "types", "commit_timestamp", "read_timestamp", "shard", "watcher_id",
-          "read_method", "mod_type", "batch_id")
+_TEXTS = tuple(name for name in COLUMNS if name in TEXT_FIELDS)
 
 
 def frame_rows(records: Any) -> list[StagedRow]:

@@ -41,6 +41,7 @@ from ...model import Change, Checkpoint
 from ...staging import contract
 from ..records import STAGING_READ_FIELDS
 from ..spanner_source import SpannerLocation
+from ..staging_reader import TEXT_FIELDS
 from .dropped import table_dropped
 
 #: Rows one poll query of a bounded read returns at most (the read pages on within the bounds).
@@ -48,7 +49,7 @@ PAGE_ROWS = 50_000
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 #: The row layout: every staging field as read (``staging_reader.read_schema()``); the fields read
 #: as text (keys, shard, the values objects) carry their JSON text, as Spark reads a staged file.
-_ROW_FIELDS = tuple((name, kind == "STRING" or kind.startswith("MAP<")) for name, kind, _ in STAGING_READ_FIELDS)
+_ROW_FIELDS = tuple((name, name in TEXT_FIELDS) for name, _, _ in STAGING_READ_FIELDS)
 
 
 @dataclass(frozen=True)
