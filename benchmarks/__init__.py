@@ -43,6 +43,7 @@ SUITES: dict[str, tuple[str, ...]] = {
     ),
     "changelog": (
         "benchmarks.changelog_job",
+        "benchmarks.changelog_job_groups",
         "benchmarks.changelog_job_10m",
     ),
     "ddl": (

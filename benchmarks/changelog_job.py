@@ -102,7 +102,9 @@ def _generate_table(staging: str, s: dict[str, Any], t: int, day: int, versions:
         lines = []
         for seq, (v, k) in enumerate(chunk):
             seconds = EPOCH_DAY0 + (day + (v - versions.start) // per_day) * DAY_SECONDS + k
-            commit = _ts(seconds, v * 1000 + t)  # tables share seconds: cross-table transaction groups
+            # Each change its own commit timestamp (its group alone), or with ``shared_commits`` the
+            # tables' changes of one key and version sharing one (transaction groups of ten).
+            commit = _ts(seconds, v * 1000 + (0 if s.get("shared_commits") else t))
             lines.append(_line(table, batch_id, seq, k, v, commit, _ts(seconds + 1, 0)))
             if seq == 0:  # the template must stay the contract's record, byte for byte
                 expected = contract.batch_text([_record(table, batch_id, seq, k, v, commit, _ts(seconds + 1, 0))])
@@ -158,8 +160,12 @@ def _job(spark: Any, staging: str, warehouse: str, *, driver_runs: bool = True) 
 
 
 def run(ctx: RunContext) -> Result:
-    s = QUICK if ctx.quick else FULL
-    root = os.path.join(ctx.workdir, "changelog_job")
+    return measure(ctx, QUICK if ctx.quick else FULL, NAME)
+
+
+def measure(ctx: RunContext, s: dict[str, Any], name: str) -> Result:
+    """The pairs and the second run over the changes ``s`` describes (work files under ``name``)."""
+    root = os.path.join(ctx.workdir, name)
     shutil.rmtree(root, ignore_errors=True)
     staging, warehouse, plain = (os.path.join(root, n) for n in ("staging", "warehouse", "plain"))
     spark = _session()
@@ -199,7 +205,7 @@ def run(ctx: RunContext) -> Result:
     ctx.log(f"phases: first {r1.phases}; second {r2.phases}")
     rows = spark.sql("SELECT count(*) FROM changelog").first()[0]
 
-    result = Result(settings={**s, "changes": total, "new_changes": new, "master": "local[2]", "shuffle_partitions": 4,
+    result = Result(settings={"shared_commits": False, **s, "changes": total, "new_changes": new, "master": "local[2]", "shuffle_partitions": 4,
                              "pairs": PAIRS})
     result.figures = {
         "baseline_seconds": round(baseline, 2), "first_run_seconds": round(first, 2), "second_run_seconds": round(second, 2),

@@ -126,14 +126,18 @@ def test_old_values_hold_exactly_the_changed_columns(spark, stager, dirs):
         ("UPSERT", {}), ("UPDATE", {"B": 1.5}), ("UPDATE", {"A": "x", "C": ["1", "2"]})]
 
 
-def test_transaction_groups_span_tables_and_runs(spark, stager, dirs):
+ENGINES = pytest.mark.parametrize("driver_runs", [False, True], ids=["spark", "driver"])
+
+
+@ENGINES
+def test_transaction_groups_span_tables_and_runs(spark, stager, dirs, driver_runs):
     other = {"Id": "INT64", "V": "STRING(MAX)"}
     stager.stage("Singers", [singer(1, "a"), singer(2, "b")], types=SINGERS_TYPES, key_columns=KEY, commits=[10, 10])
     stager.stage("Albums", [{"Id": 5, "V": "x"}], types=other, key_columns=["Id"], commits=[10])
     stager.stage("Albums", [{"Id": 6, "V": "y"}], types=other, key_columns=["Id"], commits=[20])
-    run(spark, dirs)
+    run(spark, dirs, driver_runs=driver_runs)
     stager.stage("Tracks", [{"Id": 7, "V": "z"}], types=other, key_columns=["Id"], commits=[10])  # polled later
-    run(spark, dirs)
+    run(spark, dirs, driver_runs=driver_runs)
     rows = spark.sql("SELECT table_name, transaction_group, record_sequence, number_of_records_in_group, run_version "
                      "FROM changelog ORDER BY commit_timestamp, record_sequence").collect()
     group = [r for r in rows if r.transaction_group == rows[0].transaction_group]
@@ -144,16 +148,17 @@ def test_transaction_groups_span_tables_and_runs(spark, stager, dirs):
     assert len({r.transaction_group for r in rows}) == 2
 
 
-def test_a_group_continues_after_a_run_that_only_had_newer_rows(spark, stager, dirs):
+@ENGINES
+def test_a_group_continues_after_a_run_that_only_had_newer_rows(spark, stager, dirs, driver_runs):
     # The second run's rows are all newer than the first's: it does not read the changelog for its
     # groups, yet it must leave the third run (a late poll of the same commit) able to continue them.
     stager.stage("Singers", [singer(1, "a")], types=SINGERS_TYPES, key_columns=KEY, commits=[10])
-    run(spark, dirs)
+    run(spark, dirs, driver_runs=driver_runs)
     stager.stage("Singers", [singer(2, "b"), singer(3, "c")], types=SINGERS_TYPES, key_columns=KEY, commits=[20, 20])
-    run(spark, dirs)
+    run(spark, dirs, driver_runs=driver_runs)
     stager.stage("Albums", [{"Id": 7, "V": "z"}], types={"Id": "INT64", "V": "STRING(MAX)"}, key_columns=["Id"],
                  commits=[20])
-    run(spark, dirs)
+    run(spark, dirs, driver_runs=driver_runs)
     rows = spark.sql("SELECT table_name, keys, record_sequence, number_of_records_in_group FROM changelog "
                      "WHERE commit_timestamp > (SELECT min(commit_timestamp) FROM changelog) "
                      "ORDER BY record_sequence").collect()
@@ -161,7 +166,29 @@ def test_a_group_continues_after_a_run_that_only_had_newer_rows(spark, stager, d
         ("Singers", 0, 2), ("Singers", 1, 2), ("Albums", 2, 3)]
 
 
-@pytest.mark.parametrize("driver_runs", [False, True], ids=["spark", "driver"])
+@ENGINES
+def test_changes_alone_in_their_groups_and_a_later_poll_of_one(spark, stager, dirs, driver_runs):
+    # A run whose changes each have a commit timestamp of their own (no numbers to join back on
+    # Spark), then a run that brings one more row of one of those commits and one alone.
+    other = {"Id": "INT64", "V": "STRING(MAX)"}
+    stager.stage("Singers", [singer(k, "a") for k in range(4)], types=SINGERS_TYPES, key_columns=KEY,
+                 commits=[10, 20, 30, 40])
+    stager.stage("Albums", [{"Id": 1, "V": "x"}], types=other, key_columns=["Id"], commits=[50])
+    first = run(spark, dirs, driver_runs=driver_runs)
+    numbers = "SELECT table_name, keys, record_sequence, number_of_records_in_group FROM changelog"
+    assert first.changes_written == 5
+    assert {(r.record_sequence, r.number_of_records_in_group) for r in spark.sql(numbers).collect()} == {(0, 1)}
+    stager.stage("Albums", [{"Id": 2, "V": "y"}, {"Id": 3, "V": "z"}], types=other, key_columns=["Id"],
+                 commits=[20, 60])
+    run(spark, dirs, driver_runs=driver_runs)
+    got = {(r.table_name, int(*json.loads(r.keys).values()), r.record_sequence, r.number_of_records_in_group)
+           for r in spark.sql(numbers).collect()}
+    # The row written before keeps the count it was written with; the late one continues its group.
+    assert got == {("Singers", 0, 0, 1), ("Singers", 1, 0, 1), ("Singers", 2, 0, 1), ("Singers", 3, 0, 1),
+                   ("Albums", 1, 0, 1), ("Albums", 2, 1, 2), ("Albums", 3, 0, 1)}
+
+
+@ENGINES
 def test_a_small_run_writes_one_file_per_output_folder(spark, stager, dirs, driver_runs):
     day = 86_400 * 10**9
     other = {"Id": "INT64", "V": "STRING(MAX)"}

@@ -36,8 +36,11 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
+from . import sql_steps
 from .placement import COLUMN as PLACEMENT_COLUMN
 
 #: The group of a polled row: its commit timestamp's.
@@ -58,6 +61,10 @@ STREAM_ORDER_SQL = ("CASE WHEN server_transaction_id IS NOT NULL THEN "
 #: What the groups are joined back on: the column the wide rows are partitioned by (the per-key
 #: window's, :mod:`.placement`), and the change_id, which names one change of one table and key.
 _JOIN = (PLACEMENT_COLUMN, "change_id")
+#: The numbers of a change alone in its group (no other change of the run shares it, no earlier run
+#: wrote rows of it): the only rows whose numbers need not be joined back.
+ALONE = {"record_sequence": "CAST(0 AS BIGINT)", "number_of_records_in_group": "CAST(1 AS BIGINT)"}
+_NOT_ALONE_SQL = "record_sequence <> 0 OR number_of_records_in_group <> 1"
 
 
 def transaction_group_sql(transaction: str = "server_transaction_id") -> str:
@@ -71,14 +78,23 @@ def transaction_group_sql(transaction: str = "server_transaction_id") -> str:
                               for cond, group in GROUP_KEYS) + " END"
 
 
-def add_grouping(changes: Any, existing: Any | None = None) -> Any:
-    """``changes`` with record_sequence and number_of_records_in_group (they carry transaction_group).
+@contextmanager
+def add_grouping(changes: Any, existing: Any | None = None) -> Iterator[Any]:
+    """``changes`` with record_sequence and number_of_records_in_group (they carry transaction_group),
+    for the duration of the ``with`` block (it holds the numbers of shared groups in Spark's cache).
 
-    The groups are computed on a slim frame (the group and the order inside it) and joined back on
-    (placement, change_id) by hash, so that the wide rows need not be shuffled by group, nor
-    shuffled and sorted again for the join: when ``changes`` are still partitioned by the
-    placement column (the job's per-key window) and ``spark.sql.requireAllClusterKeysForCoPartition``
-    is false, only the slim frame moves, and back only its numbers.
+    The groups are numbered on a slim frame (the group and the order inside it), and only the
+    numbers of changes that share their group (or continue one an earlier run wrote) are joined
+    back; a change alone in its group gets :data:`ALONE`. Joining copies every wide row, so a run
+    whose changes are each alone (every polled change a transaction of one row of the watched
+    tables, say) writes its rows without a join; one with shared groups joins only those numbers.
+    Finding out is one job over the slim frame (its shuffle by group), which also caches the
+    shared numbers for the join.
+
+    The join is on (placement, change_id) and by hash, so that the wide rows need not be
+    shuffled by group, nor shuffled and sorted again: when ``changes`` are still partitioned by
+    the placement column (the job's per-key window) and
+    ``spark.sql.requireAllClusterKeysForCoPartition`` is false, only the slim numbers move.
 
     Args:
         changes: new changelog rows (the per-key window's placement column :data:`.placement.COLUMN`,
@@ -87,6 +103,22 @@ def add_grouping(changes: Any, existing: Any | None = None) -> Any:
         existing: committed changelog rows that may share their groups (transaction_group,
             record_sequence), or None.
     """
+    from pyspark import StorageLevel
+
+    shared = group_numbers(changes, existing).where(_NOT_ALONE_SQL).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        if shared.count() == 0:  # the one job: it also fills the cache the join reads
+            yield sql_steps.with_columns(changes, ALONE)
+        else:
+            joined = changes.join(shared.hint("shuffle_hash"), list(_JOIN), "left")
+            yield sql_steps.with_columns(joined, {name: f"coalesce({name}, {value})" for name, value in ALONE.items()})
+    finally:
+        shared.unpersist()
+
+
+def group_numbers(changes: Any, existing: Any | None = None) -> Any:
+    """The slim numbers of ``changes`` (see :func:`add_grouping`): placement, change_id,
+    record_sequence and number_of_records_in_group."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -97,21 +129,15 @@ def add_grouping(changes: Any, existing: Any | None = None) -> Any:
     # Spark computes both in one Window operator over the one sort (two orders: two operators).
     ordered = by_group.orderBy(*order)
     whole = ordered.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
-    in_run = (F.row_number().over(ordered) - 1, F.count(F.lit(1)).over(whole))
+    in_run = ((F.row_number().over(ordered) - 1).cast("bigint"), F.count(F.lit(1)).over(whole))
     slim = (*_JOIN, "transaction_group")
     if existing is None:
-        groups = changes.select(*slim, in_run[0].alias("record_sequence"), in_run[1].alias("number_of_records_in_group"))
-    else:
-        before = (existing.groupBy("transaction_group")
-                  .agg((F.max("record_sequence") + 1).alias("_offset"), F.count(F.lit(1)).alias("_count_before")))
-        groups = (changes.select(*slim, in_run[0].alias("_seq_in_run"), in_run[1].alias("_count_in_run"))
-                  .join(F.broadcast(before), "transaction_group", "left")
-                  .select(*_JOIN,
-                          (F.col("_seq_in_run") + F.coalesce("_offset", F.lit(0))).alias("record_sequence"),
-                          (F.col("_count_in_run") + F.coalesce("_count_before", F.lit(0)))
-                          .alias("number_of_records_in_group")))
-    # Joined back on the placement column too, and by hash: the wide rows stay where the per-key
-    # window put them (spark.sql.requireAllClusterKeysForCoPartition false), neither shuffled nor
-    # sorted again; only the groups' numbers move to them.
-    back = groups.select(*_JOIN, "record_sequence", "number_of_records_in_group").hint("shuffle_hash")
-    return changes.join(back, list(_JOIN))
+        return changes.select(*_JOIN, in_run[0].alias("record_sequence"), in_run[1].alias("number_of_records_in_group"))
+    before = (existing.groupBy("transaction_group")
+              .agg((F.max("record_sequence") + 1).alias("_offset"), F.count(F.lit(1)).alias("_count_before")))
+    return (changes.select(*slim, in_run[0].alias("_seq_in_run"), in_run[1].alias("_count_in_run"))
+            .join(F.broadcast(before), "transaction_group", "left")
+            .select(*_JOIN,
+                    (F.col("_seq_in_run") + F.coalesce("_offset", F.lit(0))).alias("record_sequence"),
+                    (F.col("_count_in_run") + F.coalesce("_count_before", F.lit(0)))
+                    .alias("number_of_records_in_group")))

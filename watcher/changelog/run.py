@@ -354,10 +354,10 @@ class Run:
             new, late_known, superseded = resolved.rows, resolved.late_known, resolved.superseded
         dates = sorted({c.commit_date for c in counts if not c.is_dup and c.commit_date})
         existing = None if _groups_are_new(base, window) else self._existing_groups(base, dates, new)
-        grouped = add_grouping(new.drop("_is_late"), existing)
 
         def write_changelog() -> None:
-            with self._phase("write_changelog"):
+            # The groups' numbering is a job of its own (add_grouping): here, beside the state's write.
+            with self._phase("write_changelog"), add_grouping(new.drop("_is_late"), existing) as grouped:
                 out = pipeline.records.conform(grouped, pipeline.records.CHANGELOG_FIELDS)
                 changelog_files.append(out, self.fs.uri(views.CHANGELOG_DIR))
                 if superseded is not None:
