@@ -221,13 +221,14 @@ def _delta_scans(deltas: Mapping[tuple[int, bool], list[str]], bases: Mapping[st
 
 
 def latest(layered: Any) -> Any:
-    """Each key's newest row over the layers (by commit timestamp, then the later layer), without ``_layer``."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
+    """Each key's newest row over the layers (by commit timestamp, then the later layer), without ``_layer``.
 
-    newest = Window.partitionBy("table_name", "keys").orderBy(F.desc("commit_timestamp"), F.desc(LAYER))
-    return (layered.withColumn("_rank", F.row_number().over(newest)).where("_rank = 1")
-            .select(*records.names(records.STATE_FIELDS)))
+    ``layered`` has the columns of :func:`load_layers`, in its order. SQL text, and a drop rather
+    than a select of the kept columns: the views are built again after every run, and each
+    Column operation, or each name of a list, is a call into the driver's JVM (:mod:`.sql_steps`).
+    """
+    newest = f"row_number() OVER (PARTITION BY table_name, keys ORDER BY commit_timestamp DESC, {LAYER} DESC)"
+    return layered.selectExpr("*", f"{newest} AS _rank").where("_rank = 1").drop("_rank", LAYER)
 
 
 def load(spark: Any, fs: FileStore, manifest: Manifest, tables: Iterable[str] | None = None) -> Any:
@@ -235,7 +236,7 @@ def load(spark: Any, fs: FileStore, manifest: Manifest, tables: Iterable[str] | 
     wanted = set(manifest.tables) if tables is None else set(tables) & set(manifest.tables)
     layered = load_layers(spark, fs, manifest, wanted)
     if all(len(layers(manifest.tables[t])) <= 1 for t in wanted):
-        return layered.select(*records.names(records.STATE_FIELDS))
+        return layered.drop(LAYER)  # the STATE_FIELDS, in order (load_layers)
     return latest(layered)
 
 

@@ -36,10 +36,10 @@ def with_maps(frame: Any, *, values: bool = False) -> Any:
     """
     from pyspark.sql import functions as F
 
-    maps = {"column_types": F.from_json("column_types", "map<string,string>")}
-    if values:
-        maps["vals"] = F.from_json("new_values", "map<string,string>")
-    return frame.withColumns(maps)  # one step: each would make Spark analyse the plan again
+    # SQL text, and no list to hand over (pyspark passes a list to the JVM one call per item): the
+    # views are built again after every run, and each call into the driver's JVM costs.
+    frame = frame.withColumn("column_types", F.expr("from_json(column_types, 'map<string,string>')"))
+    return frame.selectExpr("*", "from_json(new_values, 'map<string,string>') AS vals") if values else frame
 
 
 def watermarks_frame(spark: Any, committed: Manifest, markers: dict[str, str]) -> Any:
