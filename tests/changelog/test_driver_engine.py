@@ -135,6 +135,25 @@ def test_keys_and_quoted_names_are_what_the_jobs_sql_renders(spark):
     assert taken > 0.5 * len(cases)
 
 
+def test_a_types_object_reads_as_its_own_text_whatever_was_read_before_it():
+    # The parser remembers the texts of types objects (a batch repeats one): never another object's,
+    # also where Python's equality would mix them up (1 == True == 1.0) or the names come in another order.
+    rng = random.Random(11)
+    kinds = ["INT64", "1", 1, True, 1.0, None, ["INT64"], {"n": 1}, "STRING(MAX)", "ß", ""]
+    for _ in range(3000):
+        names = rng.sample(["Id", "Name", "Ünï", "a\"b"], rng.randrange(1, 4))
+        types = {name: rng.choice(kinds) for name in names}
+        line = (f'{{"v":1,"batch_id":"b","seq":0,"table":"T","key_columns":["Id"],"keys":["1"],'
+                f'"commit_timestamp":"2024-05-01T00:00:00.000000001Z","values":{{"Id":"1"}},'
+                f'"types":{json.dumps(types, ensure_ascii=rng.random() < 0.5)}}}')
+        try:
+            row = staged.parse_line(line, "table=T/b.jsonl", "test")
+        except Ineligible:
+            assert spark_json.fast_copied(types) is None
+            continue
+        assert row.types_json == spark_json.fast_copied(types) == spark_json.copied(types), types
+
+
 def test_staged_lines_read_as_the_jobs_reader_and_normalize_read_them(spark, tmp_path):
     from watcher.changelog import pipeline
 

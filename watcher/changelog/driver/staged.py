@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
+import operator
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -124,11 +125,40 @@ def nanos(text: str) -> int | None:
 PARSER = json.JSONDecoder(object_pairs_hook=_object, parse_float=_float, parse_int=_plain_int, parse_constant=_refuse)
 
 
-def _text(record: dict[str, Any], name: str, where: str) -> str | None:
-    value = record.get(name)
-    if value is None or isinstance(value, str):
-        return value
-    raise Ineligible(f"field {name!r} is not a string", where)
+_required = operator.itemgetter(*REQUIRED)
+#: The record's fields the job reads as texts (null or a JSON string).
+_TEXT_FIELDS = ("batch_id", "table", "commit_timestamp", "read_timestamp", "watcher_id", "read_method", "mod_type")
+
+
+_TEXT_TYPES = {str, type(None)}
+
+
+def _texts(record: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(map(record.get, _TEXT_FIELDS))
+
+
+#: The texts of types objects seen, by their (column, type) pairs: a table's rows repeat one.
+#: Only objects of plain texts are kept, so a hit is an object of the same texts (a text never
+#: equals a number or a bool, which would otherwise share an entry: 1 == True).
+_TYPES_TEXTS: dict[tuple[tuple[str, Any], ...], str | None] = {}
+_TYPES_KEPT = 4096
+
+
+def _types_text(types: dict[str, Any]) -> str | None:
+    """``fast_copied(types)``, remembered for types objects of texts.
+
+    >>> _types_text({"Id": "INT64", "Tags": ["x"]}), _types_text({"Id": "INT64"}) is _types_text({"Id": "INT64"})
+    ('{"Id":"INT64","Tags":["x"]}', True)
+    """
+    pairs = tuple(types.items())
+    try:
+        return _TYPES_TEXTS[pairs]
+    except (KeyError, TypeError):  # not seen, or not hashable (a list): not one to keep
+        pass
+    text = fast_copied(types)
+    if len(_TYPES_TEXTS) < _TYPES_KEPT and set(map(type, types.values())) == {str}:
+        _TYPES_TEXTS[pairs] = text
+    return text
 
 
 def _element(value: Any, where: str) -> str | None:
@@ -200,9 +230,12 @@ def parse_line(line: str, batch: str, where: str) -> StagedRow:
         raise Ineligible(f"a line Python's JSON parser does not read as Spark would ({exc})", where) from exc
     if not isinstance(record, dict):
         raise Ineligible("a line that is not a JSON object", where)
-    if any(record.get(name) is None for name in REQUIRED):
-        raise Ineligible("a record without a required field", where)
-    if any(record.get(name) is not None for name in MUST_BE_NULL):
+    try:
+        if None in _required(record):
+            raise KeyError
+    except KeyError:
+        raise Ineligible("a record without a required field", where) from None
+    if record.get("version_seq") is not None or record.get("value_capture_type") is not None:
         raise Ineligible("a history or change-stream record", where)
     v, seq = record["v"], record["seq"]
     check_format(v, seq, where)
@@ -210,15 +243,17 @@ def parse_line(line: str, batch: str, where: str) -> StagedRow:
     if not (isinstance(key_columns, list) and all(isinstance(c, str) for c in key_columns)
             and isinstance(keys, list) and isinstance(values, dict) and isinstance(types, dict)):
         raise Ineligible("key_columns, keys, values or types of an unexpected kind", where)
-    texts = {name: _text(record, name, where) for name in
-             ("batch_id", "table", "commit_timestamp", "read_timestamp", "watcher_id", "read_method", "mod_type")}
+    texts = dict(zip(_TEXT_FIELDS, _texts(record), strict=True))
+    if not set(map(type, texts.values())) <= _TEXT_TYPES:
+        name = next(name for name, value in texts.items() if type(value) not in _TEXT_TYPES)
+        raise Ineligible(f"field {name!r} is not a string", where)
     in_mod_type = input_mod_type(texts["mod_type"], where)
     commit, read = str(texts["commit_timestamp"]), texts["read_timestamp"]  # the commit is required: not None
     commit_nanos, read_nanos = timestamps(commit, read, where)
     shard = record.get("shard")
     shard_text = shard if shard is None or isinstance(shard, str) else copied(shard)
     try:
-        keys_text, json_text, types_text = fast_copied(keys), fast_copied(values), fast_copied(types)
+        keys_text, json_text, types_text = fast_copied(keys), fast_copied(values), _types_text(types)
     except RecursionError as exc:
         raise Ineligible("values nested too deep", where) from exc
     if shard_text is None and shard is not None or keys_text is None or json_text is None or types_text is None:
