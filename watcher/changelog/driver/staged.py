@@ -125,16 +125,11 @@ def nanos(text: str) -> int | None:
 PARSER = json.JSONDecoder(object_pairs_hook=_object, parse_float=_float, parse_int=_plain_int, parse_constant=_refuse)
 
 
+# Field checks of a line, each one call into C (a Python loop over the fields costs a few us a line).
 _required = operator.itemgetter(*REQUIRED)
 #: The record's fields the job reads as texts (null or a JSON string).
 _TEXT_FIELDS = ("batch_id", "table", "commit_timestamp", "read_timestamp", "watcher_id", "read_method", "mod_type")
-
-
 _TEXT_TYPES = {str, type(None)}
-
-
-def _texts(record: dict[str, Any]) -> tuple[Any, ...]:
-    return tuple(map(record.get, _TEXT_FIELDS))
 
 
 #: The texts of types objects seen, by their (column, type) pairs: a table's rows repeat one.
@@ -235,7 +230,7 @@ def parse_line(line: str, batch: str, where: str) -> StagedRow:
             raise KeyError
     except KeyError:
         raise Ineligible("a record without a required field", where) from None
-    if record.get("version_seq") is not None or record.get("value_capture_type") is not None:
+    if set(map(record.get, MUST_BE_NULL)) != {None}:
         raise Ineligible("a history or change-stream record", where)
     v, seq = record["v"], record["seq"]
     check_format(v, seq, where)
@@ -243,7 +238,7 @@ def parse_line(line: str, batch: str, where: str) -> StagedRow:
     if not (isinstance(key_columns, list) and all(isinstance(c, str) for c in key_columns)
             and isinstance(keys, list) and isinstance(values, dict) and isinstance(types, dict)):
         raise Ineligible("key_columns, keys, values or types of an unexpected kind", where)
-    texts = dict(zip(_TEXT_FIELDS, _texts(record), strict=True))
+    texts = dict(zip(_TEXT_FIELDS, map(record.get, _TEXT_FIELDS), strict=True))
     if not set(map(type, texts.values())) <= _TEXT_TYPES:
         name = next(name for name, value in texts.items() if type(value) not in _TEXT_TYPES)
         raise Ineligible(f"field {name!r} is not a string", where)
