@@ -36,8 +36,8 @@ def with_maps(frame: Any, *, values: bool = False) -> Any:
     """
     from pyspark.sql import functions as F
 
-    # SQL text, and no list to hand over (pyspark passes a list to the JVM one call per item): the
-    # views are built again after every run, and each call into the driver's JVM costs.
+    # SQL text, and no list of all the columns (pyspark hands a list to the JVM one call per item):
+    # the views are built again after every run, and each call into the driver's JVM costs.
     frame = frame.withColumn("column_types", F.expr("from_json(column_types, 'map<string,string>')"))
     return frame.selectExpr("*", "from_json(new_values, 'map<string,string>') AS vals") if values else frame
 

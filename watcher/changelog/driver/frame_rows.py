@@ -25,7 +25,17 @@ from typing import Any
 
 from ..staging_reader import TEXT_FIELDS
 from . import Ineligible
-from .staged import MUST_BE_NULL, REQUIRED, StagedRow, check_format, input_mod_type, keys_json, timestamps
+from .staged import (
+    MUST_BE_NULL,
+    StagedRow,
+    check_format,
+    input_mod_type,
+    keys_json,
+    lacks_required,
+    not_text,
+    sets_must_be_null,
+    timestamps,
+)
 
 #: The columns a row is built from (the staging fields as read, and ``batch``); absent ones are null.
 COLUMNS = ("table", "key_columns", "keys", "values", "types", "commit_timestamp", "read_timestamp", "shard",
@@ -46,12 +56,12 @@ def frame_rows(records: Any) -> list[StagedRow]:
 def _row(record: dict[str, Any]) -> StagedRow:
     batch = record["batch"]
     where = f"{batch}, seq {record['seq']}"
-    if batch is None or any(record[name] is None for name in REQUIRED):
+    if batch is None or lacks_required(record):
         raise Ineligible("a record without a required field", where)
-    if any(record[name] is not None for name in MUST_BE_NULL):
+    if sets_must_be_null(record):
         raise Ineligible("a history or change-stream record", where)
     check_format(record["v"], record["seq"], where)
-    if any(not isinstance(record[name], str) for name in _TEXTS if record[name] is not None):
+    if not_text(record, _TEXTS) is not None:
         raise Ineligible("a field read as other than text (records must have the staging schema as read)", where)
     key_columns, keys_text, types_text = record["key_columns"], record["keys"], record["types"]
     if any(not isinstance(c, str) for c in key_columns):

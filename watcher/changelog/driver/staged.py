@@ -22,6 +22,7 @@ import functools
 import json
 import operator
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -125,11 +126,41 @@ def nanos(text: str) -> int | None:
 PARSER = json.JSONDecoder(object_pairs_hook=_object, parse_float=_float, parse_int=_plain_int, parse_constant=_refuse)
 
 
-# Field checks of a line, each one call into C (a Python loop over the fields costs a few us a line).
-_required = operator.itemgetter(*REQUIRED)
 #: The record's fields the job reads as texts (null or a JSON string).
 _TEXT_FIELDS = ("batch_id", "table", "commit_timestamp", "read_timestamp", "watcher_id", "read_method", "mod_type")
+# The checks of a record's fields below, shared with frame_rows, are each a call or two into C:
+# a Python loop over the fields costs a few us a record.
+_required = operator.itemgetter(*REQUIRED)
 _TEXT_TYPES = {str, type(None)}
+
+
+def lacks_required(record: Mapping[str, Any]) -> bool:
+    """Whether a field of :data:`REQUIRED` is absent or null.
+
+    >>> lacks_required(dict.fromkeys(REQUIRED, 1)), lacks_required({**dict.fromkeys(REQUIRED, 1), "v": None})
+    (False, True)
+    """
+    try:
+        return None in _required(record)
+    except KeyError:
+        return True
+
+
+def sets_must_be_null(record: Mapping[str, Any]) -> bool:
+    """Whether a field of :data:`MUST_BE_NULL` is set (a history table's version, a change stream's capture type)."""
+    return set(map(record.get, MUST_BE_NULL)) != {None}
+
+
+def not_text(record: Mapping[str, Any], names: tuple[str, ...]) -> str | None:
+    """The first of ``names`` whose value in ``record`` is neither null nor a text; None when none is.
+
+    >>> not_text({"a": "x", "b": None, "c": 1}, ("a", "b", "c")), not_text({"a": "x"}, ("a", "b"))
+    ('c', None)
+    """
+    values = tuple(map(record.get, names))
+    if set(map(type, values)) <= _TEXT_TYPES:
+        return None
+    return next(name for name, value in zip(names, values, strict=True) if type(value) not in _TEXT_TYPES)
 
 
 #: The texts of types objects seen, by their (column, type) pairs: a table's rows repeat one.
@@ -225,12 +256,9 @@ def parse_line(line: str, batch: str, where: str) -> StagedRow:
         raise Ineligible(f"a line Python's JSON parser does not read as Spark would ({exc})", where) from exc
     if not isinstance(record, dict):
         raise Ineligible("a line that is not a JSON object", where)
-    try:
-        if None in _required(record):
-            raise KeyError
-    except KeyError:
-        raise Ineligible("a record without a required field", where) from None
-    if set(map(record.get, MUST_BE_NULL)) != {None}:
+    if lacks_required(record):
+        raise Ineligible("a record without a required field", where)
+    if sets_must_be_null(record):
         raise Ineligible("a history or change-stream record", where)
     v, seq = record["v"], record["seq"]
     check_format(v, seq, where)
@@ -238,10 +266,10 @@ def parse_line(line: str, batch: str, where: str) -> StagedRow:
     if not (isinstance(key_columns, list) and all(isinstance(c, str) for c in key_columns)
             and isinstance(keys, list) and isinstance(values, dict) and isinstance(types, dict)):
         raise Ineligible("key_columns, keys, values or types of an unexpected kind", where)
-    texts = dict(zip(_TEXT_FIELDS, map(record.get, _TEXT_FIELDS), strict=True))
-    if not set(map(type, texts.values())) <= _TEXT_TYPES:
-        name = next(name for name, value in texts.items() if type(value) not in _TEXT_TYPES)
+    name = not_text(record, _TEXT_FIELDS)
+    if name is not None:
         raise Ineligible(f"field {name!r} is not a string", where)
+    texts = {name: record.get(name) for name in _TEXT_FIELDS}
     in_mod_type = input_mod_type(texts["mod_type"], where)
     commit, read = str(texts["commit_timestamp"]), texts["read_timestamp"]  # the commit is required: not None
     commit_nanos, read_nanos = timestamps(commit, read, where)
