@@ -361,3 +361,43 @@ def test_a_failed_write_leaves_the_run_uncommitted_and_the_next_run_whole(spark,
     assert [(k, m) for k, m, *_ in changes(spark)] == [("1", "UPSERT"), ("2", "UPSERT"), ("1", "UPDATE"), ("3", "UPSERT")]
     state = spark.sql("SELECT keys, vals FROM current_state").collect()
     assert sorted((json.loads(r.keys)["SingerId"], r.vals["Name"]) for r in state) == [("1", "a2"), ("2", "b"), ("3", "c")]
+
+
+def test_a_run_whose_kept_window_lost_a_block_builds_it_again_and_writes_each_change_once(spark, stager, dirs,
+                                                                                          monkeypatch):
+    """The window is kept as a local checkpoint (watcher.changelog.kept), whose blocks go with their
+    executor. Here they are gone (freed) right before the writes, as when the executor that kept
+    them was lost: the run builds the window again in Spark's cache, writes under a new version,
+    says so, and the changelog holds each change once."""
+    from watcher.changelog import kept
+    from watcher.changelog import run as run_module
+
+    stager.stage("Singers", [singer(1, "a"), singer(2, "b")], types=SINGERS_TYPES, key_columns=KEY, commits=[10, 20])
+    first = run(spark, dirs, driver_runs=False)
+    stager.stage("Singers", [singer(1, "a2"), singer(3, "c")], types=SINGERS_TYPES, key_columns=KEY, commits=[30, 40])
+    write, lost = run_module.Run._write, []
+
+    def loses_the_kept_blocks_once(self, base, window, result):
+        if not lost:
+            lost.append(window.rows)
+            kept.release(window.rows)  # the blocks are gone; the frame still names them
+        return write(self, base, window, result)
+
+    monkeypatch.setattr(run_module.Run, "_write", loses_the_kept_blocks_once)
+    again = run(spark, dirs, driver_runs=False)
+    assert lost and again.committed and again.engine == "spark"
+    assert "lost with its executor" in again.engine_note
+    assert again.changes_written == 2 and again.version == first.version + 2  # one version left aborted
+    assert [(k, m) for k, m, *_ in changes(spark)] == [("1", "UPSERT"), ("2", "UPSERT"), ("1", "UPDATE"), ("3", "UPSERT")]
+    state = spark.sql("SELECT keys, vals FROM current_state").collect()
+    assert sorted((json.loads(r.keys)["SingerId"], r.vals["Name"]) for r in state) == [("1", "a2"), ("2", "b"), ("3", "c")]
+
+
+def test_a_spark_run_frees_the_window_it_kept(spark, stager, dirs):
+    persisted = spark.sparkContext._jsc.getPersistentRDDs()
+    before = set(persisted.keys())
+    stager.stage("Singers", [singer(1, "a"), singer(2, "b")], types=SINGERS_TYPES, key_columns=KEY, commits=[10, 20])
+    assert run(spark, dirs, driver_runs=False).engine == "spark"
+    stager.stage("Singers", [singer(2, "b2")], types=SINGERS_TYPES, key_columns=KEY, commits=[30])
+    assert run(spark, dirs, driver_runs=False).changes_written == 1
+    assert set(spark.sparkContext._jsc.getPersistentRDDs().keys()) <= before

@@ -31,6 +31,7 @@ from . import (
     completeness,
     current_state,
     driver,
+    kept,
     manifest,
     pipeline,
     placement,
@@ -153,12 +154,17 @@ SMALL_RUN_STATE_ROWS = 1_000_000
 #: tables is so marked; a run that finds partial rows it did not fill builds its window again
 #: (once per table: then the table is marked).
 PARTIAL_ROWS = manifest.PARTIAL_ROWS
-#: Settings for the run's own plans: the kept window is cached uncompressed (compressing its
-#: wide text columns cost more than the memory saved), the groups join back to the rows
+#: Settings for the run's own plans: a window kept in Spark's cache (:func:`.kept.cache`) is kept
+#: uncompressed (compressing its wide text columns cost more than the memory saved), the groups join back to the rows
 #: through their partitioning by the placement column (grouping.add_grouping), and the batches are
 #: read as the staging reader asks.
 _RUN_SETTINGS = {"spark.sql.inMemoryColumnarStorage.compressed": "false",
                  "spark.sql.requireAllClusterKeysForCoPartition": "false", **staging_reader.READ_SETTINGS}
+
+
+#: The engine note of a run that built its window again after a kept block was lost (:mod:`.kept`).
+_LOST_NOTE = ("a block of the kept window was lost with its executor: the window was built again in Spark's "
+              "cache and written under a new version")
 
 
 class Run:
@@ -210,30 +216,52 @@ class Run:
         if done:
             return
         result.engine = "spark"
-        # One parse: the batches are checked on the window's output, which is kept anyway. Only when
-        # a bad batch had rows (or a batch held a table its folder does not name) is the window
-        # built again without them, so that they cannot change what the good batches mean.
         folders = {contract.split_batch_name(f.uri)[0] for f in files}
         tables = {t for t in base.tables if contract.table_folder(t) in folders}  # the state the run needs
         small = self._small(base, files, tables)
         fill = any(base.tables[t].get(PARTIAL_ROWS) for t in tables)
         with temporary_conf(self.spark, {**_RUN_SETTINGS, **(self._small_run_settings(len(folders)) if small else {})}):
             with self._phase("classify"):
-                window = self._window(base, markers, files, tables, small=small, fill=fill)
-                with_state = {t for t in window.tally.tables if base.tables.get(t, {}).get("state_version")}
-                unfilled = bool(window.tally.partial_tables) and not window.filled
-                if window.stats and (window.bad_rows or not with_state <= window.state_tables or unfilled):
-                    window.rows.unpersist()
-                    good = [f for f in files if contract.batch_name(f.uri) not in window.bad]
-                    rebuilt = self._window(base, markers, good, window.tally.tables, small=small,
-                                           fill=window.filled or unfilled)
-                    window = dataclasses.replace(rebuilt, bad=window.bad)
+                window = self._classified(base, markers, files, tables, small=small, fill=fill, keep=kept.keep)
             try:
                 if window.stats:
-                    self._write(base, window, result)
+                    try:
+                        self._write(base, window, result)
+                    except Exception as exc:
+                        if not kept.lost(exc):
+                            raise
+                        # A kept block went with its executor. Nothing is committed: the same window
+                        # again, in Spark's cache this time (a lost block is computed again), and
+                        # the writes anew under a new version (the first is left as an aborted one).
+                        kept.release(window.rows)
+                        window = dataclasses.replace(window, rows=None)
+                        result.engine_note = " ".join(filter(None, (result.engine_note, _LOST_NOTE)))
+                        with self._phase("classify"):
+                            window = self._classified(base, markers, files, tables, small=small, fill=fill,
+                                                      keep=kept.cache)
+                        self._write(base, window, result)
             finally:
-                window.rows.unpersist()
+                kept.release(window.rows)
         result.quarantined = self.source.set_aside(self.fs, files, window.bad, self.clock())
+
+    def _classified(self, base: manifest.Manifest, markers: dict[str, str], files: list[Any], tables: set[str], *,
+                    small: bool, fill: bool, keep: Callable[[Any], Any]) -> _Window:
+        """The window over ``files`` (kept with ``keep``, :mod:`.kept`), checked.
+
+        One parse: the batches are checked on the window's output, which is kept anyway. Only when
+        a bad batch had rows (or a batch held a table its folder does not name) is the window built
+        again without them, so that they cannot change what the good batches mean.
+        """
+        window = self._window(base, markers, files, tables, small=small, fill=fill, keep=keep)
+        with_state = {t for t in window.tally.tables if base.tables.get(t, {}).get("state_version")}
+        unfilled = bool(window.tally.partial_tables) and not window.filled
+        if window.stats and (window.bad_rows or not with_state <= window.state_tables or unfilled):
+            kept.release(window.rows)
+            good = [f for f in files if contract.batch_name(f.uri) not in window.bad]
+            rebuilt = self._window(base, markers, good, window.tally.tables, small=small,
+                                   fill=window.filled or unfilled, keep=keep)
+            window = dataclasses.replace(rebuilt, bad=window.bad)
+        return window
 
     def _on_driver(self, base: manifest.Manifest, markers: dict[str, str], files: list[Any],
                    result: ChangelogResult) -> bool:
@@ -288,10 +316,8 @@ class Run:
         return sum(f.length for f in files) <= SMALL_RUN_BYTES and state_rows <= SMALL_RUN_STATE_ROWS
 
     def _window(self, base: manifest.Manifest, markers: dict[str, str], files: list[Any],
-                tables: set[str], *, small: bool, fill: bool) -> _Window:
-        """The per-key window over ``files`` and the state of ``tables`` (kept), with its tally."""
-        from pyspark import StorageLevel
-
+                tables: set[str], *, small: bool, fill: bool, keep: Callable[[Any], Any]) -> _Window:
+        """The per-key window over ``files`` and the state of ``tables`` (kept with ``keep``), with its tally."""
         staged = self.source.read(self.spark, files)
         changes = pipeline.normalize(staged, self.soft_delete)
         state_tables = {t for t in tables if base.tables.get(t, {}).get("state_version")}
@@ -307,7 +333,7 @@ class Run:
         placed = self._placement(base, files, shuffled_state, small=small)
         rows = pipeline.per_key_window(changes, state, markers=markers, prune=prune, placement_sql=placed.sql(),
                                        fill_partial=fill, old_values_function=function)
-        rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
+        rows = keep(rows)
         counted = tally(rows)
         stats, bad = staging_reader.check_batches(counted.batches, files)
         bad_rows = any(not reason.startswith(staging_reader.EMPTY_REASON) for reason in bad.values())
