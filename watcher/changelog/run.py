@@ -49,7 +49,7 @@ from .driver.collector import collector_paused
 from .files import open_fs
 from .grouping import add_grouping
 from .jvm import registry as jvm
-from .session import temporary_conf
+from .session import side_by_side, temporary_conf
 from .staging_reader import Quarantined
 from .tally import OutcomeCount, Tally, tally
 
@@ -397,7 +397,7 @@ class Run:
 
         # Both read the kept window and write files no reader sees before the commit: side by side,
         # a small run's two one-task writes use two cores instead of one after the other.
-        _side_by_side(self.spark, write_changelog, write_state)
+        side_by_side(self.spark, write_changelog, write_state)
         with self._phase("commit"):
             self._log_processed(stats, version)
             self._commit(base, version, aborted, touched, stats, window)
@@ -484,27 +484,3 @@ class Run:
                 result.late_changes += c.count
         result.changes_written -= late_known
         result.duplicates_dropped += late_known
-
-
-def _side_by_side(spark: Any, first: Callable[[], None], second: Callable[[], None]) -> None:
-    """Run two independent steps at once (``first`` on a thread of its own, which inherits the
-    session's job properties: PySpark's InheritableThread); the first failure is raised once both
-    are done."""
-    from pyspark.util import InheritableThread
-
-    failures: list[BaseException] = []
-
-    def guarded() -> None:
-        try:
-            first()
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
-            failures.append(exc)
-
-    thread = InheritableThread(guarded, session=spark)
-    thread.start()
-    try:
-        second()
-    finally:
-        thread.join()
-    if failures:
-        raise failures[0]

@@ -22,7 +22,7 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -204,3 +204,33 @@ def temporary_conf(spark: Any, settings: Mapping[str, str]) -> Iterator[None]:
                 spark.conf.unset(key)
             else:
                 spark.conf.set(key, value)
+
+
+def side_by_side(spark: Any, first: Callable[[], None], second: Callable[[], None]) -> None:
+    """Run two independent steps at once (``first`` on a thread of its own, which inherits the
+    session's job properties: PySpark's InheritableThread); the first failure is raised once both
+    are done.
+
+    >>> done = []
+    >>> side_by_side(None, lambda: done.append("first"), lambda: done.append("second"))
+    >>> sorted(done)
+    ['first', 'second']
+    """
+    from pyspark.util import InheritableThread
+
+    failures: list[BaseException] = []
+
+    def guarded() -> None:
+        try:
+            first()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            failures.append(exc)
+
+    thread = InheritableThread(guarded, session=spark)
+    thread.start()
+    try:
+        second()
+    finally:
+        thread.join()
+    if failures:
+        raise failures[0]

@@ -15,6 +15,7 @@ from typing import Any
 from . import completeness, current_state, manifest, records, supersede
 from .files import FileStore, open_fs
 from .manifest import Manifest
+from .session import side_by_side
 
 CHANGELOG_DIR = "changelog"
 WATERMARK_SCHEMA = "table_name STRING, watermark STRING, watermark_ts TIMESTAMP, loops INT, complete_from STRING"
@@ -75,8 +76,16 @@ def register_views(spark: Any, warehouse: str) -> Manifest:
     """Register the three views over ``warehouse``; returns the committed manifest they show."""
     fs = open_fs(spark, warehouse)
     committed = manifest.load(fs)
-    with_maps(read_changelog(spark, fs, committed)).createOrReplaceTempView("changelog")
-    state = with_maps(current_state.load(spark, fs, committed).where("NOT is_deleted"), values=True)
-    state.createOrReplaceTempView("current_state")
-    watermarks_frame(spark, committed, completeness.read_markers(fs)).createOrReplaceTempView("watermarks")
+
+    def changelog_and_watermarks() -> None:
+        with_maps(read_changelog(spark, fs, committed)).createOrReplaceTempView("changelog")
+        watermarks_frame(spark, committed, completeness.read_markers(fs)).createOrReplaceTempView("watermarks")
+
+    def state() -> None:  # the longest: its layers, and each key's newest row over them
+        rows = with_maps(current_state.load(spark, fs, committed).where("NOT is_deleted"), values=True)
+        rows.createOrReplaceTempView("current_state")
+
+    # Building a view is work of the driver's JVM (listing the files, analysing the plan) that a
+    # small run waits for after every commit: the views are built two at a time, on two cores.
+    side_by_side(spark, changelog_and_watermarks, state)
     return committed

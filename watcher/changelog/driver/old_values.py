@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import re
 
-# Java's regular expressions end a "." at any of these (Python's only at "\n").
-_STRING = '"(?:[^"\\\\]|\\\\[^\n\r\x85\u2028\u2029])*+"'
+# Java's regular expressions end a "." at any of these (Python's only at "\n"). The job's string,
+# ``"(?:[^"\\]|\\.)*+"``, unrolled: runs of plain characters between escapes match the same texts
+# and are twice as fast in Python's engine as a repetition of one character or escape at a time.
+_STRING = '"[^"\\\\]*+(?:\\\\[^\n\r\x85\u2028\u2029][^"\\\\]*+)*+"'
 _VALUE = f'(?:{_STRING}|\\[(?:[^\\[\\]"]|{_STRING})*+\\]|[^,{{}}\\[\\]":]++)'
 #: An entry, and its name.
 _ENTRY = re.compile(f"(({_STRING}):{_VALUE})")

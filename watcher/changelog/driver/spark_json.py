@@ -96,6 +96,22 @@ def plain_float(text: str) -> float:
 
 #: Python's compact JSON writer, built once (``json.dumps`` with options builds one per call).
 _PYTHON_WRITER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+#: The same writer's C encoder, made once: ``encode`` makes one per call, and a parsed value holds
+#: no cycle to look for (a third less time a value). None where Python has no C encoder.
+_MAKE_ENCODER = getattr(json.encoder, "c_make_encoder", None)
+_C_ENCODER = None if _MAKE_ENCODER is None else _MAKE_ENCODER(
+    None, _PYTHON_WRITER.default, json.encoder.encode_basestring, None, ":", ",", False, False, False)
+
+
+def _python_text(value: Any) -> str:
+    """``_PYTHON_WRITER.encode(value)`` of a parsed JSON value.
+
+    >>> _python_text({"a": "é", "b": [1, 2.5, None]})
+    '{"a":"é","b":[1,2.5,null]}'
+    """
+    if _C_ENCODER is None:
+        return _PYTHON_WRITER.encode(value)
+    return "".join(_C_ENCODER(value, 0))
 
 
 def fast_copied(value: Any) -> str | None:
@@ -105,7 +121,7 @@ def fast_copied(value: Any) -> str | None:
     >>> fast_copied({"a": "x\\ny", "b": [1, 2.5, None]})
     '{"a":"x\\\\ny","b":[1,2.5,null]}'
     """
-    text = _PYTHON_WRITER.encode(value)
+    text = _python_text(value)
     return text if _PYTHON_DIFFERS.search(text) is None else copied(value)
 
 
