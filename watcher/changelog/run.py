@@ -154,10 +154,10 @@ SMALL_RUN_STATE_ROWS = 1_000_000
 #: tables is so marked; a run that finds partial rows it did not fill builds its window again
 #: (once per table: then the table is marked).
 PARTIAL_ROWS = manifest.PARTIAL_ROWS
-#: Settings for the run's own plans: a window kept in Spark's cache (:func:`.kept.cache`) is kept
-#: uncompressed (compressing its wide text columns cost more than the memory saved), the groups join back to the rows
-#: through their partitioning by the placement column (grouping.add_grouping), and the batches are
-#: read as the staging reader asks.
+#: Settings for the run's own plans: a window in Spark's cache (:func:`.kept.cache`) is kept
+#: uncompressed (compressing its wide text columns cost more than the memory saved), the groups
+#: join back to the rows through their partitioning by the placement column
+#: (grouping.add_grouping), and the batches are read as the staging reader asks.
 _RUN_SETTINGS = {"spark.sql.inMemoryColumnarStorage.compressed": "false",
                  "spark.sql.requireAllClusterKeysForCoPartition": "false", **staging_reader.READ_SETTINGS}
 
