@@ -233,8 +233,7 @@ class Run:
                         # A kept block went with its executor. Nothing is committed: the same window
                         # again, in Spark's cache this time (a lost block is computed again), and
                         # the writes anew under a new version (the first is left as an aborted one).
-                        kept.release(window.rows)
-                        window = dataclasses.replace(window, rows=None)
+                        kept.release(window.rows)  # (released again by the finally below if the rebuild fails: harmless)
                         result.engine_note = " ".join(filter(None, (result.engine_note, _LOST_NOTE)))
                         with self._phase("classify"):
                             window = self._classified(base, markers, files, tables, small=small, fill=fill,
