@@ -10,7 +10,7 @@ from google.api_core.datetime_helpers import DatetimeWithNanoseconds as DT
 from google.cloud.spanner_v1 import KeySet
 
 from watcher import CheckpointError, InMemoryCommitTimestampRepository, SpannerCommitTimestampRepository
-from watcher.checkpoints.java_table import JAVA_COLUMNS, KEY_COLUMNS, POSITION_COLUMN
+from watcher.checkpoints.java_table import JAVA_COLUMNS, KEY_COLUMNS, POSITION_COLUMN, array_text
 from watcher.model import MIN_TIMESTAMP, Checkpoint, TableId
 
 UTC = dt.UTC
@@ -267,3 +267,99 @@ def test_get_and_set_initialize_on_first_use(make_database):
     assert _columns(db)
     with db.snapshot() as snap:
         assert list(snap.read("LAST_SEEN_COMMIT_TIMESTAMPS", ("TABLE_NAME",), KeySet(all_=True))) == []
+
+
+# --- array shard values: the Java library's texts, earlier texts, unreadable texts ------------------------
+
+#: SHARD_ID_STRING texts the Java library 1.2.1 writes (its arrayToString over com.google.cloud.spanner.Value,
+#: with Double.toString and com.google.cloud.Timestamp.toString as a Java 17 runtime prints them).
+JAVA_ARRAY_TEXTS = [
+    ([True, False], "true,false"),
+    ([b"ab", b"\x00\xff"], "YWI=,AP8="),
+    ([dt.date(2024, 1, 2), dt.date(5, 1, 2)], "2024-01-02,0005-01-02"),
+    ([1.0, 1e20, 1e-5, 0.1, 123456789.0, 1e7, 9999999.0, 0.001, 0.0001, -0.0, 100.5, 2 / 3, float("nan"), float("inf")],
+     "1.0,1.0E20,1.0E-5,0.1,1.23456789E8,1.0E7,9999999.0,0.001,1.0E-4,-0.0,100.5,0.6666666666666666,NaN,Infinity"),
+    ([-18, 0, 2**62], "-18,0,4611686018427387904"),
+    ([decimal.Decimal("1.50"), decimal.Decimal("0.0000001"), decimal.Decimal("1E+3")], "1.50,1E-7,1E+3"),
+    (["eu", "us"], "ZXU=,dXM="),
+    (["", "a,b", "héllo"], ",YSxi,aMOpbGxv"),
+    ([{"a": 1}], "eyJhIjoxfQ=="),
+    ([DT(1970, 1, 1, tzinfo=UTC), DT(2023, 11, 14, 22, 13, 20, 500000, tzinfo=UTC),
+      DT.from_rfc3339("2023-11-14T22:13:20.123456789Z"), DT.from_rfc3339("2023-11-14T22:13:20.000000100Z"),
+      dt.datetime(2023, 11, 14, 22, 13, 20, 123456, tzinfo=UTC)],
+     "1970-01-01T00:00:00Z,2023-11-14T22:13:20.500000000Z,2023-11-14T22:13:20.123456789Z,"
+     "2023-11-14T22:13:20.000000100Z,2023-11-14T22:13:20.123456000Z"),
+]
+
+
+def _java_row(db, text, ts, *, table="Singers"):
+    with db.batch() as b:  # a row as the Java library writes it: no position column value
+        b.insert_or_update("LAST_SEEN_COMMIT_TIMESTAMPS", (*KEY_COLUMNS, "LAST_SEEN_COMMIT_TIMESTAMP"),
+                           [(db.name, "", "", table, None, None, None, None, None, text, None, ts)])
+
+
+def _stored_texts(db):
+    with db.snapshot() as snap:
+        return sorted(r[0] for r in snap.execute_sql("SELECT SHARD_ID_STRING FROM LAST_SEEN_COMMIT_TIMESTAMPS"))
+
+
+@pytest.mark.parametrize("shard, text", JAVA_ARRAY_TEXTS, ids=lambda v: type(v[0]).__name__ if isinstance(v, list) else "")
+def test_array_shards_are_stored_in_the_java_text_and_found_from_it(make_database, shard, text):
+    db = make_database([JAVA_DDL])
+    _java_row(db, text, T1)  # what the Java library left behind
+    repo = SpannerCommitTimestampRepository(db)
+    assert _same(repo.get(SINGERS, shard=shard), Checkpoint(T1))
+    repo.set(SINGERS, Checkpoint(T2, (3,)), shard=shard)
+    assert _stored_texts(db) == [text]  # one row, in the Java library's text: it finds its place again
+    db2 = make_database([])
+    SpannerCommitTimestampRepository(db2).set(SINGERS, Checkpoint(T1), shard=shard)
+    assert _stored_texts(db2) == [text]
+
+
+@pytest.mark.parametrize("shard, earlier", [
+    (["eu", "us"], "eu,us"),
+    ([DT(2024, 5, 1, 10, 0, 0, 123456, tzinfo=UTC)], "2024-05-01T10:00:00.123456+00:00"),
+    ([1.0, 1e20], "1.0,1e+20"),
+], ids=["string", "timestamp", "float64"])
+def test_a_row_in_an_earlier_text_is_found_then_rewritten_in_the_java_text(make_database, shard, earlier):
+    db = make_database([])
+    repo = SpannerCommitTimestampRepository(db)
+    repo.initialize()
+    _java_row(db, earlier, T1)
+    assert _same(repo.get(SINGERS, shard=shard), Checkpoint(T1))  # the place is kept, not started afresh
+    repo.set(SINGERS, Checkpoint(T2, (4,)), shard=shard)
+    assert _stored_texts(db) == [array_text(shard)]
+    fresh = SpannerCommitTimestampRepository(db)
+    assert _same(fresh.get(SINGERS, shard=shard), Checkpoint(T2, (4,)))
+
+
+def test_a_double_in_an_older_java_runtime_text_is_found_and_kept_in_it(make_database):
+    db = make_database([])
+    repo = SpannerCommitTimestampRepository(db)
+    repo.initialize()
+    _java_row(db, "9.999999999999999E22,4.9E-324", T1)  # Java 17's Double.toString of 1e23 and the least double
+    assert _same(repo.get(SINGERS, shard=[1e23, 5e-324]), Checkpoint(T1))
+    repo.set(SINGERS, Checkpoint(T2), shard=[1e23, 5e-324])
+    assert _stored_texts(db) == ["9.999999999999999E22,4.9E-324"]  # that runtime keeps finding its row
+
+
+def test_other_shards_rows_are_left_alone_and_do_not_match(make_database):
+    db = make_database([])
+    repo = SpannerCommitTimestampRepository(db)
+    repo.set(SINGERS, Checkpoint(T1), shard=["eu"])
+    repo.set(TableId("Albums"), Checkpoint(T1), shard=["x!"])  # another table: never read for Singers
+    assert repo.get(SINGERS, shard=["us"]) is None
+    assert repo.get(SINGERS, shard=["eu", "us"]) is None
+
+
+@pytest.mark.parametrize("shard, text", [([1, 2], "1,two"), ([T1], "yesterday"), ([True], "yes")],
+                         ids=["int64", "timestamp", "bool"])
+def test_a_shard_text_in_no_known_form_is_a_checkpoint_error_naming_it(make_database, shard, text):
+    db = make_database([])
+    repo = SpannerCommitTimestampRepository(db)
+    repo.initialize()
+    _java_row(db, text, T1)
+    with pytest.raises(CheckpointError) as err:
+        repo.get(SINGERS, shard=shard)
+    message = str(err.value)
+    assert "Singers" in message and "SHARD_ID_STRING" in message and repr(text) in message

@@ -14,6 +14,7 @@ table, so a user can switch from the Java library and keep their place).
 from __future__ import annotations
 
 import datetime as dt
+import json
 from abc import ABC, abstractmethod
 from typing import Any
 
@@ -44,11 +45,13 @@ def shard_key(shard: Any) -> Any:
 
     The tag keeps apart values Python finds equal but Spanner stores apart (True and 1, 1 and 1.0).
 
-    >>> shard_key(True) == shard_key(1), shard_key([1, 2]) == shard_key((1, 2))
-    (False, True)
+    >>> shard_key(True) == shard_key(1), shard_key([1, 2]) == shard_key((1, 2)), shard_key([{"b": 1, "a": 2}])
+    (False, True, ('array', (('json', '{"a":2,"b":1}'),)))
     """
     if isinstance(shard, (list, tuple)):
         return ("array", tuple(shard_key(v) for v in shard))
+    if isinstance(shard, dict):  # a JSON value: its text, with the names in one order
+        return ("json", json.dumps(shard, sort_keys=True, separators=(",", ":")))
     return (type(shard).__name__, shard)
 
 

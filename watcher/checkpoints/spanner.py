@@ -26,8 +26,19 @@ from google.cloud.spanner_v1 import KeySet, param_types
 from ..errors import CheckpointError
 from ..model import Checkpoint, TableId
 from ..sqlnames import quote_identifier, validate_identifier
-from .base import CommitTimestampRepository
-from .java_table import DEFAULT_TABLE, JAVA_COLUMNS, KEY_COLUMNS, POSITION_COLUMN, create_table_ddl, shard_columns
+from .base import CommitTimestampRepository, shard_key
+from .java_table import (
+    DEFAULT_TABLE,
+    JAVA_COLUMNS,
+    KEY_COLUMNS,
+    POSITION_COLUMN,
+    TEXT_COLUMN,
+    create_table_ddl,
+    decode_array_text,
+    legacy_array_text,
+    same_array,
+    shard_columns,
+)
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +55,7 @@ _KEY_SQL = (
     "AND INDEXES.INDEX_TYPE = 'PRIMARY_KEY' ORDER BY INDEX_COLUMNS.ORDINAL_POSITION"
 )
 _READ_COLUMNS = ("LAST_SEEN_COMMIT_TIMESTAMP", POSITION_COLUMN)
+_TEXT_INDEX = KEY_COLUMNS.index(TEXT_COLUMN) - 4  # among the seven SHARD_ID_* columns
 
 
 class SpannerCommitTimestampRepository(CommitTimestampRepository):
@@ -63,6 +75,8 @@ class SpannerCommitTimestampRepository(CommitTimestampRepository):
         self.create_if_missing = create_if_missing
         self.watched_database_name = watched_database_name or database.name
         self._initialized = False
+        # (table, shard) -> (the text its row is stored under, whether the next set rewrites it in the Java form)
+        self._stored_texts: dict[tuple[TableId, Any], tuple[str, bool]] = {}
 
     # --- schema -------------------------------------------------------------------------------------
 
@@ -122,13 +136,18 @@ class SpannerCommitTimestampRepository(CommitTimestampRepository):
 
     # --- rows ---------------------------------------------------------------------------------------------
 
-    def _key(self, table: TableId, shard: Any) -> list[Any]:
-        return [self.watched_database_name, table.catalog, table.schema, table.table, *shard_columns(shard)]
+    def _key(self, table: TableId, shard: Any, text: str | None = None) -> list[Any]:
+        columns = shard_columns(shard)
+        if text is not None:
+            columns[_TEXT_INDEX] = text
+        return [self.watched_database_name, table.catalog, table.schema, table.table, *columns]
 
     def get(self, table: TableId, shard: Any = None) -> Checkpoint | None:
         self.initialize()
         with self.database.snapshot() as snap:
             rows = list(snap.read(self.table, _READ_COLUMNS, KeySet(keys=[self._key(table, shard)])))
+        if not rows and isinstance(shard, (list, tuple)) and shard:
+            rows = self._array_row_in_another_text(table, shard)
         if not rows:
             return None
         ts, position = rows[0]
@@ -141,12 +160,46 @@ class SpannerCommitTimestampRepository(CommitTimestampRepository):
                 return cp
         return Checkpoint(ts)
 
+    def _array_row_in_another_text(self, table: TableId, shard: Any) -> list[Any]:
+        """The row of an array shard stored in a text other than ours: a Java runtime's longer double
+        digits (kept as they are, so that runtime finds its row again) or an earlier spanner-watcher
+        form (rewritten in the Java form by the next :meth:`set`). A text that is neither stops the
+        watcher rather than letting it start afresh."""
+        others = " AND ".join(f"{quote_identifier(c)} IS NULL" for c in KEY_COLUMNS[4:] if c != TEXT_COLUMN)
+        sql = (f"SELECT {TEXT_COLUMN}, LAST_SEEN_COMMIT_TIMESTAMP, {quote_identifier(POSITION_COLUMN)} "
+               f"FROM {quote_identifier(self.table)} WHERE DATABASE_NAME = @db AND TABLE_CATALOG = @catalog "
+               f"AND TABLE_SCHEMA = @schema AND TABLE_NAME = @table AND {TEXT_COLUMN} IS NOT NULL AND {others}")
+        params = {"db": self.watched_database_name, "catalog": table.catalog, "schema": table.schema, "table": table.table}
+        with self.database.snapshot() as snap:
+            stored = list(snap.execute_sql(sql, params=params, param_types={k: param_types.STRING for k in params}))
+        legacy = legacy_array_text(shard)
+        for text, ts, position in stored:
+            if text == legacy:
+                self._stored_texts[(table, shard_key(shard))] = (text, True)
+                log.info("checkpoint of %s shard %r found in an earlier text form; the next checkpoint rewrites it", table, shard)
+                return [[ts, position]]
+            values = decode_array_text(text, shard)
+            if values is None:
+                raise CheckpointError(
+                    f"Checkpoint table {self.table} has a row for table {table} whose {TEXT_COLUMN} is {text!r}: "
+                    f"not an array of {type(shard[0]).__name__} as the Java library or spanner-watcher store one, "
+                    f"so the checkpoint of shard {shard!r} cannot be told apart from it. Correct or delete that row.")
+            if same_array(values, shard):
+                self._stored_texts[(table, shard_key(shard))] = (text, False)
+                return [[ts, position]]
+        return []
+
     def set(self, table: TableId, checkpoint: Checkpoint, shard: Any = None) -> None:
         self.initialize()
         position = checkpoint.to_text() if checkpoint.key is not None else None
+        text, rewrite = self._stored_texts.get((table, shard_key(shard)), (None, False))
         with self.database.batch() as batch:
             batch.insert_or_update(self.table, (*KEY_COLUMNS, *_READ_COLUMNS),
-                                   [[*self._key(table, shard), checkpoint.commit_timestamp, position]])
+                                   [[*self._key(table, shard, None if rewrite else text), checkpoint.commit_timestamp, position]])
+            if rewrite:
+                batch.delete(self.table, KeySet(keys=[self._key(table, shard, text)]))
+        if rewrite:
+            self._stored_texts.pop((table, shard_key(shard)), None)
 
     def oldest(self, table: TableId) -> dt.datetime | None:
         self.initialize()
