@@ -27,7 +27,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
-from . import database_options, errors, limits, partitions, retention, sql, values, versions
+from . import database_options, errors, limits, partitions, retention, spanner_sys, sql, values, versions
 from .change_streams import read_function
 from .change_streams.reader import ChangeStreamReads
 from .clock import Clock
@@ -39,6 +39,7 @@ from .group_commit import GroupCommitter, GroupEntry, write_group
 from .mutations import prepare_mutations
 from .parked_snapshots import ParkedSnapshots
 from .reads import read_rows
+from .request_log import RequestLog
 from .requests import (
     BatchDmlResult,
     CommitResult,
@@ -84,6 +85,8 @@ class DatabaseEngine(ParkedSnapshots, SchemaChanges):
         self.default_leader = database_options.load(storage.writer, META_TABLE, "default_leader")
         self._commits_since_purge = 0
         self.change_streams = ChangeStreamReads(storage, clock, self._visibility, lambda: self.catalog, database=name)
+        #: What its requests said about themselves; SPANNER_SYS's tables are computed from it.
+        self.requests = RequestLog()
         # Reopened from disk: reads before the newest recorded commit must use its versions.
         self.latest_commit_nanos = versions.latest_commit(storage.writer, self.catalog)
         self.clock.advance_past(self.latest_commit_nanos)
@@ -318,7 +321,8 @@ class DatabaseEngine(ParkedSnapshots, SchemaChanges):
                     fields, rows, count = answer
                     return ResultStream(fields, iter(rows), transaction=info, row_count_exact=count)
                 with self.sequences.drawing(conn, self.catalog):
-                    fields, rows_iter = sql.execute_query(conn, statement, self.catalog, now_nanos=now)
+                    fields, rows_iter = sql.execute_query(conn, statement, self.catalog, now_nanos=now,
+                                                          system_rows=self.system_rows)
                     # Materialised: the writer connection must be free for the transaction's next statement.
                     rows = list(rows_iter)
                 return ResultStream(fields, iter(rows), transaction=info)
@@ -348,10 +352,15 @@ class DatabaseEngine(ParkedSnapshots, SchemaChanges):
         if exc.code == errors.Code.ABORTED:
             self._writer.abort(txn, exc.message)
 
+    def system_rows(self, view: str) -> list[tuple]:
+        """The rows of a SPANNER_SYS table (``spanner_sys.VIEWS``), from the requests recorded so far."""
+        return spanner_sys.rows(view, self.requests.records())
+
     def _query_snapshot(self, snap: Snapshot, statement: Statement, info: TransactionInfo | None, single_use: bool) -> ResultStream:
         try:
             with self._snapshot_conn(snap) as conn, self.sequences.reading(snap.catalog):
-                fields, rows = sql.execute_query(conn, statement, snap.catalog, now_nanos=snap.read_nanos)
+                fields, rows = sql.execute_query(conn, statement, snap.catalog, now_nanos=snap.read_nanos,
+                                                 system_rows=self.system_rows)
         except BaseException:
             if single_use:
                 self._unpin(snap)

@@ -237,3 +237,25 @@ class SessionInfo:
     multiplexed: bool
     create_time_nanos: int
     labels: dict[str, str] = field(default_factory=dict)
+    #: The database role the session was created with (fine-grained access control; "" none).
+    creator_role: str = ""
+
+
+@dataclass(frozen=True)
+class RequestOptions:
+    """What a request says about itself (recorded, see ``request_log.py``; nothing runs differently).
+
+    ``priority`` is LOW, MEDIUM, HIGH or "" (not given); ``data_boost`` a partitioned query's or
+    read's ``data_boost_enabled``.
+
+    >>> RequestOptions(priority="LOW", request_tag="poll").transaction_tag
+    ''
+    """
+
+    priority: str = ""
+    request_tag: str = ""
+    transaction_tag: str = ""
+    data_boost: bool = False
+
+
+NO_OPTIONS = RequestOptions()

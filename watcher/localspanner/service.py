@@ -22,6 +22,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import re
@@ -29,13 +30,15 @@ import shutil
 import tempfile
 import threading
 import uuid
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
 
 from . import errors, instance_rules
 from .clock import Clock
 from .engine import DatabaseEngine, read_request_text
+from .request_log import RequestRecord
 from .requests import (
+    NO_OPTIONS,
     BatchDmlResult,
     BatchWriteResult,
     CommitResult,
@@ -43,6 +46,7 @@ from .requests import (
     InstanceInfo,
     KeySet,
     Mutation,
+    RequestOptions,
     ResultStream,
     SessionInfo,
     Statement,
@@ -60,6 +64,7 @@ _DATABASE_NAME = re.compile(r"^(projects/[^/]+/instances/[^/]+)/databases/([^/]+
 _SESSION_NAME = re.compile(r"^(projects/[^/]+/instances/[^/]+/databases/[^/]+)/sessions/([^/]+)$")
 _DATABASE_ID = re.compile(r"^[a-z][a-z0-9_\-]{0,28}[a-z0-9]$")
 _CREATE_DATABASE = re.compile(r"^\s*CREATE\s+DATABASE\s+(?:`([^`]+)`|([A-Za-z0-9_\-]+))\s*;?\s*$", re.IGNORECASE)
+_Answer = TypeVar("_Answer")
 
 
 class LocalSpannerService:
@@ -295,17 +300,21 @@ class LocalSpannerService:
 
     # --- sessions ---------------------------------------------------------------------------------------------
 
-    def create_session(self, database: str, *, multiplexed: bool = False, labels: dict[str, str] | None = None) -> SessionInfo:
+    def create_session(self, database: str, *, multiplexed: bool = False, labels: dict[str, str] | None = None,
+                       creator_role: str = "") -> SessionInfo:
+        """A new session; ``creator_role`` (its database role) is recorded with its requests, not enforced."""
         self.engine(database)
-        info = SessionInfo(f"{database}/sessions/{uuid.uuid4().hex}", database, multiplexed, self.clock.wall_nanos(), dict(labels or {}))
+        info = SessionInfo(f"{database}/sessions/{uuid.uuid4().hex}", database, multiplexed, self.clock.wall_nanos(),
+                           dict(labels or {}), creator_role)
         with self._lock:
             self._sessions[info.name] = info
         return info
 
-    def batch_create_sessions(self, database: str, count: int, labels: dict[str, str] | None = None) -> list[SessionInfo]:
+    def batch_create_sessions(self, database: str, count: int, labels: dict[str, str] | None = None,
+                              creator_role: str = "") -> list[SessionInfo]:
         if count < 1:
             raise errors.session_count_too_small()
-        return [self.create_session(database, labels=labels) for _ in range(min(count, 100))]
+        return [self.create_session(database, labels=labels, creator_role=creator_role) for _ in range(min(count, 100))]
 
     def get_session(self, name: str) -> SessionInfo:
         with self._lock:
@@ -329,62 +338,117 @@ class LocalSpannerService:
     def _session_engine(self, session: str) -> DatabaseEngine:
         return self.engine(self.get_session(session).database)
 
+    def _recorded(self, session: str, method: str, text: str, options: RequestOptions,
+                  run: Callable[[DatabaseEngine], _Answer], *, partitioned: bool = False) -> _Answer:
+        """``run`` on the session's engine, the request recorded in its log with how it ended."""
+        info = self.get_session(session)
+        engine = self.engine(info.database)
+        status = "OK"
+        try:
+            return run(engine)
+        except BaseException as exc:
+            status = exc.code.name if isinstance(exc, errors.SpannerError) else "UNKNOWN"
+            raise
+        finally:
+            engine.requests.add(RequestRecord(
+                self.clock.wall_nanos(), method, text, request_tag=options.request_tag,
+                transaction_tag=options.transaction_tag, priority=options.priority, database_role=info.creator_role,
+                data_boost=options.data_boost, partitioned=partitioned, status=status))
+
     # --- data -------------------------------------------------------------------------------------------------
 
     def execute_sql(self, session: str, statement: Statement, selector: TransactionSelector | None, *,
-                    seqno: int | None = None, plan: bool = False, partition_token: bytes = b"") -> ResultStream:
+                    seqno: int | None = None, plan: bool = False, partition_token: bytes = b"",
+                    options: RequestOptions = NO_OPTIONS) -> ResultStream:
         """Run a query or DML statement.
 
         ``seqno`` (a DML request's sequence number in its read/write transaction) makes the
         request idempotent: sent again with the same statement, it is answered as the first
         time and not run twice, as on Spanner. ``plan`` (query_mode PLAN) returns the result
-        fields and no rows, without running the statement.
+        fields and no rows, without running the statement. ``options`` (tags, priority, Data
+        Boost) are recorded in the database's request log, as with every data request.
         """
-        return self._session_engine(session).execute_sql(session, statement, selector, seqno=seqno, plan=plan,
-                                                         partition_token=partition_token)
+        return self._recorded(session, "ExecuteSql", statement.sql, options, lambda engine: engine.execute_sql(
+            session, statement, selector, seqno=seqno, plan=plan, partition_token=partition_token),
+            partitioned=bool(partition_token))
 
     def read(self, session: str, table: str, columns: list[str], key_set: KeySet, selector: TransactionSelector | None, *,
-             index: str = "", limit: int = 0, partition_token: bytes = b"") -> ResultStream:
-        return self._session_engine(session).read(session, table, columns, key_set, selector, index=index, limit=limit,
-                                                  partition_token=partition_token)
+             index: str = "", limit: int = 0, partition_token: bytes = b"",
+             options: RequestOptions = NO_OPTIONS) -> ResultStream:
+        return self._recorded(session, "Read", _read_text(table, index, columns), options, lambda engine: engine.read(
+            session, table, columns, key_set, selector, index=index, limit=limit, partition_token=partition_token),
+            partitioned=bool(partition_token))
 
     def partition_query(self, session: str, statement: Statement, selector: TransactionSelector | None,
                         max_partitions: int = 0) -> tuple[list[bytes], TransactionInfo | None]:
         """Partition tokens of a query in a read-only transaction (run each with ExecuteSql and the token)."""
-        return self._session_engine(session).partition(session, selector, statement.sql, max_partitions, statement=statement)
+        return self._recorded(session, "PartitionQuery", statement.sql, NO_OPTIONS, lambda engine: engine.partition(
+            session, selector, statement.sql, max_partitions, statement=statement))
 
     def partition_read(self, session: str, table: str, columns: list[str], key_set: KeySet, selector: TransactionSelector | None,
                        *, index: str = "", max_partitions: int = 0) -> tuple[list[bytes], TransactionInfo | None]:
         """Partition tokens of a read in a read-only transaction (run each with Read and the token)."""
         request = read_request_text(table, index, columns, key_set)
-        return self._session_engine(session).partition(session, selector, request, max_partitions)
+        return self._recorded(session, "PartitionRead", _read_text(table, index, columns), NO_OPTIONS,
+                              lambda engine: engine.partition(session, selector, request, max_partitions))
 
     def execute_batch_dml(self, session: str, statements: list[Statement], selector: TransactionSelector | None, *,
-                          seqno: int | None = None) -> BatchDmlResult:
+                          seqno: int | None = None, options: RequestOptions = NO_OPTIONS) -> BatchDmlResult:
         """Run DML statements in order in a read/write transaction; ``seqno`` as in :meth:`execute_sql`."""
         if not statements:
             raise errors.batch_dml_without_statements()
         if selector is None:
             raise errors.batch_dml_without_transaction()
-        return self._session_engine(session).execute_batch_dml(session, statements, selector, seqno=seqno)
+        text = ";\n".join(s.sql for s in statements)
+        return self._recorded(session, "ExecuteBatchDml", text, options, lambda engine: engine.execute_batch_dml(
+            session, statements, selector, seqno=seqno))
 
-    def begin_transaction(self, session: str, options: TransactionOptions) -> TransactionInfo:
-        return self._session_engine(session).begin(session, options)
+    def begin_transaction(self, session: str, options: TransactionOptions,
+                          request_options: RequestOptions = NO_OPTIONS) -> TransactionInfo:
+        return self._recorded(session, "BeginTransaction", "", request_options,
+                              lambda engine: engine.begin(session, options))
 
     def commit(self, session: str, mutations: list[Mutation], *, transaction_id: bytes | None = None,
-               single_use: TransactionOptions | None = None, tag: str = "") -> CommitResult:
-        """Commit; ``tag`` (the request's transaction tag) goes into the change stream records."""
-        return self._session_engine(session).commit(session, mutations, transaction_id=transaction_id,
-                                                    single_use=single_use, tag=tag)
+               single_use: TransactionOptions | None = None, tag: str = "",
+               options: RequestOptions = NO_OPTIONS) -> CommitResult:
+        """Commit; ``tag`` (the request's transaction tag) goes into the change stream records.
+
+        ``options`` are recorded (their transaction tag is ``tag``'s when only ``tag`` is given).
+        """
+        if tag and not options.transaction_tag:
+            options = dataclasses.replace(options, transaction_tag=tag)
+        return self._recorded(session, "Commit", _written_tables(mutations), options, lambda engine: engine.commit(
+            session, mutations, transaction_id=transaction_id, single_use=single_use, tag=tag))
 
     def rollback(self, session: str, transaction_id: bytes) -> None:
         self._session_engine(session).rollback(transaction_id)
 
-    def batch_write(self, session: str, groups: list[list[Mutation]]) -> Iterator[BatchWriteResult]:
-        engine = self._session_engine(session)
+    def batch_write(self, session: str, groups: list[list[Mutation]],
+                    options: RequestOptions = NO_OPTIONS) -> Iterator[BatchWriteResult]:
+        """Commit each group on its own (each recorded as one commit of the request's options)."""
+        self._session_engine(session)
         for i, group in enumerate(groups):
             try:
-                result = engine.commit(session, group)
+                result = self._recorded(session, "BatchWrite", _written_tables(group), options,
+                                        functools.partial(_commit_group, session, group))
                 yield BatchWriteResult([i], result.commit_timestamp_nanos)
             except errors.SpannerError as exc:
                 yield BatchWriteResult([i], None, exc)
+
+
+def _commit_group(session: str, group: list[Mutation], engine: DatabaseEngine) -> CommitResult:
+    return engine.commit(session, group)
+
+
+def _read_text(table: str, index: str, columns: list[str]) -> str:
+    """A read as the request log shows it: ``Table[@Index] Col1,Col2``.
+
+    >>> _read_text("Singers", "", ["SingerId", "Name"])
+    'Singers SingerId,Name'
+    """
+    return f"{table}{'@' + index if index else ''} {','.join(columns)}"
+
+
+def _written_tables(mutations: list[Mutation]) -> str:
+    """A commit as the request log shows it: the tables it writes, sorted and comma-separated."""
+    return ",".join(sorted({m.table for m in mutations}))

@@ -33,6 +33,7 @@ from ..requests import (
     KeySet,
     Mutation,
     ReadOnlyOptions,
+    RequestOptions,
     ResultStream,
     Staleness,
     Statement,
@@ -207,6 +208,25 @@ def selector_from_pb(request: Any) -> TransactionSelector | None:
         return TransactionSelector(id=sel.id)
     options = transaction_options_from_pb(getattr(sel, which))
     return TransactionSelector(single_use=options) if which == "single_use" else TransactionSelector(begin=options)
+
+
+#: ``RequestOptions.Priority`` numbers by name (0, unspecified, is "").
+_PRIORITIES = {1: "LOW", 2: "MEDIUM", 3: "HIGH"}
+
+
+def request_options_from_pb(request: Any) -> RequestOptions:
+    """A request's ``request_options`` (and ``data_boost_enabled``, where it has one) as :class:`RequestOptions`.
+
+    >>> from google.cloud.spanner_v1.types import spanner as S
+    >>> pb = S.ExecuteSqlRequest.pb()(data_boost_enabled=True)
+    >>> pb.request_options.priority, pb.request_options.request_tag = 1, "poll"
+    >>> request_options_from_pb(pb)
+    RequestOptions(priority='LOW', request_tag='poll', transaction_tag='', data_boost=True)
+    """
+    options = request.request_options
+    boost = "data_boost_enabled" in request.DESCRIPTOR.fields_by_name and request.data_boost_enabled
+    return RequestOptions(priority=_PRIORITIES.get(int(options.priority), ""), request_tag=options.request_tag,
+                          transaction_tag=options.transaction_tag, data_boost=bool(boost))
 
 
 def transaction_to_pb(info: TransactionInfo) -> Any:

@@ -38,7 +38,7 @@ _PLAN_MODE = int(S.ExecuteSqlRequest.QueryMode.PLAN)
 
 
 def session_to_pb(info: SessionInfo) -> Any:
-    pb = SessionPb(name=info.name, multiplexed=info.multiplexed, labels=info.labels)
+    pb = SessionPb(name=info.name, multiplexed=info.multiplexed, labels=info.labels, creator_role=info.creator_role)
     pb.create_time.CopyFrom(conv.timestamp_pb(info.create_time_nanos))
     pb.approximate_last_use_time.CopyFrom(pb.create_time)
     return pb
@@ -81,12 +81,14 @@ class SpannerServicer(spanner_pb2_grpc.SpannerServicer):
 
     def CreateSession(self, request: Any, context: grpc.ServicerContext) -> Any:
         template = request.session
-        info = self.service.create_session(request.database, multiplexed=template.multiplexed, labels=dict(template.labels))
+        info = self.service.create_session(request.database, multiplexed=template.multiplexed, labels=dict(template.labels),
+                                           creator_role=template.creator_role)
         return session_to_pb(info)
 
     def BatchCreateSessions(self, request: Any, context: grpc.ServicerContext) -> Any:
         infos = self.service.batch_create_sessions(
-            request.database, request.session_count, dict(request.session_template.labels))
+            request.database, request.session_count, dict(request.session_template.labels),
+            request.session_template.creator_role)
         return S.BatchCreateSessionsResponse.pb()(session=[session_to_pb(i) for i in infos])
 
     def GetSession(self, request: Any, context: grpc.ServicerContext) -> Any:
@@ -106,7 +108,8 @@ class SpannerServicer(spanner_pb2_grpc.SpannerServicer):
         statement = conv.statement_from_pb(request.sql, request.params, request.param_types)
         return self.service.execute_sql(request.session, statement, conv.selector_from_pb(request),
                                         seqno=request.seqno, plan=request.query_mode == _PLAN_MODE,
-                                        partition_token=request.partition_token)
+                                        partition_token=request.partition_token,
+                                        options=conv.request_options_from_pb(request))
 
     def ExecuteSql(self, request: Any, context: grpc.ServicerContext) -> bytes:
         return conv.result_set_bytes(self._execute(request))
@@ -118,7 +121,8 @@ class SpannerServicer(spanner_pb2_grpc.SpannerServicer):
     def _read(self, request: Any) -> Any:
         return self.service.read(request.session, request.table, list(request.columns),
                                  conv.key_set_from_pb(request.key_set), conv.selector_from_pb(request),
-                                 index=request.index, limit=request.limit, partition_token=request.partition_token)
+                                 index=request.index, limit=request.limit, partition_token=request.partition_token,
+                                 options=conv.request_options_from_pb(request))
 
     def Read(self, request: Any, context: grpc.ServicerContext) -> bytes:
         return conv.result_set_bytes(self._read(request))
@@ -129,7 +133,8 @@ class SpannerServicer(spanner_pb2_grpc.SpannerServicer):
 
     def ExecuteBatchDml(self, request: Any, context: grpc.ServicerContext) -> Any:
         statements = [conv.statement_from_pb(s.sql, s.params, s.param_types) for s in request.statements]
-        result = self.service.execute_batch_dml(request.session, statements, conv.selector_from_pb(request), seqno=request.seqno)
+        result = self.service.execute_batch_dml(request.session, statements, conv.selector_from_pb(request), seqno=request.seqno,
+                                                options=conv.request_options_from_pb(request))
         # An abort must fail the call so that the client re-runs the whole transaction.
         if isinstance(result.error, SpannerError) and result.error.code == errors.Code.ABORTED:
             raise result.error
@@ -147,17 +152,20 @@ class SpannerServicer(spanner_pb2_grpc.SpannerServicer):
     # --- transactions ------------------------------------------------------------------------
 
     def BeginTransaction(self, request: Any, context: grpc.ServicerContext) -> Any:
-        info = self.service.begin_transaction(request.session, conv.transaction_options_from_pb(request.options))
+        info = self.service.begin_transaction(request.session, conv.transaction_options_from_pb(request.options),
+                                              conv.request_options_from_pb(request))
         return conv.transaction_to_pb(info)
 
     def Commit(self, request: Any, context: grpc.ServicerContext) -> Any:
         mutations = [conv.mutation_from_pb(m) for m in request.mutations]
         which = request.WhichOneof("transaction")
-        tag = request.request_options.transaction_tag
+        options = conv.request_options_from_pb(request)
+        tag = options.transaction_tag
         if which == "transaction_id":
-            result = self.service.commit(request.session, mutations, transaction_id=request.transaction_id, tag=tag)
+            result = self.service.commit(request.session, mutations, transaction_id=request.transaction_id, tag=tag,
+                                         options=options)
         elif which == "single_use_transaction":
-            result = self.service.commit(request.session, mutations, tag=tag,
+            result = self.service.commit(request.session, mutations, tag=tag, options=options,
                                          single_use=conv.transaction_options_from_pb(request.single_use_transaction))
         else:
             raise errors.commit_without_transaction()
@@ -174,7 +182,7 @@ class SpannerServicer(spanner_pb2_grpc.SpannerServicer):
     def BatchWrite(self, request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
         groups = [[conv.mutation_from_pb(m) for m in g.mutations] for g in request.mutation_groups]
         response_cls = S.BatchWriteResponse.pb()
-        for result in self.service.batch_write(request.session, groups):
+        for result in self.service.batch_write(request.session, groups, conv.request_options_from_pb(request)):
             response = response_cls(indexes=result.indexes)
             response.status.CopyFrom(_status_pb(result.error, "BatchWrite"))
             if result.commit_timestamp_nanos is not None:

@@ -17,6 +17,8 @@ from ..types import SpannerType
 
 NOW_PARAM = "_ls_now"
 TODAY_PARAM = "_ls_today"
+#: A SPANNER_SYS table's rows are bound as JSON to the parameter of this prefix and its name.
+SYSTEM_VIEW_PARAM_PREFIX = "_ls_sys_"
 
 _NO_LITERAL = object()
 
@@ -69,6 +71,8 @@ class Context:
     used_params: set[str] = field(default_factory=set)
     uses_now: bool = False
     uses_today: bool = False
+    #: The SPANNER_SYS tables read (names as in ``spanner_sys.VIEWS``), their rows bound at execution.
+    system_views: set[str] = field(default_factory=set)
     deterministic: bool = False
     #: A column DEFAULT may call volatile functions (NEW_UUID()), evaluated once per row written.
     volatile_ok: bool = False

@@ -44,7 +44,7 @@ from .dml_action import take_action
 from .dml_keys import SPECS as DML_KEY_SPECS
 from .functions import SPECS as FUNCTION_SPECS
 from .interval_functions import SPECS as INTERVAL_SPECS
-from .params import Signature, bind, parameter_types
+from .params import Signature, SystemRows, bind, parameter_types
 from .protos import SPECS as PROTO_SPECS
 from .sequence_functions import SPECS as SEQUENCE_SPECS
 from .sequence_functions import check_can_draw, uses_sequences
@@ -235,12 +235,15 @@ def _rows(cursor: sqlite3.Cursor, converters: list[Callable[[Any], Any]], ctx: C
         cursor.close()
 
 
-def execute_query(conn: sqlite3.Connection, statement: Statement, catalog: Catalog, *,
-                  now_nanos: int) -> tuple[list[Field], Iterator[list[Any]]]:
-    """Run a query: the result fields, and the rows in wire form, produced lazily."""
+def execute_query(conn: sqlite3.Connection, statement: Statement, catalog: Catalog, *, now_nanos: int,
+                  system_rows: SystemRows | None = None) -> tuple[list[Field], Iterator[list[Any]]]:
+    """Run a query: the result fields, and the rows in wire form, produced lazily.
+
+    ``system_rows`` computes the rows of the SPANNER_SYS tables it reads (None: it reads none).
+    """
     q = translate_cached(statement, catalog)
     check_can_draw(q.sql, statement.sql)
-    binds = bind(statement, q.ctx, now_nanos)
+    binds = bind(statement, q.ctx, now_nanos, system_rows)
     cursor = _run(conn, q.sql, binds, q.ctx)
     types: list[SpannerType | None] = [c.type for c in q.columns]
     first: list[tuple] | None = None

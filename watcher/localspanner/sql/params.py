@@ -14,14 +14,18 @@ Example:
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from typing import Any
 
 from .. import errors, values
 from ..requests import Statement
 from ..types import SpannerType
-from .context import NOW_PARAM, Context
+from .context import NOW_PARAM, SYSTEM_VIEW_PARAM_PREFIX, Context
 
 Signature = tuple[tuple[str, str, bool], ...]
+#: The rows (stored form) of a SPANNER_SYS table by name, computed when a query reads it.
+SystemRows = Callable[[str], list[tuple]]
 
 
 def parameter_types(statement: Statement) -> tuple[dict[str, SpannerType], frozenset[str], Signature]:
@@ -36,8 +40,11 @@ def parameter_types(statement: Statement) -> tuple[dict[str, SpannerType], froze
     return types, frozenset(declared), signature
 
 
-def bind(statement: Statement, ctx: Context, now_nanos: int) -> dict[str, Any]:
-    """The SQLite bindings (stored form) for the parameters the translation uses."""
+def bind(statement: Statement, ctx: Context, now_nanos: int, system_rows: SystemRows | None = None) -> dict[str, Any]:
+    """The SQLite bindings (stored form) for the parameters the translation uses.
+
+    ``system_rows`` gives the rows of the SPANNER_SYS tables the statement reads (None: it may read none).
+    """
     wire_values = {name.lower(): (name, value) for name, value in statement.params.items()}
     out: dict[str, Any] = {}
     for low in ctx.used_params:
@@ -47,6 +54,10 @@ def bind(statement: Statement, ctx: Context, now_nanos: int) -> dict[str, Any]:
         out[low] = _stored(name, wire, ctx.param_types[low], ctx.expected.get(low) if low not in ctx.declared else None)
     if ctx.uses_now:
         out[NOW_PARAM] = values.nanos_to_stored(now_nanos)
+    for view in sorted(ctx.system_views):
+        if system_rows is None:
+            raise errors.sql_unsupported(statement.sql, errors.feature_spanner_sys("SPANNER_SYS", view))
+        out[SYSTEM_VIEW_PARAM_PREFIX + view] = json.dumps(system_rows(view))
     return out
 
 

@@ -23,12 +23,12 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
-from .. import errors, information_schema
+from .. import errors, information_schema, spanner_sys
 from .. import types as T
 from ..catalog import Catalog, Table
 from ..sqlite_names import KEY_INDEX_PREFIX, has_nullable_key, quote, rowid_key
 from ..types import SpannerType
-from .context import CompiledQuery, Context, OutputColumn, Typed
+from .context import SYSTEM_VIEW_PARAM_PREFIX, CompiledQuery, Context, OutputColumn, Typed
 from .function_table import supertype
 from .literals import element_sql
 from .protos import ProtoTranslator, rewrite_casts
@@ -343,8 +343,8 @@ class Translator(ProtoTranslator):
         return ""
 
     def _system_table(self, db: str, name: str, alias: str, scope: Scope) -> str:
-        if db.upper() == "SPANNER_SYS":
-            raise self.ctx.unsupported(errors.feature_spanner_sys(db, name))
+        if db.upper() == spanner_sys.SCHEMA_NAME:
+            return self._spanner_sys_table(db, name, alias, scope)
         if db.upper() != "INFORMATION_SCHEMA":
             raise errors.query_table_not_found(f"{db}.{name}")
         view = information_schema.VIEWS.get(name.upper())
@@ -352,6 +352,16 @@ class Translator(ProtoTranslator):
             raise errors.query_table_not_found(f"INFORMATION_SCHEMA.{name}")
         scope.sources.append(table_source(view, alias))
         return f"{quote(information_schema.sqlite_table_name(view.name))} AS {quote(alias)}"
+
+    def _spanner_sys_table(self, db: str, name: str, alias: str, scope: Scope) -> str:
+        """A SPANNER_SYS table: its rows, computed when the query runs, arrive as one JSON parameter."""
+        view = spanner_sys.VIEWS.get(name.upper())
+        if view is None:
+            raise self.ctx.unsupported(errors.feature_spanner_sys(db, name))
+        self.ctx.system_views.add(view.name)
+        cols = ", ".join(f"json_extract(value, '$[{i}]') AS {quote(c.name)}" for i, c in enumerate(view.columns))
+        scope.sources.append(table_source(view, alias))
+        return f"(SELECT {cols} FROM json_each(:{SYSTEM_VIEW_PARAM_PREFIX}{view.name})) AS {quote(alias)}"
 
     def _unnest(self, item: exp.Unnest, scope: Scope) -> str:
         if len(item.expressions) != 1:
