@@ -6,6 +6,9 @@ A DBA finds the watcher in Spanner's query and transaction statistics by its tag
 checkpoint write carries ``transaction_tag``. Polls and change-stream reads run at
 ``priority`` (None: Spanner's default, which is HIGH). ``data_boost`` asks for Data
 Boost on the partitioned reads of backfill and reconcile (it applies to nothing else).
+A watcher given no settings uses :data:`DEFAULT_SETTINGS`: the default tags, no priority.
+The database role (fine-grained access control) belongs to the client's ``Database``
+(``instance.database(id, database_role="watcher")``): every session it creates carries it.
 
 Example:
     >>> s = RequestSettings(priority="low")
@@ -13,6 +16,8 @@ Example:
     ('LOW', 'spanner-watcher', 'spanner-watcher-checkpoint', False)
     >>> s.request_options()
     {'priority': 'PRIORITY_LOW', 'request_tag': 'spanner-watcher'}
+    >>> s.commit_options()
+    {'transaction_tag': 'spanner-watcher-checkpoint'}
     >>> RequestSettings(priority="urgent")
     Traceback (most recent call last):
     ...
@@ -59,11 +64,19 @@ class RequestSettings:
             object.__setattr__(self, "priority", upper)
         for name in ("request_tag", "transaction_tag"):
             _check_tag(name, getattr(self, name))
+        if not isinstance(self.data_boost, bool):
+            raise ConfigurationError(f"data_boost must be true or false, not {self.data_boost!r}.")
 
     def request_options(self, *, with_priority: bool = True) -> dict[str, Any]:
         """The ``request_options`` argument for the client's execute_sql/read calls.
 
+        The client takes the dict form (it builds its ``RequestOptions`` from it). Polls and
+        change-stream reads carry the priority; other statements (schema discovery, checkpoint
+        reads) pass ``with_priority=False`` and run at Spanner's default.
+
         >>> RequestSettings().request_options()
+        {'request_tag': 'spanner-watcher'}
+        >>> RequestSettings(priority="medium").request_options(with_priority=False)
         {'request_tag': 'spanner-watcher'}
         """
         options: dict[str, Any] = {}
@@ -72,6 +85,14 @@ class RequestSettings:
         if self.request_tag:
             options["request_tag"] = self.request_tag
         return options
+
+    def commit_options(self) -> dict[str, Any]:
+        """The ``request_options`` of a checkpoint write (``database.batch(request_options=...)``).
+
+        >>> RequestSettings(transaction_tag="").commit_options()
+        {}
+        """
+        return {"transaction_tag": self.transaction_tag} if self.transaction_tag else {}
 
 
 def _check_tag(name: str, tag: str) -> None:
@@ -88,3 +109,16 @@ def _check_tag(name: str, tag: str) -> None:
         raise ConfigurationError(f"{name} is {len(tag)} characters long; Spanner allows at most {MAX_TAG_LENGTH}.")
     if any(not (32 <= ord(c) < 127) for c in tag):
         raise ConfigurationError(f"{name} {tag!r} has characters other than printable ASCII, which Spanner refuses.")
+
+
+#: What a watcher, store or snapshot read given no settings sends: the default tags, no priority.
+DEFAULT_SETTINGS = RequestSettings()
+
+
+def settings_or_default(settings: RequestSettings | None) -> RequestSettings:
+    """``settings``, or :data:`DEFAULT_SETTINGS` for None.
+
+    >>> settings_or_default(None) is DEFAULT_SETTINGS
+    True
+    """
+    return DEFAULT_SETTINGS if settings is None else settings

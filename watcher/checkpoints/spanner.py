@@ -25,6 +25,7 @@ from google.cloud.spanner_v1 import KeySet, param_types
 
 from ..errors import CheckpointError
 from ..model import Checkpoint, TableId
+from ..request_settings import RequestSettings, settings_or_default
 from ..sqlnames import quote_identifier, validate_identifier
 from .base import CommitTimestampRepository, shard_key
 from .java_table import (
@@ -66,11 +67,14 @@ class SpannerCommitTimestampRepository(CommitTimestampRepository):
         table: the table name (default LAST_SEEN_COMMIT_TIMESTAMPS).
         create_if_missing: create the table at :meth:`initialize` when it does not exist.
         watched_database_name: the DATABASE_NAME written in each row (default: ``database.name``).
+        request_settings: the request tag of its reads and the transaction tag of its writes
+            (default: :data:`~watcher.request_settings.DEFAULT_SETTINGS`); never a priority.
     """
 
     def __init__(self, database: Any, *, table: str = DEFAULT_TABLE, create_if_missing: bool = True,
-                 watched_database_name: str | None = None) -> None:
+                 watched_database_name: str | None = None, request_settings: RequestSettings | None = None) -> None:
         self.database = database
+        self.request_settings = settings_or_default(request_settings)
         self.table = validate_identifier(table, "checkpoint table")
         self.create_if_missing = create_if_missing
         self.watched_database_name = watched_database_name or database.name
@@ -98,7 +102,8 @@ class SpannerCommitTimestampRepository(CommitTimestampRepository):
 
     def _columns(self) -> dict[str, str]:
         with self.database.snapshot() as snap:
-            rows = snap.execute_sql(_COLUMNS_SQL, params={"table": self.table}, param_types={"table": param_types.STRING})
+            rows = snap.execute_sql(_COLUMNS_SQL, params={"table": self.table}, param_types={"table": param_types.STRING},
+                                    request_options=self._read_options())
             return {name.upper(): spanner_type for name, spanner_type in rows}
 
     def _create(self) -> None:
@@ -129,7 +134,8 @@ class SpannerCommitTimestampRepository(CommitTimestampRepository):
         if position is not None and not position.startswith("STRING"):
             raise CheckpointError(f"Column {POSITION_COLUMN} of checkpoint table {self.table} is {position}, expected STRING(MAX).")
         with self.database.snapshot() as snap:
-            key = [r[0].upper() for r in snap.execute_sql(_KEY_SQL, params={"table": self.table}, param_types={"table": param_types.STRING})]
+            key = [r[0].upper() for r in snap.execute_sql(_KEY_SQL, params={"table": self.table}, param_types={"table": param_types.STRING},
+                                                          request_options=self._read_options())]
         if key != list(KEY_COLUMNS):
             raise CheckpointError(f"Checkpoint table {self.table} has primary key ({', '.join(key)}), "
                                   f"expected ({', '.join(KEY_COLUMNS)}).")
@@ -145,7 +151,8 @@ class SpannerCommitTimestampRepository(CommitTimestampRepository):
     def get(self, table: TableId, shard: Any = None) -> Checkpoint | None:
         self.initialize()
         with self.database.snapshot() as snap:
-            rows = list(snap.read(self.table, _READ_COLUMNS, KeySet(keys=[self._key(table, shard)])))
+            rows = list(snap.read(self.table, _READ_COLUMNS, KeySet(keys=[self._key(table, shard)]),
+                                  request_options=self._read_options()))
         if not rows and isinstance(shard, (list, tuple)) and shard:
             rows = self._array_row_in_another_text(table, shard)
         if not rows:
@@ -171,7 +178,8 @@ class SpannerCommitTimestampRepository(CommitTimestampRepository):
                f"AND TABLE_SCHEMA = @schema AND TABLE_NAME = @table AND {TEXT_COLUMN} IS NOT NULL AND {others}")
         params = {"db": self.watched_database_name, "catalog": table.catalog, "schema": table.schema, "table": table.table}
         with self.database.snapshot() as snap:
-            stored = list(snap.execute_sql(sql, params=params, param_types={k: param_types.STRING for k in params}))
+            stored = list(snap.execute_sql(sql, params=params, param_types={k: param_types.STRING for k in params},
+                                           request_options=self._read_options()))
         legacy = legacy_array_text(shard)
         for text, ts, position in stored:
             if text == legacy:
@@ -193,7 +201,7 @@ class SpannerCommitTimestampRepository(CommitTimestampRepository):
         self.initialize()
         position = checkpoint.to_text() if checkpoint.key is not None else None
         text, rewrite = self._stored_texts.get((table, shard_key(shard)), (None, False))
-        with self.database.batch() as batch:
+        with self.database.batch(request_options=self.request_settings.commit_options()) as batch:
             batch.insert_or_update(self.table, (*KEY_COLUMNS, *_READ_COLUMNS),
                                    [[*self._key(table, shard, None if rewrite else text), checkpoint.commit_timestamp, position]])
             if rewrite:
@@ -207,8 +215,13 @@ class SpannerCommitTimestampRepository(CommitTimestampRepository):
                "WHERE DATABASE_NAME = @db AND TABLE_CATALOG = @catalog AND TABLE_SCHEMA = @schema AND TABLE_NAME = @table")
         params = {"db": self.watched_database_name, "catalog": table.catalog, "schema": table.schema, "table": table.table}
         with self.database.snapshot() as snap:
-            rows = list(snap.execute_sql(sql, params=params, param_types={k: param_types.STRING for k in params}))
+            rows = list(snap.execute_sql(sql, params=params, param_types={k: param_types.STRING for k in params},
+                                         request_options=self._read_options()))
         return rows[0][0] if rows else None
+
+    def _read_options(self) -> dict[str, Any]:
+        """Checkpoint reads carry the request tag, never the priority (they are not polls)."""
+        return self.request_settings.request_options(with_priority=False)
 
 
 def _type_matches(expected: str, actual: str) -> bool:
