@@ -17,8 +17,15 @@ on every kind of Spanner), and then, in this order:
 Run it before the watchers start (or while they are stopped): a running watcher would
 overwrite the checkpoint with its own. A crash part way leaves no marker and no
 checkpoint; running it again stages the rows again and the job drops the duplicates
-(same table, key and commit timestamp). Rows whose commit-timestamp column is NULL were
-never written with one; they are recorded at R.
+(same table, key and commit timestamp). Rows whose commit-timestamp column is NULL (never
+written with one, or taken out of the poll's index by pruning) are recorded at R.
+
+A backfill of a table the changelog holds already (run again later, say) compares the rows
+with the committed current state, as reconcile does (:mod:`.unchanged` has the rule): a row
+the state holds in this or a later version is not staged, nor one whose commit timestamp was
+pruned to NULL while its values stayed as recorded, so pruning invents no change; a row
+written again without a commit timestamp is staged. Run the changelog job first, so that
+the state holds what the watchers staged.
 
 Example::
 
@@ -44,7 +51,7 @@ from ..capture.table_info import discover
 from ..checkpoints import CommitTimestampRepository
 from ..errors import ConfigurationError
 from ..model import Checkpoint, TableId
-from . import completeness, spanner_source, staging_writer
+from . import cluster, completeness, current_state, manifest, restage, spanner_source, staging_writer, unchanged
 from .connect import is_session
 from .files import open_fs
 from .spanner_source import READ_MODES, ReadPartition, ReadPlan, ReadPoint, SpannerLocation
@@ -65,11 +72,16 @@ class SnapshotStats:
     batches: list[str] = field(default_factory=list)
     #: Partitions read at the exact timestamp (all of them, on every kind of Spanner).
     read_at_timestamp: int = 0
+    #: Rows without a commit timestamp (pruned, or never written with one) that the state holds with
+    #: the same values: not staged (:mod:`.unchanged`).
+    unchanged: int = 0
     seconds: float = 0.0
 
 
 @dataclass
 class BackfillResult(SnapshotStats):
+    #: Rows staged: all rows read, less those the table's current state holds already (:mod:`.unchanged`).
+    staged: int = 0
     marker_written: bool = False
     checkpoints_set: list[Any] = field(default_factory=list)
     checkpoints_kept: list[Any] = field(default_factory=list)
@@ -217,9 +229,7 @@ class Backfill(SnapshotJob):
         result = BackfillResult(self._table)  # type: ignore[arg-type]
 
         def stage(lines: Any, point: ReadPoint, plan: ReadPlan) -> int:
-            counted, rows = observe_rows(lines)
-            result.batches = staging_writer.write_batches(self._spark, self._folder("staging"), plan.table, counted)
-            return int(rows.get["rows"] or 0)
+            return self._stage(lines, plan, result)
 
         info = self._read(result, stage)
         # Only now are the rows staged: the marker and the checkpoints may say "complete as of R".
@@ -230,6 +240,27 @@ class Backfill(SnapshotJob):
             self._set_checkpoints(info.table, result)
         result.seconds = round(time.perf_counter() - started, 3)
         return result
+
+    def _stage(self, lines: Any, plan: ReadPlan, result: BackfillResult) -> int:
+        """Stage the rows read at R the table's committed state lacks (all of them without a state); returns
+        the rows read."""
+        fs = open_fs(self._spark, self._folder("warehouse"))
+        base = manifest.load(fs)
+        counted, rows = observe_rows(lines)
+        if plan.table not in base.tables:  # nothing to compare with: every row goes, as read (one batch a partition)
+            result.batches = staging_writer.write_batches(self._spark, self._folder("staging"), plan.table, counted)
+            result.staged = int(rows.get["rows"] or 0)
+            return result.staged
+        state = current_state.load(self._spark, fs, base, [plan.table])
+        judged, verdicts = unchanged_counts(unchanged.judge(unchanged.snapshot_frame(counted), state,
+                                                            plan.commit_timestamp_column))
+        cluster.ship(self._spark)  # the restaging runs on the executors
+        kept = restage.rows_to_restage(judged.where(unchanged.staged_sql()))
+        result.batches = staging_writer.write_batches(self._spark, self._folder("staging"), plan.table,
+                                                      restage.restage_lines(plan, kept))
+        result.unchanged = int(verdicts.get["unchanged"] or 0)
+        result.staged = sum(int(verdicts.get[v] or 0) for v in unchanged.STAGED)
+        return int(rows.get["rows"] or 0)
 
     def _set_checkpoints(self, table: TableId, result: BackfillResult) -> None:
         from google.api_core.datetime_helpers import DatetimeWithNanoseconds
@@ -256,6 +287,17 @@ def observe_rows(frame: Any) -> tuple[Any, Any]:
 
     observation = Observation(f"spanner_watcher_rows_{uuid.uuid4().hex}")
     return frame.observe(observation, F.count(F.lit(1)).alias("rows")), observation
+
+
+def unchanged_counts(judged: Any) -> tuple[Any, Any]:
+    """``judged`` (:func:`.unchanged.judge`) counting its rows by verdict as an action evaluates it, and the
+    Observation whose ``get[verdict]`` says how many."""
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    observation = Observation(f"spanner_watcher_verdicts_{uuid.uuid4().hex}")
+    counts = [F.count_if(F.col(unchanged.VERDICT) == F.lit(v)).alias(v) for _, v in unchanged.RULES]
+    return judged.observe(observation, *counts), observation
 
 
 def _path(name: str, path: Any) -> str:

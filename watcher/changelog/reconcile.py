@@ -11,7 +11,12 @@ compares it with the committed current state of the changelog (Spark joins):
 * a row present at R that the state lacks, or holds in an older version, is staged too
   (``read_method`` reconcile, its own commit timestamp), so the state holds every key
   at R; the watchers also deliver changes after the state's, and the job drops the
-  duplicates (same table, key and commit timestamp).
+  duplicates (same table, key and commit timestamp);
+* a row whose commit-timestamp column is NULL (taken out of the poll's index by pruning,
+  or never written with one) is read as committed at R and staged only when its values
+  differ from the state's (:mod:`.unchanged` has the rule, shared with backfill): pruning
+  changes no data, so it records nothing, while a write that left the column NULL is
+  recorded at R.
 
 The staged batches go through the normal changelog job, which appends the DELETEs and
 drops the keys from the current state. Afterwards the table's state is complete as of R,
@@ -31,19 +36,16 @@ Example::
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..staging import contract
-from . import cluster, completeness, current_state, manifest, records, staging_writer
-from .backfill import SnapshotJob, SnapshotStats
+from . import cluster, completeness, current_state, manifest, staging_writer, unchanged
+from .backfill import SnapshotJob, SnapshotStats, unchanged_counts
 from .files import FileStore, open_fs
-from .spanner_source import LINE_COLUMNS, ReadPlan, ReadPoint, arrow_batches, staging_record
-from .typed_json import keys_json_sql
+from .restage import restage_lines, rows_to_restage
+from .spanner_source import ReadPlan, ReadPoint
 
 
 @dataclass
@@ -55,38 +57,6 @@ class ReconcileResult(SnapshotStats):
     #: The committed changelog version the table was compared with.
     compared_with_version: int = 0
     marker_written: bool = False
-
-
-def _restage(plan: ReadPlan, index: int, rows: Iterator[Any]) -> Iterator[tuple[str, str]]:
-    """Runs in a Spark task: the partition's reconcile records as one batch (seq from 0)."""
-    batch_id = contract.task_batch_id(plan.batch_prefix, index, "r")
-    seq = 0
-    for kind, line, keys, key_columns, column_types in rows:
-        if kind == "row":
-            record = json.loads(line)
-            record["batch_id"], record["seq"] = batch_id, seq
-        else:
-            key = json.loads(keys)  # a JSON object in key order, typed-JSON values
-            record = staging_record(plan, batch_id, seq, [key[c] for c in key_columns], key,
-                                    commit_timestamp=plan.read_timestamp, mod_type="DELETE",
-                                    key_columns=key_columns, types=json.loads(column_types))
-        yield batch_id, contract.to_line(record)
-        seq += 1
-
-
-def restage_lines(plan: ReadPlan, frame: Any) -> Any:
-    """``frame`` (kind, value, keys, key_columns, column_types) as staging lines (batch_id, value), one
-    batch per Spark partition (``mapInArrow``: classic and Spark Connect sessions alike)."""
-
-    def run(batches: Iterator[Any]) -> Iterator[Any]:
-        from pyspark import TaskContext
-
-        context = TaskContext.get()
-        index = context.partitionId() if context is not None else 0
-        rows = (tuple(r.values()) for batch in batches for r in batch.to_pylist())
-        yield from arrow_batches(_restage(plan, index, rows), LINE_COLUMNS)
-
-    return frame.mapInArrow(run, "batch_id STRING, value STRING")
 
 
 class Reconcile(SnapshotJob):
@@ -125,11 +95,7 @@ class Reconcile(SnapshotJob):
         from pyspark.sql import Observation
         from pyspark.sql import functions as F
 
-        staged = F.from_json("value", records.schema(records.STAGING_FIELDS))
-        snapshot = (lines.select(staged.alias("r"), "value")
-                    .select(F.expr(keys_json_sql("r.key_columns", "from_json(r.keys, 'array<string>')", "r.types"))
-                            .alias("keys"), F.col("r.commit_timestamp").alias("commit_timestamp"), "value")
-                    .persist(StorageLevel.MEMORY_AND_DISK))
+        snapshot = unchanged.snapshot_frame(lines).persist(StorageLevel.MEMORY_AND_DISK)
         try:
             rows = snapshot.count()  # read the table now, while R is held (both joins below reuse it)
             state = current_state.load(self._spark, fs, base, [plan.table])
@@ -138,12 +104,9 @@ class Reconcile(SnapshotJob):
                        .join(snapshot.select("keys"), "keys", "left_anti")
                        .select(F.lit("delete").alias("kind"), F.lit(None).cast("string").alias("value"), "keys",
                                "key_columns", "column_types"))
-            behind = (snapshot.join(state.select("keys", F.col("commit_timestamp").alias("_state_ts")), "keys", "left")
-                      .where("_state_ts IS NULL OR _state_ts < commit_timestamp")
-                      .select(F.lit("row").alias("kind"), "value", F.lit(None).cast("string").alias("keys"),
-                              F.lit(None).cast("array<string>").alias("key_columns"),
-                              F.lit(None).cast("string").alias("column_types")))
-            cluster.ship(self._spark)  # _restage runs on the executors
+            seen, verdicts = unchanged_counts(unchanged.judge(snapshot, state, plan.commit_timestamp_column))
+            behind = rows_to_restage(seen.where(unchanged.staged_sql()))
+            cluster.ship(self._spark)  # the restaging runs on the executors
             out = behind.unionByName(deletes)
             counts = Observation(f"spanner_watcher_reconcile_{uuid.uuid4().hex}")
             out = out.observe(counts, F.count_if(F.col("kind") == "delete").alias("deletes"),
@@ -152,5 +115,6 @@ class Reconcile(SnapshotJob):
                                                    restage_lines(plan, out))
         finally:
             snapshot.unpersist()
+        result.unchanged = int(verdicts.get["unchanged"] or 0)
         result.deletes, result.restaged = int(counts.get["deletes"] or 0), int(counts.get["restaged"] or 0)
         return batches, rows
