@@ -150,7 +150,7 @@ def fresh_id(instance) -> Iterator[str]:
 
 def test_migrate_on_the_embedded_default_keeps_its_data_dir_and_runs_once(tmp_path: Path) -> None:
     data = tmp_path / "spanner-data"
-    dry = _ok(_run("migrate", "--dry-run", "--data-dir", str(data), env=_env()))
+    dry = _ok(_run("migrate", "--dry-run", "--embedded", "--data-dir", str(data), env=_env()))  # --data-dir alone implies it
     assert f"0 applied, {PACKAGED} pending" in dry and "dry run: nothing was changed" in dry
     assert "CREATE TABLE" in dry  # --dry-run shows the statements it would run
 

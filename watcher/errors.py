@@ -22,6 +22,17 @@ class InvalidIdentifierError(ConfigurationError):
     """A table, column or index name that is not a valid Spanner identifier."""
 
 
+class ConnectionSettingError(ConfigurationError):
+    """A connection setting (credentials file, endpoint, database role, a name) that cannot work.
+
+    ``setting`` is the argument's name, so a command line can name its own option instead.
+    """
+
+    def __init__(self, setting: str, problem: str) -> None:
+        super().__init__(f"{setting}: {problem}")
+        self.setting, self.problem = setting, problem
+
+
 class SchemaError(WatcherError):
     """The database schema does not allow what was asked (missing table, column, index)."""
 

@@ -354,7 +354,7 @@ def test_command_with_bad_options(capsys, folder, tmp_path):
 def test_command_on_the_embedded_default(capsys, monkeypatch, tmp_path):
     monkeypatch.delenv("SPANNER_EMULATOR_HOST", raising=False)
     data = tmp_path / "data"
-    assert run_cli("--data-dir", str(data)) == 0
+    assert run_cli("--embedded", "--data-dir", str(data)) == 0
     out = capsys.readouterr().out
     assert "on the embedded local Spanner" in out and "watcher: applied V003__watcher_changelog.sql" in out
     assert run_cli("--data-dir", str(data)) == 0      # the data dir kept the database and its records

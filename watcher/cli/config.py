@@ -10,9 +10,9 @@ about as long as the generic checks it would replace.
 
 The file (every key optional except where noted)::
 
-    [database]                 # omitted: SPANNER_EMULATOR_HOST, else the embedded local Spanner
-    project = "my-project"
-    instance = "my-instance"
+    [database]                 # omitted: SPANNER_PROJECT/..., SPANNER_EMULATOR_HOST, or --embedded
+    project = "my-project"     # (and credentials, endpoint, database_role, embedded:
+    instance = "my-instance"   # see watcher.cli.config_connection)
     database = "my-database"
     data_dir = "spanner-data"  # embedded local Spanner only: keep its databases here
 
@@ -28,6 +28,8 @@ The file (every key optional except where noted)::
     mode = "poll"                            # or "change_stream": read one change stream only, named by
     change_stream = "SingersStream"          # (required then; the same as a [[change_streams]] entry with
                                              # only `stream`, see watcher.cli.config_modes)
+    priority = "low"                         # and request_tag, transaction_tag, max_lag
+                                             # (see watcher.cli.config_connection)
 
     [tables]
     include = "all"                          # "all" (default) or a list of table names or patterns ("Log_*")
@@ -77,8 +79,10 @@ from typing import Any
 
 from ..capture.table_set import TableSelection, is_pattern
 from ..errors import ConfigurationError, InvalidIdentifierError
+from ..request_settings import RequestSettings
 from ..sqlnames import has_name, validate_identifier
 from ..storage_urls import parse, scheme_of
+from .config_connection import REQUEST_KEYS, DatabaseSettings, read_database, read_requests
 from .config_modes import (
     MODE_KEYS,
     ChangeSetSettings,
@@ -118,16 +122,6 @@ class ConfigError(ConfigurationError):
 # --- typed settings ----------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class DatabaseSettings:
-    """Which database to watch (all None: SPANNER_EMULATOR_HOST or the embedded local Spanner)."""
-
-    project: str | None = None
-    instance: str | None = None
-    database: str | None = None
-    data_dir: Path | None = None
-
-
-@dataclass(frozen=True)
 class WatchConfig:
     """A validated ``watch`` configuration."""
 
@@ -145,6 +139,10 @@ class WatchConfig:
     staging_dir: Path | str = Path(DEFAULT_STAGING_DIR)
     watcher_id: str | None = None
     discover_interval: float = DEFAULT_DISCOVER_INTERVAL
+    #: The priority and tags of the watchers' requests ([watch] priority, request_tag, transaction_tag).
+    requests: RequestSettings = RequestSettings()
+    #: /healthz answers 503 once a table lags more than this many seconds (None: no bound).
+    max_lag: float | None = None
 
     history: tuple[HistorySettings, ...] = ()
     change_sets: tuple[ChangeSetSettings, ...] = ()
@@ -203,7 +201,7 @@ def parse_config(text: str, source: str = "watcher.toml", *, base_dir: Path | No
         raise ConfigError(source, "", f"not valid TOML: {exc}") from None
     r = _Reader(source, base_dir or Path.cwd())
     r.keys("", data, _SECTIONS)
-    database = r.database(data.get("database"))
+    database = read_database(r, data.get("database"))
     include, exclude, tables = read_tables(r, data.get("tables"))
     watch = r.section("watch", data.get("watch"), _WATCH_KEYS)
     history = read_history(r, data.get("history"))
@@ -214,6 +212,7 @@ def parse_config(text: str, source: str = "watcher.toml", *, base_dir: Path | No
     if one_stream is not None:
         change_streams = (one_stream,)
     check_one_way(r, include, history, change_sets)
+    requests, max_lag = read_requests(r, watch)
     return WatchConfig(
         source=source, database=database, include=include, exclude=exclude, tables=tables,
         poll_interval=r.number("watch.poll_interval", watch.get("poll_interval", DEFAULT_POLL_INTERVAL), minimum=0.0),
@@ -226,15 +225,15 @@ def parse_config(text: str, source: str = "watcher.toml", *, base_dir: Path | No
         watcher_id=watcher_id,
         discover_interval=r.number("watch.discover_interval", watch.get("discover_interval", DEFAULT_DISCOVER_INTERVAL),
                                    minimum=0.0),
+        requests=requests, max_lag=max_lag,
         history=history, change_sets=change_sets, change_streams=change_streams,
         poll_tables="tables" in data or not (history or change_sets or change_streams),
     )
 
 
 _SECTIONS = ("database", "watch", "tables", "history", "change_sets", "change_streams")
-_DATABASE_KEYS = ("project", "instance", "database", "data_dir")
 _WATCH_KEYS = ("poll_interval", "limit", "fallback_to_with_query_seconds", "initial_timestamp", "checkpoint_table",
-               "staging_dir", "watcher_id", "discover_interval", *MODE_KEYS)
+               "staging_dir", "watcher_id", "discover_interval", *MODE_KEYS, *REQUEST_KEYS)
 _TYPE_NAMES: dict[type, str] = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
                                 list: "a list", dict: "a table", dt.datetime: "a date-time", dt.date: "a date",
                                 dt.time: "a time"}
@@ -337,12 +336,6 @@ class _Reader:
         return parsed.astimezone(dt.UTC)
 
     # --- sections ---------------------------------------------------------------------------------
-
-    def database(self, value: Any) -> DatabaseSettings:
-        section = self.section("database", value, _DATABASE_KEYS)
-        names = {k: self.text(f"database.{k}", section[k]) if k in section else None for k in ("project", "instance", "database")}
-        data_dir = self.path("database.data_dir", section["data_dir"]) if "data_dir" in section else None
-        return DatabaseSettings(names["project"], names["instance"], names["database"], data_dir)
 
     def include(self, value: Any, key: str = "tables.include") -> tuple[str, ...] | None:
         if isinstance(value, str):

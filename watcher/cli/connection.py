@@ -1,19 +1,24 @@
-"""Which Spanner a command talks to: real Spanner, an emulator, or the embedded local server.
+"""Opening the database a command talks to: Cloud Spanner, an emulator, or the embedded local server.
 
-* ``--project/--instance/--database`` without ``SPANNER_EMULATOR_HOST``: real Spanner, with
-  the application's default credentials; the instance and the database must exist.
-* ``SPANNER_EMULATOR_HOST`` set: that emulator (the official one, or ``spanner-watcher
-  local-spanner`` started on its own); a missing instance and database are created first, as
-  the Java library's emulator helper does. Names not given get defaults.
-* neither: the embedded local Spanner is started for the duration of the command (in a
-  temporary folder unless ``data_dir`` is given) and the instance and database are created.
+Which one is :mod:`watcher.cli.database_choice`'s decision (flags, then the TOML file, then the
+environment; nothing named is an error unless the command is embedded by default); this
+module opens it:
 
-:func:`open_database` is a context manager giving a :class:`SpannerTarget`; commands add
-the options with :func:`add_arguments` and call :func:`open_from_args`.
+* Cloud Spanner: through :func:`watcher.connect.connect`'s settings (credentials file or the
+  application default credentials, endpoint, database role); the instance and the database
+  must exist.
+* an emulator (``SPANNER_EMULATOR_HOST``): the official one, or ``spanner-watcher
+  local-spanner`` started on its own; a missing instance and database are created first, as
+  the Java library's emulator helper does.
+* the embedded local Spanner: started for the duration of the command (in a temporary folder
+  unless a data folder is given), the instance and database created.
+
+:func:`open_choice` is a context manager giving a :class:`SpannerTarget`; commands add the
+options with :func:`add_arguments` and call :func:`open_from_args`.
 
 Example:
-    >>> with open_database() as target:          # doctest: +SKIP
-    ...     target.kind, target.database.exists()  # without SPANNER_EMULATOR_HOST: the embedded default
+    >>> with open_database(embedded=True) as target:          # doctest: +SKIP
+    ...     target.kind, target.database.exists()
     ('embedded', True)
 """
 
@@ -27,13 +32,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, ConnectionSettingError
+from .database_choice import DEFAULTS, EMULATOR_ENV, DatabaseChoice, choose, flag_of
 
-EMULATOR_ENV = "SPANNER_EMULATOR_HOST"
+__all__ = ["EMULATOR_ENV", "SpannerTarget", "add_arguments", "database_by_name", "ensure_reachable", "open_choice",
+           "open_database", "open_from_args"]
+
 #: Names used on an emulator or the embedded server when the user gives none.
-DEFAULT_PROJECT = "spanner-watcher"
-DEFAULT_INSTANCE = "local"
-DEFAULT_DATABASE = "watcher"
+DEFAULT_PROJECT, DEFAULT_INSTANCE, DEFAULT_DATABASE = DEFAULTS["project"], DEFAULTS["instance"], DEFAULTS["database"]
 #: Seconds to wait for an instance or database to be created.
 CREATE_TIMEOUT = 120.0
 #: Seconds to wait for a TCP connection to an emulator before calling it unreachable.
@@ -68,24 +74,23 @@ class SpannerTarget:
         return f"database {self.database.name} on {KINDS[self.kind][0].format(host=self.host)}"
 
 
-def _client(project: str, host: str | None) -> Any:
-    from google.cloud import spanner
+def _client(choice: DatabaseChoice, host: str | None) -> Any:
+    from ..connect import spanner_client
 
-    if host is None:
-        from google.auth.exceptions import DefaultCredentialsError
+    try:
+        return spanner_client(choice.project, credentials_file=choice.credentials_file, api_endpoint=choice.api_endpoint,
+                              emulator_host=host)
+    except ConnectionSettingError as exc:
+        raise _as_option(exc) from None
 
-        try:
-            return spanner.Client(project=project)
-        except DefaultCredentialsError:
-            raise ConfigurationError(
-                "no Google Cloud credentials found for real Spanner: run `gcloud auth application-default login` "
-                f"(or set GOOGLE_APPLICATION_CREDENTIALS), or set {EMULATOR_ENV} to use an emulator") from None
-    from google.auth.credentials import AnonymousCredentials
 
-    # Anonymous credentials with an endpoint make the client talk plain gRPC to that host, without
-    # touching the process environment (other threads may use another Spanner).
-    return spanner.Client(project=project, credentials=AnonymousCredentials(), client_options={"api_endpoint": host},
-                          disable_builtin_metrics=True)
+def _as_option(exc: ConnectionSettingError) -> ConfigurationError:
+    """The library's error about an argument, naming the command-line option instead."""
+    try:
+        flag = flag_of(exc.setting)
+    except KeyError:
+        return exc
+    return ConfigurationError(f"{flag}: {exc.problem}")
 
 
 def database_by_name(name: str, host: str | None) -> Any:
@@ -93,10 +98,10 @@ def database_by_name(name: str, host: str | None) -> Any:
 
     Args:
         name: the database's full name (``Database.name``).
-        host: the emulator (or local Spanner) address; None for real Spanner.
+        host: the emulator (or local Spanner) address; None for Cloud Spanner (default credentials).
 
     Raises:
-        ConfigurationError: a name of another form, or no credentials for real Spanner.
+        ConfigurationError: a name of another form, or no credentials for Cloud Spanner.
 
     >>> database_by_name("watcher", "127.0.0.1:9010")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
@@ -106,13 +111,14 @@ def database_by_name(name: str, host: str | None) -> Any:
     parts = name.split("/")
     if len(parts) != 6 or parts[0::2] != ["projects", "instances", "databases"] or not all(parts[1::2]):
         raise ConfigurationError(f"not a database's full name (projects/P/instances/I/databases/D): {name!r}")
-    return _client(parts[1], host).instance(parts[3]).database(parts[5])
+    choice = DatabaseChoice("emulator" if host else "spanner", parts[1], parts[3], parts[5], emulator_host=host)
+    return _client(choice, host).instance(parts[3]).database(parts[5])
 
 
 def ensure_reachable(host: str | None, timeout: float = REACH_TIMEOUT) -> None:
     """Fail fast, saying what to do, when the emulator at ``host`` does not answer.
 
-    (The client would otherwise retry for minutes before giving up.) ``None`` (real Spanner) passes.
+    (The client would otherwise retry for minutes before giving up.) ``None`` (Cloud Spanner) passes.
 
     >>> ensure_reachable("127.0.0.1:1")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
@@ -128,7 +134,8 @@ def ensure_reachable(host: str | None, timeout: float = REACH_TIMEOUT) -> None:
     except (OSError, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
     raise ConfigurationError(f"cannot reach the Spanner emulator at {host} ({EMULATOR_ENV}): {reason}; start one "
-                             f"(spanner-watcher local-spanner) or unset {EMULATOR_ENV} to use the embedded local Spanner")
+                             f"(spanner-watcher local-spanner), or unset {EMULATOR_ENV} and pass --embedded to use "
+                             "the embedded local Spanner")
 
 
 def _ensure(instance: Any, database: Any, create: bool, where: str) -> None:
@@ -144,72 +151,102 @@ def _ensure(instance: Any, database: Any, create: bool, where: str) -> None:
 
 
 @contextlib.contextmanager
-def open_database(project: str | None = None, instance: str | None = None, database: str | None = None, *,
-                  data_dir: str | None = None) -> Iterator[SpannerTarget]:
-    """Open the database the arguments and the environment point at (see the module docstring).
+def open_choice(choice: DatabaseChoice, *, create: bool = True) -> Iterator[SpannerTarget]:
+    """Open the database ``choice`` names (see the module docstring).
 
-    Args:
-        project, instance, database: the names; all three are needed for real Spanner.
-        data_dir: for the embedded server, a folder that keeps its databases (default: a
-            temporary folder, deleted when the context ends).
+    ``create=False``: a missing instance or database is an error on an emulator too (a target
+    to write into must exist, not appear empty).
 
     Raises:
-        ConfigurationError: names missing for real Spanner, a database that does not exist there, an
-            unreachable emulator, or a ``data_dir`` that is not a folder.
+        ConfigurationError: a database that does not exist on Cloud Spanner, an unreachable emulator,
+            a data folder that is not a folder, or a connection setting that cannot work (naming its option).
     """
-    # The client reads SPANNER_EMULATOR_HOST itself, so the choice must follow the real environment.
-    host = os.environ.get(EMULATOR_ENV) or None
-    given = {"--project": project, "--instance": instance, "--database": database}
-    if host is None and any(given.values()):
-        missing = [flag for flag, value in given.items() if not value]
-        if missing:
-            raise ConfigurationError(f"{', '.join(missing)} missing: real Spanner needs --project, --instance and "
-                                     f"--database (or set {EMULATOR_ENV} to use an emulator)")
-        yield _open("spanner", project, instance, database, None, None)  # type: ignore[arg-type]
+    if choice.database_role is not None:
+        from ..connect import check_database_role
+
+        try:
+            check_database_role(choice.database_role)
+        except ConnectionSettingError as exc:
+            raise _as_option(exc) from None
+    if choice.kind == "spanner":
+        yield _open(choice, None, None)
         return
-    names = (project or DEFAULT_PROJECT, instance or DEFAULT_INSTANCE, database or DEFAULT_DATABASE)
-    if host is not None:
-        ensure_reachable(host)
-        yield _open("emulator", *names, host, None)
+    if choice.kind == "emulator":
+        ensure_reachable(choice.emulator_host)
+        yield _open(choice, choice.emulator_host, None, create)
         return
+    data_dir = choice.data_dir
     if data_dir is not None and os.path.exists(data_dir) and not os.path.isdir(data_dir):
         raise ConfigurationError(f"--data-dir {data_dir} exists and is not a folder: name a folder (it is created "
                                  "when missing)")
     from ..localspanner.server import LocalSpanner
 
     with LocalSpanner(data_dir) as server:
-        yield _open("embedded", *names, server.emulator_host, server)
+        yield _open(choice, server.emulator_host, server, create)
 
 
-def _open(kind: str, project: str, instance_id: str, database_id: str, host: str | None, server: Any) -> SpannerTarget:
-    client = _client(project, host)
-    where, create = KINDS[kind][0].format(host=host), KINDS[kind][1]
+def open_database(project: str | None = None, instance: str | None = None, database: str | None = None, *,
+                  data_dir: str | None = None, embedded: bool = False, credentials_file: str | None = None,
+                  api_endpoint: str | None = None,
+                  database_role: str | None = None) -> contextlib.AbstractContextManager[SpannerTarget]:
+    """:func:`open_choice` of the names and settings given, the environment filling in (see
+    :func:`~watcher.cli.database_choice.choose`; nothing named is an error unless ``embedded``)."""
+    return open_choice(choose({"project": project, "instance": instance, "database": database, "data_dir": data_dir,
+                               "embedded": embedded, "credentials_file": credentials_file,
+                               "api_endpoint": api_endpoint, "database_role": database_role}))
+
+
+def _open(choice: DatabaseChoice, host: str | None, server: Any, create: bool = True) -> SpannerTarget:
+    client = _client(choice, host)
+    kind = choice.kind
+    where, create = KINDS[kind][0].format(host=host), KINDS[kind][1] and create
     if create:  # what an emulator needs to create the instance, should it be missing
-        instance = client.instance(instance_id, configuration_name=f"projects/{project}/instanceConfigs/emulator-config",
-                                   display_name=instance_id, node_count=1)
+        instance = client.instance(choice.instance, display_name=choice.instance, node_count=1,
+                                   configuration_name=f"projects/{choice.project}/instanceConfigs/emulator-config")
     else:
-        instance = client.instance(instance_id)
-    database = instance.database(database_id)
+        instance = client.instance(choice.instance)
+    database = instance.database(choice.database, database_role=choice.database_role)
     _ensure(instance, database, create, where)
     return SpannerTarget(kind, client, instance, database, host, server)
 
 
 # --- command-line options ----------------------------------------------------------------------------
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add ``--project/--instance/--database`` and ``--data-dir`` to a subcommand's parser."""
+def add_arguments(parser: argparse.ArgumentParser, *, embedded_by_default: bool = False) -> None:
+    """Add the database options (names, ``--embedded``, ``--data-dir``, credentials, endpoint, role)."""
+    fallback = ("with nothing named, the embedded local Spanner, started for this command" if embedded_by_default else
+                "with nothing named the command stops: pass --embedded for the embedded local Spanner")
     group = parser.add_argument_group(
-        "database", f"Real Spanner with all three names; with {EMULATOR_ENV} set, that emulator (the instance and "
-                    "database are created when missing); with neither, the embedded local Spanner, started for this "
-                    "command.")
-    group.add_argument("--project", help="Google Cloud project")
-    group.add_argument("--instance", help="Spanner instance id")
-    group.add_argument("--database", help="database id")
+        "database", "Cloud Spanner with all three names (each from its flag, else the configuration's [database] "
+                    f"table, else SPANNER_PROJECT, SPANNER_INSTANCE, SPANNER_DATABASE); with {EMULATOR_ENV} set, "
+                    f"that emulator (the instance and database are created when missing); {fallback}.")
+    group.add_argument("--project", help="Google Cloud project id (else SPANNER_PROJECT)")
+    group.add_argument("--instance", help="Spanner instance id (else SPANNER_INSTANCE)")
+    group.add_argument("--database", help="database id (else SPANNER_DATABASE)")
+    if not embedded_by_default:
+        group.add_argument("--embedded", action="store_true", default=False,
+                           help="use the embedded local Spanner, started for this command (its databases are "
+                                "deleted when it ends unless --data-dir keeps them)")
     group.add_argument("--data-dir", metavar="DIR", default=None,
-                       help="embedded local Spanner only: keep its databases in DIR (default: a temporary folder, "
-                            "deleted when the command ends)")
+                       help="embedded local Spanner: keep its databases in DIR (implies --embedded; default: a "
+                            "temporary folder, deleted when the command ends)")
+    group.add_argument("--credentials", dest="credentials_file", metavar="FILE", default=None,
+                       help="Cloud Spanner: a service-account (or other Google) key file (default: the application "
+                            "default credentials: gcloud auth application-default login, GOOGLE_APPLICATION_CREDENTIALS)")
+    group.add_argument("--endpoint", dest="api_endpoint", metavar="HOST[:PORT]", default=None,
+                       help="Cloud Spanner: the API endpoint to call, e.g. a regional one "
+                            "(us-east1-spanner.googleapis.com:443; default: the client's global endpoint)")
+    group.add_argument("--database-role", metavar="ROLE", default=None,
+                       help="the database role of every session (fine-grained access control; default: none, the "
+                            "credentials' own permissions)")
 
 
-def open_from_args(args: argparse.Namespace) -> contextlib.AbstractContextManager[SpannerTarget]:
-    """:func:`open_database` with the options :func:`add_arguments` added."""
-    return open_database(args.project, args.instance, args.database, data_dir=args.data_dir)
+def choice_from_args(args: argparse.Namespace, toml: Any = None, *, embedded_by_default: bool = False) -> DatabaseChoice:
+    """The :class:`DatabaseChoice` of the options :func:`add_arguments` added (and a TOML ``[database]``)."""
+    return choose(vars(args), toml, embedded_by_default=embedded_by_default)
+
+
+def open_from_args(args: argparse.Namespace, toml: Any = None) -> contextlib.AbstractContextManager[SpannerTarget]:
+    """:func:`open_choice` of :func:`choice_from_args`."""
+    return open_choice(choice_from_args(args, toml))
+

@@ -3,7 +3,9 @@
 ``/metrics`` answers a running watcher's :meth:`~watcher.capture.base.Watcher.prometheus`
 text (per table: polls, rows, lag, watermark, failures, retries, running, dropped; for a
 database watcher also the tables watched, added and dropped). ``/healthz`` answers 200 while
-the watcher runs and 503 with the reason otherwise (starting, stopped, or failed and why).
+the watcher runs and 503 with the reason otherwise: starting, stopped, failed and why, or, with
+a lag bound (``--max-lag``), a table lagging more than the bound, named with its lag (the rule
+is :func:`watcher.cli.health.health`).
 
 A standard-library ``ThreadingHTTPServer`` on a daemon thread: two read-only endpoints do not
 justify a web framework, and ``prometheus_client``'s server would need its registry and
@@ -18,9 +20,13 @@ Example::
 
 from __future__ import annotations
 
+import datetime as dt
 import http.server
 import threading
+from collections.abc import Callable
 from typing import Any, Self
+
+from .health import health
 
 #: Where the endpoint listens unless ``--metrics-host`` says otherwise.
 DEFAULT_HOST = "127.0.0.1"
@@ -28,20 +34,8 @@ DEFAULT_HOST = "127.0.0.1"
 PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
-def health(watcher: Any) -> tuple[int, str]:
-    """The HTTP status and text of ``/healthz`` for ``watcher`` (None: not built yet).
-
-    >>> health(None)
-    (503, 'starting')
-    """
-    if watcher is None:
-        return 503, "starting"
-    state = watcher.state.value
-    if watcher.failure is not None:
-        return 503, f"failed: {watcher.failure}"
-    if state != "running":
-        return 503, state
-    return 200, f"ok: {len(watcher.poll_stats())} table watchers"
+def _utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -53,7 +47,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if path == "/metrics":
             status, body, kind = 200, (watcher.prometheus() if watcher is not None else ""), PROMETHEUS_CONTENT_TYPE
         elif path == "/healthz":
-            status, text = health(watcher)
+            server = self.server
+            status, text = health(watcher, now=server.clock(), max_lag=server.max_lag, started_at=server.started_at)
             body, kind = text + "\n", "text/plain; charset=utf-8"
         else:
             status, body, kind = 404, "not found: try /metrics or /healthz\n", "text/plain; charset=utf-8"
@@ -71,6 +66,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
     watcher: Any = None
+    max_lag: float | None = None
+    started_at: dt.datetime | None = None
+    clock: Callable[[], dt.datetime] = staticmethod(_utcnow)
 
 
 class MetricsServer:
@@ -80,14 +78,20 @@ class MetricsServer:
         watcher: the watcher to report on (may be set later through :attr:`watcher`).
         host: the interface to listen on (loopback by default).
         port: the TCP port (0: any free one; :attr:`port` tells which).
+        max_lag: ``/healthz`` answers 503 when a table lags more than this many seconds (None: no bound).
+        clock: the current time (UTC), what the lag is measured against.
 
     Raises:
         OSError: the address is taken or cannot be used (from the constructor).
     """
 
-    def __init__(self, watcher: Any = None, host: str = DEFAULT_HOST, port: int = 0) -> None:
+    def __init__(self, watcher: Any = None, host: str = DEFAULT_HOST, port: int = 0, *, max_lag: float | None = None,
+                 clock: Callable[[], dt.datetime] = _utcnow) -> None:
         self._server = _Server((host, port), _Handler)
         self._server.watcher = watcher
+        self._server.max_lag = max_lag
+        self._server.clock = clock
+        self._server.started_at = clock()
         self._thread: threading.Thread | None = None
 
     @property

@@ -106,7 +106,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     r.add_argument("--port", type=port_number, default=0,
                    help="port of the local Spanner server process started for the run (default 0: a free one)")
     r.add_argument("--quiet", action="store_true", help="no status line, only the final summary")
-    add_arguments(parser)
+    add_arguments(parser, embedded_by_default=True)
     return parser
 
 
@@ -132,14 +132,16 @@ def bench_database(args: argparse.Namespace) -> Iterator[tuple[Any, Any]]:
     from ...devtools.bench_server import ServerProcess
     from ..connection import EMULATOR_ENV, open_database
 
+    settings = {"credentials_file": args.credentials_file, "api_endpoint": args.api_endpoint,
+                "database_role": args.database_role}
     if os.environ.get(EMULATOR_ENV) or args.project:
-        with open_database(args.project, args.instance, args.database) as target:
+        with open_database(args.project, args.instance, args.database, **settings) as target:
             yield target, None
         return
     with ServerProcess(port=args.port, data_dir=args.data_dir) as server:
         os.environ[EMULATOR_ENV] = server.emulator_host
         try:
-            with open_database(args.project, args.instance, args.database) as target:
+            with open_database(args.project, args.instance, args.database, **settings) as target:
                 yield target, server
         finally:
             os.environ.pop(EMULATOR_ENV, None)
@@ -158,8 +160,9 @@ def run(args: argparse.Namespace) -> int:
     from ...devtools.bench import Endpoint, prepare_table, run_benchmark
     from ...devtools.bench_report import report, status_line, write_outputs
     from ...errors import ConfigurationError, WatcherError
+    from ..connection import EMULATOR_ENV, ensure_reachable
     from ..main import PROG, CommandError
-    from .watch import ensure_reachable, stop_on_signals
+    from .watch_progress import stop_on_signals
 
     try:
         options = options_from_args(args)
@@ -167,7 +170,10 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from None
     if os.path.exists(args.output) and not os.path.isdir(args.output):
         raise CommandError(f"--output {args.output} exists and is not a folder")
-    ensure_reachable()
+    try:
+        ensure_reachable(os.environ.get(EMULATOR_ENV))  # fail fast: the client would retry for minutes
+    except ConfigurationError as exc:
+        raise CommandError(str(exc)) from None
     stop = threading.Event()
     say = (lambda line: None) if args.quiet else (lambda line: print(line, flush=True))
     try:

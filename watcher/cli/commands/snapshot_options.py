@@ -43,9 +43,10 @@ def json_value(text: str) -> Any:
 
 
 def add_snapshot_arguments(parser: argparse.ArgumentParser) -> None:
-    """Table, staging, warehouse, partitioning, read mode, Spark master, --json, and the database options."""
+    """Table, staging, warehouse, partitioning, read mode, Spark master, --json, the database and request options."""
     from ...changelog.spanner_source import READ_MODES
     from ..connection import add_arguments
+    from ..request_options import add_request_arguments
     from .spark_options import add_spark_arguments
 
     parser.add_argument("--table", required=True, help="the table to read")
@@ -66,6 +67,7 @@ def add_snapshot_arguments(parser: argparse.ArgumentParser) -> None:
     add_spark_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     add_arguments(parser)
+    add_request_arguments(parser, data_boost=True)
 
 
 def check_folder(flag: str, path: str, missing: str | None = None) -> None:
