@@ -18,11 +18,11 @@ import os
 import shutil
 import subprocess
 import sys
-import sysconfig
-import venv
 from pathlib import Path
 
 import pytest
+
+from tests.venvs import overlay_env
 
 REPO = Path(__file__).resolve().parents[1]
 #: What a build needs from the source tree (a copy, so the build leaves nothing in the checkout).
@@ -50,20 +50,6 @@ def _pip(*args: str, cwd: Path) -> None:
     assert done.returncode == 0, f"pip {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
 
 
-def _fresh_env(path: Path) -> Path:
-    """A virtual environment without the project whose dependencies come from this interpreter's site-packages."""
-    try:
-        venv.EnvBuilder(with_pip=False, symlinks=os.name != "nt").create(path)
-    except Exception as exc:  # noqa: BLE001 - any reason the platform cannot make a venv
-        pytest.skip(f"cannot create a virtual environment here: {exc}")
-    python = path / ("Scripts" if os.name == "nt" else "bin") / "python"
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             capture_output=True, text=True, check=True, timeout=TIMEOUT).stdout.strip()
-    deps = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
-    Path(purelib, "spanner_watcher_test_deps.pth").write_text("\n".join(sorted(deps)) + "\n")
-    return python
-
-
 def _cli(python: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
     script = python.with_name("spanner-watcher")
     env = {k: v for k, v in os.environ.items() if k not in {"SPANNER_EMULATOR_HOST", "PYTHONPATH", "PYTHONHOME"}}
@@ -76,7 +62,7 @@ def installed(request, tmp_path: Path) -> tuple[Path, Path]:
     if importlib.util.find_spec("setuptools.command.bdist_wheel") is None:
         pytest.fail("building the wheel offline needs setuptools>=70.1 here: pip install -e '.[test]'")
     source = _copy_source(tmp_path / "src")
-    python = _fresh_env(tmp_path / "env")
+    python = overlay_env(tmp_path / "env")
     target = ["--python", str(python), "install", "--no-deps", "--no-build-isolation", "--no-index"]
     if request.param == "wheel":
         _pip("wheel", "--no-deps", "--no-build-isolation", "--no-index", "-w", str(tmp_path / "dist"), str(source), cwd=tmp_path)

@@ -27,6 +27,7 @@ from watcher.changelog.fs import HadoopFS
 from watcher.changelog.jvm import jar
 from watcher.changelog.records import CHANGELOG_FIELDS, CHANGELOG_PARTITIONS, STATE_FIELDS
 from watcher.devtools.spark_cluster import StandaloneCluster, spark_class
+from watcher.spanner_client import database_path
 
 ROOT = Path(__file__).resolve().parents[2]
 SPARK_CLASS = spark_class()
@@ -114,8 +115,8 @@ def test_changelog_and_backfill_on_a_cluster_match_local_mode(spark, make_databa
     db = make_database(DDL)
     with db.batch() as batch:
         batch.insert("Items", ("Id", "Name", "Ts"), [(i, f"item {i}", spanner.COMMIT_TIMESTAMP) for i in range(1, 13)])
-    instance = db._instance
-    where = ("--project", instance._client.project, "--instance", instance.instance_id, "--database", db.database_id)
+    project, instance_id, database_id = database_path(db.name)
+    where = ("--project", project, "--instance", instance_id, "--database", database_id)
     # The reference: local mode, where these small runs are the driver engine's (the cluster's are Spark's).
     local_job = Changelog(spark).staging(str(local / "staging")).warehouse(str(local / "warehouse"))
     for round_ in (0, 1):  # local mode (the reference) runs twice: the types must not change from run to run
@@ -160,10 +161,10 @@ def test_changelog_and_backfill_on_a_cluster_match_local_mode(spark, make_databa
 
 def test_executors_missing_a_dependency_give_one_line(make_database, tmp_path, cluster):
     db = make_database(DDL)
-    instance = db._instance
+    project, instance_id, database_id = database_path(db.name)
     argv, env = _cli("backfill", "--table", "Items", "--staging", str(tmp_path / "staging"), "--warehouse",
-                     str(tmp_path / "warehouse"), "--no-checkpoints", "--project", instance._client.project,
-                     "--instance", instance.instance_id, "--database", db.database_id, master=cluster["url"],
+                     str(tmp_path / "warehouse"), "--no-checkpoints", "--project", project,
+                     "--instance", instance_id, "--database", database_id, master=cluster["url"],
                      python=cluster["python"], conf=("spark.executorEnv.HIDE_MODULES=google", "spark.task.maxFailures=1"))
     proc = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, timeout=COMMAND_TIMEOUT)
     assert proc.returncode == 2, proc.stderr[-3000:]

@@ -40,6 +40,7 @@ from watcher.changelog import Changelog, register_views
 from watcher.changelog.exports import bigquery
 from watcher.changelog.jvm import jar
 from watcher.devtools.spark_cluster import free_port, stop_process
+from watcher.spanner_client import database_path
 
 SPARK_SUBMIT = Path(__import__("pyspark").__file__).parent / "bin" / "spark-submit"
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
@@ -118,8 +119,8 @@ def test_changelog_backfill_reconcile_export_and_views_through_spark_connect(spa
     with db.batch() as batch:
         batch.insert("Items", ("Id", "Name", "Ts"), [(i, f"item {i}", spanner.COMMIT_TIMESTAMP) for i in range(1, 7)])
     target = make_database()
-    instance = db._instance
-    where = ("--project", instance._client.project, "--instance", instance.instance_id, "--database", db.database_id)
+    project, instance_id, database_id = database_path(db.name)
+    where = ("--project", project, "--instance", instance_id, "--database", database_id)
 
     # local mode, the reference: two rounds of staged changes (small runs: the driver engine's; Connect's are Spark's)
     local_job = Changelog(spark).staging(str(local / "staging")).warehouse(str(local / "warehouse"))
@@ -168,8 +169,7 @@ def test_changelog_backfill_reconcile_export_and_views_through_spark_connect(spa
         "bigquery": _cli("export", "--warehouse", str(remote / "warehouse"), "--format", "bigquery",
                          "--out", str(remote / "bq"), remote=connect_url),
         "spanner": _cli("export", "--warehouse", str(remote / "warehouse"), "--format", "spanner", "--out",
-                        f"projects/{instance._client.project}/instances/{instance.instance_id}/databases/"
-                        f"{target.database_id}", remote=connect_url),
+                        target.name, remote=connect_url),
     })
     assert json.loads(done["reconcile"].stdout)["deletes"] == 1
     # the backfill's rows, then reconcile's deletion, reached the current state (the job ran through Connect too)

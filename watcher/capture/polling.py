@@ -33,6 +33,7 @@ from typing import Any
 from google.cloud.spanner_v1 import param_types
 
 from ..model import Change, Checkpoint
+from ..spanner_client import read_timestamp
 from ..sqlnames import quote_identifier
 from .row_values import bytes_decoder, column_types
 from .shards import FixedShardProvider, ShardFilter
@@ -271,7 +272,7 @@ def run_poll(database: Any, info: TableInfo, query: PollQuery, *, limit: int, sh
         rows = list(results)
         fields = list(results.fields) if rows else []
         names = [f.name for f in fields]
-        read_ts = getattr(snap, "_transaction_read_timestamp", None)
+        read_ts = read_timestamp(results)
     if not rows:
         return PollResult([], read_ts, full=False)
     ts_index = names.index(info.commit_timestamp_column)

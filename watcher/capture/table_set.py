@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from ..errors import ConfigurationError, TableNotFoundError
 from ..model import as_nanos_timestamp, from_nanos
+from ..spanner_client import read_timestamp
 from ..sqlnames import has_name
 from .table_info import TABLES_SQL
 
@@ -104,8 +105,9 @@ class Discovery:
 def discover_tables(database: object) -> Discovery:
     """Read the tables with a commit-timestamp column, and the timestamp the read was taken at."""
     with database.snapshot() as snap:  # type: ignore[attr-defined]
-        rows = list(snap.execute_sql(TABLES_SQL))
-        read_ts = getattr(snap, "_transaction_read_timestamp", None)
+        results = snap.execute_sql(TABLES_SQL)
+        rows = list(results)
+        read_ts = read_timestamp(results)
     if read_ts is None:  # a server that does not return it: a strong read before this one is a lower bound
         with database.snapshot() as snap:  # type: ignore[attr-defined]
             read_ts = list(snap.execute_sql("SELECT CURRENT_TIMESTAMP()"))[0][0]

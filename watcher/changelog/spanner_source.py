@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import spanner_client
 from ..codec import timestamp_text
 from ..errors import ChangelogError, ConfigurationError
 from ..sqlnames import quote_identifier
@@ -57,9 +58,8 @@ class SpannerLocation:
     @staticmethod
     def of(database: Any) -> SpannerLocation:
         """The location of a client ``Database`` object."""
-        client = database._instance._client  # the client keeps no public accessor for these
-        return SpannerLocation(client.project, database._instance.instance_id, database.database_id,
-                               getattr(client, "_emulator_host", None) or None)
+        project, instance, name = spanner_client.database_path(database.name)
+        return SpannerLocation(project, instance, name, spanner_client.emulator_host(database))
 
     def open(self) -> Any:
         """A new client's ``Database`` for this location."""
@@ -150,15 +150,13 @@ class ReadPoint:
 
     def __init__(self, database: Any) -> None:
         self._database = database
-        self._batch: Any = None
+        self._checkout: Any = None
         self.read_timestamp: Any = None
 
     def __enter__(self) -> ReadPoint:
-        from google.cloud.spanner_v1.database import BatchSnapshot
-
-        self._batch = BatchSnapshot(self._database)
-        snapshot = self._batch._get_snapshot()  # begins the transaction: R is fixed here
-        self.read_timestamp = getattr(snapshot, "_transaction_read_timestamp", None)
+        self._checkout = self._database.snapshot(multi_use=True)
+        snapshot = self._checkout.__enter__()
+        self.read_timestamp = spanner_client.strong_read_timestamp(snapshot)  # its first query fixes R here
         if self.read_timestamp is None:
             self.close()
             raise ChangelogError("the Spanner client did not report the read timestamp of its read-only transaction")
@@ -169,11 +167,11 @@ class ReadPoint:
         return timestamp_text(self.read_timestamp)
 
     def close(self) -> None:
-        if self._batch is not None:
+        if self._checkout is not None:
             try:
-                self._batch.close()
+                self._checkout.__exit__(None, None, None)
             finally:
-                self._batch = None
+                self._checkout = None
 
     def __exit__(self, *exc: Any) -> None:
         self.close()

@@ -356,7 +356,7 @@ class HistoryWatcher(TranslatingWatcher):
         keys = tuple(row[k] for k in self._key_columns)
         values: dict[str, Any] = dict(zip(self._key_columns, keys, strict=True))
         new_values = row.get(NEW_VALUES_COLUMN)
-        if new_values is not None and not getattr(new_values, "_is_null", False):
+        if new_values is not None and not _json_null(new_values):
             new_values = dict(new_values)
             unknown = [c for c in new_values if c not in self._types]
             if unknown and not set(unknown) <= self._untyped:
@@ -379,3 +379,14 @@ class HistoryWatcher(TranslatingWatcher):
             self._types = {**self._types, **HistoryTable.discover(self.database, self.table).column_types}
         except TableNotFoundError:
             pass
+
+
+def _json_null(value: Any) -> bool:
+    """Whether a JSON value the client returned is JSON's null (its JsonObject serializes to None then).
+
+    >>> from google.cloud.spanner_v1.data_types import JsonObject
+    >>> _json_null(JsonObject(None)), _json_null(JsonObject({"a": 1})), _json_null({})
+    (True, False, False)
+    """
+    serialize = getattr(value, "serialize", None)
+    return callable(serialize) and serialize() is None

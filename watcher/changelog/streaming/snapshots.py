@@ -1,7 +1,7 @@
 """A strong read-only transaction whose read timestamp R is fixed at once (the driver's planning reads).
 
-Invariant 4 of the design (once a strong read at R returned, no later commit gets a timestamp
-<= R) makes R a safe end for a micro-batch: nothing committed at or before R can appear later.
+Once a strong read at R returned, no later commit gets a timestamp <= R (on Spanner, and on the
+embedded server by construction): that makes R a safe end for a micro-batch: nothing committed at or before R can appear later.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import ConfigurationError
+from ...spanner_client import strong_read_timestamp
 from .options import SOURCE_NAME
 
 
@@ -20,8 +21,7 @@ class StrongSnapshot:
 
     def __enter__(self) -> tuple[Any, Any]:
         snapshot = self._checkout.__enter__()
-        snapshot.begin()  # fixes R now, before any query
-        read_ts = getattr(snapshot, "_transaction_read_timestamp", None)
+        read_ts = strong_read_timestamp(snapshot)  # its first query fixes R now, before the planning reads
         if read_ts is None:
             self._checkout.__exit__(None, None, None)
             raise ConfigurationError(f"{SOURCE_NAME} source: the Spanner client did not report the read timestamp "
