@@ -38,6 +38,7 @@ _EXPORTS = {
     "ChangeStreamWatcher": "capture.change_streams.watcher", "ProgressStore": "capture.change_streams.progress",
     "InMemoryProgressStore": "capture.change_streams.progress", "PartitionProgress": "capture.change_streams.progress",
     "SpannerProgressStore": "capture.change_streams.spanner_progress",
+    "RequestSettings": "request_settings",
     "ChangeStreamNotFoundError": "errors", "ChangeStreamRetentionError": "errors",
 }
 

@@ -50,6 +50,7 @@ from google.api_core import exceptions as gexc
 
 from ..checkpoints import CommitTimestampRepository, SpannerCommitTimestampRepository
 from ..errors import ColumnNotFoundError, TableNotFoundError, TableNotWatchableError
+from ..request_settings import RequestSettings, settings_or_default
 from ..sqlnames import has_name
 from .base import BatchCallback, Callback, OwnStateWatcher, PollListener, State
 from .database_stats import DatabaseFigures
@@ -89,6 +90,8 @@ class DatabaseWatcher(DatabaseFigures, OwnStateWatcher):
         discover_interval: seconds between two looks for created and dropped tables (None or 0: never,
             and no table joins; a dropped table is also noticed by its failing poll). Not used when
             ``include`` lists names only: no table can join those.
+        request_settings: the priority of the polls, the request tag of every statement and the
+            transaction tag of the checkpoint writes, for every table (None: the default tags, no priority).
         **options: passed to every TableWatcher (poll_interval, limit, fallback_to_with_query_seconds,
             initial_timestamp, callback_error_policy, retry_policy, clock).
     """
@@ -98,7 +101,7 @@ class DatabaseWatcher(DatabaseFigures, OwnStateWatcher):
                  table_hint: str | PerTable = "", commit_timestamp_column: PerTable | Callable[[str], str | None] | None = None,
                  checkpoints: CommitTimestampRepository | None = None, scheduler: BaseScheduler | None = None,
                  max_workers: int | None = None, discover_interval: float | None = DEFAULT_DISCOVER_INTERVAL,
-                 **options: Any) -> None:
+                 request_settings: RequestSettings | None = None, **options: Any) -> None:
         include, selection = table_selection(tables, include, exclude, discover_interval)
         super().__init__()
         self.database = database
@@ -108,7 +111,8 @@ class DatabaseWatcher(DatabaseFigures, OwnStateWatcher):
         self.shard_provider = shard_provider
         self.table_hint = table_hint
         self.commit_timestamp_column = commit_timestamp_column
-        self.checkpoints = checkpoints or SpannerCommitTimestampRepository(database)
+        self.request_settings = settings_or_default(request_settings)
+        self.checkpoints = checkpoints or SpannerCommitTimestampRepository(database, request_settings=self.request_settings)
         self.options = options
         self.max_workers = max_workers
         self.discover_interval = discover_interval or None
@@ -169,10 +173,13 @@ class DatabaseWatcher(DatabaseFigures, OwnStateWatcher):
 
     def tables(self) -> list[str]:
         """The tables this watcher watches (resolved against the database's schema)."""
-        return self._select(discover_tables(self.database) if not self.selection.fixed else None)
+        return self._select(self._discover() if not self.selection.fixed else None)
 
     def _select(self, discovery: Discovery | None) -> list[str]:
         return select_tables(self.selection, discovery, self.database.name)
+
+    def _discover(self) -> Discovery:
+        return discover_tables(self.database, request_settings=self.request_settings)
 
     def _make_watcher(self, name: str, scheduler: BaseScheduler, start_at: dt.datetime | None) -> TableWatcher:
         options = dict(self.options)
@@ -182,7 +189,8 @@ class DatabaseWatcher(DatabaseFigures, OwnStateWatcher):
         w = TableWatcher(self.database, name, shard_provider=per_table(self.shard_provider, name),
                          table_hint=per_table(self.table_hint, name, ""),
                          commit_timestamp_column=per_table(self.commit_timestamp_column, name),
-                         checkpoints=self.checkpoints, scheduler=scheduler, **options)
+                         checkpoints=self.checkpoints, scheduler=scheduler, request_settings=self.request_settings,
+                         **options)
         for cb in self._callbacks:
             w.add_callback(cb)
         for bcb in self._batch_callbacks:
@@ -200,7 +208,7 @@ class DatabaseWatcher(DatabaseFigures, OwnStateWatcher):
         with self._lock:
             if self._state == State.RUNNING:
                 return self
-            discovery = discover_tables(self.database) if not self.selection.fixed else None
+            discovery = self._discover() if not self.selection.fixed else None
             names = self._select(discovery)
             if self._user_scheduler is None and (self._scheduler is None or not self._scheduler.running):
                 workers = self.max_workers or min(len(names) + 1, 32)
@@ -249,7 +257,7 @@ class DatabaseWatcher(DatabaseFigures, OwnStateWatcher):
         if self._state != State.RUNNING:
             return
         try:
-            current = discover_tables(self.database)
+            current = self._discover()
         except Exception as exc:  # noqa: BLE001 - classified here
             if isinstance(exc, gexc.NotFound) and not is_transient(exc):
                 self._fail_all(exc, f"the database {self.database.name} is gone: {exc}")
@@ -333,7 +341,7 @@ class DatabaseWatcher(DatabaseFigures, OwnStateWatcher):
         table = str(watcher.table)
         if isinstance(exc, TableNotFoundError):
             try:
-                now = discover_tables(self.database)
+                now = self._discover()
             except Exception:  # noqa: BLE001 - the database itself is gone or unreachable: a failure of the whole
                 now = None
             if now is not None:

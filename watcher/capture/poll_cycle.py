@@ -28,6 +28,7 @@ from google.api_core import exceptions as gexc
 from ..checkpoints import CommitTimestampRepository
 from ..errors import CallbackError, ColumnNotFoundError, PollError, TableNotFoundError, WatcherError
 from ..model import Change, Checkpoint, PollStats, TableId, as_nanos_timestamp, from_nanos, timestamp_nanos
+from ..request_settings import DEFAULT_SETTINGS, RequestSettings
 from .base import BatchCallback, Callback, PollListener, PollRecord
 from .handoff import StopDelivery
 from .polling import PollQuery, continuation_query, run_poll, simple_query, with_query, with_query_eligible
@@ -73,6 +74,8 @@ class PollCycle:
     #: Seconds between checks that the table can still be watched (a removed commit-timestamp
     #: option leaves the poll query valid, so only the schema tells).
     schema_check_interval: float = 60.0
+    #: The tags of every statement, the priority of the polls.
+    request_settings: RequestSettings = DEFAULT_SETTINGS
     _stored: Checkpoint | None = field(default=None, init=False, repr=False)  # the position last written
     _next_schema_check: dt.datetime | None = field(default=None, init=False, repr=False)
     _seen_types: Any = field(default=None, init=False, repr=False)  # the column types of the last poll with rows
@@ -92,7 +95,7 @@ class PollCycle:
     def _recheck_schema(self, reason: str) -> None:
         """Fail with the reason when the table can no longer be watched (raises from :func:`recheck`)."""
         assert self.info is not None
-        self.info = recheck(self.database, self.info, reason)
+        self.info = recheck(self.database, self.info, reason, request_settings=self.request_settings)
         self._next_schema_check = self.clock() + dt.timedelta(seconds=self.schema_check_interval)
 
     def _starting_point(self) -> Checkpoint:
@@ -103,7 +106,8 @@ class PollCycle:
         ts = self.initial_timestamp
         if ts is None:
             with self.database.snapshot() as snap:
-                ts = list(snap.execute_sql("SELECT CURRENT_TIMESTAMP()"))[0][0]
+                ts = list(snap.execute_sql("SELECT CURRENT_TIMESTAMP()",
+                                           request_options=self.request_settings.request_options(with_priority=False)))[0][0]
         start = Checkpoint(as_nanos_timestamp(ts))
         # Stored at once, so that a crash before the first poll cannot move the starting point.
         self.checkpoints.set(self.table, start, self.shard_value)
@@ -119,7 +123,8 @@ class PollCycle:
         while not deliveries.idle and not stopping.is_set():
             query = self.next_query()
             started = time.monotonic()
-            result = run_poll(self.database, self.info, query, limit=self.limit, shard_value=self.shard_value)
+            result = run_poll(self.database, self.info, query, limit=self.limit, shard_value=self.shard_value,
+                              request_settings=self.request_settings)
             self._record_poll(len(result.changes), time.monotonic() - started, deliveries.poll_listeners)
             if result.changes:
                 if self._seen_types is not None and result.column_types != self._seen_types:

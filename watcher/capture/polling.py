@@ -33,6 +33,7 @@ from typing import Any
 from google.cloud.spanner_v1 import param_types
 
 from ..model import Change, Checkpoint
+from ..request_settings import RequestSettings, settings_or_default
 from ..spanner_client import read_timestamp
 from ..sqlnames import quote_identifier
 from .row_values import bytes_decoder, column_types
@@ -265,10 +266,15 @@ class PollResult:
     column_types: Mapping[str, str] = field(default_factory=dict)
 
 
-def run_poll(database: Any, info: TableInfo, query: PollQuery, *, limit: int, shard_value: Any = None) -> PollResult:
-    """Run one poll query as a strong single-use read and turn its rows into changes."""
+def run_poll(database: Any, info: TableInfo, query: PollQuery, *, limit: int, shard_value: Any = None,
+             request_settings: RequestSettings | None = None) -> PollResult:
+    """Run one poll query as a strong single-use read and turn its rows into changes.
+
+    The query carries ``request_settings``' request tag and priority (default: the default tag, no priority).
+    """
+    options = settings_or_default(request_settings).request_options()
     with database.snapshot() as snap:
-        results = snap.execute_sql(query.sql, params=query.params, param_types=query.types)
+        results = snap.execute_sql(query.sql, params=query.params, param_types=query.types, request_options=options)
         rows = list(results)
         fields = list(results.fields) if rows else []
         names = [f.name for f in fields]

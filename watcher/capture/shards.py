@@ -30,6 +30,7 @@ from typing import Any
 from google.cloud.spanner_v1 import param_types
 
 from ..errors import ConfigurationError
+from ..request_settings import RequestSettings, settings_or_default
 from ..sqlnames import quote_identifier
 
 SHARD_PARAM = "shard"
@@ -254,12 +255,15 @@ class ShardIdCache:
         return self._value
 
 
-def fetch_from_database(database: Any, interval: Interval) -> Callable[[dt.datetime], str]:
-    """A ``fetch`` for :class:`ShardIdCache` that asks the database for the current shard id."""
+def fetch_from_database(database: Any, interval: Interval, *,
+                        request_settings: RequestSettings | None = None) -> Callable[[dt.datetime], str]:
+    """A ``fetch`` for :class:`ShardIdCache` that asks the database for the current shard id
+    (its query carries ``request_settings``' request tag)."""
+    options = settings_or_default(request_settings).request_options(with_priority=False)
 
     def fetch(_now: dt.datetime) -> str:
         with database.snapshot() as snap:
-            rows = list(snap.execute_sql(f"SELECT {interval.shard_id_expression()}"))
+            rows = list(snap.execute_sql(f"SELECT {interval.shard_id_expression()}", request_options=options))
         return rows[0][0]
 
     return fetch

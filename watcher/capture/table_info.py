@@ -17,6 +17,7 @@ from google.cloud.spanner_v1 import param_types
 
 from ..errors import ColumnNotFoundError, TableNotFoundError, TableNotWatchableError
 from ..model import TableId
+from ..request_settings import RequestSettings, settings_or_default
 from ..sqlnames import find_name
 
 _COLUMNS_SQL = (
@@ -98,20 +99,26 @@ class TableInfo:
         return [param_type_for(self.column_types[k]) for k in self.key_columns]
 
 
-def _query(snapshot: Any, sql: str, table: TableId) -> list[list[Any]]:
+def _query(snapshot: Any, sql: str, table: TableId, settings: RequestSettings | None = None) -> list[list[Any]]:
     params = {"catalog": table.catalog, "schema": table.schema, "table": table.table}
-    return list(snapshot.execute_sql(sql, params=params, param_types={k: param_types.STRING for k in params}))
+    return list(snapshot.execute_sql(sql, params=params, param_types={k: param_types.STRING for k in params},
+                                     request_options=settings_or_default(settings).request_options(with_priority=False)))
 
 
-def discover(database: Any, table: TableId | str, commit_timestamp_column: str | None = None) -> TableInfo:
-    """Columns, primary key and commit-timestamp column of ``table``, or a clear error."""
+def discover(database: Any, table: TableId | str, commit_timestamp_column: str | None = None, *,
+             request_settings: RequestSettings | None = None) -> TableInfo:
+    """Columns, primary key and commit-timestamp column of ``table``, or a clear error.
+
+    The schema queries carry ``request_settings``' request tag (no priority: they are not polls).
+    """
     table = TableId(table) if isinstance(table, str) else table
+    settings = request_settings
     with database.snapshot(multi_use=True) as snap:
-        columns = {name: spanner_type for name, spanner_type in _query(snap, _COLUMNS_SQL, table)}
+        columns = {name: spanner_type for name, spanner_type in _query(snap, _COLUMNS_SQL, table, settings)}
         if not columns:
             raise TableNotFoundError(str(table))
-        key = tuple(r[0] for r in _query(snap, _KEY_SQL, table))
-        candidates = [r[0] for r in _query(snap, _COMMIT_TS_SQL, table)]
+        key = tuple(r[0] for r in _query(snap, _KEY_SQL, table, settings))
+        candidates = [r[0] for r in _query(snap, _COMMIT_TS_SQL, table, settings)]
         if commit_timestamp_column is None:
             if not candidates:
                 raise TableNotWatchableError(str(table), "it has no column with the option allow_commit_timestamp=true")
@@ -127,31 +134,32 @@ def discover(database: Any, table: TableId | str, commit_timestamp_column: str |
     return TableInfo(table, commit_timestamp_column, key, columns, has_option)
 
 
-def recheck(database: Any, info: TableInfo, reason: str = "") -> TableInfo:
+def recheck(database: Any, info: TableInfo, reason: str = "", *, request_settings: RequestSettings | None = None) -> TableInfo:
     """``info``'s table as it is now, or the error that makes it unwatchable now: the table
     dropped, its commit-timestamp column dropped or retyped, or that column's
     ``allow_commit_timestamp`` option removed while it was watched (writers could then store
     any past timestamp, and polling would miss those rows)."""
-    now = discover(database, info.table, info.commit_timestamp_column)
+    now = discover(database, info.table, info.commit_timestamp_column, request_settings=request_settings)
     if info.commit_timestamp_option and not now.commit_timestamp_option:
         raise TableNotWatchableError(str(info.table), f"column {info.commit_timestamp_column} no longer has the option "
                                      "allow_commit_timestamp=true" + (f" ({reason})" if reason else ""))
     return now
 
 
-def watchable_tables(database: Any) -> list[str]:
+def watchable_tables(database: Any, *, request_settings: RequestSettings | None = None) -> list[str]:
     """Tables of the default schema that have a commit-timestamp column, by name."""
+    options = settings_or_default(request_settings).request_options(with_priority=False)
     with database.snapshot() as snap:
-        return [r[0] for r in snap.execute_sql(TABLES_SQL)]
+        return [r[0] for r in snap.execute_sql(TABLES_SQL, request_options=options)]
 
 
-def describe(database: Any, table: TableId | str) -> TableInfo:
+def describe(database: Any, table: TableId | str, *, request_settings: RequestSettings | None = None) -> TableInfo:
     """Columns and primary key of ``table``, watched without a commit-timestamp column (a change
     stream's table, say): ``commit_timestamp_column`` is ``""``."""
     table = TableId(table) if isinstance(table, str) else table
     with database.snapshot(multi_use=True) as snap:
-        columns = {name: spanner_type for name, spanner_type in _query(snap, _COLUMNS_SQL, table)}
+        columns = {name: spanner_type for name, spanner_type in _query(snap, _COLUMNS_SQL, table, request_settings)}
         if not columns:
             raise TableNotFoundError(str(table))
-        key = tuple(r[0] for r in _query(snap, _KEY_SQL, table))
+        key = tuple(r[0] for r in _query(snap, _KEY_SQL, table, request_settings))
     return TableInfo(table, "", key, columns, commit_timestamp_option=False)

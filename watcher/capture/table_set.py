@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from ..errors import ConfigurationError, TableNotFoundError
 from ..model import as_nanos_timestamp, from_nanos
+from ..request_settings import RequestSettings, settings_or_default
 from ..spanner_client import read_timestamp
 from ..sqlnames import has_name
 from .table_info import TABLES_SQL
@@ -102,17 +103,21 @@ class Discovery:
         return has_name(self.tables, table)
 
 
-def discover_tables(database: object) -> Discovery:
-    """Read the tables with a commit-timestamp column, and the timestamp the read was taken at."""
+def discover_tables(database: object, *, request_settings: RequestSettings | None = None) -> Discovery:
+    """Read the tables with a commit-timestamp column, and the timestamp the read was taken at.
+
+    The queries carry ``request_settings``' request tag (no priority).
+    """
+    options = settings_or_default(request_settings).request_options(with_priority=False)
     with database.snapshot() as snap:  # type: ignore[attr-defined]
-        results = snap.execute_sql(TABLES_SQL)
+        results = snap.execute_sql(TABLES_SQL, request_options=options)
         rows = list(results)
         read_ts = read_timestamp(results)
     if read_ts is None:  # a server that does not return it: a strong read before this one is a lower bound
         with database.snapshot() as snap:  # type: ignore[attr-defined]
-            read_ts = list(snap.execute_sql("SELECT CURRENT_TIMESTAMP()"))[0][0]
+            read_ts = list(snap.execute_sql("SELECT CURRENT_TIMESTAMP()", request_options=options))[0][0]
         with database.snapshot() as snap:  # type: ignore[attr-defined]
-            rows = list(snap.execute_sql(TABLES_SQL))
+            rows = list(snap.execute_sql(TABLES_SQL, request_options=options))
     return Discovery(tuple(r[0] for r in rows), as_nanos_timestamp(read_ts))
 
 

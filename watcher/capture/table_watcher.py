@@ -35,6 +35,7 @@ from apscheduler.schedulers.base import BaseScheduler
 from ..checkpoints import CommitTimestampRepository, SpannerCommitTimestampRepository
 from ..errors import CallbackError, ConfigurationError
 from ..model import Checkpoint, TableId, timestamp_nanos
+from ..request_settings import RequestSettings, settings_or_default
 from .base import BatchCallback, Callback, OwnStateWatcher, PollListener, State
 from .handoff import StopDelivery
 from .poll_cycle import Deliveries, PollCycle
@@ -82,6 +83,9 @@ class TableWatcher(OwnStateWatcher):
         clock: the current time, for lag and the WITH-query fallback (tests drive it).
         schema_check_interval: seconds between checks that the table can still be watched (its
             commit-timestamp option still set); a change of the polled columns checks at once.
+        request_settings: the priority of its polls, the request tag of every statement it sends
+            and the transaction tag of its checkpoint writes (default checkpoints only; a store
+            given in ``checkpoints`` keeps its own). None: the default tags, no priority.
     """
 
     def __init__(self, database: Any, table: str | TableId, *, shard_provider: ShardProvider | None = None,
@@ -91,7 +95,8 @@ class TableWatcher(OwnStateWatcher):
                  scheduler: BaseScheduler | None = None, executor: Any = None,
                  callback_error_policy: CallbackErrorPolicy | str = CallbackErrorPolicy.FAIL,
                  retry_policy: RetryPolicy | None = None, clock: Callable[[], dt.datetime] = _utcnow,
-                 name: str | None = None, schema_check_interval: float = 60.0) -> None:
+                 name: str | None = None, schema_check_interval: float = 60.0,
+                 request_settings: RequestSettings | None = None) -> None:
         if poll_interval < 0:
             raise ConfigurationError(f"poll_interval must be >= 0 seconds, got {poll_interval}")
         if not isinstance(limit, int) or limit < 1:
@@ -107,7 +112,8 @@ class TableWatcher(OwnStateWatcher):
         self.poll_interval = float(poll_interval)
         self.limit = limit
         self.fallback_to_with_query_seconds = fallback_to_with_query_seconds
-        self.checkpoints = checkpoints or SpannerCommitTimestampRepository(database)
+        self.request_settings = settings_or_default(request_settings)
+        self.checkpoints = checkpoints or SpannerCommitTimestampRepository(database, request_settings=self.request_settings)
         self.initial_timestamp = initial_timestamp
         self.callback_error_policy = CallbackErrorPolicy(callback_error_policy)
         self.retry_policy = retry_policy or RetryPolicy()
@@ -116,7 +122,7 @@ class TableWatcher(OwnStateWatcher):
 
         self._cycle = PollCycle(database, self.table, self.checkpoints, shard_provider, self.table_hint, limit,
                                 fallback_to_with_query_seconds, initial_timestamp, clock,
-                                schema_check_interval=schema_check_interval)
+                                schema_check_interval=schema_check_interval, request_settings=self.request_settings)
         self._job = PollJob(f"spanner-watcher-{self.name}", self._run_cycle, scheduler=scheduler, executor=executor)
         self._callbacks: list[Callback] = []
         self._batch_callbacks: list[BatchCallback] = []
@@ -189,7 +195,8 @@ class TableWatcher(OwnStateWatcher):
             self._stopping.clear()
             self._reopen_iterators()
             self._failure = None
-            info = discover(self.database, self.table, self.commit_timestamp_column)
+            info = discover(self.database, self.table, self.commit_timestamp_column,
+                            request_settings=self.request_settings)
             self.checkpoints.initialize()
             self._cycle.begin(info)
             self._backoff.reset()

@@ -26,6 +26,7 @@ from typing import Any
 
 from google.cloud.spanner_v1 import param_types
 
+from ...request_settings import RequestSettings, settings_or_default
 from ...sqlnames import validate_identifier
 from . import records
 
@@ -59,8 +60,11 @@ class PartitionReader:
     """Reads one partition (``token`` None: the first query) from ``start`` to ``end`` on a daemon thread."""
 
     def __init__(self, database: Any, stream: str, token: str | None, start: Any, *, end: Any = None,
-                 heartbeat_ms: int = 2000, stop: threading.Event | None = None) -> None:
+                 heartbeat_ms: int = 2000, stop: threading.Event | None = None,
+                 request_settings: RequestSettings | None = None) -> None:
         self.database = database
+        #: A change-stream read is a poll: it carries the priority as well as the request tag.
+        self.request_options = settings_or_default(request_settings).request_options()
         self.sql = query_text(stream)
         self.params = {"start": start, "end": end, "token": token, "heartbeat": heartbeat_ms}
         self.queue: queue.Queue[Any] = queue.Queue(QUEUE_ROWS)
@@ -108,7 +112,8 @@ class PartitionReader:
     def _run(self) -> None:
         try:
             with self.database.snapshot() as snap:
-                results = snap.execute_sql(self.sql, params=self.params, param_types=PARAM_TYPES)
+                results = snap.execute_sql(self.sql, params=self.params, param_types=PARAM_TYPES,
+                                           request_options=self.request_options)
                 layout = None
                 for row in results:
                     if layout is None:
@@ -145,13 +150,14 @@ class ReadRun:
                 self.readers.discard(reader)
 
 
-def first_partitions(database: Any, stream: str, start: Any, *, end: Any = None,
-                     heartbeat_ms: int = 2000) -> list[tuple[records.ChildPartition, Any]]:
+def first_partitions(database: Any, stream: str, start: Any, *, end: Any = None, heartbeat_ms: int = 2000,
+                     request_settings: RequestSettings | None = None) -> list[tuple[records.ChildPartition, Any]]:
     """The first query (no partition token): the first partitions with their start timestamps."""
     params = {"start": start, "end": end, "token": None, "heartbeat": heartbeat_ms}
     found: dict[str, tuple[records.ChildPartition, Any]] = {}
+    options = settings_or_default(request_settings).request_options()
     with database.snapshot() as snap:
-        results = snap.execute_sql(query_text(stream), params=params, param_types=PARAM_TYPES)
+        results = snap.execute_sql(query_text(stream), params=params, param_types=PARAM_TYPES, request_options=options)
         for row in results:
             for rec in records.parse_row(row, records.layout_of(results.fields)):
                 if isinstance(rec, records.ChildPartitionsRecord):

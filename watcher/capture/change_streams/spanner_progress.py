@@ -26,6 +26,7 @@ from google.cloud import spanner
 from google.cloud.spanner_v1 import param_types
 
 from ...errors import CheckpointError
+from ...request_settings import RequestSettings, settings_or_default
 from ...schema_tools.migration_files import default_migrations
 from ...sqlnames import quote_identifier, validate_identifier
 from .progress import PartitionProgress, ProgressStore
@@ -65,10 +66,14 @@ class SpannerProgressStore(ProgressStore):
         create_if_missing: create the table at :meth:`initialize` when it does not exist
             (off: a missing table is a CheckpointError telling to run ``spanner-watcher migrate``).
         table: the table's name (another than :data:`TABLE` is created with the same columns).
+        request_settings: the request tag of its reads and the transaction tag of its writes
+            (default: the default tags); never a priority.
     """
 
-    def __init__(self, database: Any, *, create_if_missing: bool = True, table: str = TABLE) -> None:
+    def __init__(self, database: Any, *, create_if_missing: bool = True, table: str = TABLE,
+                 request_settings: RequestSettings | None = None) -> None:
         self.database = database
+        self.request_settings = settings_or_default(request_settings)
         self.create_if_missing = create_if_missing
         self.table = validate_identifier(table, "progress table")
         self._initialized = False
@@ -89,13 +94,15 @@ class SpannerProgressStore(ProgressStore):
 
     def _exists(self) -> bool:
         with self.database.snapshot() as snap:
-            rows = list(snap.execute_sql(_EXISTS_SQL, params={"table": self.table}, param_types={"table": param_types.STRING}))
+            rows = list(snap.execute_sql(_EXISTS_SQL, params={"table": self.table}, param_types={"table": param_types.STRING},
+                                         request_options=self.request_settings.request_options(with_priority=False)))
         return bool(rows[0][0])
 
     def load(self, stream: str, watcher_id: str) -> list[PartitionProgress]:
         with self.database.snapshot() as snap:
             rows = snap.execute_sql(_LOAD_SQL.format(table=quote_identifier(self.table, "progress table")), params={"stream": stream, "watcher": watcher_id},
-                                    param_types={"stream": param_types.STRING, "watcher": param_types.STRING})
+                                    param_types={"stream": param_types.STRING, "watcher": param_types.STRING},
+                                    request_options=self.request_settings.request_options(with_priority=False))
             return [PartitionProgress(token, tuple(parents or ()), start, watermark, state, tuple(delivered or ()))
                     for token, parents, start, watermark, delivered, state in rows]
 
@@ -107,7 +114,8 @@ class SpannerProgressStore(ProgressStore):
             return
         values = [(stream, watcher_id, p.token, list(p.parents), p.start, p.watermark, list(p.delivered_at_watermark),
                    p.state, spanner.COMMIT_TIMESTAMP) for p in rows]
-        with self.database.batch() as batch:  # one commit: deletes and saves together
+        # One commit, deletes and saves together, under the checkpoint writes' transaction tag.
+        with self.database.batch(request_options=self.request_settings.commit_options()) as batch:
             if tokens:
                 batch.delete(self.table, spanner.KeySet(keys=[[stream, watcher_id, t] for t in tokens]))
             if values:

@@ -20,6 +20,7 @@ from google.api_core import exceptions as gexc
 from google.cloud.spanner_v1 import param_types
 
 from ...errors import CallbackError, ChangeStreamNotFoundError, ChangeStreamRetentionError, PollError
+from ...request_settings import RequestSettings, settings_or_default
 from ..table_info import TableInfo, describe
 
 log = logging.getLogger(__name__)
@@ -72,45 +73,49 @@ class StreamInfo:
                                              f"the oldest readable commit timestamp is about {seconds} s before {now}")
 
 
-def _rows(snap: Any, sql: str, name: str) -> list[list[Any]]:
-    return list(snap.execute_sql(sql, params={"name": name}, param_types={"name": param_types.STRING}))
+def _rows(snap: Any, sql: str, name: str, options: dict[str, Any]) -> list[list[Any]]:
+    return list(snap.execute_sql(sql, params={"name": name}, param_types={"name": param_types.STRING},
+                                 request_options=options))
 
 
-def describe_stream(database: Any, stream: str) -> StreamInfo:
+def describe_stream(database: Any, stream: str, *, request_settings: RequestSettings | None = None) -> StreamInfo:
     """The stream ``stream`` (any case), or ChangeStreamNotFoundError naming it."""
+    tagged = settings_or_default(request_settings).request_options(with_priority=False)
     with database.snapshot(multi_use=True) as snap:
-        found = _rows(snap, _STREAM_SQL, stream)
+        found = _rows(snap, _STREAM_SQL, stream, tagged)
         if not found:
             raise ChangeStreamNotFoundError(stream, f"database {database.name} has no change stream of that name")
         name, all_tables = found[0][0], bool(found[0][1])
         try:  # what follows only informs messages and table_infos(): a server without these views still works
-            options = {str(k).lower(): v for k, v in _rows(snap, _OPTIONS_SQL, name)}
+            options = {str(k).lower(): v for k, v in _rows(snap, _OPTIONS_SQL, name, tagged)}
             if all_tables:
-                tables = [r[0] for r in snap.execute_sql(_ALL_TABLES_SQL)]
+                tables = [r[0] for r in snap.execute_sql(_ALL_TABLES_SQL, request_options=tagged)]
             else:
-                tables = [r[0] for r in _rows(snap, _TABLES_SQL, name)]
+                tables = [r[0] for r in _rows(snap, _TABLES_SQL, name, tagged)]
         except gexc.GoogleAPICallError as exc:
             log.info("change stream %s: options or tables not readable from INFORMATION_SCHEMA: %s", name, exc)
             options, tables = {}, []
     return StreamInfo(name, str(options.get("retention_period") or DEFAULT_RETENTION), tuple(tables), all_tables)
 
 
-def describe_tables(database: Any, info: StreamInfo) -> dict[str, TableInfo]:
+def describe_tables(database: Any, info: StreamInfo, *,
+                    request_settings: RequestSettings | None = None) -> dict[str, TableInfo]:
     """Key columns and column types of the stream's tables (a table dropped meanwhile is left out:
     the watcher learns a table from its records too)."""
     found = {}
     for table in info.tables:
         try:
-            found[table] = describe(database, table)
+            found[table] = describe(database, table, request_settings=request_settings)
         except Exception as exc:  # noqa: BLE001 - see above
             log.debug("change stream %s: table %s not described: %s", info.name, table, exc)
     return found
 
 
-def server_now(database: Any) -> Any:
+def server_now(database: Any, *, request_settings: RequestSettings | None = None) -> Any:
     """The database's clock (CURRENT_TIMESTAMP() of a strong read): where a new watcher starts."""
+    options = settings_or_default(request_settings).request_options(with_priority=False)
     with database.snapshot() as snap:
-        return list(snap.execute_sql("SELECT CURRENT_TIMESTAMP()"))[0][0]
+        return list(snap.execute_sql("SELECT CURRENT_TIMESTAMP()", request_options=options))[0][0]
 
 
 def read_error(info: StreamInfo, exc: BaseException, at: Any) -> BaseException:

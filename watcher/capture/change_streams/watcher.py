@@ -41,6 +41,7 @@ from google.api_core import exceptions as gexc
 
 from ...errors import CallbackError, ConfigurationError
 from ...model import Change, TableId, as_nanos_timestamp, from_nanos, timestamp_nanos
+from ...request_settings import RequestSettings, settings_or_default
 from ..base import BatchCallback, Callback, OwnStateWatcher, PollListener, PollRecord, State
 from ..handoff import StopDelivery
 from ..metrics import prometheus_text, stream_text
@@ -88,6 +89,9 @@ class ChangeStreamWatcher(OwnStateWatcher):
         ignore_tables: tables whose changes are never delivered (besides the progress store's own),
             e.g. a polling watcher's checkpoint table that a stream ``FOR ALL`` also sees.
         clock: the wall clock for lag and times in stats() (tests drive it).
+        request_settings: the priority of the change-stream reads, the request tag of every
+            statement and the transaction tag of the default progress store's writes (None: the
+            default tags, no priority).
     """
 
     def __init__(self, database: Any, stream: str, *, heartbeat: dt.timedelta | float = DEFAULT_HEARTBEAT,
@@ -95,7 +99,8 @@ class ChangeStreamWatcher(OwnStateWatcher):
                  max_concurrent_partitions: int = DEFAULT_MAX_CONCURRENT_PARTITIONS,
                  progress: ProgressStore | None = None, watcher_id: str = "default",
                  max_batch_rows: int = DEFAULT_MAX_BATCH_ROWS, retry_policy: RetryPolicy | None = None,
-                 ignore_tables: Collection[str] = (), clock: Callable[[], dt.datetime] = _utc_now) -> None:
+                 ignore_tables: Collection[str] = (), clock: Callable[[], dt.datetime] = _utc_now,
+                 request_settings: RequestSettings | None = None) -> None:
         seconds = heartbeat.total_seconds() if isinstance(heartbeat, dt.timedelta) else float(heartbeat)
         if not 1.0 <= seconds <= 300.0:
             raise ConfigurationError(f"heartbeat must be between 1 s and 300 s, got {seconds} s")
@@ -115,7 +120,9 @@ class ChangeStreamWatcher(OwnStateWatcher):
         self.start_at = as_nanos_timestamp(start) if start is not None else None
         self.end = as_nanos_timestamp(end) if end is not None else None
         self.max_concurrent_partitions = max_concurrent_partitions
-        self.progress = progress if progress is not None else SpannerProgressStore(database)
+        self.request_settings = settings_or_default(request_settings)
+        self.progress = progress if progress is not None else SpannerProgressStore(
+            database, request_settings=self.request_settings)
         self.watcher_id = watcher_id
         self.max_batch_rows = max_batch_rows
         self.retry_policy = retry_policy or RetryPolicy(initial=0.1, maximum=10.0)
@@ -171,11 +178,11 @@ class ChangeStreamWatcher(OwnStateWatcher):
         with self._lock:
             if self._state == State.RUNNING:
                 return self
-            self.info = info = describe_stream(self.database, self.stream)
+            self.info = info = describe_stream(self.database, self.stream, request_settings=self.request_settings)
             self.progress.initialize()
             rows = {p.token: p for p in self.progress.load(info.name, self.watcher_id)}
             root = rows.get(ROOT_TOKEN)
-            now = server_now(self.database)
+            now = server_now(self.database, request_settings=self.request_settings)
             if root is None:
                 begin = self.start_at or now
                 info.check_start(begin, now)
@@ -192,7 +199,7 @@ class ChangeStreamWatcher(OwnStateWatcher):
                 if p.token != ROOT_TOKEN:
                     self._scheduler.restore(p.token, p.parents, p.start, finished=p.state == FINISHED)
             self._partitions = {t: p for t, p in rows.items() if t != ROOT_TOKEN}
-            self._tables.update(describe_tables(self.database, info))
+            self._tables.update(describe_tables(self.database, info, request_settings=self.request_settings))
             self._failure = None
             self._ended.clear()
             self._reopen_iterators()
@@ -255,7 +262,8 @@ class ChangeStreamWatcher(OwnStateWatcher):
         """The first query: the first partitions, stored (CREATED) with the root FINISHED."""
         info = info_of(self)
         try:
-            found = first_partitions(self.database, info.name, root.start, end=self.end, heartbeat_ms=self.heartbeat_ms)
+            found = first_partitions(self.database, info.name, root.start, end=self.end, heartbeat_ms=self.heartbeat_ms,
+                                     request_settings=self.request_settings)
         except gexc.GoogleAPICallError as exc:
             raise read_error(info, exc, root.start) from exc
         rows = [*(PartitionProgress(c.token, c.parents, at, at, CREATED) for c, at in found), root.finished()]
@@ -315,7 +323,7 @@ class ChangeStreamWatcher(OwnStateWatcher):
         with self._lock:
             start = self._partitions[token]
         reader = PartitionReader(self.database, info_of(self).name, token, start.watermark, end=self.end,
-                                 heartbeat_ms=self.heartbeat_ms)
+                                 heartbeat_ms=self.heartbeat_ms, request_settings=self.request_settings)
         with self._lock:
             run.readers = {r for r in run.readers if r.alive} | {reader}
         reader.start()

@@ -45,6 +45,7 @@ from google.cloud.spanner_v1 import COMMIT_TIMESTAMP, param_types
 from ...checkpoints import CommitTimestampRepository, SpannerCommitTimestampRepository
 from ...errors import ConfigurationError, TableNotFoundError, TableNotWatchableError
 from ...model import Change, TableId
+from ...request_settings import RequestSettings, settings_or_default
 from ...sqlnames import find_name, has_name, quote_identifier, validate_identifier
 from ..base import State
 from ..database_watcher import ALL
@@ -168,16 +169,16 @@ def change_set_batch(database: Any, *, change_sets_table: str = CHANGE_SETS_TABL
 
 # --- the poller ------------------------------------------------------------------------------------------
 
-def _describe(snap: Any, table: str, column: str) -> TableInfo:
+def _describe(snap: Any, table: str, column: str, settings: RequestSettings) -> TableInfo:
     """A data table's schema; it has no commit-timestamp column of its own (``""``): its
     changes carry their change set's commit timestamp."""
     tid = TableId(table)
-    columns = {name: spanner_type for name, spanner_type in _query(snap, _COLUMNS_SQL, tid)}
+    columns = {name: spanner_type for name, spanner_type in _query(snap, _COLUMNS_SQL, tid, settings)}
     if not columns:
         raise TableNotFoundError(table)
     if find_name(columns, column) is None:
         raise TableNotWatchableError(table, f"it has no {column} column for change sets")
-    key = tuple(r[0] for r in _query(snap, _KEY_SQL, tid))
+    key = tuple(r[0] for r in _query(snap, _KEY_SQL, tid, settings))
     return TableInfo(tid, "", key, columns)
 
 
@@ -194,6 +195,8 @@ class ChangeSetWatcher(TranslatingWatcher):
             change-set table and the watched tables, so pollers of different tables do not share
             a place).
         checkpoints: the checkpoint store (default: LAST_SEEN_COMMIT_TIMESTAMPS in ``database``).
+        request_settings: the priority of its polls and data-row reads, the request tag of every
+            statement and the transaction tag of the default store's writes (None: the defaults).
         **options: passed to the TableWatcher on the change-set table (poll_interval, limit,
             initial_timestamp, scheduler, executor, callback_error_policy, retry_policy, clock, name).
 
@@ -205,7 +208,7 @@ class ChangeSetWatcher(TranslatingWatcher):
     def __init__(self, database: Any, tables: str | Iterable[str] | Any = ALL, *, exclude: Iterable[str] = (),
                  change_sets_table: str = CHANGE_SETS_TABLE, change_set_column: str = CHANGE_SET_ID_COLUMN,
                  checkpoint_name: str | None = None, checkpoints: CommitTimestampRepository | None = None,
-                 **options: Any) -> None:
+                 request_settings: RequestSettings | None = None, **options: Any) -> None:
         super().__init__()
         if "commit_timestamp_column" in options or "shard_provider" in options:
             raise ConfigurationError("a ChangeSetWatcher polls the change-set table's COMMIT_TIMESTAMP column; "
@@ -225,11 +228,12 @@ class ChangeSetWatcher(TranslatingWatcher):
         self.change_set_column = validate_identifier(change_set_column, "change-set column")
         if checkpoint_name is None:
             checkpoint_name = self.change_sets_table + (":" + ",".join(sorted(self.include)) if self.include else "")
-        store = checkpoints or SpannerCommitTimestampRepository(database)
+        self.request_settings = settings_or_default(request_settings)
+        store = checkpoints or SpannerCommitTimestampRepository(database, request_settings=self.request_settings)
         helper = TableId(self.change_sets_table)
         self.checkpoints = RenamedCheckpoints(store, helper, TableId(checkpoint_name))
         self.inner = TableWatcher(database, helper, commit_timestamp_column=COMMIT_TIMESTAMP_COLUMN,
-                                  checkpoints=self.checkpoints, **options)
+                                  checkpoints=self.checkpoints, request_settings=self.request_settings, **options)
         self.data_tables: list[TableInfo] = []
         self._prefetched: dict[str, list[Change]] = {}
 
@@ -239,7 +243,8 @@ class ChangeSetWatcher(TranslatingWatcher):
             return list(self.include)
         with self.database.snapshot() as snap:
             rows = snap.execute_sql(_TABLES_WITH_COLUMN_SQL, params={"column": self.change_set_column},
-                                    param_types={"column": param_types.STRING})
+                                    param_types={"column": param_types.STRING},
+                                    request_options=self.request_settings.request_options(with_priority=False))
             found = [r[0] for r in rows]
         skip = [self.change_sets_table, *self.exclude]
         found = [t for t in found if not has_name(skip, t)]
@@ -255,7 +260,7 @@ class ChangeSetWatcher(TranslatingWatcher):
     def _prepare(self) -> None:
         names = self.tables()
         with self.database.snapshot(multi_use=True) as snap:
-            self.data_tables = [_describe(snap, t, self.change_set_column) for t in names]
+            self.data_tables = [_describe(snap, t, self.change_set_column, self.request_settings) for t in names]
 
     def table_infos(self) -> list[TableInfo]:
         """The data tables, as discovered at the last start."""
@@ -266,7 +271,8 @@ class ChangeSetWatcher(TranslatingWatcher):
         order = ", ".join(quote_identifier(k) for k in table.key_columns)
         sql = (f"SELECT * FROM {table.table.sql} WHERE {col} IN UNNEST(@ids)"
                + (f" ORDER BY {order}" if order else ""))
-        results = snap.execute_sql(sql, params={"ids": list(ids)}, param_types={"ids": param_types.Array(param_types.STRING)})
+        results = snap.execute_sql(sql, params={"ids": list(ids)}, param_types={"ids": param_types.Array(param_types.STRING)},
+                                   request_options=self.request_settings.request_options())  # part of the poll
         rows = list(results)
         if not rows:
             return

@@ -63,6 +63,7 @@ from ...errors import ConfigurationError, TableNotFoundError
 from ...model import NEW_ROW as NEW_ROW_CAPTURE
 from ...model import NEW_VALUES as NEW_VALUES_CAPTURE
 from ...model import Change, TableId
+from ...request_settings import RequestSettings, settings_or_default
 from ...sqlnames import validate_identifier
 from ..table_info import _KEY_SQL, TableInfo, _query
 from ..table_watcher import TableWatcher
@@ -86,12 +87,15 @@ _COLUMNS_SQL = (
 )
 
 
-def _describe(database: Any, table: str) -> tuple[dict[str, tuple[str, bool]], tuple[str, ...]]:
+def _describe(database: Any, table: str,
+              settings: RequestSettings | None = None) -> tuple[dict[str, tuple[str, bool]], tuple[str, ...]]:
     tid = TableId(table)
     params = {"catalog": "", "schema": "", "table": table}
+    options = settings_or_default(settings).request_options(with_priority=False)
     with database.snapshot(multi_use=True) as snap:
-        rows = list(snap.execute_sql(_COLUMNS_SQL, params=params, param_types={k: param_types.STRING for k in params}))
-        key = tuple(r[0] for r in _query(snap, _KEY_SQL, tid))
+        rows = list(snap.execute_sql(_COLUMNS_SQL, params=params, param_types={k: param_types.STRING for k in params},
+                                     request_options=options))
+        key = tuple(r[0] for r in _query(snap, _KEY_SQL, tid, settings))
     if not rows:
         raise TableNotFoundError(table)
     return {name: (spanner_type, nullable == "YES") for name, spanner_type, nullable in rows}, key
@@ -119,9 +123,10 @@ class HistoryTable:
         validate_identifier(self.history_table, "history table")
 
     @classmethod
-    def discover(cls, database: Any, table: str, *, history_table: str | None = None) -> HistoryTable:
-        """Read the key and column types of ``table`` from INFORMATION_SCHEMA."""
-        columns, key = _describe(database, table)
+    def discover(cls, database: Any, table: str, *, history_table: str | None = None,
+                 request_settings: RequestSettings | None = None) -> HistoryTable:
+        """Read the key and column types of ``table`` from INFORMATION_SCHEMA (queries tagged by ``request_settings``)."""
+        columns, key = _describe(database, table, request_settings)
         return cls(table, key, {c: t for c, (t, _) in columns.items()}, history_table or "",
                    frozenset(k for k in key if columns[k][1]))
 
@@ -303,6 +308,8 @@ class HistoryWatcher(TranslatingWatcher):
         table: the data table.
         history_table: its history table (default ``<table>History``).
         checkpoints: the checkpoint store (positions are stored under the history table's name).
+        request_settings: the priority of its polls, the request tag of every statement and the
+            transaction tag of the default store's writes (None: the default tags, no priority).
         **options: passed to the TableWatcher on the history table (poll_interval, limit,
             shard_provider, table_hint, initial_timestamp, scheduler, executor,
             callback_error_policy, retry_policy, clock, name).
@@ -316,15 +323,17 @@ class HistoryWatcher(TranslatingWatcher):
     """
 
     def __init__(self, database: Any, table: str, *, history_table: str | None = None,
-                 checkpoints: CommitTimestampRepository | None = None, **options: Any) -> None:
+                 checkpoints: CommitTimestampRepository | None = None,
+                 request_settings: RequestSettings | None = None, **options: Any) -> None:
         super().__init__()
         if "commit_timestamp_column" in options:
             raise ConfigurationError(f"a HistoryWatcher polls the {COMMIT_TIMESTAMP_COLUMN} column of the history table")
         self.database = database
         self.table = validate_identifier(table, "table")
         self.history_table = validate_identifier(history_table or history_table_name(table), "history table")
+        self.request_settings = settings_or_default(request_settings)
         self.inner = TableWatcher(database, self.history_table, commit_timestamp_column=COMMIT_TIMESTAMP_COLUMN,
-                                  checkpoints=checkpoints, **options)
+                                  checkpoints=checkpoints, request_settings=self.request_settings, **options)
         self._types: Mapping[str, str] = {}
         self._untyped: set[str] = set()
         self._key_columns: tuple[str, ...] = ()
@@ -337,14 +346,15 @@ class HistoryWatcher(TranslatingWatcher):
         return [self._info] if self._info is not None else []
 
     def _prepare(self) -> None:
-        history_columns, history_key = _describe(self.database, self.history_table)
+        history_columns, history_key = _describe(self.database, self.history_table, self.request_settings)
         self._key_columns = history_key[:-2]
         if history_key[-2:] != (COMMIT_TIMESTAMP_COLUMN, SEQUENCE_COLUMN) or not self._key_columns:
             raise ConfigurationError(f"{self.history_table} is not a history table: its primary key must be the key "
                                      f"columns followed by {COMMIT_TIMESTAMP_COLUMN}, {SEQUENCE_COLUMN}")
         self._data_gone = False
         try:
-            self._types = HistoryTable.discover(self.database, self.table).column_types
+            self._types = HistoryTable.discover(self.database, self.table,
+                                                request_settings=self.request_settings).column_types
         except TableNotFoundError:
             self._data_gone = True
             # The data table may be gone while its history remains: values keep their JSON form.
@@ -376,7 +386,8 @@ class HistoryWatcher(TranslatingWatcher):
     def _refresh_types(self) -> None:
         """A column added to the data table while watching: its type as the data table has it now."""
         try:
-            self._types = {**self._types, **HistoryTable.discover(self.database, self.table).column_types}
+            found = HistoryTable.discover(self.database, self.table, request_settings=self.request_settings)
+            self._types = {**self._types, **found.column_types}
         except TableNotFoundError:
             pass
 
