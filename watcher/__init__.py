@@ -40,6 +40,7 @@ _EXPORTS = {
     "SpannerProgressStore": "capture.change_streams.spanner_progress",
     "RequestSettings": "request_settings",
     "ChangeStreamNotFoundError": "errors", "ChangeStreamRetentionError": "errors",
+    "connect": "connection", "ConnectionSettingError": "errors",
 }
 
 __all__ = sorted(_EXPORTS)

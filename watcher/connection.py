@@ -28,6 +28,7 @@ Example:
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from typing import Any
@@ -69,35 +70,58 @@ def check_database_role(role: str, setting: str = "database_role") -> str:
 
 
 def load_credentials(path: str | os.PathLike[str], setting: str = "credentials_file") -> Any:
-    """The credentials in the key file at ``path`` (service account, authorized user, external account).
+    """The credentials in the key file at ``path``: a service-account key or an authorized-user file
+    (``gcloud auth application-default login`` writes one). Other kinds (workload identity
+    federation, impersonation) are read by the application default credentials instead: point
+    ``GOOGLE_APPLICATION_CREDENTIALS`` at them and give no file here.
 
     Raises:
         ConnectionSettingError: naming ``setting`` and the path, when the file is missing, unreadable
-            or not a credentials file.
+            or not such a file.
 
     >>> load_credentials("/no/such/key.json")
     Traceback (most recent call last):
     ...
     watcher.errors.ConnectionSettingError: credentials_file: /no/such/key.json: no such file
     """
-    import google.auth
-    from google.auth.exceptions import DefaultCredentialsError
-
     name = os.fspath(path)
     if not os.path.exists(name):
         raise ConnectionSettingError(setting, f"{name}: no such file")
     if os.path.isdir(name):
         raise ConnectionSettingError(setting, f"{name}: is a folder, not a key file")
     try:
-        with open(name, "rb"):
-            pass
+        with open(name, encoding="utf-8") as f:
+            info = json.load(f)
     except OSError as exc:
         raise ConnectionSettingError(setting, f"{name}: cannot read it ({exc.strerror or exc})") from None
+    except ValueError as exc:
+        raise ConnectionSettingError(setting, f"{name}: not a Google credentials file (not JSON: {exc})") from None
+    kind = info.get("type") if isinstance(info, dict) else None
+    loader = _LOADERS.get(kind) if isinstance(kind, str) else None
+    if loader is None:
+        raise ConnectionSettingError(setting, f"{name}: not a Google credentials file of a kind read here (type "
+                                              f"{kind!r}; expected {' or '.join(map(repr, _LOADERS))}; point "
+                                              "GOOGLE_APPLICATION_CREDENTIALS at other kinds)")
     try:
-        credentials, _ = google.auth.load_credentials_from_file(name)
-    except (DefaultCredentialsError, ValueError) as exc:
+        return loader(info)
+    except (ValueError, KeyError) as exc:
         raise ConnectionSettingError(setting, f"{name}: not a Google credentials file ({exc})") from None
-    return credentials
+
+
+def _service_account(info: dict[str, Any]) -> Any:
+    from google.oauth2 import service_account
+
+    return service_account.Credentials.from_service_account_info(info)
+
+
+def _authorized_user(info: dict[str, Any]) -> Any:
+    from google.oauth2 import credentials
+
+    return credentials.Credentials.from_authorized_user_info(info)
+
+
+#: The key file's "type" -> how its credentials are built.
+_LOADERS = {"service_account": _service_account, "authorized_user": _authorized_user}
 
 
 def spanner_client(project: str, *, credentials_file: str | os.PathLike[str] | None = None,

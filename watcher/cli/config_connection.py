@@ -70,7 +70,7 @@ class DatabaseSettings:
 
 def read_database(r: _Reader, value: Any) -> DatabaseSettings:
     """The ``[database]`` table, checked."""
-    from ..connect import check_database_role, check_endpoint
+    from ..connection import check_database_role, check_endpoint
 
     section = r.section("database", value, DATABASE_KEYS)
     names = {k: r.text(f"database.{k}", section[k]) if k in section else None for k in ("project", "instance", "database")}

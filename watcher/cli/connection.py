@@ -4,7 +4,7 @@ Which one is :mod:`watcher.cli.database_choice`'s decision (flags, then the TOML
 environment; nothing named is an error unless the command is embedded by default); this
 module opens it:
 
-* Cloud Spanner: through :func:`watcher.connect.connect`'s settings (credentials file or the
+* Cloud Spanner: through :func:`watcher.connection.connect`'s settings (credentials file or the
   application default credentials, endpoint, database role); the instance and the database
   must exist.
 * an emulator (``SPANNER_EMULATOR_HOST``): the official one, or ``spanner-watcher
@@ -75,7 +75,7 @@ class SpannerTarget:
 
 
 def _client(choice: DatabaseChoice, host: str | None) -> Any:
-    from ..connect import spanner_client
+    from ..connection import spanner_client
 
     try:
         return spanner_client(choice.project, credentials_file=choice.credentials_file, api_endpoint=choice.api_endpoint,
@@ -162,7 +162,7 @@ def open_choice(choice: DatabaseChoice, *, create: bool = True) -> Iterator[Span
             a data folder that is not a folder, or a connection setting that cannot work (naming its option).
     """
     if choice.database_role is not None:
-        from ..connect import check_database_role
+        from ..connection import check_database_role
 
         try:
             check_database_role(choice.database_role)
