@@ -225,7 +225,7 @@ def test_the_toml_names_its_connection_keys_and_help_lists_every_option(tmp_path
 
 
 @emulator_lacks("the local request log (SPANNER_SYS.LOCAL_REQUEST_LOG)")
-def test_watch_sends_its_request_tag_with_its_database_role(make_database, tmp_path: Path) -> None:
+def test_watch_sends_its_request_tag_and_priority_with_its_database_role(make_database, tmp_path: Path) -> None:
     import uuid
 
     from google.cloud import spanner
@@ -237,14 +237,16 @@ def test_watch_sends_its_request_tag_with_its_database_role(make_database, tmp_p
     config = tmp_path / "watcher.toml"
     config.write_text('[watch]\npoll_interval = 0.1\ninitial_timestamp = "beginning"\n[tables]\ninclude = ["Singers"]\n')
     result = subprocess.run([*CLI, "watch", "--config", str(config), "--until-caught-up", "--duration", "60", "--quiet",
-                             "--request-tag", tag, "--database-role", "cdc_reader", "--project", PROJECT,
+                             "--request-tag", tag, "--priority", "low", "--database-role", "cdc_reader",
+                             "--project", PROJECT,
                              "--instance", INSTANCE, "--database", database.database_id],
                             env=_clean_env(os.environ["SPANNER_EMULATOR_HOST"]), cwd=REPO, capture_output=True,
                             text=True, timeout=TIMEOUT)
     assert result.returncode == 0, result.stderr[-2000:]
     with database.snapshot() as snap:
-        rows = list(snap.execute_sql("SELECT DATABASE_ROLE, METHOD FROM SPANNER_SYS.LOCAL_REQUEST_LOG "
+        rows = list(snap.execute_sql("SELECT DATABASE_ROLE, PRIORITY FROM SPANNER_SYS.LOCAL_REQUEST_LOG "
                                      "WHERE REQUEST_TAG = @tag", params={"tag": tag},
                                      param_types={"tag": spanner.param_types.STRING}))
     assert rows, "no request carried the --request-tag"
     assert {role for role, _ in rows} == {"cdc_reader"}, rows
+    assert "LOW" in {priority for _, priority in rows}, rows  # the polls run at --priority

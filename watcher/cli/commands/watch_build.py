@@ -81,7 +81,8 @@ def _change_set_watchers(database: Any, cfg: Any, requests: Any = None) -> list[
     return [ChangeSetWatcher(database, list(c.tables) if c.tables is not None else ALL, exclude=c.exclude,
                              change_sets_table=c.change_sets_table, change_set_column=c.change_set_column,
                              checkpoints=_checkpoints(database, cfg, requests),
-                             poll_interval=cfg.poll_interval, limit=cfg.limit, initial_timestamp=cfg.start_timestamp())
+                             poll_interval=cfg.poll_interval, limit=cfg.limit, initial_timestamp=cfg.start_timestamp(),
+                             request_settings=requests)
             for c in cfg.change_sets]
 
 
@@ -111,19 +112,19 @@ def build_mode_watchers(database: Any, cfg: Any, requests: Any = None) -> list[A
                                        checkpoints=_checkpoints(database, cfg, requests),
                                        poll_interval=cfg.poll_interval, limit=cfg.limit,
                                        fallback_to_with_query_seconds=cfg.fallback_to_with_query_seconds,
-                                       initial_timestamp=cfg.start_timestamp()))
+                                       initial_timestamp=cfg.start_timestamp(), request_settings=requests))
     for c, w in zip(cfg.change_sets, _change_set_watchers(database, cfg, requests), strict=True):
         try:
             w.describe_tables()
         except (SchemaError, ConfigurationError) as exc:
             raise cfg.error(f"{c.key}.tables", f"{exc} in {database.name}") from None
         watchers.append(w)
-    return watchers + build_stream_watchers(database, cfg)
+    return watchers + build_stream_watchers(database, cfg, requests)
 
 
-def build_stream_watchers(database: Any, cfg: Any) -> list[Any]:
+def build_stream_watchers(database: Any, cfg: Any, requests: Any = None) -> list[Any]:
     """A ChangeStreamWatcher per ``[[change_streams]]`` entry (not started), each stream checked to
-    exist; errors name the configuration key."""
+    exist; errors name the configuration key. ``requests``: the RequestSettings of their requests."""
     from ...capture.change_streams.spanner_progress import SpannerProgressStore
     from ...capture.change_streams.stream_info import describe_stream
     from ...capture.change_streams.watcher import ChangeStreamWatcher
@@ -140,7 +141,8 @@ def build_stream_watchers(database: Any, cfg: Any) -> list[Any]:
                                                f"{s.stream} --table TABLE`, then apply the statement)") from None
         watchers.append(ChangeStreamWatcher(
             database, s.stream, heartbeat=s.heartbeat, start=s.start, max_concurrent_partitions=s.max_concurrent_partitions,
-            progress=SpannerProgressStore(database, table=s.progress_table), watcher_id=s.watcher_id, ignore_tables=own))
+            progress=SpannerProgressStore(database, table=s.progress_table, request_settings=requests),
+            watcher_id=s.watcher_id, ignore_tables=own, request_settings=requests))
     return watchers
 
 
@@ -188,4 +190,5 @@ def build_watcher(database: Any, cfg: Any, tables: list[str], requests: Any = No
         commit_timestamp_column=columns,
         checkpoints=_checkpoints(database, cfg, requests),
         poll_interval=cfg.poll_interval, limit=cfg.limit,
-        fallback_to_with_query_seconds=cfg.fallback_to_with_query_seconds, initial_timestamp=cfg.start_timestamp())
+        fallback_to_with_query_seconds=cfg.fallback_to_with_query_seconds, initial_timestamp=cfg.start_timestamp(),
+        request_settings=requests)
