@@ -43,6 +43,11 @@ setup() {
   fi
   # The JVM functions' jar, built once per source (cached); on failure it says why, and jobs take the SQL path.
   "$VENV/bin/python" -c 'import sys; from watcher.changelog.jvm import jar; sys.exit(jar.main())' >/dev/null || true
+  # The Java Spanner Change Watcher's program (watcher/devtools/javawatcher, Maven; cached per source digest,
+  # jars in ~/.m2) for the handover tests; without mvn those tests skip, on failure one line says why.
+  if command -v mvn >/dev/null 2>&1; then
+    "$VENV/bin/python" -m watcher.devtools.java_library >/dev/null || true
+  fi
 }
 
 cmd="${1:-demo}"
