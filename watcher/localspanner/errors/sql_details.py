@@ -165,6 +165,21 @@ def operator_signature(op: str, left: object, right: object) -> str:
     return f"No matching signature for operator {op} for argument types: {left}, {right}"
 
 
+#: GoogleSQL's name of a comparison in "... is not defined for arguments of type": IN compares by equality,
+#: and every ordering is checked as "Less than".
+_COMPARISON_NAMES = {"=": "Equality", "IS": "Equality", "IN": "Equality", "NOT IN": "Equality",
+                     "!=": "Inequality", "IS NOT": "Inequality"}
+
+
+def comparison_undefined(op: str, type_: object) -> str:
+    """The detail for a comparison of a type without equality or order (JSON).
+
+    >>> comparison_undefined("<", "JSON")
+    'Less than is not defined for arguments of type JSON'
+    """
+    return f"{_COMPARISON_NAMES.get(op, 'Less than')} is not defined for arguments of type {type_}"
+
+
 def in_unnest_signature(subject: object, array: object) -> str:
     return f"No matching signature for operator IN UNNEST for argument types: {subject}, {array}"
 

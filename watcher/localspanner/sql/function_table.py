@@ -60,6 +60,19 @@ def supertype(types: Sequence[SpannerType | None]) -> SpannerType | None:
     raise TypeError(", ".join(str(t) for t in known))
 
 
+#: Types GoogleSQL defines neither equality nor order for: =, !=, <, IN on them are errors.
+_WITHOUT_COMPARISON = frozenset({TypeCode.JSON})
+
+
+def has_comparison(t: SpannerType | None) -> bool:
+    """False for a type that cannot be compared at all (JSON); None (a NULL) can.
+
+    >>> has_comparison(T.JSON), has_comparison(T.STRING), has_comparison(None)
+    (False, True, True)
+    """
+    return t is None or t.code not in _WITHOUT_COMPARISON
+
+
 def comparable(a: SpannerType | None, b: SpannerType | None) -> bool:
     if a is None or b is None:
         return True

@@ -22,7 +22,7 @@ from ..types import SpannerType, TypeCode
 from . import interval_functions
 from .context import Typed
 from .expressions import ExpressionTranslator
-from .function_table import comparable, supertype
+from .function_table import comparable, has_comparison, supertype
 from .literals import clip, element_sql
 from .scope import Scope
 
@@ -40,6 +40,7 @@ class OperatorTranslator(ExpressionTranslator):
     def _comparison(self, node: exp.Expression, scope: Scope) -> Typed:
         op = _COMPARISONS[type(node)]
         left, right = self.pair(node.this, node.expression, scope, op)
+        self._require_comparison(op, left, right)
         if interval_functions.involves_interval(left, right):
             lsql, rsql = interval_functions.comparison_operands(left, right)
         else:
@@ -95,12 +96,14 @@ class OperatorTranslator(ExpressionTranslator):
                 subject = self.coerce(subject, element, subject_node)
             if not comparable(subject.type, element):
                 raise self.ctx.invalid(errors.in_unnest_signature(subject.type, arr.type))
+            self._require_comparison(op, subject)
             return Typed(f"({subject.sql} {op} (SELECT {element_sql('value', element)} FROM json_each({arr.sql})))", T.BOOL)
         if node.args.get("query") is not None:
             query = self.compile_query(node.args["query"].this if isinstance(node.args["query"], exp.Subquery) else node.args["query"], scope)
             if len(query.columns) != 1:
                 raise self.ctx.invalid(errors.SQL_IN_SUBQUERY_COLUMNS)
             return Typed(f"({subject.sql} {op} ({query.sql}))", T.BOOL)
+        self._require_comparison(op, subject)
         items = []
         for item_node in node.expressions:
             item = self.coerce(self.expr(item_node, scope), subject.type, item_node)
@@ -108,6 +111,11 @@ class OperatorTranslator(ExpressionTranslator):
                 raise self.ctx.invalid(errors.in_signature(subject.type, item.type))
             items.append(item.sql)
         return Typed(f"({subject.sql} {op} ({', '.join(items)}))", T.BOOL)
+
+    def _require_comparison(self, op: str, *operands: Typed) -> None:
+        for operand in operands:
+            if not has_comparison(operand.type):
+                raise self.ctx.invalid(errors.comparison_undefined(op, operand.type))
 
     def _between(self, node: exp.Between, scope: Scope, negate: bool = False) -> Typed:
         subject = self.expr(node.this, scope)
