@@ -206,3 +206,27 @@ def test_java_timestamp_texts_with_nanoseconds(java_vectors, name):
         assert row[6].nanosecond == 123456789 and row[5] is None
     else:
         assert row[5] == "2024-01-02T03:04:05.123456789Z,2024-01-02T03:04:05.100000000Z"
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.id in ("int64-array", "string-array")], ids=lambda c: c.id)
+def test_java_limit_and_with_query_then_ours(java_build, make_database, case):
+    """Java's other poll shapes run here too: with LIMIT 2 a poll cuts through the three rows sharing one
+    commit timestamp (Java continues with ``= @prevCommitTimestamp ... OFFSET``), and with the fallback at
+    -1 every poll after one that returned rows is Java's WITH query (one CTE per shard value)."""
+    db = make_database([case.ddl()])
+    written = Written()
+    first = write_round(db, case, 100, written)
+    first.update(write_round(db, case, 200, written))
+    java = run_java(java_build, db, case, initial_commit_timestamp="min", limit=2, fallback_to_with_query_seconds=-1)
+    assert java_delivered(java.changes) == texts(as_delivered(first))
+    second = write_round(db, case, 300, written)
+    assert run_ours(db, case, expect=len(second)) == as_delivered(second)
+
+
+def test_java_refuses_a_table_without_commit_timestamp_column(java_build, make_database):
+    """The Java library reads INFORMATION_SCHEMA.COLUMN_OPTIONS here as on Spanner: no such column, no start."""
+    db = make_database(["CREATE TABLE Plain (Id INT64 NOT NULL, Ts TIMESTAMP) PRIMARY KEY (Id)"])
+    config = jl.watch_config(db, "Plain", stop_after_idle_polls=1, min_sessions=1)
+    java = jl.run(java_build, config, emulator_host=os.environ["SPANNER_EMULATOR_HOST"], timeout=90)
+    assert java.returncode == 1 and java.stopped["state"] == "FAILED"
+    assert "does not contain a column with option allow_commit_timestamp=true" in java.stopped["failure"]

@@ -14,8 +14,10 @@ repository lacks something. The child reaches the server named by ``SPANNER_EMUL
 
 Config keys of a watch run (:func:`watch_config` builds them): ``project``, ``instance``,
 ``database``, ``table``; ``shard`` (``{"column", "type", "value"}``, :func:`typed`);
-``poll_interval_ms``; ``limit``; ``table_hint`` (e.g. ``@{FORCE_INDEX=Idx}``); ``checkpoint_table``; ``initial_commit_timestamp`` (``"min"``,
-RFC 3339, or absent: the library's default, the database's current time); ``min_sessions``;
+``poll_interval_ms``; ``limit``; ``fallback_to_with_query_seconds`` (-1: the WITH query after every
+poll that returned rows); ``table_hint`` (e.g. ``@{FORCE_INDEX=Idx}``); ``checkpoint_table``;
+``initial_commit_timestamp`` (``"min"``, RFC 3339, or absent: the library's default, the
+database's current time); ``min_sessions``;
 and when to stop, the first condition met: ``stop_after_idle_polls`` (that many polls in a row
 returned nothing), ``stop_after_changes``, ``stop_after_seconds``, ``stop_on_stdin_close``
 (also SIGTERM/SIGINT). Mode ``checkpoints`` (:func:`checkpoints_config`) writes checkpoint rows

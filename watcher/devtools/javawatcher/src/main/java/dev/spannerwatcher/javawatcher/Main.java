@@ -129,6 +129,9 @@ public final class Main {
     if (config.has("limit")) {
       builder.setLimit(config.get("limit").getAsLong());
     }
+    if (config.has("fallback_to_with_query_seconds")) {
+      builder.setFallbackToWithQuerySeconds(config.get("fallback_to_with_query_seconds").getAsInt());
+    }
     if (config.has("table_hint")) {
       builder.setTableHint(config.get("table_hint").getAsString());
     }
