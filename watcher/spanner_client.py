@@ -36,12 +36,13 @@ def read_timestamp(results: Any) -> Any:
     return ts
 
 
-def strong_read_timestamp(snapshot: Any) -> Any:
+def strong_read_timestamp(snapshot: Any, request_options: dict[str, Any] | None = None) -> Any:
     """Begin ``snapshot`` (a multi-use read-only snapshot not yet used) with a query, and return its read timestamp.
 
-    The query is the transaction's first, so the server fixes the timestamp now and reports it.
+    The query is the transaction's first, so the server fixes the timestamp now and reports it;
+    it carries ``request_options`` (the caller's request tag).
     """
-    results = snapshot.execute_sql("SELECT 1")
+    results = snapshot.execute_sql("SELECT 1", request_options=request_options)
     list(results)
     return read_timestamp(results)
 

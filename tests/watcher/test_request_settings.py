@@ -7,6 +7,7 @@ Spanner has, and the local server's request log for what Spanner shows nowhere).
 from __future__ import annotations
 
 import pytest
+from google.cloud import spanner
 
 from tests.conftest import emulator_lacks
 from tests.watcher.core_support import T_DDL, Collector, insert_t, run_with_history, wait_until
@@ -215,3 +216,88 @@ def test_change_set_and_history_watchers_tag_every_statement(make_database):
     assert _tags_sent(db, started) - {None} == {"helpers"}
     polls = _requests(db, "TEXT LIKE '%prevCommitTimestamp%' OR TEXT LIKE '%IN UNNEST(@ids)%'")
     assert {p for _, _, _, p, _, _ in polls} == {"HIGH"}
+
+
+# --- backfill and reconcile (Spark) ------------------------------------------------------------------------
+
+ITEMS_DDL = ("CREATE TABLE Items (Id INT64 NOT NULL, Name STRING(MAX), "
+             "Ts TIMESTAMP OPTIONS (allow_commit_timestamp=true)) PRIMARY KEY (Id)")
+
+
+def _snapshot_reads(db, tag):
+    """(METHOD, DATA_BOOST_ENABLED, PARTITIONED, PRIORITY, DATABASE_ROLE) of the queries of the table's snapshot reads."""
+    return _query(db, "SELECT METHOD, DATA_BOOST_ENABLED, PARTITIONED, PRIORITY, DATABASE_ROLE "
+                      "FROM SPANNER_SYS.LOCAL_REQUEST_LOG WHERE REQUEST_TAG = @tag AND TEXT LIKE 'SELECT * FROM `Items`%' "
+                      "AND METHOD = 'ExecuteSql'", tag=tag)
+
+
+@needs_request_log
+def test_snapshot_reads_run_on_data_boost_when_asked(spark, make_database, instance, tmp_path):
+    # Backfill and reconcile read through the same snapshot step: one boosted run, one plain.
+    from watcher.changelog.backfill import Backfill
+    from watcher.changelog.reconcile import Reconcile
+
+    db = make_database([ITEMS_DDL])
+    with db.batch() as batch:
+        batch.insert("Items", ["Id", "Name", "Ts"], [[i, f"n{i}", spanner.COMMIT_TIMESTAMP] for i in range(12)])
+    as_role = instance.database(db.database_id, database_role="etl")
+    boosted = RequestSettings(priority="LOW", request_tag="backfill-boost", data_boost=True)
+    result = (Backfill(spark, as_role).table("Items").staging(str(tmp_path / "s")).warehouse(str(tmp_path / "w"))
+              .partitions(2).request_settings(boosted).run())
+    assert result.rows == 12 and result.partitions == 2
+    reads = _snapshot_reads(db, "backfill-boost")
+    # Every partition of every Spark partition's query asked for Data Boost, at LOW priority, as the role.
+    assert len(reads) >= 2 and {tuple(r) for r in reads} == {("ExecuteSql", True, True, "LOW", "etl")}
+
+    plain = RequestSettings(request_tag="reconcile-plain")
+    result = (Reconcile(spark, db).table("Items").staging(str(tmp_path / "s")).warehouse(str(tmp_path / "w"))
+              .partitions(2).request_settings(plain).run())
+    assert result.rows == 12 and result.deletes == 0
+    assert {tuple(r) for r in _snapshot_reads(db, "reconcile-plain")} == {("ExecuteSql", False, False, None, None)}
+
+
+def test_snapshot_jobs_refuse_settings_of_another_kind(spark, make_database):
+    from watcher.changelog.backfill import Backfill
+
+    with pytest.raises(ConfigurationError, match="request_settings needs a RequestSettings"):
+        Backfill(spark, make_database([ITEMS_DDL])).request_settings({"data_boost": True})
+
+
+# --- the Spark streaming source (its reader called as Spark would, no Spark) --------------------------------
+
+def test_the_streaming_source_reads_its_request_options():
+    from watcher.changelog.streaming.options import StreamOptions
+
+    base = {"database": "projects/p/instances/i/databases/d", "table": "T"}
+    o = StreamOptions.parse({**base, "priority": "low", "request_tag": "stream", "database_role": "reader"}, environ={})
+    assert (o.request_settings.priority, o.request_settings.request_tag, o.location.database_role) == \
+        ("LOW", "stream", "reader")
+    cs = StreamOptions.parse({"database": base["database"], "change_stream": "S", "priority": "high"}, environ={})
+    assert (cs.request_settings.priority, cs.request_settings.request_tag) == ("HIGH", DEFAULT_REQUEST_TAG)
+    with pytest.raises(ConfigurationError, match="spanner_watcher source: Request priority 'soon'"):
+        StreamOptions.parse({**base, "priority": "soon"}, environ={})
+
+
+@needs_request_log
+def test_the_streaming_source_tags_its_planning_and_its_reads(make_database):
+    import pickle
+
+    from watcher.changelog.streaming.options import StreamOptions
+    from watcher.changelog.streaming.source import SpannerStreamReader
+
+    db = make_database([T_DDL])
+    options = StreamOptions.parse({"database": db.name, "table": "T", "priority": "low", "request_tag": "stream-t",
+                                   "database_role": "streamer"})
+    reader = SpannerStreamReader(options)
+    started = _now(db)
+    offset = reader.initialOffset()
+    insert_t(db, range(3))
+    end = reader.latestOffset(offset)
+    rows = [row for partition in pickle.loads(pickle.dumps(reader.partitions(offset, end)))
+            for row in reader.read(partition)]
+    assert len(rows) == 3
+    assert _tags_sent(db, started) - {None} == {"stream-t"}
+    tagged = _requests(db, "REQUEST_TAG = 'stream-t'")
+    assert {role for *_, role, _ in tagged} == {"streamer"}
+    polls = [r for r in tagged if "prevCommitTimestamp" in r[-1]]
+    assert polls and {priority for _, _, _, priority, _, _ in polls} == {"LOW"}

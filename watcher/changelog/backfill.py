@@ -51,6 +51,7 @@ from ..capture.table_info import discover
 from ..checkpoints import CommitTimestampRepository
 from ..errors import ConfigurationError
 from ..model import Checkpoint, TableId
+from ..request_settings import DEFAULT_SETTINGS, RequestSettings
 from . import cluster, completeness, current_state, manifest, restage, spanner_source, staging_writer, unchanged
 from .connect import is_session
 from .files import open_fs
@@ -112,6 +113,7 @@ class SnapshotJob:
         self._hash_partitions = DEFAULT_HASH_PARTITIONS
         self._commit_timestamp_column: str | None = None
         self._clock: Callable[[], dt.datetime] = _utcnow
+        self._request_settings = DEFAULT_SETTINGS
 
     def table(self, name: str) -> Any:
         if not isinstance(name, str) or not name:
@@ -154,6 +156,14 @@ class SnapshotJob:
         self._commit_timestamp_column = column
         return self
 
+    def request_settings(self, settings: RequestSettings) -> Any:
+        """The request tag and priority of the reads; with ``data_boost`` the table is read on Data Boost
+        (partitioned queries with ``data_boost_enabled``)."""
+        if not isinstance(settings, RequestSettings):
+            raise ConfigurationError(f"request_settings needs a RequestSettings, got {type(settings).__name__}")
+        self._request_settings = settings
+        return self
+
     def clock(self, now: Callable[[], dt.datetime]) -> Any:
         self._clock = now
         return self
@@ -183,15 +193,16 @@ class SnapshotJob:
     def _read(self, stats: SnapshotStats, stage: Callable[[Any, ReadPoint, ReadPlan], int]) -> Any:
         """Discover the table, fix R, read it in parallel and hand the lines to ``stage`` (R still held);
         ``stage`` returns the number of rows it saw."""
-        info = discover(self._database, TableId(self._table), self._commit_timestamp_column)  # type: ignore[arg-type]
+        info = discover(self._database, TableId(self._table), self._commit_timestamp_column,  # type: ignore[arg-type]
+                        request_settings=self._request_settings)
         parts = self._partitions(info)
         stats.partitions = len(parts)
-        with ReadPoint(self._database) as point:
+        with ReadPoint(self._database, self._request_settings) as point:
             stats.read_timestamp = point.read_timestamp_text
             plan = ReadPlan(SpannerLocation.of(self._database), str(info.table), tuple(info.key_columns),
                             info.commit_timestamp_column, dict(info.column_types), stats.read_timestamp,
                             self.method, f"spanner-watcher-{self.method}",
-                            spanner_source.batch_prefix(stats.read_timestamp, self.method))
+                            spanner_source.batch_prefix(stats.read_timestamp, self.method), self._request_settings)
             lines = spanner_source.snapshot_lines(self._spark, plan, parts)
             stats.rows = stage(lines, point, plan)
         stats.read_at_timestamp = len(parts)  # every partition read at exactly R, or the job failed

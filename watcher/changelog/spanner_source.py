@@ -28,6 +28,7 @@ from typing import Any
 from .. import spanner_client
 from ..codec import timestamp_text
 from ..errors import ChangelogError, ConfigurationError
+from ..request_settings import DEFAULT_SETTINGS, RequestSettings, settings_or_default
 from ..sqlnames import quote_identifier
 from ..staging import contract
 from . import cluster
@@ -48,18 +49,21 @@ READ_TIMEOUT = 600.0
 
 @dataclass(frozen=True)
 class SpannerLocation:
-    """Where a task connects (picklable): names, and the emulator host (None: real Spanner)."""
+    """Where a task connects (picklable): names, the emulator host (None: real Spanner), and the
+    database role its sessions take (None: none; fine-grained access control)."""
 
     project: str
     instance: str
     database: str
     emulator_host: str | None = None
+    database_role: str | None = None
 
     @staticmethod
     def of(database: Any) -> SpannerLocation:
-        """The location of a client ``Database`` object."""
+        """The location of a client ``Database`` object, with its database role."""
         project, instance, name = spanner_client.database_path(database.name)
-        return SpannerLocation(project, instance, name, spanner_client.emulator_host(database))
+        return SpannerLocation(project, instance, name, spanner_client.emulator_host(database),
+                               getattr(database, "database_role", None) or None)
 
     def open(self) -> Any:
         """A new client's ``Database`` for this location."""
@@ -72,7 +76,7 @@ class SpannerLocation:
                                     client_options={"api_endpoint": self.emulator_host}, disable_builtin_metrics=True)
         else:
             client = spanner.Client(project=self.project)
-        return client.instance(self.instance).database(self.database)
+        return client.instance(self.instance).database(self.database, database_role=self.database_role)
 
 
 @dataclass(frozen=True)
@@ -136,6 +140,8 @@ class ReadPlan:
     read_method: str
     watcher_id: str
     batch_prefix: str
+    #: The tag and priority of the reads, and whether they run on Data Boost.
+    request_settings: RequestSettings = DEFAULT_SETTINGS
 
     def sql(self, part: ReadPartition) -> str:
         table = ".".join(quote_identifier(p) for p in self.table.split("."))
@@ -145,18 +151,19 @@ class ReadPlan:
 class ReadPoint:
     """The driver's strong multi-use read-only transaction: it fixes R (tasks then read at R).
 
-    Use as a context manager.
+    Use as a context manager. Its query carries ``request_settings``' request tag.
     """
 
-    def __init__(self, database: Any) -> None:
+    def __init__(self, database: Any, request_settings: RequestSettings | None = None) -> None:
         self._database = database
+        self._options = settings_or_default(request_settings).request_options(with_priority=False)
         self._checkout: Any = None
         self.read_timestamp: Any = None
 
     def __enter__(self) -> ReadPoint:
         self._checkout = self._database.snapshot(multi_use=True)
         snapshot = self._checkout.__enter__()
-        self.read_timestamp = spanner_client.strong_read_timestamp(snapshot)  # its first query fixes R here
+        self.read_timestamp = spanner_client.strong_read_timestamp(snapshot, self._options)  # its first query fixes R here
         if self.read_timestamp is None:
             self.close()
             raise ChangelogError("the Spanner client did not report the read timestamp of its read-only transaction")
@@ -207,20 +214,49 @@ def _param_types(params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _rows(plan: ReadPlan, part: ReadPartition, database: Any) -> Iterator[tuple[Any, ...]]:
-    """The partition's field names, then its rows, at exactly the plan's read timestamp."""
+    """The partition's field names, then its rows, at exactly the plan's read timestamp.
+
+    The query carries the plan's request tag and priority. With Data Boost it runs as a
+    partitioned query (Spanner serves Data Boost only to those): its partitions are read in
+    turn, each with ``data_boost_enabled``, in a read-only transaction at the same timestamp.
+    """
     from google.api_core.datetime_helpers import DatetimeWithNanoseconds
 
     sql, params = plan.sql(part), dict(part.params)
-    kwargs = {"params": params, "param_types": _param_types(params)} if params else {}
+    kwargs: dict[str, Any] = {"params": params, "param_types": _param_types(params)} if params else {}
+    options = plan.request_settings.request_options()
     at = DatetimeWithNanoseconds.from_rfc3339(plan.read_timestamp)
+    if plan.request_settings.data_boost:
+        yield from _boosted_rows(database, at, sql, kwargs, options)
+        return
     with database.snapshot(read_timestamp=at) as snap:
-        results = snap.execute_sql(sql, **kwargs)
-        rows = iter(results)  # one iterator: a second one would skip the rows the first buffered
-        first = next(rows, None)  # the fields are known once the first answer arrived
-        if first is not None:
-            yield tuple(f.name for f in results.fields)
-            yield tuple(first)
-            yield from (tuple(r) for r in rows)
+        yield from _with_names(snap.execute_sql(sql, request_options=options, **kwargs))
+
+
+def _boosted_rows(database: Any, at: Any, sql: str, kwargs: dict[str, Any],
+                  options: dict[str, Any]) -> Iterator[tuple[Any, ...]]:
+    """:func:`_rows` on Data Boost: the field names once, then the rows of every partition of the query."""
+    snapshot = database.batch_snapshot(read_timestamp=at)
+    try:
+        named = False
+        for batch in list(snapshot.generate_query_batches(sql, data_boost_enabled=True, **kwargs)):
+            batch["query"]["request_options"] = options  # the batch's query is execute_sql's keyword arguments
+            for i, item in enumerate(_with_names(snapshot.process_query_batch(batch))):
+                if i > 0 or not named:
+                    yield item
+                named = True
+    finally:
+        snapshot.close()
+
+
+def _with_names(results: Any) -> Iterator[tuple[Any, ...]]:
+    """The field names of a result set, then its rows; nothing for a result without rows."""
+    rows = iter(results)  # one iterator: a second one would skip the rows the first buffered
+    first = next(rows, None)  # the fields are known once the first answer arrived
+    if first is not None:
+        yield tuple(f.name for f in results.fields)
+        yield tuple(first)
+        yield from (tuple(r) for r in rows)
 
 
 def read_partition(plan: ReadPlan, part: ReadPartition) -> Iterator[tuple[str, str]]:

@@ -79,26 +79,27 @@ class ChangeStreamReader(DataSourceStreamReader):
     def _stream(self) -> StreamInfo:
         """The stream (ChangeStreamNotFoundError naming it when the database has none of that name)."""
         if self._info is None:
-            self._info = describe_stream(self._database(), str(self.options.change_stream))
+            self._info = describe_stream(self._database(), str(self.options.change_stream),
+                                         request_settings=self.options.request_settings)
         return self._info
 
     def initialOffset(self) -> dict[str, Any]:
         info, db = self._stream(), self._database()
         if self.options.start == "now":
-            with StrongSnapshot(db) as (_, read_ts):
+            with StrongSnapshot(db, self.options.request_settings) as (_, read_ts):
                 start = after(read_ts)
         else:
             start = DatetimeWithNanoseconds.from_rfc3339(self.options.start)
-            info.check_start(start, server_now(db))
+            info.check_start(start, server_now(db, request_settings=self.options.request_settings))
         try:
-            found = first_partitions(db, info.name, start)
+            found = first_partitions(db, info.name, start, request_settings=self.options.request_settings)
         except Exception as exc:  # noqa: BLE001 - named as the library's error for this stream
             raise read_error(info, exc, start) from exc
         return StreamOffset(before(start), {child.token: at for child, at in found}).to_json()
 
     def latestOffset(self, start: dict[str, Any], limit: Any = None) -> dict[str, Any]:
         begin = StreamOffset.from_json(start)
-        with StrongSnapshot(self._database()) as (_, read_ts):
+        with StrongSnapshot(self._database(), self.options.request_settings) as (_, read_ts):
             pass
         if read_ts <= begin.read_timestamp:
             return start
@@ -114,7 +115,8 @@ class ChangeStreamReader(DataSourceStreamReader):
         keep = stream_reader.wanted(self.options.tables)
         children: list[records.ChildPartitionsRecord] = []
         count = 0
-        for rec in stream_reader.query_records(self._database(), self._stream(), token, start, end):
+        for rec in stream_reader.query_records(self._database(), self._stream(), token, start, end,
+                                               request_settings=self.options.request_settings):
             if isinstance(rec, records.ChildPartitionsRecord):
                 children.append(rec)
             elif isinstance(rec, records.DataChangeRecord) and keep(rec.table_name):
@@ -129,7 +131,8 @@ class ChangeStreamReader(DataSourceStreamReader):
         reads = [SegmentRead(i, s.token, timestamp_text(s.start)) for i, s in enumerate(segments)]
         at = timestamp_text(finish.read_timestamp)
         return [SegmentPartition(self.options.location, self._stream(), at, tuple(group), self.options.watcher_id,
-                                 self.options.tables) for group in _groups(reads, self.options.max_partitions)]
+                                 self.options.tables, self.options.request_settings)
+                for group in _groups(reads, self.options.max_partitions)]
 
     # -- executor side -----------------------------------------------------------------------
 

@@ -13,6 +13,9 @@ They mirror :class:`~watcher.capture.table_watcher.TableWatcher`'s poll options:
         .option("shards_per_partition", "4")         # shard loops per Spark partition (task)
         .option("emulator_host", "127.0.0.1:9010")   # default: SPANNER_EMULATOR_HOST of the driver
         .option("start", "earliest")                 # or "now": only changes committed after the query starts
+        .option("priority", "low")                   # the reads' priority (default: Spanner's)
+        .option("request_tag", "nightly-stream")     # every query's request tag (default spanner-watcher)
+        .option("database_role", "reader")           # the sessions' database role (fine-grained access control)
         .load()
 
 or, in change-stream mode (:mod:`.change_stream_source`), the records of a change stream::
@@ -38,6 +41,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -49,6 +53,7 @@ from google.api_core.datetime_helpers import DatetimeWithNanoseconds
 
 from ...codec import timestamp_text
 from ...errors import ConfigurationError
+from ...request_settings import DEFAULT_REQUEST_TAG, DEFAULT_SETTINGS, RequestSettings
 from ...sqlnames import quote_identifier, validate_identifier
 from ..spanner_source import SpannerLocation
 
@@ -83,6 +88,8 @@ class StreamOptions:
     start: str = "earliest"  # change-stream mode: "now" or RFC 3339 text
     change_stream: str | None = None  # set: change-stream mode (``tables``, when given, filters its records)
     max_partitions: int = DEFAULT_MAX_PARTITIONS
+    #: The priority and request tag of every query (options priority, request_tag).
+    request_settings: RequestSettings = DEFAULT_SETTINGS
 
     @staticmethod
     def parse(options: Mapping[str, str], environ: Mapping[str, str] | None = None) -> StreamOptions:
@@ -90,8 +97,9 @@ class StreamOptions:
         environ = os.environ if environ is None else environ
         get = {k.lower(): v for k, v in options.items()}.get
         location = _location(get, environ)
+        settings = _request_settings(get)
         if get("change_stream"):
-            return _change_stream_options(get, location)
+            return dataclasses.replace(_change_stream_options(get, location), request_settings=settings)
         tables = _tables(get("table"), get("tables"))
         shard_column, shards = get("shard_column"), _shards(get("shards"))
         if bool(shard_column) != bool(shards):
@@ -106,7 +114,15 @@ class StreamOptions:
             raise _error(f"start must be one of {', '.join(STARTS)}, got {start!r}")
         return StreamOptions(location, tables, column, shard_column or None, shards, get("table_hint") or "",
                              _positive(get, "limit", None), _positive(get, "shards_per_partition", DEFAULT_SHARDS_PER_PARTITION) or 1,
-                             get("watcher_id") or DEFAULT_WATCHER_ID, start)
+                             get("watcher_id") or DEFAULT_WATCHER_ID, start, request_settings=settings)
+
+
+def _request_settings(get: Any) -> RequestSettings:
+    """Options priority and request_tag as RequestSettings (a refused value names the option)."""
+    try:
+        return RequestSettings(priority=get("priority") or None, request_tag=get("request_tag") or DEFAULT_REQUEST_TAG)
+    except ConfigurationError as exc:
+        raise _error(str(exc)) from None
 
 
 def _change_stream_options(get: Any, location: SpannerLocation) -> StreamOptions:
@@ -138,17 +154,18 @@ def _error(text: str) -> ConfigurationError:
 def _location(get: Any, environ: Mapping[str, str]) -> SpannerLocation:
     path = get("database")
     host = get("emulator_host") or environ.get("SPANNER_EMULATOR_HOST") or None
+    role = get("database_role") or None
     if path and "/" in path:
         match = _DATABASE_PATH.match(path)
         if not match:
             raise _error(f"option database must be projects/<p>/instances/<i>/databases/<d>, got {path!r}")
         project, instance, database = match.groups()
-        return SpannerLocation(project, instance, database, emulator_host=host)
+        return SpannerLocation(project, instance, database, emulator_host=host, database_role=role)
     project, instance, database = get("project"), get("instance"), get("database_id") or path
     if not (project and instance and database):
         raise _error("option database is missing (projects/<p>/instances/<i>/databases/<d>, "
                      "or project, instance and database_id)")
-    return SpannerLocation(project, instance, database, emulator_host=host)
+    return SpannerLocation(project, instance, database, emulator_host=host, database_role=role)
 
 
 def _tables(table: str | None, tables: str | None) -> tuple[str, ...]:

@@ -38,6 +38,7 @@ from ...capture.row_values import bytes_decoder, column_types
 from ...capture.shards import FixedShardProvider, ShardFilter
 from ...capture.table_info import TableInfo, is_table_not_found
 from ...model import Change, Checkpoint
+from ...request_settings import DEFAULT_SETTINGS, RequestSettings
 from ...staging import contract
 from ..records import STAGING_READ_FIELDS
 from ..spanner_source import SpannerLocation
@@ -74,6 +75,8 @@ class StreamPartition(InputPartition):
     loops: tuple[LoopRead, ...]
     hint: str
     watcher_id: str
+    #: The priority and request tag of the partition's queries.
+    request_settings: RequestSettings = DEFAULT_SETTINGS
 
 
 def stream_batch_id(read_timestamp: str, watcher_id: str, table_index: int, shard_index: int) -> str:
@@ -124,7 +127,8 @@ def bounded_queries(loop: LoopRead, hint: str, limit: int, since: Checkpoint, un
     return queries
 
 
-def _loop_rows(snapshot: Any, loop: LoopRead, hint: str) -> Iterator[tuple[list[Any], list[Any]]]:
+def _loop_rows(snapshot: Any, loop: LoopRead, hint: str,
+               request_options: dict[str, Any] | None = None) -> Iterator[tuple[list[Any], list[Any]]]:
     """(fields, row) of every row of the loop's range, paging by position within the bounds. The
     result set's fields are read once per query (protobuf types are slow to read), not per row."""
     since, until = Checkpoint.from_text(loop.start), Checkpoint.from_text(loop.end)
@@ -134,7 +138,8 @@ def _loop_rows(snapshot: Any, loop: LoopRead, hint: str) -> Iterator[tuple[list[
         last: list[Any] | None = None
         position: tuple[int, list[int]] = (0, [])
         for query in bounded_queries(loop, hint, PAGE_ROWS, since, until):
-            results = snapshot.execute_sql(query.sql, params=query.params, param_types=query.types)
+            results = snapshot.execute_sql(query.sql, params=query.params, param_types=query.types,
+                                           request_options=request_options)
             fields: list[Any] | None = None
             decode: Any = None
             for raw in results:
@@ -219,7 +224,7 @@ def _read_changes(snap: Any, shared: LoopRead, loops: dict[Any, LoopRead], parti
     only = next(iter(loops))
     names: list[str] = []
     current: list[Any] | None = None  # the fields of the query the rows come from (read once per query)
-    for fields, row in _loop_rows(snap, shared, partition.hint):
+    for fields, row in _loop_rows(snap, shared, partition.hint, partition.request_settings.request_options()):
         if fields is not current:
             current, names = fields, [f.name for f in fields]
             types = types or column_types(fields)

@@ -86,11 +86,13 @@ class SpannerStreamReader(DataSourceStreamReader):
     def _tables(self) -> dict[str, TableInfo]:
         if self._infos is None:
             db = self._database()
-            names = list(self.options.tables) or watchable_tables(db)
+            settings = self.options.request_settings
+            names = list(self.options.tables) or watchable_tables(db, request_settings=settings)
             if not names:
                 raise ConfigurationError(f"{SOURCE_NAME} source: database {self.options.location.database} has no "
                                          "table with a commit-timestamp column (allow_commit_timestamp=true)")
-            self._infos = {name: discover(db, name, self.options.commit_timestamp_column) for name in names}
+            self._infos = {name: discover(db, name, self.options.commit_timestamp_column, request_settings=settings)
+                           for name in names}
         return self._infos
 
     def _loops(self) -> list[Loop]:
@@ -160,7 +162,8 @@ class SpannerStreamReader(DataSourceStreamReader):
                 if len(rows) >= wanted:
                     break
                 rows += list(snap.execute_sql(query.sql, params={**query.params, "limit": wanted - len(rows)},
-                                              param_types=query.types))
+                                              param_types=query.types,
+                                              request_options=self.options.request_settings.request_options()))
         except gexc.GoogleAPICallError as exc:
             if is_table_not_found(exc):
                 raise table_dropped(loop[0], since, "found planning a micro-batch") from exc
@@ -182,7 +185,7 @@ class SpannerStreamReader(DataSourceStreamReader):
                         shard, start.to_text(), end.to_text())
 
     def _strong_snapshot(self) -> Any:
-        return StrongSnapshot(self._database())
+        return StrongSnapshot(self._database(), self.options.request_settings)
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[StreamPartition]:
         begin, finish = Offset.from_json(start), Offset.from_json(end)
@@ -192,7 +195,8 @@ class SpannerStreamReader(DataSourceStreamReader):
         per = self.options.shards_per_partition
         groups = [reads[i:i + per] for i in range(0, len(reads), per)]
         return [StreamPartition(self.options.location, timestamp_text(finish.read_timestamp), tuple(group),
-                                self.options.table_hint, self.options.watcher_id) for group in groups]
+                                self.options.table_hint, self.options.watcher_id, self.options.request_settings)
+                for group in groups]
 
     # -- executor side -----------------------------------------------------------------------
 

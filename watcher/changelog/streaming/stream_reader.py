@@ -34,6 +34,7 @@ from ...capture.change_streams import records
 from ...capture.change_streams.reader import PARAM_TYPES, query_text
 from ...capture.change_streams.spanner_progress import TABLE as PROGRESS_TABLE
 from ...capture.change_streams.stream_info import StreamInfo, read_error
+from ...request_settings import DEFAULT_SETTINGS, RequestSettings, settings_or_default
 from ...staging import contract
 from ..spanner_source import SpannerLocation
 from .partition_reader import database, staging_row
@@ -64,6 +65,8 @@ class SegmentPartition(InputPartition):
     segments: tuple[SegmentRead, ...]
     watcher_id: str
     tables: tuple[str, ...] = ()  # empty: every table of the stream
+    #: The priority and request tag of the segments' change-stream queries.
+    request_settings: RequestSettings = DEFAULT_SETTINGS
 
 
 def segment_batch_id(read_timestamp: str, watcher_id: str, index: int) -> str:
@@ -82,13 +85,17 @@ def wanted(tables: tuple[str, ...]) -> Callable[[str], bool]:
     return lambda table: table.upper() not in ignored and (not only or table.upper() in only)
 
 
-def query_records(db: Any, stream: StreamInfo, token: str, start: Any, end: Any) -> Iterator[records.Record]:
+def query_records(db: Any, stream: StreamInfo, token: str, start: Any, end: Any, *,
+                  request_settings: RequestSettings | None = None) -> Iterator[records.Record]:
     """Every record of partition ``token`` from ``start`` to ``end`` (both inclusive), in the order
-    the stream returns them; a failed read as the library's error naming the stream."""
+    the stream returns them; a failed read as the library's error naming the stream. The query
+    carries ``request_settings``' priority and request tag."""
     params = {"start": start, "end": end, "token": token, "heartbeat": HEARTBEAT_MS}
+    options = settings_or_default(request_settings).request_options()
     try:
         with db.snapshot() as snap:
-            results = snap.execute_sql(query_text(stream.name), params=params, param_types=PARAM_TYPES)
+            results = snap.execute_sql(query_text(stream.name), params=params, param_types=PARAM_TYPES,
+                                       request_options=options)
             layout = None
             for row in results:
                 if layout is None:
@@ -114,7 +121,7 @@ def _segment_rows(db: Any, partition: SegmentPartition, segment: SegmentRead, at
     # A staged batch holds one table's records (the changelog reads it as the file
     # table=<T>/<batch id>.jsonl), so each table's records of a segment number 0..n-1 on their own.
     next_seq: dict[str, int] = {}
-    for rec in query_records(db, partition.stream, segment.token, start, at):
+    for rec in query_records(db, partition.stream, segment.token, start, at, request_settings=partition.request_settings):
         if not isinstance(rec, records.DataChangeRecord) or not keep(rec.table_name):
             continue
         for change in rec.changes(segment.token, at, at):
