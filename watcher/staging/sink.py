@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..model import Change
+from ..sinks.base import Sink
 from ..storage_urls import open_filesystem
 from . import contract
 from .contract import BATCH_SUFFIX, RECORD_FIELDS, STAGING_FORMAT, shard_label
@@ -50,7 +51,7 @@ from .contract import BATCH_SUFFIX, RECORD_FIELDS, STAGING_FORMAT, shard_label
 __all__ = ["BATCH_SUFFIX", "RECORD_FIELDS", "STAGING_FORMAT", "StagingSink", "shard_label"]
 
 if TYPE_CHECKING:  # the sink needs only the interface's shape at run time
-    from ..capture.base import Watcher
+    from ..capture.table_info import TableInfo
 
 TypesFor = Callable[[str], Mapping[str, str]]
 
@@ -62,8 +63,11 @@ WRITE_ONCE = "write-once"
 PUBLISH = {"local": RENAME, "hdfs": RENAME, "s3": WRITE_ONCE, "gcs": WRITE_ONCE}
 
 
-class StagingSink:
+class StagingSink(Sink):
     """Writes batches of changes under ``directory`` (a path or a URL; see the module's guarantees).
+
+    A :class:`~watcher.sinks.base.Sink`: :meth:`attach` it to any watcher; a batch is acknowledged
+    once its file is in place (renamed and fsynced, or uploaded whole).
 
     Args:
         directory: the staging folder (created if missing): a path (relative to the working folder)
@@ -90,14 +94,9 @@ class StagingSink:
         self.batches_written = 0
         self.records_written = 0
 
-    def attach(self, watcher: Watcher) -> None:
-        """Stage every poll of ``watcher`` (any :class:`~watcher.capture.base.Watcher`) before its checkpoint moves."""
-
-        def stage(changes: list[Change]) -> None:
-            info = watcher.table_info(changes[0].table)
-            self.write(changes, info.column_types, info.key_columns)
-
-        watcher.add_batch_callback(stage)
+    def write_batch(self, changes: Sequence[Change], table: TableInfo) -> None:
+        """Stage one batch of one table (the :class:`~watcher.sinks.base.Sink` interface): :meth:`write`."""
+        self.write(changes, table.column_types, table.key_columns)
 
     def write(self, changes: Sequence[Change], types: Mapping[str, str], key_columns: Sequence[str], *,
               read_method: str | None = None, mod_types: Sequence[str | None] | None = None) -> Path | str | None:

@@ -56,13 +56,14 @@ class Classified:
         return self.row.commit_timestamp[:10]
 
 
-def change_id(table: str, keys: str, commit_timestamp: str) -> str:
-    """The change_id of a polled row (no version sequence), as the job's SQL computes it.
+def change_id(table: str, keys: str, commit_timestamp: str, version_seq: int | None = None) -> str:
+    """The change_id of a row, as the job's SQL computes it (``version_seq``: a history table's, None elsewhere).
 
     >>> change_id("T", '{"Id":"1"}', "2024-05-01T00:00:00.000000000Z")
     'e8c5cc5645b7096cb0304acff4f71b0f'
     """
-    return hashlib.sha256(_SEP.join((table, keys, commit_timestamp)).encode("utf-8")).hexdigest()[:32]
+    parts = (table, keys, commit_timestamp) if version_seq is None else (table, keys, commit_timestamp, str(version_seq))
+    return hashlib.sha256(_SEP.join(parts).encode("utf-8")).hexdigest()[:32]
 
 
 def _mod_type(row: StagedRow, previous: tuple[str, bool, str] | None, complete_ts: str | None) -> str:

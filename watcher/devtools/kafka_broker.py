@@ -1,0 +1,297 @@
+"""A real Apache Kafka broker (KRaft mode, no ZooKeeper) as a child JVM, for tests, the demo and benchmarks.
+
+The jars come from Maven: ``kafka/pom.xml`` beside this module names ``org.apache.kafka:kafka_2.13``
+(4.x) and a log4j2 binding; ``mvn dependency:build-classpath`` resolves them into ``~/.m2`` and
+writes the classpath, once per digest of the pom, into the cache folder
+(:func:`watcher.changelog.jvm.jar.cache_dir`); offline first, online when ``~/.m2`` lacks a jar.
+``./run.sh setup`` resolves it (``python -m watcher.devtools.kafka_broker``), so tests find it ready.
+
+:class:`KafkaBroker` formats a fresh storage folder with a random cluster id, then runs one
+process that is broker and controller at once (``process.roles=broker,controller``) on two free
+loopback ports, and waits until it accepts connections. :meth:`KafkaBroker.stop` ends the process
+(a crash with ``kill=True``) and keeps its data; :meth:`KafkaBroker.start` runs it again on the
+same ports and data, so a test can take the broker away under a running producer and bring it
+back. The broker's output goes to ``broker.log`` in its folder (:meth:`KafkaBroker.log_tail`).
+
+Example::
+
+    with KafkaBroker() as broker:
+        producer = confluent_kafka.Producer({"bootstrap.servers": broker.bootstrap_servers})
+        ...
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Self
+
+from ..changelog.jvm.jar import cache_dir
+
+#: The Maven project naming the broker's jars.
+POM = Path(__file__).resolve().parent / "kafka" / "pom.xml"
+MAIN_CLASS = "kafka.Kafka"
+STORAGE_TOOL = "kafka.tools.StorageTool"
+#: JVM options for a small, short-lived broker: quick start, little memory.
+JVM_OPTIONS = ("-Xms128m", "-Xmx512m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xss512k",
+               "-Djava.awt.headless=true")
+#: What the broker prints once it serves clients.
+_STARTED = "Kafka Server started"
+_RESOLVE_SECONDS = 600
+_CLASSPATH = "classpath.txt"
+
+_LOG4J2 = """\
+status = warn
+appender.file.type = File
+appender.file.name = file
+appender.file.fileName = {log}
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.file.ref = file
+logger.kafka.name = kafka
+logger.kafka.level = INFO
+logger.apache.name = org.apache.kafka
+logger.apache.level = WARN
+"""
+
+
+class KafkaToolsMissing(RuntimeError):
+    """``mvn`` or ``java`` is not on the PATH; the message names which."""
+
+
+class KafkaBrokerFailed(RuntimeError):
+    """The jars could not be resolved, or the broker did not come up; the message holds the last lines of its output."""
+
+
+def pom_digest() -> str:
+    """The digest of the pom: the classpath's identity in the cache."""
+    return hashlib.sha256(POM.read_bytes()).hexdigest()[:16]
+
+
+def _tools() -> tuple[str, str]:
+    home = os.environ.get("JAVA_HOME")
+    java = os.path.join(home, "bin", "java") if home and os.access(os.path.join(home, "bin", "java"), os.X_OK) else None
+    java = java or shutil.which("java")
+    mvn = shutil.which("mvn")
+    missing = [name for name, path in (("mvn", mvn), ("java", java)) if path is None]
+    if missing:
+        raise KafkaToolsMissing(f"{' and '.join(missing)} not found on the PATH (the Kafka broker needs Maven and "
+                                "Java 17+, e.g. apt-get install maven openjdk-17-jdk-headless)")
+    assert mvn is not None and java is not None
+    return mvn, java
+
+
+def classpath(*, force: bool = False) -> str:
+    """The broker's classpath, resolved by Maven once per pom digest (cached; jars in ``~/.m2``).
+
+    Raises :class:`KafkaToolsMissing` or :class:`KafkaBrokerFailed`.
+    """
+    mvn, _ = _tools()
+    folder = cache_dir() / f"kafka-broker-{pom_digest()}"
+    cached = folder / _CLASSPATH
+    if cached.is_file() and not force:
+        text = cached.read_text().strip()
+        if text and all(os.path.exists(p) for p in text.split(os.pathsep)):
+            return text
+    folder.mkdir(parents=True, exist_ok=True)
+    partial = folder / f"{_CLASSPATH}.{os.getpid()}.partial"
+    done = _maven(mvn, partial, offline=True)
+    if done.returncode != 0:
+        done = _maven(mvn, partial, offline=False)
+    if done.returncode != 0 or not partial.is_file():
+        tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
+        raise KafkaBrokerFailed(f"mvn dependency:build-classpath failed for {POM} (exit {done.returncode}):\n{tail}")
+    os.replace(partial, cached)  # whole or not at all: runs at once each write their own file
+    return cached.read_text().strip()
+
+
+def _maven(mvn: str, output: Path, *, offline: bool) -> subprocess.CompletedProcess[str]:
+    command = [mvn, "-q", "-B", *(["-o"] if offline else []), "-f", str(POM), "dependency:build-classpath",
+               f"-Dmdep.outputFile={output}", "-Dmdep.includeScope=runtime"]
+    try:
+        return subprocess.run(command, capture_output=True, text=True, timeout=_RESOLVE_SECONDS, check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise KafkaBrokerFailed(f"mvn dependency:build-classpath took more than {_RESOLVE_SECONDS} s for {POM}") from exc
+
+
+def free_port() -> int:
+    """A loopback TCP port nobody listens on now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def cluster_id() -> str:
+    """A random cluster id as Kafka writes them (16 random bytes, URL-safe base64 without padding).
+
+    >>> len(cluster_id())
+    22
+    """
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
+
+
+def server_properties(folder: Path, port: int, controller_port: int, partitions: int = 1) -> str:
+    """The configuration of a one-node cluster: broker and controller in one process, on loopback."""
+    settings = {
+        "process.roles": "broker,controller",
+        "node.id": "1",
+        "controller.quorum.voters": f"1@127.0.0.1:{controller_port}",
+        "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}",
+        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+        "controller.listener.names": "CONTROLLER",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "log.dirs": str(folder / "data"),
+        "num.partitions": str(partitions),
+        # one node: every internal topic has one replica, and consumer groups need not wait for others
+        "offsets.topic.replication.factor": "1",
+        "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.min.isr": "1",
+        "share.coordinator.state.topic.replication.factor": "1",
+        "share.coordinator.state.topic.min.isr": "1",
+        "group.initial.rebalance.delay.ms": "0",
+        "auto.create.topics.enable": "true",
+    }
+    return "".join(f"{k}={v}\n" for k, v in settings.items())
+
+
+class KafkaBroker:
+    """One Kafka node (broker and controller) in a child JVM; see the module docstring.
+
+    Args:
+        folder: where its configuration, data and log go (default: a new temporary folder, removed at :meth:`close`).
+        start_timeout: seconds the broker has to come up.
+    """
+
+    def __init__(self, folder: str | os.PathLike[str] | None = None, *, start_timeout: float = 90.0) -> None:
+        self._own_folder = folder is None
+        self.folder = Path(folder) if folder is not None else Path(tempfile.mkdtemp(prefix="kafka-broker-"))
+        self.start_timeout = start_timeout
+        self.port = free_port()
+        self.controller_port = free_port()
+        self.log_path = self.folder / "broker.log"
+        self._process: subprocess.Popen[bytes] | None = None
+        self._classpath: str | None = None
+        self._formatted = False
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def _java(self, main: str, *args: str) -> list[str]:
+        if self._classpath is None:
+            self._classpath = classpath()
+        _, java = _tools()
+        return [java, *JVM_OPTIONS, f"-Dlog4j2.configurationFile={self.folder / 'log4j2.properties'}",
+                "-cp", self._classpath, main, *args]
+
+    def _prepare(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        config = self.folder / "server.properties"
+        config.write_text(server_properties(self.folder, self.port, self.controller_port))
+        (self.folder / "log4j2.properties").write_text(_LOG4J2.format(log=self.log_path))
+        done = subprocess.run(self._java(STORAGE_TOOL, "format", "-t", cluster_id(), "-c", str(config)),
+                              capture_output=True, text=True, timeout=self.start_timeout, check=False)
+        if done.returncode != 0:
+            tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
+            raise KafkaBrokerFailed(f"formatting the broker's storage in {self.folder} failed (exit {done.returncode}):\n{tail}")
+        self._formatted = True
+
+    def start(self) -> Self:
+        """Run the broker (formatting its storage the first time) and wait until it serves clients."""
+        if self.running:
+            return self
+        if not self._formatted:
+            self._prepare()
+        started_before = self._log_text().count(_STARTED)
+        with open(self.folder / "stdout.log", "ab") as out:
+            self._process = subprocess.Popen(self._java(MAIN_CLASS, str(self.folder / "server.properties")),
+                                             stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + self.start_timeout
+        while self._log_text().count(_STARTED) <= started_before or not _accepts(self.port):
+            if self._process.poll() is not None:
+                raise KafkaBrokerFailed(f"the Kafka broker exited with {self._process.returncode} while starting:\n"
+                                        f"{self.log_tail()}")
+            if time.monotonic() > deadline:
+                self.stop(kill=True)
+                raise KafkaBrokerFailed(f"the Kafka broker did not start within {self.start_timeout:.0f} s:\n{self.log_tail()}")
+            time.sleep(0.1)
+        return self
+
+    def stop(self, *, kill: bool = False, timeout: float = 30.0) -> None:
+        """End the broker (SIGTERM: a clean shutdown; ``kill``: SIGKILL, a crash); its data stays for :meth:`start`."""
+        process, self._process = self._process, None
+        if process is None or process.poll() is not None:
+            return
+        process.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+
+    def close(self) -> None:
+        """Stop the broker and remove its folder when the broker made it."""
+        self.stop()
+        if self._own_folder:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+    def _log_text(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def log_tail(self, lines: int = 40) -> str:
+        """The last lines of the broker's log and of its own output (for a failure's report)."""
+        out = []
+        for path in (self.log_path, self.folder / "stdout.log"):
+            try:
+                text = path.read_text(errors="replace").splitlines()[-lines:]
+            except FileNotFoundError:
+                continue
+            out.append(f"--- {path} ---\n" + "\n".join(text))
+        return "\n".join(out)
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _accepts(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def main() -> int:
+    """Resolve the broker's jars (``./run.sh setup``); one line on stderr says why when it cannot."""
+    try:
+        print(classpath().count(os.pathsep) + 1, "jars on the Kafka broker's classpath")
+        return 0
+    except (KafkaToolsMissing, KafkaBrokerFailed) as exc:
+        print(f"kafka broker: {exc}".splitlines()[0], file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

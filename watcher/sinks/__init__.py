@@ -1,0 +1,12 @@
+"""Sinks: where a watcher's batches go before its checkpoint moves (:mod:`.base` has the contract).
+
+:class:`~watcher.staging.sink.StagingSink` writes staging files; :class:`~watcher.sinks.kafka.KafkaSink`
+publishes to Kafka (it needs the ``kafka`` extra: ``pip install spanner-watcher[kafka]``).
+"""
+
+from __future__ import annotations
+
+from .base import Sink, attach_sinks
+from .errors import DeliveryError, SinkError, TopicMissingError
+
+__all__ = ["DeliveryError", "Sink", "SinkError", "TopicMissingError", "attach_sinks"]

@@ -1,0 +1,130 @@
+"""A change as a Kafka message: its key, its value in the sink's event format, and its headers.
+
+Every format starts from the change's staging record (:func:`watcher.staging.contract.change_record`),
+so values are typed exactly as the staging files and the changelog type them. The formats
+(:data:`FORMATS`):
+
+* ``debezium``: Debezium's change-event envelope (:mod:`.debezium`), for existing Debezium consumers;
+* ``record``: the staging record itself, one JSON object (:data:`watcher.staging.contract.FIELDS`);
+  a consumer may write such values to a staging folder's batch files and run the changelog job.
+
+The key is ``{"table": <table>, "key": [<key values as typed JSON, in primary-key order>]}``
+(compact JSON), so every change of one key goes to one partition, in the order produced.
+The headers (:data:`HEADERS`) name the change without parsing the value: ``change_id`` is the
+changelog's change id (:func:`watcher.changelog.driver.window.change_id` over the key as the
+changelog renders it), so a consumer de-duplicates by it exactly as the changelog does.
+
+Example:
+    >>> import datetime as dt
+    >>> c = Change("Singers", (7,), {"SingerId": 7, "Name": "x"}, dt.datetime(2024, 5, 1, tzinfo=dt.UTC),
+    ...            column_types={"SingerId": "INT64", "Name": "STRING"})
+    >>> rec = staging_record(c, ["SingerId"], {}, watcher_id="w", batch_id="b", seq=0)
+    >>> message_key(rec), change_id(rec)
+    (b'{"table":"Singers","key":["7"]}', '90d5704dcac3673ddb0cfc4a2437cc00')
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..changelog.driver import Ineligible
+from ..changelog.driver.spark_json import fast_copied
+from ..changelog.driver.staged import keys_json
+from ..changelog.driver.window import change_id as changelog_change_id
+from ..errors import ConfigurationError
+from ..model import Change
+from ..staging import contract
+from . import debezium
+from .topics import SourceNames
+
+#: The header names, in the order they are written.
+HEADERS = ("change_id", "commit_timestamp", "table", "mod_type", "event_format")
+#: The ``mod_type`` header of a polled row, which cannot tell an INSERT from an UPDATE (the changelog's word for it).
+UPSERT = "UPSERT"
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Who delivered a batch: the database's names, the change stream (None when polled), the server name."""
+
+    names: SourceNames
+    stream: str | None
+    server_name: str
+
+
+@dataclass(frozen=True)
+class Event:
+    """One message: key, value and headers, and the change's id and table for errors and reports."""
+
+    key: bytes
+    value: bytes
+    headers: tuple[tuple[str, bytes], ...]
+    change_id: str
+
+
+#: One format: (change, its staging record, origin, now in nanoseconds) -> the value's JSON object.
+Format = Callable[[Change, Mapping[str, Any], Origin, int], Mapping[str, Any]]
+
+
+def _debezium(change: Change, record: Mapping[str, Any], origin: Origin, now_nanos: int) -> Mapping[str, Any]:
+    return debezium.envelope(change, record, origin.names, server_name=origin.server_name, stream=origin.stream,
+                             now_nanos=now_nanos)
+
+
+def _record(change: Change, record: Mapping[str, Any], origin: Origin, now_nanos: int) -> Mapping[str, Any]:
+    return record
+
+
+#: The event formats by name.
+FORMATS: Mapping[str, Format] = {"debezium": _debezium, "record": _record}
+
+
+def check_format(name: str) -> str:
+    """``name`` when it is a format of :data:`FORMATS`, else a ConfigurationError listing them."""
+    if name not in FORMATS:
+        raise ConfigurationError(f"event_format must be one of {', '.join(FORMATS)}, not {name!r}")
+    return name
+
+
+def staging_record(change: Change, key_columns: Sequence[str], types: Mapping[str, str], *, watcher_id: str | None,
+                   batch_id: str, seq: int) -> dict[str, Any]:
+    """The change's staging record, exactly as a :class:`~watcher.staging.sink.StagingSink` would stage it."""
+    return contract.change_record(change, batch_id=batch_id, seq=seq, types=types, key_columns=key_columns,
+                                  watcher_id=watcher_id, mod_type=change.mod_type)
+
+
+def _json(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def message_key(record: Mapping[str, Any]) -> bytes:
+    """The message key: the table and the key values (typed JSON) in primary-key order."""
+    return _json({"table": record["table"], "key": record["keys"]})
+
+
+def change_id(record: Mapping[str, Any]) -> str:
+    """The changelog's change id of a staging record: (table, key as the changelog renders it, commit timestamp,
+    version sequence). A key the changelog's fast path cannot render (a FLOAT64 key part) is hashed from its
+    compact JSON instead."""
+    keys, columns = record["keys"], list(record["key_columns"])
+    try:
+        text = fast_copied(keys)
+        rendered = keys_json(columns, keys, text, record["types"], record["table"]) if text is not None else None
+    except Ineligible:
+        rendered = None
+    if rendered is None:
+        rendered = _json(dict(zip(columns, keys, strict=True))).decode("utf-8")
+    return changelog_change_id(record["table"], rendered, record["commit_timestamp"], record.get("version_seq"))
+
+
+def event(change: Change, record: Mapping[str, Any], event_format: str, origin: Origin, now_nanos: int) -> Event:
+    """The message of ``change`` in ``event_format`` (``record``: its staging record)."""
+    value = FORMATS[event_format](change, record, origin, now_nanos)
+    cid = change_id(record)
+    mod_type = record["mod_type"] or UPSERT
+    headers = tuple((name, str(text).encode("utf-8")) for name, text in zip(
+        HEADERS, (cid, record["commit_timestamp"], record["table"], mod_type, event_format), strict=True))
+    return Event(message_key(record), _json(value), headers, cid)

@@ -1,0 +1,284 @@
+"""KafkaSink: every change a watcher delivers, published to Kafka before the watcher's checkpoint moves.
+
+Each change becomes one message (:mod:`.events`): the key names the table and the primary key,
+so one key's changes stay in one partition in commit order; the value is a Debezium envelope or
+the project's staging record (``event_format``); the headers carry the changelog's change id, the
+commit timestamp, the table and the mod type. A table's topic comes from a template
+(:mod:`.topics`: ``%table%``, ``%database%``, ``%instance%``, ``%project%``, or Debezium's
+``<prefix>.<table>``).
+
+Delivery: the producer is idempotent (``enable.idempotence=true``, ``acks=all``: retries inside
+the client neither duplicate nor reorder messages of a partition), and :meth:`KafkaSink.write_batch`
+returns only once the broker acknowledged every message of the batch. A message the broker did not
+take within ``delivery_timeout`` (a broker down, a topic gone) fails the batch with a
+:class:`~watcher.sinks.errors.DeliveryError` naming its topic, key and error, so the watcher's
+checkpoint stays before the batch and the whole batch is sent again when the watcher retries:
+messages of a failed batch that did arrive arrive twice then. Delivery is at-least-once;
+consumers de-duplicate by the ``change_id`` header (the changelog's id of the change). Topics are
+checked before their first message (the producer never has the broker create one on its own):
+missing ones are created with ``create_topics=True``, else a
+:class:`~watcher.sinks.errors.TopicMissingError` names the topic.
+
+Example::
+
+    sink = KafkaSink("127.0.0.1:9092", topic="shop.%table%", event_format="debezium", create_topics=True)
+    sink.attach(watcher)           # any Watcher; with several sinks: attach_sinks(watcher, [staging, sink])
+    with watcher:
+        ...
+    sink.close()
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+try:
+    from confluent_kafka import KafkaError, KafkaException, Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+except ImportError as exc:  # the core package does not need Kafka: say which extra brings it
+    raise ImportError("KafkaSink needs confluent-kafka: pip install 'spanner-watcher[kafka]'") from exc
+
+from ..capture.change_streams.watcher import ChangeStreamWatcher
+from ..errors import ConfigurationError
+from ..model import Change
+from ..staging import contract
+from . import events
+from .base import Sink
+from .errors import DeliveryError, SinkError, TopicMissingError
+from .topics import SourceNames, TopicTemplate
+
+if TYPE_CHECKING:
+    from ..capture.base import Watcher
+    from ..capture.table_info import TableInfo
+
+__all__ = ["PRODUCER_SETTINGS", "KafkaSink"]
+
+#: Producer settings the sink relies on; ``config`` may not change them.
+PRODUCER_SETTINGS: Mapping[str, Any] = {
+    "enable.idempotence": True,       # no duplicates or reordering from the client's own retries
+    "acks": "all",                    # acknowledged = written to every in-sync replica
+    "allow.auto.create.topics": False,  # a missing topic is the sink's to create or to report
+}
+#: Seconds added to ``delivery_timeout`` before a batch whose reports never came is given up.
+_REPORT_GRACE = 5.0
+
+
+class _Report:
+    """The delivery reports of one batch (the client calls back on whichever thread polls)."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.reported = 0
+        self.failures: list[tuple[str, str, str]] = []
+        self.fatal = False
+        self._lock = threading.Lock()
+
+    def callback(self, topic: str, key: bytes) -> Callable[[KafkaError | None, Any], None]:
+        def report(err: KafkaError | None, _msg: Any) -> None:
+            with self._lock:
+                self.reported += 1
+                if err is not None:
+                    self.failures.append((topic, key.decode("utf-8"), err.str()))
+                    self.fatal = self.fatal or err.fatal()
+        return report
+
+    @property
+    def done(self) -> bool:
+        with self._lock:
+            return self.reported >= self.total
+
+
+class KafkaSink(Sink):
+    """Publishes each batch to Kafka and returns once the broker acknowledged all of it (see the module docstring).
+
+    Args:
+        bootstrap_servers: the brokers, ``host:port[,host:port...]``.
+        topic: the topic template of a table (:class:`~watcher.sinks.topics.TopicTemplate`).
+        event_format: ``debezium`` (Debezium's envelope) or ``record`` (the staging record).
+        create_topics: create a missing topic (else a missing topic fails the batch, naming it).
+        partitions: partitions of a topic the sink creates.
+        replication_factor: replicas of a topic the sink creates.
+        database: the database whose names fill the template and the events' source (a
+            ``Database``, ``projects/P/instances/I/databases/D`` or a database id); default: the
+            attached watcher's.
+        server_name: Debezium's ``source.name`` (its logical server name; default: the database id).
+        watcher_id: the ``watcher_id`` of the records (default: a random id per sink).
+        delivery_timeout: seconds the broker has to acknowledge a message before its batch fails.
+        config: more librdkafka producer settings (security, compression, ...); not those of
+            :data:`PRODUCER_SETTINGS`.
+        clock: nanoseconds since the epoch, for the events' ``ts_ms`` (tests drive it).
+
+    Raises:
+        ConfigurationError: an option that cannot work (the message names it).
+    """
+
+    def __init__(self, bootstrap_servers: str, *, topic: str = "%table%", event_format: str = "debezium",
+                 create_topics: bool = False, partitions: int = 1, replication_factor: int = 1,
+                 database: Any = None, server_name: str | None = None, watcher_id: str | None = None,
+                 delivery_timeout: float = 30.0, config: Mapping[str, Any] | None = None,
+                 clock: Callable[[], int] = time.time_ns) -> None:
+        if not bootstrap_servers:
+            raise ConfigurationError("bootstrap_servers must name at least one broker (host:port)")
+        if not isinstance(partitions, int) or partitions < 1:
+            raise ConfigurationError(f"partitions must be a positive integer, got {partitions!r}")
+        if not isinstance(replication_factor, int) or replication_factor < 1:
+            raise ConfigurationError(f"replication_factor must be a positive integer, got {replication_factor!r}")
+        if delivery_timeout <= 0:
+            raise ConfigurationError(f"delivery_timeout must be > 0 seconds, got {delivery_timeout}")
+        clashing = sorted(set(config or {}) & set(PRODUCER_SETTINGS))
+        if clashing:
+            raise ConfigurationError(f"config may not set {', '.join(clashing)}: the sink's delivery guarantee needs "
+                                     f"{', '.join(f'{k}={v}' for k, v in PRODUCER_SETTINGS.items())}")
+        self.bootstrap_servers = bootstrap_servers
+        self.template = TopicTemplate(topic)
+        self.event_format = events.check_format(event_format)
+        self.create_topics = create_topics
+        self.partitions = partitions
+        self.replication_factor = replication_factor
+        self.database = database
+        self.server_name = server_name
+        self.watcher_id = watcher_id or f"watcher-{uuid.uuid4().hex[:12]}"
+        self.delivery_timeout = float(delivery_timeout)
+        self.clock = clock
+        self._settings = {"bootstrap.servers": bootstrap_servers, **(config or {})}
+        self._producer_settings = {**self._settings, **PRODUCER_SETTINGS,
+                                   "message.timeout.ms": int(self.delivery_timeout * 1000)}
+        self._lock = threading.Lock()
+        self._producer: Producer | None = None
+        self._topics: set[str] = set()
+        #: Batches and messages the broker acknowledged.
+        self.batches_sent = 0
+        self.messages_sent = 0
+
+    # --- the Sink interface ------------------------------------------------------------------------------
+
+    def attach(self, watcher: Watcher) -> None:
+        """Publish every batch of ``watcher``; a group's members are attached one by one (each with its own
+        database and change stream in the events' source)."""
+        members = getattr(watcher, "watchers", None)
+        if isinstance(members, list):
+            for member in members:
+                self.attach(member)
+            return
+        origin = self._origin(self.database if self.database is not None else getattr(watcher, "database", None),
+                              watcher.stream if isinstance(watcher, ChangeStreamWatcher) else None)
+
+        def deliver(changes: list[Change]) -> None:
+            self._publish(changes, watcher.table_info(changes[0].table), origin)
+
+        watcher.add_batch_callback(deliver)
+
+    def write_batch(self, changes: Sequence[Change], table: TableInfo) -> None:
+        """Publish one batch of one table; returns once the broker acknowledged every message."""
+        self._publish(changes, table, self._origin(self.database, None))
+
+    def close(self) -> None:
+        """Wait up to ``delivery_timeout`` for messages still queued (a failed batch's), then drop the producer."""
+        with self._lock:
+            producer, self._producer = self._producer, None
+        if producer is not None:
+            producer.flush(self.delivery_timeout)
+
+    # --- publishing ----------------------------------------------------------------------------------------
+
+    def topic_of(self, table: str, database: Any = None) -> str:
+        """The topic of ``table``'s changes (``database``: default the sink's)."""
+        return self.template.topic(table, SourceNames.of(database if database is not None else self.database))
+
+    def _origin(self, database: Any, stream: str | None) -> events.Origin:
+        names = SourceNames.of(database)
+        return events.Origin(names, stream, self.server_name or names.database or "spanner-watcher")
+
+    def _publish(self, changes: Sequence[Change], table: TableInfo, origin: events.Origin) -> None:
+        if not changes:
+            return
+        name = changes[0].table
+        topic = self.template.topic(name, origin.names)
+        batch = contract.batch_id(changes[0].commit_timestamp)
+        now = self.clock()
+        messages = [events.event(change, events.staging_record(change, table.key_columns, table.column_types,
+                                                               watcher_id=self.watcher_id, batch_id=batch, seq=seq),
+                                 self.event_format, origin, now)
+                    for seq, change in enumerate(changes)]
+        self._check_topic(topic)
+        self._send(name, topic, messages)
+        with self._lock:
+            self.batches_sent += 1
+            self.messages_sent += len(messages)
+
+    def _send(self, table: str, topic: str, messages: Sequence[events.Event]) -> None:
+        producer = self._client()
+        report = _Report(len(messages))
+        try:
+            for message in messages:
+                while True:
+                    try:
+                        producer.produce(topic, value=message.value, key=message.key, headers=list(message.headers),
+                                         on_delivery=report.callback(topic, message.key))
+                        break
+                    except BufferError:  # the client's queue is full: deliveries make room
+                        producer.poll(0.05)
+        except KafkaException as exc:
+            self._give_up(producer)
+            raise SinkError(f"Kafka refused a message of table {table} for topic {topic}: {exc}") from exc
+        deadline = time.monotonic() + self.delivery_timeout + _REPORT_GRACE
+        while not report.done:
+            if time.monotonic() > deadline:
+                self._give_up(producer)
+                raise DeliveryError(table, [(topic, "*", f"no delivery report within {self.delivery_timeout + _REPORT_GRACE:.0f} s")],
+                                    len(messages))
+            producer.flush(0.1)  # sends at once (no linger) and serves the reports, whichever batch they belong to
+        if report.failures:
+            if report.fatal:
+                self._give_up(producer)
+            raise DeliveryError(table, report.failures, len(messages))
+
+    def _give_up(self, producer: Producer) -> None:
+        """Drop what the producer still holds and start afresh with a new one: a failed batch is sent again whole."""
+        try:
+            producer.purge()
+            producer.poll(0)
+        finally:
+            with self._lock:
+                if self._producer is producer:
+                    self._producer = None
+
+    def _client(self) -> Producer:
+        with self._lock:
+            if self._producer is None:
+                self._producer = Producer(self._producer_settings)
+            return self._producer
+
+    def _check_topic(self, topic: str) -> None:
+        """Make sure ``topic`` exists before its first message: created when allowed, else TopicMissingError."""
+        with self._lock:
+            if topic in self._topics:
+                return
+        admin = AdminClient(self._settings)
+        try:
+            listed = admin.list_topics(timeout=self.delivery_timeout).topics
+        except KafkaException as exc:
+            raise SinkError(f"Kafka at {self.bootstrap_servers} did not answer when asked for topic {topic}: {exc}") from exc
+        found = topic in listed and listed[topic].error is None
+        if not found and not self.create_topics:
+            raise TopicMissingError(topic, "create it, or give the sink create_topics=True")
+        if not found:
+            self._create_topic(admin, topic)
+        with self._lock:
+            self._topics.add(topic)
+
+    def _create_topic(self, admin: AdminClient, topic: str) -> None:
+        futures = admin.create_topics([NewTopic(topic, num_partitions=self.partitions,
+                                                replication_factor=self.replication_factor)],
+                                      operation_timeout=self.delivery_timeout, request_timeout=self.delivery_timeout)
+        try:
+            futures[topic].result(self.delivery_timeout)
+        except KafkaException as exc:
+            if exc.args and isinstance(exc.args[0], KafkaError) and exc.args[0].code() == KafkaError.TOPIC_ALREADY_EXISTS:
+                return  # another sink created it first
+            raise SinkError(f"could not create Kafka topic {topic} ({self.partitions} partitions, replication factor "
+                            f"{self.replication_factor}): {exc}") from exc
