@@ -12,16 +12,17 @@ query a DBA runs on Spanner to find an application by its tags runs here too:
 
 Unlike Spanner, whose tables show only closed intervals, the interval still running is
 shown too (a test need not wait for the minute to end), and only what the local server
-measures is there (no latencies, CPU or bytes). What Spanner shows nowhere is in the
+measures has values: the latency, CPU, row and byte averages are there, so the queries DBAs
+run work, but NULL (not measured). What Spanner shows nowhere is in the
 local-only ``LOCAL_REQUEST_LOG``: one row per request, with its priority, its session's
 database role and its Data Boost flag. Every column is nullable, as in Spanner's tables.
 
 Example:
     >>> from watcher.localspanner.request_log import RequestRecord
     >>> recs = [RequestRecord(90 * 10**9, "ExecuteSql", "SELECT 1", request_tag="t")] * 2
-    >>> end, tag, kind, text, truncated, _, count, failed = rows("QUERY_STATS_TOP_MINUTE", recs)[0]
-    >>> end, tag, kind, text, count, failed
-    ('1970-01-01T00:02:00.000000000Z', 't', 'QUERY', 'SELECT 1', 2, 0)
+    >>> end, tag, kind, text, truncated, _, count, failed, latency, *_ = rows("QUERY_STATS_TOP_MINUTE", recs)[0]
+    >>> end, tag, kind, text, count, failed, latency
+    ('1970-01-01T00:02:00.000000000Z', 't', 'QUERY', 'SELECT 1', 2, 0, None)
 """
 
 from __future__ import annotations
@@ -53,12 +54,24 @@ def _table(name: str, columns: str) -> Table:
     return Table(name, tuple(cols), ())
 
 
+#: Columns Spanner fills and the local server does not measure: always NULL, last in each table.
+_QUERY_UNMEASURED = ("AVG_LATENCY_SECONDS", "AVG_ROWS", "AVG_BYTES", "AVG_ROWS_SCANNED", "AVG_CPU_SECONDS")
+_READ_UNMEASURED = ("AVG_ROWS", "AVG_BYTES", "AVG_CPU_SECONDS", "AVG_LOCKING_DELAY_SECONDS", "AVG_CLIENT_WAIT_SECONDS")
+_TXN_UNMEASURED = ("AVG_PARTICIPANTS", "AVG_TOTAL_LATENCY_SECONDS", "AVG_COMMIT_LATENCY_SECONDS", "AVG_BYTES")
+
+
+def _unmeasured(names: tuple[str, ...]) -> str:
+    return "".join(f", {n} FLOAT64" for n in names)
+
+
 _QUERY_COLS = ("INTERVAL_END TIMESTAMP, REQUEST_TAG STRING(MAX), QUERY_TYPE STRING(MAX), TEXT STRING(MAX), "
-               "TEXT_TRUNCATED BOOL, TEXT_FINGERPRINT INT64, EXECUTION_COUNT INT64, ALL_FAILED_EXECUTION_COUNT INT64")
+               "TEXT_TRUNCATED BOOL, TEXT_FINGERPRINT INT64, EXECUTION_COUNT INT64, ALL_FAILED_EXECUTION_COUNT INT64"
+               + _unmeasured(_QUERY_UNMEASURED))
 _READ_COLS = ("INTERVAL_END TIMESTAMP, REQUEST_TAG STRING(MAX), READ_TYPE STRING(MAX), READ_COLUMNS ARRAY<STRING(MAX)>, "
-              "FPRINT INT64, EXECUTION_COUNT INT64")
+              "FPRINT INT64, EXECUTION_COUNT INT64" + _unmeasured(_READ_UNMEASURED))
 _TXN_COLS = ("INTERVAL_END TIMESTAMP, TRANSACTION_TAG STRING(MAX), FPRINT INT64, ATTEMPT_COUNT INT64, "
-             "COMMIT_ATTEMPT_COUNT INT64, COMMIT_ABORT_COUNT INT64, COMMIT_FAILED_PRECONDITION_COUNT INT64")
+             "COMMIT_ATTEMPT_COUNT INT64, COMMIT_ABORT_COUNT INT64, COMMIT_FAILED_PRECONDITION_COUNT INT64"
+             + _unmeasured(_TXN_UNMEASURED))
 _LOG_COLS = ("REQUEST_TIME TIMESTAMP, METHOD STRING(MAX), REQUEST_TAG STRING(MAX), TRANSACTION_TAG STRING(MAX), "
              "PRIORITY STRING(MAX), DATABASE_ROLE STRING(MAX), DATA_BOOST_ENABLED BOOL, PARTITIONED BOOL, "
              "TEXT STRING(MAX), STATUS STRING(MAX)")
@@ -110,7 +123,7 @@ def _query_stats(records: Sequence[RequestRecord], seconds: int) -> list[tuple]:
         first = group[0]  # a tag's row shows the text of one of its statements, as Spanner's does
         failed = sum(1 for r in group if r.status != "OK")
         out.append((end, tag or None, kind, first.kept_text, int(first.truncated), fingerprint(first.kept_text),
-                    len(group), failed))
+                    len(group), failed, *(None,) * len(_QUERY_UNMEASURED)))
     return out
 
 
@@ -126,7 +139,7 @@ def _read_stats(records: Sequence[RequestRecord], seconds: int) -> list[tuple]:
     for (end, tag, kind, _), group in _grouped(records, _READ_METHODS, seconds, key).items():
         columns = _read_columns(group[0])
         out.append((end, tag or None, kind, values.wire_to_stored(T.array_of(T.STRING), columns),
-                    fingerprint(tag or group[0].text), len(group)))
+                    fingerprint(tag or group[0].text), len(group), *(None,) * len(_READ_UNMEASURED)))
     return out
 
 
@@ -138,7 +151,8 @@ def _txn_stats(records: Sequence[RequestRecord], seconds: int) -> list[tuple]:
     for (end, tag, text), group in _grouped(records, _COMMIT_METHODS, seconds, key).items():
         aborted = sum(1 for r in group if r.status == _ABORTED)
         failed = sum(1 for r in group if r.status == _FAILED_PRECONDITION)
-        out.append((end, tag or None, fingerprint(tag or text), len(group), len(group), aborted, failed))
+        out.append((end, tag or None, fingerprint(tag or text), len(group), len(group), aborted, failed,
+                    *(None,) * len(_TXN_UNMEASURED)))
     return out
 
 
