@@ -52,7 +52,8 @@ from .spanner_source import ReadPlan, ReadPoint
 class ReconcileResult(SnapshotStats):
     #: Keys found hard-deleted (DELETE records staged).
     deletes: int = 0
-    #: Rows present at R that the state lacked or held in an older version (staged again).
+    #: Rows present at R that the state lacked or held in an older version, or without a commit timestamp
+    #: and with other values than the state's (staged again; see :mod:`.unchanged`).
     restaged: int = 0
     #: The committed changelog version the table was compared with.
     compared_with_version: int = 0

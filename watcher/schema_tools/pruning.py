@@ -16,6 +16,11 @@ checkpoint, so pruning never hides a change from it. A watcher that has never st
 checkpoint is invisible to the store, so add a new watcher (or shard set) before pruning
 runs again, or start it from its first checkpoint rather than from the beginning of time.
 
+Pruning changes no data a reader of the changelog cares about, and records nothing: backfill
+and reconcile take a pruned row for unchanged (its timestamp NULL, its other values as the
+current state holds them; or, in processed mode, its commit timestamp the state's), by the
+rule of :mod:`watcher.changelog.unchanged`.
+
 :func:`prune_index` does one run for a given ``now``; :class:`IndexPruningJob` runs it on an
 APScheduler 3 scheduler.
 
