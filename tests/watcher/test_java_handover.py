@@ -176,7 +176,7 @@ def java_vectors(java_build, instance):
         config = jl.checkpoints_config(db, ts, shards, min_sessions=1)
         config["shards"] += [{"table": name, "type": t, "value": v} for name, v, t in NANO_VECTORS]
         config["shards"].append({"table": "no-shard"})
-        jl.run(java_build, config, emulator_host=os.environ["SPANNER_EMULATOR_HOST"], timeout=90)
+        jl.run(java_build, config, emulator_host=os.environ["SPANNER_EMULATOR_HOST"], timeout=90).check()
         sql = ("SELECT TABLE_NAME, SHARD_ID_BOOL, SHARD_ID_BYTES, SHARD_ID_DATE, SHARD_ID_FLOAT64, SHARD_ID_INT64, "
                f"SHARD_ID_STRING, SHARD_ID_TIMESTAMP FROM {CHECKPOINTS}")
         with db.snapshot() as snap:

@@ -60,7 +60,7 @@ public final class Main {
 
   private int run(JsonObject config) throws Exception {
     DatabaseId db = DatabaseId.of(
-        string(config, "project", null), string(config, "instance", null), string(config, "database", null));
+        required(config, "project"), required(config, "instance"), required(config, "database"));
     SpannerOptions.Builder options = SpannerOptions.newBuilder().setProjectId(db.getInstanceId().getProject());
     if (config.has("min_sessions")) {
       options.setSessionPoolOption(
@@ -69,7 +69,7 @@ public final class Main {
     Spanner spanner = options.build().getService();
     try {
       SpannerCommitTimestampRepository repository = repository(spanner, db, config);
-      if ("checkpoints".equals(string(config, "mode", "watch"))) {
+      if ("checkpoints".equals(optional(config, "mode"))) {
         return writeCheckpoints(repository, db, config);
       }
       return watch(spanner, db, repository, config);
@@ -83,7 +83,7 @@ public final class Main {
     if (config.has("checkpoint_table")) {
       builder.setCommitTimestampsTable(config.get("checkpoint_table").getAsString());
     }
-    String initial = string(config, "initial_commit_timestamp", null);
+    String initial = optional(config, "initial_commit_timestamp");
     if ("min".equals(initial)) {
       builder.setInitialCommitTimestamp(Timestamp.MIN_VALUE);
     } else if (initial != null) {
@@ -94,7 +94,7 @@ public final class Main {
 
   /** Mode checkpoints: {"shards": [{"table": T, "type": X, "value": V}, ...], "commit_timestamp": TS}. */
   private static int writeCheckpoints(SpannerCommitTimestampRepository repository, DatabaseId db, JsonObject config) {
-    Timestamp ts = Timestamp.parseTimestamp(string(config, "commit_timestamp", null));
+    Timestamp ts = Timestamp.parseTimestamp(required(config, "commit_timestamp"));
     for (JsonElement item : config.getAsJsonArray("shards")) {
       JsonObject shard = item.getAsJsonObject();
       TableId table = TableId.of(db, shard.get("table").getAsString());
@@ -108,12 +108,17 @@ public final class Main {
       line.addProperty("table", table.getTable());
       print(line);
     }
+    JsonObject stopped = new JsonObject();
+    stopped.addProperty("event", "stopped");
+    stopped.addProperty("reason", "checkpoints_written");
+    stopped.addProperty("cpu_ns", cpuNanos());
+    print(stopped);
     return 0;
   }
 
   private int watch(Spanner spanner, DatabaseId db, SpannerCommitTimestampRepository repository, JsonObject config)
       throws Exception {
-    TableId table = TableId.of(db, string(config, "table", null));
+    TableId table = TableId.of(db, required(config, "table"));
     int idlePolls = config.has("stop_after_idle_polls") ? config.get("stop_after_idle_polls").getAsInt() : -1;
     long maxChanges = config.has("stop_after_changes") ? config.get("stop_after_changes").getAsLong() : -1;
     PollCountingExecutor executor = new PollCountingExecutor(() -> {
@@ -157,10 +162,8 @@ public final class Main {
       line.addProperty("received_ns", received);
       line.add("values", Values.row(row));
       print(line);
-      if (maxChanges >= 0 && changes.incrementAndGet() >= maxChanges) {
+      if (changes.incrementAndGet() == maxChanges) {
         requestStop("changes");
-      } else if (maxChanges < 0) {
-        changes.incrementAndGet();
       }
     });
     tailer.addListener(new ApiService.Listener() {
@@ -233,14 +236,16 @@ public final class Main {
     System.out.println(line);  // System.out flushes each line: readers see changes as they arrive
   }
 
-  private static String string(JsonObject config, String name, String otherwise) {
-    if (config.has(name) && !config.get(name).isJsonNull()) {
-      return config.get(name).getAsString();
-    }
-    if (otherwise == null && !name.equals("initial_commit_timestamp")) {
+  private static String optional(JsonObject config, String name) {
+    return config.has(name) && !config.get(name).isJsonNull() ? config.get(name).getAsString() : null;
+  }
+
+  private static String required(JsonObject config, String name) {
+    String value = optional(config, name);
+    if (value == null) {
       throw new IllegalArgumentException("config lacks \"" + name + "\"");
     }
-    return otherwise;
+    return value;
   }
 
   private static long epochNanos(Instant now) {
