@@ -230,3 +230,15 @@ def test_java_refuses_a_table_without_commit_timestamp_column(java_build, make_d
     java = jl.run(java_build, config, emulator_host=os.environ["SPANNER_EMULATOR_HOST"], timeout=90)
     assert java.returncode == 1 and java.stopped["state"] == "FAILED"
     assert "does not contain a column with option allow_commit_timestamp=true" in java.stopped["failure"]
+
+
+def test_old_builds_are_swept_but_not_the_current_young_or_building_ones(tmp_path):
+    folders = {name: tmp_path / name for name in ("javawatcher-new", "javawatcher-old", "javawatcher-young",
+                                                  "javawatcher-build-abc", "other-old")}
+    for folder in folders.values():
+        folder.mkdir()
+    for name in ("javawatcher-old", "javawatcher-build-abc", "other-old", "javawatcher-new"):
+        os.utime(folders[name], (0, 0))
+    assert jl.sweep_old_builds(folders["javawatcher-new"]) == [folders["javawatcher-old"]]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["javawatcher-build-abc", "javawatcher-new",
+                                                          "javawatcher-young", "other-old"]

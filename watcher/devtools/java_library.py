@@ -45,6 +45,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -63,6 +64,7 @@ _JVM_BASE = ("-Xlog:disable", "-Xlog:all=warning:stderr")
 _BUILD_SECONDS = 600
 _JAR = "javawatcher.jar"
 _CLASSPATH = "classpath.txt"
+_BUILDING = "javawatcher-build-"  # the prefix of a build's private folder
 
 
 class JavaToolsMissing(RuntimeError):
@@ -150,7 +152,7 @@ def build(*, force: bool = False) -> Build:
     if target.is_complete() and not force:
         return target
     target.folder.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="javawatcher-build-", dir=target.folder.parent) as work:
+    with tempfile.TemporaryDirectory(prefix=_BUILDING, dir=target.folder.parent) as work:
         project = Path(work) / "project"
         shutil.copytree(PROJECT_DIR, project, ignore=shutil.ignore_patterns("target"))
         done = _maven(mvn, project, offline=True)
@@ -170,7 +172,24 @@ def build(*, force: bool = False) -> Build:
         except OSError:
             if not target.is_complete():  # another process's build did not win either
                 raise
+    sweep_old_builds(target.folder)
     return target
+
+
+def sweep_old_builds(keep: Path, older_than: float = 3600.0) -> list[Path]:
+    """Remove the builds of other sources beside ``keep`` (each holds a class archive of some 30 MB)
+    untouched for ``older_than`` seconds (a younger one may be another checkout's); returns them."""
+    removed = []
+    for folder in keep.parent.glob("javawatcher-*"):
+        try:
+            if folder == keep or folder.name.startswith(_BUILDING) or not folder.is_dir():
+                continue
+            if time.time() - folder.stat().st_mtime > older_than:
+                shutil.rmtree(folder)
+                removed.append(folder)
+        except OSError:  # gone already, or not ours to remove
+            continue
+    return removed
 
 
 def _maven(mvn: str, project: Path, *, offline: bool) -> subprocess.CompletedProcess[str]:
