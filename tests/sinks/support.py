@@ -1,0 +1,84 @@
+"""Reading a topic back as a consumer does, and the checks every sink test makes on what it read."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message as read: where it was, its key, value (parsed JSON) and headers (texts)."""
+
+    topic: str
+    partition: int
+    offset: int
+    key: Any
+    value: Any
+    headers: dict[str, str]
+
+    @property
+    def change_id(self) -> str:
+        return self.headers["change_id"]
+
+    @property
+    def key_values(self) -> tuple[Any, ...]:
+        return tuple(self.key["key"])
+
+
+def read_topic(servers: str, topic: str, *, at_least: int, timeout: float = 20.0, settle: float = 0.3) -> list[Message]:
+    """Every message of ``topic`` from its start: waits for ``at_least`` of them, then ``settle`` seconds more
+    (so a message delivered twice is seen twice). Ordered by partition, then offset."""
+    consumer = Consumer({"bootstrap.servers": servers, "group.id": f"reader-{topic}", "enable.auto.commit": False})
+    deadline = time.monotonic() + timeout
+    try:
+        partitions = _partitions(consumer, topic, deadline)
+        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions])
+        got: list[Message] = []
+        settled_at: float | None = None
+        while time.monotonic() < deadline and (settled_at is None or time.monotonic() < settled_at):
+            for m in consumer.consume(500, 0.1):
+                if m.error() is not None:
+                    continue
+                got.append(Message(m.topic(), m.partition(), m.offset(), json.loads(m.key()), json.loads(m.value()),
+                                   {k: v.decode("utf-8") for k, v in m.headers() or []}))
+            if len(got) >= at_least and settled_at is None:
+                settled_at = time.monotonic() + settle
+        return sorted(got, key=lambda m: (m.partition, m.offset))
+    finally:
+        consumer.close()
+
+
+def _partitions(consumer: Consumer, topic: str, deadline: float) -> list[int]:
+    """The partitions of ``topic`` once it exists (the sink creates it with its first batch)."""
+    while True:
+        listed = consumer.list_topics(topic, timeout=5).topics.get(topic)
+        if listed is not None and listed.error is None and listed.partitions:
+            return sorted(listed.partitions)
+        if time.monotonic() > deadline:
+            raise AssertionError(f"topic {topic} did not appear")
+        time.sleep(0.05)
+
+
+def per_key(messages: list[Message]) -> dict[tuple[Any, ...], list[Message]]:
+    """Each key's messages in the order a consumer of its partition reads them."""
+    out: dict[tuple[Any, ...], list[Message]] = defaultdict(list)
+    for m in messages:
+        out[m.key_values].append(m)
+    return dict(out)
+
+
+def deduplicated(messages: list[Message]) -> list[Message]:
+    """The first message of each change id (what a consumer de-duplicating by the header keeps)."""
+    seen: set[str] = set()
+    out = []
+    for m in messages:
+        if m.change_id not in seen:
+            seen.add(m.change_id)
+            out.append(m)
+    return out
