@@ -250,3 +250,50 @@ def test_watch_sends_its_request_tag_and_priority_with_its_database_role(make_da
     assert rows, "no request carried the --request-tag"
     assert {role for role, _ in rows} == {"cdc_reader"}, rows
     assert "LOW" in {priority for _, priority in rows}, rows  # the polls run at --priority
+
+
+def test_a_service_account_key_file_is_used_with_the_endpoint_and_role(tmp_path: Path, monkeypatch) -> None:
+    import json
+
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    from watcher import connect
+    from watcher.connection import spanner_client
+
+    monkeypatch.delenv("SPANNER_EMULATOR_HOST", raising=False)  # the client would follow it
+    pem = rsa.generate_private_key(public_exponent=65537, key_size=2048).private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode()
+    key = tmp_path / "key.json"
+    key.write_text(json.dumps({"type": "service_account", "project_id": "p", "private_key_id": "k1",
+                               "private_key": pem, "client_email": "cdc@p.iam.gserviceaccount.com",
+                               "client_id": "1", "token_uri": "https://oauth2.googleapis.com/token"}))
+    client = spanner_client("p", credentials_file=key, api_endpoint="eu-spanner.googleapis.com:443")
+    assert client.credentials.service_account_email == "cdc@p.iam.gserviceaccount.com"
+    database = connect("p", "i", "d", credentials_file=key, database_role="cdc_reader")  # nothing is sent yet
+    assert (database.name, database.database_role) == ("projects/p/instances/i/databases/d", "cdc_reader")
+
+
+@emulator_lacks("the local request log (SPANNER_SYS.LOCAL_REQUEST_LOG)")
+def test_backfill_reads_on_data_boost_with_its_request_tag(make_database, tmp_path: Path) -> None:
+    import uuid
+
+    from google.cloud import spanner
+
+    database = make_database(SINGERS_DDL)
+    with database.batch() as batch:
+        batch.insert("Singers", ("SingerId", "FirstName", "LastName", "LastUpdated"),
+                     [(i, "F", "L", spanner.COMMIT_TIMESTAMP) for i in range(3)])
+    tag = f"cli-boost-{uuid.uuid4().hex[:8]}"
+    result = subprocess.run([*CLI, "backfill", "--table", "Singers", "--staging", str(tmp_path / "s"), "--warehouse",
+                             str(tmp_path / "w"), "--no-checkpoints", "--data-boost", "--request-tag", tag,
+                             "--project", PROJECT, "--instance", INSTANCE, "--database", database.database_id],
+                            env=_clean_env(os.environ["SPANNER_EMULATOR_HOST"]), cwd=REPO, capture_output=True,
+                            text=True, timeout=TIMEOUT)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "3 rows read" in result.stdout
+    with database.snapshot() as snap:
+        rows = list(snap.execute_sql("SELECT DATA_BOOST_ENABLED FROM SPANNER_SYS.LOCAL_REQUEST_LOG "
+                                     "WHERE REQUEST_TAG = @tag AND PARTITIONED", params={"tag": tag},
+                                     param_types={"tag": spanner.param_types.STRING}))
+    assert rows and all(boost for (boost,) in rows), rows

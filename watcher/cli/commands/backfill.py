@@ -45,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from ...errors import ConfigurationError, WatcherError
     from ..connection import open_from_args
     from ..main import PROG, CommandError
+    from ..request_options import settings_from_args
     from .snapshot_options import check_folder, check_table, configure, print_result
     from .spark_options import executor_failures, session
 
@@ -56,7 +57,9 @@ def run(args: argparse.Namespace) -> int:
             job = configure(Backfill(session(args, "spanner-watcher backfill"), target.database), args)
             if not args.no_checkpoints:
                 shards = args.checkpoint_shard or [args.shard_values]  # None when there are no shards
-                job.checkpoints(SpannerCommitTimestampRepository(target.database, table=args.checkpoint_table), shards)
+                repository = SpannerCommitTimestampRepository(target.database, table=args.checkpoint_table,
+                                                              request_settings=settings_from_args(args))
+                job.checkpoints(repository, shards)
             result = job.run()
     except ConfigurationError as exc:
         raise CommandError(str(exc)) from None

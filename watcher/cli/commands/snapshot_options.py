@@ -92,10 +92,14 @@ def check_folder(flag: str, path: str, missing: str | None = None) -> None:
 
 
 def check_table(args: argparse.Namespace, database: Any) -> None:
-    """The table and the shard column exist: checked before Spark starts, as errors the user fixes."""
+    """The table and the shard column exist (and the request options can work): checked before Spark
+    starts, as errors the user fixes."""
     from ...capture.table_info import discover, watchable_tables
     from ...errors import ConfigurationError, SchemaError
     from ..main import CommandError
+    from ..request_options import settings_from_args
+
+    settings_from_args(args)
 
     if (args.shard_column is None) != (args.shard_values is None):
         raise CommandError("--shard-column and --shard-values go together")
@@ -113,8 +117,10 @@ def check_table(args: argparse.Namespace, database: Any) -> None:
 def configure(job: Any, args: argparse.Namespace) -> Any:
     """Apply the shared options to a Backfill or Reconcile builder."""
     from ..main import CommandError
+    from ..request_options import settings_from_args
 
     job.table(args.table).staging(args.staging).warehouse(args.warehouse).read_mode(args.read_mode)
+    job.request_settings(settings_from_args(args))  # priority, request tag, Data Boost of the reads
     if (args.shard_column is None) != (args.shard_values is None):
         raise CommandError("--shard-column and --shard-values go together")
     if args.shard_column is not None:
