@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import decimal
 
@@ -29,7 +30,7 @@ JAVA_DDL = """CREATE TABLE LAST_SEEN_COMMIT_TIMESTAMPS (
     SHARD_ID_DATE, SHARD_ID_FLOAT64, SHARD_ID_INT64, SHARD_ID_STRING, SHARD_ID_TIMESTAMP)"""
 
 SHARD_VALUES = [
-    None, True, False, 0, -7, 2**62, 1.5, "eu-west", "", b"\x00\xffbytes", dt.date(2024, 2, 29),
+    None, True, False, 0, -7, 2**62, 1.5, "eu-west", "", b"AP9ieXRlcw==", dt.date(2024, 2, 29),
     DT(2024, 1, 1, 12, 0, 0, 1, tzinfo=UTC), decimal.Decimal("12.50"), [1, 2, 3], [-18, 18], ["a", "b"],
 ]
 
@@ -68,7 +69,7 @@ def test_set_then_get_per_shard_value_of_every_type(repo, shard):
 
 
 def test_shard_values_are_kept_apart(repo):
-    distinct = [None, True, 1, 1.0, 1.25, "x", b"x", dt.date(2024, 1, 1), T3, [1, 2], [2, 1], [True, False]]
+    distinct = [None, True, 1, 1.0, 1.25, "x", b"eA==", dt.date(2024, 1, 1), T3, [1, 2], [2, 1], [True, False]]
     for i, shard in enumerate(distinct):
         repo.set(SINGERS, Checkpoint(DT(2024, 1, 1, 0, 0, i, tzinfo=UTC)), shard=shard)
     for i, shard in enumerate(distinct):
@@ -174,8 +175,8 @@ def test_missing_table_without_create_if_missing_fails_clearly(make_database):
 
 
 @pytest.mark.parametrize("shard, column, stored", [
-    # The client returns BYTES as their base64 text: b"YWI=" is b"ab".
-    (None, None, None), (True, "SHARD_ID_BOOL", True), (b"ab", "SHARD_ID_BYTES", b"YWI="),
+    # BYTES shard values are base64 text, as the client takes and returns BYTES: b"YWI=" is the bytes ab.
+    (None, None, None), (True, "SHARD_ID_BOOL", True), (b"YWI=", "SHARD_ID_BYTES", b"YWI="),
     (dt.date(2024, 1, 2), "SHARD_ID_DATE", dt.date(2024, 1, 2)), (2.5, "SHARD_ID_FLOAT64", 2.5),
     (7, "SHARD_ID_INT64", 7), ("eu", "SHARD_ID_STRING", "eu"), (T1, "SHARD_ID_TIMESTAMP", T1),
     ([1, 2, 3], "SHARD_ID_STRING", "1,2,3"), (decimal.Decimal("1.50"), "SHARD_ID_STRING", "1.50"),
@@ -275,7 +276,7 @@ def test_get_and_set_initialize_on_first_use(make_database):
 #: with Double.toString and com.google.cloud.Timestamp.toString as a Java 17 runtime prints them).
 JAVA_ARRAY_TEXTS = [
     ([True, False], "true,false"),
-    ([b"ab", b"\x00\xff"], "YWI=,AP8="),
+    ([b"YWI=", b"AP8=", b""], "YWI=,AP8=,"),
     ([dt.date(2024, 1, 2), dt.date(5, 1, 2)], "2024-01-02,0005-01-02"),
     ([1.0, 1e20, 1e-5, 0.1, 123456789.0, 1e7, 9999999.0, 0.001, 0.0001, -0.0, 100.5, 2 / 3, float("nan"), float("inf")],
      "1.0,1.0E20,1.0E-5,0.1,1.23456789E8,1.0E7,9999999.0,0.001,1.0E-4,-0.0,100.5,0.6666666666666666,NaN,Infinity"),
@@ -318,9 +319,10 @@ def test_array_shards_are_stored_in_the_java_text_and_found_from_it(make_databas
 
 @pytest.mark.parametrize("shard, earlier", [
     (["eu", "us"], "eu,us"),
+    ([b"YWI="], "WVdJPQ=="),
     ([DT(2024, 5, 1, 10, 0, 0, 123456, tzinfo=UTC)], "2024-05-01T10:00:00.123456+00:00"),
     ([1.0, 1e20], "1.0,1e+20"),
-], ids=["string", "timestamp", "float64"])
+], ids=["string", "bytes", "timestamp", "float64"])
 def test_a_row_in_an_earlier_text_is_found_then_rewritten_in_the_java_text(make_database, shard, earlier):
     db = make_database([])
     repo = SpannerCommitTimestampRepository(db)
@@ -363,3 +365,31 @@ def test_a_shard_text_in_no_known_form_is_a_checkpoint_error_naming_it(make_data
         repo.get(SINGERS, shard=shard)
     message = str(err.value)
     assert "Singers" in message and "SHARD_ID_STRING" in message and repr(text) in message
+
+
+def test_a_bytes_shard_row_an_earlier_version_encoded_twice_is_found_then_rewritten(make_database):
+    db = make_database([])
+    repo = SpannerCommitTimestampRepository(db)
+    repo.initialize()
+    with db.batch() as b:  # earlier versions base64-encoded the client's base64 text once more
+        b.insert("LAST_SEEN_COMMIT_TIMESTAMPS", (*KEY_COLUMNS, "LAST_SEEN_COMMIT_TIMESTAMP"),
+                 [(db.name, "", "", "Singers", None, base64.b64encode(b"AAE="), None, None, None, None, None, T1)])
+    assert _same(repo.get(SINGERS, shard=b"AAE="), Checkpoint(T1))
+    repo.set(SINGERS, Checkpoint(T2), shard=b"AAE=")
+    with db.snapshot() as snap:
+        stored = [r[0] for r in snap.execute_sql("SELECT SHARD_ID_BYTES FROM LAST_SEEN_COMMIT_TIMESTAMPS")]
+    assert stored == [b"AAE="]  # one row, the bytes 00 01 as the Java library stores them
+
+
+def test_another_shards_row_in_an_earlier_text_is_no_error(make_database):
+    db = make_database([])
+    repo = SpannerCommitTimestampRepository(db)
+    repo.initialize()
+    _java_row(db, "eu,us", T1)  # an earlier version's row of the shard ["eu", "us"]
+    assert repo.get(SINGERS, shard=["fr"]) is None
+
+
+def test_a_bytes_shard_value_that_is_not_base64_is_refused_naming_it(make_database):
+    db = make_database([])
+    with pytest.raises(ValueError, match="not base64"):
+        SpannerCommitTimestampRepository(db).set(SINGERS, Checkpoint(T1), shard=[b"\x00\x01"])

@@ -10,6 +10,7 @@ is missing; a build that fails fails the tests.
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import decimal
 import json
@@ -48,12 +49,7 @@ def java_build():
     return jl.build()  # JavaBuildFailed propagates: a broken build fails the tests
 
 
-#: Shard cases our side cannot hand over yet. Our client sends BYTES parameters as the base64 text it is
-#: given, so the provider needs the shard as base64 text, and shard_columns encodes that text once more:
-#: the checkpoint row's key (SHARD_ID_BYTES, or the array's SHARD_ID_STRING) differs from Java's.
-_BYTES_GAP = pytest.mark.xfail(strict=True, reason="a BYTES shard's checkpoint key is base64-encoded twice on our side")
-HANDOVER_CASES = [pytest.param(c, id=c.id, marks=[_BYTES_GAP] if c.column_type == "BYTES(MAX)" else [])
-                  for c in CASES]
+HANDOVER_CASES = [pytest.param(c, id=c.id) for c in CASES]
 
 
 def run_java(java_build, db, case: ShardCase, **options):
@@ -191,6 +187,10 @@ def test_shard_columns_match_the_java_repository(java_vectors, name, value, type
         value = json.loads(value)
     elif type_name == "ARRAY<JSON>":
         value = [json.loads(v) for v in value]
+    elif isinstance(value, bytes):  # ours are given as the client takes BYTES: base64 text
+        value = base64.b64encode(value)
+    elif isinstance(value, list) and value and isinstance(value[0], bytes):
+        value = [base64.b64encode(v) for v in value]
     assert shard_columns(value) == java_vectors[name]
 
 

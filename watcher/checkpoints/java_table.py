@@ -2,9 +2,10 @@
 
 A row's key is the watched database, the table and the shard value, spread over seven
 SHARD_ID_* columns exactly as the Java library (1.2.1) writes them, so that a row either
-library wrote is found by the other. A scalar goes to the column of its type (NUMERIC and
-JSON as their text in SHARD_ID_STRING); an array goes to SHARD_ID_STRING as its elements'
-Java texts joined with ",":
+library wrote is found by the other. Shard values are what the client takes as parameters
+(BYTES as base64 text: ``b"YWI="`` for the bytes ``ab``). A scalar goes to the column of its
+type (NUMERIC and JSON as their text in SHARD_ID_STRING); an array goes to SHARD_ID_STRING
+as its elements' Java texts joined with ",":
 
 | element | text | example |
 |---|---|---|
@@ -85,7 +86,8 @@ def shard_columns(shard: Any) -> list[Any]:
     elif isinstance(shard, bool):
         bool_ = shard
     elif isinstance(shard, bytes):
-        bytes_ = base64.b64encode(shard)  # the client sends BYTES parameters as their base64 text
+        _base64_text(shard)  # already the base64 text the client takes for BYTES (see the module docstring)
+        bytes_ = shard
     elif isinstance(shard, dt.datetime):
         ts_ = shard
     elif isinstance(shard, dt.date):
@@ -122,7 +124,7 @@ def _element_text(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, bytes):
-        return base64.b64encode(v).decode()
+        return _base64_text(v)
     if isinstance(v, dt.datetime):
         return java_timestamp_text(v)
     if isinstance(v, dt.date):
@@ -136,6 +138,24 @@ def _element_text(v: Any) -> str:
     if isinstance(v, dict):
         return base64.b64encode(_json_text(v).encode()).decode()
     raise TypeError(f"cannot store shard array element {v!r} of type {type(v).__name__}")
+
+
+def _base64_text(v: bytes) -> str:
+    """A BYTES shard value's base64 text, checked: the client's form of BYTES values, which Java stores decoded.
+
+    >>> _base64_text(b"AAE=")
+    'AAE='
+    >>> _base64_text(b"\\x00\\x01")
+    Traceback (most recent call last):
+    ...
+    ValueError: BYTES shard value b'\\x00\\x01' is not base64 text; give BYTES shard values as the client takes BYTES parameters, base64-encoded (base64.b64encode(raw))
+    """
+    try:
+        base64.b64decode(v, validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError(f"BYTES shard value {v!r} is not base64 text; give BYTES shard values as the client takes "
+                         "BYTES parameters, base64-encoded (base64.b64encode(raw))") from None
+    return v.decode("ascii")
 
 
 def _json_text(v: dict[str, Any]) -> str:
@@ -216,6 +236,23 @@ def same_array(stored: tuple[Any, ...], shard: Any) -> bool:
     return len(stored) == len(mine) and all(_comparable(a) == _comparable(b) for a, b in zip(stored, mine, strict=True))
 
 
+def legacy_shard_columns(shard: Any) -> list[Any] | None:
+    """The SHARD_ID_* values earlier spanner-watcher versions wrote for ``shard``, where they differ from the Java form.
+
+    Those versions encoded a BYTES value once more and wrote their own texts for STRING,
+    TIMESTAMP, FLOAT64 and JSON array elements; such rows are still found, then rewritten.
+
+    >>> legacy_shard_columns(b"AAE=")[1], legacy_shard_columns(["eu"])[5], legacy_shard_columns([1, 2])
+    (b'QUFFPQ==', 'eu', None)
+    """
+    columns = shard_columns(shard)
+    if isinstance(shard, bytes):
+        columns[1] = base64.b64encode(shard)
+    elif isinstance(shard, (list, tuple)):
+        columns[5] = legacy_array_text(shard)
+    return None if columns == shard_columns(shard) else columns
+
+
 def legacy_array_text(values: Any) -> str:
     """The SHARD_ID_STRING text earlier spanner-watcher versions wrote for an array (still found, then rewritten).
 
@@ -234,11 +271,32 @@ def legacy_array_text(values: Any) -> str:
     return ",".join(one(v) for v in values)
 
 
+def is_legacy_array_text(text: str, like: Any) -> bool:
+    """Whether ``text`` reads as an array of ``like``'s element kind in the texts earlier versions wrote.
+
+    >>> is_legacy_array_text("eu,us", ["x"]), is_legacy_array_text("1,2", [1]), is_legacy_array_text("1,x", [1])
+    (True, True, False)
+    """
+    sample = like[0]
+    if isinstance(sample, (str, dict)):
+        return True  # any text: their elements were written as they are
+    parse: Any = {bool: {"true": True, "false": False}.__getitem__, float: float, int: int,
+                  decimal.Decimal: decimal.Decimal, dt.datetime: dt.datetime.fromisoformat,
+                  dt.date: dt.date.fromisoformat, bytes: lambda t: base64.b64decode(t, validate=True)}
+    kind = next(k for k in parse if isinstance(sample, k))
+    try:
+        for part in text.split(","):
+            parse[kind](part)
+    except (ValueError, TypeError, KeyError, ArithmeticError, binascii.Error):
+        return False
+    return True
+
+
 def _element_parser(sample: Any) -> Any:
     if isinstance(sample, bool):
         return lambda t: {"true": True, "false": False}[t]
     if isinstance(sample, bytes):
-        return lambda t: base64.b64decode(t, validate=True)
+        return lambda t: base64.b64encode(base64.b64decode(t, validate=True))
     if isinstance(sample, dt.datetime):
         return _parse_java_timestamp
     if isinstance(sample, dt.date):
@@ -269,4 +327,6 @@ def _comparable(v: Any) -> Any:
         return (aware.replace(microsecond=0).timestamp(), nanos)
     if isinstance(v, dict):
         return json.dumps(v, sort_keys=True)
+    if isinstance(v, bytes):  # base64 texts that differ only in how they are written name the same bytes
+        return base64.b64encode(base64.b64decode(v))
     return (type(v) is bool, v)

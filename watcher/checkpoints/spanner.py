@@ -36,7 +36,8 @@ from .java_table import (
     TEXT_COLUMN,
     create_table_ddl,
     decode_array_text,
-    legacy_array_text,
+    is_legacy_array_text,
+    legacy_shard_columns,
     same_array,
     shard_columns,
 )
@@ -79,8 +80,8 @@ class SpannerCommitTimestampRepository(CommitTimestampRepository):
         self.create_if_missing = create_if_missing
         self.watched_database_name = watched_database_name or database.name
         self._initialized = False
-        # (table, shard) -> (the text its row is stored under, whether the next set rewrites it in the Java form)
-        self._stored_texts: dict[tuple[TableId, Any], tuple[str, bool]] = {}
+        # (table, shard) -> (the SHARD_ID_* values its row is stored under, whether the next set rewrites it in the Java form)
+        self._stored_keys: dict[tuple[TableId, Any], tuple[list[Any], bool]] = {}
 
     # --- schema -------------------------------------------------------------------------------------
 
@@ -142,17 +143,24 @@ class SpannerCommitTimestampRepository(CommitTimestampRepository):
 
     # --- rows ---------------------------------------------------------------------------------------------
 
-    def _key(self, table: TableId, shard: Any, text: str | None = None) -> list[Any]:
-        columns = shard_columns(shard)
-        if text is not None:
-            columns[_TEXT_INDEX] = text
-        return [self.watched_database_name, table.catalog, table.schema, table.table, *columns]
+    def _key(self, table: TableId, shard: Any, columns: list[Any] | None = None) -> list[Any]:
+        shard_values = shard_columns(shard) if columns is None else columns
+        return [self.watched_database_name, table.catalog, table.schema, table.table, *shard_values]
+
+    def _read_row(self, key: list[Any]) -> list[Any]:
+        with self.database.snapshot() as snap:
+            return list(snap.read(self.table, _READ_COLUMNS, KeySet(keys=[key]), request_options=self._read_options()))
 
     def get(self, table: TableId, shard: Any = None) -> Checkpoint | None:
         self.initialize()
-        with self.database.snapshot() as snap:
-            rows = list(snap.read(self.table, _READ_COLUMNS, KeySet(keys=[self._key(table, shard)]),
-                                  request_options=self._read_options()))
+        rows = self._read_row(self._key(table, shard))
+        legacy = None if rows else legacy_shard_columns(shard)
+        if legacy is not None:
+            rows = self._read_row(self._key(table, shard, legacy))
+            if rows:
+                self._stored_keys[(table, shard_key(shard))] = (legacy, True)
+                log.info("checkpoint of %s shard %r found as an earlier version stored it; the next checkpoint rewrites it",
+                         table, shard)
         if not rows and isinstance(shard, (list, tuple)) and shard:
             rows = self._array_row_in_another_text(table, shard)
         if not rows:
@@ -168,10 +176,9 @@ class SpannerCommitTimestampRepository(CommitTimestampRepository):
         return Checkpoint(ts)
 
     def _array_row_in_another_text(self, table: TableId, shard: Any) -> list[Any]:
-        """The row of an array shard stored in a text other than ours: a Java runtime's longer double
-        digits (kept as they are, so that runtime finds its row again) or an earlier spanner-watcher
-        form (rewritten in the Java form by the next :meth:`set`). A text that is neither stops the
-        watcher rather than letting it start afresh."""
+        """The row of an array shard stored in another Java text of the same values (an older Java
+        runtime's longer double digits), kept in that text so that runtime finds its row again. A
+        stored text in no known form stops the watcher rather than letting it start afresh."""
         others = " AND ".join(f"{quote_identifier(c)} IS NULL" for c in KEY_COLUMNS[4:] if c != TEXT_COLUMN)
         sql = (f"SELECT {TEXT_COLUMN}, LAST_SEEN_COMMIT_TIMESTAMP, {quote_identifier(POSITION_COLUMN)} "
                f"FROM {quote_identifier(self.table)} WHERE DATABASE_NAME = @db AND TABLE_CATALOG = @catalog "
@@ -180,34 +187,33 @@ class SpannerCommitTimestampRepository(CommitTimestampRepository):
         with self.database.snapshot() as snap:
             stored = list(snap.execute_sql(sql, params=params, param_types={k: param_types.STRING for k in params},
                                            request_options=self._read_options()))
-        legacy = legacy_array_text(shard)
         for text, ts, position in stored:
-            if text == legacy:
-                self._stored_texts[(table, shard_key(shard))] = (text, True)
-                log.info("checkpoint of %s shard %r found in an earlier text form; the next checkpoint rewrites it", table, shard)
-                return [[ts, position]]
             values = decode_array_text(text, shard)
             if values is None:
+                if is_legacy_array_text(text, shard):
+                    continue  # another shard's row as an earlier version stored it
                 raise CheckpointError(
                     f"Checkpoint table {self.table} has a row for table {table} whose {TEXT_COLUMN} is {text!r}: "
                     f"not an array of {type(shard[0]).__name__} as the Java library or spanner-watcher store one, "
                     f"so the checkpoint of shard {shard!r} cannot be told apart from it. Correct or delete that row.")
             if same_array(values, shard):
-                self._stored_texts[(table, shard_key(shard))] = (text, False)
+                columns = shard_columns(shard)
+                columns[_TEXT_INDEX] = text
+                self._stored_keys[(table, shard_key(shard))] = (columns, False)
                 return [[ts, position]]
         return []
 
     def set(self, table: TableId, checkpoint: Checkpoint, shard: Any = None) -> None:
         self.initialize()
         position = checkpoint.to_text() if checkpoint.key is not None else None
-        text, rewrite = self._stored_texts.get((table, shard_key(shard)), (None, False))
+        stored, rewrite = self._stored_keys.get((table, shard_key(shard)), (None, False))
         with self.database.batch(request_options=self.request_settings.commit_options()) as batch:
             batch.insert_or_update(self.table, (*KEY_COLUMNS, *_READ_COLUMNS),
-                                   [[*self._key(table, shard, None if rewrite else text), checkpoint.commit_timestamp, position]])
+                                   [[*self._key(table, shard, None if rewrite else stored), checkpoint.commit_timestamp, position]])
             if rewrite:
-                batch.delete(self.table, KeySet(keys=[self._key(table, shard, text)]))
+                batch.delete(self.table, KeySet(keys=[self._key(table, shard, stored)]))
         if rewrite:
-            self._stored_texts.pop((table, shard_key(shard)), None)
+            self._stored_keys.pop((table, shard_key(shard)), None)
 
     def oldest(self, table: TableId) -> dt.datetime | None:
         self.initialize()
