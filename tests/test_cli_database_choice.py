@@ -273,6 +273,24 @@ def test_a_service_account_key_file_is_used_with_the_endpoint_and_role(tmp_path:
     database = connect("p", "i", "d", credentials_file=key, database_role="cdc_reader")  # nothing is sent yet
     assert (database.name, database.database_role) == ("projects/p/instances/i/databases/d", "cdc_reader")
 
+    # A Spark task of backfill or reconcile opens the database again with the same key, endpoint and role.
+    import pickle
+
+    from watcher.changelog.spanner_source import SpannerLocation
+
+    boosted = connect("p", "i", "d", credentials_file=key, api_endpoint="eu-spanner.googleapis.com:443",
+                      database_role="cdc_reader")
+    location = pickle.loads(pickle.dumps(SpannerLocation.of(boosted)))
+    assert (location.credentials_file, location.api_endpoint, location.database_role) == (
+        str(key), "eu-spanner.googleapis.com:443", "cdc_reader")
+    in_task = location.open()
+    assert in_task.database_role == "cdc_reader" and in_task.name == boosted.name
+    assert spanner_client_of(in_task).credentials.service_account_email == "cdc@p.iam.gserviceaccount.com"
+
+
+def spanner_client_of(database: Any) -> Any:
+    return database._instance._client  # a test may look inside the client; the watcher does not
+
 
 @emulator_lacks("the local request log (SPANNER_SYS.LOCAL_REQUEST_LOG)")
 def test_backfill_reads_on_data_boost_with_its_request_tag(make_database, tmp_path: Path) -> None:

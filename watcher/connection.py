@@ -31,11 +31,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import weakref
+from dataclasses import dataclass
 from typing import Any
 
 from .errors import ConnectionSettingError
 
-__all__ = ["check_database_role", "check_endpoint", "connect", "load_credentials", "spanner_client"]
+__all__ = ["ConnectionSettings", "check_database_role", "check_endpoint", "connect", "load_credentials", "settings_of",
+           "spanner_client"]
 
 _HOST_PORT = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(:\d{1,5})?$")
 #: A database role is a Spanner identifier (letters, digits, underscores, starting with a letter).
@@ -193,7 +196,33 @@ def connect(project: str, instance: str, database: str, *, credentials_file: str
         check_database_role(database_role)
     client = spanner_client(project, credentials_file=credentials_file, api_endpoint=api_endpoint,
                             emulator_host=emulator_host)
-    return client.instance(instance).database(database, database_role=database_role)
+    opened = client.instance(instance).database(database, database_role=database_role)
+    _OPENED[id(opened)] = ConnectionSettings(None if credentials_file is None else os.fspath(credentials_file), api_endpoint)
+    weakref.finalize(opened, _OPENED.pop, id(opened), None)
+    return opened
+
+
+@dataclass(frozen=True)
+class ConnectionSettings:
+    """What :func:`connect` was given beyond the names and the role, for processes that open the database again
+    (Spark tasks of backfill and reconcile): they need the same key file (at the same path) and endpoint."""
+
+    credentials_file: str | None = None
+    api_endpoint: str | None = None
+
+
+#: Databases :func:`connect` opened (by id: the client's Database is not hashable) -> their settings;
+#: an entry goes with its database.
+_OPENED: dict[int, ConnectionSettings] = {}
+
+
+def settings_of(database: Any) -> ConnectionSettings:
+    """The settings :func:`connect` opened ``database`` with; none for a database opened otherwise.
+
+    >>> settings_of(connect("p", "i", "d", emulator_host="localhost:9010"))
+    ConnectionSettings(credentials_file=None, api_endpoint=None)
+    """
+    return _OPENED.get(id(database)) or ConnectionSettings()
 
 
 def _check_name(setting: str, value: Any) -> None:

@@ -27,6 +27,7 @@ from typing import Any
 
 from .. import spanner_client
 from ..codec import timestamp_text
+from ..connection import connect, settings_of
 from ..errors import ChangelogError, ConfigurationError
 from ..request_settings import DEFAULT_SETTINGS, RequestSettings, settings_or_default
 from ..sqlnames import quote_identifier
@@ -49,34 +50,35 @@ READ_TIMEOUT = 600.0
 
 @dataclass(frozen=True)
 class SpannerLocation:
-    """Where a task connects (picklable): names, the emulator host (None: real Spanner), and the
-    database role its sessions take (None: none; fine-grained access control)."""
+    """Where a task connects (picklable): names, the emulator host (None: real Spanner), the database
+    role its sessions take (None: none; fine-grained access control), and for Cloud Spanner the key
+    file and endpoint the driver's database was opened with by :func:`watcher.connect` (the key file
+    must be readable at that path where the tasks run)."""
 
     project: str
     instance: str
     database: str
     emulator_host: str | None = None
     database_role: str | None = None
+    credentials_file: str | None = None
+    api_endpoint: str | None = None
 
     @staticmethod
     def of(database: Any) -> SpannerLocation:
-        """The location of a client ``Database`` object, with its database role."""
+        """The location of a client ``Database`` object, with its database role and connection settings."""
         project, instance, name = spanner_client.database_path(database.name)
+        settings = settings_of(database)
         return SpannerLocation(project, instance, name, spanner_client.emulator_host(database),
-                               getattr(database, "database_role", None) or None)
+                               getattr(database, "database_role", None) or None,
+                               settings.credentials_file, settings.api_endpoint)
 
     def open(self) -> Any:
         """A new client's ``Database`` for this location."""
-        from google.cloud import spanner
-
         if self.emulator_host:
-            from google.auth.credentials import AnonymousCredentials
-
-            client = spanner.Client(project=self.project, credentials=AnonymousCredentials(),
-                                    client_options={"api_endpoint": self.emulator_host}, disable_builtin_metrics=True)
-        else:
-            client = spanner.Client(project=self.project)
-        return client.instance(self.instance).database(self.database, database_role=self.database_role)
+            return connect(self.project, self.instance, self.database, emulator_host=self.emulator_host,
+                           database_role=self.database_role)
+        return connect(self.project, self.instance, self.database, credentials_file=self.credentials_file,
+                       api_endpoint=self.api_endpoint, database_role=self.database_role)
 
 
 @dataclass(frozen=True)
