@@ -1,7 +1,10 @@
-"""Reading a topic back as a consumer does, and the checks every sink test makes on what it read."""
+"""The sink tests' table and writes, and reading a topic back as a consumer does."""
 
 from __future__ import annotations
 
+import base64
+import datetime as dt
+import decimal
 import json
 import time
 from collections import defaultdict
@@ -9,6 +12,31 @@ from dataclasses import dataclass
 from typing import Any
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+from google.api_core.datetime_helpers import DatetimeWithNanoseconds
+from google.cloud import spanner
+
+#: A table with a two-part key (its second part may be NULL) and the types that must arrive exactly.
+ITEMS_DDL = ("CREATE TABLE Items (A INT64 NOT NULL, B STRING(MAX), Big INT64, Amount NUMERIC, Blob BYTES(MAX), "
+             "Seen TIMESTAMP, Ts TIMESTAMP OPTIONS (allow_commit_timestamp=true)) PRIMARY KEY (A, B)")
+TYPES = {"A": "INT64", "B": "STRING", "Big": "INT64", "Amount": "NUMERIC", "Blob": "BYTES", "Seen": "TIMESTAMP",
+         "Ts": "TIMESTAMP"}
+COLUMNS = ("A", "B", "Big", "Amount", "Blob", "Seen")
+BIG = 2**62 + 1
+AMOUNT = decimal.Decimal("12345678901234567890.123456789")
+AT = DatetimeWithNanoseconds(2024, 5, 1, 10, 0, 0, nanosecond=123456789, tzinfo=dt.UTC)
+
+
+def write(db: Any, rows: list[tuple[Any, ...]]) -> Any:
+    """One transaction writing Items ``rows`` (COLUMNS order); returns its commit timestamp."""
+    with db.batch() as batch:
+        batch.insert_or_update("Items", (*COLUMNS, "Ts"), [(*r, spanner.COMMIT_TIMESTAMP) for r in rows])
+    return batch.committed
+
+
+def row(a: int, b: str | None, big: int = 1) -> tuple[Any, ...]:
+    return (a, b, big, AMOUNT, base64.b64encode(b"\x00\xff"), AT)  # the client sends BYTES as base64
+
+
 
 
 @dataclass(frozen=True)

@@ -4,17 +4,13 @@ formats, the Debezium envelope, the headers, topic templates and a missing topic
 
 from __future__ import annotations
 
-import base64
-import datetime as dt
-import decimal
 import uuid
 from typing import Any
 
 import pytest
-from google.api_core.datetime_helpers import DatetimeWithNanoseconds
 from google.cloud import spanner
 
-from tests.sinks.support import Message, per_key, read_topic
+from tests.sinks.support import AMOUNT, AT, BIG, ITEMS_DDL, TYPES, Message, per_key, read_topic, row, write
 from tests.watcher.core_support import Collector, wait_until
 from watcher import MIN_TIMESTAMP, DatabaseWatcher, InMemoryCommitTimestampRepository, RetryPolicy, State, TableWatcher
 from watcher.codec import decode_value
@@ -27,29 +23,10 @@ from watcher.sinks.kafka import KafkaSink
 from watcher.sinks.topics import debezium_topic
 from watcher.staging import contract
 
-ITEMS_DDL = ("CREATE TABLE Items (A INT64 NOT NULL, B STRING(MAX), Big INT64, Amount NUMERIC, Blob BYTES(MAX), "
-             "Seen TIMESTAMP, Ts TIMESTAMP OPTIONS (allow_commit_timestamp=true)) PRIMARY KEY (A, B)")
 OTHER_DDL = "CREATE TABLE Other (Id INT64 NOT NULL, Ts TIMESTAMP OPTIONS (allow_commit_timestamp=true)) PRIMARY KEY (Id)"
-TYPES = {"A": "INT64", "B": "STRING", "Big": "INT64", "Amount": "NUMERIC", "Blob": "BYTES", "Seen": "TIMESTAMP",
-         "Ts": "TIMESTAMP"}
-COLUMNS = ("A", "B", "Big", "Amount", "Blob", "Seen")
-BIG = 2**62 + 1
-AMOUNT = decimal.Decimal("12345678901234567890.123456789")
-AT = DatetimeWithNanoseconds(2024, 5, 1, 10, 0, 0, nanosecond=123456789, tzinfo=dt.UTC)
 FAST = RetryPolicy(initial=0.01, maximum=0.05)
 #: Debezium's common source fields, in its order (AbstractSourceInfoStructMaker).
 DEBEZIUM_COMMON = ("version", "connector", "name", "ts_ms", "snapshot", "db", "sequence", "ts_us", "ts_ns")
-
-
-def write(db: Any, rows: list[tuple[Any, ...]]) -> Any:
-    """One transaction writing ``rows`` (COLUMNS order); returns its commit timestamp."""
-    with db.batch() as batch:
-        batch.insert_or_update("Items", (*COLUMNS, "Ts"), [(*r, spanner.COMMIT_TIMESTAMP) for r in rows])
-    return batch.committed
-
-
-def row(a: int, b: str | None, big: int = 1) -> tuple[Any, ...]:
-    return (a, b, big, AMOUNT, base64.b64encode(b"\x00\xff"), AT)  # the client sends BYTES as base64
 
 
 @pytest.fixture
