@@ -47,6 +47,9 @@ setup() {
   # jars in ~/.m2) for the handover tests; without mvn those tests skip, on failure one line says why.
   if command -v mvn >/dev/null 2>&1; then
     "$VENV/bin/python" -m watcher.devtools.java_library >/dev/null || true
+    # The Kafka broker's jars for the sink tests (watcher/devtools/kafka/pom.xml, resolved once per pom digest,
+    # jars in ~/.m2) and its JVM class-data archive; without mvn those tests skip, on failure one line says why.
+    "$VENV/bin/python" -m watcher.devtools.kafka_broker >/dev/null || true
   fi
 }
 

@@ -35,6 +35,7 @@ _EXPORTS = {
     "ChangeSetWatcher": "capture.helper_tables.change_sets", "run_in_change_set_transaction": "capture.helper_tables.change_sets", "change_set_batch": "capture.helper_tables.change_sets",
     "HistoryTable": "capture.helper_tables.history", "HistoryWatcher": "capture.helper_tables.history",
     "StagingSink": "staging.sink",
+    "Sink": "sinks.base", "attach_sinks": "sinks.base", "KafkaSink": "sinks.kafka",
     "ChangeStreamWatcher": "capture.change_streams.watcher", "ProgressStore": "capture.change_streams.progress",
     "InMemoryProgressStore": "capture.change_streams.progress", "PartitionProgress": "capture.change_streams.progress",
     "SpannerProgressStore": "capture.change_streams.spanner_progress",

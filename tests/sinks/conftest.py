@@ -19,13 +19,13 @@ _BROKER: list[KafkaBroker] = []
 @pytest.fixture(scope="session")
 def kafka_broker() -> Iterator[KafkaBroker]:
     """A running one-node Kafka cluster for the whole run (its data in a temporary folder)."""
-    try:
-        broker = KafkaBroker()
-    except KafkaToolsMissing as exc:
-        pytest.skip(str(exc))
+    broker = KafkaBroker()
     _BROKER.append(broker)
     try:
-        broker.start()
+        try:
+            broker.start()
+        except KafkaToolsMissing as exc:
+            pytest.skip(str(exc))
         yield broker
     finally:
         broker.close()

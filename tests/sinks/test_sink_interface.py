@@ -3,9 +3,11 @@ acknowledged a batch; a sink written as the docs show; the staging sink is one."
 
 from __future__ import annotations
 
+import re
 import threading
 import uuid
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from tests.sinks.support import ITEMS_DDL, deduplicated, read_topic, row, write
@@ -18,7 +20,7 @@ from watcher.staging.sink import StagingSink
 
 
 class ListSink(Sink):
-    """The README's example: keeps every batch (thread-safe)."""
+    """Keeps every batch (thread-safe)."""
 
     def __init__(self) -> None:
         self.batches: list[list[Change]] = []
@@ -83,3 +85,17 @@ def test_the_staging_sink_is_a_sink_and_writes_the_batches_a_watcher_delivers(ma
         wait_until(lambda: staging.records_written == 1, 20)
     (batch,) = (tmp_path / "staging" / "table=Items").glob("*.jsonl")
     assert '"keys":["1","x"]' in batch.read_text()
+
+
+def test_the_readme_sink_works_as_written(make_database, capsys):
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    code = re.search(r"Your own sink is one method:\n\n```python\n(.*?)```", readme, re.S)
+    assert code is not None, "the README's sink example is gone"
+    db = make_database([ITEMS_DDL])
+    w = TableWatcher(db, "Items", poll_interval=0.01, checkpoints=InMemoryCommitTimestampRepository(),
+                     initial_timestamp=MIN_TIMESTAMP)
+    exec(code.group(1), {"watcher": w})  # defines PrintingSink and attaches one, as a user would
+    with w:
+        write(db, [row(3, "r")])
+        wait_until(lambda: "Items (3, 'r')" in capsys.readouterr().out, 20)
+    assert w.failure is None
