@@ -73,8 +73,10 @@ def read_topic(servers: str, topic: str, *, at_least: int, timeout: float = 20.0
             for m in consumer.consume(500, 0.1):
                 if m.error() is not None:
                     continue
-                got.append(Message(m.topic(), m.partition(), m.offset(), json.loads(m.key()), json.loads(m.value()),
-                                   {k: v.decode("utf-8") for k, v in m.headers() or []}))
+                headers: list[tuple[str, bytes]] = m.headers() or []  # type: ignore[assignment]
+                got.append(Message(str(m.topic()), int(m.partition() or 0), int(m.offset() or 0),
+                                   json.loads(m.key() or b"null"), json.loads(m.value() or b"null"),
+                                   {k: v.decode("utf-8") for k, v in headers}))
             if len(got) >= at_least and settled_at is None:
                 settled_at = time.monotonic() + settle
         return sorted(got, key=lambda m: (m.partition, m.offset))
