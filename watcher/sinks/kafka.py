@@ -43,6 +43,7 @@ except ImportError as exc:  # the core package does not need Kafka: say which ex
     raise ImportError("KafkaSink needs confluent-kafka: pip install 'spanner-watcher[kafka]'") from exc
 
 from ..capture.change_streams.watcher import ChangeStreamWatcher
+from ..capture.group import WatcherGroup
 from ..errors import ConfigurationError
 from ..model import Change
 from ..staging import contract
@@ -159,9 +160,8 @@ class KafkaSink(Sink):
     def attach(self, watcher: Watcher) -> None:
         """Publish every batch of ``watcher``; a group's members are attached one by one (each with its own
         database and change stream in the events' source)."""
-        members = getattr(watcher, "watchers", None)
-        if isinstance(members, list):
-            for member in members:
+        if isinstance(watcher, WatcherGroup):
+            for member in watcher.watchers:
                 self.attach(member)
             return
         origin = self._origin(self.database if self.database is not None else getattr(watcher, "database", None),
