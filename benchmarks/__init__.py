@@ -41,6 +41,9 @@ SUITES: dict[str, tuple[str, ...]] = {
     "app-versions": (
         "benchmarks.java_app_versions",
     ),
+    "java": (
+        "benchmarks.java_side_by_side",
+    ),
     "changelog": (
         "benchmarks.changelog_job",
         "benchmarks.changelog_job_groups",
