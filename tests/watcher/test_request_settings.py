@@ -240,6 +240,8 @@ def test_snapshot_reads_run_on_data_boost_when_asked(spark, make_database, insta
     db = make_database([ITEMS_DDL])
     with db.batch() as batch:
         batch.insert("Items", ["Id", "Name", "Ts"], [[i, f"n{i}", spanner.COMMIT_TIMESTAMP] for i in range(12)])
+    with pytest.raises(ConfigurationError, match="request_settings needs a RequestSettings"):
+        Backfill(spark, db).request_settings({"data_boost": True})
     as_role = instance.database(db.database_id, database_role="etl")
     boosted = RequestSettings(priority="LOW", request_tag="backfill-boost", data_boost=True)
     result = (Backfill(spark, as_role).table("Items").staging(str(tmp_path / "s")).warehouse(str(tmp_path / "w"))
@@ -254,13 +256,6 @@ def test_snapshot_reads_run_on_data_boost_when_asked(spark, make_database, insta
               .partitions(2).request_settings(plain).run())
     assert result.rows == 12 and result.deletes == 0
     assert {tuple(r) for r in _snapshot_reads(db, "reconcile-plain")} == {("ExecuteSql", False, False, None, None)}
-
-
-def test_snapshot_jobs_refuse_settings_of_another_kind(spark, make_database):
-    from watcher.changelog.backfill import Backfill
-
-    with pytest.raises(ConfigurationError, match="request_settings needs a RequestSettings"):
-        Backfill(spark, make_database([ITEMS_DDL])).request_settings({"data_boost": True})
 
 
 # --- the Spark streaming source (its reader called as Spark would, no Spark) --------------------------------
