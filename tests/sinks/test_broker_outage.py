@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
+
 from tests.sinks.support import ITEMS_DDL, deduplicated, per_key, read_topic, row, write
-from tests.watcher.core_support import wait_until
+from tests.watcher.core_support import Collector, wait_until
 from watcher import MIN_TIMESTAMP, InMemoryCommitTimestampRepository, RetryPolicy, State, TableId, TableWatcher
+from watcher.sinks import DeliveryError
 from watcher.sinks.kafka import KafkaSink
 
 
@@ -19,6 +22,8 @@ def test_a_broker_outage_holds_the_checkpoint_and_loses_nothing(make_database, b
                      config={"reconnect.backoff.max.ms": 200})  # find the broker back at once, not after up to 10 s
     w = TableWatcher(db, "Items", poll_interval=0.01, checkpoints=checkpoints, initial_timestamp=MIN_TIMESTAMP,
                      callback_error_policy="retry", retry_policy=RetryPolicy(initial=0.05, maximum=0.3))
+    delivered = Collector()
+    w.add_callback(delivered)
     sink.attach(w)
     try:
         w.start()
@@ -31,6 +36,10 @@ def test_a_broker_outage_holds_the_checkpoint_and_loses_nothing(make_database, b
         wait_until(lambda: w.stats()["retries"] >= 2, 30)  # the sink failed the batch at least twice
         assert checkpoints.get(TableId("Items")) == held
         assert w.state == State.RUNNING and w.failure is None
+        with pytest.raises(DeliveryError) as refused:  # what the watcher was told: topic, key and error
+            sink.write_batch([delivered.changes[0]], w.table_info("Items"))
+        assert f"topic {topic}, key " + '{"table":"Items","key":["1","x"]}' in str(refused.value)
+        assert refused.value.failures and refused.value.total == 1
 
         broker.start()
         wait_until(lambda: checkpoints.get(TableId("Items")).commit_timestamp >= second, 60)

@@ -232,7 +232,10 @@ class KafkaBroker:
         config = self.folder / "server.properties"
         config.write_text(server_properties(self.folder, self.port, self.controller_port))
         (self.folder / "log4j2.properties").write_text(_LOG4J2.format(log=self.log_path))
-        done = subprocess.run(self._java(STORAGE_TOOL, "format", "-t", cluster_id(), "-c", str(config)),
+        archive = cache_folder() / _ARCHIVE  # the broker's classes serve the storage tool too (same classpath)
+        command = self._java(STORAGE_TOOL, "format", "-t", cluster_id(), "-c", str(config),
+                             archive=[f"-XX:SharedArchiveFile={archive}"] if archive.is_file() else [])
+        done = subprocess.run(command,
                               capture_output=True, text=True, timeout=self.start_timeout, check=False)
         if done.returncode != 0:
             tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
