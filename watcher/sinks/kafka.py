@@ -197,6 +197,8 @@ class KafkaSink(Sink):
         if not changes:
             return
         name = changes[0].table
+        if any(c.table != name for c in changes):  # the topic is the table's: a mixed batch would land wrongly
+            raise SinkError(f"a batch holds changes of one table; this one mixes {sorted({c.table for c in changes})}")
         topic = self.template.topic(name, origin.names)
         batch = contract.batch_id(changes[0].commit_timestamp)
         now = self.clock()
@@ -238,7 +240,11 @@ class KafkaSink(Sink):
             raise DeliveryError(table, report.failures, len(messages))
 
     def _give_up(self, producer: Producer) -> None:
-        """Drop what the producer still holds and start afresh with a new one: a failed batch is sent again whole."""
+        """Drop what the producer still holds and start afresh with a new one: a failed batch is sent again whole.
+
+        The purge also fails the batches other threads have in flight on this producer; their
+        watchers send them again, as they do any batch that was not acknowledged.
+        """
         try:
             producer.purge()
             producer.poll(0)
