@@ -40,7 +40,8 @@ Threading:
     stream, the thread of the partition whose read made the batch), never twice at once for one
     poll loop, but a sink attached to several poll loops (a DatabaseWatcher, a change stream's
     partitions, several watchers) is called from several threads at once: an implementation
-    must be thread-safe. :meth:`Sink.close` is called once, after the watchers stopped.
+    must be thread-safe. The application calls :meth:`Sink.close` once its watchers stopped (or
+    uses the sink as a context manager).
 
 Example (a sink that keeps the batches in memory: a test's, or the start of your own)::
 
@@ -97,7 +98,7 @@ class Sink(ABC):
         watcher.add_batch_callback(deliver)
 
     def close(self) -> None:  # noqa: B027 - nothing to release by default
-        """Release what the sink holds (connections, files); called once the watchers stopped."""
+        """Release what the sink holds (connections, files), once the watchers feeding it stopped."""
 
     def __enter__(self) -> Self:
         return self

@@ -96,8 +96,12 @@ def staging_record(change: Change, key_columns: Sequence[str], types: Mapping[st
                                   watcher_id=watcher_id, mod_type=change.mod_type)
 
 
+#: Compact JSON, non-ASCII kept as UTF-8 (one encoder made once: json.dumps would build one per call).
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
 def _json(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return _ENCODER.encode(value).encode("utf-8")
 
 
 def message_key(record: Mapping[str, Any]) -> bytes:
