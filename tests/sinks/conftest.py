@@ -34,7 +34,7 @@ def kafka_broker() -> Iterator[KafkaBroker]:
 
 @pytest.fixture
 def broker(kafka_broker: KafkaBroker) -> KafkaBroker:
-    """The session's broker, running (a test that stopped it and failed must not leave it down)."""
+    """The run's broker, running (a test that stopped it and failed must not leave it down)."""
     if not kafka_broker.running:
         kafka_broker.start()
     return kafka_broker

@@ -197,6 +197,8 @@ def test_a_missing_topic_fails_the_watcher_naming_it_and_the_checkpoint_stays(ma
 def test_options_that_cannot_work_are_refused_naming_them(broker):
     with pytest.raises(ConfigurationError, match="enable.idempotence"):
         KafkaSink(broker.bootstrap_servers, config={"enable.idempotence": False})
+    with pytest.raises(ConfigurationError, match="message.timeout.ms: the sink's delivery_timeout gives it"):
+        KafkaSink(broker.bootstrap_servers, config={"message.timeout.ms": 1000})
     with pytest.raises(ConfigurationError, match="event_format"):
         KafkaSink(broker.bootstrap_servers, event_format="avro")
     with pytest.raises(ConfigurationError, match="%tabel%"):

@@ -170,7 +170,7 @@ def server_properties(folder: Path, port: int, controller_port: int, partitions:
         "share.coordinator.state.topic.replication.factor": "1",
         "share.coordinator.state.topic.min.isr": "1",
         "group.initial.rebalance.delay.ms": "0",
-        # A node restarted after a crash registers again only once its old session expired (9 s by default)
+        # A node restarted after a crash registers again only once its old registration lapsed (9 s by default)
         "broker.session.timeout.ms": "3000",
         "broker.heartbeat.interval.ms": "500",
         "auto.create.topics.enable": "true",

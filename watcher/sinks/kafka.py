@@ -56,13 +56,19 @@ if TYPE_CHECKING:
     from ..capture.base import Watcher
     from ..capture.table_info import TableInfo
 
-__all__ = ["PRODUCER_SETTINGS", "KafkaSink"]
+__all__ = ["ARGUMENT_SETTINGS", "PRODUCER_SETTINGS", "KafkaSink"]
 
 #: Producer settings the sink relies on; ``config`` may not change them.
 PRODUCER_SETTINGS: Mapping[str, Any] = {
     "enable.idempotence": True,       # no duplicates or reordering from the client's own retries
     "acks": "all",                    # acknowledged = written to every in-sync replica
     "allow.auto.create.topics": False,  # a missing topic is the sink's to create or to report
+}
+#: Settings given by the sink's own arguments (``config`` may not set them either): name -> argument.
+ARGUMENT_SETTINGS: Mapping[str, str] = {
+    "bootstrap.servers": "bootstrap_servers", "metadata.broker.list": "bootstrap_servers",
+    "message.timeout.ms": "delivery_timeout", "delivery.timeout.ms": "delivery_timeout",
+    "request.required.acks": "acks=all (fixed)",
 }
 #: Seconds added to ``delivery_timeout`` before a batch whose reports never came is given up.
 _REPORT_GRACE = 5.0
@@ -110,7 +116,7 @@ class KafkaSink(Sink):
         watcher_id: the ``watcher_id`` of the records (default: a random id per sink).
         delivery_timeout: seconds the broker has to acknowledge a message before its batch fails.
         config: more librdkafka producer settings (security, compression, ...); not those of
-            :data:`PRODUCER_SETTINGS`.
+            :data:`PRODUCER_SETTINGS` nor :data:`ARGUMENT_SETTINGS`.
         clock: nanoseconds since the epoch, for the events' ``ts_ms`` (tests drive it).
 
     Raises:
@@ -134,6 +140,9 @@ class KafkaSink(Sink):
         if clashing:
             raise ConfigurationError(f"config may not set {', '.join(clashing)}: the sink's delivery guarantee needs "
                                      f"{', '.join(f'{k}={v}' for k, v in PRODUCER_SETTINGS.items())}")
+        given = sorted(set(config or {}) & set(ARGUMENT_SETTINGS))
+        if given:
+            raise ConfigurationError(f"config may not set {given[0]}: the sink's {ARGUMENT_SETTINGS[given[0]]} gives it")
         self.bootstrap_servers = bootstrap_servers
         self.template = TopicTemplate(topic)
         self.event_format = events.check_format(event_format)
