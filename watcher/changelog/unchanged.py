@@ -62,6 +62,9 @@ STAGED = ("new", "changed")
 VERDICT = "verdict"
 #: What a row read at R has of its key's state while it is judged.
 _STATE_COLUMNS = ("_state_ts", "_state_deleted", "_state_vals")
+_MAP = "map<string, string>"
+#: The staged record's field of its values, as Spark reads it (column -> typed-JSON text).
+_VALUES_FIELDS = tuple(f for f in records.STAGING_FIELDS if f[0] == "values")
 
 
 def pruning_columns(commit_timestamp_column: str) -> tuple[str, ...]:
@@ -94,13 +97,13 @@ def verdict_sql(commit_timestamp_column: str) -> str:
 
 def snapshot_frame(lines: Any) -> Any:
     """Staging lines (batch_id, value) read at R as rows to judge: keys (the state's JSON form),
-    commit_timestamp, ``_vals`` (column -> typed-JSON text) and the line (``value``)."""
+    commit_timestamp and the line (``value``)."""
     from pyspark.sql import functions as F
 
     staged = F.from_json("value", records.schema(records.STAGING_FIELDS))
     return (lines.select(staged.alias("r"), "value")
             .select(F.expr(keys_json_sql("r.key_columns", "from_json(r.keys, 'array<string>')", "r.types")).alias("keys"),
-                    F.col("r.commit_timestamp").alias("commit_timestamp"), F.col("r.values").alias("_vals"), "value"))
+                    F.col("r.commit_timestamp").alias("commit_timestamp"), "value"))
 
 
 def judge(snapshot: Any, state: Any, commit_timestamp_column: str) -> Any:
@@ -109,10 +112,12 @@ def judge(snapshot: Any, state: Any, commit_timestamp_column: str) -> Any:
     from pyspark.sql import functions as F
 
     held = state.select("keys", F.col("commit_timestamp").alias("_state_ts"), F.col("is_deleted").alias("_state_deleted"),
-                        F.expr("from_json(new_values, 'map<string, string>')").alias("_state_vals"))
-    return (snapshot.join(held, "keys", "left")
+                        F.expr(f"from_json(new_values, '{_MAP}')").alias("_state_vals"))
+    # The values are parsed from the line here, not kept beside it: reconcile holds the snapshot in memory.
+    values = F.from_json("value", records.schema(_VALUES_FIELDS)).getField(_VALUES_FIELDS[0][0])
+    return (snapshot.join(held, "keys", "left").withColumn("_vals", values)
             .withColumn(VERDICT, F.expr(verdict_sql(commit_timestamp_column)))
-            .drop(*_STATE_COLUMNS))
+            .drop("_vals", *_STATE_COLUMNS))
 
 
 def staged_sql() -> str:
