@@ -25,6 +25,7 @@ Example::
 
 from __future__ import annotations
 
+import atexit
 import base64
 import hashlib
 import os
@@ -36,6 +37,7 @@ import sys
 import tempfile
 import time
 import uuid
+import weakref
 from pathlib import Path
 from typing import Any, Self
 
@@ -192,6 +194,8 @@ class KafkaBroker:
         self.start_timeout = start_timeout
         self.port = free_port()
         self.controller_port = free_port()
+        while self.controller_port == self.port:  # two quick asks may get the same free port
+            self.controller_port = free_port()
         self.log_path = self.folder / "broker.log"
         self._process: subprocess.Popen[bytes] | None = None
         self._classpath: str | None = None
@@ -253,6 +257,7 @@ class KafkaBroker:
             command = self._java(MAIN_CLASS, str(self.folder / "server.properties"), archive=self._archive_options())
             self._process = subprocess.Popen(command,
                                              stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        _RUNNING.add(self)
         deadline = time.monotonic() + self.start_timeout
         while self._log_text().count(_STARTED) <= started_before or not _accepts(self.port):
             if self._process.poll() is not None:
@@ -267,6 +272,7 @@ class KafkaBroker:
     def stop(self, *, kill: bool = False, timeout: float = 30.0) -> None:
         """End the broker (SIGTERM: a clean shutdown; ``kill``: SIGKILL, a crash); its data stays for :meth:`start`."""
         process, self._process = self._process, None
+        _RUNNING.discard(self)
         if process is None or process.poll() is not None:
             return
         process.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
@@ -308,6 +314,18 @@ class KafkaBroker:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+#: Brokers this process started and has not stopped: killed when the interpreter exits, so none outlives it.
+_RUNNING: weakref.WeakSet[KafkaBroker] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_all() -> None:
+    for broker in list(_RUNNING):
+        broker.stop(kill=True)
+        if broker._own_folder:
+            shutil.rmtree(broker.folder, ignore_errors=True)
 
 
 def _accepts(port: int) -> bool:
