@@ -1,5 +1,6 @@
 """A ChangeStreamWatcher feeding two KafkaSinks (one per event format): the stream's real mod types,
-an UPDATE's and a DELETE's values before, the transaction's identity in the source block."""
+an UPDATE's and a DELETE's values before, the DELETE's tombstone, the transaction's identity in the
+source block."""
 
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ def test_stream_changes_arrive_with_their_mod_types_and_values_before(make_datab
     with db.snapshot() as snap:
         start = list(snap.execute_sql("SELECT CURRENT_TIMESTAMP()"))[0][0]
     prefix = f"t{uuid.uuid4().hex[:10]}"
-    debezium = KafkaSink(broker.bootstrap_servers, topic=f"{prefix}.%table%", create_topics=True, partitions=2)
+    debezium = KafkaSink(broker.bootstrap_servers, topic=f"{prefix}.%table%", create_topics=True, partitions=2,
+                         tombstones=True)
     records = KafkaSink(broker.bootstrap_servers, topic=f"{prefix}-records.%table%", event_format="record",
                         create_topics=True)
     w = ChangeStreamWatcher(db, "S", heartbeat=dt.timedelta(seconds=1), start=start, progress=InMemoryProgressStore())
@@ -47,10 +49,14 @@ def test_stream_changes_arrive_with_their_mod_types_and_values_before(make_datab
         commits = [commit(db, lambda t: t.insert("Singers", ("SingerId", "Name", "Money"), [(7, "Ann", "1.50")])),
                    commit(db, lambda t: t.update("Singers", ("SingerId", "Name"), [(7, "Bo")])),
                    commit(db, lambda t: t.delete("Singers", KeySet(keys=[[7]])))]
-        events = read_topic(broker.bootstrap_servers, f"{prefix}.Singers", at_least=3)
+        events = read_topic(broker.bootstrap_servers, f"{prefix}.Singers", at_least=4)
         staged = read_topic(broker.bootstrap_servers, f"{prefix}-records.Singers", at_least=3)
     debezium.close()
     records.close()
+
+    *events, tombstone = events  # after the DELETE: its key without a value, for compacted topics
+    assert tombstone.value is None and tombstone.key == events[-1].key
+    assert tombstone.headers == {}
 
     assert [m.value["op"] for m in events] == ["c", "u", "d"]
     assert [m.headers["mod_type"] for m in events] == ["INSERT", "UPDATE", "DELETE"]

@@ -10,7 +10,8 @@ so values are typed exactly as the staging files and the changelog type them. Th
 
 The key is ``{"table": <table>, "key": [<key values as typed JSON, in primary-key order>]}``
 (compact JSON), so every change of one key goes to one partition, in the order produced.
-The headers (:data:`HEADERS`) name the change without parsing the value: ``change_id`` is the
+A DELETE may be followed by a tombstone (same key, no value, no headers), as Debezium does by
+default, so that a compacted topic forgets the key. The headers (:data:`HEADERS`) name the change without parsing the value: ``change_id`` is the
 changelog's change id (:func:`watcher.changelog.driver.window.change_id` over the key as the
 changelog renders it), so a consumer de-duplicates by it exactly as the changelog does.
 
@@ -60,9 +61,18 @@ class Event:
     """One message: key, value and headers, and the change's id and table for errors and reports."""
 
     key: bytes
-    value: bytes
+    value: bytes | None  # None: a tombstone
     headers: tuple[tuple[str, bytes], ...]
     change_id: str
+
+    @property
+    def is_delete(self) -> bool:
+        return dict(self.headers).get("mod_type") == b"DELETE"
+
+    def tombstone(self) -> Event:
+        """The key's tombstone after a delete: no value (a compacted topic then drops the key) and, as
+        Debezium's, no headers (so a consumer de-duplicating by ``change_id`` never takes it for the delete)."""
+        return Event(self.key, None, (), self.change_id)
 
 
 #: One format: (change, its staging record, origin, now in nanoseconds) -> the value's JSON object.

@@ -117,6 +117,8 @@ class KafkaSink(Sink):
         delivery_timeout: seconds the broker has to acknowledge a message before its batch fails.
         config: more librdkafka producer settings (security, compression, ...); not those of
             :data:`PRODUCER_SETTINGS` nor :data:`ARGUMENT_SETTINGS`.
+        tombstones: follow each DELETE's event by a tombstone (its key, no value), as Debezium's
+            ``tombstones.on.delete`` does, for compacted topics.
         clock: nanoseconds since the epoch, for the events' ``ts_ms`` (tests drive it).
 
     Raises:
@@ -126,7 +128,7 @@ class KafkaSink(Sink):
     def __init__(self, bootstrap_servers: str, *, topic: str = "%table%", event_format: str = "debezium",
                  create_topics: bool = False, partitions: int = 1, replication_factor: int = 1,
                  database: Any = None, server_name: str | None = None, watcher_id: str | None = None,
-                 delivery_timeout: float = 30.0, config: Mapping[str, Any] | None = None,
+                 delivery_timeout: float = 30.0, config: Mapping[str, Any] | None = None, tombstones: bool = False,
                  clock: Callable[[], int] = time.time_ns) -> None:
         if not bootstrap_servers:
             raise ConfigurationError("bootstrap_servers must name at least one broker (host:port)")
@@ -153,6 +155,7 @@ class KafkaSink(Sink):
         self.server_name = server_name
         self.watcher_id = watcher_id or f"watcher-{uuid.uuid4().hex[:12]}"
         self.delivery_timeout = float(delivery_timeout)
+        self.tombstones = tombstones
         self.clock = clock
         self._settings = {"bootstrap.servers": bootstrap_servers, **(config or {})}
         self._producer_settings = {**self._settings, **PRODUCER_SETTINGS,
@@ -215,6 +218,8 @@ class KafkaSink(Sink):
                                                                watcher_id=self.watcher_id, batch_id=batch, seq=seq),
                                  self.event_format, origin, now)
                     for seq, change in enumerate(changes)]
+        if self.tombstones:
+            messages = [m for event in messages for m in ((event, event.tombstone()) if event.is_delete else (event,))]
         self._check_topic(topic)
         self._send(name, topic, messages)
         with self._lock:
