@@ -5,8 +5,8 @@ so values are typed exactly as the staging files and the changelog type them. Th
 (:data:`FORMATS`):
 
 * ``debezium``: Debezium's change-event envelope (:mod:`.debezium`), for existing Debezium consumers;
-* ``record``: the staging record itself, one JSON object (:data:`watcher.staging.contract.FIELDS`);
-  a consumer may write such values to a staging folder's batch files and run the changelog job.
+* ``record``: the staging record itself, one JSON object (:data:`watcher.staging.contract.FIELDS`):
+  a staged batch file's line, field for field, so a consumer reads exactly what the changelog reads.
 
 The key is ``{"table": <table>, "key": [<key values as typed JSON, in primary-key order>]}``
 (compact JSON), so every change of one key goes to one partition, in the order produced.
