@@ -51,6 +51,9 @@ from pathlib import Path
 from typing import Any
 
 from ..changelog.jvm.jar import cache_dir
+from ..spanner_client import database_path
+from . import jvm_tools
+from .jvm_tools import JvmToolsMissing
 
 #: The Maven project (pom.xml, src/main/java).
 PROJECT_DIR = Path(__file__).resolve().parent / "javawatcher"
@@ -67,8 +70,8 @@ _CLASSPATH = "classpath.txt"
 _BUILDING = "javawatcher-build-"  # the prefix of a build's private folder
 
 
-class JavaToolsMissing(RuntimeError):
-    """``mvn`` or ``java`` is not installed here; the message names which."""
+#: ``mvn`` or ``java`` is missing (the tools' one error, under the name callers knew).
+JavaToolsMissing = JvmToolsMissing
 
 
 class JavaBuildFailed(RuntimeError):
@@ -85,18 +88,8 @@ def source_digest() -> str:
 
 
 def tools(environ: Mapping[str, str] | None = None) -> tuple[str, str]:
-    """The paths of ``mvn`` and ``java`` (``java`` from ``$JAVA_HOME`` first); raises :class:`JavaToolsMissing`."""
-    environ = os.environ if environ is None else environ
-    home = environ.get("JAVA_HOME")
-    java = os.path.join(home, "bin", "java") if home and os.access(os.path.join(home, "bin", "java"), os.X_OK) else None
-    java = java or shutil.which("java", path=environ.get("PATH"))
-    mvn = shutil.which("mvn", path=environ.get("PATH"))
-    missing = [name for name, path in (("mvn", mvn), ("java", java)) if path is None]
-    if missing:
-        raise JavaToolsMissing(f"{' and '.join(missing)} not found on the PATH (the Java library's program needs "
-                               "Maven and Java 17+, e.g. apt-get install maven openjdk-17-jdk-headless)")
-    assert mvn is not None and java is not None
-    return mvn, java
+    """The paths of ``mvn`` and ``java``; raises :class:`JavaToolsMissing`."""
+    return jvm_tools.tools("the Java library's program", environ)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -285,18 +278,6 @@ def checkpoints_config(database: Any, commit_timestamp: dt.datetime, shards: Seq
             for table, value, type_name in shards]
     return {"project": project, "instance": instance, "database": db, "mode": "checkpoints",
             "commit_timestamp": rfc3339_nanos(commit_timestamp), "shards": rows, **options}
-
-
-def database_path(name: str) -> tuple[str, str, str]:
-    """(project, instance, database) of a database resource name.
-
-    >>> database_path("projects/p/instances/i/databases/d")
-    ('p', 'i', 'd')
-    """
-    parts = name.split("/")
-    if len(parts) != 6 or parts[0::2] != ["projects", "instances", "databases"]:
-        raise ValueError(f"not a database resource name: {name!r}")
-    return parts[1], parts[3], parts[5]
 
 
 # --- running ------------------------------------------------------------------------------------------

@@ -42,6 +42,8 @@ from pathlib import Path
 from typing import Any, Self
 
 from ..changelog.jvm.jar import cache_dir
+from . import jvm_tools
+from .jvm_tools import JvmToolsMissing
 
 #: The Maven project naming the broker's jars.
 POM = Path(__file__).resolve().parent / "kafka" / "pom.xml"
@@ -72,8 +74,8 @@ logger.apache.level = WARN
 """
 
 
-class KafkaToolsMissing(RuntimeError):
-    """``mvn`` or ``java`` is not on the PATH; the message names which."""
+#: ``mvn`` or ``java`` is missing (the tools' one error, under the name callers knew).
+KafkaToolsMissing = JvmToolsMissing
 
 
 class KafkaBrokerFailed(RuntimeError):
@@ -86,16 +88,7 @@ def pom_digest() -> str:
 
 
 def _tools() -> tuple[str, str]:
-    home = os.environ.get("JAVA_HOME")
-    java = os.path.join(home, "bin", "java") if home and os.access(os.path.join(home, "bin", "java"), os.X_OK) else None
-    java = java or shutil.which("java")
-    mvn = shutil.which("mvn")
-    missing = [name for name, path in (("mvn", mvn), ("java", java)) if path is None]
-    if missing:
-        raise KafkaToolsMissing(f"{' and '.join(missing)} not found on the PATH (the Kafka broker needs Maven and "
-                                "Java 17+, e.g. apt-get install maven openjdk-17-jdk-headless)")
-    assert mvn is not None and java is not None
-    return mvn, java
+    return jvm_tools.tools("the Kafka broker")
 
 
 def cache_folder() -> Path:
