@@ -11,9 +11,11 @@ from freezegun import freeze_time
 from google.cloud import spanner
 from google.cloud.spanner_v1 import param_types
 
+from tests.conftest import emulator_lacks
 from watcher.checkpoints import InMemoryCommitTimestampRepository, SpannerCommitTimestampRepository
 from watcher.errors import ConfigurationError, InvalidIdentifierError, SchemaError
 from watcher.model import Checkpoint, TableId
+from watcher.request_settings import RequestSettings
 from watcher.schema_tools import ddl
 from watcher.schema_tools.ddl import ShardSource
 from watcher.schema_tools.migrations import MigrationSet, Migrator, default_migrations
@@ -242,3 +244,20 @@ def test_job_on_a_scheduler(singers):
         job.schedule(scheduler, interval=dt.timedelta(0))
     with pytest.raises(ConfigurationError):
         IndexPruningJob(singers, [], checkpoints)
+
+
+@emulator_lacks("the local request log (SPANNER_SYS.LOCAL_REQUEST_LOG)")
+def test_pruning_statements_carry_the_request_tag(singers):
+    write(singers, [1, 2])
+    t2 = write(singers, [3, 4])
+    checkpoints = InMemoryCommitTimestampRepository()
+    checkpoints.set(TableId("Singers"), Checkpoint(t2), shard=[0])
+    job = IndexPruningJob(singers, [PruneSpec("Singers", dt.timedelta(0))], checkpoints, clock=lambda: FAR_FUTURE,
+                          request_settings=RequestSettings(request_tag="nightly-prune"))
+    assert [r.rows for r in job.run()] == [2]
+    with singers.snapshot() as snap:
+        logged = [tuple(r) for r in snap.execute_sql(
+            "SELECT METHOD, REQUEST_TAG, TEXT FROM SPANNER_SYS.LOCAL_REQUEST_LOG WHERE TEXT LIKE '%LastUpdated%' "
+            "AND TEXT NOT LIKE '%SPANNER_SYS%'")]
+    assert logged and all(tag == "nightly-prune" for _, tag, _ in logged)
+    assert any(text.startswith("UPDATE") for _, _, text in logged)  # the partitioned DML itself

@@ -44,6 +44,7 @@ from typing import Any
 from ..checkpoints.base import CommitTimestampRepository
 from ..errors import ConfigurationError, SchemaError
 from ..model import TableId, as_nanos_timestamp, rfc3339_nanos
+from ..request_settings import RequestSettings, settings_or_default
 from ..sqlnames import quote_identifier, validate_identifier
 from .ddl import DEFAULT_COMMIT_TIMESTAMP_COLUMN
 
@@ -131,14 +132,17 @@ _COLUMN_SQL = ("SELECT C.SPANNER_TYPE, C.IS_NULLABLE, "
                "AND C.TABLE_NAME = @table AND C.COLUMN_NAME = @column")
 
 
-def check_schema(database: Any, spec: PruneSpec) -> None:
+def check_schema(database: Any, spec: PruneSpec, request_settings: RequestSettings | None = None) -> None:
     """Fail early, with the table and column named, when ``spec`` cannot work on ``database``."""
     from google.cloud.spanner_v1 import param_types
+
+    options = settings_or_default(request_settings).request_options(with_priority=False)
 
     def column(name: str) -> tuple[str, str, int] | None:
         params = {"catalog": spec.table_id.catalog, "schema": spec.table_id.schema, "table": spec.table_id.table, "column": name}
         with database.snapshot() as snap:
-            rows = list(snap.execute_sql(_COLUMN_SQL, params=params, param_types={k: param_types.STRING for k in params}))
+            rows = list(snap.execute_sql(_COLUMN_SQL, params=params, param_types={k: param_types.STRING for k in params},
+                                         request_options=options))
         return tuple(rows[0]) if rows else None  # type: ignore[return-value]
 
     where = f"table {spec.table_id}"
@@ -158,8 +162,9 @@ def check_schema(database: Any, spec: PruneSpec) -> None:
         raise SchemaError(f"{where} has no BOOL column {spec.processed_column} to mark rows processed")
 
 
-def prune_index(database: Any, spec: PruneSpec, checkpoints: CommitTimestampRepository, now: dt.datetime) -> PruneResult:
-    """One pruning run for ``spec`` at time ``now`` (partitioned DML; no-op without a checkpoint)."""
+def prune_index(database: Any, spec: PruneSpec, checkpoints: CommitTimestampRepository, now: dt.datetime, *,
+                request_settings: RequestSettings | None = None) -> PruneResult:
+    """One pruning run for ``spec`` at time ``now`` (partitioned DML carrying the request tag; no-op without a checkpoint)."""
     from google.cloud.spanner_v1 import param_types
 
     oldest = checkpoints.oldest(spec.table_id)
@@ -170,7 +175,9 @@ def prune_index(database: Any, spec: PruneSpec, checkpoints: CommitTimestampRepo
         return PruneResult(spec.table_id, None, skipped=reason)
     started = time.monotonic()
     rows = database.execute_partitioned_dml(prune_statement(spec), params={CUTOFF_PARAM: as_nanos_timestamp(cutoff)},
-                                            param_types={CUTOFF_PARAM: param_types.TIMESTAMP})
+                                            param_types={CUTOFF_PARAM: param_types.TIMESTAMP},
+                                            request_options=settings_or_default(request_settings).request_options(
+                                                with_priority=False))
     seconds = time.monotonic() - started
     log.info("pruned %s rows of %s older than %s in %.2f s", rows, spec.table_id, cutoff.isoformat(), seconds)
     return PruneResult(spec.table_id, cutoff, int(rows or 0), None, seconds)
@@ -196,13 +203,14 @@ class IndexPruningJob:
     """
 
     def __init__(self, database: Any, specs: Sequence[PruneSpec], checkpoints: CommitTimestampRepository, *,
-                 clock: Callable[[], dt.datetime] = _utcnow) -> None:
+                 clock: Callable[[], dt.datetime] = _utcnow, request_settings: RequestSettings | None = None) -> None:
         if not specs:
             raise ConfigurationError("IndexPruningJob needs at least one PruneSpec")
         self.database = database
         self.specs = tuple(specs)
         self.checkpoints = checkpoints
         self.clock = clock
+        self.request_settings = request_settings
         self._checked = False
         self.last_results: list[PruneResult] = []
 
@@ -210,13 +218,13 @@ class IndexPruningJob:
         """Prune every table once, now; returns the results (also kept in ``last_results``)."""
         if not self._checked:
             for spec in self.specs:
-                check_schema(self.database, spec)
+                check_schema(self.database, spec, self.request_settings)
             self._checked = True
         now = self.clock()
         results = []
         for spec in self.specs:
             try:
-                results.append(prune_index(self.database, spec, self.checkpoints, now))
+                results.append(prune_index(self.database, spec, self.checkpoints, now, request_settings=self.request_settings))
             except Exception as exc:  # noqa: BLE001 - one table's failure must not stop the others
                 log.exception("pruning the index of %s failed", spec.table_id)
                 results.append(PruneResult(spec.table_id, None, skipped=f"failed: {exc}"))

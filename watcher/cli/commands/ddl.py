@@ -169,6 +169,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
     from ...checkpoints.spanner import DEFAULT_TABLE as CHECKPOINTS
     from ..connection import add_arguments
+    from ..request_options import add_request_arguments
 
     p = kinds.add_parser(
         "prune", help="print or run the index pruning, bounded by the table's oldest checkpoint",
@@ -188,6 +189,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     mode.add_argument("--template", action="store_true",
                       help="print the statement with a @cutoff parameter, without reading any checkpoint")
     add_arguments(p)
+    add_request_arguments(p)
     return parser
 
 

@@ -38,12 +38,14 @@ def bounded_prune(args: argparse.Namespace, spec: Any, *, now: dt.datetime | Non
     from ...schema_tools.pruning import check_schema, prune_cutoff, prune_index, prune_statement
     from ..connection import open_from_args
     from ..main import CommandError
+    from ..request_options import settings_from_args
 
     table, where = spec.table_id, f"--checkpoint-table {args.checkpoint_table}"
     try:
         with open_from_args(args) as target:
+            settings = settings_from_args(args)
             repository = SpannerCommitTimestampRepository(target.database, table=args.checkpoint_table,
-                                                          create_if_missing=False)
+                                                          create_if_missing=False, request_settings=settings)
             try:
                 oldest = repository.oldest(table)
             except CheckpointError:
@@ -55,14 +57,14 @@ def bounded_prune(args: argparse.Namespace, spec: Any, *, now: dt.datetime | Non
                 raise CommandError(f"no checkpoint for table {table} in {args.checkpoint_table} ({target.describe()}): "
                                    "nothing is known to be delivered, so there is no bound to prune by; run its "
                                    "watcher first, or check --checkpoint-table")
-            check_schema(target.database, spec)
+            check_schema(target.database, spec, settings)
             assert oldest is not None
             lines = [f"-- Oldest checkpoint of table {table} in {args.checkpoint_table}: {rfc3339_nanos(oldest)}",
                      f"-- Cutoff: that checkpoint (or now, if earlier) minus the retention {spec.retention} = "
                      f"{rfc3339_nanos(cutoff)}"]
             if not args.execute:
                 return [*lines, "-- Run as partitioned DML, or again with --execute.", prune_statement(spec, cutoff)]
-            result = prune_index(target.database, spec, repository, at)
+            result = prune_index(target.database, spec, repository, at, request_settings=settings)
             assert result.cutoff is not None  # the checkpoint was there a moment ago, and checkpoints only move on
             return [lines[0], f"-- Pruned {result.rows} row(s) of {table} with {spec.commit_timestamp_column} before "
                               f"{rfc3339_nanos(result.cutoff)} (partitioned DML, {result.seconds:.2f} s)"]
