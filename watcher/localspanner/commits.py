@@ -14,6 +14,7 @@ from contextlib import nullcontext
 from . import constraint_storage, values, versions
 from .catalog import Catalog, Table
 from .change_streams import capture as change_capture
+from .change_streams.capture import USER_TXN, TxnOrigin
 from .mutations import PreparedMutations, apply_mutations
 from .requests import Mutation
 from .sequences import Counters
@@ -25,13 +26,14 @@ from .transactions import PendingCommitTimestamp
 
 def write_commit(conn: sqlite3.Connection, catalog: Catalog, mutations: list[Mutation] | PreparedMutations,
                  pending: Sequence[PendingCommitTimestamp], ts: int, *, purge_before: int | None = None,
-                 wall_nanos: int | None = None, tag: str = "", sequences: Counters | None = None) -> int:
+                 wall_nanos: int | None = None, tag: str = "", sequences: Counters | None = None,
+                 origin: TxnOrigin = USER_TXN) -> int:
     """Apply ``mutations``, put ``ts`` where DML wrote PENDING_COMMIT_TIMESTAMP(), record the row
     versions and the change streams' data change records, and COMMIT; ``purge_before`` also drops
     versions that ended at or before it, and records older than their stream's retention at
-    ``wall_nanos``; ``sequences`` gives the values of sequence DEFAULTs of inserted rows.
-    Returns how many change records the commit wrote."""
-    written = apply_commit(conn, catalog, mutations, pending, ts, tag=tag, sequences=sequences)
+    ``wall_nanos``; ``sequences`` gives the values of sequence DEFAULTs of inserted rows;
+    ``origin`` says which streams leave the transaction out. Returns how many change records the commit wrote."""
+    written = apply_commit(conn, catalog, mutations, pending, ts, tag=tag, sequences=sequences, origin=origin)
     purge_old(conn, catalog, purge_before, wall_nanos)
     finish_commit(conn, catalog, mutations)
     return written
@@ -39,7 +41,7 @@ def write_commit(conn: sqlite3.Connection, catalog: Catalog, mutations: list[Mut
 
 def apply_commit(conn: sqlite3.Connection, catalog: Catalog, mutations: list[Mutation] | PreparedMutations,
                  pending: Sequence[PendingCommitTimestamp], ts: int, *, tag: str = "",
-                 sequences: Counters | None = None, blind: bool = False) -> int:
+                 sequences: Counters | None = None, blind: bool = False, origin: TxnOrigin = USER_TXN) -> int:
     """The part of :func:`write_commit` before COMMIT: the writes, their versions and change records.
 
     ``blind``: only ``mutations`` were written in this SQLite transaction (no DML before it)."""
@@ -56,7 +58,7 @@ def apply_commit(conn: sqlite3.Connection, catalog: Catalog, mutations: list[Mut
         _fill_pending(conn, catalog, pending, ts)
     finally:
         changes = capture.finish()
-    return change_capture.write_records(conn, catalog, changes, ts, tag) if streams else 0
+    return change_capture.write_records(conn, catalog, changes, ts, tag, origin) if streams else 0
 
 
 def purge_old(conn: sqlite3.Connection, catalog: Catalog, purge_before: int | None, wall_nanos: int | None) -> None:

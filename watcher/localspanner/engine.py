@@ -29,6 +29,7 @@ from typing import Any
 
 from . import database_options, errors, limits, partitions, retention, spanner_sys, sql, values, versions
 from .change_streams import read_function
+from .change_streams.capture import EXCLUDED_TXN, USER_TXN
 from .change_streams.reader import ChangeStreamReads
 from .clock import Clock
 from .commit_floor import InFlightGroup
@@ -177,10 +178,13 @@ class DatabaseEngine(ParkedSnapshots, SchemaChanges):
 
     def begin(self, session: str, options: TransactionOptions) -> TransactionInfo:
         if options.kind == TransactionKind.READ_ONLY:
+            if options.exclude_txn_from_change_streams:
+                raise errors.exclusion_needs_read_write()
             snap = self._pin(options.read_only)
             self._register_snapshot(snap)
             return TransactionInfo(snap.id, snap.read_nanos)
-        txn = ReadWriteTransaction(session=session, partitioned=options.kind == TransactionKind.PARTITIONED_DML)
+        txn = ReadWriteTransaction(session=session, partitioned=options.kind == TransactionKind.PARTITIONED_DML,
+                                   origin=EXCLUDED_TXN if options.exclude_txn_from_change_streams else USER_TXN)
         with self._registry_lock:
             self._rw[txn.id] = txn
         return TransactionInfo(txn.id)
@@ -472,7 +476,8 @@ class DatabaseEngine(ParkedSnapshots, SchemaChanges):
         if len(mutations) > limits.MAX_MUTATIONS_PER_COMMIT:
             raise errors.too_many_mutations(len(mutations), limits.MAX_MUTATIONS_PER_COMMIT)
         if transaction_id is None:
-            txn = ReadWriteTransaction(session=session)
+            excluded = single_use is not None and single_use.exclude_txn_from_change_streams
+            txn = ReadWriteTransaction(session=session, origin=EXCLUDED_TXN if excluded else USER_TXN)
         else:
             found = self._lookup(transaction_id)
             if isinstance(found, Snapshot):
@@ -519,7 +524,7 @@ class DatabaseEngine(ParkedSnapshots, SchemaChanges):
                 purge_before = self.clock.wall_nanos() - self._retention_nanos()
             written = write_commit(self.storage.writer, self.catalog, mutations, txn.pending, ts,
                                    purge_before=purge_before, wall_nanos=self.clock.wall_nanos(), tag=tag,
-                                   sequences=self.sequences)
+                                   sequences=self.sequences, origin=txn.origin)
             self.latest_commit_nanos = ts
         txn.state = "committed"
         self._after_commit(bool(written))
@@ -535,7 +540,7 @@ class DatabaseEngine(ParkedSnapshots, SchemaChanges):
             txn.state = "rolled_back"
             raise
         rows = written_rows(self.name, prepared.catalog, mutations) if self.clock.share_timestamps else None
-        entry = self._group.commit(GroupEntry(prepared, rows, tag))
+        entry = self._group.commit(GroupEntry(prepared, rows, tag, txn.origin))
         if entry.error is not None:
             txn.state = "rolled_back"
             raise entry.error

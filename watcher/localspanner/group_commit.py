@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 
 from . import limits
 from .catalog import Catalog
+from .change_streams.capture import USER_TXN, TxnOrigin
 from .clock import Clock
 from .commits import apply_commit, finish_commit, purge_old
 from .constraint_storage import deleted_by_cascade
@@ -61,6 +62,7 @@ class GroupEntry:
     prepared: PreparedMutations
     rows: frozenset[Hashable] | None  # rows it writes, for shared commit timestamps (None: not shareable)
     tag: str = ""
+    origin: TxnOrigin = USER_TXN  # which change streams leave it out
     ts: int = 0
     written: int = 0  # change records it wrote
     error: BaseException | None = None
@@ -213,7 +215,8 @@ def _write_run(conn: sqlite3.Connection, catalog: Catalog, live: list[GroupEntry
             if not alone:
                 conn.execute("SAVEPOINT ls_group_commit")
             try:
-                e.written = apply_commit(conn, catalog, e.prepared, (), e.ts, tag=e.tag, sequences=sequences, blind=True)
+                e.written = apply_commit(conn, catalog, e.prepared, (), e.ts, tag=e.tag, sequences=sequences, blind=True,
+                                     origin=e.origin)
             except Exception as exc:
                 e.error = exc
                 if alone:
@@ -244,7 +247,8 @@ def _one_by_one(conn: sqlite3.Connection, catalog: Catalog, entries: list[GroupE
         e.written = 0
         conn.execute("BEGIN")
         try:
-            e.written = apply_commit(conn, catalog, e.prepared, (), e.ts, tag=e.tag, sequences=sequences, blind=True)
+            e.written = apply_commit(conn, catalog, e.prepared, (), e.ts, tag=e.tag, sequences=sequences, blind=True,
+                                     origin=e.origin)
             finish_commit(conn, catalog, e.prepared)
             committed.append(e)
         except Exception as exc:

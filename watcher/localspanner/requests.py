@@ -132,6 +132,8 @@ class TransactionKind(enum.Enum):
 class TransactionOptions:
     kind: TransactionKind = TransactionKind.READ_ONLY
     read_only: ReadOnlyOptions = field(default_factory=ReadOnlyOptions)
+    #: Leave the transaction out of the change streams that allow it (``allow_txn_exclusion``).
+    exclude_txn_from_change_streams: bool = False
 
 
 @dataclass(frozen=True)

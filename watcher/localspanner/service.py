@@ -51,6 +51,7 @@ from .requests import (
     SessionInfo,
     Statement,
     TransactionInfo,
+    TransactionKind,
     TransactionOptions,
     TransactionSelector,
 )
@@ -423,21 +424,23 @@ class LocalSpannerService:
     def rollback(self, session: str, transaction_id: bytes) -> None:
         self._session_engine(session).rollback(transaction_id)
 
-    def batch_write(self, session: str, groups: list[list[Mutation]],
-                    options: RequestOptions = NO_OPTIONS) -> Iterator[BatchWriteResult]:
-        """Commit each group on its own (each recorded as one commit of the request's options)."""
+    def batch_write(self, session: str, groups: list[list[Mutation]], options: RequestOptions = NO_OPTIONS, *,
+                    exclude_txn_from_change_streams: bool = False) -> Iterator[BatchWriteResult]:
+        """Commit each group on its own (each recorded as one commit of the request's options);
+        ``exclude_txn_from_change_streams`` as on a read/write transaction."""
         self._session_engine(session)
+        single_use = TransactionOptions(TransactionKind.READ_WRITE, exclude_txn_from_change_streams=exclude_txn_from_change_streams)
         for i, group in enumerate(groups):
             try:
                 result = self._recorded(session, "BatchWrite", _written_tables(group), options,
-                                        functools.partial(_commit_group, session, group))
+                                        functools.partial(_commit_group, session, group, single_use))
                 yield BatchWriteResult([i], result.commit_timestamp_nanos)
             except errors.SpannerError as exc:
                 yield BatchWriteResult([i], None, exc)
 
 
-def _commit_group(session: str, group: list[Mutation], engine: DatabaseEngine) -> CommitResult:
-    return engine.commit(session, group)
+def _commit_group(session: str, group: list[Mutation], single_use: TransactionOptions, engine: DatabaseEngine) -> CommitResult:
+    return engine.commit(session, group, single_use=single_use)
 
 
 def _read_text(table: str, index: str, columns: list[str]) -> str:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .catalog import Catalog
+from .change_streams.capture import USER_TXN, TxnOrigin
 from .requests import Mutation
 
 
@@ -37,6 +38,8 @@ class PendingCommitTimestamp:
 class ReadWriteTransaction:
     session: str
     partitioned: bool = False
+    #: Which change streams leave it out (sent with ``exclude_txn_from_change_streams``, or a system transaction).
+    origin: TxnOrigin = USER_TXN
     id: bytes = field(default_factory=lambda: os.urandom(16))
     state: str = "active"  # active, committed, rolled_back, aborted
     holds_writer: bool = False

@@ -8,7 +8,11 @@ Per stream, a transaction gets one record per (table, mod type, key bucket), in 
 order the changes came. What a mod holds follows the stream's ``value_capture_type``
 (:data:`CAPTURE_RULES`); columns follow the stream's FOR clause (``FOR T(c1, c2)``: those
 and the key; ``FOR T()``: the key only); ``exclude_insert`` / ``exclude_update`` /
-``exclude_delete`` drop mods of that type. An UPDATE that changed no tracked column
+``exclude_delete`` drop mods of that type. A transaction sent with
+``exclude_txn_from_change_streams`` is left out of the streams with ``allow_txn_exclusion``
+(the others still record it); the row deletion policy's deletes are a system transaction
+(``is_system_transaction``, tag ``RowDeletionPolicy``) that streams with
+``exclude_ttl_deletes`` leave out (:class:`TxnOrigin`). An UPDATE that changed no tracked column
 records nothing. Values are JSON as Spanner writes them: INT64 and NUMERIC as strings,
 FLOAT64 as numbers, BYTES base64, TIMESTAMP RFC 3339 (the wire form of each type).
 
@@ -44,6 +48,8 @@ CAPTURE_RULES: dict[str, tuple[str, bool]] = {
 }
 #: mod type -> the option that excludes it.
 EXCLUDE_OPTION = {"INSERT": "exclude_insert", "UPDATE": "exclude_update", "DELETE": "exclude_delete"}
+#: The transaction tag of the row deletion policy's system transactions, as Spanner sets it.
+TTL_TRANSACTION_TAG = "RowDeletionPolicy"
 #: The key space is split in this many buckets; a split stream reads each in its own partition.
 BUCKETS = 2
 
@@ -61,6 +67,31 @@ class _Tracking:
     types: dict[str, str]  # column -> its type's text, to turn stored values into JSON values when read
     excluded: frozenset[str]  # mod types the stream's exclude_* options drop
     capture_type: str
+
+
+@dataclass(frozen=True)
+class TxnOrigin:
+    """Who ran a transaction, as far as change streams care.
+
+    ``excluded``: the client sent ``exclude_txn_from_change_streams``; ``system``: Spanner
+    itself ran it (the row deletion policy's deletes).
+
+    >>> TxnOrigin().excluded, TTL_DELETE.system
+    (False, True)
+    """
+
+    excluded: bool = False
+    system: bool = False
+
+    def leaves_out(self, stream: ChangeStream) -> bool:
+        """True when ``stream`` records nothing of this transaction."""
+        return (self.excluded and stream.option("allow_txn_exclusion") is True) or (
+            self.system and stream.option("exclude_ttl_deletes") is True)
+
+
+USER_TXN = TxnOrigin()
+EXCLUDED_TXN = TxnOrigin(excluded=True)
+TTL_DELETE = TxnOrigin(system=True)
 
 
 _plans: weakref.WeakKeyDictionary[Catalog, dict[str, list[_Tracking]]] = weakref.WeakKeyDictionary()
@@ -160,9 +191,13 @@ def _mod(tracking: _Tracking, change: RowChange) -> list[dict[str, Any]] | None:
     return [keys, new_values, old_values]
 
 
-def build_records(catalog: Catalog, changes: Sequence[RowChange], commit_nanos: int, tag: str = "") -> list[Record]:
-    """The data change records of one commit, for every stream tracking a changed table."""
+def build_records(catalog: Catalog, changes: Sequence[RowChange], commit_nanos: int, tag: str = "",
+                  origin: TxnOrigin = USER_TXN) -> list[Record]:
+    """The data change records of one commit, for every stream tracking a changed table that
+    does not leave the transaction out (``origin``)."""
     plan = _plan(catalog)
+    if origin.system:
+        tag = TTL_TRANSACTION_TAG
     groups: dict[tuple[str, str, str, int], tuple[_Tracking, list[list[dict[str, Any]]]]] = {}
     for change in changes:
         trackings = plan.get(change.table.lower())
@@ -170,7 +205,7 @@ def build_records(catalog: Catalog, changes: Sequence[RowChange], commit_nanos: 
             continue
         bucket = bucket_of(change.key)
         for tracking in trackings:
-            if change.mod_type in tracking.excluded:
+            if change.mod_type in tracking.excluded or origin.leaves_out(tracking.stream):
                 continue
             mod = _mod(tracking, change)
             if mod is None:
@@ -189,14 +224,15 @@ def build_records(catalog: Catalog, changes: Sequence[RowChange], commit_nanos: 
         for seq, ((_, table_name, mod_type, bucket), (tracking, mods)) in enumerate(items):
             body = encode_body({"table": table_name, "column_types": tracking.column_types, "mods": mods,
                                 "types": tracking.types, "mod_type": mod_type, "value_capture_type": tracking.capture_type,
-                                "transaction_tag": tag})
+                                "transaction_tag": tag, **({"system": True} if origin.system else {})})
             out.append(Record(stream, commit_nanos, txn, seq, bucket, len(items), buckets, body))
     return out
 
 
-def write_records(conn: Any, catalog: Catalog, changes: Sequence[RowChange], commit_nanos: int, tag: str = "") -> int:
+def write_records(conn: Any, catalog: Catalog, changes: Sequence[RowChange], commit_nanos: int, tag: str = "",
+                  origin: TxnOrigin = USER_TXN) -> int:
     """Append the commit's records in its SQLite transaction; returns how many."""
-    records = build_records(catalog, changes, commit_nanos, tag)
+    records = build_records(catalog, changes, commit_nanos, tag, origin)
     if records:
         insert(conn, records)
     return len(records)

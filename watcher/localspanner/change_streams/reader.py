@@ -178,7 +178,7 @@ def _data_change_rows(found: list[Record], stream: ChangeStream, part: partition
         record = (r.commit_nanos, f"{r.seq:08d}", r.txn, last, body["table"],
                   [tuple(c) for c in body["column_types"]], _mods(body), body["mod_type"],
                   body["value_capture_type"], r.records_in_txn, r.buckets_in_txn if split else 1,
-                  body["transaction_tag"], False)
+                  body["transaction_tag"], body.get("system", False))
         yield _row(([record], [], []))
 
 

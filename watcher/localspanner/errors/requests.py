@@ -108,6 +108,11 @@ def single_use_must_be_read_only() -> SpannerError:
     return invalid_argument("Single-use transactions can only be read-only; begin a read/write transaction for DML.")
 
 
+def exclusion_needs_read_write() -> SpannerError:
+    return invalid_argument("exclude_txn_from_change_streams can only be set on read/write or partitioned DML "
+                            "transactions, not on a read-only one.")
+
+
 def too_many_mutations(count: int, limit: int) -> SpannerError:
     return invalid_argument(f"Too many mutations in one commit: {count} (at most {limit}).")
 

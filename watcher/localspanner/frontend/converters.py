@@ -186,14 +186,15 @@ _KINDS = {
 def transaction_options_from_pb(options: Any) -> TransactionOptions:
     """``TransactionOptions`` as :class:`TransactionOptions`; no mode means strong read-only."""
     kind = _KINDS[options.WhichOneof("mode")]
+    exclude = bool(options.exclude_txn_from_change_streams)
     if kind != TransactionKind.READ_ONLY:
-        return TransactionOptions(kind=kind)
+        return TransactionOptions(kind=kind, exclude_txn_from_change_streams=exclude)
     ro = options.read_only
     bound_name = ro.WhichOneof("timestamp_bound")
     bound, target = _BOUNDS[bound_name]
     extra = {target: nanos_from_timestamp(getattr(ro, bound_name))} if target and bound_name else {}
     return TransactionOptions(kind=kind, read_only=ReadOnlyOptions(
-        bound=bound, return_read_timestamp=ro.return_read_timestamp, **extra))
+        bound=bound, return_read_timestamp=ro.return_read_timestamp, **extra), exclude_txn_from_change_streams=exclude)
 
 
 def selector_from_pb(request: Any) -> TransactionSelector | None:

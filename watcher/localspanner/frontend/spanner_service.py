@@ -182,7 +182,8 @@ class SpannerServicer(spanner_pb2_grpc.SpannerServicer):
     def BatchWrite(self, request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
         groups = [[conv.mutation_from_pb(m) for m in g.mutations] for g in request.mutation_groups]
         response_cls = S.BatchWriteResponse.pb()
-        for result in self.service.batch_write(request.session, groups, conv.request_options_from_pb(request)):
+        for result in self.service.batch_write(request.session, groups, conv.request_options_from_pb(request),
+                                                 exclude_txn_from_change_streams=request.exclude_txn_from_change_streams):
             response = response_cls(indexes=result.indexes)
             response.status.CopyFrom(_status_pb(result.error, "BatchWrite"))
             if result.commit_timestamp_nanos is not None:
