@@ -21,7 +21,7 @@ and their own CPU time when they start and when they stop. Rounds alternate: Jav
   lag = receive time minus commit timestamp (both this machine's clock), rows committed after
   the warm-up. At 1,000 changes/s, then stepping the rate up (:data:`STEP_RATES`) until neither
   keeps up: a watcher keeps up at a rate when it delivered every committed row and its lag p99
-  stayed under :data:`KEEP_UP_P99_MS`, with the writers within 10% of the rate.
+  stayed under :data:`KEEP_UP_P99_MS`, with the writers within 15% of the rate.
 * CPU per change: the child's user+sys CPU from its ``started`` line to its ``stopped`` line,
   divided by the changes it delivered.
 
@@ -66,11 +66,13 @@ STEP_RATES = (2_000, 4_000, 8_000)
 #: A watcher keeps up at a rate when every row arrived and its lag p99 stayed under this.
 KEEP_UP_P99_MS = 1_000.0
 #: The writers reached the rate when they committed at least this share of it.
-WRITER_SHARE = 0.9
+WRITER_SHARE = 0.85
 #: A watcher of a lag round stops itself after this many polls in a row found nothing (3 s).
 IDLE_POLLS_TO_STOP = 30
-FULL: dict[str, Any] = {"backlog_rows": 50_000, "backlog_rounds": 3, "lag_rounds": 3, "lag_seconds": 20.0,
-                        "step_rounds": 2, "step_seconds": 15.0, "warmup_seconds": 3.0, "step_rates": STEP_RATES}
+#: Lag is counted for rows committed after ``warmup_seconds``: a fresh JVM compiles its hot code in
+#: the first seconds (``lag_all_rows`` keeps the whole round, start included).
+FULL: dict[str, Any] = {"backlog_rows": 50_000, "backlog_rounds": 3, "lag_rounds": 3, "lag_seconds": 30.0,
+                        "step_rounds": 2, "step_seconds": 20.0, "warmup_seconds": 10.0, "step_rates": STEP_RATES}
 QUICK: dict[str, Any] = {"backlog_rows": 3_000, "backlog_rounds": 1, "lag_rounds": 1, "lag_seconds": 4.0,
                          "step_rounds": 0, "step_seconds": 0.0, "warmup_seconds": 1.0, "step_rates": ()}
 #: Rows/s the backlog is loaded at (two writer processes).
@@ -232,6 +234,7 @@ class Bench:
         out = {"library": library, "rate": rate, "achieved_changes_per_second": round(achieved), "written": len(written),
                "delivered": len(delivered), "missing": missing, "delivered_twice": len(delivered) - len(set(delivered)),
                "lag": lag, "rows_measured": len(lags_ms),
+               "lag_all_rows": _lags([(received - committed) / 1e6 for received, committed, _ in arrivals]),
                f"lag_p50_ms_per_{TREND_SECONDS:g}s": [round(percentile(v, 0.5)) for _, v in sorted(buckets.items())], "cpu_us_per_change": _cpu_us_per_change(run, child.started),
                "server_cpu_cores": round(server_cpu / writes_seconds, 2), "writer_errors": len(pool.log.errors),
                "ended_by_itself": ended}
@@ -264,6 +267,7 @@ def _summary(rounds: list[dict[str, Any]], figures: dict[str, Callable[[dict[str
 
 def _lag_summary(rounds: list[dict[str, Any]]) -> dict[str, Any]:
     summary = _summary(rounds, {"p50_ms": lambda r: r["lag"].get("p50_ms"), "p99_ms": lambda r: r["lag"].get("p99_ms"),
+                                "p99_ms_all_rows": lambda r: r["lag_all_rows"].get("p99_ms"),
                                 "cpu_us_per_change": lambda r: r["cpu_us_per_change"],
                                 "achieved_changes_per_second": lambda r: r["achieved_changes_per_second"]})
     for library in LIBRARIES:
