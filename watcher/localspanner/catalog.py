@@ -109,6 +109,25 @@ class ForeignKey:
 
 
 @dataclass(frozen=True)
+class RowDeletionPolicy:
+    """``ROW DELETION POLICY (OLDER_THAN(column, INTERVAL days DAY))``: Spanner's TTL.
+
+    A row expires once ``column`` plus ``days`` days is before now (a NULL never expires).
+
+    >>> RowDeletionPolicy("CreatedAt", 30).expression
+    'OLDER_THAN(CreatedAt, INTERVAL 30 DAY)'
+    """
+
+    column: str
+    days: int
+
+    @property
+    def expression(self) -> str:
+        """The policy as INFORMATION_SCHEMA.TABLES.ROW_DELETION_POLICY_EXPRESSION shows it."""
+        return f"OLDER_THAN({self.column}, INTERVAL {self.days} DAY)"
+
+
+@dataclass(frozen=True)
 class Table:
     name: str
     columns: tuple[Column, ...]
@@ -117,6 +136,7 @@ class Table:
     on_delete_cascade: bool = False
     checks: tuple[CheckConstraint, ...] = ()
     foreign_keys: tuple[ForeignKey, ...] = ()
+    row_deletion_policy: RowDeletionPolicy | None = None
 
     def column(self, name: str) -> Column | None:
         low = name.lower()

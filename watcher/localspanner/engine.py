@@ -29,7 +29,7 @@ from typing import Any
 
 from . import database_options, errors, limits, partitions, retention, spanner_sys, sql, values, versions
 from .change_streams import read_function
-from .change_streams.capture import EXCLUDED_TXN, USER_TXN
+from .change_streams.capture import EXCLUDED_TXN, TTL_DELETE, USER_TXN
 from .change_streams.reader import ChangeStreamReads
 from .clock import Clock
 from .commit_floor import InFlightGroup
@@ -55,6 +55,7 @@ from .requests import (
     TransactionOptions,
     TransactionSelector,
 )
+from .row_deletion import expired_deletes
 from .schema_changes import load_catalog
 from .sequences import Counters
 from .storage import META_TABLE, Storage
@@ -579,6 +580,26 @@ class DatabaseEngine(ParkedSnapshots, SchemaChanges):
             log.exception("parking idle snapshots after a commit failed; they stay pinned")
         if wrote_change_records:
             self.change_streams.notify()
+
+    def sweep_expired_rows(self) -> int:
+        """Delete the rows past their table's row deletion policy at the wall clock, one system
+        transaction per table and batch (see :mod:`.row_deletion`); returns how many transactions."""
+        if not any(t.row_deletion_policy for t in self.catalog.tables):
+            return 0
+        commits = 0
+        while True:
+            txn = ReadWriteTransaction(session="", origin=TTL_DELETE)
+            self._writer.acquire(txn)
+            try:
+                found = next(expired_deletes(self.storage.writer, self.catalog, self.clock.wall_nanos()), None)
+                if found is None:
+                    self._writer.roll_back(txn)
+                    return commits
+                self._commit_locked(txn, [found])
+            except BaseException:
+                self._writer.roll_back(txn)
+                raise
+            commits += 1
 
     def close(self) -> None:
         with self._registry_lock:

@@ -104,7 +104,8 @@ def _tables(catalog: Catalog) -> Iterator[tuple]:
         interleaved = t.parent is not None
         yield ("", "", t.name, "BASE TABLE", t.parent,
                _ON_DELETE[t.on_delete_cascade] if interleaved else None, "COMMITTED",
-               "IN PARENT" if interleaved else None, None)
+               "IN PARENT" if interleaved else None,
+               t.row_deletion_policy.expression if t.row_deletion_policy is not None else None)
     for v in catalog.views:
         yield ("", "", v.name, "VIEW", None, None, None, None, None)
 

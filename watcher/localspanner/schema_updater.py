@@ -34,7 +34,16 @@ import dataclasses
 import re
 from collections.abc import Callable, Iterable
 
-from . import change_stream_rules, constraint_rules, errors, proto_rules, search_index_rules, sequence_rules, view_rules
+from . import (
+    change_stream_rules,
+    constraint_rules,
+    errors,
+    proto_rules,
+    row_deletion_rules,
+    search_index_rules,
+    sequence_rules,
+    view_rules,
+)
 from .catalog import Catalog, ChangeStream, Column, Index, KeyPart, Table
 from .ddl import nodes
 from .ddl.expressions import referenced_names
@@ -245,6 +254,8 @@ def _create_table(ctx: _Context, node: nodes.CreateTable) -> _Result:
         parent_name = parent.name
     table = Table(node.name, tuple(columns), key, parent_name, node.on_delete_cascade and parent_name is not None)
     table = constraint_rules.resolve(ctx, table, (*node.checks, *node.foreign_keys))
+    table = row_deletion_rules.resolve(ctx, table, node.row_deletion_policy)
+    row_deletion_rules.check_new_child(ctx, table)
     return [*ctx.catalog.tables, table], list(ctx.catalog.indexes)
 
 
@@ -357,6 +368,7 @@ def _drop_column(ctx: _Context, node: nodes.AlterTableDropColumn) -> _Result:
     if column.name in table.key_names:
         raise ctx.invalid(errors.drop_key_column(f"{table.name}.{column.name}"))
     change_stream_rules.check_drop_column(ctx.catalog, ctx.statement, table, column.name)
+    row_deletion_rules.check_column_change(ctx, table, column.name)
     search_index_rules.check_drop_column(ctx, table, column.name)
     constraint_rules.check_drop_column(ctx, table, column.name)
     for index in ctx.catalog.indexes_of(table.name):
@@ -398,6 +410,8 @@ def _alter_column_type(ctx: _Context, node: nodes.AlterColumnType) -> _Result:
     if column.name in table.key_names and (str(column.type) != str(node.type) or column.not_null != node.not_null):
         raise ctx.invalid(errors.key_column_change(where))
     constraint_rules.check_alter_column(ctx, table, column.name, not column.type.same_kind(node.type))
+    if column.type.code != node.type.code:
+        row_deletion_rules.check_column_change(ctx, table, column.name)
     allow = column.allow_commit_timestamp if node.allow_commit_timestamp is None else node.allow_commit_timestamp
     new = dataclasses.replace(column, type=node.type, not_null=node.not_null, default=node.default, allow_commit_timestamp=allow)
     _check_column(ctx, table.name, new, table.columns)
@@ -433,6 +447,7 @@ _HANDLERS: dict[type, Callable[..., _Result]] = {
     nodes.AlterTableDropColumn: _drop_column,
     nodes.AlterTableAddConstraint: constraint_rules.add,
     nodes.AlterTableDropConstraint: constraint_rules.drop,
+    nodes.AlterTableRowDeletionPolicy: row_deletion_rules.alter,
     nodes.AlterColumnSetOptions: _set_options,
     nodes.AlterColumnSetDefault: _set_default,
     nodes.AlterColumnType: _alter_column_type,

@@ -40,6 +40,8 @@ MAX_RECEIVE_BYTES = 256 << 20
 MAX_SEND_BYTES = 64 << 20
 #: Seconds that stop() gives running calls to finish.
 DEFAULT_GRACE = 2.0
+#: How often row deletion policies delete expired rows (Spanner sweeps in the background, within days).
+DEFAULT_ROW_DELETION_SWEEP_SECONDS = 60.0
 
 
 class ServerStartError(RuntimeError):
@@ -65,14 +67,18 @@ class LocalSpanner:
     partitions split and merge on that period (0: one partition, never churning), so readers
     must follow the child-partition workflow; ``service.change_stream_partition_churn_seconds``
     changes it while serving. ``now_nanos`` is the wall clock the server reads (tests drive
-    time-based rules, such as retention periods, with their own).
+    time-based rules, such as retention periods, with their own). ``row_deletion_sweep_seconds``
+    is how often rows past their table's ROW DELETION POLICY are deleted (0: only when
+    ``service.sweep_expired_rows()`` is called).
     """
 
     def __init__(self, data_dir: str | None = None, *, host: str = DEFAULT_HOST, port: int = 0,
                  max_workers: int = DEFAULT_WORKERS, shared_commit_timestamps: bool = False,
-                 change_stream_partition_churn_seconds: float = 0.0, now_nanos: Callable[[], int] = time.time_ns) -> None:
+                 change_stream_partition_churn_seconds: float = 0.0, now_nanos: Callable[[], int] = time.time_ns,
+                 row_deletion_sweep_seconds: float = DEFAULT_ROW_DELETION_SWEEP_SECONDS) -> None:
         self._data_dir = data_dir
         self._churn = change_stream_partition_churn_seconds
+        self._sweep_seconds = row_deletion_sweep_seconds
         # Created here, not at start(): the switch can be set before and while serving, and
         # a restarted server keeps handing out timestamps above the earlier ones.
         self._clock = Clock(now_nanos, share_timestamps=shared_commit_timestamps)
@@ -134,7 +140,8 @@ class LocalSpanner:
             )
             port = _bind(server, self._host, self._requested_port)
             service = LocalSpannerService(self._data_dir, clock=self._clock,
-                                          change_stream_partition_churn_seconds=self._churn)
+                                          change_stream_partition_churn_seconds=self._churn,
+                                          row_deletion_sweep_seconds=self._sweep_seconds)
             try:
                 operations = OperationRegistry()
                 servicers: list[Any] = [

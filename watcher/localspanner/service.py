@@ -55,6 +55,7 @@ from .requests import (
     TransactionOptions,
     TransactionSelector,
 )
+from .row_deletion import Sweeper
 from .storage import FORMAT_VERSION, Storage
 
 EMULATOR_CONFIG = instance_rules.EMULATOR_CONFIG
@@ -72,7 +73,7 @@ class LocalSpannerService:
     """All instances, databases and sessions of one local server (thread-safe)."""
 
     def __init__(self, data_dir: str | None = None, clock: Clock | None = None, *,
-                 change_stream_partition_churn_seconds: float = 0.0) -> None:
+                 change_stream_partition_churn_seconds: float = 0.0, row_deletion_sweep_seconds: float = 0.0) -> None:
         self._temporary = data_dir is None
         self.data_dir = data_dir or tempfile.mkdtemp(prefix="localspanner-")
         os.makedirs(self.data_dir, exist_ok=True)
@@ -85,6 +86,8 @@ class LocalSpannerService:
         self._engines: dict[str, DatabaseEngine] = {}
         self._sessions: dict[str, SessionInfo] = {}
         self._load_state()
+        # Row deletion policies delete on this period (0: only when sweep_expired_rows is called).
+        self._sweeper = Sweeper(self.sweep_expired_rows, row_deletion_sweep_seconds).start() if row_deletion_sweep_seconds > 0 else None
 
     # --- persistence -------------------------------------------------------------------------------
 
@@ -132,7 +135,16 @@ class LocalSpannerService:
             os.fsync(f.fileno())
         os.replace(tmp, self._state_path())
 
+    def sweep_expired_rows(self) -> int:
+        """Run every database's row deletion policies now (what the sweeper does on its period);
+        returns how many system transactions deleted rows."""
+        with self._lock:
+            engines = list(self._engines.values())
+        return sum(e.sweep_expired_rows() for e in engines)
+
     def close(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.stop()
         with self._lock:
             engines = list(self._engines.values())
             self._engines.clear()

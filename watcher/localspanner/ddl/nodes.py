@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..catalog import CheckConstraint, Column, ForeignKey, KeyPart, Sequence, TrackedTable
+from ..catalog import CheckConstraint, Column, ForeignKey, KeyPart, RowDeletionPolicy, Sequence, TrackedTable
 from ..types import SpannerType
 
 __all__ = [
@@ -85,6 +85,7 @@ class CreateTable:
     #: (an unnamed one has the name ``''`` and gets its name when applied).
     checks: tuple[CheckConstraint, ...] = ()
     foreign_keys: tuple[ForeignKey, ...] = ()
+    row_deletion_policy: RowDeletionPolicy | None = None
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,18 @@ class AlterTableAddColumn:
     table: str
     column: Column
     if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
+class AlterTableRowDeletionPolicy:
+    """``ALTER TABLE table ADD | REPLACE ROW DELETION POLICY (...)`` or ``... DROP ROW DELETION POLICY``.
+
+    ``verb`` is ADD, REPLACE or DROP; ``policy`` is None for DROP.
+    """
+
+    table: str
+    verb: str
+    policy: RowDeletionPolicy | None = None
 
 
 @dataclass(frozen=True)
@@ -347,6 +360,7 @@ Node = (
     | CreateIndex
     | AlterTableAddColumn
     | AlterTableDropColumn
+    | AlterTableRowDeletionPolicy
     | AlterTableAddConstraint
     | AlterTableDropConstraint
     | AlterColumnSetOptions

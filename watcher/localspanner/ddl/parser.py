@@ -23,7 +23,15 @@ from collections.abc import Callable
 
 from .. import database_options, errors, types
 from ..catalog import Column, KeyPart
-from . import change_stream_parser, constraint_parser, nodes, proto_bundle_parser, search_index_parser, sequence_parser
+from . import (
+    change_stream_parser,
+    constraint_parser,
+    nodes,
+    proto_bundle_parser,
+    row_deletion_parser,
+    search_index_parser,
+    sequence_parser,
+)
 from .lexer import EOF, IDENT, NUMBER, QUOTED, RESERVED_WORDS, SYMBOL, Token, tokenize
 
 # Column OPTIONS the server understands, and the values each may take.
@@ -213,34 +221,31 @@ class _Parser:
         if key is None or self.at("PRIMARY"):
             self.expect("PRIMARY", "KEY")
             key = self.only_key(key, self.comma_list(self.key_part, allow_empty=True), start)
-        parent, cascade = None, False
+        parent, cascade, policy = None, False, None
         if self.at_symbol(","):
             self.advance()
-            self.reject_row_deletion_policy()
-            self.expect("INTERLEAVE", "IN", "PARENT")
-            parent = self.name("parent table name")
-            if self.accept("ON", "DELETE"):
-                if self.accept("CASCADE"):
-                    cascade = True
-                elif not self.accept("NO", "ACTION"):
-                    raise self.fail("CASCADE or NO ACTION")
-            if self.at_symbol(","):
-                self.advance()
-                self.reject_row_deletion_policy()
-                raise self.fail("end of statement")
+            if self.at("ROW"):
+                policy = row_deletion_parser.clause(self)
+            else:
+                self.expect("INTERLEAVE", "IN", "PARENT")
+                parent = self.name("parent table name")
+                if self.accept("ON", "DELETE"):
+                    if self.accept("CASCADE"):
+                        cascade = True
+                    elif not self.accept("NO", "ACTION"):
+                        raise self.fail("CASCADE or NO ACTION")
+                if self.at_symbol(","):
+                    self.advance()
+                    policy = row_deletion_parser.clause(self)
         checks = tuple(c for c in constraints if isinstance(c, nodes.CheckConstraint))
         fks = tuple(c for c in constraints if isinstance(c, nodes.ForeignKey))
-        return nodes.CreateTable(name, tuple(columns), tuple(key), parent, cascade, if_not_exists, checks, fks)
+        return nodes.CreateTable(name, tuple(columns), tuple(key), parent, cascade, if_not_exists, checks, fks, policy)
 
     def only_key(self, key: list[KeyPart] | None, new: list[KeyPart], where: Token) -> list[KeyPart]:
         """The primary key may be given once: inline on a column, in the column list, or after it."""
         if key is not None:
             raise errors.ddl_second_primary_key(self.text, where.line, where.column)
         return new
-
-    def reject_row_deletion_policy(self) -> None:
-        if self.at("ROW"):
-            raise self.unsupported(errors.DDL_ROW_DELETION_POLICY)
 
     def create_index(self, unique: bool, null_filtered: bool) -> nodes.CreateIndex:
         if_not_exists = self.accept("IF", "NOT", "EXISTS")
@@ -272,7 +277,9 @@ class _Parser:
         if self.accept("ADD"):
             if self.at(*constraint_parser.STARTS):
                 return constraint_parser.alter_add(self, table)
-            if self.at("ROW", "SYNONYM"):
+            if self.at("ROW"):
+                return row_deletion_parser.alter(self, table, "ADD")
+            if self.at("SYNONYM"):
                 raise self.unsupported(errors.feature_alter_table("ADD", self.tok.text.upper()))
             self.accept("COLUMN")
             if_not_exists = self.accept("IF", "NOT", "EXISTS")
@@ -280,13 +287,19 @@ class _Parser:
         if self.accept("DROP"):
             if self.accept("CONSTRAINT"):
                 return constraint_parser.alter_drop(self, table)
-            if not self.accept("COLUMN") and self.at("ROW", "SYNONYM"):
+            if self.at("ROW"):
+                return row_deletion_parser.alter(self, table, "DROP")
+            if not self.accept("COLUMN") and self.at("SYNONYM"):
                 raise self.unsupported(errors.feature_alter_table("DROP", self.tok.text.upper()))
             return nodes.AlterTableDropColumn(table, self.name("column name"))
         if self.accept("ALTER"):
             self.accept("COLUMN")
             return self.alter_column(table, self.name("column name"))
-        if self.at("SET", "REPLACE", "RENAME"):
+        if self.accept("REPLACE"):
+            if self.at("ROW"):
+                return row_deletion_parser.alter(self, table, "REPLACE")
+            raise self.unsupported(errors.feature_alter_table("REPLACE"))
+        if self.at("SET", "RENAME"):
             raise self.unsupported(errors.feature_alter_table(self.tok.text.upper()))
         raise self.fail("ADD, DROP or ALTER")
 

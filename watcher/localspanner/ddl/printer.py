@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 
 from ..catalog import Catalog, ChangeStream, CheckConstraint, Column, ForeignKey, Index, KeyPart, SearchIndex, Sequence, Table
-from . import constraint_parser, nodes, sequence_options
+from . import constraint_parser, nodes, row_deletion_parser, sequence_options
 from .change_stream_options import print_value
 from .lexer import quote_identifier as q
 
@@ -149,7 +149,7 @@ def _key(parts: tuple[KeyPart, ...]) -> str:
 def _table_node(table: Table, foreign_keys: tuple[ForeignKey, ...] | None = None) -> nodes.CreateTable:
     fks = table.foreign_keys if foreign_keys is None else foreign_keys
     return nodes.CreateTable(table.name, table.columns, table.primary_key, table.parent, table.on_delete_cascade,
-                             checks=table.checks, foreign_keys=fks)
+                             checks=table.checks, foreign_keys=fks, row_deletion_policy=table.row_deletion_policy)
 
 
 def _index_node(index: Index) -> nodes.CreateIndex:
@@ -166,6 +166,8 @@ def _create_table(node: nodes.CreateTable) -> str:
     if node.parent is not None:
         action = "CASCADE" if node.on_delete_cascade else "NO ACTION"
         text += f",\n  INTERLEAVE IN PARENT {q(node.parent)} ON DELETE {action}"
+    if node.row_deletion_policy is not None:
+        text += ",\n  " + row_deletion_parser.print_clause(node.row_deletion_policy, q)
     return text
 
 
@@ -270,6 +272,7 @@ def _alter_proto_bundle(node: nodes.AlterProtoBundle) -> str:
 _PRINTERS: dict[type, Callable] = {
     nodes.CreateDatabase: lambda n: f"CREATE DATABASE {q(n.name)}",
     nodes.CreateTable: _create_table,
+    nodes.AlterTableRowDeletionPolicy: lambda node: row_deletion_parser.print_alter(node, q),
     nodes.CreateIndex: _create_index,
     nodes.AlterTableAddColumn: lambda n: (
         f"ALTER TABLE {q(n.table)} ADD COLUMN {'IF NOT EXISTS ' if n.if_not_exists else ''}{column_definition(n.column)}"

@@ -25,6 +25,7 @@ from .ddl_details import *  # noqa: F403
 from .new_types import *  # noqa: F403
 from .protos import *  # noqa: F403
 from .requests import *  # noqa: F403
+from .row_deletion import *  # noqa: F403
 from .schema import *  # noqa: F403
 from .schema_details import *  # noqa: F403
 from .sequences import *  # noqa: F403

@@ -16,7 +16,6 @@ from .base import SpannerError
 from .schema import ddl_syntax_error
 
 #: Features of the DDL the local server does not implement (text for ``ddl_unsupported``).
-DDL_ROW_DELETION_POLICY = "ROW DELETION POLICY"
 DDL_ALTER_GENERATED_COLUMN = "changing a generated column with ALTER COLUMN"
 
 

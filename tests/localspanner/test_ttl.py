@@ -1,0 +1,109 @@
+"""Row deletion policies (Spanner's TTL) through the official client: DDL, INFORMATION_SCHEMA, the deletes.
+
+The policy is schema: CREATE TABLE and ALTER TABLE ADD | REPLACE | DROP ROW DELETION POLICY,
+printed back by GetDatabaseDdl and shown in INFORMATION_SCHEMA.TABLES. The deletes are
+system transactions: a change stream records them with ``is_system_transaction`` and the
+tag ``RowDeletionPolicy``, unless it was created with ``exclude_ttl_deletes``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from google.api_core import exceptions
+from google.cloud.spanner_v1 import param_types
+
+from tests.change_stream_reader import read_stream
+
+TABLE = ("CREATE TABLE Events (Id INT64 NOT NULL, CreatedAt TIMESTAMP, Name STRING(MAX)) PRIMARY KEY (Id), "
+         "ROW DELETION POLICY (OLDER_THAN(CreatedAt, INTERVAL 1 DAY))")
+CHILD = ("CREATE TABLE Notes (Id INT64 NOT NULL, NoteId INT64 NOT NULL, Text STRING(MAX)) PRIMARY KEY (Id, NoteId), "
+         "INTERLEAVE IN PARENT Events ON DELETE CASCADE")
+
+
+def _now(db) -> dt.datetime:
+    with db.snapshot() as snap:
+        return list(snap.execute_sql("SELECT CURRENT_TIMESTAMP()"))[0][0]
+
+
+def _policy(db, table: str = "Events"):
+    with db.snapshot() as snap:
+        return list(snap.execute_sql("SELECT ROW_DELETION_POLICY_EXPRESSION FROM INFORMATION_SCHEMA.TABLES "
+                                     "WHERE TABLE_SCHEMA = '' AND TABLE_NAME = @t", params={"t": table},
+                                     param_types={"t": param_types.STRING}))[0][0]
+
+
+def _ddl(db) -> list[str]:
+    db.reload()
+    return list(db.ddl_statements)
+
+
+def test_policy_is_printed_back_and_shown_in_information_schema(make_database):
+    db = make_database([TABLE])
+    assert _ddl(db)[0].endswith(") PRIMARY KEY(Id),\n  ROW DELETION POLICY (OLDER_THAN(CreatedAt, INTERVAL 1 DAY))")
+    assert _policy(db) == "OLDER_THAN(CreatedAt, INTERVAL 1 DAY)"
+    db.update_ddl(["ALTER TABLE Events REPLACE ROW DELETION POLICY (OLDER_THAN(CreatedAt, INTERVAL 30 DAY))"]).result(60)
+    assert _policy(db) == "OLDER_THAN(CreatedAt, INTERVAL 30 DAY)"
+    assert "INTERVAL 30 DAY" in _ddl(db)[0]
+    db.update_ddl(["ALTER TABLE Events DROP ROW DELETION POLICY"]).result(60)
+    assert _policy(db) is None
+    assert "ROW DELETION POLICY" not in _ddl(db)[0]
+    db.update_ddl(["ALTER TABLE Events ADD ROW DELETION POLICY (OLDER_THAN(CreatedAt, INTERVAL 7 DAY))"]).result(60)
+    assert _policy(db) == "OLDER_THAN(CreatedAt, INTERVAL 7 DAY)"
+
+
+def test_policy_after_interleave_clause(make_database):
+    db = make_database([TABLE, CHILD.replace("Text STRING(MAX))", "Ts TIMESTAMP)")
+                        + ", ROW DELETION POLICY (OLDER_THAN(Ts, INTERVAL 2 DAY))"])
+    notes = [s for s in _ddl(db) if s.startswith("CREATE TABLE Notes")][0]
+    assert notes.endswith("INTERLEAVE IN PARENT Events ON DELETE CASCADE,\n  ROW DELETION POLICY (OLDER_THAN(Ts, INTERVAL 2 DAY))")
+
+
+@pytest.mark.parametrize(("statement", "named"), [
+    ("ALTER TABLE Events ADD ROW DELETION POLICY (OLDER_THAN(Missing, INTERVAL 1 DAY))", ("Events", "Missing")),
+    ("ALTER TABLE Events ADD ROW DELETION POLICY (OLDER_THAN(Name, INTERVAL 1 DAY))", ("Events", "Name", "TIMESTAMP")),
+    ("ALTER TABLE Events REPLACE ROW DELETION POLICY (OLDER_THAN(CreatedAt, INTERVAL 1 DAY))", ("Events",)),
+    ("ALTER TABLE Events DROP ROW DELETION POLICY", ("Events",)),
+])
+def test_bad_policy_is_refused_naming_table_and_column(make_database, statement, named):
+    db = make_database(["CREATE TABLE Events (Id INT64 NOT NULL, CreatedAt TIMESTAMP, Name STRING(MAX)) PRIMARY KEY (Id)"])
+    with pytest.raises(exceptions.FailedPrecondition) as info:
+        db.update_ddl([statement]).result(60)
+    for name in named:
+        assert name in info.value.message
+
+
+def test_policy_twice_and_its_column_dropped_are_refused(make_database):
+    db = make_database([TABLE])
+    with pytest.raises(exceptions.FailedPrecondition, match="already has a row deletion policy"):
+        db.update_ddl(["ALTER TABLE Events ADD ROW DELETION POLICY (OLDER_THAN(CreatedAt, INTERVAL 2 DAY))"]).result(60)
+    with pytest.raises(exceptions.FailedPrecondition, match="Events.CreatedAt"):
+        db.update_ddl(["ALTER TABLE Events DROP COLUMN CreatedAt"]).result(60)
+    with pytest.raises(exceptions.FailedPrecondition, match="ON DELETE NO ACTION"):
+        db.update_ddl([CHILD.replace("CASCADE", "NO ACTION")]).result(60)
+
+
+def test_expired_rows_are_deleted_in_system_transactions(make_database, local_server):
+    db = make_database([TABLE, CHILD, "CREATE CHANGE STREAM Everything FOR ALL",
+                        "CREATE CHANGE STREAM NoTtl FOR ALL OPTIONS (exclude_ttl_deletes = true)"])
+    now = _now(db)
+    old, fresh = now - dt.timedelta(days=2), now - dt.timedelta(hours=1)
+    db.run_in_transaction(lambda t: (
+        t.insert("Events", ("Id", "CreatedAt", "Name"), [(1, old, "old"), (2, fresh, "fresh"), (3, None, "never")]),
+        t.insert("Notes", ("Id", "NoteId", "Text"), [(1, 1, "goes with its event"), (2, 1, "stays")])))
+    start = _now(db)
+    local_server.service.sweep_expired_rows()
+    with db.snapshot(multi_use=True) as snap:
+        assert sorted(r[0] for r in snap.execute_sql("SELECT Id FROM Events")) == [2, 3]
+        assert [tuple(r) for r in snap.execute_sql("SELECT Id, NoteId FROM Notes")] == [(2, 1)]
+    end = _now(db)
+    deletes = [r for r in read_stream(db, "Everything", start, end)]
+    assert {(r["table_name"], r["mod_type"], r["is_system_transaction"], r["transaction_tag"]) for r in deletes} == {
+        ("Events", "DELETE", True, "RowDeletionPolicy"), ("Notes", "DELETE", True, "RowDeletionPolicy")}
+    assert [m["keys"] for r in deletes if r["table_name"] == "Events" for m in r["mods"]] == [{"Id": "1"}]
+    assert read_stream(db, "NoTtl", start, end) == []
+    # A user's delete is no system transaction, and streams excluding TTL deletes still record it.
+    db.run_in_transaction(lambda t: t.execute_update("DELETE FROM Events WHERE Id = 3"))
+    user = read_stream(db, "NoTtl", end, _now(db))
+    assert [(r["mod_type"], r["is_system_transaction"], r["transaction_tag"]) for r in user] == [("DELETE", False, "")]

@@ -1,0 +1,85 @@
+"""Row deletion policies at work: finding expired rows and the sweeper that deletes them.
+
+A row of a table with ``ROW DELETION POLICY (OLDER_THAN(col, INTERVAL n DAY))`` expires
+once ``col`` plus ``n`` days is before the server's wall clock (a NULL never expires).
+As on Spanner, the deletes run in the background as system transactions, one per table
+and batch: their change stream records have ``is_system_transaction`` true and the tag
+``RowDeletionPolicy``, and streams with ``exclude_ttl_deletes`` leave them out
+(:data:`~.change_streams.capture.TTL_DELETE`). Deleting a row deletes its interleaved
+children (the schema requires them to be ON DELETE CASCADE). Expired rows stay
+readable until a sweep deletes them, and inserting an expired row is allowed.
+
+:class:`Sweeper` runs ``sweep()`` every ``period`` seconds on a thread; tests call the
+service's ``sweep_expired_rows()`` themselves.
+
+Example:
+    >>> import sqlite3
+    >>> from watcher.localspanner.schema_updater import apply_statements
+    >>> from watcher.localspanner.catalog import Catalog
+    >>> cat, _ = apply_statements(Catalog(), [
+    ...     "CREATE TABLE T (K INT64, Ts TIMESTAMP) PRIMARY KEY (K), ROW DELETION POLICY (OLDER_THAN(Ts, INTERVAL 1 DAY))"])
+    >>> conn = sqlite3.connect(":memory:")
+    >>> _ = conn.execute("CREATE TABLE T (K INTEGER, Ts TEXT)")
+    >>> _ = conn.executemany("INSERT INTO T VALUES (?, ?)", [(1, "1970-01-01T00:00:00.000000000Z"), (2, None)])
+    >>> [m.key_set.keys for m in expired_deletes(conn, cat, 2 * DAY_NANOS)]
+    [[['1']]]
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from . import values
+from .catalog import Catalog
+from .requests import KeySet, Mutation
+from .sqlite_names import quote
+
+log = logging.getLogger(__name__)
+
+DAY_NANOS = 86_400 * 1_000_000_000
+#: Rows one system transaction deletes at most (Spanner's sweeper also deletes in batches).
+BATCH_ROWS = 1_000
+
+
+def expired_deletes(conn: Any, catalog: Catalog, now_nanos: int, limit: int = BATCH_ROWS) -> Iterator[Mutation]:
+    """Per table with a policy and expired rows: a delete mutation of up to ``limit`` of them (wire keys)."""
+    for table in catalog.tables:
+        policy = table.row_deletion_policy
+        if policy is None:
+            continue
+        cutoff = values.nanos_to_stored(now_nanos - policy.days * DAY_NANOS)
+        keys = table.key_columns
+        rows = conn.execute(f"SELECT {', '.join(quote(c.name) for c in keys)} FROM {quote(table.name)} "
+                            f"WHERE {quote(policy.column)} < ? LIMIT ?", (cutoff, limit)).fetchall()
+        if rows:
+            wire = [[values.stored_to_wire(c.type, v) for c, v in zip(keys, row, strict=True)] for row in rows]
+            yield Mutation("delete", table.name, key_set=KeySet(keys=wire))
+
+
+class Sweeper:
+    """Calls ``sweep`` every ``period`` seconds on a daemon thread until :meth:`stop`."""
+
+    def __init__(self, sweep: Callable[[], int], period: float) -> None:
+        self._sweep = sweep
+        self._period = period
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="local-spanner-row-deletion", daemon=True)
+
+    def start(self) -> Sweeper:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopped.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stopped.wait(self._period):
+            try:
+                self._sweep()
+            except Exception:  # noqa: BLE001 - a failed sweep is retried at the next period, as Spanner's sweeper retries
+                log.exception("deleting rows past their row deletion policy failed; retrying next period")
