@@ -39,7 +39,6 @@ import decimal
 import hashlib
 import json
 import os
-import queue
 import shutil
 import subprocess
 import sys
@@ -53,6 +52,7 @@ from typing import Any
 from ..changelog.jvm.jar import cache_dir
 from ..spanner_client import database_path
 from . import jvm_tools
+from .json_lines_process import JsonLinesProcess
 from .jvm_tools import JvmToolsMissing
 
 #: The Maven project (pom.xml, src/main/java).
@@ -347,51 +347,27 @@ def run(build_: Build, config: Mapping[str, Any], *, emulator_host: str | None =
 class JavaWatcherProcess:
     """A running program that watches until :meth:`stop` (its stdin closed), for benchmarks.
 
-    A thread reads its output as it comes (so the program never waits on a full pipe);
-    :meth:`events` yields the parsed lines in order, also from another thread, until the
-    program ended; :meth:`stop` ends it and returns the whole run (the ``stopped`` line
-    carries the process's CPU time).
+    :meth:`events` yields its parsed lines as they come (:mod:`~watcher.devtools.json_lines_process`);
+    :meth:`stop` ends it and returns the whole run (the ``stopped`` line carries the process's CPU time).
     """
 
     def __init__(self, build_: Build, config: Mapping[str, Any], *, emulator_host: str | None = None,
                  jvm_options: Sequence[str] = ()) -> None:
-        self._log = tempfile.TemporaryFile(mode="w+")
-        self._lines: list[str] = []
-        self._queue: queue.Queue[str | None] = queue.Queue()
         self._build = build_
         archive, self._partial = build_.archive_options()
-        self.process = subprocess.Popen(command(build_, {**config, "stop_on_stdin_close": True},
-                                                [*archive, *jvm_options]),
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, text=True,
-                                        env=child_environment(emulator_host))
-        self._reader = threading.Thread(target=self._read, name="javawatcher-stdout", daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self._lines.append(line)
-            self._queue.put(line)
-        self._queue.put(None)
+        self._child = JsonLinesProcess(command(build_, {**config, "stop_on_stdin_close": True}, [*archive, *jvm_options]),
+                                       env=child_environment(emulator_host), name="javawatcher-stdout")
+        self.process = self._child.process
 
     def events(self) -> Iterator[dict[str, Any]]:
         """Each printed line (parsed) as it arrives, until the program ends."""
-        while (line := self._queue.get()) is not None:
-            if line.startswith("{"):
-                yield json.loads(line)
-        self._queue.put(None)  # a second reader ends too
+        return self._child.events()
 
     def stop(self, timeout: float = 30.0) -> JavaRun:
         """Close the program's stdin (it stops its watcher and prints its last line) and wait for it."""
-        assert self.process.stdin is not None
-        self.process.stdin.close()
-        self.process.wait(timeout)
-        self._reader.join(timeout)
+        lines, returncode, stderr = self._child.stop(timeout)
         self._build.keep_archive(self._partial)
-        self._log.seek(0)
-        stderr = self._log.read()
-        self._log.close()
-        return JavaRun.from_lines(self._lines, self.process.returncode, stderr)
+        return JavaRun.from_lines(lines, returncode, stderr)
 
 
 def main() -> int:

@@ -27,11 +27,8 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import signal
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -45,6 +42,7 @@ from ..checkpoints import DEFAULT_TABLE, SpannerCommitTimestampRepository
 from ..codec import decode_value, encode_row, encode_value
 from ..model import MIN_TIMESTAMP, Change, rfc3339_nanos
 from .java_library import JavaRun, child_environment
+from .json_lines_process import JsonLinesProcess
 
 #: Seconds a stop waits for the callback in flight and the last checkpoint write.
 STOP_TIMEOUT = 30.0
@@ -177,46 +175,17 @@ class WatcherProcess:
         env = child_environment(emulator_host)
         # The child must import this very package, also when it runs from a checkout.
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
-        self._log = tempfile.TemporaryFile(mode="w+")
-        self._lines: list[str] = []
-        self._queue: queue.Queue[str | None] = queue.Queue()
-        self.process = subprocess.Popen([sys.executable, "-m", __name__, json.dumps({**config, "stop_on_stdin_close": True})],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, text=True,
-                                        cwd=root, env=env)
-        self._reader = threading.Thread(target=self._read, name="watcher-process-stdout", daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self._lines.append(line)
-            self._queue.put(line)
-        self._queue.put(None)
+        self._child = JsonLinesProcess([sys.executable, "-m", __name__, json.dumps({**config, "stop_on_stdin_close": True})],
+                                       env=env, cwd=root, name="watcher-process-stdout")
+        self.process = self._child.process
 
     def events(self) -> Iterator[dict[str, Any]]:
         """Each printed line (parsed) as it arrives, until the child ends."""
-        while (line := self._queue.get()) is not None:
-            if line.strip():
-                yield json.loads(line)
-        self._queue.put(None)  # a second reader ends too
+        return self._child.events()
 
     def stop(self, timeout: float = 60.0) -> JavaRun:
         """Close the child's stdin (it stops its watcher and prints its last line) and wait for it."""
-        assert self.process.stdin is not None
-        try:
-            self.process.stdin.close()
-        except OSError:
-            pass  # it has ended already
-        try:
-            self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        self._reader.join(timeout)
-        self._log.seek(0)
-        stderr = self._log.read()
-        self._log.close()
-        return JavaRun.from_lines(self._lines, self.process.returncode, stderr)
+        return JavaRun.from_lines(*self._child.stop(timeout))
 
 
 def main(argv: list[str] | None = None) -> int:
