@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import decimal
+import json
 import math
 import os
 import threading
@@ -25,6 +26,7 @@ from watcher import (
     InMemoryProgressStore,
     State,
 )
+from watcher.staging.sink import StagingSink
 
 from .core_support import Collector, wait_until
 
@@ -138,6 +140,30 @@ def test_cascaded_deletes_of_interleaved_rows_appear_in_the_deleting_transaction
         ("Albums", (1, 10), "DELETE"), ("Albums", (1, 11), "DELETE"), ("Singers", (1,), "DELETE")]
     assert len({c.server_transaction_id for c in changes}) == 1
     assert {c.old_values["Title"] for c in changes if c.table == "Albums"} == {"First", "Second"}
+
+
+def test_row_deletion_policy_deletes_arrive_as_system_transactions_into_the_staging_record(make_database, local_server,
+                                                                                           tmp_path):
+    db = make_database(["CREATE TABLE Events (Id INT64 NOT NULL, CreatedAt TIMESTAMP) PRIMARY KEY (Id), "
+                        "ROW DELETION POLICY (OLDER_THAN(CreatedAt, INTERVAL 1 DAY))", "CREATE CHANGE STREAM S FOR ALL"])
+    start = now(db)
+    db.run_in_transaction(lambda t: t.insert("Events", ("Id", "CreatedAt"), [(1, start - dt.timedelta(days=3)), (2, start)]))
+    local_server.service.sweep_expired_rows()
+    end = now(db)
+    w = ChangeStreamWatcher(db, "S", heartbeat=HEARTBEAT, start=start, end=end, progress=InMemoryProgressStore())
+    got = Collector()
+    w.add_callback(got)
+    sink = StagingSink(tmp_path, fsync=False)
+    sink.attach(w)
+    w.start()
+    assert w.wait(30) and w.failure is None
+    assert [(c.mod_type, c.keys, c.is_system_transaction, c.transaction_tag) for c in got.changes] == [
+        ("INSERT", (1,), False, ""), ("INSERT", (2,), False, ""), ("DELETE", (1,), True, "RowDeletionPolicy")]
+    wait_until(lambda: sink.records_written >= 3)
+    staged = sorted((json.loads(line) for f in tmp_path.rglob("*.jsonl") for line in f.read_text().splitlines()),
+                    key=lambda r: (r["commit_timestamp"], r["values"]["Id"]))
+    assert [(r["values"]["Id"], r["is_system_transaction"], r["transaction_tag"]) for r in staged] == [
+        ("1", False, ""), ("2", False, ""), ("1", True, "RowDeletionPolicy")]
 
 
 def write_versions(db, seconds, keys=7, tag=None):
