@@ -10,6 +10,7 @@ the current state must equal.
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import json
 import time
 from collections.abc import Sequence
@@ -328,6 +329,20 @@ def test_the_streams_row_replaces_a_version_polled_in_an_earlier_run(spark, make
     third = run(spark, dirs)
     assert (third.changes_written, third.replaced, third.duplicates_dropped) == (0, 0, len(changes))
     assert [(r.change_id, r.run_version) for r in changelog_rows(spark)] == [(r.change_id, r.run_version) for r in rows]
+
+
+def test_a_row_deletion_policys_delete_is_a_system_transaction_in_the_changelog(spark, make_database, dirs, local_server):
+    db = make_database([TABLE.format(table="Singers") + ", ROW DELETION POLICY (OLDER_THAN(LastUpdated, INTERVAL 1 DAY))",
+                        "CREATE CHANGE STREAM S FOR Singers"])
+    start = now(db)
+    db.run_in_transaction(lambda t: t.insert("Singers", ("SingerId", "Name", "LastUpdated"),
+                                             [(1, "old", start - dt.timedelta(days=2)), (2, "new", start)]))
+    local_server.service.sweep_expired_rows()
+    stage(StagingSink(dirs["staging"], fsync=False), stream_changes(db, start))
+    run(spark, dirs)
+    rows = sorted(changelog_rows(spark), key=lambda r: (r.commit_timestamp, json.loads(r.keys)["SingerId"]))
+    assert [(json.loads(r.keys)["SingerId"], r.mod_type, r.is_system_transaction, r.transaction_tag) for r in rows] == [
+        ("1", "INSERT", False, ""), ("2", "INSERT", False, ""), ("1", "DELETE", True, "RowDeletionPolicy")]
 
 
 def test_exports_carry_the_streams_transaction(spark, make_database, dirs):
