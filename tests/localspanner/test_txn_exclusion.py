@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
+from google.api_core import exceptions
+from google.cloud.spanner_v1 import TransactionOptions
+
 from tests.change_stream_reader import read_stream
 
 TABLE = "CREATE TABLE Singers (SingerId INT64 NOT NULL, Name STRING(MAX)) PRIMARY KEY (SingerId)"
@@ -77,3 +81,15 @@ def test_partitioned_dml_left_out(make_database):
     db.execute_partitioned_dml("DELETE FROM Singers WHERE SingerId > 0")
     assert _keys(db, "Allowing", start) == [("INSERT", "1"), ("DELETE", "1")]
     assert _keys(db, "Plain", start) == [("INSERT", "1"), ("UPDATE", "1"), ("DELETE", "1")]
+
+
+def test_a_read_only_transaction_cannot_ask_to_be_left_out(make_database):
+    db, _ = _database(make_database)
+    api = db.spanner_api
+    session = api.create_session(database=db.name)
+    try:
+        options = TransactionOptions(read_only=TransactionOptions.ReadOnly(strong=True), exclude_txn_from_change_streams=True)
+        with pytest.raises(exceptions.InvalidArgument, match="exclude_txn_from_change_streams"):
+            api.begin_transaction(session=session.name, options=options)
+    finally:
+        api.delete_session(name=session.name)
