@@ -152,3 +152,17 @@ def test_the_background_sweeper_follows_the_servers_clock_and_the_policy_survive
         db = _own_database(server, monkeypatch, create=False)
         assert _policy(db) == "OLDER_THAN(CreatedAt, INTERVAL 1 DAY)"
         assert "ROW DELETION POLICY (OLDER_THAN(CreatedAt, INTERVAL 1 DAY))" in _ddl(db)[0]
+
+
+def test_a_foreign_key_to_a_table_with_a_policy_needs_on_delete_cascade(make_database):
+    db = make_database(["CREATE TABLE Events (Id INT64 NOT NULL, CreatedAt TIMESTAMP) PRIMARY KEY (Id)",
+                        "CREATE TABLE Refs (Id INT64 NOT NULL, EventId INT64, CONSTRAINT FK_Event FOREIGN KEY (EventId) "
+                        "REFERENCES Events (Id)) PRIMARY KEY (Id)"])
+    with pytest.raises(exceptions.FailedPrecondition, match="FK_Event"):
+        db.update_ddl(["ALTER TABLE Events ADD ROW DELETION POLICY (OLDER_THAN(CreatedAt, INTERVAL 1 DAY))"]).result(60)
+    db.update_ddl(["ALTER TABLE Refs DROP CONSTRAINT FK_Event",
+                   "ALTER TABLE Events ADD ROW DELETION POLICY (OLDER_THAN(CreatedAt, INTERVAL 1 DAY))"]).result(60)
+    with pytest.raises(exceptions.FailedPrecondition, match="FK_Again.*ON DELETE CASCADE"):
+        db.update_ddl(["ALTER TABLE Refs ADD CONSTRAINT FK_Again FOREIGN KEY (EventId) REFERENCES Events (Id)"]).result(60)
+    db.update_ddl(["ALTER TABLE Refs ADD CONSTRAINT FK_Again FOREIGN KEY (EventId) REFERENCES Events (Id) "
+                   "ON DELETE CASCADE"]).result(60)

@@ -99,6 +99,8 @@ def _foreign_key(ctx: _Context, table: Table, fk: ForeignKey) -> ForeignKey:
         raise ctx.invalid(errors.foreign_key_column_count(fk.name, len(fk.columns), len(fk.referenced_columns)))
     if fk.on_delete_cascade and not fk.enforced:
         raise ctx.invalid(errors.foreign_key_cascade_not_enforced(fk.name))
+    if referenced.row_deletion_policy is not None and fk.enforced and not fk.on_delete_cascade:
+        raise ctx.invalid(errors.foreign_key_to_row_deletion_policy(fk.name, referenced.name))
     mine, theirs = [], []
     for a, b in zip(fk.columns, fk.referenced_columns, strict=True):
         col, ref = table.column(a), referenced.column(b)

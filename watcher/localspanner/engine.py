@@ -55,7 +55,7 @@ from .requests import (
     TransactionOptions,
     TransactionSelector,
 )
-from .row_deletion import expired_deletes
+from .row_deletion import expired_delete
 from .schema_changes import load_catalog
 from .sequences import Counters
 from .storage import META_TABLE, Storage
@@ -583,23 +583,34 @@ class DatabaseEngine(ParkedSnapshots, SchemaChanges):
 
     def sweep_expired_rows(self) -> int:
         """Delete the rows past their table's row deletion policy at the wall clock, one system
-        transaction per table and batch (see :mod:`.row_deletion`); returns how many transactions."""
-        if not any(t.row_deletion_policy for t in self.catalog.tables):
-            return 0
+        transaction per table and batch (see :mod:`.row_deletion`); returns how many transactions.
+
+        A table whose delete fails (e.g. a foreign key refuses it) is logged and retried at the
+        next sweep; the other tables are still swept."""
         commits = 0
-        while True:
-            txn = ReadWriteTransaction(session="", origin=TTL_DELETE)
-            self._writer.acquire(txn)
+        for name in [t.name for t in self.catalog.tables if t.row_deletion_policy is not None]:
             try:
-                found = next(expired_deletes(self.storage.writer, self.catalog, self.clock.wall_nanos()), None)
-                if found is None:
-                    self._writer.roll_back(txn)
-                    return commits
-                self._commit_locked(txn, [found])
-            except BaseException:
+                while self._sweep_batch(name):
+                    commits += 1
+            except SpannerError:
+                log.exception("the row deletion policy of table %s could not delete; retrying at the next sweep", name)
+        return commits
+
+    def _sweep_batch(self, table_name: str) -> bool:
+        """Delete one batch of ``table_name``'s expired rows in a system transaction; False when none are left."""
+        txn = ReadWriteTransaction(session="", origin=TTL_DELETE)
+        self._writer.acquire(txn)
+        try:
+            table = self.catalog.table(table_name)
+            found = expired_delete(self.storage.writer, table, self.clock.wall_nanos()) if table is not None else None
+            if found is None:
                 self._writer.roll_back(txn)
-                raise
-            commits += 1
+                return False
+            self._commit_locked(txn, [found])
+            return True
+        except BaseException:
+            self._writer.roll_back(txn)
+            raise
 
     def close(self) -> None:
         with self._registry_lock:

@@ -21,42 +21,46 @@ Example:
     >>> conn = sqlite3.connect(":memory:")
     >>> _ = conn.execute("CREATE TABLE T (K INTEGER, Ts TEXT)")
     >>> _ = conn.executemany("INSERT INTO T VALUES (?, ?)", [(1, "1970-01-01T00:00:00.000000000Z"), (2, None)])
-    >>> [m.key_set.keys for m in expired_deletes(conn, cat, 2 * DAY_NANOS)]
-    [[['1']]]
+    >>> expired_delete(conn, cat.table("T"), 2 * DAY_NANOS).key_set.keys
+    [['1']]
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from . import values
-from .catalog import Catalog
+from .catalog import Table
 from .requests import KeySet, Mutation
 from .sqlite_names import quote
 
 log = logging.getLogger(__name__)
 
 DAY_NANOS = 86_400 * 1_000_000_000
+#: 0001-01-01T00:00:00Z, the earliest TIMESTAMP.
+EARLIEST_NANOS = -62_135_596_800 * 1_000_000_000
 #: Rows one system transaction deletes at most (Spanner's sweeper also deletes in batches).
 BATCH_ROWS = 1_000
 
 
-def expired_deletes(conn: Any, catalog: Catalog, now_nanos: int, limit: int = BATCH_ROWS) -> Iterator[Mutation]:
-    """Per table with a policy and expired rows: a delete mutation of up to ``limit`` of them (wire keys)."""
-    for table in catalog.tables:
-        policy = table.row_deletion_policy
-        if policy is None:
-            continue
-        cutoff = values.nanos_to_stored(now_nanos - policy.days * DAY_NANOS)
-        keys = table.key_columns
-        rows = conn.execute(f"SELECT {', '.join(quote(c.name) for c in keys)} FROM {quote(table.name)} "
-                            f"WHERE {quote(policy.column)} < ? LIMIT ?", (cutoff, limit)).fetchall()
-        if rows:
-            wire = [[values.stored_to_wire(c.type, v) for c, v in zip(keys, row, strict=True)] for row in rows]
-            yield Mutation("delete", table.name, key_set=KeySet(keys=wire))
+def expired_delete(conn: Any, table: Table, now_nanos: int, limit: int = BATCH_ROWS) -> Mutation | None:
+    """A delete mutation of up to ``limit`` expired rows of ``table`` (wire keys); None when it has none."""
+    policy = table.row_deletion_policy
+    if policy is None:
+        return None
+    cutoff_nanos = now_nanos - policy.days * DAY_NANOS
+    if cutoff_nanos < EARLIEST_NANOS:
+        return None  # nothing is that old (a policy of more days than since year 1)
+    keys = table.key_columns
+    rows = conn.execute(f"SELECT {', '.join(quote(c.name) for c in keys)} FROM {quote(table.name)} "
+                        f"WHERE {quote(policy.column)} < ? LIMIT ?", (values.nanos_to_stored(cutoff_nanos), limit)).fetchall()
+    if not rows:
+        return None
+    wire = [[values.stored_to_wire(c.type, v) for c, v in zip(keys, row, strict=True)] for row in rows]
+    return Mutation("delete", table.name, key_set=KeySet(keys=wire))
 
 
 class Sweeper:

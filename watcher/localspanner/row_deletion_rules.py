@@ -3,7 +3,8 @@
 Rules (each failure names the table and column): the policy's column exists and is a
 TIMESTAMP; a table has at most one policy (ADD on a table that has one fails, REPLACE
 and DROP on a table without one fail); every interleaved child of a table with a
-policy is ON DELETE CASCADE, since the policy's deletes would otherwise fail; the
+policy is ON DELETE CASCADE, and so is every enforced foreign key referencing it,
+since the policy's deletes would otherwise fail; the
 policy's column cannot be dropped or change its type while the policy names it.
 The deletes themselves are :mod:`.row_deletion`'s.
 
@@ -50,6 +51,9 @@ def resolve(ctx: _Context, table: Table, policy: RowDeletionPolicy | None) -> Ta
     for child in ctx.catalog.children_of(table.name):
         if not child.on_delete_cascade:
             raise ctx.invalid(errors.row_deletion_child_no_action(table.name, child.name))
+    blocking = [fk.name for _, fk in ctx.catalog.foreign_keys_to(table.name) if fk.enforced and not fk.on_delete_cascade]
+    if blocking:
+        raise ctx.invalid(errors.row_deletion_referenced(table.name, blocking))
     return dataclasses.replace(table, row_deletion_policy=RowDeletionPolicy(column.name, policy.days))
 
 

@@ -30,6 +30,16 @@ def row_deletion_column_in_use(table: str, column: str) -> str:
             "drop or replace the policy first")
 
 
+def row_deletion_referenced(table: str, foreign_keys: list[str]) -> str:
+    return (f"Table {table} cannot have a row deletion policy: foreign key(s) {', '.join(foreign_keys)} reference it "
+            "without ON DELETE CASCADE (the policy's deletes would fail)")
+
+
+def foreign_key_to_row_deletion_policy(fk: str, table: str) -> str:
+    return (f"Foreign key {fk} references table {table}, which has a row deletion policy: it needs ON DELETE CASCADE "
+            "(or NOT ENFORCED), since the policy's deletes would fail")
+
+
 def row_deletion_child_no_action(table: str, child: str) -> str:
     return (f"Table {table} cannot have a row deletion policy while its interleaved child {child} is ON DELETE NO ACTION "
             "(the policy's deletes would fail); make the child ON DELETE CASCADE")
