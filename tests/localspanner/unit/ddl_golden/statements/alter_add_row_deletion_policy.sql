@@ -1,0 +1,1 @@
+alter table Events add row deletion policy ( older_than ( CreatedAt , interval 30 day ) )
