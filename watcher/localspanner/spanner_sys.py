@@ -33,7 +33,8 @@ from collections.abc import Callable, Iterable, Sequence
 
 from . import types as T
 from . import values
-from .catalog import Column, Table
+from .catalog import Table
+from .information_schema import view_table
 from .request_log import RequestRecord
 
 SCHEMA_NAME = "SPANNER_SYS"
@@ -44,14 +45,6 @@ _READ_METHODS = frozenset({"Read"})
 _COMMIT_METHODS = frozenset({"Commit", "BatchWrite"})
 _ABORTED = "ABORTED"
 _FAILED_PRECONDITION = "FAILED_PRECONDITION"
-
-
-def _table(name: str, columns: str) -> Table:
-    cols = []
-    for spec in columns.split(","):
-        col_name, type_text = spec.split()
-        cols.append(Column(col_name, T.parse_type(type_text)))
-    return Table(name, tuple(cols), ())
 
 
 #: Columns Spanner fills and the local server does not measure: always NULL, last in each table.
@@ -82,10 +75,10 @@ LOCAL_REQUEST_LOG = "LOCAL_REQUEST_LOG"
 VIEWS: dict[str, Table] = {
     t.name: t
     for t in (
-        *(_table(f"QUERY_STATS_TOP_{s}", _QUERY_COLS) for s in INTERVALS),
-        *(_table(f"READ_STATS_TOP_{s}", _READ_COLS) for s in INTERVALS),
-        *(_table(f"TXN_STATS_TOP_{s}", _TXN_COLS) for s in INTERVALS),
-        _table(LOCAL_REQUEST_LOG, _LOG_COLS),
+        *(view_table(f"QUERY_STATS_TOP_{s}", _QUERY_COLS) for s in INTERVALS),
+        *(view_table(f"READ_STATS_TOP_{s}", _READ_COLS) for s in INTERVALS),
+        *(view_table(f"TXN_STATS_TOP_{s}", _TXN_COLS) for s in INTERVALS),
+        view_table(LOCAL_REQUEST_LOG, _LOG_COLS),
     )
 }
 
