@@ -7,6 +7,6 @@ publishes to Kafka (it needs the ``kafka`` extra: ``pip install spanner-watcher[
 from __future__ import annotations
 
 from .base import Sink, attach_sinks
-from .errors import DeliveryError, SinkError, TopicMissingError
+from .errors import BrokerUnreachableError, DeliveryError, SinkError, TopicMissingError
 
-__all__ = ["DeliveryError", "Sink", "SinkError", "TopicMissingError", "attach_sinks"]
+__all__ = ["BrokerUnreachableError", "DeliveryError", "Sink", "SinkError", "TopicMissingError", "attach_sinks"]

@@ -1,4 +1,4 @@
-"""The sinks' errors: a batch a sink could not make durable, and a topic that cannot be used.
+"""The sinks' errors: a batch a sink could not make durable, a topic that cannot be used, a broker that does not answer.
 
 Example:
     >>> raise TopicMissingError("orders.Singers", "create_topics=True creates it")
@@ -24,6 +24,20 @@ class TopicMissingError(SinkError):
     def __init__(self, topic: str, hint: str) -> None:
         super().__init__(f"Kafka topic {topic} does not exist ({hint})")
         self.topic = topic
+
+
+class BrokerUnreachableError(SinkError):
+    """No broker of ``bootstrap_servers`` answered within ``timeout`` seconds (raised before anything is published).
+
+    >>> str(BrokerUnreachableError("127.0.0.1:1", 5, "Local: Broker transport failure"))
+    'no Kafka broker at 127.0.0.1:1 answered within 5 s (Local: Broker transport failure)'
+    """
+
+    def __init__(self, bootstrap_servers: str, timeout: float, reason: str) -> None:
+        super().__init__(f"no Kafka broker at {bootstrap_servers} answered within {timeout:g} s ({reason})")
+        self.bootstrap_servers = bootstrap_servers
+        self.timeout = timeout
+        self.reason = reason
 
 
 class DeliveryError(SinkError):
