@@ -40,6 +40,50 @@ class BrokerUnreachableError(SinkError):
         self.reason = reason
 
 
+class BrokerUnreachableError(SinkError):
+    """No broker of ``bootstrap_servers`` answered within ``seconds`` (one line, naming them).
+
+    >>> str(BrokerUnreachableError("127.0.0.1:9092", 5.0, "Local: Broker transport failure"))
+    'no Kafka broker of 127.0.0.1:9092 answered within 5 s (Local: Broker transport failure)'
+    """
+
+    def __init__(self, bootstrap_servers: str, seconds: float, reason: str) -> None:
+        super().__init__(f"no Kafka broker of {bootstrap_servers} answered within {seconds:g} s ({_one_line(reason)})")
+        self.bootstrap_servers = bootstrap_servers
+        self.seconds = seconds
+
+
+class TopicCreationError(SinkError):
+    """The broker refused to create a topic the sink needs (the message names the topic and why).
+
+    >>> str(TopicCreationError("orders.Singers", 1, 3, "INVALID_REPLICATION_FACTOR"))
+    'could not create Kafka topic orders.Singers (1 partitions, replication factor 3): INVALID_REPLICATION_FACTOR'
+    """
+
+    def __init__(self, topic: str, partitions: int, replication_factor: int, reason: str) -> None:
+        super().__init__(f"could not create Kafka topic {topic} ({partitions} partitions, replication factor "
+                         f"{replication_factor}): {_one_line(reason)}")
+        self.topic = topic
+
+
+class MessageTooLargeError(SinkError):
+    """A change's message is larger than its topic takes, and the sink has no dead-letter topic for it.
+
+    >>> print(MessageTooLargeError("Singers", '{"table":"Singers","key":["7"]}', "orders.Singers", 10_485_900, 1_048_588))
+    the change of table Singers, key {"table":"Singers","key":["7"]} is a message of up to 10485900 bytes; topic orders.Singers takes at most 1048588 (raise the topic's max.message.bytes and the producer's message.max.bytes, or give the sink a dead_letter_topic)
+    """
+
+    def __init__(self, table: str, key: str, topic: str, size: int, limit: int) -> None:
+        super().__init__(f"the change of table {table}, key {key} is a message of up to {size} bytes; topic {topic} "
+                         f"takes at most {limit} (raise the topic's max.message.bytes and the producer's "
+                         f"message.max.bytes, or give the sink a dead_letter_topic)")
+        self.table = table
+        self.key = key
+        self.topic = topic
+        self.size = size
+        self.limit = limit
+
+
 class DeliveryError(SinkError):
     """The broker did not acknowledge some messages of a batch; ``failures`` holds (topic, key, error) each.
 
@@ -58,3 +102,8 @@ class DeliveryError(SinkError):
         self.table = table
         self.failures = list(failures)
         self.total = total
+
+
+def _one_line(text: str) -> str:
+    """The first line of ``text`` (a client's reason may run over several)."""
+    return text.strip().splitlines()[0] if text.strip() else "no reason given"
