@@ -27,20 +27,6 @@ class TopicMissingError(SinkError):
 
 
 class BrokerUnreachableError(SinkError):
-    """No broker of ``bootstrap_servers`` answered within ``timeout`` seconds (raised before anything is published).
-
-    >>> str(BrokerUnreachableError("127.0.0.1:1", 5, "Local: Broker transport failure"))
-    'no Kafka broker at 127.0.0.1:1 answered within 5 s (Local: Broker transport failure)'
-    """
-
-    def __init__(self, bootstrap_servers: str, timeout: float, reason: str) -> None:
-        super().__init__(f"no Kafka broker at {bootstrap_servers} answered within {timeout:g} s ({reason})")
-        self.bootstrap_servers = bootstrap_servers
-        self.timeout = timeout
-        self.reason = reason
-
-
-class BrokerUnreachableError(SinkError):
     """No broker of ``bootstrap_servers`` answered within ``seconds`` (one line, naming them).
 
     >>> str(BrokerUnreachableError("127.0.0.1:9092", 5.0, "Local: Broker transport failure"))
