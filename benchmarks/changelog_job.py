@@ -15,7 +15,7 @@ session (local[2]):
 The baseline and the first run are timed as a pair, :data:`PAIRS` times (each first run into an
 empty warehouse); the figures are the medians, with each pair's times and ratio beside them.
 
-Targets (issue 16): first run <= 2x the baseline (the median of the pairs' ratios); second run (the median
+Targets: first run <= 2x the baseline (the median of the pairs' ratios); second run (the median
 of its runs) <= 4% of the first (the median first run, a warm one: the second runs follow the pairs). The
 code paths (plain read+write, the job's first run on Spark and an incremental run, which is
 small enough for the driver engine, watcher.changelog.driver) are warmed up on a small data set

@@ -10,7 +10,7 @@ does; more versions would make every key's window ten times longer, a different 
 
 In one Spark session (local[2], the same settings), warmed up on a tiny data set: the first
 run over 1M changes, then the first run over 10M changes, each into an empty warehouse.
-Target (issue 16): first(10M) <= 1.2 x 10 x first(1M), cost that grows linearly, not worse.
+Target: first(10M) <= 1.2 x 10 x first(1M), cost that grows linearly, not worse.
 The staged files are written in two spawned processes; each input is deleted after its run
 (the 10M input is about 4.5 GB of JSON).
 """

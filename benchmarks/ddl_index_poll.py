@@ -17,7 +17,7 @@ indexed poll's median is at least 20 times faster than the unindexed one's.
 
 For information: the query without shard filter and hint (a watcher set up without this
 schema), an idle poll (nothing newer than the last poll: the index's own cost, with no rows
-to ship), and at the largest size the index pruning job (seed 002): the partitioned DML that
+to ship), and at the largest size the index pruning job (``watcher.schema_tools.pruning``): the partitioned DML that
 takes every delivered row out of the index, its duration, and the poll of a watcher that
 starts from the beginning of time, before and after pruning.
 
@@ -182,7 +182,7 @@ def _measure(database: Any, server: ServerProcess, queries: dict[str, Any], tabl
 
 
 def _prune(database: Any, server: ServerProcess, queries: dict[str, Any], settings: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
-    """Seed 002: take every delivered row out of the index, and see what a from-scratch poll costs before and after."""
+    """Index pruning: take every delivered row out of the index, and see what a from-scratch poll costs before and after."""
     from watcher.checkpoints import InMemoryCommitTimestampRepository
     from watcher.model import Checkpoint, TableId
     from watcher.schema_tools.pruning import PruneSpec, prune_index
@@ -315,7 +315,7 @@ def render_section(document: dict[str, Any], plot_path: str, note: str | None = 
         lines.append(f"Target: {c['name']} {c['op']} {c['target']:g}: **{c['value']:g}, {'met' if c['passed'] else 'MISSED'}**.")
     if "prune" in f:
         p = f["prune"]
-        lines += ["", f"Index pruning (seed 002) at {f['sizes'][-1]['table_rows']:,} rows: the partitioned DML marked "
+        lines += ["", f"Index pruning at {f['sizes'][-1]['table_rows']:,} rows: the partitioned DML marked "
                       f"{p['rows_pruned']:,} delivered rows processed in {p['prune_seconds']} s (server CPU {p['prune_server_cpu_seconds']} s); "
                       f"a from-scratch indexed poll (LIMIT {s['limit']:,}) went from {p['from_scratch_before']['median_ms']} ms "
                       f"({p['from_scratch_before']['rows_returned']:,} rows) to {p['from_scratch_after']['median_ms']} ms "

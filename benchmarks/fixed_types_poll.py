@@ -1,6 +1,6 @@
 """The poll path as it was before rows were typed by their own result set, for side-by-side timing only.
 
-Before issue 12, a change's values were typed by the table's schema found when the watcher
+On that path a change's values were typed by the table's schema found when the watcher
 started (``TableInfo.column_types``): the BYTES columns to decode were fixed then, and a
 :class:`~watcher.model.Change` carried no types of its own (a staging sink looked them up by
 table). :func:`fixed_types_run_poll` rebuilds that path with the same query, the same

@@ -9,7 +9,7 @@ interval 1 s) are raised to the headline load of :data:`HEADLINE`: 55 transactio
 interval 0.5 s; every other option keeps its Java default (32 writer threads, FORCE_INDEX on
 the shard index, limit 10,000, WITH-query fallback after 60 s).
 
-Targets (issue 6): at least 5,000 mutations per second written, every one captured by the
+Targets: at least 5,000 mutations per second written, every one captured by the
 watchers, detection lag (commit to callback) p99 under 2 s. The plots and the full result
 (with per-second series) go to ``benchmarks/plots/java_app/``.
 """

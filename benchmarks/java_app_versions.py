@@ -1,7 +1,7 @@
 """The bench app (``spanner-watcher bench``) before and after rows were typed by their own result set, side by side.
 
-Issue 12 asks that typing every row by its result set's metadata leave the bench app's
-figures unchanged. This runs the recorded headline command of ``java_app`` (RESULTS.md:
+Typing every row by its result set's metadata must leave the bench app's figures
+unchanged. This runs the recorded headline command of ``java_app`` (RESULTS.md:
 ``spanner-watcher bench --write-transactions-per-second 55 --mutations-per-transaction 100
 --watchers 4 --poll-interval 0.5 --duration 60 --warmup 5``) as a separate process from two
 sources, alternating which goes first, :data:`FULL` rounds:
@@ -13,7 +13,7 @@ sources, alternating which goes first, :data:`FULL` rounds:
 Only the bench process's package differs: every run gets a fresh local Spanner process of
 *this* checkout (its own data folder; the bench reaches it through SPANNER_EMULATOR_HOST), so
 that changes to the server since :data:`BEFORE_COMMIT` (row versions, for one, cost writes
-about 10%: ``localspanner_versions``) do not pass for a cost of the watcher. Same writer seed
+about 10%: ``localspanner_versions``) do not pass for a cost of the watcher. Same writer random seed
 on both sides; the figures compared are mutations written and changes received per second,
 detection lag p50/p99, poll time, and CPU: the bench process (writers and watchers) and the
 server, per mutation written. Target: ``after`` receives at least 0.95x ``before``'s changes per

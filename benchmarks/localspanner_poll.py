@@ -1,6 +1,6 @@
 """The watcher's poll query costs what it returns, not what the table holds.
 
-On the benchmark schema (REFERENCE.md section 1: Singers with a FARM_FINGERPRINT shard
+On the benchmark schema (``ddl/samples/singers``: Singers with a FARM_FINGERPRINT shard
 column and a NULL_FILTERED index on (ShardId, LastUpdated)) the poll
 
     SELECT * FROM Singers@{FORCE_INDEX=Idx_Singers_ShardId_LastUpdated}

@@ -14,8 +14,8 @@ are the machine's. Target: p99 <= 5 s, over the rows committed after the first m
 (the warm-up). The first minute is reported apart (``freshness_first_minute``): a query's first
 micro-batches take up to twice as long as later ones while the JVM compiles Spark's code (on two
 cores its JIT compiler takes a core's worth of CPU for the first few dozen micro-batches), once per
-query start, which is not the freshness a running query keeps. (Until session 11 the warm-up was
-15 s, and the measured rows included most of that transient.)
+query start, which is not the freshness a running query keeps (a 15 s warm-up would leave most of
+that transient in the measured rows).
 :mod:`.streaming_freshness_cluster` runs the same on a standalone cluster.
 """
 

@@ -1,6 +1,7 @@
 """What the watcher costs on top of its own poll queries: delivery rows/s, watcher vs bare loop.
 
-The Singers table of REFERENCE.md section 1 is pre-loaded with N rows (1,000 rows per
+The benchmark's Singers table (``ddl/samples/singers``: a generated ShardId and its NULL_FILTERED
+index) is pre-loaded with N rows (1,000 rows per
 commit, so every commit timestamp groups 1,000 rows and a poll of 10,000 never cuts a
 group: the bare loop below, which resumes from a timestamp only, loses no row). Then,
 from the beginning of the table (``MIN_TIMESTAMP``), every row is delivered to a no-op
@@ -12,7 +13,7 @@ callback (it counts) three ways, timed from the start to the N-th callback:
 * ``watcher_memory``: a :class:`TableWatcher` with ``InMemoryCommitTimestampRepository``;
 * ``watcher_spanner``: the same with ``SpannerCommitTimestampRepository`` (its table in
   the watched database; created before timing; a fresh checkpoint row per run);
-* ``watcher_fixed_types``: ``watcher_memory`` with the poll path of before issue 12 (values
+* ``watcher_fixed_types``: ``watcher_memory`` with the older poll path (values
   typed by the schema found at start, :mod:`benchmarks.fixed_types_poll`), so that what typing
   every row by its own result set's metadata costs is measured side by side: new/old ratios of
   rows/s and client CPU per row, ``watcher_memory`` over ``watcher_fixed_types``, per round.
@@ -64,7 +65,7 @@ LIMIT = 10_000
 LOAD_BATCH_ROWS = 1_000
 LOAD_THREADS = 4
 TARGET_OVERHEAD = 0.20
-#: Rows/s of typing by each result set over typing by the schema found at start (issue 12).
+#: Rows/s of typing by each result set over typing by the schema found at start.
 TARGET_TYPING_RATIO = 0.95
 MODES = ("bare_loop", "watcher_memory", "watcher_spanner", "watcher_fixed_types")
 #: Modes compared with the bare loop (the last one is compared with watcher_memory instead).

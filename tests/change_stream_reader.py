@@ -1,4 +1,4 @@
-"""A tiny test-only change stream reader: seed 000's workflow through the official client.
+"""A tiny test-only change stream reader: Spanner's partition workflow through the official client.
 
 A query without a token names the first partitions; each partition is read from its start;
 a child partition is read only after every one of its parents finished. Records come back
@@ -38,7 +38,7 @@ def query(db: Any, stream: str, start: Any, end: Any, token: str | None, heartbe
 
 
 def read_stream(db: Any, stream: str, start: Any, end: Any) -> list[dict]:
-    """Every data change record in [start, end], partitions read as seed 000 says (children after all parents),
+    """Every data change record in [start, end], partitions read in Spanner's order (children after all parents),
     each with its ``partition_token``."""
     out: list[dict] = []
     finished: set[str] = set()

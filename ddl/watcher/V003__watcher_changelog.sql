@@ -1,7 +1,7 @@
 -- The changelog inside Spanner, after the change-history pattern of Spanner's commit-timestamp
 -- documentation (DocumentHistory: one row per version, keyed by the entity's key and then its
 -- commit timestamp). One row per change of a watched row; the columns are the changelog record
--- of the Spark job (DESIGN.md), so both hold the same thing.
+-- of the Spark job (watcher.changelog.records), so both hold the same thing.
 --
 -- The key starts with the table and the changed row's key, never with the commit timestamp
 -- (that would send every write to one split). COMMIT_TIMESTAMP allows commit timestamps, so an
@@ -23,7 +23,7 @@ CREATE TABLE IF NOT EXISTS WATCHER_CHANGELOG (
   READ_METHOD STRING(16),                             -- cdc, backfill or reconcile
   SHARD STRING(MAX),
   WATCHER_ID STRING(MAX),
-  -- The changelog can itself be polled at scale (seed 002): a computed shard column that no
+  -- The changelog can itself be polled at scale like any watched table: a computed shard column that no
   -- writer has to fill in, and a NULL_FILTERED index on (shard, commit timestamp) below.
   CHANGELOG_SHARD INT64 AS (MOD(FARM_FINGERPRINT(TABLE_NAME || ' ' || KEYS), 19)) STORED,
 ) PRIMARY KEY (TABLE_NAME, KEYS, COMMIT_TIMESTAMP);

@@ -39,7 +39,7 @@ from watcher.model import MIN_TIMESTAMP
 from watcher.staging.sink import StagingSink
 
 SEED = 20261124
-WRITE_SECONDS = 20  # of writing per mode; the issue allows up to ~90
+WRITE_SECONDS = 20  # of writing per mode: enough faults per mode while the test stays short
 WRITERS = 3
 SHARDS = [0, 1, 2]
 

@@ -1,11 +1,11 @@
-"""The changelog against a ground truth (issue 5).
+"""The changelog against a ground truth.
 
 A seeded random history of inserts, updates, soft deletes and hard deletes over three
 tables is written to the local Spanner while a DatabaseWatcher stages what it polls; one
 table has rows from before watching and is backfilled first. Then the changelog job,
 reconcile of the tables with hard deletes, the job again, and the exports. Everything is
-checked against the history the test kept, allowing what polling implies (DESIGN.md
-invariant 1): versions overwritten between two polls may coalesce, so every recorded
+checked against the history the test kept, allowing what polling implies (it sees
+rows, not a log): versions overwritten between two polls may coalesce, so every recorded
 version must be a real one, in commit order, the last one per key must be the final
 state, and every key that ends deleted must end with a DELETE.
 

@@ -1,6 +1,6 @@
 """Change streams read through the official client: capture at commit, the read function, partitions.
 
-A small reader (tests/change_stream_reader.py) follows seed 000's workflow: a query without a
+A small reader (tests/change_stream_reader.py) follows Spanner's partition workflow: a query without a
 token names the first partitions; each partition is read from its start; a child partition is
 read only after every one of its parents finished.
 """

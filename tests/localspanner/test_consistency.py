@@ -1,4 +1,4 @@
-"""External consistency (DESIGN.md invariant 4) under concurrent writers and strong readers.
+"""External consistency under concurrent writers and strong readers.
 
 For every strong read with read timestamp R: every row committed at or before R is in it,
 and no row in it was committed after R. If a commit that started after the read could

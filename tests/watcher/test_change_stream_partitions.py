@@ -1,4 +1,4 @@
-"""The partition scheduler (seed 000's order of reading partitions) and the progress rows (pure, no server)."""
+"""The partition scheduler (Spanner's order of reading partitions: a child after all its parents) and the progress rows (pure, no server)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The computed shard column spreads rows as intended (seed 002's MOD(FARM_FINGERPRINT(...), N)).
+"""The computed shard column spreads rows as intended (MOD(FARM_FINGERPRINT(...), N) of the Java library's sharding sample).
 
 MOD keeps the sign of the fingerprint, so over uniformly spread fingerprints each non-zero
 value -(N-1)..N-1 has probability 1/(2N) and zero has 1/N. Over 100,000 random names every
@@ -110,7 +110,7 @@ def test_the_chi_square_test_can_reject(names):
 
 
 def test_python_shard_matches_the_documented_fingerprints():
-    # REFERENCE.md: FARM_FINGERPRINT('abc') = 2640714258260161385, '' = -7286425919675154353.
+    # Spanner's documented values: FARM_FINGERPRINT('abc') = 2640714258260161385, '' = -7286425919675154353.
     column = ShardColumn("S", (ShardSource("Name"),), 19)
     assert column.shard_of({"Name": "abc"}) == 2640714258260161385 % 19
     assert column.shard_of({"Name": None}) == -(7286425919675154353 % 19)   # MOD keeps the sign

@@ -1,4 +1,4 @@
--- The benchmark's Singers table (the Java library's benchmark application, seed 002):
+-- The benchmark's Singers table (the Java library's benchmark application's):
 -- LastUpdated holds commit timestamps; ShardId is computed by Spanner from the names, so
 -- writers never mention it, and is NULL once a row is marked Processed, which takes the row
 -- out of the NULL_FILTERED index of V002.

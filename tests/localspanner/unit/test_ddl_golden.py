@@ -54,8 +54,8 @@ def test_schema_prints_like_get_database_ddl(path: Path) -> None:
     assert catalog.version == len(applied)
 
 
-def test_singers_golden_is_the_reference_ddl() -> None:
-    """The golden input keeps REFERENCE.md's benchmark DDL verbatim."""
+def test_singers_golden_is_the_benchmark_ddl() -> None:
+    """The golden input keeps the Java library's benchmark DDL verbatim."""
     text = (GOLDEN / "statements" / "create_table_singers.sql").read_text()
     assert text.strip() == (
         "CREATE TABLE Singers (SingerId INT64 NOT NULL, FirstName STRING(200), LastName STRING(200) NOT NULL, "

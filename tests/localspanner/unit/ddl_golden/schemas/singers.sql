@@ -1,4 +1,4 @@
--- The benchmark schema of REFERENCE.md section 1, the watcher's checkpoint table,
+-- The Java library's benchmark schema (Singers with its shard column), the watcher's checkpoint table,
 -- an interleaved child with its own indexes, and statements applied afterwards.
 CREATE TABLE Singers (SingerId INT64 NOT NULL, FirstName STRING(200), LastName STRING(200) NOT NULL, BirthDate DATE, Picture BYTES(MAX), LastUpdated TIMESTAMP OPTIONS (allow_commit_timestamp=true), Processed BOOL, ShardId INT64 AS (CASE WHEN Processed THEN NULL ELSE MOD(FARM_FINGERPRINT(COALESCE(FirstName || ' ', '') || LastName), 19) END) STORED) PRIMARY KEY (SingerId);
 
