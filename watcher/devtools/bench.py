@@ -1,6 +1,6 @@
 """The benchmark application of the Java library, in Python: writers and watchers on one table.
 
-Writers run InsertOrUpdate transactions on the Singers table (REFERENCE.md section 1) at a
+Writers run InsertOrUpdate transactions on the Singers table (``ddl/samples/singers``) at a
 given rate: ``update_parallelism`` threads, each sleeping a random 0..2x its share of the
 interval before its next transaction (the Java application's pacing, but against a schedule,
 so a slow commit does not lower the rate), each transaction writing a random 1..2m rows with

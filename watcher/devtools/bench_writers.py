@@ -10,7 +10,7 @@ application's writers and watchers share a JVM whose threads run in parallel; he
 writers run in ``BenchOptions.writer_processes`` child processes
 (``python -m watcher.devtools.bench_writers``), each with its share of the threads, and the
 bench process keeps the watchers. Transactions, pacing and rows are the same
-(:class:`Writers`, thread ``i`` seeded ``seed * 1000 + i`` as before), and every
+(:class:`Writers`, thread ``i`` seeded ``seed * 1000 + i`` in either layout), and every
 committed transaction still lands in the parent's :class:`WriterLog`, so the rate,
 the check that every write was captured and the status line read the same figures.
 

@@ -2,10 +2,9 @@
 
 A strong read takes the engine's visibility lock to choose its timestamp and pin its
 snapshot, and a group commit holds that lock from its first commit timestamp to its SQLite
-COMMIT (``engine.py``). Under the benchmark application's load the writer applies groups 85-90%
-of the time, so nearly every poll waited for the rest of a group (strong reads: p50 30 ms,
-p90 118 ms, p99 220 ms spent getting the lock, at load 12), and the wait was a large part of the
-poll time and of the detection lag's tail.
+COMMIT (``engine.py``). Under a steady write load the writer applies groups most of the time,
+so nearly every poll would wait for the rest of a group, a large part of the poll time and of the
+detection lag's tail (benchmarks/RESULTS.md, the bench app).
 
 A read does not need that wait: until the group's COMMIT, the database holds exactly the
 commits that ended before the group began. As the group begins, its leader takes a read
@@ -13,8 +12,8 @@ timestamp from the clock (its *floor*: above every commit before the group, belo
 timestamp the group then takes). So a read that pins its snapshot while the group is in
 flight, and then finds that the group has not yet begun its COMMIT, reads at the floor: it
 sees exactly the commits below it, as a read that had waited for the lock just before the
-group would have, and every later commit gets a timestamp above it (DESIGN.md invariant 4). If the COMMIT may have begun meanwhile, the read takes the lock as
-before. The group says "COMMIT begins" (:meth:`InFlightGroup.close`) *before* it runs the
+group would have, and every later commit gets a timestamp above it (external consistency holds). If the COMMIT may
+have begun meanwhile, the read takes the lock instead. The group says "COMMIT begins" (:meth:`InFlightGroup.close`) *before* it runs the
 COMMIT, so a read that still sees the group open after pinning pinned before the COMMIT.
 
 With ``share_timestamps`` the leader takes no floor (a read's timestamp would end the sharing

@@ -8,7 +8,8 @@ Two locks give Spanner's guarantees:
 * the *visibility* lock, held from choosing a commit timestamp to the SQLite COMMIT, and
   by a strong read while it chooses its read timestamp and pins its snapshot. So a read
   at R sees exactly the commits with timestamps below R, and every later commit gets a
-  timestamp above R (external consistency, DESIGN.md invariant 4). A strong read that
+  timestamp above R (external consistency: what makes commit-timestamp polling miss
+  nothing). A strong read that
   finds a group commit applying pins beside it instead, at a read timestamp the group took
   before its own (``commit_floor.py``), which keeps the same guarantee.
 

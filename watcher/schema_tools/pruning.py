@@ -1,4 +1,4 @@
-"""Index pruning (seed 002): keep the poll's NULL_FILTERED index small while the table grows.
+"""Index pruning: keep the poll's NULL_FILTERED index small while the table grows.
 
 A NULL_FILTERED index on (shard, commit timestamp) holds only rows whose shard and commit
 timestamp are both set. Rows nobody has changed for a while can be taken out of it with

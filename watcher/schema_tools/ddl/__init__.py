@@ -1,7 +1,7 @@
 """DDL helpers: the schema that makes commit-timestamp polling scale, as GoogleSQL statements.
 
-Three pieces make a poll cost what it returns instead of what the table holds (seeds 001
-and 002): a commit-timestamp column; a computed shard column
+Three pieces make a poll cost what it returns instead of what the table holds, as the Java
+library's sharding samples set it up: a commit-timestamp column; a computed shard column
 ``INT64 AS (MOD(FARM_FINGERPRINT(<columns>), N)) STORED`` that Spanner fills in for every
 writer, old or new, without the writers mentioning it; and a NULL_FILTERED index on
 (shard column, commit timestamp), which stays small when old rows are nulled out of it
@@ -13,7 +13,7 @@ existing table and hands back the matching watcher settings (a
 Every name passes through :func:`~watcher.sqlnames.quote_identifier`, types are checked
 against Spanner's type grammar and literals are escaped, so no argument can change the
 shape of a statement. A commit-timestamp column may not lead a primary key or an index
-(a write hot spot, seed 001) unless ``allow_hotspot=True``.
+(every write would land at its end: a hot spot) unless ``allow_hotspot=True``.
 
 The helpers live in one module per concept: :mod:`.columns` (types, literals, column
 definitions, commit-timestamp columns), :mod:`.sharding` (the computed shard column and its

@@ -1,7 +1,7 @@
 """Change stream DDL: CREATE / ALTER / DROP CHANGE STREAM for the change-stream capture mode.
 
 A change stream is what :class:`~watcher.capture.change_streams.watcher.ChangeStreamWatcher`
-reads (seed 000). What it tracks is ``ALL`` tables, a list of tables (each with all its
+reads. What it tracks is ``ALL`` tables, a list of tables (each with all its
 columns, a column list, or ``()`` for keys only), or nothing yet. Options are written only
 when given, so Spanner's defaults (retention ``1d``, ``OLD_AND_NEW_VALUES``) stay its own.
 Values are checked here as far as the statement's shape goes (names, the capture type, a

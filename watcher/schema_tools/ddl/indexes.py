@@ -1,7 +1,7 @@
 """Index DDL: CREATE INDEX, the NULL_FILTERED (shard, commit timestamp) index, and the hint that forces it.
 
 A commit-timestamp column may not lead an index (every write would land at its end, a hot
-spot, seed 001) unless ``allow_hotspot=True``.
+spot) unless ``allow_hotspot=True``.
 
 Example:
     >>> shard_index("Singers")

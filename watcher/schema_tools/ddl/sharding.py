@@ -1,7 +1,6 @@
 """The computed shard column: ``INT64 AS (MOD(FARM_FINGERPRINT(<columns>), N)) STORED``.
 
-Spanner fills the column in for every writer, old or new, without the writers mentioning it
-(seeds 001 and 002); a poll then reads one range of the shard index per shard value instead of
+Spanner fills the column in for every writer, old or new, without the writers mentioning it; a poll then reads one range of the shard index per shard value instead of
 the whole table. :meth:`ShardColumn.shard_of` computes the same value in Python, and
 :func:`shard_provider` lists every value for the watcher.
 
@@ -29,7 +28,7 @@ from ...errors import DdlError
 from ...sqlnames import quote_identifier, validate_identifier
 from .columns import string_literal
 
-#: The seed's shard count: MOD(..., 19) gives the 37 values -18..18.
+#: The Java library's sample shard count: MOD(..., 19) gives the 37 values -18..18.
 DEFAULT_SHARDS = 19
 #: Shard counts outside this range work but are rarely what one wants (a warning says so).
 RECOMMENDED_SHARDS = range(2, 1001)
@@ -108,7 +107,7 @@ class ShardColumn:
 
     Sources are concatenated with ``separator`` (nullable ones in COALESCE, so a NULL does
     not make the whole shard NULL); with ``processed_column`` the shard is NULL once the
-    row is marked processed, which removes it from a NULL_FILTERED index (seed 002).
+    row is marked processed, which removes it from a NULL_FILTERED index.
     MOD keeps the sign of the fingerprint, so the values are -(N-1)..N-1.
 
     >>> ShardColumn("ShardId", (ShardSource("Name"),), 11).expression
