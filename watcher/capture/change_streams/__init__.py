@@ -1,4 +1,4 @@
-"""Change streams: the second capture mode (seed 000's workflow), through the client's public API only.
+"""Change streams: the second capture mode (Spanner's partition workflow), through the client's public API only.
 
 :mod:`.records` turns result rows into records and Changes, :mod:`.values` types their
 values, :mod:`.partitions` decides which partition to read when, :mod:`.progress` (with
