@@ -1,4 +1,4 @@
-"""Which change-stream partitions to read, and when (seed 000's workflow as data).
+"""Which change-stream partitions to read, and when (Spanner's partition workflow as data).
 
 The first query (no partition token) names the first partitions. Each partition is read
 from its start; when it ends it names its children. A child starts only once **all** its
