@@ -1,4 +1,4 @@
-"""ChangeStreamWatcher: the second capture mode, reading a Spanner change stream (seed 000's workflow).
+"""ChangeStreamWatcher: the second capture mode, reading a Spanner change stream partition by partition.
 
 The watcher runs the stream's first query (no partition token), which names the first
 partitions, then reads every partition on a bounded thread pool, each from where it stood.
