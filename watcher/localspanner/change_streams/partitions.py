@@ -8,7 +8,7 @@ period ``P`` (0: no churn), so it needs no state and survives a restart:
   even generations are one partition over the whole key space, odd ones are split in
   two (one per key bucket, :data:`~.capture.BUCKETS`). So the stream alternately splits
   (each child has one parent) and merges (the child names both parents), and a reader
-  must follow seed 000's workflow: a child only after all its parents finished.
+  must follow Spanner's partition workflow: a child only after all its parents finished.
 
 A token is opaque to clients: ``csp1.`` and base64 of (stream, generation, bucket mask, P).
 
