@@ -7,6 +7,7 @@ publishes to Kafka (it needs the ``kafka`` extra: ``pip install spanner-watcher[
 from __future__ import annotations
 
 from .base import Sink, attach_sinks
-from .errors import BrokerUnreachableError, DeliveryError, SinkError, TopicMissingError
+from .errors import BrokerUnreachableError, DeliveryError, MessageTooLargeError, SinkError, TopicCreationError, TopicMissingError
 
-__all__ = ["BrokerUnreachableError", "DeliveryError", "Sink", "SinkError", "TopicMissingError", "attach_sinks"]
+__all__ = ["BrokerUnreachableError", "DeliveryError", "MessageTooLargeError", "Sink", "SinkError",
+           "TopicCreationError", "TopicMissingError", "attach_sinks"]
