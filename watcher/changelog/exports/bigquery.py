@@ -2,15 +2,14 @@
 
 ``_CHANGE_TYPE`` is ``DELETE`` for deletions and ``UPSERT`` for everything else (INSERT,
 UPDATE and the changelog's own UPSERT). ``_CHANGE_SEQUENCE_NUMBER`` follows BigQuery's
-format (seed 004): up to four sections of at most 16 hex digits separated by ``/``,
+format: up to four sections of at most 16 hex digits separated by ``/``,
 compared section by section as unsigned numbers. It is ``<commit nanos>/<record_sequence>``
 in hex: the nanoseconds since the epoch of the exact commit timestamp, then the record's
 place in its transaction group, so the later change of a key always wins.
 
 Change-stream rows export the same way: every version is a row, a hard DELETE (its row holds
 the key) a ``DELETE``, and the record's place in its transaction (the stream's order) the second
-section. BigQuery's CDC rows have no column for a transaction or for old values (see
-REFERENCE.md's comparison), so the stream's transaction fields and old values stay in the
+section. BigQuery's CDC rows have no column for a transaction or for old values, so the stream's transaction fields and old values stay in the
 changelog and the Datastream export.
 
 Example:
