@@ -1,4 +1,4 @@
-"""Datastream-style JSON events (seed 003): generic metadata, source metadata, payload.
+"""Datastream-style JSON events (the shape of Google Datastream's): generic metadata, source metadata, payload.
 
 One event per change::
 
