@@ -1,6 +1,6 @@
-"""The changelog as a table inside Spanner (the DocumentHistory pattern of seed 001).
+"""The changelog as a table inside Spanner (the DocumentHistory pattern).
 
-Seed 001 keeps a document's history next to it, keyed by the document and then the
+Spanner's commit-timestamp documentation keeps a document's history next to it, keyed by the document and then the
 commit timestamp, so one entity's history is one contiguous, ordered key range, and the
 commit timestamp is never the first key part (that would send every write to one split).
 This export does the same for every watched table::
