@@ -15,7 +15,7 @@ otherwise                      the commit timestamp         table, key, version 
                                (16 hex digits of its hash)
 =============================  ===========================  ===================================
 
-The name ``transaction_group`` follows the seeds; it is the same in every run. ``record_sequence``
+The name ``transaction_group`` is the same in every run. ``record_sequence``
 numbers a group's records from 0, and ``number_of_records_in_group`` counts them; change-stream
 rows also keep the stream's own ``number_of_records_in_transaction`` (which counts data change
 records, each holding one or more mods, over all partitions and tables, watched or not). When a
