@@ -41,7 +41,7 @@ STAGING_READ_FIELDS: tuple[Field, ...] = STAGING_FIELDS + tuple(
     (f.name, STAGING_SPARK_TYPES[f.kind], f.meaning)
     for f in contract.VERSION_FIELDS + contract.STREAM_FIELDS + contract.WATERMARK_FIELDS)
 
-#: One changelog row (one change). Names follow Spanner change-stream records (seed 000).
+#: One changelog row (one change). Names follow Spanner change-stream records.
 CHANGELOG_FIELDS: tuple[Field, ...] = (
     ("change_id", "STRING", "32 hex digits of SHA-256(table, keys, commit timestamp[, version sequence of history "
                             "tables]): deterministic, for de-duplication"),
