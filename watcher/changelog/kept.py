@@ -5,9 +5,8 @@ Two ways to keep it, the same rows either way:
 * :func:`keep` (the default): a local checkpoint of the frame (``DataFrame.localCheckpoint``,
   lazy, serialized in memory and on disk). The rows are kept as Spark's own row bytes, as they
   leave the window: no columnar batches and no per-batch statistics of every text column are
-  built, and the readers take the rows back without decoding columns. On 1,000,000 changes the
-  window's stage is ~2 s shorter than with Spark's cache, its CPU 7.9 s against 10.9 s
-  (benchmarks/RESULTS.md, session 20). The frame keeps the window's partitioning (the groups'
+  built, and the readers take the rows back without decoding columns, so the window's stage
+  costs less than with Spark's cache (benchmarks/RESULTS.md, changelog_job). The frame keeps the window's partitioning (the groups'
   join relies on it, :mod:`.grouping`). The price: its lineage is cut, so a block lost with its
   executor cannot be computed again, and the Spark job that needed it fails
   (:func:`lost` tells such a failure).
