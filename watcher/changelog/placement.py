@@ -4,7 +4,7 @@ The changelog is written in folders by table and commit date (:mod:`.changelog_f
 task of the write puts a file into every folder it holds rows of. Rows hashed by (table, key)
 put every table into every task, so a run wrote tasks x tables x dates files, and a Parquet
 file costs its writer, its column buffers and its footer whatever it holds (benchmarks/RESULTS.md,
-changelog_job, session 17). A run knows each table's staged bytes before it parses a line, so
+changelog_job). A run knows each table's staged bytes before it parses a line, so
 it places the tables instead: a table gets as many of the shuffle's partitions as its share of
 the input needs, its keys hashed over them; tables smaller than a partition's share are kept
 whole; the pieces go to the partitions largest first, each to the least filled (so no
