@@ -2,9 +2,8 @@
 
 A driver run makes a few hundred thousand short-lived objects (each line's parsed record, its
 row, the window's values). That many allocations trigger the collector's full passes, and a full
-pass walks every object of the process, the application's and Spark's Python side included:
-0.1-0.2 s per run of 10,000 changes in the benchmark's process, a tenth of the run
-(benchmarks/RESULTS.md, changelog_job, session 17). The run's objects form no reference cycles,
+pass walks every object of the process, the application's and Spark's Python side included, a
+noticeable part of a small run (benchmarks/RESULTS.md, changelog_job). The run's objects form no reference cycles,
 so reference counting frees them as the run lets them go; the collector runs again as before
 once no run is working. Several runs at once (threads) count: the collector is back when the
 last one ends, and only if it was on when the first began.
