@@ -2,7 +2,7 @@
 
 A Connect session has no ``sparkContext``, no JVM gateway and no RDD API on the driver: the
 jobs use only DataFrame and SQL operations, files go through :mod:`.arrow_fs`, and the few
-facts the driver used to ask the SparkContext for come from the session's configuration.
+facts a classic driver asks the SparkContext for come from the session's configuration.
 The class is recognized by its module, so nothing here imports the Connect client (which
 needs pandas, pyarrow and grpcio-status) unless the session is one.
 
