@@ -99,7 +99,7 @@ def _shard_options(parser: argparse.ArgumentParser, *, required: bool = True) ->
                         help=f"N of MOD(FARM_FINGERPRINT(...), N): 2N-1 shard values (default {DEFAULT_SHARDS})")
     parser.add_argument("--shard-column", default=DEFAULT_SHARD_COLUMN, help=f"default {DEFAULT_SHARD_COLUMN}")
     parser.add_argument("--processed-column", default=None, metavar="NAME",
-                        help="NULL the shard while this BOOL column is true (seed 002's Processed variant)")
+                        help="NULL the shard while this BOOL column is true (rows marked processed leave the index)")
     parser.add_argument("--separator", default=" ", help="text between source values (default one space)")
 
 
