@@ -52,6 +52,10 @@ The file (every key optional except where noted)::
     [[change_streams]]                       # change-stream mode: every version, deletes, old values
     stream = "SingersStream"
 
+    [kafka]                                  # publish to Kafka too (see watcher.cli.config_sinks,
+    bootstrap_servers = "127.0.0.1:9092"     # also for [[sinks]]: several sinks, in order)
+    topic_template = "%database%.%table%"
+
 Example:
     >>> cfg = parse_config('''
     ... [watch]
@@ -94,6 +98,7 @@ from .config_modes import (
     read_history,
     read_watch_mode,
 )
+from .config_sinks import SinkSettings, StagingSinkSettings, read_sinks
 from .config_tables import ShardSettings, TableSettings, read_tables
 
 __all__ = ["ConfigError", "DatabaseSettings", "ShardSettings", "TableSettings", "WatchConfig", "load_config", "parse_config"]
@@ -150,6 +155,16 @@ class WatchConfig:
     #: Whether tables are polled by their commit-timestamp column (without [tables], only when
     #: no other capture mode is configured).
     poll_tables: bool = True
+    #: Where batches go ([[sinks]] and [kafka], see watcher.cli.config_sinks); () for the default.
+    sinks: tuple[SinkSettings, ...] = ()
+
+    def sink_settings(self) -> tuple[SinkSettings, ...]:
+        """The sinks every batch goes to, in order (by default one staging sink into ``staging_dir``).
+
+        >>> [s.name for s in WatchConfig("x").sink_settings()]
+        ['staging']
+        """
+        return self.sinks or (StagingSinkSettings("watch.staging_dir", "staging", self.staging_dir),)
 
     def selection(self) -> TableSelection:
         """The tables to watch as names and patterns (include None: every table with a commit-timestamp column)."""
@@ -213,6 +228,7 @@ def parse_config(text: str, source: str = "watcher.toml", *, base_dir: Path | No
         change_streams = (one_stream,)
     check_one_way(r, include, history, change_sets)
     requests, max_lag = read_requests(r, watch)
+    staging_dir = r.folder("watch.staging_dir", watch.get("staging_dir", DEFAULT_STAGING_DIR))
     return WatchConfig(
         source=source, database=database, include=include, exclude=exclude, tables=tables,
         poll_interval=r.number("watch.poll_interval", watch.get("poll_interval", DEFAULT_POLL_INTERVAL), minimum=0.0),
@@ -221,7 +237,7 @@ def parse_config(text: str, source: str = "watcher.toml", *, base_dir: Path | No
                                                 watch.get("fallback_to_with_query_seconds", DEFAULT_FALLBACK_SECONDS), minimum=0.0),
         initial_timestamp=r.initial("watch.initial_timestamp", watch.get("initial_timestamp", "now")),
         checkpoint_table=r.identifier("watch.checkpoint_table", watch.get("checkpoint_table", DEFAULT_CHECKPOINT_TABLE), "table name"),
-        staging_dir=r.folder("watch.staging_dir", watch.get("staging_dir", DEFAULT_STAGING_DIR)),
+        staging_dir=staging_dir, sinks=read_sinks(r, data.get("sinks"), data.get("kafka"), staging_dir),
         watcher_id=watcher_id,
         discover_interval=r.number("watch.discover_interval", watch.get("discover_interval", DEFAULT_DISCOVER_INTERVAL),
                                    minimum=0.0),
@@ -231,7 +247,7 @@ def parse_config(text: str, source: str = "watcher.toml", *, base_dir: Path | No
     )
 
 
-_SECTIONS = ("database", "watch", "tables", "history", "change_sets", "change_streams")
+_SECTIONS = ("database", "watch", "tables", "history", "change_sets", "change_streams", "sinks", "kafka")
 _WATCH_KEYS = ("poll_interval", "limit", "fallback_to_with_query_seconds", "initial_timestamp", "checkpoint_table",
                "staging_dir", "watcher_id", "discover_interval", *MODE_KEYS, *REQUEST_KEYS)
 _TYPE_NAMES: dict[type, str] = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
