@@ -6,4 +6,8 @@
 * :mod:`.partitions`: the partitions of a stream over time and their tokens.
 * :mod:`.read_function`: ``SELECT ChangeRecord FROM READ_<stream>(...)`` recognised and its arguments checked.
 * :mod:`.reader`: the records, heartbeats and child partitions one query returns, as result rows.
+* ``MUTABLE_KEY_RANGE`` streams: :mod:`.key_ranges` (long-lived partitions and the key-range moves
+  between them), :mod:`.key_range_reads` (their rows), :mod:`.proto_records` and :mod:`.proto_wire`
+  (the ChangeStreamRecord protobuf, encoded without protobuf below the gRPC edge); :mod:`.read_plan`
+  is what both modes hand the reading loop.
 """

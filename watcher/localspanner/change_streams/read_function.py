@@ -1,4 +1,4 @@
-"""``SELECT ChangeRecord FROM READ_<stream>(...)``: recognised before SQL translation, arguments checked.
+"""``SELECT ChangeRecord FROM READ_<stream>(...)`` (or ``SELECT *``): recognised before SQL translation, arguments checked.
 
 Arguments go by position (start_timestamp, end_timestamp, partition_token,
 heartbeat_milliseconds, read_options) or by name (``name => value``); a value is a query
@@ -7,8 +7,8 @@ parameter (``@p``), ``NULL``, an integer, a string, or ``TIMESTAMP '...'``.
 Example:
     >>> from watcher.localspanner.requests import Statement
     >>> sql = "SELECT ChangeRecord FROM READ_S(start_timestamp => '2024-01-01T00:00:00Z', heartbeat_milliseconds => 1000)"
-    >>> is_change_stream_read(sql)
-    True
+    >>> is_change_stream_read(sql), is_change_stream_read("SELECT * FROM READ_S(NULL)")
+    (True, True)
     >>> r = parse(Statement(sql)); (r.stream, r.start, r.end, r.token, r.heartbeat_ms)
     ('S', 1704067200000000000, None, None, 1000)
 """
@@ -26,8 +26,8 @@ ARGUMENTS = ("start_timestamp", "end_timestamp", "partition_token", "heartbeat_m
 MIN_HEARTBEAT_MS = 1_000
 MAX_HEARTBEAT_MS = 300_000
 
-_HEAD = re.compile(r"\s*SELECT\s+ChangeRecord\s+FROM\s+READ_", re.IGNORECASE)
-_WHOLE = re.compile(r"\s*SELECT\s+ChangeRecord\s+FROM\s+READ_([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*;?\s*", re.IGNORECASE | re.DOTALL)
+_HEAD = re.compile(r"\s*SELECT\s+(?:ChangeRecord|\*)\s+FROM\s+READ_", re.IGNORECASE)
+_WHOLE = re.compile(r"\s*SELECT\s+(?:ChangeRecord|\*)\s+FROM\s+READ_([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*;?\s*", re.IGNORECASE | re.DOTALL)
 _NAMED = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=>\s*(.*)", re.DOTALL)
 _TIMESTAMP_LITERAL = re.compile(r"TIMESTAMP\s*('(?:[^']|'')*'|\"[^\"]*\")", re.IGNORECASE)
 
@@ -119,7 +119,7 @@ def parse(statement: Statement) -> ReadRequest:
     """The stream and checked arguments of a change stream query (errors name the argument)."""
     m = _WHOLE.fullmatch(statement.sql)
     if m is None:
-        raise errors.change_stream_read_syntax("expected SELECT ChangeRecord FROM READ_<stream>(arguments)")
+        raise errors.change_stream_read_syntax("expected SELECT ChangeRecord FROM READ_<stream>(arguments) or SELECT * FROM READ_<stream>(arguments)")
     given: dict[str, tuple[Any, str]] = {}
     for i, part in enumerate(_split(m.group(2))):
         named = _NAMED.fullmatch(part)

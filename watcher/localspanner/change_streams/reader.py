@@ -6,7 +6,10 @@ its data change records with ``start <= commit_timestamp <= end`` in commit orde
 heartbeat after every ``heartbeat_milliseconds`` without records, and when the partition
 ends (churn) a child_partitions record; with ``end_timestamp`` NULL it stays open and
 hands over new commits as they happen: a commit that wrote records wakes the waiting
-queries (:meth:`ChangeStreamReads.notify`).
+queries (:meth:`ChangeStreamReads.notify`). That is the ``IMMUTABLE_KEY_RANGE`` format; a
+stream with ``partition_mode = 'MUTABLE_KEY_RANGE'`` returns its records as protobuf
+messages and tells its partitions' key-range moves instead (:mod:`.key_range_reads`); the
+reading loop is the same, each mode gives it a :class:`~.read_plan.Plan`.
 
 What has been returned is always complete: records are read only up to a *safe*
 timestamp taken like a strong read's (under the engine's visibility lock), after which
@@ -15,7 +18,6 @@ no commit can get a lower timestamp.
 
 from __future__ import annotations
 
-import functools
 import json
 import threading
 import time
@@ -26,11 +28,11 @@ from .. import errors, values
 from .. import types as T
 from ..catalog import Catalog, ChangeStream
 from ..clock import Clock
-from ..ddl.change_stream_options import retention_seconds
+from ..ddl.change_stream_options import MUTABLE_KEY_RANGE, retention_seconds
 from ..requests import Field, ReadOnlyOptions, ResultStream, Staleness, Statement, TransactionKind, TransactionSelector
 from ..storage import Storage
-from . import partitions, read_function
-from .capture import json_values
+from . import key_range_reads, partitions, read_function
+from .read_plan import Plan, mod_values
 from .records import Record, decode_body, fetch
 
 _DATA_CHANGE = T.struct_of(
@@ -85,20 +87,19 @@ class ChangeStreamReads:
         stream = self.catalog().change_stream(request.stream)
         if stream is None:
             raise errors.change_stream_read_unknown_stream(request.stream)
+        mutable = stream.option("partition_mode") == MUTABLE_KEY_RANGE
+        fields = key_range_reads.FIELDS if mutable else FIELDS
         if plan:
-            return ResultStream(FIELDS, iter(()), query_plan=True)
+            return ResultStream(fields, iter(()), query_plan=True)
         self._check_start(stream, request.start)
         churn = int(self.churn_seconds() * 1e9)
-        if request.token is None:
-            row = _child_partitions_row(request.start, [(p, []) for p in partitions.current(
-                stream.name, stream.created_nanos, churn, request.start)])
-            return ResultStream(FIELDS, iter([row]))
-        part = partitions.decode(request.token, stream.name, churn)
-        if part is None or part.created != stream.created_nanos:
-            raise errors.partition_token_unknown(request.token)
-        if request.start < part.start or (part.end is not None and request.start >= part.end):
-            raise errors.partition_token_ended(request.token, values.nanos_to_rfc3339(request.start))
-        return ResultStream(FIELDS, self._run(stream, part, request), flush_each_row=True)
+        if mutable:
+            follow: Plan = key_range_reads.plan(stream, request, churn)
+        else:
+            follow = _immutable_plan(stream, request, churn)
+        if follow.last is None and follow.rows is None:  # the first query: one record naming partitions
+            return ResultStream(fields, iter(follow.end_rows()))
+        return ResultStream(fields, self._run(stream, follow, request), flush_each_row=True)
 
     def _check_start(self, stream: ChangeStream, start: int) -> None:
         shown = values.nanos_to_rfc3339(start)
@@ -116,13 +117,14 @@ class ChangeStreamReads:
         with self.visibility:
             return self.clock.next()
 
-    def _run(self, stream: ChangeStream, part: partitions.Partition, request: read_function.ReadRequest) -> Iterator[list[Any]]:
-        last_in_partition = part.end - 1 if part.end is not None else None
-        upper = min(x for x in (request.end, last_in_partition, 2**63 - 1) if x is not None)
+    def _run(self, stream: ChangeStream, plan: Plan, request: read_function.ReadRequest) -> Iterator[list[Any]]:
+        last = plan.last
+        upper = min(x for x in (request.end, last, 2**63 - 1) if x is not None)
         heartbeat = request.heartbeat_ms / 1000
         cursor = request.start
         last_output = time.monotonic()
         conn = self.storage.reader()
+        assert plan.rows is not None
         try:
             while True:
                 if self._closed:  # the database was dropped (or the server stops) under the open query
@@ -131,21 +133,18 @@ class ChangeStreamReads:
                 safe = self._safe_timestamp()
                 top = min(safe, upper)
                 if top >= cursor:
-                    found = fetch(conn, stream.name, cursor, top, part.mask)
-                    for row in _data_change_rows(found, stream, part):
+                    for row in plan.rows(conn, cursor, top):
                         yield row
                         last_output = time.monotonic()
                     cursor = top + 1
-                if last_in_partition is not None and safe >= last_in_partition and upper == last_in_partition:
-                    assert part.end is not None
-                    yield _child_partitions_row(part.end, [(c, [q.token for q in partitions.parents(c)])
-                                                            for c in partitions.children(part)])
+                if last is not None and safe >= last and upper == last:
+                    yield from plan.end_rows()
                     return
                 if request.end is not None and safe >= request.end:
                     return
                 idle = time.monotonic() - last_output
                 if idle >= heartbeat:
-                    yield _row(([], [(top,)], []))
+                    yield plan.heartbeat(top)
                     last_output = time.monotonic()
                     idle = 0.0
                 with self._changed:
@@ -153,6 +152,29 @@ class ChangeStreamReads:
                         self._changed.wait(min(heartbeat - idle, MAX_WAIT_SECONDS))
         finally:
             self.storage.release(conn)
+
+
+def _immutable_plan(stream: ChangeStream, request: read_function.ReadRequest, churn: int) -> Plan:
+    heartbeat_row = lambda ts: _row(([], [(ts,)], []))  # noqa: E731
+    if request.token is None:
+        row = _child_partitions_row(request.start, [(p, []) for p in partitions.current(
+            stream.name, stream.created_nanos, churn, request.start)])
+        return Plan(None, None, lambda: [row], heartbeat_row)
+    part = partitions.decode(request.token, stream.name, churn)
+    if part is None or part.created != stream.created_nanos:
+        raise errors.partition_token_unknown(request.token)
+    if request.start < part.start or (part.end is not None and request.start >= part.end):
+        raise errors.partition_token_ended(request.token, values.nanos_to_rfc3339(request.start))
+
+    def rows(conn: Any, lo: int, hi: int) -> Iterator[list[Any]]:
+        return _data_change_rows(fetch(conn, stream.name, lo, hi, part.mask), stream, part)
+
+    def end_rows() -> list[list[Any]]:
+        assert part.end is not None
+        return [_child_partitions_row(part.end, [(c, [q.token for q in partitions.parents(c)])
+                                                 for c in partitions.children(part)])]
+
+    return Plan(part.end - 1 if part.end is not None else None, rows, end_rows, heartbeat_row)
 
 
 def _check_single_use(selector: TransactionSelector | None) -> None:
@@ -182,15 +204,9 @@ def _data_change_rows(found: list[Record], stream: ChangeStream, part: partition
         yield _row(([record], [], []))
 
 
-@functools.lru_cache(maxsize=1024)
-def _type(text: str) -> T.SpannerType:
-    return T.parse_type(text)
-
-
-def _mods(body: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """The record's mods as (keys, new_values, old_values) JSON texts, values in their JSON form."""
-    types = {name: _type(text) for name, text in body["types"].items()}
-    return [tuple(_json(json_values(part, types)) for part in mod) for mod in body["mods"]]  # type: ignore[misc]
+def _mods(body: dict[str, Any]) -> list[tuple[str, ...]]:
+    """The record's mods as (keys, new_values, old_values) JSON texts."""
+    return [tuple(_json(part) for part in mod) for mod in mod_values(body)]
 
 
 def _json(value: Any) -> str:

@@ -4,7 +4,8 @@ A change stream keeps only the options set explicitly (GetDatabaseDdl prints tho
 back); :func:`effective` fills in Spanner's defaults. ``= null`` in ``SET OPTIONS``
 returns an option to its default. ``retention_period`` is a timespan of whole days,
 hours, minutes or seconds (``'36h'``, ``'7d'``) between :data:`MIN_RETENTION_SECONDS`
-and :data:`MAX_RETENTION_SECONDS`.
+and :data:`MAX_RETENTION_SECONDS`. ``partition_mode`` chooses the record format the read
+function returns (:data:`PARTITION_MODES`; ``IMMUTABLE_KEY_RANGE`` by default).
 
 Example:
     >>> dict(effective((("value_capture_type", "NEW_ROW"),)))["value_capture_type"]
@@ -24,6 +25,12 @@ from .. import errors
 MIN_RETENTION_SECONDS = 24 * 3600
 MAX_RETENTION_SECONDS = 7 * 24 * 3600
 VALUE_CAPTURE_TYPES = ("OLD_AND_NEW_VALUES", "NEW_ROW", "NEW_VALUES", "NEW_ROW_AND_OLD_VALUES")
+#: The original records (data change, heartbeat, child partitions), and the protobuf ChangeStreamRecord whose
+#: partitions live on while key ranges move between them.
+IMMUTABLE_KEY_RANGE, MUTABLE_KEY_RANGE = "IMMUTABLE_KEY_RANGE", "MUTABLE_KEY_RANGE"
+PARTITION_MODES = (IMMUTABLE_KEY_RANGE, MUTABLE_KEY_RANGE)
+#: String options whose value is one of a fixed list (matched in any case, kept in upper case).
+_CHOICES = {"value_capture_type": VALUE_CAPTURE_TYPES, "partition_mode": PARTITION_MODES}
 
 _UNIT_SECONDS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
 _TIMESPAN = re.compile(r"(\d+)([dhms])\Z")
@@ -50,6 +57,7 @@ SPECS: dict[str, OptionSpec] = {
         OptionSpec("exclude_update", "BOOL", False),
         OptionSpec("exclude_delete", "BOOL", False),
         OptionSpec("allow_txn_exclusion", "BOOL", False),
+        OptionSpec("partition_mode", "STRING", IMMUTABLE_KEY_RANGE),
     )
 }
 
@@ -91,9 +99,10 @@ def _check(statement: str, stream: str, spec: OptionSpec, value: OptionValue) ->
         return value
     if not isinstance(value, str):
         raise errors.change_stream_bad_option_value(statement, stream, spec.name, shown, "a string")
-    if spec.name == "value_capture_type":
-        if value.upper() not in VALUE_CAPTURE_TYPES:
-            raise errors.change_stream_bad_option_value(statement, stream, spec.name, shown, " or ".join(VALUE_CAPTURE_TYPES))
+    choices = _CHOICES.get(spec.name)
+    if choices is not None:
+        if value.upper() not in choices:
+            raise errors.change_stream_bad_option_value(statement, stream, spec.name, shown, " or ".join(choices))
         return value.upper()
     seconds = retention_seconds(value)
     if seconds is None:
