@@ -228,8 +228,8 @@ def _freeze_heap() -> None:
     The client library, protobuf descriptors and the watchers make a heap of a few hundred
     thousand objects that live for the whole run. Each poll's rows survive a few young
     collections while they are delivered, so full collections come every second or so, and
-    each walks that whole heap holding the GIL: 20 full collections in a 25 s run took 1.9 s
-    (p50 67 ms, max 336 ms at load 3-5), stalling every writer and watcher of the process.
+    each walks that whole heap holding the GIL, stalling every writer and watcher of the process
+    (benchmarks/RESULTS.md, the bench app).
     Frozen, the heap is skipped; what the run itself allocates is still collected.
     """
     gc.collect()

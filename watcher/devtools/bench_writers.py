@@ -1,11 +1,10 @@
 """The benchmark's writer threads in processes of their own, apart from the watchers they feed.
 
 Python runs one thread of a process at a time (the GIL). With the writers beside the
-watchers, the official client's work for a write (building 100 mutations' protobufs, about
-40% of the bench process's busy time at 10,000 mutations/s) and for a poll (decoding the
-rows, about half) took turns on one interpreter, and each waited for the other: a thread
-that slept 2 ms woke 15 ms late at the median and up to 300 ms late, polls took 1.5x as
-long, and the detection lag measured that wait as much as the watchers. The Java
+watchers, the official client's work for a write (building 100 mutations' protobufs) and for a
+poll (decoding the rows) took turns on one interpreter, and each waited for the other: polls
+took longer, and the detection lag measured that wait as much as the watchers
+(benchmarks/RESULTS.md, the bench app). The Java
 application's writers and watchers share a JVM whose threads run in parallel; here the
 writers run in ``BenchOptions.writer_processes`` child processes
 (``python -m watcher.devtools.bench_writers``), each with its share of the threads, and the

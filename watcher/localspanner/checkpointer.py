@@ -13,7 +13,7 @@ writer keeps a higher ``wal_autocheckpoint`` as a backstop for when this thread 
 A PASSIVE checkpoint alone hardly ever lets the WAL start over under a steady write load:
 SQLite rewinds the log only when a writer begins while every frame is copied back and no
 reader uses the log, and commits keep appending while the copy runs; the file then grows
-by what is written (70-80 MB/s under the benchmark application), and every commit appends
+by everything written, and every commit appends
 to a growing file. So once the log holds :data:`RESTART_FRAMES` frames, the visit follows
 the PASSIVE copy with a RESTART checkpoint while it holds the database's writer
 (``pause_writes``, set by the engine; taken only if free within
@@ -49,8 +49,8 @@ from contextlib import AbstractContextManager
 #: Seconds between visits: about as often as the writer's own ``wal_autocheckpoint`` fired
 #: under a steady write load, so each hot page is still copied back once per many commits.
 INTERVAL_SECONDS = 0.5
-#: WAL frames (4 KiB pages) after which a visit also rewinds the log (256 MiB: under the benchmark
-#: application's load about every 3 s, so commits pause for it rarely).
+#: WAL frames (4 KiB pages) after which a visit also rewinds the log (256 MiB: seconds apart even
+#: under a heavy write load, so commits pause for it rarely).
 RESTART_FRAMES = 65_536
 #: How long a visit waits for the database's writer before leaving the rewind to the next visit.
 PAUSE_WAIT_SECONDS = 0.05

@@ -5,9 +5,8 @@ transaction on a reader connection, so its reads see the database as of its time
 The official client never ends one (read-only transactions have no end on Spanner), so it
 stays until :data:`~.limits.SNAPSHOT_IDLE_SECONDS` pass and another one is registered; and
 while a WAL reader holds an old snapshot, no checkpoint can copy frames past it. The
-watchers' schema discovery left four such snapshots at the start of the benchmark
-application: its WAL was never copied back and grew by 70-80 MB/s (770 MB in 20 s), and
-every commit appended to a growing file.
+watchers' schema discovery leaves such snapshots behind, and with them the WAL would never be
+copied back: it would grow by everything written, every commit appending to a growing file.
 
 So a snapshot idle for :data:`~.limits.SNAPSHOT_PARK_SECONDS` with no request running in
 it is *parked*: its connection's read transaction ends and the connection goes back to the

@@ -27,7 +27,7 @@ MAX_RECORDS = 10_000
 MAX_TEXT_CHARS = 65_536
 
 
-@dataclass(slots=True)  # not frozen: one is built per request, and a frozen init costs 3x (never changed after)
+@dataclass(slots=True)  # not frozen: one is built per request, and a frozen init costs several times as much (never changed after)
 class RequestRecord:
     """One request as it arrived, and how it ended.
 

@@ -83,7 +83,7 @@ class EncodedRows(abc.ABC):
         have one value per column raises :class:`RowWidthError`."""
 
 
-@dataclass(slots=True)  # not frozen: a commit builds one per row, and a frozen init costs 3x (never changed after)
+@dataclass(slots=True)  # not frozen: a commit builds one per row, and a frozen init costs several times as much (never changed after)
 class Mutation:
     """One mutation. ``op`` is insert, update, insert_or_update, replace or delete.
 

@@ -228,9 +228,8 @@ def serve_forever(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, data_dir: 
         with LocalSpanner(data_dir, host=host, port=port, shared_commit_timestamps=shared_commit_timestamps,
                           change_stream_partition_churn_seconds=change_stream_partition_churn_seconds) as server:
             # A server process lives for long: its modules, gRPC and protobuf objects never die, yet
-            # each full collection walked them all while holding the GIL (~45 ms of CPU, 90-130 ms
-            # of wall time under load, every 7-8 s under the benchmark application's load), and
-            # every commit and query waited. Frozen, collections only walk what came after.
+            # each full collection would walk them all while holding the GIL, every few seconds under
+            # a steady load, and every commit and query would wait. Frozen, collections only walk what came after.
             gc.collect()
             gc.freeze()
             if on_ready is not None:

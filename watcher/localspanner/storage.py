@@ -37,9 +37,8 @@ FORMAT_VERSION = 1
 #: random-key rows copy pages back and fsync twice while holding the writer).
 WAL_AUTOCHECKPOINT_PAGES = 40_000
 #: Bytes of the database file each connection maps into memory: a page read is then a memory
-#: access instead of a read() into the page cache. The benchmark's writes touch a random page
-#: per row of a table far larger than the cache; plain SQLite upserts into a 250,000-row table
-#: cost 8-10% less CPU with it (48.5 vs 52.6 us per row). Address space only; a larger file
+#: access instead of a read() into the page cache. Random-key writes touch a random page per row of
+#: a table far larger than the cache, and cost less CPU so. Address space only; a larger file
 #: reads the rest as before.
 MMAP_BYTES = 1 << 30
 

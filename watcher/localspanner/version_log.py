@@ -13,7 +13,7 @@ stamps the images it moves with the table's current generation ``_ls_gen``, a ne
 every :data:`GENERATION_IMAGES` images, and the by-key index leads with it (generation,
 key, commit timestamp). A batch then lands in the current generation's part of the index,
 whose size is bounded, instead of spreading over one page per key of every version kept
-(measured: the server's CPU per mutation grew with each 50,000 images before). The small
+(so a write's cost does not grow with the versions kept). The small
 table ``_ls_vg_<table>`` lists each generation with its newest commit timestamp and its
 number of images: a read at T probes, per key, only the generations with images after T
 (usually the newest one or two), and a purge drops the rows of generations entirely older
