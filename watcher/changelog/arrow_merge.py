@@ -1,11 +1,10 @@
 """A table's current-state layers merged on the driver with pyarrow, when they hold few rows.
 
 A merge in Spark (:func:`.compaction.merge_layers`) costs a few Spark jobs whatever it holds:
-planning, tasks, a write and a count, about two seconds of both cores of a small machine, taken
+planning, tasks, a write and a count, seconds of both cores of a small machine, taken
 from the streaming micro-batches running beside it (the freshness's tail). The merges a streaming
 query needs most often are of its newest deltas, some thousands of rows each: pyarrow reads,
-merges and writes those on the driver in a fraction of a second (20,000 rows: 0.3 s on an idle
-machine), without Spark, on the merging thread alone (:func:`.compaction.background_priority`).
+merges and writes those on the driver in a fraction of a second, without Spark, on the merging thread alone (:func:`.compaction.background_priority`).
 
 The rows written are the ones Spark's merge writes (:func:`.current_state.latest`: each key's newest
 row by commit timestamp, then the later layer), in Spark's Parquet types (INT96 timestamps, a
