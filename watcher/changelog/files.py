@@ -56,8 +56,8 @@ def open_fs(spark: Any, root: str) -> FileStore:
     """The folder ``root`` (a path or any URL Spark takes) for jobs on ``spark``.
 
     A folder on the driver's own disk goes through pyarrow on any session: listing a thousand
-    batch files through the JVM costs a call into it per file's facts (~0.1 s); pyarrow lists them
-    in a few milliseconds, and a small run done on the driver (:mod:`.driver`) need not wait for it.
+    batch files through the JVM costs a call into it per file's facts; pyarrow lists them
+    at a fraction of that, and a small run done on the driver (:mod:`.driver`) need not wait for it.
     """
     if is_connect(spark) or local_path(str(root)) is not None:
         return ArrowFS(root)
