@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import logging
 import os
 import sys
@@ -28,6 +29,8 @@ from typing import NoReturn
 os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
 
 PROG = "spanner-watcher"
+#: The distribution whose installed version \`\`--version\`\` prints.
+DISTRIBUTION = "spanner-watcher"
 
 #: Subcommand modules, in the order ``--help`` lists them.
 COMMANDS: tuple[str, ...] = (
@@ -60,6 +63,18 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+def package_version() -> str:
+    """The installed version of the package (its distribution's metadata), or a note that it is not installed.
+
+    >>> package_version() == importlib.metadata.version(DISTRIBUTION)
+    True
+    """
+    try:
+        return importlib.metadata.version(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown (the package is not installed; run pip install .)"
+
+
 def _load(path: str) -> ModuleType:
     return importlib.import_module(path)
 
@@ -69,6 +84,8 @@ def build_parser(commands: Sequence[str] = COMMANDS) -> argparse.ArgumentParser:
     parser = _Parser(prog=PROG, description="Watch Google Cloud Spanner tables for changes, "
                      "and run the tools around it (a local Spanner server among them).")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress (INFO level) to stderr")
+    parser.add_argument("--version", action="version", version=f"{PROG} {package_version()}",
+                        help="print the installed version of %(prog)s and exit")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=_Parser)
     for path in commands:
         module = _load(path)
