@@ -230,7 +230,8 @@ class KafkaBroker:
         config.write_text(server_properties(self.folder, self.port, self.controller_port))
         (self.folder / "log4j2.properties").write_text(_LOG4J2.format(log=self.log_path))
         archive = cache_folder() / _ARCHIVE  # the broker's classes serve the storage tool too (same classpath)
-        command = self._java(STORAGE_TOOL, "format", "-t", cluster_id(), "-c", str(config),
+        # "=": a random id may start with "-", which the tool would take for an option
+        command = self._java(STORAGE_TOOL, "format", f"--cluster-id={cluster_id()}", "-c", str(config),
                              archive=[f"-XX:SharedArchiveFile={archive}"] if archive.is_file() else [])
         done = subprocess.run(command,
                               capture_output=True, text=True, timeout=self.start_timeout, check=False)
