@@ -2,10 +2,11 @@
 
 ``/metrics`` answers a running watcher's :meth:`~watcher.capture.base.Watcher.prometheus`
 text (per table: polls, rows, lag, watermark, failures, retries, running, dropped; for a
-database watcher also the tables watched, added and dropped). ``/healthz`` answers 200 while
-the watcher runs and 503 with the reason otherwise: starting, stopped, failed and why, or, with
-a lag bound (``--max-lag``), a table lagging more than the bound, named with its lag (the rule
-is :func:`watcher.cli.health.health`).
+database watcher also the tables watched, added and dropped), then each sink's figures (label
+``sink``: published, acknowledged, retries, failures, acknowledgement latency; see
+:mod:`watcher.sinks.metrics`). ``/healthz`` answers 200 while the watcher runs and 503 with the
+reason otherwise: starting, stopped, failed and why, or, with a lag bound (``--max-lag``), a
+table lagging more than the bound, named with its lag (the rule is :func:`watcher.cli.health.health`).
 
 A standard-library ``ThreadingHTTPServer`` on a daemon thread: two read-only endpoints do not
 justify a web framework, and ``prometheus_client``'s server would need its registry and
@@ -26,6 +27,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, Self
 
+from ..sinks.metrics import SinkMetrics
+from ..sinks.metrics import prometheus_text as sink_text
 from .health import health
 
 #: Where the endpoint listens unless ``--metrics-host`` says otherwise.
@@ -45,7 +48,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0]
         watcher = self.server.watcher
         if path == "/metrics":
-            status, body, kind = 200, (watcher.prometheus() if watcher is not None else ""), PROMETHEUS_CONTENT_TYPE
+            body = (watcher.prometheus() if watcher is not None else "") + sink_text(self.server.sinks)
+            status, kind = 200, PROMETHEUS_CONTENT_TYPE
         elif path == "/healthz":
             server = self.server
             status, text = health(watcher, now=server.clock(), max_lag=server.max_lag, started_at=server.started_at)
@@ -66,6 +70,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
     watcher: Any = None
+    sinks: list[SinkMetrics] = []  # noqa: RUF012 - replaced per server, never changed in place
     max_lag: float | None = None
     started_at: dt.datetime | None = None
     clock: Callable[[], dt.datetime] = staticmethod(_utcnow)
@@ -80,15 +85,17 @@ class MetricsServer:
         port: the TCP port (0: any free one; :attr:`port` tells which).
         max_lag: ``/healthz`` answers 503 when a table lags more than this many seconds (None: no bound).
         clock: the current time (UTC), what the lag is measured against.
+        sinks: the sinks' figures to serve too (may be set later through :attr:`sinks`).
 
     Raises:
         OSError: the address is taken or cannot be used (from the constructor).
     """
 
     def __init__(self, watcher: Any = None, host: str = DEFAULT_HOST, port: int = 0, *, max_lag: float | None = None,
-                 clock: Callable[[], dt.datetime] = _utcnow) -> None:
+                 clock: Callable[[], dt.datetime] = _utcnow, sinks: list[SinkMetrics] | None = None) -> None:
         self._server = _Server((host, port), _Handler)
         self._server.watcher = watcher
+        self._server.sinks = list(sinks or [])
         self._server.max_lag = max_lag
         self._server.clock = clock
         self._server.started_at = clock()
@@ -101,6 +108,15 @@ class MetricsServer:
     @watcher.setter
     def watcher(self, value: Any) -> None:
         self._server.watcher = value
+
+    @property
+    def sinks(self) -> list[SinkMetrics]:
+        """The sinks' figures served beside the watcher's (:mod:`watcher.sinks.metrics`)."""
+        return self._server.sinks
+
+    @sinks.setter
+    def sinks(self, value: list[SinkMetrics]) -> None:
+        self._server.sinks = list(value)
 
     @property
     def host(self) -> str:
