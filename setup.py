@@ -1,10 +1,12 @@
-"""Build step that ships the migration files of ``ddl/`` inside the package.
+"""Build step that ships the migration files of ``ddl/`` and the example configuration inside the package.
 
 Everything else about the project is declared in pyproject.toml. ``ddl/`` is the one copy of
 the migrations in the source tree; a built wheel carries them as
 ``watcher/schema_tools/migrations_data/`` so ``spanner-watcher migrate`` and ``demo`` work
-after ``pip install``. An editable install and a plain source checkout read ``ddl/`` itself
-(see ``watcher.schema_tools.migrations.migrations_root``).
+after ``pip install``. Likewise ``examples/watcher.toml``, which ``watch --help`` names, becomes
+``watcher/cli/examples/watcher.toml``. An editable install and a plain source checkout read
+``ddl/`` and ``examples/`` themselves (see ``watcher.schema_tools.migrations.migrations_root``
+and ``watcher.cli.example_config``).
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ from setuptools.command.build_py import build_py  # type: ignore[import-untyped]
 SOURCE_DDL = Path("ddl")
 #: Where a built package holds them (the name ``watcher.schema_tools.migrations`` looks for).
 PACKAGED_DDL = Path("watcher", "schema_tools", "migrations_data")
+#: Example files of the source tree -> where a built package holds them (``watcher.cli.example_config``).
+EXAMPLES = {Path("examples", "watcher.toml"): Path("watcher", "cli", "examples", "watcher.toml")}
 
 
 class BuildPyWithMigrations(build_py):
-    """build_py that also copies ``ddl/**/*.sql`` into the built package."""
+    """build_py that also copies ``ddl/**/*.sql`` and the example configuration into the built package."""
 
     def run(self) -> None:
         super().run()
@@ -30,8 +34,11 @@ class BuildPyWithMigrations(build_py):
         files = sorted(SOURCE_DDL.rglob("*.sql"))
         if not files:
             raise SystemExit(f"setup.py: no migration files under {SOURCE_DDL}/ (is this the project's root?)")
-        for source in files:
-            target = Path(self.build_lib, PACKAGED_DDL, source.relative_to(SOURCE_DDL))
+        copies = [(source, Path(PACKAGED_DDL, source.relative_to(SOURCE_DDL))) for source in files]
+        for source, packaged in [*copies, *EXAMPLES.items()]:
+            if not source.is_file():
+                raise SystemExit(f"setup.py: {source} is missing (is this the project's root?)")
+            target = Path(self.build_lib, packaged)
             self.mkpath(str(target.parent))
             self.copy_file(str(source), str(target))
 

@@ -1,7 +1,7 @@
-"""The package as a user installs it: a built wheel (and an editable install) finds its migrations.
+"""The package as a user installs it: a built wheel (and an editable install) finds its migrations and example.
 
-``ddl/`` is the only copy of the migration files in the tree; setup.py copies it into the
-wheel. These tests build the project, install it into a fresh virtual environment and run
+``ddl/`` is the only copy of the migration files in the tree, ``examples/watcher.toml`` of the
+example configuration; setup.py copies both into the wheel. These tests build the project, install it into a fresh virtual environment and run
 ``spanner-watcher migrate`` and ``spanner-watcher ddl setup`` there, from a folder outside
 the source tree, against the embedded local Spanner (the default without --project etc.).
 
@@ -13,6 +13,7 @@ paths are read from it, so the editable install that may live there is not activ
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import os
 import shutil
@@ -26,7 +27,7 @@ from tests.venvs import overlay_env
 
 REPO = Path(__file__).resolve().parents[1]
 #: What a build needs from the source tree (a copy, so the build leaves nothing in the checkout).
-BUILD_INPUTS = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "watcher", "ddl")
+BUILD_INPUTS = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE", "watcher", "ddl", "examples")
 TIMEOUT = 300
 MIGRATIONS = ("V001__watcher_checkpoints.sql", "V002__watcher_change_sets.sql", "V003__watcher_changelog.sql",
               "V004__watcher_change_stream_partitions.sql")
@@ -83,6 +84,19 @@ def test_the_installed_package_applies_its_migrations_and_prints_ddl(installed: 
                            cwd=work, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, timeout=TIMEOUT)
     assert where.returncode == 0 and where.stdout.startswith(str(work.parent)), \
         f"watcher should come from the install under {work.parent}, not the checkout: {where.stdout}{where.stderr}"
+
+    version = _cli(python, "--version", cwd=work)
+    assert (version.returncode, version.stdout) == (0, f"spanner-watcher {importlib.metadata.version('spanner-watcher')}\n"), \
+        version.stdout + version.stderr
+    example = subprocess.run([str(python), "-c", "from watcher.cli.example_config import example_config_path; "
+                              "print(example_config_path())"], capture_output=True, text=True, cwd=work,
+                             env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, timeout=TIMEOUT)
+    assert example.returncode == 0, example.stderr
+    example_file = Path(example.stdout.strip())
+    assert example_file.is_file() and example_file.read_text() == (REPO / "examples" / "watcher.toml").read_text()
+    package = Path(where.stdout.strip()).parent
+    if "site-packages" in package.parts:   # a wheel install carries its own copy, beside the CLI
+        assert example_file == package / "cli" / "examples" / "watcher.toml"
 
     migrate = _cli(python, "migrate", "--data-dir", str(work / "data"), cwd=work)
     assert migrate.returncode == 0, migrate.stdout + migrate.stderr
