@@ -17,7 +17,23 @@ messages of a failed batch that did arrive arrive twice then. Delivery is at-lea
 consumers de-duplicate by the ``change_id`` header (the changelog's id of the change). Topics are
 checked before their first message (the producer never has the broker create one on its own):
 missing ones are created with ``create_topics=True``, else a
-:class:`~watcher.sinks.errors.TopicMissingError` names the topic.
+:class:`~watcher.sinks.errors.TopicMissingError` names the topic (a
+:class:`~watcher.sinks.errors.TopicCreationError` when the broker refuses to create it).
+
+Faults:
+
+* no broker answers: :meth:`KafkaSink.attach` (or :meth:`KafkaSink.connect`) raises a
+  :class:`~watcher.sinks.errors.BrokerUnreachableError` naming the bootstrap servers after
+  ``connect_timeout`` seconds, so a watcher does not start against a broker that is not there;
+* the broker goes away under a running watcher: batches fail with a DeliveryError and the
+  watcher's checkpoint stays; with ``callback_error_policy="retry"`` the watcher sends the same
+  batch again until the broker is back (the client reconnects on its own), nothing is lost and
+  one key's changes stay in commit order;
+* a message larger than its topic takes (``max.message.bytes``, or the producer's
+  ``message.max.bytes``): checked before anything of the batch is sent (:mod:`.dead_letter`);
+  the batch fails with a :class:`~watcher.sinks.errors.MessageTooLargeError` naming the table
+  and the key, or, with ``dead_letter_topic``, the message goes there with headers saying why
+  and the rest of the batch goes on.
 
 Example::
 
@@ -30,6 +46,7 @@ Example::
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 import uuid
@@ -38,7 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 try:
     from confluent_kafka import KafkaError, KafkaException, Producer
-    from confluent_kafka.admin import AdminClient, NewTopic
+    from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
 except ImportError as exc:  # the core package does not need Kafka: say which extra brings it
     raise ImportError("KafkaSink needs confluent-kafka: pip install 'spanner-watcher[kafka]'") from exc
 
@@ -49,7 +66,8 @@ from ..model import Change
 from ..staging import contract
 from . import events
 from .base import Sink
-from .errors import DeliveryError, SinkError, TopicMissingError
+from .dead_letter import dead_letter, wire_size
+from .errors import BrokerUnreachableError, DeliveryError, MessageTooLargeError, SinkError, TopicCreationError, TopicMissingError
 from .topics import SourceNames, TopicTemplate
 
 if TYPE_CHECKING:
@@ -72,6 +90,13 @@ ARGUMENT_SETTINGS: Mapping[str, str] = {
 }
 #: Seconds added to ``delivery_timeout`` before a batch whose reports never came is given up.
 _REPORT_GRACE = 5.0
+#: librdkafka's defaults of the producer's largest message and largest batch of messages, in bytes.
+_PRODUCER_MESSAGE_MAX = 1_000_000
+_PRODUCER_BATCH_SIZE = 1_000_000
+#: The topic setting the broker checks a record batch against.
+_TOPIC_MESSAGE_MAX = "max.message.bytes"
+
+_LOG = logging.getLogger(__name__)
 
 
 class _Report:
@@ -119,6 +144,10 @@ class KafkaSink(Sink):
             :data:`PRODUCER_SETTINGS` nor :data:`ARGUMENT_SETTINGS`.
         tombstones: follow each DELETE's event by a tombstone (its key, no value), as Debezium's
             ``tombstones.on.delete`` does, for compacted topics.
+        connect_timeout: seconds the brokers have to answer when the sink is attached (else
+            :class:`~watcher.sinks.errors.BrokerUnreachableError`).
+        dead_letter_topic: where a message too large for its topic goes instead (with headers saying
+            why, :mod:`.dead_letter`); None: such a message fails its batch, naming table and key.
         clock: nanoseconds since the epoch, for the events' ``ts_ms`` (tests drive it).
 
     Raises:
@@ -129,6 +158,7 @@ class KafkaSink(Sink):
                  create_topics: bool = False, partitions: int = 1, replication_factor: int = 1,
                  database: Any = None, server_name: str | None = None, watcher_id: str | None = None,
                  delivery_timeout: float = 30.0, config: Mapping[str, Any] | None = None, tombstones: bool = False,
+                 connect_timeout: float = 5.0, dead_letter_topic: str | None = None,
                  clock: Callable[[], int] = time.time_ns) -> None:
         if not bootstrap_servers:
             raise ConfigurationError("bootstrap_servers must name at least one broker (host:port)")
@@ -138,6 +168,8 @@ class KafkaSink(Sink):
             raise ConfigurationError(f"replication_factor must be a positive integer, got {replication_factor!r}")
         if delivery_timeout <= 0:
             raise ConfigurationError(f"delivery_timeout must be > 0 seconds, got {delivery_timeout}")
+        if connect_timeout <= 0:
+            raise ConfigurationError(f"connect_timeout must be > 0 seconds, got {connect_timeout}")
         clashing = sorted(set(config or {}) & set(PRODUCER_SETTINGS))
         if clashing:
             raise ConfigurationError(f"config may not set {', '.join(clashing)}: the sink's delivery guarantee needs "
@@ -156,22 +188,35 @@ class KafkaSink(Sink):
         self.watcher_id = watcher_id or f"watcher-{uuid.uuid4().hex[:12]}"
         self.delivery_timeout = float(delivery_timeout)
         self.tombstones = tombstones
+        self.connect_timeout = float(connect_timeout)
+        if dead_letter_topic is not None and (not dead_letter_topic or "%" in dead_letter_topic):
+            raise ConfigurationError(f"dead_letter_topic must be one topic's name (no placeholders), not {dead_letter_topic!r}")
+        #: Where messages too large for their topic go (checked as a topic name is).
+        self.dead_letter_topic = TopicTemplate(dead_letter_topic).topic("", SourceNames()) if dead_letter_topic else None
         self.clock = clock
         self._settings = {"bootstrap.servers": bootstrap_servers, **(config or {})}
         self._producer_settings = {**self._settings, **PRODUCER_SETTINGS,
                                    "message.timeout.ms": int(self.delivery_timeout * 1000)}
         self._lock = threading.Lock()
         self._producer: Producer | None = None
-        self._topics: set[str] = set()
-        #: Batches and messages the broker acknowledged.
+        #: The topics checked, each with the most bytes a message of it may have (topic and producer limits).
+        self._topics: dict[str, int] = {}
+        self._connected = False
+        #: Batches and messages the broker acknowledged; messages sent to the dead-letter topic.
         self.batches_sent = 0
         self.messages_sent = 0
+        self.dead_lettered = 0
 
     # --- the Sink interface ------------------------------------------------------------------------------
 
     def attach(self, watcher: Watcher) -> None:
         """Publish every batch of ``watcher``; a group's members are attached one by one (each with its own
-        database and change stream in the events' source)."""
+        database and change stream in the events' source).
+
+        Raises:
+            BrokerUnreachableError: no broker answered within ``connect_timeout`` (first attach only).
+        """
+        self.connect()
         if isinstance(watcher, WatcherGroup):
             for member in watcher.watchers:
                 self.attach(member)
@@ -187,6 +232,13 @@ class KafkaSink(Sink):
     def write_batch(self, changes: Sequence[Change], table: TableInfo) -> None:
         """Publish one batch of one table; returns once the broker acknowledged every message."""
         self._publish(changes, table, self._origin(self.database, None))
+
+    def connect(self) -> None:
+        """Make sure a broker answers (once per sink): a :class:`BrokerUnreachableError` after ``connect_timeout``."""
+        if self._connected:
+            return
+        self._list_topics(self.connect_timeout)
+        self._connected = True
 
     def close(self) -> None:
         """Wait up to ``delivery_timeout`` for messages still queued (a failed batch's), then drop the producer."""
@@ -220,17 +272,35 @@ class KafkaSink(Sink):
                     for seq, change in enumerate(changes)]
         if self.tombstones:
             messages = [m for event in messages for m in ((event, event.tombstone()) if event.is_delete else (event,))]
-        self._check_topic(topic)
-        self._send(name, topic, messages)
+        outgoing = self._route(name, topic, messages)
+        self._send(name, outgoing)
+        letters = sum(1 for to, _ in outgoing if to != topic)
         with self._lock:
             self.batches_sent += 1
-            self.messages_sent += len(messages)
+            self.messages_sent += len(outgoing)
+            self.dead_lettered += letters
 
-    def _send(self, table: str, topic: str, messages: Sequence[events.Event]) -> None:
+    def _route(self, table: str, topic: str, messages: Sequence[events.Event]) -> list[tuple[str, events.Event]]:
+        """Each message with its topic: its table's, or the dead-letter topic's when it is too large for the
+        table's (without a dead-letter topic: MessageTooLargeError, before anything of the batch is sent)."""
+        limit = self._check_topic(topic)
+        out: list[tuple[str, events.Event]] = []
+        for message in messages:
+            size = wire_size(message)
+            if size <= limit:
+                out.append((topic, message))
+                continue
+            if self.dead_letter_topic is None:
+                raise MessageTooLargeError(table, message.key.decode("utf-8"), topic, size, limit)
+            room = self._check_topic(self.dead_letter_topic)
+            out.append((self.dead_letter_topic, dead_letter(message, topic=topic, limit=limit, room=room)))
+        return out
+
+    def _send(self, table: str, messages: Sequence[tuple[str, events.Event]]) -> None:
         producer = self._client()
         report = _Report(len(messages))
         try:
-            for message in messages:
+            for topic, message in messages:
                 while True:
                     try:
                         producer.produce(topic, value=message.value, key=message.key, headers=list(message.headers),
@@ -245,7 +315,8 @@ class KafkaSink(Sink):
         while not report.done:
             if time.monotonic() > deadline:
                 self._give_up(producer)
-                raise DeliveryError(table, [(topic, "*", f"no delivery report within {self.delivery_timeout + _REPORT_GRACE:.0f} s")],
+                topics = ", ".join(sorted({t for t, _ in messages}))
+                raise DeliveryError(table, [(topics, "*", f"no delivery report within {self.delivery_timeout + _REPORT_GRACE:.0f} s")],
                                     len(messages))
             producer.flush(0.1)  # sends at once (no linger) and serves the reports, whichever batch they belong to
         if report.failures:
@@ -273,23 +344,59 @@ class KafkaSink(Sink):
                 self._producer = Producer(self._producer_settings)
             return self._producer
 
-    def _check_topic(self, topic: str) -> None:
-        """Make sure ``topic`` exists before its first message: created when allowed, else TopicMissingError."""
+    def _check_topic(self, topic: str) -> int:
+        """Make sure ``topic`` exists before its first message (created when allowed, else TopicMissingError);
+        returns the most bytes one of its messages may have (the topic's and the producer's limits)."""
         with self._lock:
             if topic in self._topics:
-                return
-        admin = AdminClient(self._settings)
-        try:
-            listed = admin.list_topics(timeout=self.delivery_timeout).topics
-        except KafkaException as exc:
-            raise SinkError(f"Kafka at {self.bootstrap_servers} did not answer when asked for topic {topic}: {exc}") from exc
+                return self._topics[topic]
+        listed = self._list_topics(self.delivery_timeout)
         found = topic in listed and listed[topic].error is None
         if not found and not self.create_topics:
             raise TopicMissingError(topic, "create it, or give the sink create_topics=True")
+        admin = self._admin()
         if not found:
             self._create_topic(admin, topic)
+        limit = min(self._topic_limit(admin, topic), int(self._settings.get("message.max.bytes", _PRODUCER_MESSAGE_MAX)))
+        batch = int(self._settings.get("batch.size", _PRODUCER_BATCH_SIZE))
+        if batch > limit:  # the broker checks whole batches against the topic's limit
+            _LOG.warning("Kafka topic %s takes messages of at most %d bytes, less than the producer's batch.size %d: "
+                         "a batch of small messages may be refused; give the sink config batch.size <= %d",
+                         topic, limit, batch, limit)
         with self._lock:
-            self._topics.add(topic)
+            self._topics[topic] = limit
+        return limit
+
+    def _admin(self) -> AdminClient:
+        """An admin client whose own log lines go to this module's logger (not to stderr)."""
+        return AdminClient({**self._settings, "logger": _LOG})  # type: ignore[dict-item]
+
+    def _list_topics(self, timeout: float) -> Mapping[str, Any]:
+        """The cluster's topics; BrokerUnreachableError naming the bootstrap servers when none answered in ``timeout``."""
+        try:
+            return self._admin().list_topics(timeout=timeout).topics  # type: ignore[no-any-return]
+        except KafkaException as exc:
+            reason = exc.args[0].str() if exc.args and isinstance(exc.args[0], KafkaError) else str(exc)
+            raise BrokerUnreachableError(self.bootstrap_servers, timeout, reason) from exc
+
+    def _topic_limit(self, admin: AdminClient, topic: str) -> int:
+        """The topic's ``max.message.bytes`` as the broker reports it (a topic just created may take a moment
+        to be known to the broker that answers)."""
+        resource = ConfigResource(ResourceType.TOPIC, topic)
+        deadline = time.monotonic() + self.delivery_timeout
+        while True:
+            try:
+                entries = admin.describe_configs([resource], request_timeout=self.delivery_timeout)[resource].result(
+                    self.delivery_timeout)
+                return int(entries[_TOPIC_MESSAGE_MAX].value)
+            except KafkaException as exc:
+                error = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
+                if (error is not None and error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART
+                        and time.monotonic() < deadline):
+                    time.sleep(0.05)
+                    continue
+                raise SinkError(f"Kafka at {self.bootstrap_servers} did not say how large a message topic {topic} "
+                                f"takes: {exc}") from exc
 
     def _create_topic(self, admin: AdminClient, topic: str) -> None:
         futures = admin.create_topics([NewTopic(topic, num_partitions=self.partitions,
@@ -298,7 +405,8 @@ class KafkaSink(Sink):
         try:
             futures[topic].result(self.delivery_timeout)
         except KafkaException as exc:
-            if exc.args and isinstance(exc.args[0], KafkaError) and exc.args[0].code() == KafkaError.TOPIC_ALREADY_EXISTS:
+            error = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
+            if error is not None and error.code() == KafkaError.TOPIC_ALREADY_EXISTS:
                 return  # another sink created it first
-            raise SinkError(f"could not create Kafka topic {topic} ({self.partitions} partitions, replication factor "
-                            f"{self.replication_factor}): {exc}") from exc
+            raise TopicCreationError(topic, self.partitions, self.replication_factor,
+                                     f"{error.name()}: {error.str()}" if error is not None else str(exc)) from exc
