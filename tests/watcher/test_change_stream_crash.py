@@ -20,10 +20,12 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import INSTANCE, PROJECT
 from tests.watcher.core_support import wait_until
 
-from .test_change_stream_watcher import TABLES, now
+from .test_change_stream_watcher import STREAMS, TABLES, now
 
 ROOT = Path(__file__).resolve().parents[2]
 KILLS = 4
@@ -42,12 +44,14 @@ def read_lines(path: Path) -> list[tuple[int, str, int, str]]:
     return out
 
 
-def test_killed_change_stream_watcher_resumes_without_loss(make_database, tmp_path, churn):
-    run(make_database, tmp_path)
+@pytest.mark.parametrize("ddl", list(STREAMS.values()), ids=list(STREAMS))
+def test_killed_change_stream_watcher_resumes_without_loss(make_database, tmp_path, churn, ddl):
+    """In both partition modes: splits and merges, or key ranges moving between long-lived partitions."""
+    run(make_database, tmp_path, ddl)
 
 
-def run(make_database, tmp_path):
-    db = make_database(TABLES + ["CREATE CHANGE STREAM S FOR ALL"])
+def run(make_database, tmp_path, ddl=STREAMS["IMMUTABLE_KEY_RANGE"]):
+    db = make_database(TABLES + [ddl])
     out = tmp_path / "changes.txt"
     rng = random.Random(4321)
     written: dict[int, list[str]] = defaultdict(list)

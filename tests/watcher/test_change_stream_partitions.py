@@ -208,6 +208,26 @@ def test_steps_cut_at_child_partitions_and_end_with_the_query():
     assert steps([]) == [] and steps([[]]) == []
 
 
+def test_key_range_steps_go_in_sequence_order_and_cut_at_partition_records():
+    """MUTABLE_KEY_RANGE: what arrived is processed in (timestamp, record_sequence) order; a partition
+    start record and a partition event record each end a step; a partition end record ends the partition."""
+    from watcher.capture.change_streams.batching import steps
+    from watcher.capture.change_streams.key_range_records import (
+        PartitionEndRecord,
+        PartitionEventRecord,
+        PartitionStartRecord,
+    )
+    from watcher.capture.change_streams.reader import END
+
+    start = PartitionStartRecord(5, "00000000", ("q",))
+    move = PartitionEventRecord(5, "00000001", "p", (), ("q",))
+    end = PartitionEndRecord(8, "00000001", "p")
+    got = steps([[_data(5, "tx", "00000002")], [move], [_data(3), start], [_data(7), end], [_data(9)], END],
+                in_sequence_order=True)
+    assert [([(r.commit_timestamp, r.record_sequence) for r in s.records], s.starts, s.event, s.end) for s in got] == [
+        ([(3, "00000000")], start, None, False), ([], None, move, False), ([(5, "00000002"), (7, "00000000")], None, None, True)]
+
+
 def test_steps_drop_records_delivered_before_a_restart_and_the_progress_tables_own():
     from watcher.capture.change_streams.batching import steps
 

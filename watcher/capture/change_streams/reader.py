@@ -1,7 +1,9 @@
 """One query of a change-stream partition, read on its own thread into a queue.
 
 The query (``SELECT ChangeRecord FROM READ_<stream>(...)``) is a single-use strong
-read-only query, as the read function demands. Its rows arrive when the server has
+read-only query, as the read function demands. Its rows are parsed by the stream's partition
+mode: the original ChangeRecord structs (:mod:`.records`), or for ``MUTABLE_KEY_RANGE`` one
+ChangeStreamRecord protobuf per row (:mod:`.key_range_records`). Its rows arrive when the server has
 something: data change records as transactions commit, a heartbeat when idle, child
 partitions when the partition ends. A reader thread parses each row into records
 (:mod:`.records`) and puts them on a queue, so the partition's consumer can take everything
@@ -28,7 +30,7 @@ from google.cloud.spanner_v1 import param_types
 
 from ...request_settings import RequestSettings, settings_or_default
 from ...sqlnames import validate_identifier
-from . import records
+from . import key_range_records, records
 
 QUERY = ("SELECT ChangeRecord FROM READ_{stream}(start_timestamp => @start, end_timestamp => @end, "
          "partition_token => @token, heartbeat_milliseconds => @heartbeat)")
@@ -61,8 +63,9 @@ class PartitionReader:
 
     def __init__(self, database: Any, stream: str, token: str | None, start: Any, *, end: Any = None,
                  heartbeat_ms: int = 2000, stop: threading.Event | None = None,
-                 request_settings: RequestSettings | None = None) -> None:
+                 request_settings: RequestSettings | None = None, mutable_key_range: bool = False) -> None:
         self.database = database
+        self.mutable_key_range = mutable_key_range
         #: A change-stream read is a poll: it carries the priority as well as the request tag.
         self.request_options = settings_or_default(request_settings).request_options()
         self.sql = query_text(stream)
@@ -116,9 +119,13 @@ class PartitionReader:
                                            request_options=self.request_options)
                 layout = None
                 for row in results:
-                    if layout is None:
-                        layout = records.layout_of(results.fields)
-                    if self.stop.is_set() or not self._put(records.parse_row(row, layout)):
+                    if self.mutable_key_range:
+                        parsed: list[Any] = key_range_records.parse_row(row)
+                    else:
+                        if layout is None:
+                            layout = records.layout_of(results.fields)
+                        parsed = records.parse_row(row, layout)
+                    if self.stop.is_set() or not self._put(parsed):
                         return
             self._put(END)
         except BaseException as exc:  # noqa: BLE001 - handed to the consumer, which decides
@@ -151,16 +158,24 @@ class ReadRun:
 
 
 def first_partitions(database: Any, stream: str, start: Any, *, end: Any = None, heartbeat_ms: int = 2000,
-                     request_settings: RequestSettings | None = None) -> list[tuple[records.ChildPartition, Any]]:
-    """The first query (no partition token): the first partitions with their start timestamps."""
+                     request_settings: RequestSettings | None = None,
+                     mutable_key_range: bool = False) -> list[tuple[records.ChildPartition, Any]]:
+    """The first query (no partition token): the first partitions with their start timestamps
+    (child partitions records, or in MUTABLE_KEY_RANGE partition start records: no parents)."""
     params = {"start": start, "end": end, "token": None, "heartbeat": heartbeat_ms}
     found: dict[str, tuple[records.ChildPartition, Any]] = {}
     options = settings_or_default(request_settings).request_options()
     with database.snapshot() as snap:
         results = snap.execute_sql(query_text(stream), params=params, param_types=PARAM_TYPES, request_options=options)
         for row in results:
-            for rec in records.parse_row(row, records.layout_of(results.fields)):
-                if isinstance(rec, records.ChildPartitionsRecord):
-                    for child in rec.children:
-                        found.setdefault(child.token, (child, rec.start_timestamp))
+            if mutable_key_range:
+                for rec in key_range_records.parse_row(row):
+                    if isinstance(rec, key_range_records.PartitionStartRecord):
+                        for token in rec.tokens:
+                            found.setdefault(token, (records.ChildPartition(token, ()), rec.start_timestamp))
+                continue
+            for old in records.parse_row(row, records.layout_of(results.fields)):
+                if isinstance(old, records.ChildPartitionsRecord):
+                    for child in old.children:
+                        found.setdefault(child.token, (child, old.start_timestamp))
     return list(found.values())

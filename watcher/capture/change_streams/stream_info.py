@@ -7,6 +7,7 @@ Example::
 
     info = describe_stream(database, "SingersStream")
     info.name, info.retention_period, info.tables      # ('SingersStream', '1d', ('Singers',))
+    info.partition_mode                                # 'IMMUTABLE_KEY_RANGE' unless the options say otherwise
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ log = logging.getLogger(__name__)
 
 #: Spanner's retention period of a change stream whose options do not set one.
 DEFAULT_RETENTION = "1d"
+#: The record formats (``partition_mode``): the original records, and the protobuf ChangeStreamRecord of
+#: partitions that key ranges move between. A stream whose options do not set one has the first.
+IMMUTABLE_KEY_RANGE, MUTABLE_KEY_RANGE = "IMMUTABLE_KEY_RANGE", "MUTABLE_KEY_RANGE"
 
 _STREAM_SQL = ("SELECT CHANGE_STREAM_NAME, ALL FROM INFORMATION_SCHEMA.CHANGE_STREAMS "
                "WHERE CHANGE_STREAM_CATALOG = '' AND CHANGE_STREAM_SCHEMA = '' "
@@ -58,12 +62,19 @@ def retention_seconds(text: str) -> int | None:
 
 @dataclass(frozen=True)
 class StreamInfo:
-    """A change stream: its name as the schema spells it, its retention period and the tables it tracks."""
+    """A change stream: its name as the schema spells it, its retention period, the tables it tracks
+    and its partition mode (the record format its read function returns)."""
 
     name: str
     retention_period: str
     tables: tuple[str, ...]
     all_tables: bool
+    partition_mode: str = IMMUTABLE_KEY_RANGE
+
+    @property
+    def mutable_key_range(self) -> bool:
+        """True when the stream returns ChangeStreamRecord protobufs (``partition_mode = 'MUTABLE_KEY_RANGE'``)."""
+        return self.partition_mode == MUTABLE_KEY_RANGE
 
     def check_start(self, start: Any, now: Any) -> None:
         """ChangeStreamRetentionError when a read from ``start`` would be before the retention period at ``now``."""
@@ -95,7 +106,8 @@ def describe_stream(database: Any, stream: str, *, request_settings: RequestSett
         except gexc.GoogleAPICallError as exc:
             log.info("change stream %s: options or tables not readable from INFORMATION_SCHEMA: %s", name, exc)
             options, tables = {}, []
-    return StreamInfo(name, str(options.get("retention_period") or DEFAULT_RETENTION), tuple(tables), all_tables)
+    mode = str(options.get("partition_mode") or IMMUTABLE_KEY_RANGE).upper()
+    return StreamInfo(name, str(options.get("retention_period") or DEFAULT_RETENTION), tuple(tables), all_tables, mode)
 
 
 def describe_tables(database: Any, info: StreamInfo, *,

@@ -14,7 +14,12 @@ unfinished partition from its watermark, skipping the records there it had deliv
 reads a finished partition again, and starts the children of partitions that finished
 before. A finished partition's progress row is pruned once it finished (its children's rows
 were saved before it), so the table does not grow with partition churn (:mod:`.pruning`). Heartbeats move an idle partition's watermark; the watcher's watermark is the lowest
-of its unfinished partitions'. Only the client's public API is used (Spanner, the official
+of its unfinished partitions'. Both partition modes are read, as the stream's options in
+INFORMATION_SCHEMA say: in ``MUTABLE_KEY_RANGE`` partitions live on and key ranges move
+between them; a partition start record names new partitions (read at once), a partition end
+record ends one, and a partition that keys moved into waits at the move until their source
+partitions processed everything up to it (:mod:`.key_range_moves`), so each key's changes
+still come in commit order. Only the client's public API is used (Spanner, the official
 emulator and the embedded server alike). Changes of the progress table itself (a stream
 ``FOR ALL`` sees them) are never delivered, and never cause a progress write.
 
@@ -50,6 +55,8 @@ from ..table_info import TableInfo
 from . import records
 from .batching import steps
 from .delivery import Delivery
+from .key_range_moves import after_move_out, sources_done
+from .key_range_records import PartitionEventRecord
 from .partitions import PartitionScheduler
 from .progress import CREATED, FINISHED, ROOT_TOKEN, PartitionProgress, ProgressStore, watermark
 from .pruning import Pruner
@@ -64,6 +71,8 @@ DEFAULT_HEARTBEAT = dt.timedelta(seconds=2)
 DEFAULT_MAX_CONCURRENT_PARTITIONS = 16
 #: Result rows taken from a partition's queue into one batch at most.
 DEFAULT_MAX_BATCH_ROWS = 1000
+#: How often a partition at a move-in looks whether its sources caught up.
+MOVE_IN_POLL_SECONDS = 0.02
 
 
 def _utc_now() -> dt.datetime:
@@ -263,7 +272,7 @@ class ChangeStreamWatcher(OwnStateWatcher):
         info = info_of(self)
         try:
             found = first_partitions(self.database, info.name, root.start, end=self.end, heartbeat_ms=self.heartbeat_ms,
-                                     request_settings=self.request_settings)
+                                     request_settings=self.request_settings, mutable_key_range=info.mutable_key_range)
         except gexc.GoogleAPICallError as exc:
             raise read_error(info, exc, root.start) from exc
         rows = [*(PartitionProgress(c.token, c.parents, at, at, CREATED) for c, at in found), root.finished()]
@@ -320,10 +329,12 @@ class ChangeStreamWatcher(OwnStateWatcher):
 
     def _read_partition(self, run: ReadRun, token: str) -> bool:
         """Read ``token`` from its progress; True once it ended (progress FINISHED), False when stopped."""
+        info = info_of(self)
         with self._lock:
             start = self._partitions[token]
-        reader = PartitionReader(self.database, info_of(self).name, token, start.watermark, end=self.end,
-                                 heartbeat_ms=self.heartbeat_ms, request_settings=self.request_settings)
+        reader = PartitionReader(self.database, info.name, token, start.watermark, end=self.end,
+                                 heartbeat_ms=self.heartbeat_ms, request_settings=self.request_settings,
+                                 mutable_key_range=info.mutable_key_range)
         with self._lock:
             run.readers = {r for r in run.readers if r.alive} | {reader}
         reader.start()
@@ -332,12 +343,19 @@ class ChangeStreamWatcher(OwnStateWatcher):
         try:
             while not run.stop.is_set():
                 taken = reader.take(self.max_batch_rows)
-                for step in steps(taken, skip_at=start.watermark, skip_ids=skip, ignore_tables=ignored):
+                for step in steps(taken, skip_at=start.watermark, skip_ids=skip, ignore_tables=ignored,
+                                  in_sequence_order=info.mutable_key_range):
                     with self._lock:
                         self._counts["heartbeats"] += step.heartbeats
                     self._flush(run, token, step.records, step.heartbeat)
                     if step.children is not None:
-                        self._add_children(step.children)
+                        self._add_children(step.children.start_timestamp,
+                                           [(c.token, c.parents) for c in step.children.children])
+                    if step.starts is not None:  # new partitions have no parents: read them now
+                        self._add_children(step.starts.start_timestamp, [(t, ()) for t in step.starts.tokens])
+                        self._schedule()
+                    if step.event is not None and not self._moved(run, token, step.event):
+                        return False
                     if step.error is not None:
                         raise step.error
                     if step.end:
@@ -348,6 +366,22 @@ class ChangeStreamWatcher(OwnStateWatcher):
             return False
         finally:
             reader.stop.set()
+
+    def _moved(self, run: ReadRun, token: str, event: PartitionEventRecord) -> bool:
+        """Key ranges moved at ``event``: note the move-outs in the progress (the destinations may go on),
+        then wait until the move-ins' sources processed everything up to the move (per-key commit
+        order, :mod:`.key_range_moves`). False when the watcher stopped while waiting."""
+        if event.destinations:
+            with self._lock:
+                after = after_move_out(self._partitions[token], event.commit_timestamp, event.destinations)
+            self._save(token, after)
+        while event.sources:
+            with self._lock:
+                if sources_done(self._partitions, event.sources, event.commit_timestamp, token):
+                    return True
+            if run.stop.wait(MOVE_IN_POLL_SECONDS):
+                return False
+        return True
 
     def _retire(self, token: str) -> None:
         """``token`` finished (its row says so; its children have rows): prune its row, then let
@@ -364,15 +398,17 @@ class ChangeStreamWatcher(OwnStateWatcher):
             if forget:
                 self._scheduler.forget(token)
 
-    def _add_children(self, rec: records.ChildPartitionsRecord) -> None:
-        if self.end is not None and rec.start_timestamp > self.end:
+    def _add_children(self, start: Any, children: list[tuple[str, tuple[str, ...]]]) -> None:
+        """Partitions (token, parents) to read from ``start``: a partition's children, or the new
+        partitions of a partition start record (no parents)."""
+        if self.end is not None and start > self.end:
             return
         new = []
         with self._lock:
-            for c in rec.children:
-                if c.token not in self._partitions and self._scheduler.add(c.token, c.parents, rec.start_timestamp):
-                    row = PartitionProgress(c.token, c.parents, rec.start_timestamp, rec.start_timestamp, CREATED)
-                    self._partitions[c.token] = row
+            for child, parents in children:
+                if child not in self._partitions and self._scheduler.add(child, parents, start):
+                    row = PartitionProgress(child, parents, start, start, CREATED)
+                    self._partitions[child] = row
                     new.append(row)
         if new:
             self.progress.save(info_of(self).name, self.watcher_id, new)
