@@ -6,75 +6,17 @@ and duplicates only as the same change id with the same content."""
 
 from __future__ import annotations
 
-import threading
 import time
 import uuid
-from typing import Any
 
 import pytest
 
-from tests.sinks.support import ITEMS_DDL, Message, deduplicated, per_key, read_topic, row, write
+from tests.sinks.delivery_check import Writers, check_delivery
+from tests.sinks.support import ITEMS_DDL, read_topic
 from tests.watcher.core_support import Collector, wait_until
 from watcher import MIN_TIMESTAMP, InMemoryCommitTimestampRepository, RetryPolicy, State, TableId, TableWatcher
-from watcher.model import rfc3339_nanos
 from watcher.sinks import DeliveryError
 from watcher.sinks.kafka import KafkaSink
-
-#: Keys every transaction updates (their versions must arrive in commit order); each also inserts a new key.
-HOT_KEYS = 3
-
-
-class Writers:
-    """One thread committing transactions until stopped: transaction i inserts key (i, "new") and sets the
-    hot key (i % HOT_KEYS, "hot") to version i (in Big)."""
-
-    def __init__(self, db: Any) -> None:
-        self.db = db
-        self.commits: list[tuple[int, Any]] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self.error: BaseException | None = None
-
-    def _run(self) -> None:
-        i = HOT_KEYS
-        try:
-            while not self._stop.is_set():
-                self.commits.append((i, write(self.db, [row(i, "new", i), row(i % HOT_KEYS, "hot", i)])))
-                i += 1
-                time.sleep(0.005)
-        except BaseException as exc:  # the test fails on it
-            self.error = exc
-
-    def __enter__(self) -> Writers:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._stop.set()
-        self._thread.join(30)
-
-
-def check_delivery(messages: list[Message], commits: list[tuple[int, Any]]) -> list[Message]:
-    """Every committed insert and each hot key's last version arrived, per key in commit order, duplicates
-    only as the same change id with the same content; returns the messages de-duplicated by change id."""
-    by_id: dict[str, Message] = {}
-    for m in messages:
-        first = by_id.setdefault(m.change_id, m)
-        assert (m.key, m.value, m.headers) == (first.key, first.value, first.headers), f"change id {m.change_id} differs"
-    unique = deduplicated(messages)
-    assert len({(m.key_values, m.headers["commit_timestamp"]) for m in unique}) == len(unique)  # one id per change
-    for key, ms in per_key(messages).items():  # as read, duplicates included: never back in time
-        stamps = [m.headers["commit_timestamp"] for m in ms]
-        assert stamps == sorted(stamps), f"key {key} out of commit order"
-    keys = per_key(unique)
-    assert {k for k in keys if k[1] == "new"} == {(str(i), "new") for i, _ in commits}, "inserts missing"
-    for hot in range(HOT_KEYS):
-        last = max((c for c in commits if c[0] % HOT_KEYS == hot), key=lambda c: c[0])
-        versions = [int(m.value["after"]["Big"]) for m in keys[(str(hot), "hot")]]
-        assert versions == sorted(set(versions)) and versions[-1] == last[0]
-        assert len(versions) >= 2, f"hot key {hot} seen once: its order was not put to the test"
-        assert keys[(str(hot), "hot")][-1].headers["commit_timestamp"] == rfc3339_nanos(last[1])
-    return unique
 
 
 def test_the_broker_killed_mid_publish_and_restarted_loses_nothing_and_keeps_each_keys_order(make_database, broker):
