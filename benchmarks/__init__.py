@@ -44,6 +44,9 @@ SUITES: dict[str, tuple[str, ...]] = {
     "java": (
         "benchmarks.java_side_by_side",
     ),
+    "kafka": (
+        "benchmarks.kafka_delivery",
+    ),
     "changelog": (
         "benchmarks.changelog_job",
         "benchmarks.changelog_job_groups",

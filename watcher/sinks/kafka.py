@@ -264,6 +264,20 @@ class KafkaSink(Sink):
         if any(c.table != name for c in changes):  # the topic is the table's: a mixed batch would land wrongly
             raise SinkError(f"a batch holds changes of one table; this one mixes {sorted({c.table for c in changes})}")
         topic = self.template.topic(name, origin.names)
+        messages = self._messages(changes, table, origin)
+        outgoing = self._route(name, topic, messages)
+        self._send(name, outgoing)
+        letters = sum(1 for to, _ in outgoing if to != topic)
+        with self._lock:
+            self.batches_sent += 1
+            self.messages_sent += len(outgoing)
+            self.dead_lettered += letters
+
+    def messages(self, changes: Sequence[Change], table: TableInfo) -> list[events.Event]:
+        """The messages :meth:`write_batch` sends for one batch of one table (in order; tombstones included)."""
+        return self._messages(changes, table, self._origin(self.database, None))
+
+    def _messages(self, changes: Sequence[Change], table: TableInfo, origin: events.Origin) -> list[events.Event]:
         batch = contract.batch_id(changes[0].commit_timestamp)
         now = self.clock()
         messages = [events.event(change, events.staging_record(change, table.key_columns, table.column_types,
@@ -272,13 +286,7 @@ class KafkaSink(Sink):
                     for seq, change in enumerate(changes)]
         if self.tombstones:
             messages = [m for event in messages for m in ((event, event.tombstone()) if event.is_delete else (event,))]
-        outgoing = self._route(name, topic, messages)
-        self._send(name, outgoing)
-        letters = sum(1 for to, _ in outgoing if to != topic)
-        with self._lock:
-            self.batches_sent += 1
-            self.messages_sent += len(outgoing)
-            self.dead_lettered += letters
+        return messages
 
     def _route(self, table: str, topic: str, messages: Sequence[events.Event]) -> list[tuple[str, events.Event]]:
         """Each message with its topic: its table's, or the dead-letter topic's when it is too large for the
