@@ -51,6 +51,7 @@ KAFKA = '[kafka]\nbootstrap_servers = "127.0.0.1:9092"\n'
     (KAFKA + "partitions = 0", "watch.toml: kafka.partitions: must be at least 1, got 0"),
     (KAFKA + "replication_factor = 1.5", "watch.toml: kafka.replication_factor: expected an integer, got a number"),
     (KAFKA + "delivery_timeout = 0", "watch.toml: kafka.delivery_timeout: must be at least 0.001, got 0"),
+    (KAFKA + 'connect_timeout = "5s"', "watch.toml: kafka.connect_timeout: expected a number of seconds, got a string"),
     (KAFKA + 'dead_letter_topic = "dead.%table%"',
      "watch.toml: kafka.dead_letter_topic: 'dead.%table%': one topic for every table, without placeholders"),
     (KAFKA + 'dead_letter_topic = "dead letters"', "watch.toml: kafka.dead_letter_topic: gives 'dead letters'"),
@@ -97,6 +98,7 @@ def test_a_kafka_table_adds_a_kafka_sink_after_the_staging_sink_with_every_key()
         partitions = 3
         replication_factor = 2
         delivery_timeout = 12.5
+        connect_timeout = 2
         tombstones = true
         server_name = "shop-db"
         dead_letter_topic = "shop.dead-letters"
@@ -108,7 +110,7 @@ def test_a_kafka_table_adds_a_kafka_sink_after_the_staging_sink_with_every_key()
     assert isinstance(staging, StagingSinkSettings) and staging.staging_dir == Path("/cfg/staging")
     assert kafka == KafkaSinkSettings(
         "kafka", "kafka", "k1:9092,k2:9093", topic_template="shop.%table%", format="record", create_topics=True,
-        partitions=3, replication_factor=2, delivery_timeout=12.5, tombstones=True, server_name="shop-db",
+        partitions=3, replication_factor=2, delivery_timeout=12.5, connect_timeout=2.0, tombstones=True, server_name="shop-db",
         dead_letter_topic="shop.dead-letters", producer={"compression.type": "lz4", "linger.ms": 5})
 
 
@@ -142,17 +144,17 @@ def test_sinks_entries_are_the_sinks_in_order_with_the_kafka_table_as_their_defa
     assert second.key_of("format") == "sinks[2].format"
 
 
-def test_built_sink_has_the_settings_and_refuses_a_dead_letter_topic_it_cannot_honour() -> None:
-    cfg = _parse(KAFKA + 'topic_template = "x.%table%"\ncreate_topics = true\n[kafka.producer]\n"linger.ms" = 7')
+def test_the_built_sink_has_every_setting() -> None:
+    cfg = _parse(KAFKA + 'topic_template = "x.%table%"\ncreate_topics = true\nconnect_timeout = 3\n'
+                 'dead_letter_topic = "dead"\n[kafka.producer]\n"linger.ms" = 7')
     kafka = cfg.sink_settings()[1]
     sink = kafka.build(watcher_id="w1", database="projects/p/instances/i/databases/d")
     assert isinstance(sink, KafkaSink)
     assert (sink.bootstrap_servers, sink.template.template, sink.create_topics, sink.watcher_id) == (
         "127.0.0.1:9092", "x.%table%", True, "w1")
     assert sink.topic_of("Singers") == "x.Singers"
+    assert (sink.connect_timeout, sink.dead_letter_topic) == (3.0, "dead")
     assert kafka.arguments()["config"] == {"linger.ms": 7}
-    with_dlt = _parse(KAFKA + 'dead_letter_topic = "dead"').sink_settings()[1]
-    assert with_dlt.arguments()["dead_letter_topic"] == "dead"
 
 
 def test_a_kafka_sink_from_the_configuration_publishes_beside_staging_through_a_real_broker(

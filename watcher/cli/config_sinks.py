@@ -16,6 +16,7 @@ A batch goes to every sink in turn; the checkpoint moves once all of them acknow
     partitions = 3                             # of a topic the sink creates (default 1)
     replication_factor = 1                     # of a topic the sink creates (default 1)
     delivery_timeout = 30                      # seconds the broker has to acknowledge a message
+    connect_timeout = 5                        # seconds the brokers have to answer at start
     tombstones = false                         # a tombstone after each DELETE (compacted topics)
     server_name = "shop"                       # Debezium's source.name (default: the database id)
     dead_letter_topic = "shop.dead-letters"    # where a message that cannot be published goes
@@ -39,7 +40,8 @@ The same in Python (what ``watch`` builds from it)::
     from watcher.staging.sink import StagingSink
 
     kafka = KafkaSink("127.0.0.1:9092", topic="%database%.%table%", event_format="debezium", create_topics=True,
-                      partitions=3, config={"compression.type": "lz4", "linger.ms": 5})
+                      partitions=3, dead_letter_topic="shop.dead-letters",
+                      config={"compression.type": "lz4", "linger.ms": 5})
     attach_sinks(watcher, [StagingSink("staging"), kafka])
 
 Example:
@@ -65,6 +67,7 @@ from ..errors import ConfigurationError
 
 if TYPE_CHECKING:
     from ..sinks.base import Sink
+    from ..sinks.kafka import KafkaSink
     from .config import _Reader
 
 __all__ = ["KafkaSinkSettings", "SinkSettings", "StagingSinkSettings", "read_sinks"]
@@ -73,12 +76,13 @@ STAGING, KAFKA = "staging", "kafka"
 SINK_TYPES = (STAGING, KAFKA)
 STAGING_KEYS = ("type", "name", "staging_dir")
 KAFKA_KEYS = ("type", "name", "bootstrap_servers", "topic_template", "topic_prefix", "format", "create_topics",
-              "partitions", "replication_factor", "delivery_timeout", "tombstones", "server_name",
+              "partitions", "replication_factor", "delivery_timeout", "connect_timeout", "tombstones", "server_name",
               "dead_letter_topic", "producer")
 #: KafkaSink's defaults (repeated so that reading a configuration does not load the Kafka client).
 DEFAULT_TOPIC_TEMPLATE = "%table%"
 DEFAULT_FORMAT = "debezium"
 DEFAULT_DELIVERY_TIMEOUT = 30.0
+DEFAULT_CONNECT_TIMEOUT = 5.0
 
 _SERVER = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):([0-9]{1,5})$")
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
@@ -113,6 +117,7 @@ class KafkaSinkSettings:
     partitions: int = 1
     replication_factor: int = 1
     delivery_timeout: float = DEFAULT_DELIVERY_TIMEOUT
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
     tombstones: bool = False
     server_name: str | None = None
     dead_letter_topic: str | None = None
@@ -128,27 +133,19 @@ class KafkaSinkSettings:
         return f"{self.key}.{name}"
 
     def arguments(self) -> dict[str, Any]:
-        """KafkaSink's keyword arguments (``dead_letter_topic`` only when set)."""
-        out: dict[str, Any] = dict(
-            topic=self.topic_template, event_format=self.format, create_topics=self.create_topics,
-            partitions=self.partitions, replication_factor=self.replication_factor,
-            delivery_timeout=self.delivery_timeout, tombstones=self.tombstones, server_name=self.server_name,
-            config=dict(self.producer))
-        if self.dead_letter_topic is not None:
-            out["dead_letter_topic"] = self.dead_letter_topic
-        return out
+        """KafkaSink's keyword arguments."""
+        return dict(topic=self.topic_template, event_format=self.format, create_topics=self.create_topics,
+                    partitions=self.partitions, replication_factor=self.replication_factor,
+                    delivery_timeout=self.delivery_timeout, connect_timeout=self.connect_timeout,
+                    tombstones=self.tombstones, server_name=self.server_name,
+                    dead_letter_topic=self.dead_letter_topic, config=dict(self.producer))
 
-    def build(self, *, watcher_id: str | None = None, database: Any = None) -> Sink:
-        """The :class:`~watcher.sinks.kafka.KafkaSink` these settings describe (nothing connects yet)."""
-        import inspect
-
+    def build(self, *, watcher_id: str | None = None, database: Any = None) -> KafkaSink:
+        """The :class:`~watcher.sinks.kafka.KafkaSink` these settings describe (nothing connects yet;
+        ``database`` None: the attached watcher's)."""
         from ..sinks.kafka import KafkaSink
 
-        arguments = self.arguments()
-        if "dead_letter_topic" in arguments and "dead_letter_topic" not in inspect.signature(KafkaSink).parameters:
-            raise ConfigurationError(f"{self.key_of('dead_letter_topic')}: this version of KafkaSink has no "
-                                     "dead-letter topic; leave the key out")
-        return KafkaSink(self.bootstrap_servers, watcher_id=watcher_id, database=database, **arguments)
+        return KafkaSink(self.bootstrap_servers, watcher_id=watcher_id, database=database, **self.arguments())
 
 
 SinkSettings = StagingSinkSettings | KafkaSinkSettings
@@ -248,8 +245,9 @@ def _kafka_values(r: _Reader, key: str, table: dict[str, Any], defaults: dict[st
     for name in ("partitions", "replication_factor"):
         if name in table:
             out[name] = r.integer(f"{key}.{name}", table[name], minimum=1)
-    if "delivery_timeout" in table:
-        out["delivery_timeout"] = r.number(f"{key}.delivery_timeout", table["delivery_timeout"], minimum=0.001)
+    for name in ("delivery_timeout", "connect_timeout"):
+        if name in table:
+            out[name] = r.number(f"{key}.{name}", table[name], minimum=0.001)
     if "server_name" in table:
         out["server_name"] = r.text(f"{key}.server_name", table["server_name"])
     if "dead_letter_topic" in table:

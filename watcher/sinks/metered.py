@@ -67,6 +67,7 @@ class MeteredSink(Sink):
             self.sink.attach(watcher)
 
     def close(self) -> None:
+        """Close the inner sink."""
         self.sink.close()
 
     def _metered(self, callback: Callable[[list[Change]], None]) -> Callable[[list[Change]], None]:

@@ -3,6 +3,7 @@
 Example:
     $ spanner-watcher demo --keys 500
     $ spanner-watcher demo --mode both        # polling and a change stream side by side on one workload
+    $ spanner-watcher demo --sink kafka       # into a Kafka broker it starts (needs mvn and java), read back
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from typing import Any
 NAME = "demo"
 #: The demo's capture modes (watcher.devtools.demo_capture.MODES; repeated so that --help starts quickly).
 MODES = ("poll", "change_stream", "both")
+#: Where the demo's batches go: staging files and the Spark changelog, or a Kafka broker the demo starts.
+SINKS = ("staging", "kafka")
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -34,6 +37,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--mode", choices=MODES, default="poll",
                         help="capture by polling (default), by the change stream SingersStream the demo creates, "
                              "or both side by side on the same workload (versions, hard deletes, lag, changelog)")
+    parser.add_argument("--sink", choices=SINKS, default="staging",
+                        help="staging (default): stage every batch and run the Spark changelog job; kafka: start a "
+                             "Kafka broker (needs mvn and java), publish every batch to the topic demo.Singers, and "
+                             "print what a plain consumer received (no Spark)")
     return parser
 
 
@@ -44,9 +51,28 @@ def run(args: argparse.Namespace) -> int:
     for name in ("seconds", "writers", "keys"):
         if getattr(args, name) <= 0:
             raise CommandError(f"--{name} must be positive, got {getattr(args, name)}")
+    if args.sink == "kafka":
+        return _run_kafka(args)
     try:
         summary = run_demo(seconds=args.seconds, workdir=args.workdir, writers=args.writers, keys=args.keys, seed=args.seed,
                            mode=args.mode)
     except FileExistsError as exc:
+        raise CommandError(str(exc)) from None
+    return 0 if summary["keys_missing"] == 0 and summary["writer_errors"] == 0 else 1
+
+
+def _run_kafka(args: argparse.Namespace) -> int:
+    """``--sink kafka``: the demo into a broker it starts; status 2 when mvn or java is missing."""
+    from ...devtools.jvm_tools import JvmToolsMissing
+    from ..main import CommandError
+
+    if args.mode == "both":
+        raise CommandError("--mode both does not go with --sink kafka (choose poll or change_stream)")
+    try:
+        from ...devtools.demo_kafka import run_kafka_demo
+
+        summary = run_kafka_demo(seconds=args.seconds, workdir=args.workdir, writers=args.writers, keys=args.keys,
+                                 seed=args.seed, mode=args.mode)
+    except (ImportError, FileExistsError, JvmToolsMissing) as exc:  # ImportError: the kafka extra, which it names
         raise CommandError(str(exc)) from None
     return 0 if summary["keys_missing"] == 0 and summary["writer_errors"] == 0 else 1

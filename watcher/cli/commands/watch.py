@@ -4,8 +4,10 @@ Reads a TOML configuration (see :mod:`watcher.cli.config`; ``examples/watcher.to
 Singers sample schema), checks it and the tables it names before anything is written, then runs
 the watchers it describes (:mod:`watcher.cli.commands.watch_build`), whose polls and stream
 batches are staged as durable batch files (:class:`~watcher.staging.sink.StagingSink`) before each
-checkpoint moves. Progress (changes staged, lag, per table) is shown live on a terminal, as a line
-every few seconds otherwise. Stops cleanly on Ctrl-C, SIGTERM or after ``--duration`` seconds;
+checkpoint moves; a ``[kafka]`` table or ``[[sinks]]`` entries publish them to Kafka as well, or
+instead (:mod:`watcher.cli.config_sinks`), and a checkpoint moves once every sink acknowledged.
+Progress (changes staged, lag, per table) is shown live on a terminal, as a line every few seconds
+otherwise. Stops cleanly on Ctrl-C, SIGTERM or after ``--duration`` seconds;
 with ``--until-caught-up``, once every change committed before the command started is staged (a
 batch step for a scheduler).
 
@@ -17,8 +19,8 @@ than ``--max-lag`` seconds) on loopback by default (:mod:`watcher.cli.metrics_se
 
 Exit status (:data:`EXIT_CODES`): 0 stopped as asked, or caught up; 1 a watcher (or one table's)
 failed, the reason printed; 2 a problem to fix before starting (configuration, no database
-named, unknown table, unreachable server); 3 with ``--until-caught-up``, stopped (``--duration``,
-Ctrl-C, SIGTERM) before catching up.
+named, unknown table, unreachable server, a Kafka broker that does not answer); 3 with
+``--until-caught-up``, stopped (``--duration``, Ctrl-C, SIGTERM) before catching up.
 
 Example:
     $ spanner-watcher watch --config examples/watcher.toml --duration 60
@@ -51,7 +53,7 @@ EXIT_NOT_CAUGHT_UP = 3
 EXIT_CODES = {EXIT_STOPPED: "stopped as asked (or, with --until-caught-up, caught up)",
               EXIT_FAILED: "a watcher or a table failed (the reason is printed)",
               EXIT_USAGE: "a problem to fix before starting (configuration, no database named, unknown table, "
-                          "unreachable server)",
+                          "unreachable server or Kafka broker)",
               EXIT_NOT_CAUGHT_UP: "--until-caught-up stopped (--duration, Ctrl-C, SIGTERM) before catching up"}
 
 
@@ -112,50 +114,48 @@ def run(args: argparse.Namespace) -> int:
     """Check the configuration, the database choice and the tables, then watch until stopped (or caught up)."""
     from google.api_core.exceptions import GoogleAPICallError
 
-    from ...errors import ConfigurationError, StorageURLError, WatcherError
-    from ...storage_urls import open_filesystem
+    from ...errors import ConfigurationError, WatcherError
     from ..config import load_config
+    from ..config_sinks import StagingSinkSettings
     from ..connection import choice_from_args, open_choice
     from ..main import PROG, CommandError
     from ..request_options import settings_from_args
+    from .watch_sinks import check_sinks, close_sinks
 
     try:
         cfg = load_config(args.config)
         choice = choice_from_args(args, cfg.database)  # no database named: stop before anything starts
     except ConfigurationError as exc:
         raise CommandError(str(exc)) from None
-    staging = cfg.staging_dir
-    if isinstance(staging, Path) and staging.exists() and not staging.is_dir():
-        raise CommandError(str(cfg.error("watch.staging_dir", f"{staging} exists and is not a folder")))
-    try:
-        open_filesystem(staging)  # a URL whose filesystem is missing: said before anything connects
-    except StorageURLError as exc:
-        raise CommandError(str(cfg.error("watch.staging_dir", str(exc)))) from None
+    folders = [s.staging_dir for s in cfg.sink_settings() if isinstance(s, StagingSinkSettings)]
+    created = [f for f in folders if isinstance(f, Path) and not f.exists()]
+    sinks = check_sinks(cfg)  # staging folders usable, Kafka brokers answering: said before anything connects
     requests = settings_from_args(args, cfg.requests)
-    created_staging = isinstance(staging, Path) and not staging.exists()
     metrics = _metrics_server(args, args.max_lag or cfg.max_lag)
     try:
         with metrics, open_choice(choice) as target:
-            return _watch(args, cfg, target, requests, metrics)
+            return _watch(args, cfg, target, requests, metrics, sinks)
     except ConfigurationError as exc:
-        _remove_if_empty(staging, created_staging)
+        _remove_if_empty(created)
         raise CommandError(str(exc)) from None
     except (WatcherError, GoogleAPICallError) as exc:
-        _remove_if_empty(staging, created_staging)
+        _remove_if_empty(created)
         print(f"{PROG} {NAME}: error: {exc}", file=sys.stderr)
         return EXIT_FAILED
+    finally:
+        close_sinks(sinks)  # a Kafka sink waits for messages still queued
 
 
-def _watch(args: argparse.Namespace, cfg: Any, target: Any, requests: Any, metrics: Any) -> int:
+def _watch(args: argparse.Namespace, cfg: Any, target: Any, requests: Any, metrics: Any, sinks: list[Any]) -> int:
     """Build, start and run the watchers on the open ``target``; returns the exit status."""
     from ...capture.change_streams.stream_info import server_now
     from ...capture.group import WatcherGroup
-    from ...staging.sink import StagingSink
     from ..health import behind, failed_loops
     from ..main import PROG
     from ..metrics_server import MetricsServer
     from .watch_build import build_mode_watchers, build_watcher, resolve_tables, start_watching
     from .watch_progress import Progress, run_until, stop_on_signals
+    from .watch_sinks import attach_sinks, describe, summary
 
     staging, database = cfg.staging_dir, target.database
     # Where "caught up" is: the database's clock when the command started, so every change committed
@@ -165,17 +165,17 @@ def _watch(args: argparse.Namespace, cfg: Any, target: Any, requests: Any, metri
     modes = build_mode_watchers(database, cfg, requests)
     members = ([build_watcher(database, cfg, list(infos), requests)] if infos else []) + modes
     watcher = WatcherGroup(members) if len(members) > 1 else members[0]
-    sink = StagingSink(staging, watcher_id=cfg.watcher_id)
-    sink.attach(watcher)
+    attach_sinks(watcher, sinks)  # in order; the checkpoint moves once every sink acknowledged a batch
     progress = Progress()
     streams = modes[len(modes) - len(cfg.change_streams):]
     for member in members:
         member.add_batch_callback(progress.on_stream_batch(member) if member in streams else progress.on_batch)
     until = "until caught up with " + goal.isoformat() if goal is not None else ""
-    print(f"watching {', '.join(_watched(cfg, infos, modes, streams))} in {target.describe()}; staging to {staging}"
+    print(f"watching {', '.join(_watched(cfg, infos, modes, streams))} in {target.describe()}; {describe(sinks)}"
           f"{'; ' + until if until else '' if args.duration else '; press Ctrl-C to stop'}", flush=True)
     if isinstance(metrics, MetricsServer):
         metrics.watcher = watcher
+        metrics.sinks = [m.metrics for m in sinks]
         print(f"metrics at {metrics.url}/metrics, health at {metrics.url}/healthz", flush=True)
     stop = threading.Event()
 
@@ -192,8 +192,7 @@ def _watch(args: argparse.Namespace, cfg: Any, target: Any, requests: Any, metri
     for table, staged, polls, lag, state in progress.rows(watcher):
         ended = " (dropped while watching)" if state == "dropped" else ""
         print(f"  {table}: {staged:,} changes staged, {polls:,} polls, lag {lag}{ended}")
-    print(f"stopped after {elapsed:.1f} s: {sink.records_written:,} changes staged in "
-          f"{sink.batches_written:,} batches under {staging}", flush=True)
+    print(f"stopped after {elapsed:.1f} s: {summary(sinks)}", flush=True)
     failed = failed_loops(watcher)
     if watcher.failure is not None or failed:
         why = watcher.failure if watcher.failure is not None else "; ".join(f"{n}: {f}" for n, f in failed)
@@ -226,8 +225,8 @@ def _metrics_server(args: argparse.Namespace, max_lag: float | None) -> Any:
         raise CommandError(f"cannot serve metrics on {host}:{args.metrics_port}: {exc.strerror or exc}") from None
 
 
-def _remove_if_empty(path: Path | str, created: bool) -> None:
-    """Leave nothing behind when a run that created the (local) staging folder failed before staging."""
-    if created and isinstance(path, Path):
+def _remove_if_empty(created: list[Path]) -> None:
+    """Leave nothing behind when a run that created (local) staging folders failed before staging."""
+    for path in created:
         with contextlib.suppress(OSError):
             path.rmdir()
