@@ -70,12 +70,13 @@ def _seconds(text: str) -> float:
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``watch`` subcommand."""
     from ..connection import add_arguments
+    from ..example_config import example_config_path
     from ..request_options import add_request_arguments
 
     parser = subparsers.add_parser(
         NAME, help="watch tables for changes and stage them as durable batch files",
         description="Run the watchers a TOML configuration describes (tables, shard providers, hints, poll "
-                    "interval, limit, staging directory, checkpoint table; see examples/watcher.toml) and stage "
+                    f"interval, limit, staging directory, checkpoint table; an example: {example_config_path()}) and stage "
                     "every change before the checkpoint moves. The configuration is checked before anything "
                     "connects. Stop with Ctrl-C or SIGTERM, after --duration, or with --until-caught-up.",
         epilog="exit status: " + "; ".join(f"{code} {meaning}" for code, meaning in EXIT_CODES.items()))
