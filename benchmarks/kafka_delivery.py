@@ -251,12 +251,12 @@ class _Reader:
         from watcher.model import timestamp_nanos
 
         while not self._stop.is_set():
-            for m in self.consumer.consume(1000, 0.05):
-                now = time.time_ns()
-                if m.error() is not None:
-                    continue
-                stamp = dict(m.headers() or [])["commit_timestamp"].decode()
-                self.seen[str(m.topic())].append((now, timestamp_nanos(DatetimeWithNanoseconds.from_rfc3339(stamp))))
+            m = self.consumer.poll(0.05)  # each message as soon as it is there (consume() would wait to fill a batch)
+            if m is None or m.error() is not None:
+                continue
+            now = time.time_ns()
+            stamp = dict(m.headers() or [])["commit_timestamp"].decode()
+            self.seen[str(m.topic())].append((now, timestamp_nanos(DatetimeWithNanoseconds.from_rfc3339(stamp))))
 
     def close(self) -> None:
         self._stop.set()

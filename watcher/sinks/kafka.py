@@ -15,7 +15,7 @@ take within ``delivery_timeout`` (a broker down, a topic gone) fails the batch w
 checkpoint stays before the batch and the whole batch is sent again when the watcher retries:
 messages of a failed batch that did arrive arrive twice then. Delivery is at-least-once;
 consumers de-duplicate by the ``change_id`` header (the changelog's id of the change). Topics are
-checked before their first message (the producer never has the broker create one on its own):
+checked before their first message (:mod:`.kafka_topics`; the producer never has the broker create one on its own):
 missing ones are created with ``create_topics=True``, else a
 :class:`~watcher.sinks.errors.TopicMissingError` names the topic (a
 :class:`~watcher.sinks.errors.TopicCreationError` when the broker refuses to create it).
@@ -46,7 +46,6 @@ Example::
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 import uuid
@@ -55,7 +54,8 @@ from typing import TYPE_CHECKING, Any
 
 try:
     from confluent_kafka import KafkaError, KafkaException, Producer
-    from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
+
+    from .kafka_topics import KafkaTopics
 except ImportError as exc:  # the core package does not need Kafka: say which extra brings it
     raise ImportError("KafkaSink needs confluent-kafka: pip install 'spanner-watcher[kafka]'") from exc
 
@@ -67,7 +67,7 @@ from ..staging import contract
 from . import events
 from .base import Sink
 from .dead_letter import dead_letter, wire_size
-from .errors import BrokerUnreachableError, DeliveryError, MessageTooLargeError, SinkError, TopicCreationError, TopicMissingError
+from .errors import DeliveryError, MessageTooLargeError, SinkError
 from .topics import SourceNames, TopicTemplate
 
 if TYPE_CHECKING:
@@ -90,13 +90,6 @@ ARGUMENT_SETTINGS: Mapping[str, str] = {
 }
 #: Seconds added to ``delivery_timeout`` before a batch whose reports never came is given up.
 _REPORT_GRACE = 5.0
-#: librdkafka's defaults of the producer's largest message and largest batch of messages, in bytes.
-_PRODUCER_MESSAGE_MAX = 1_000_000
-_PRODUCER_BATCH_SIZE = 1_000_000
-#: The topic setting the broker checks a record batch against.
-_TOPIC_MESSAGE_MAX = "max.message.bytes"
-
-_LOG = logging.getLogger(__name__)
 
 
 class _Report:
@@ -200,7 +193,8 @@ class KafkaSink(Sink):
         self._lock = threading.Lock()
         self._producer: Producer | None = None
         #: The topics checked, each with the most bytes a message of it may have (topic and producer limits).
-        self._topics: dict[str, int] = {}
+        self._topics = KafkaTopics(self._settings, create=create_topics, partitions=partitions,
+                                   replication_factor=replication_factor, timeout=self.delivery_timeout)
         self._connected = False
         #: Batches and messages the broker acknowledged; messages sent to the dead-letter topic.
         self.batches_sent = 0
@@ -237,7 +231,7 @@ class KafkaSink(Sink):
         """Make sure a broker answers (once per sink): a :class:`BrokerUnreachableError` after ``connect_timeout``."""
         if self._connected:
             return
-        self._list_topics(self.connect_timeout)
+        self._topics.list(self.connect_timeout)
         self._connected = True
 
     def close(self) -> None:
@@ -291,7 +285,7 @@ class KafkaSink(Sink):
     def _route(self, table: str, topic: str, messages: Sequence[events.Event]) -> list[tuple[str, events.Event]]:
         """Each message with its topic: its table's, or the dead-letter topic's when it is too large for the
         table's (without a dead-letter topic: MessageTooLargeError, before anything of the batch is sent)."""
-        limit = self._check_topic(topic)
+        limit = self._topics.check(topic)
         out: list[tuple[str, events.Event]] = []
         for message in messages:
             size = wire_size(message)
@@ -300,7 +294,7 @@ class KafkaSink(Sink):
                 continue
             if self.dead_letter_topic is None:
                 raise MessageTooLargeError(table, message.key.decode("utf-8"), topic, size, limit)
-            room = self._check_topic(self.dead_letter_topic)
+            room = self._topics.check(self.dead_letter_topic)
             out.append((self.dead_letter_topic, dead_letter(message, topic=topic, limit=limit, room=room)))
         return out
 
@@ -351,70 +345,3 @@ class KafkaSink(Sink):
             if self._producer is None:
                 self._producer = Producer(self._producer_settings)
             return self._producer
-
-    def _check_topic(self, topic: str) -> int:
-        """Make sure ``topic`` exists before its first message (created when allowed, else TopicMissingError);
-        returns the most bytes one of its messages may have (the topic's and the producer's limits)."""
-        with self._lock:
-            if topic in self._topics:
-                return self._topics[topic]
-        listed = self._list_topics(self.delivery_timeout)
-        found = topic in listed and listed[topic].error is None
-        if not found and not self.create_topics:
-            raise TopicMissingError(topic, "create it, or give the sink create_topics=True")
-        admin = self._admin()
-        if not found:
-            self._create_topic(admin, topic)
-        limit = min(self._topic_limit(admin, topic), int(self._settings.get("message.max.bytes", _PRODUCER_MESSAGE_MAX)))
-        batch = int(self._settings.get("batch.size", _PRODUCER_BATCH_SIZE))
-        if batch > limit:  # the broker checks whole batches against the topic's limit
-            _LOG.warning("Kafka topic %s takes messages of at most %d bytes, less than the producer's batch.size %d: "
-                         "a batch of small messages may be refused; give the sink config batch.size <= %d",
-                         topic, limit, batch, limit)
-        with self._lock:
-            self._topics[topic] = limit
-        return limit
-
-    def _admin(self) -> AdminClient:
-        """An admin client whose own log lines go to this module's logger (not to stderr)."""
-        return AdminClient({**self._settings, "logger": _LOG})  # type: ignore[dict-item]
-
-    def _list_topics(self, timeout: float) -> Mapping[str, Any]:
-        """The cluster's topics; BrokerUnreachableError naming the bootstrap servers when none answered in ``timeout``."""
-        try:
-            return self._admin().list_topics(timeout=timeout).topics  # type: ignore[no-any-return]
-        except KafkaException as exc:
-            reason = exc.args[0].str() if exc.args and isinstance(exc.args[0], KafkaError) else str(exc)
-            raise BrokerUnreachableError(self.bootstrap_servers, timeout, reason) from exc
-
-    def _topic_limit(self, admin: AdminClient, topic: str) -> int:
-        """The topic's ``max.message.bytes`` as the broker reports it (a topic just created may take a moment
-        to be known to the broker that answers)."""
-        resource = ConfigResource(ResourceType.TOPIC, topic)
-        deadline = time.monotonic() + self.delivery_timeout
-        while True:
-            try:
-                entries = admin.describe_configs([resource], request_timeout=self.delivery_timeout)[resource].result(
-                    self.delivery_timeout)
-                return int(entries[_TOPIC_MESSAGE_MAX].value)
-            except KafkaException as exc:
-                error = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
-                if (error is not None and error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART
-                        and time.monotonic() < deadline):
-                    time.sleep(0.05)
-                    continue
-                raise SinkError(f"Kafka at {self.bootstrap_servers} did not say how large a message topic {topic} "
-                                f"takes: {exc}") from exc
-
-    def _create_topic(self, admin: AdminClient, topic: str) -> None:
-        futures = admin.create_topics([NewTopic(topic, num_partitions=self.partitions,
-                                                replication_factor=self.replication_factor)],
-                                      operation_timeout=self.delivery_timeout, request_timeout=self.delivery_timeout)
-        try:
-            futures[topic].result(self.delivery_timeout)
-        except KafkaException as exc:
-            error = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
-            if error is not None and error.code() == KafkaError.TOPIC_ALREADY_EXISTS:
-                return  # another sink created it first
-            raise TopicCreationError(topic, self.partitions, self.replication_factor,
-                                     f"{error.name()}: {error.str()}" if error is not None else str(exc)) from exc
