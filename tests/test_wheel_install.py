@@ -97,6 +97,9 @@ def test_the_installed_package_applies_its_migrations_and_prints_ddl(installed: 
     package = Path(where.stdout.strip()).parent
     if "site-packages" in package.parts:   # a wheel install carries its own copy, beside the CLI
         assert example_file == package / "cli" / "examples" / "watcher.toml"
+    help_text = _cli(python, "watch", "--help", cwd=work)
+    unwrapped = "".join(help_text.stdout.split())   # argparse wraps the help, breaking a long path too
+    assert help_text.returncode == 0 and f"anexample:{example_file})" in unwrapped, help_text.stdout
 
     migrate = _cli(python, "migrate", "--data-dir", str(work / "data"), cwd=work)
     assert migrate.returncode == 0, migrate.stdout + migrate.stderr
