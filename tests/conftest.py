@@ -146,12 +146,17 @@ def singers_db(make_database):
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    """One local Spark session for the whole run (local[2], 2 shuffle partitions, UI off)."""
+    """One local Spark session for the whole run (local[2], 2 shuffle partitions, UI off, Delta Lake loaded)."""
     from pyspark.sql import SparkSession
+
+    from watcher.changelog.tables import runtime
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    session = (SparkSession.builder.master("local[2]").appName("spanner-watcher-tests")
+    builder = SparkSession.builder.master("local[2]").appName("spanner-watcher-tests")
+    for key, value in {**runtime.spark_settings({}), **runtime.LOCAL_DELTA_SETTINGS}.items():
+        builder = builder.config(key, value)
+    session = (builder
                .config("spark.sql.shuffle.partitions", "2")
                .config("spark.default.parallelism", "2")
                .config("spark.ui.enabled", "false")

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .cluster import executor_env, is_local
+from .tables import runtime as delta_runtime
 
 #: Settings for a single-machine run: few shuffle partitions, no UI, UTC (defaults only).
 LOCAL_SETTINGS = {
@@ -116,6 +117,8 @@ def get_session(master: str | None = None, app: str = "spanner-watcher",
     if master:
         settings["spark.master"] = master
     under_submit = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit started the JVM with its settings
+    if not under_submit:  # under spark-submit, its --packages and --conf load Delta (delta_runtime.submit_arguments)
+        settings = delta_runtime.spark_settings(settings)
     predicted = settings.get("spark.master") or (None if under_submit else configured_master())
     if not under_submit and is_local(predicted):
         # A local run stays on the loopback interface (and Spark stops warning about it).
@@ -124,7 +127,9 @@ def get_session(master: str | None = None, app: str = "spanner-watcher",
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
-    _retry_start(SparkContext._ensure_initialized)  # the JVM, with spark-submit's, PYSPARK_SUBMIT_ARGS', defaults' settings
+    # The JVM, with spark-submit's, PYSPARK_SUBMIT_ARGS', defaults' settings; packages are resolved at its launch only.
+    launch = SparkConf().set("spark.jars.packages", settings["spark.jars.packages"]) if not under_submit else None
+    _retry_start(lambda: SparkContext._ensure_initialized(conf=launch))
     known = SparkConf()
     # pyspark's driver takes the workers' Python from PYSPARK_PYTHON only; spark.pyspark.python
     # (--conf, spark-defaults) is what spark-submit would have put there, so it wins here too.
@@ -137,7 +142,8 @@ def get_session(master: str | None = None, app: str = "spanner-watcher",
     if "spark.master" not in settings and not known.contains("spark.master"):
         settings["spark.master"] = DEFAULT_MASTER
     builder = SparkSession.builder.appName(app)
-    for key, value in {**LOCAL_SETTINGS, **executor_env()}.items():
+    local = delta_runtime.LOCAL_DELTA_SETTINGS if is_local(settings.get("spark.master") or known.get("spark.master")) else {}
+    for key, value in {**LOCAL_SETTINGS, **local, **executor_env()}.items():
         # The launcher turns the console progress bar on for shells; a command prints its own result.
         if key not in settings and (not known.contains(key) or key == "spark.ui.showConsoleProgress"):
             builder = builder.config(key, value)

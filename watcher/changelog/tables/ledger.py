@@ -1,0 +1,162 @@
+"""Exactly once across crashes: which run each warehouse table holds, and the run a crash left open.
+
+A run commits to the four tables in :data:`.layout.COMMIT_ORDER`, each commit carrying Delta's
+application transaction ``(app_id, run_version)`` (``txnAppId``/``txnVersion`` on Spark's writer,
+``spark.databricks.delta.write.txnAppId``/``txnVersion`` for MERGE, ``CommitProperties`` in
+delta-rs). The first commit, to ``runs``, records the staged batches the run consumes; the last,
+to ``watermarks``, says the run is complete. A table's newest transaction version for the app id
+is therefore the newest run it holds, which any Delta reader can see, and after a crash at any
+point the ledger says what to do:
+
+- the newest run in ``runs`` is complete (``watermarks`` holds it): begin the next one, with the
+  staged batches no run consumed;
+- it is not: finish it, with the batches its ``runs`` row names, writing only the tables that do
+  not hold it yet (:meth:`Run.pending`). What a run writes to one table depends only on its batches
+  and the tables before it in the order, so the rows are the ones the crashed attempt wrote or
+  would have written, and no table receives a run twice.
+
+One run at a time per warehouse: a second writer that begins the same run number is detected
+(two ``runs`` rows of one number) and refused.
+
+Example:
+    >>> import tempfile
+    >>> ledger = Ledger(tempfile.mkdtemp())
+    >>> run = ledger.begin(["b1", "b2"])
+    >>> run.version, run.pending()
+    (1, ('changelog', 'current_state', 'watermarks'))
+    >>> ledger.open_run() == run, sorted(ledger.consumed_batches())
+    (True, ['b1', 'b2'])
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ...errors import ChangelogError
+from . import layout
+
+#: The application id of the changelog job's commits (streaming writers use their own).
+APP_ID = "spanner-watcher/changelog"
+
+
+@dataclass(frozen=True)
+class Run:
+    """A run: its number, the batches it consumes, and the tables that hold it already."""
+
+    version: int
+    batches: tuple[str, ...]
+    done: frozenset[str]
+
+    def pending(self) -> tuple[str, ...]:
+        """The tables still to write, in commit order.
+
+        >>> Run(3, ("b",), frozenset({"runs", "changelog"})).pending()
+        ('current_state', 'watermarks')
+        """
+        return tuple(spec.name for spec in layout.COMMIT_ORDER if spec.name not in self.done)
+
+    @property
+    def complete(self) -> bool:
+        return layout.WATERMARKS.name in self.done
+
+
+class Ledger:
+    """The run bookkeeping of one warehouse (a folder path or a URL delta-rs opens)."""
+
+    def __init__(self, warehouse: str | os.PathLike[str], *, app_id: str = APP_ID,
+                 storage_options: Mapping[str, str] | None = None) -> None:
+        self.warehouse = str(warehouse).rstrip("/")
+        self.app_id = app_id
+        self.storage_options = dict(storage_options or {})
+
+    def uri(self, table: str) -> str:
+        """The folder of ``table`` under the warehouse."""
+        return f"{self.warehouse}/{table}"
+
+    def create_tables(self) -> None:
+        """Create the warehouse's tables that do not exist yet, empty, with their partitioning and properties."""
+        from deltalake import DeltaTable
+
+        for spec in layout.COMMIT_ORDER:
+            if self._open(spec.name) is None:
+                DeltaTable.create(self.uri(spec.name), spec.arrow_schema(), mode="ignore",
+                                  partition_by=list(spec.partition_by) or None, configuration=dict(spec.properties) or None,
+                                  storage_options=self.storage_options or None)
+
+    def _open(self, table: str) -> Any | None:
+        from deltalake import DeltaTable
+        from deltalake.exceptions import TableNotFoundError
+
+        try:
+            return DeltaTable(self.uri(table), storage_options=self.storage_options or None)
+        except TableNotFoundError:
+            return None
+
+    def held_version(self, table: str) -> int:
+        """The newest run ``table`` holds (0: none, or no such table yet)."""
+        found = self._open(table)
+        version = found.transaction_version(self.app_id) if found is not None else None
+        return int(version or 0)
+
+    def _runs(self) -> list[dict[str, Any]]:
+        found = self._open(layout.RUNS.name)
+        if found is None:
+            return []
+        return found.to_pyarrow_table(columns=["run_version", "batches"]).to_pylist()
+
+    def _run(self, version: int, rows: list[dict[str, Any]]) -> Run:
+        mine = [row for row in rows if row["run_version"] == version]
+        if len(mine) > 1:
+            raise ChangelogError(f"warehouse {self.warehouse}: run {version} was begun twice (two writers at once?); "
+                                 "run one changelog job at a time per warehouse")
+        batches = tuple(mine[0]["batches"] or ()) if mine else ()
+        done = frozenset(spec.name for spec in layout.COMMIT_ORDER if self.held_version(spec.name) >= version)
+        return Run(version, batches, done)
+
+    def open_run(self) -> Run | None:
+        """The newest run if a crash left it incomplete, else None."""
+        rows = self._runs()
+        newest = max((row["run_version"] for row in rows), default=0)
+        if newest == 0:
+            return None
+        run = self._run(newest, rows)
+        return None if run.complete else run
+
+    def consumed_batches(self) -> frozenset[str]:
+        """Every staged batch a run consumed or is consuming (an open run's batches included)."""
+        return frozenset(batch for row in self._runs() for batch in row["batches"] or ())
+
+    def begin(self, batches: Iterable[str], *, now: dt.datetime | None = None) -> Run:
+        """Record the next run and the batches it consumes (its first commit); refuses while a run is open."""
+        import pyarrow as pa
+        from deltalake import CommitProperties, Transaction, write_deltalake
+
+        if (left := self.open_run()) is not None:
+            raise ChangelogError(f"warehouse {self.warehouse}: run {left.version} is not complete "
+                                 f"(tables left: {', '.join(left.pending())}); finish it first")
+        version = self.held_version(layout.RUNS.name) + 1
+        row = {"run_version": version, "batches": sorted(set(batches)),
+               "started_at": now or dt.datetime.now(dt.UTC)}
+        write_deltalake(self.uri(layout.RUNS.name), pa.Table.from_pylist([row], schema=layout.RUNS.arrow_schema()),
+                        mode="append", storage_options=self.storage_options or None,
+                        commit_properties=CommitProperties(app_transactions=[Transaction(self.app_id, version)]))
+        return self._run(version, self._runs())
+
+    def writer_options(self, run: Run) -> dict[str, str]:
+        """Options of Spark's Delta writer that commit a write as ``run`` (a repeat is skipped by Delta)."""
+        return {"txnAppId": self.app_id, "txnVersion": str(run.version)}
+
+    def sql_settings(self, run: Run) -> dict[str, str]:
+        """Session settings under which a Spark MERGE, UPDATE or DELETE commits as ``run``."""
+        return {"spark.databricks.delta.write.txnAppId": self.app_id,
+                "spark.databricks.delta.write.txnVersion": str(run.version)}
+
+    def commit_properties(self, run: Run) -> Any:
+        """delta-rs commit properties that commit a write as ``run`` (check :meth:`Run.pending` first)."""
+        from deltalake import CommitProperties, Transaction
+
+        return CommitProperties(app_transactions=[Transaction(self.app_id, run.version)])
