@@ -102,14 +102,13 @@ class _Report:
         self.fatal = False
         self._lock = threading.Lock()
 
-    def callback(self, topic: str, key: bytes) -> Callable[[KafkaError | None, Any], None]:
-        def report(err: KafkaError | None, _msg: Any) -> None:
-            with self._lock:
-                self.reported += 1
-                if err is not None:
-                    self.failures.append((topic, key.decode("utf-8"), err.str()))
-                    self.fatal = self.fatal or err.fatal()
-        return report
+    def report(self, err: KafkaError | None, msg: Any) -> None:
+        """One message's report (one bound method for the whole batch: no closure per message)."""
+        with self._lock:
+            self.reported += 1
+            if err is not None:
+                self.failures.append((str(msg.topic()), (msg.key() or b"").decode("utf-8"), err.str()))
+                self.fatal = self.fatal or err.fatal()
 
     @property
     def done(self) -> bool:
@@ -306,7 +305,7 @@ class KafkaSink(Sink):
                 while True:
                     try:
                         producer.produce(topic, value=message.value, key=message.key, headers=list(message.headers),
-                                         on_delivery=report.callback(topic, message.key))
+                                         on_delivery=report.report)
                         break
                     except BufferError:  # the client's queue is full: deliveries make room
                         producer.poll(0.05)
