@@ -41,6 +41,8 @@ setup() {
     "$VENV/bin/python" -m pip install -q -e ".[test]"
     rm -f "$VENV"/.installed-* && touch "$stamp"
   fi
+  # Delta Lake's jars, resolved by Spark's package mechanism into its cache once (the warehouse's tables are Delta tables).
+  "$VENV/bin/python" -c 'import sys; from watcher.changelog.tables import runtime; sys.exit(runtime.main())' >/dev/null 2>&1 || echo "run.sh: Delta Lake's jars were not resolved; the first Spark job tries again" >&2
   # The JVM functions' jar, built once per source (cached); on failure it says why, and jobs take the SQL path.
   "$VENV/bin/python" -c 'import sys; from watcher.changelog.jvm import jar; sys.exit(jar.main())' >/dev/null || true
   # The Java Spanner Change Watcher's program (watcher/devtools/javawatcher, Maven; cached per source digest,

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 
 #: The Spark minor release the project runs (pyproject pins pyspark to it) and the Delta release built for it.
 SPARK_RELEASE = "4.2"
@@ -67,10 +68,18 @@ def submit_arguments(conf: Mapping[str, str] | None = None) -> list[str]:
     return args
 
 
+def resolved_jar() -> Path:
+    """Where Spark's package mechanism keeps Delta's jar once resolved (its default Ivy folder)."""
+    group, artifact, version = DELTA_PACKAGE.split(":")
+    return Path.home() / ".ivy2.5.2" / "jars" / f"{group}_{artifact}-{version}.jar"
+
+
 def main() -> int:
-    """Resolve Delta's jars into Spark's package cache (``./run.sh setup`` runs this once)."""
+    """Resolve Delta's jars into Spark's package cache (``./run.sh setup`` runs this; at once when resolved)."""
     from ..session import get_session
 
+    if resolved_jar().is_file():
+        return 0
     try:
         spark = get_session("local[1]", app="spanner-watcher-setup")
         spark.range(1).collect()
