@@ -21,10 +21,17 @@ Example:
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ...model import timestamp_nanos
 from .progress import FINISHED, PartitionProgress
+
+
+def _nanos(ts: Any) -> Any:
+    """Timestamps compared in nanoseconds (datetimes compare to the microsecond only)."""
+    return timestamp_nanos(ts) if isinstance(ts, dt.datetime) else ts
 
 
 def moved_out_id(destination: str) -> str:
@@ -34,7 +41,8 @@ def moved_out_id(destination: str) -> str:
 
 def after_move_out(progress: PartitionProgress, at: Any, destinations: Iterable[str]) -> PartitionProgress:
     """``progress`` once the partition processed its move-out to ``destinations`` at ``at``."""
-    return progress.moved(max(at, progress.watermark), [moved_out_id(d) for d in destinations])
+    later = at if _nanos(at) >= _nanos(progress.watermark) else progress.watermark
+    return progress.moved(later, [moved_out_id(d) for d in destinations])
 
 
 def sources_done(rows: Mapping[str, PartitionProgress], sources: Iterable[str], at: Any, destination: str) -> bool:
@@ -42,9 +50,9 @@ def sources_done(rows: Mapping[str, PartitionProgress], sources: Iterable[str], 
     ``destination`` (see the module docstring)."""
     for source in sources:
         p = rows.get(source)
-        if p is None or p.state == FINISHED or p.watermark > at:
+        if p is None or p.state == FINISHED or _nanos(p.watermark) > _nanos(at):
             continue
-        if p.watermark == at and moved_out_id(destination) in p.delivered_at_watermark:
+        if _nanos(p.watermark) == _nanos(at) and moved_out_id(destination) in p.delivered_at_watermark:
             continue
         return False
     return True

@@ -32,7 +32,7 @@ from typing import Any
 from google.cloud.spanner_v1.types import ChangeStreamRecord, TypeAnnotationCode, TypeCode
 
 from ...errors import PollError
-from ...model import from_nanos
+from ...model import from_nanos, timestamp_nanos
 from . import values
 from .records import ColumnType, DataChangeRecord, HeartbeatRecord, Mod
 
@@ -170,5 +170,6 @@ def sequence_order(records: Sequence[KeyRangeRecord]) -> list[KeyRangeRecord]:
     records already in order stay as they are (a heartbeat's timestamp is never another record's)."""
     def key(r: KeyRangeRecord) -> tuple[Any, int]:
         sequence = getattr(r, "record_sequence", "")
-        return timestamp_of(r), int(sequence) if sequence.isdigit() else -1
+        ts = timestamp_of(r)  # in nanoseconds: datetimes compare to the microsecond only
+        return timestamp_nanos(ts) if isinstance(ts, dt.datetime) else ts, int(sequence) if sequence.isdigit() else -1
     return sorted(records, key=key)

@@ -25,6 +25,12 @@ documentation says and the embedded server does), so a record at exactly R belon
 micro-batch ending at R, and the next one starts at R + 1 ns. The offsets alone fix every read,
 so a micro-batch read again after a failure gives the same rows (within the retention period).
 
+Both partition modes are read (the stream's ``partition_mode``): in ``MUTABLE_KEY_RANGE`` the
+rows are ChangeStreamRecord protobufs, partitions live on across micro-batches and new ones
+come from partition start records (:mod:`.stream_plan`). A window lies in the past, so the
+order of reads across partitions needs no wait at key-range moves: the changelog orders each
+key's changes by commit timestamp and record sequence.
+
 Schema changes need nothing of this mode: each data change record carries its column types, so
 an added column is in the records after it and a dropped one is not. A dropped table's changes
 stay in the stream: the query reads them to the end (their records are committed before the
@@ -42,7 +48,7 @@ from typing import Any
 from google.api_core.datetime_helpers import DatetimeWithNanoseconds
 from pyspark.sql.datasource import DataSourceStreamReader
 
-from ...capture.change_streams import records
+from ...capture.change_streams import key_range_records, records
 from ...capture.change_streams.reader import first_partitions
 from ...capture.change_streams.stream_info import StreamInfo, describe_stream, read_error, server_now
 from ...codec import timestamp_text
@@ -92,7 +98,8 @@ class ChangeStreamReader(DataSourceStreamReader):
             start = DatetimeWithNanoseconds.from_rfc3339(self.options.start)
             info.check_start(start, server_now(db, request_settings=self.options.request_settings))
         try:
-            found = first_partitions(db, info.name, start, request_settings=self.options.request_settings)
+            found = first_partitions(db, info.name, start, request_settings=self.options.request_settings,
+                                     mutable_key_range=info.mutable_key_range)
         except Exception as exc:  # noqa: BLE001 - named as the library's error for this stream
             raise read_error(info, exc, start) from exc
         return StreamOffset(before(start), {child.token: at for child, at in found}).to_json()
@@ -111,24 +118,33 @@ class ChangeStreamReader(DataSourceStreamReader):
         return doc
 
     def _read_partition(self, token: str, start: Any, end: Any) -> PartitionRead:
-        """One partition over the window, on the driver: its child_partitions records, its wanted records counted."""
+        """One partition over the window, on the driver: its child_partitions records (a MUTABLE_KEY_RANGE
+        stream's partition start records as such, and whether it ended), its wanted records counted."""
         keep = stream_reader.wanted(self.options.tables)
         children: list[records.ChildPartitionsRecord] = []
-        count = 0
+        count, ended, moves_in = 0, False, []
         for rec in stream_reader.query_records(self._database(), self._stream(), token, start, end,
                                                request_settings=self.options.request_settings):
             if isinstance(rec, records.ChildPartitionsRecord):
                 children.append(rec)
+            elif isinstance(rec, key_range_records.PartitionStartRecord):
+                children.append(records.ChildPartitionsRecord(
+                    rec.start_timestamp, rec.record_sequence, tuple(records.ChildPartition(t, ()) for t in rec.tokens)))
+            elif isinstance(rec, key_range_records.PartitionEndRecord):
+                ended = True
+            elif isinstance(rec, key_range_records.PartitionEventRecord) and rec.sources:
+                moves_in.append(rec.commit_timestamp)
             elif isinstance(rec, records.DataChangeRecord) and keep(rec.table_name):
                 count += 1
-        return PartitionRead(children, count)
+        return PartitionRead(children, count, ended if self._stream().mutable_key_range else None, moves_in)
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[SegmentPartition]:
         finish = StreamOffset.from_json(end)
         segments = self._planned.get(_key(start, end))
         if segments is None:  # a micro-batch of a checkpoint (a restart): the same window, planned again
             segments = plan(StreamOffset.from_json(start), finish.read_timestamp, self._read_partition)[1]
-        reads = [SegmentRead(i, s.token, timestamp_text(s.start)) for i, s in enumerate(segments)]
+        reads = [SegmentRead(i, s.token, timestamp_text(s.start), timestamp_text(s.end) if s.end is not None else None)
+                 for i, s in enumerate(segments)]
         at = timestamp_text(finish.read_timestamp)
         return [SegmentPartition(self.options.location, self._stream(), at, tuple(group), self.options.watcher_id,
                                  self.options.tables, self.options.request_settings)

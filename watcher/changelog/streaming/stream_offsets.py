@@ -57,10 +57,11 @@ def before(ts: Any) -> DatetimeWithNanoseconds:
 
 @dataclass(frozen=True)
 class Segment:
-    """Partition ``token`` read from ``start`` (inclusive) to a micro-batch's end R (inclusive)."""
+    """Partition ``token`` read from ``start`` (inclusive) to ``end`` (inclusive; None: the micro-batch's end R)."""
 
     token: str
     start: DatetimeWithNanoseconds
+    end: DatetimeWithNanoseconds | None = None
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,13 @@ keeps only the child_partitions records; a partition that names children ended w
 window, and each child (once, however many parents report it) is read from its start the same
 way, until every partition either goes on after R (the new frontier, from R + 1 ns) or starts
 after R (a child that starts there). Every partition read is a segment of the micro-batch.
+In a ``MUTABLE_KEY_RANGE`` stream partitions live on while key ranges move between them: a
+partition start record's partitions are read like children (they have no parents) and the
+partition goes on; only a partition end record (``ended``) ends it. A partition's window is
+cut into segments at each move-in (``moves_in``: the segment from the move on starts there),
+and the segments are then ordered by their start, so every segment holding a key's changes
+before a move comes before the one holding them after it: the rows of each key come in
+commit order, as the rule of these records asks of a reader.
 
 **Cost**: the driver's reads return the data change records of the window too (a change
 stream query cannot ask for child partitions alone); they are counted and dropped, so the
@@ -39,16 +46,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...capture.change_streams.records import ChildPartitionsRecord
-from .stream_offsets import Segment, StreamOffset, after
+from ...model import timestamp_nanos
+from .stream_offsets import Segment, StreamOffset, after, before
 
 
 @dataclass(frozen=True)
 class PartitionRead:
-    """What reading one partition over a window gave: its child_partitions records, and how many
-    data change records (of the tables the query wants) it held."""
+    """What reading one partition over a window gave: its child_partitions records (or, for a
+    MUTABLE_KEY_RANGE stream, its partition start records as such), how many data change records
+    (of the tables the query wants) it held, and whether it ended (None: when it named children)."""
 
     children: Sequence[ChildPartitionsRecord]
     records: int
+    ended: bool | None = None
+    #: The timestamps of the partition's move-in events in the window (MUTABLE_KEY_RANGE).
+    moves_in: Sequence[Any] = ()
 
 
 #: ``read_partition(token, start, end)``: the partition read from ``start`` to ``end`` (both inclusive).
@@ -70,15 +82,29 @@ def plan(begin: StreamOffset, read_timestamp: Any,
         if start > read_timestamp:  # starts after the window: the next micro-batch reads it
             frontier[token] = start
             continue
-        segments.append(Segment(token, start))
         read = read_partition(token, start, read_timestamp)
+        segments += _cut(token, start, read.moves_in)
         records += read.records
-        if not read.children:
+        if not (read.ended if read.ended is not None else read.children):
             frontier[token] = after(read_timestamp)
-            continue
         for rec in read.children:
             for child in rec.children:
                 if child.token not in known:
                     known.add(child.token)
                     pending.append((child.token, rec.start_timestamp))
+    if any(s.end is not None for s in segments):
+        segments.sort(key=lambda s: timestamp_nanos(s.start))  # nanoseconds: datetimes compare to the microsecond
     return StreamOffset(read_timestamp, frontier), tuple(segments), records
+
+
+def _cut(token: str, start: Any, moves_in: Sequence[Any]) -> list[Segment]:
+    """The segments of ``token`` read from ``start``: one, or one more from each later move-in on.
+
+    >>> from watcher.model import from_nanos
+    >>> [(s.start.nanosecond, s.end and s.end.nanosecond) for s in _cut("p", from_nanos(5), [from_nanos(9), from_nanos(5)])]
+    [(5, 8), (9, None)]
+    """
+    cuts = sorted({t for t in moves_in if timestamp_nanos(t) > timestamp_nanos(start)}, key=timestamp_nanos)
+    starts = [start, *cuts]
+    return [Segment(token, a, before(b) if b is not None else None)
+            for a, b in zip(starts, [*cuts, None], strict=True)]

@@ -30,7 +30,7 @@ from google.api_core import exceptions as gexc
 from google.api_core.datetime_helpers import DatetimeWithNanoseconds
 from pyspark.sql.datasource import InputPartition
 
-from ...capture.change_streams import records
+from ...capture.change_streams import key_range_records, records
 from ...capture.change_streams.reader import PARAM_TYPES, query_text
 from ...capture.change_streams.spanner_progress import TABLE as PROGRESS_TABLE
 from ...capture.change_streams.stream_info import StreamInfo, read_error
@@ -48,11 +48,13 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
 @dataclass(frozen=True)
 class SegmentRead:
-    """Segment ``index`` of a micro-batch: partition ``token`` from ``start`` (RFC 3339 text) to R."""
+    """Segment ``index`` of a micro-batch: partition ``token`` from ``start`` (RFC 3339 text) to ``end``
+    (None: to R; a MUTABLE_KEY_RANGE partition's window is cut at its move-ins)."""
 
     index: int
     token: str
     start: str
+    end: str | None = None
 
 
 @dataclass(frozen=True)
@@ -86,10 +88,11 @@ def wanted(tables: tuple[str, ...]) -> Callable[[str], bool]:
 
 
 def query_records(db: Any, stream: StreamInfo, token: str, start: Any, end: Any, *,
-                  request_settings: RequestSettings | None = None) -> Iterator[records.Record]:
+                  request_settings: RequestSettings | None = None) -> Iterator[Any]:
     """Every record of partition ``token`` from ``start`` to ``end`` (both inclusive), in the order
-    the stream returns them; a failed read as the library's error naming the stream. The query
-    carries ``request_settings``' priority and request tag."""
+    the stream returns them (:mod:`~watcher.capture.change_streams.records`, or for a MUTABLE_KEY_RANGE
+    stream :mod:`~watcher.capture.change_streams.key_range_records`); a failed read as the library's
+    error naming the stream. The query carries ``request_settings``' priority and request tag."""
     params = {"start": start, "end": end, "token": token, "heartbeat": HEARTBEAT_MS}
     options = settings_or_default(request_settings).request_options()
     try:
@@ -98,6 +101,9 @@ def query_records(db: Any, stream: StreamInfo, token: str, start: Any, end: Any,
                                        request_options=options)
             layout = None
             for row in results:
+                if stream.mutable_key_range:
+                    yield from key_range_records.parse_row(row)
+                    continue
                 if layout is None:
                     layout = records.layout_of(results.fields)
                 yield from records.parse_row(row, layout)
@@ -117,11 +123,12 @@ def read(partition: SegmentPartition) -> Iterator[tuple[Any, ...]]:
 def _segment_rows(db: Any, partition: SegmentPartition, segment: SegmentRead, at: Any,
                   keep: Callable[[str], bool]) -> Iterator[tuple[Any, ...]]:
     start = DatetimeWithNanoseconds.from_rfc3339(segment.start)
+    stop = DatetimeWithNanoseconds.from_rfc3339(segment.end) if segment.end is not None else at
     batch_id = segment_batch_id(partition.read_timestamp, partition.watcher_id, segment.index)
     # A staged batch holds one table's records (the changelog reads it as the file
     # table=<T>/<batch id>.jsonl), so each table's records of a segment number 0..n-1 on their own.
     next_seq: dict[str, int] = {}
-    for rec in query_records(db, partition.stream, segment.token, start, at, request_settings=partition.request_settings):
+    for rec in query_records(db, partition.stream, segment.token, start, stop, request_settings=partition.request_settings):
         if not isinstance(rec, records.DataChangeRecord) or not keep(rec.table_name):
             continue
         for change in rec.changes(segment.token, at, at):
