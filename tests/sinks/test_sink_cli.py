@@ -1,13 +1,16 @@
 """``spanner-watcher watch`` with Kafka sinks, run as a user runs it: a broker that does not answer or a
 producer setting librdkafka does not know is one line and status 2; a staging and a Kafka sink both
-get every change of a real table, published to a real broker."""
+get every change of a real table, published to a real broker; ``/metrics`` has each sink's figures."""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import textwrap
+import time
+import urllib.request
 import uuid
 from pathlib import Path
 from typing import Any
@@ -97,3 +100,46 @@ def test_watch_stages_and_publishes_every_change_to_each_sink_in_order(make_data
     assert {m.value["watcher_id"] for m in messages} == {"cli-test"}
     staged = [json.loads(line) for path in (tmp_path / "staged").rglob("*.jsonl") for line in path.read_text().splitlines()]
     assert sorted(int(r["keys"][0]) for r in staged) == list(range(25))
+
+
+def test_watch_serves_each_sinks_figures_at_metrics(make_database, broker, tmp_path: Path) -> None:
+    database = make_database(SINGERS_DDL)
+    with database.batch() as batch:
+        batch.insert("Singers", ("SingerId", "FirstName", "LastName", "LastUpdated"),
+                     [(i, f"F{i}", f"L{i}", spanner.COMMIT_TIMESTAMP) for i in range(5)])
+    prefix = f"met{uuid.uuid4().hex[:8]}"
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    admin.create_topics([NewTopic(f"{prefix}.Singers", 1, 1)])[f"{prefix}.Singers"].result(20)
+    config = _config(tmp_path / "watch.toml", f"""
+        [tables]
+        include = ["Singers"]
+        [kafka]
+        bootstrap_servers = "{broker.bootstrap_servers}"
+        topic_prefix = "{prefix}"
+        """)
+    proc = subprocess.Popen([*CLI, "watch", "--config", str(config), "--quiet", "--metrics-port", "0", "--duration", "120",
+                             "--project", PROJECT, "--instance", INSTANCE, "--database", database.database_id],
+                            env=_env(os.environ["SPANNER_EMULATOR_HOST"]), cwd=REPO, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        url = None
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if line.startswith("metrics at "):
+                url = line.split()[2].rstrip(",")
+                break
+        assert url, proc.stderr.read() if proc.stderr else ""
+        deadline = time.monotonic() + 60
+        while True:
+            text = urllib.request.urlopen(url, timeout=10).read().decode()
+            if 'spanner_watcher_sink_acknowledged_total{sink="kafka"} 5' in text or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=60)
+    assert 'spanner_watcher_sink_acknowledged_total{sink="kafka"} 5' in text, text
+    assert 'spanner_watcher_sink_acknowledged_total{sink="staging"} 5' in text
+    assert 'spanner_watcher_sink_ack_latency_seconds_count{sink="kafka"} ' in text
+    assert 'spanner_watcher_rows_total{table="Singers"' in text
+    assert proc.returncode == 0
