@@ -71,8 +71,9 @@ DEFAULT_HEARTBEAT = dt.timedelta(seconds=2)
 DEFAULT_MAX_CONCURRENT_PARTITIONS = 16
 #: Result rows taken from a partition's queue into one batch at most.
 DEFAULT_MAX_BATCH_ROWS = 1000
-#: How often a partition at a move-in looks whether its sources caught up.
+#: How often a partition at a move-in looks whether its sources caught up, and when it says it still waits.
 MOVE_IN_POLL_SECONDS = 0.02
+MOVE_IN_WARN_SECONDS = 30.0
 
 
 def _utc_now() -> dt.datetime:
@@ -89,7 +90,9 @@ class ChangeStreamWatcher(OwnStateWatcher):
         start: read changes committed from here on when the watcher has no stored progress
             (default: now, as the database's clock says); must be within the stream's retention.
         end: stop by itself after the changes committed up to here (default: run until stopped).
-        max_concurrent_partitions: partitions read at the same time at most.
+        max_concurrent_partitions: partitions read at the same time at most (in a MUTABLE_KEY_RANGE
+            stream partitions live on, and one waiting at a move-in keeps its thread: allow at least
+            as many as are live at once).
         progress: where partition progress is stored (default: a SpannerProgressStore on ``database``).
         watcher_id: names this watcher's progress rows (two watchers of one stream with
             different ids each get every change).
@@ -375,12 +378,19 @@ class ChangeStreamWatcher(OwnStateWatcher):
             with self._lock:
                 after = after_move_out(self._partitions[token], event.commit_timestamp, event.destinations)
             self._save(token, after)
+        waited = time.monotonic()
         while event.sources:
             with self._lock:
                 if sources_done(self._partitions, event.sources, event.commit_timestamp, token):
                     return True
             if run.stop.wait(MOVE_IN_POLL_SECONDS):
                 return False
+            if waited and time.monotonic() - waited > MOVE_IN_WARN_SECONDS:
+                waited = 0.0
+                log.warning("change stream %s partition %s waits at a move-in at %s for source partition(s) %s "
+                            "(max_concurrent_partitions=%d: are they being read?)", self.name, token[:16],
+                            event.commit_timestamp, ", ".join(t[:16] for t in event.sources),
+                            self.max_concurrent_partitions)
         return True
 
     def _retire(self, token: str) -> None:
