@@ -158,7 +158,7 @@ def _watch(args: argparse.Namespace, cfg: Any, target: Any, requests: Any, metri
     from .watch_progress import Progress, run_until, stop_on_signals
     from .watch_sinks import attach_sinks, describe, summary
 
-    staging, database = cfg.staging_dir, target.database
+    database = target.database
     # Where "caught up" is: the database's clock when the command started, so every change committed
     # before it (commit timestamps are the database's) counts, whatever the local clock says.
     goal = server_now(database) if args.until_caught_up else None
@@ -187,7 +187,7 @@ def _watch(args: argparse.Namespace, cfg: Any, target: Any, requests: Any, metri
         try:
             start_watching(watcher, cfg)
             deadline = time.monotonic() + args.duration if args.duration else None
-            elapsed = run_until(watcher, stop, deadline, progress, staging, args.quiet, finished if goal else None)
+            elapsed = run_until(watcher, stop, deadline, progress, describe(sinks), args.quiet, finished if goal else None)
         finally:
             watcher.stop()
     for table, staged, polls, lag, state in progress.rows(watcher):

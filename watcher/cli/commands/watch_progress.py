@@ -66,10 +66,12 @@ class Progress:
         return f"[{elapsed:6.0f} s] {sum(self.staged.values()):,} changes staged; " + "; ".join(parts)
 
     def table(self, watcher: Watcher, elapsed: float, staging: Path | str) -> Any:
+        """The live table; ``staging``: the staging folder, or a text saying where the batches go."""
         from rich.table import Table
 
+        where = f"under {staging}" if isinstance(staging, Path) else f"({staging})"
         table = Table(title=f"spanner-watcher watch: {elapsed:.0f} s, {sum(self.staged.values()):,} changes staged "
-                            f"in {self.batches:,} batches under {staging}", title_justify="left")
+                            f"in {self.batches:,} batches {where}", title_justify="left")
         for column in ("table", "staged", "polls", "lag", "state"):
             table.add_column(column, justify="left" if column in ("table", "state") else "right")
         for t, n, polls, lag, state in self.rows(watcher):
