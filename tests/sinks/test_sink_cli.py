@@ -75,7 +75,6 @@ def test_watch_stages_and_publishes_every_change_to_each_sink_in_order(make_data
     admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
     admin.create_topics([NewTopic(f"{prefix}.Singers", 2, 1)])[f"{prefix}.Singers"].result(20)
     config = _config(tmp_path / "watch.toml", f"""
-        watcher_id = "cli-test"
         [tables]
         include = ["Singers"]
         [[sinks]]
@@ -97,9 +96,11 @@ def test_watch_stages_and_publishes_every_change_to_each_sink_in_order(make_data
     assert f"25 changes published to Kafka at {broker.bootstrap_servers} (sink events)" in result.stdout
     messages = read_topic(broker.bootstrap_servers, f"{prefix}.Singers", at_least=25)
     assert sorted(int(m.key_values[0]) for m in messages) == list(range(25))
-    assert {m.value["watcher_id"] for m in messages} == {"cli-test"}
     staged = [json.loads(line) for path in (tmp_path / "staged").rglob("*.jsonl") for line in path.read_text().splitlines()]
     assert sorted(int(r["keys"][0]) for r in staged) == list(range(25))
+    # Without [watch] watcher_id, both sinks' records still name one watcher.
+    (watcher_id,) = {m.value["watcher_id"] for m in messages}
+    assert {r["watcher_id"] for r in staged} == {watcher_id}
 
 
 def test_watch_serves_each_sinks_figures_at_metrics(make_database, broker, tmp_path: Path) -> None:

@@ -35,6 +35,8 @@ def check_sinks(cfg: Any) -> list[Any]:
             open_filesystem(folder)  # a URL whose filesystem is missing: said before anything connects
         except StorageURLError as exc:
             raise CommandError(str(cfg.error(key, str(exc)))) from None
+    # One watcher_id in every sink's records (without [watch] watcher_id, the first sink's random one).
+    watcher_id = cfg.watcher_id
     for s in cfg.sink_settings():
         if not isinstance(s, KafkaSinkSettings):
             continue
@@ -42,7 +44,7 @@ def check_sinks(cfg: Any) -> list[Any]:
             from ...sinks.kafka_settings import check_producer_settings, setting_named
 
             check_producer_settings(s.producer)
-            sink = s.build(watcher_id=cfg.watcher_id)  # the database's names come from the watcher it is attached to
+            sink = s.build(watcher_id=watcher_id)  # the database's names come from the watcher it is attached to
             sink.connect()
         except ImportError as exc:
             raise CommandError(str(cfg.error(s.key, str(exc)))) from None
@@ -52,9 +54,15 @@ def check_sinks(cfg: Any) -> list[Any]:
             named = setting_named(str(exc))
             raise CommandError(str(cfg.error(s.key_of("producer") + (f".{named}" if named else ""), str(exc)))) from None
         built[s.key] = sink
+        watcher_id = sink.watcher_id
     # Staging sinks last: making one makes its folder, which a refused Kafka sink must not leave behind.
-    return [MeteredSink(built[s.key] if s.key in built else s.build(watcher_id=cfg.watcher_id), s.name)
-            for s in cfg.sink_settings()]
+    sinks = []
+    for s in cfg.sink_settings():
+        if s.key not in built:
+            built[s.key] = s.build(watcher_id=watcher_id)
+            watcher_id = built[s.key].watcher_id
+        sinks.append(MeteredSink(built[s.key], s.name))
+    return sinks
 
 
 def attach_sinks(watcher: Any, sinks: list[Any]) -> None:
