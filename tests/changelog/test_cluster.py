@@ -176,9 +176,11 @@ def test_executors_missing_a_dependency_give_one_line(make_database, tmp_path, c
 
 
 def test_the_master_comes_from_sparks_own_configuration():
-    probe = ("from watcher.changelog.session import get_session; import sys; "
-             "s = get_session(conf=dict(a.split('=', 1) for a in sys.argv[1:])); "
-             "print(s.sparkContext.master, s.conf.get('spark.sql.shuffle.partitions'))")
+    probe = ("from watcher.changelog.session import get_session; import sys, tempfile; "
+             "s = get_session(conf=dict(a.split('=', 1) for a in sys.argv[1:])); p = tempfile.mkdtemp() + '/t'; "
+             "s.range(3).write.format('delta').save(p); "  # Delta's jars and extension loaded at the JVM's launch
+             "print(s.sparkContext.master, s.conf.get('spark.sql.shuffle.partitions'), "
+             "s.sql(f'SELECT count(*) FROM delta.`{p}`').first()[0])")
     python = [sys.executable, "-c", probe]
     done = _run({
         "submit args": (python, _clean_env(PYSPARK_SUBMIT_ARGS="--master local[3] --conf spark.sql.shuffle.partitions=5 "
@@ -186,6 +188,6 @@ def test_the_master_comes_from_sparks_own_configuration():
         "conf": ([*python, "spark.master=local[2]"], _clean_env()),
         "nothing": (python, _clean_env()),
     })
-    assert done["submit args"].stdout.split() == ["local[3]", "5"]  # neither the master nor the user's setting replaced
-    assert done["conf"].stdout.split() == ["local[2]", "8"]
-    assert done["nothing"].stdout.split() == ["local[*]", "8"]
+    assert done["submit args"].stdout.split() == ["local[3]", "5", "3"]  # neither the master nor the user's setting replaced
+    assert done["conf"].stdout.split() == ["local[2]", "8", "3"]
+    assert done["nothing"].stdout.split() == ["local[*]", "8", "3"]
