@@ -18,7 +18,7 @@ from tests.watcher.core_support import wait_until
 from watcher import MIN_TIMESTAMP, InMemoryCommitTimestampRepository, RetryPolicy, State, TableId, TableWatcher
 from watcher.devtools.kafka_broker import free_port
 from watcher.errors import CallbackError, ConfigurationError
-from watcher.sinks import BrokerUnreachableError, MessageTooLargeError, TopicCreationError
+from watcher.sinks import BrokerUnreachableError, MessageTooLargeError, TopicCreationError, TopicMissingError
 from watcher.sinks.dead_letter import HEADERS as DEAD_LETTER_HEADERS
 from watcher.sinks.kafka import KafkaSink
 
@@ -148,3 +148,20 @@ def test_a_topic_that_cannot_be_created_or_named_fails_naming_it(make_database, 
         bad.topic_of("Items")
     with pytest.raises(ConfigurationError, match="dead_letter_topic"):
         KafkaSink(broker.bootstrap_servers, dead_letter_topic="%table%.dlq")
+
+
+def test_a_missing_dead_letter_topic_fails_naming_it_when_a_message_needs_it(make_database, watchers, broker, prefix):
+    db = make_database([ITEMS_DDL])
+    topic, letters = f"{prefix}.Items", f"{prefix}.dead-letters"
+    create_topic(broker.bootstrap_servers, topic, **{"max.message.bytes": str(TOPIC_LIMIT)})
+    sink = KafkaSink(broker.bootstrap_servers, topic=topic, dead_letter_topic=letters, config=PRODUCER)  # no creating
+    w = watchers(db, checkpoints=InMemoryCommitTimestampRepository())
+    sink.attach(w)
+    w.start()
+    write(db, [row(1, "small")])  # no message needs the dead-letter topic yet: it is not asked for
+    wait_until(lambda: sink.messages_sent == 1, 20)
+    write(db, [big_row(2, "big", 30_000)])
+    wait_until(lambda: w.state == State.FAILED, 20)
+    assert isinstance(w.failure.__cause__, TopicMissingError) and w.failure.__cause__.topic == letters
+    assert f"Kafka topic {letters} does not exist" in str(w.failure)
+    sink.close()
