@@ -39,6 +39,7 @@ from tests.cli_support import run_all
 from watcher.changelog import Changelog, register_views
 from watcher.changelog.exports import bigquery
 from watcher.changelog.jvm import jar
+from watcher.changelog.tables import runtime as delta_runtime
 from watcher.devtools.spark_cluster import free_port, stop_process
 from watcher.spanner_client import database_path
 
@@ -72,7 +73,7 @@ def connect_url(tmp_path_factory) -> Iterator[str]:
     argv = [str(SPARK_SUBMIT), "--class", SERVER_CLASS, "--master", "local[2]", "--driver-memory", "1g",
             "--conf", f"spark.connect.grpc.binding.port={port}", "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
             "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=2",
-            "--conf", "spark.sql.session.timeZone=UTC", "spark-internal"]
+            "--conf", "spark.sql.session.timeZone=UTC", *delta_runtime.submit_arguments(), "spark-internal"]
     with open(home / "server.log", "wb") as log:
         server = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=home)
     try:
@@ -187,6 +188,26 @@ def test_changelog_backfill_reconcile_export_and_views_through_spark_connect(spa
         ids = sorted(r[0] for r in snap.execute_sql("SELECT ChangeId FROM SpannerWatcherChangelog"))
     assert ids == sorted(r[0] for r in local_views["changelog"])
     _no_checksum_files(remote)
+
+
+DELTA_PROBE = """
+import sys
+from pyspark.sql import SparkSession
+from watcher.changelog.tables.ledger import Ledger
+spark = SparkSession.builder.remote(sys.argv[1]).getOrCreate()
+ledger = Ledger(sys.argv[2])
+run = ledger.begin(["b1"])
+for _ in range(2):  # a repeat of a committed run's write is skipped
+    spark.range(4).write.format("delta").mode("append").options(**ledger.writer_options(run)).save(ledger.uri("changelog"))
+print(spark.sql(f"SELECT count(*) FROM delta.`{ledger.uri('changelog')}`").first()[0], ledger.held_version("changelog"))
+"""
+
+
+def test_delta_tables_through_spark_connect(tmp_path, connect_url):
+    done = subprocess.run([sys.executable, "-c", DELTA_PROBE, connect_url, str(tmp_path / "warehouse")], cwd=ROOT,
+                          env=_clean_env(), capture_output=True, text=True, timeout=COMMAND_TIMEOUT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["4", "1"]
 
 
 def test_remote_and_master_are_one_choice(tmp_path):
