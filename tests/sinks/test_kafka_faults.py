@@ -55,6 +55,8 @@ def big_row(a: int, b: str, blob_bytes: int) -> tuple[Any, ...]:
 def create_topic(servers: str, topic: str, **config: str) -> None:
     admin = AdminClient({"bootstrap.servers": servers})  # kept until the answer came: its end cancels the request
     admin.create_topics([NewTopic(topic, 1, 1, config=config)])[topic].result(20)
+    # The controller answered; the broker's metadata, which the sink reads, follows a moment later.
+    wait_until(lambda: topic in admin.list_topics(timeout=5).topics, 20, 0.05)
 
 
 def test_no_broker_at_start_is_one_line_naming_the_servers_within_the_connect_timeout(make_database, watchers):
