@@ -20,6 +20,7 @@ import pytest
 # As the CLI does (watcher/cli/main.py): the suite starts Spark's JVM after using gRPC in this process.
 os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
 
+from watcher.localspanner.change_streams.load import LoadPolicy
 from watcher.schema_tools.migrations import sample_migrations
 
 PROJECT = "test-project"
@@ -67,6 +68,21 @@ def churn(local_server):
     service.change_stream_partition_churn_seconds = CHURN_SECONDS
     yield
     service.change_stream_partition_churn_seconds = before
+
+
+#: How the embedded server's change-stream partitions follow load under ``load_splits``: one writer
+#: thread commits well above the split rate, a stream with no writes is below the merge rate.
+LOAD_POLICY = LoadPolicy(split_rate=40.0, merge_rate=10.0, window_seconds=0.3)
+
+
+@pytest.fixture
+def load_splits(local_server):
+    """Change-stream partitions split under write load and merge when cold for one test (embedded server only)."""
+    service = local_server.service
+    before = service.change_stream_load
+    service.change_stream_load = LOAD_POLICY
+    yield LOAD_POLICY
+    service.change_stream_load = before
 
 
 @pytest.fixture

@@ -99,6 +99,9 @@ def test_help_bad_arguments_busy_port_and_demo_options():
             # The demo itself runs in tests/test_demo.py (in-process, on the run's server and Spark session).
             "demo_help": [*CLI, "demo", "--help"],
             "demo_bad": [*CLI, "demo", "--seconds", "0"],
+            "load_bad": [*CLI, "local-spanner", "--change-stream-split-rate", "10", "--change-stream-merge-rate", "20"],
+            "load_and_churn": [*CLI, "local-spanner", "--change-stream-split-rate", "10",
+                               "--change-stream-partition-churn-seconds", "1"],
         })
     assert r["help"].returncode == 0
     for option in ("--host", "--port", "--data-dir"):
@@ -116,6 +119,9 @@ def test_help_bad_arguments_busy_port_and_demo_options():
     for option in ("--seconds", "--writers", "--keys", "--workdir"):
         assert option in r["demo_help"].stdout
     assert r["demo_bad"].returncode == 2 and "--seconds" in r["demo_bad"].stderr
+    assert r["load_bad"].returncode == 2 and "merge rate" in r["load_bad"].stderr
+    assert r["load_and_churn"].returncode == 2 and "exclude each other" in r["load_and_churn"].stderr
+    assert "--change-stream-split-rate" in r["help"].stdout
     for result in r.values():
         assert "Traceback" not in result.stderr
 

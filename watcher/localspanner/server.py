@@ -21,6 +21,7 @@ from typing import Any
 
 import grpc
 
+from .change_streams.load import LoadPolicy
 from .clock import Clock
 from .faults import FaultInjector
 from .frontend.database_admin_service import DatabaseAdminServicer
@@ -66,7 +67,11 @@ class LocalSpanner:
     unique commit timestamps. ``change_stream_partition_churn_seconds`` makes change stream
     partitions split and merge on that period (0: one partition, never churning), so readers
     must follow the child-partition workflow; ``service.change_stream_partition_churn_seconds``
-    changes it while serving. ``now_nanos`` is the wall clock the server reads (tests drive
+    changes it while serving. ``change_stream_split_rate`` (records per second, 0: off) makes
+    partitions follow load instead, as on Spanner: one whose write rate over the last
+    ``change_stream_load_window_seconds`` (default 2) is above it splits, and split ones all below
+    ``change_stream_merge_rate`` (default a quarter of the split rate) merge back
+    (``service.change_stream_load`` changes it while serving). ``now_nanos`` is the wall clock the server reads (tests drive
     time-based rules, such as retention periods, with their own). ``row_deletion_sweep_seconds``
     is how often rows past their table's ROW DELETION POLICY are deleted (0: only when
     ``service.sweep_expired_rows()`` is called).
@@ -75,9 +80,16 @@ class LocalSpanner:
     def __init__(self, data_dir: str | None = None, *, host: str = DEFAULT_HOST, port: int = 0,
                  max_workers: int = DEFAULT_WORKERS, shared_commit_timestamps: bool = False,
                  change_stream_partition_churn_seconds: float = 0.0, now_nanos: Callable[[], int] = time.time_ns,
-                 row_deletion_sweep_seconds: float = DEFAULT_ROW_DELETION_SWEEP_SECONDS) -> None:
+                 row_deletion_sweep_seconds: float = DEFAULT_ROW_DELETION_SWEEP_SECONDS,
+                 change_stream_split_rate: float = 0.0, change_stream_merge_rate: float | None = None,
+                 change_stream_load_window_seconds: float | None = None) -> None:
         self._data_dir = data_dir
         self._churn = change_stream_partition_churn_seconds
+        self._load = LoadPolicy.of(change_stream_split_rate, change_stream_merge_rate, change_stream_load_window_seconds)
+        if self._load is not None and self._churn:
+            raise ValueError("change stream partitions follow either the churn timer or the load, not both: "
+                             f"change_stream_partition_churn_seconds={self._churn}, "
+                             f"change_stream_split_rate={change_stream_split_rate}")
         self._sweep_seconds = row_deletion_sweep_seconds
         # Created here, not at start(): the switch can be set before and while serving, and
         # a restarted server keeps handing out timestamps above the earlier ones.
@@ -141,6 +153,7 @@ class LocalSpanner:
             port = _bind(server, self._host, self._requested_port)
             service = LocalSpannerService(self._data_dir, clock=self._clock,
                                           change_stream_partition_churn_seconds=self._churn,
+                                          change_stream_load=self._load,
                                           row_deletion_sweep_seconds=self._sweep_seconds)
             try:
                 operations = OperationRegistry()
@@ -213,7 +226,9 @@ def _bind_failure(host: str, port: int) -> str | None:
 
 def serve_forever(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, data_dir: str | None = None, *,
                   on_ready: Callable[[LocalSpanner], None] | None = None, shared_commit_timestamps: bool = False,
-                  change_stream_partition_churn_seconds: float = 0.0) -> None:
+                  change_stream_partition_churn_seconds: float = 0.0, change_stream_split_rate: float = 0.0,
+                  change_stream_merge_rate: float | None = None,
+                  change_stream_load_window_seconds: float | None = None) -> None:
     """Serve until SIGINT or SIGTERM, then shut down cleanly.
 
     ``on_ready`` runs once the server listens (e.g. to print the address).
@@ -226,7 +241,10 @@ def serve_forever(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, data_dir: 
             previous[sig] = signal.signal(sig, lambda *_: stop.set())
     try:
         with LocalSpanner(data_dir, host=host, port=port, shared_commit_timestamps=shared_commit_timestamps,
-                          change_stream_partition_churn_seconds=change_stream_partition_churn_seconds) as server:
+                          change_stream_partition_churn_seconds=change_stream_partition_churn_seconds,
+                          change_stream_split_rate=change_stream_split_rate,
+                          change_stream_merge_rate=change_stream_merge_rate,
+                          change_stream_load_window_seconds=change_stream_load_window_seconds) as server:
             # A server process lives for long: its modules, gRPC and protobuf objects never die, yet
             # each full collection would walk them all while holding the GIL, every few seconds under
             # a steady load, and every commit and query would wait. Frozen, collections only walk what came after.

@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 from . import errors, instance_rules
+from .change_streams.load import LoadPolicy
 from .clock import Clock
 from .engine import DatabaseEngine, read_request_text
 from .request_log import RequestRecord
@@ -73,13 +74,16 @@ class LocalSpannerService:
     """All instances, databases and sessions of one local server (thread-safe)."""
 
     def __init__(self, data_dir: str | None = None, clock: Clock | None = None, *,
-                 change_stream_partition_churn_seconds: float = 0.0, row_deletion_sweep_seconds: float = 0.0) -> None:
+                 change_stream_partition_churn_seconds: float = 0.0, row_deletion_sweep_seconds: float = 0.0,
+                 change_stream_load: LoadPolicy | None = None) -> None:
         self._temporary = data_dir is None
         self.data_dir = data_dir or tempfile.mkdtemp(prefix="localspanner-")
         os.makedirs(self.data_dir, exist_ok=True)
         self.clock = clock or Clock()
         #: Change stream partitions split and merge every this many seconds (0: never); settable while serving.
         self.change_stream_partition_churn_seconds = change_stream_partition_churn_seconds
+        #: Change stream partitions split and merge as their write load says instead (None: on the churn timer).
+        self.change_stream_load = change_stream_load
         self._lock = threading.RLock()
         self._instances: dict[str, InstanceInfo] = {}
         self._databases: dict[str, DatabaseInfo] = {}
@@ -120,6 +124,7 @@ class LocalSpannerService:
     def _new_engine(self, name: str, path: str) -> DatabaseEngine:
         engine = DatabaseEngine(name, Storage(path), self.clock)
         engine.change_streams.churn_seconds = lambda: self.change_stream_partition_churn_seconds
+        engine.change_streams.load_policy = lambda: self.change_stream_load
         return engine
 
     def _save_state(self) -> None:

@@ -46,11 +46,21 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--change-stream-partition-churn-seconds", type=float, default=0.0, metavar="SECONDS",
                         help="split and merge change stream partitions every SECONDS, so readers must follow "
                              "child partitions (default 0: one partition per stream, never churning)")
+    parser.add_argument("--change-stream-split-rate", type=float, default=0.0, metavar="RECORDS_PER_SECOND",
+                        help="split a change stream partition whose write rate stays above this many data change "
+                             "records per second, as Spanner splits by load (default 0: off; not with the churn option)")
+    parser.add_argument("--change-stream-merge-rate", type=float, default=None, metavar="RECORDS_PER_SECOND",
+                        help="merge split partitions back once each writes fewer records per second than this "
+                             "(default: a quarter of the split rate)")
+    parser.add_argument("--change-stream-load-window-seconds", type=float, default=None, metavar="SECONDS",
+                        help="the sliding window write rates are measured over, and the least life of a "
+                             "partition before it splits or merges (default 2)")
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
     """Serve until interrupted."""
+    from ...localspanner.change_streams.load import LoadPolicy
     from ...localspanner.server import ServerStartError, serve_forever
     from ..main import CommandError
 
@@ -58,6 +68,18 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--data-dir {args.data_dir} exists and is not a folder")
     if args.change_stream_partition_churn_seconds < 0:
         raise CommandError(f"--change-stream-partition-churn-seconds must be 0 or more, got {args.change_stream_partition_churn_seconds}")
+    if args.change_stream_split_rate < 0:
+        raise CommandError(f"--change-stream-split-rate must be 0 or more, got {args.change_stream_split_rate}")
+    if args.change_stream_split_rate and args.change_stream_partition_churn_seconds:
+        raise CommandError("--change-stream-split-rate and --change-stream-partition-churn-seconds exclude each other: "
+                           "partitions follow either the load or the timer")
+    if args.change_stream_split_rate:
+        try:
+            LoadPolicy.of(args.change_stream_split_rate, args.change_stream_merge_rate,
+                          args.change_stream_load_window_seconds)
+        except ValueError as exc:
+            raise CommandError(f"--change-stream-split-rate, --change-stream-merge-rate, "
+                               f"--change-stream-load-window-seconds: {exc}") from None
 
     def ready(server: Any) -> None:
         print(f"export SPANNER_EMULATOR_HOST={server.emulator_host}", flush=True)
@@ -68,7 +90,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         serve_forever(args.host, args.port, args.data_dir, on_ready=ready,
                       shared_commit_timestamps=args.shared_commit_timestamps,
-                      change_stream_partition_churn_seconds=args.change_stream_partition_churn_seconds)
+                      change_stream_partition_churn_seconds=args.change_stream_partition_churn_seconds,
+                      change_stream_split_rate=args.change_stream_split_rate,
+                      change_stream_merge_rate=args.change_stream_merge_rate,
+                      change_stream_load_window_seconds=args.change_stream_load_window_seconds)
     except ServerStartError as exc:
         raise CommandError(str(exc)) from None
     return 0

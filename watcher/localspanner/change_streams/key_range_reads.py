@@ -25,6 +25,7 @@ from .partitions import WHOLE, is_split
 from .read_function import ReadRequest
 from .read_plan import Plan, mod_values
 from .records import Record, decode_body, fetch
+from .timeline import Timeline
 
 CHANGE_RECORD_TYPE = T.proto_of(proto_records.FQN)
 #: The one column of a MUTABLE_KEY_RANGE stream's query result.
@@ -41,17 +42,18 @@ def _heartbeat(ts: int) -> list[Any]:
     return _row(proto_records.heartbeat(ts))
 
 
-def plan(stream: ChangeStream, request: ReadRequest, churn: int) -> Plan:
+def plan(stream: ChangeStream, request: ReadRequest, timeline: Timeline) -> Plan:
     """The plan of ``request`` (a first query when it has no token); INVALID_ARGUMENT for a token that
     names no partition of ``stream`` or one that does not cover the start."""
     if request.token is None:
-        tokens = [p.token for p in key_ranges.current(stream.name, stream.created_nanos, churn, request.start)]
+        tokens = [p.token for p in key_ranges.current(stream.name, timeline, request.start)]
         row = _row(proto_records.partition_start(request.start, "00000000", tokens))
-        return Plan(None, None, lambda: [row], _heartbeat)
-    part = key_ranges.decode(request.token, stream.name, churn)
-    if part is None or part.created != stream.created_nanos:
+        return Plan(lambda: None, None, lambda: [row], _heartbeat)
+    part = key_ranges.decode(request.token, stream.name, timeline)
+    if part is None:
         raise errors.partition_token_unknown(request.token)
-    if request.start < part.start or (part.end is not None and request.start > part.end):
+    end = part.end
+    if request.start < part.start or (end is not None and request.start > end):
         raise errors.partition_token_ended(request.token, values.nanos_to_rfc3339(request.start))
 
     def rows(conn: Any, lo: int, hi: int) -> Iterator[list[Any]]:
@@ -71,7 +73,7 @@ def plan(stream: ChangeStream, request: ReadRequest, churn: int) -> Plan:
         assert part.end is not None
         return [r for e in key_ranges.events(part, part.end, part.end) for r in _event_rows(part, e)]
 
-    return Plan(part.end, rows, end_rows, _heartbeat)
+    return Plan(lambda: part.end, rows, end_rows, _heartbeat)
 
 
 def _event_rows(part: KeyRangePartition, event: Event) -> list[list[Any]]:
@@ -90,7 +92,7 @@ def _data_rows(found: list[Record], part: KeyRangePartition) -> Iterator[tuple[i
     for i, r in enumerate(found):
         body = decode_body(r.body)
         last = i + 1 == len(found) or found[i + 1].txn != r.txn
-        split = is_split(part.created, part.churn, r.commit_nanos)
+        split = is_split(part.timeline, r.commit_nanos)
         message = proto_records.data_change(
             r.commit_nanos, f"{r.seq + DATA_SEQUENCE_BASE:08d}", r.txn, last, body["table"], body["column_types"],
             mod_values(body), body["mod_type"], body["value_capture_type"], r.records_in_txn,

@@ -25,10 +25,11 @@ from .capture import json_values
 @dataclass(frozen=True)
 class Plan:
     """``rows(conn, lo, hi)``: the records (and partition events) in ``[lo, hi]``; once the safe timestamp
-    reaches ``last`` (None: the partition never ends), ``end_rows()``; ``heartbeat(ts)``: a heartbeat's row.
-    A plan with neither ``last`` nor ``rows`` is the first query: its ``end_rows()`` name the partitions."""
+    reaches ``last()`` (None: the partition does not end, or its end is not decided yet: asked again
+    after each safe timestamp), ``end_rows()``; ``heartbeat(ts)``: a heartbeat's row.
+    A plan without ``rows`` is the first query: its ``end_rows()`` name the partitions."""
 
-    last: int | None
+    last: Callable[[], int | None]
     rows: Callable[[Any, int, int], Iterable[list[Any]]] | None
     end_rows: Callable[[], list[list[Any]]]
     heartbeat: Callable[[int], list[Any]]

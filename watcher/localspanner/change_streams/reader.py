@@ -4,7 +4,7 @@ One :class:`ChangeStreamReads` per database engine. A query without a token gets
 child_partitions record naming the partitions at its start. A partition's query returns
 its data change records with ``start <= commit_timestamp <= end`` in commit order, a
 heartbeat after every ``heartbeat_milliseconds`` without records, and when the partition
-ends (churn) a child_partitions record; with ``end_timestamp`` NULL it stays open and
+ends (on the churn timer, or as load splits and merges it: :mod:`.load`) a child_partitions record; with ``end_timestamp`` NULL it stays open and
 hands over new commits as they happen: a commit that wrote records wakes the waiting
 queries (:meth:`ChangeStreamReads.notify`). That is the ``IMMUTABLE_KEY_RANGE`` format; a
 stream with ``partition_mode = 'MUTABLE_KEY_RANGE'`` returns its records as protobuf
@@ -19,6 +19,7 @@ no commit can get a lower timestamp.
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -32,8 +33,10 @@ from ..ddl.change_stream_options import MUTABLE_KEY_RANGE, retention_seconds
 from ..requests import Field, ReadOnlyOptions, ResultStream, Staleness, Statement, TransactionKind, TransactionSelector
 from ..storage import Storage
 from . import key_range_reads, partitions, read_function
+from .load import LoadPolicy, LoadTimelines
 from .read_plan import Plan, mod_values
 from .records import Record, decode_body, fetch
+from .timeline import Timeline, TimerTimeline
 
 _DATA_CHANGE = T.struct_of(
     ("commit_timestamp", T.TIMESTAMP), ("record_sequence", T.STRING), ("server_transaction_id", T.STRING),
@@ -54,26 +57,50 @@ CHANGE_RECORD_TYPE = T.array_of(T.struct_of(
 FIELDS = [Field("ChangeRecord", CHANGE_RECORD_TYPE)]
 #: Longest wait between two looks at the clock while a query is open (a partition end or end_timestamp may pass).
 MAX_WAIT_SECONDS = 0.5
+log = logging.getLogger(__name__)
 
 
 class ChangeStreamReads:
     """The change stream queries of one database: its storage, clock, visibility lock (held from choosing a
-    commit timestamp to COMMIT) and current catalog; ``churn_seconds`` gives the partition churn period."""
+    commit timestamp to COMMIT) and current catalog; ``churn_seconds`` gives the partition churn period,
+    ``load_policy`` the load that splits and merges partitions instead (None: the churn timer does)."""
 
     def __init__(self, storage: Storage, clock: Clock, visibility: threading.Lock, catalog: Callable[[], Catalog],
-                 churn_seconds: Callable[[], float] = lambda: 0.0, database: str = "") -> None:
+                 churn_seconds: Callable[[], float] = lambda: 0.0, database: str = "",
+                 load_policy: Callable[[], LoadPolicy | None] = lambda: None) -> None:
         self.storage, self.clock, self.visibility, self.catalog = storage, clock, visibility, catalog
         self.database = database
         self.churn_seconds = churn_seconds
+        self.load_policy = load_policy
+        self._load = LoadTimelines(storage.path + ".partitions.json")
         self._changed = threading.Condition()
         self._commits = 0
         self._closed = False
 
     def notify(self) -> None:
-        """A commit wrote change records: wake the open queries."""
+        """A commit wrote change records: wake the open queries, and split partitions it made hot."""
         with self._changed:
             self._commits += 1
             self._changed.notify_all()
+        self.follow_load()
+
+    def follow_load(self) -> None:
+        """Split and merge partitions as their load says, if partitions follow load (see :mod:`.load`).
+        A failure is logged, never raised: callers are commits that are already durable and open queries."""
+        policy = self.load_policy()
+        if policy is None or self._closed:
+            return
+        try:
+            self._load.look(policy, self.catalog().change_streams, self.clock, self.visibility,
+                            self.storage.reader, self.storage.release)
+        except Exception:  # noqa: BLE001 - partitions stay as they are until the next look
+            log.exception("following the change stream load of %s failed; partitions stay as they are", self.database)
+
+    def timeline(self, stream: ChangeStream) -> Timeline:
+        """The generations of ``stream``'s partitions: as load decided, or on the churn timer."""
+        if self.load_policy() is not None:
+            return self._load.of(stream)
+        return TimerTimeline(stream.created_nanos, int(self.churn_seconds() * 1e9))
 
     def close(self) -> None:
         with self._changed:
@@ -92,12 +119,12 @@ class ChangeStreamReads:
         if plan:
             return ResultStream(fields, iter(()), query_plan=True)
         self._check_start(stream, request.start)
-        churn = int(self.churn_seconds() * 1e9)
+        timeline = self.timeline(stream)
         if mutable:
-            follow: Plan = key_range_reads.plan(stream, request, churn)
+            follow: Plan = key_range_reads.plan(stream, request, timeline)
         else:
-            follow = _immutable_plan(stream, request, churn)
-        if follow.last is None and follow.rows is None:  # the first query: one record naming partitions
+            follow = _immutable_plan(stream, request, timeline)
+        if follow.rows is None:  # the first query: one record naming partitions
             return ResultStream(fields, iter(follow.end_rows()))
         return ResultStream(fields, self._run(stream, follow, request), flush_each_row=True)
 
@@ -118,8 +145,6 @@ class ChangeStreamReads:
             return self.clock.next()
 
     def _run(self, stream: ChangeStream, plan: Plan, request: read_function.ReadRequest) -> Iterator[list[Any]]:
-        last = plan.last
-        upper = min(x for x in (request.end, last, 2**63 - 1) if x is not None)
         heartbeat = request.heartbeat_ms / 1000
         cursor = request.start
         last_output = time.monotonic()
@@ -129,8 +154,11 @@ class ChangeStreamReads:
             while True:
                 if self._closed:  # the database was dropped (or the server stops) under the open query
                     raise errors.database_not_found(self.database)
+                self.follow_load()
                 seen = self._commits
                 safe = self._safe_timestamp()
+                last = plan.last()  # after the safe timestamp: every end at or below it is known
+                upper = min(x for x in (request.end, last, 2**63 - 1) if x is not None)
                 top = min(safe, upper)
                 if top >= cursor:
                     for row in plan.rows(conn, cursor, top):
@@ -154,16 +182,17 @@ class ChangeStreamReads:
             self.storage.release(conn)
 
 
-def _immutable_plan(stream: ChangeStream, request: read_function.ReadRequest, churn: int) -> Plan:
+def _immutable_plan(stream: ChangeStream, request: read_function.ReadRequest, timeline: Timeline) -> Plan:
     heartbeat_row = lambda ts: _row(([], [(ts,)], []))  # noqa: E731
     if request.token is None:
         row = _child_partitions_row(request.start, [(p, []) for p in partitions.current(
-            stream.name, stream.created_nanos, churn, request.start)])
-        return Plan(None, None, lambda: [row], heartbeat_row)
-    part = partitions.decode(request.token, stream.name, churn)
-    if part is None or part.created != stream.created_nanos:
+            stream.name, timeline, request.start)])
+        return Plan(lambda: None, None, lambda: [row], heartbeat_row)
+    part = partitions.decode(request.token, stream.name, timeline)
+    if part is None:
         raise errors.partition_token_unknown(request.token)
-    if request.start < part.start or (part.end is not None and request.start >= part.end):
+    end = part.end
+    if request.start < part.start or (end is not None and request.start >= end):
         raise errors.partition_token_ended(request.token, values.nanos_to_rfc3339(request.start))
 
     def rows(conn: Any, lo: int, hi: int) -> Iterator[list[Any]]:
@@ -174,7 +203,11 @@ def _immutable_plan(stream: ChangeStream, request: read_function.ReadRequest, ch
         return [_child_partitions_row(part.end, [(c, [q.token for q in partitions.parents(c)])
                                                  for c in partitions.children(part)])]
 
-    return Plan(part.end - 1 if part.end is not None else None, rows, end_rows, heartbeat_row)
+    def last() -> int | None:
+        end = part.end
+        return None if end is None else end - 1
+
+    return Plan(last, rows, end_rows, heartbeat_row)
 
 
 def _check_single_use(selector: TransactionSelector | None) -> None:
@@ -196,7 +229,7 @@ def _data_change_rows(found: list[Record], stream: ChangeStream, part: partition
     for i, r in enumerate(found):
         body = decode_body(r.body)
         last = i + 1 == len(found) or found[i + 1].txn != r.txn
-        split = partitions.is_split(part.created, part.churn, r.commit_nanos)
+        split = partitions.is_split(part.timeline, r.commit_nanos)
         record = (r.commit_nanos, f"{r.seq:08d}", r.txn, last, body["table"],
                   [tuple(c) for c in body["column_types"]], _mods(body), body["mod_type"],
                   body["value_capture_type"], r.records_in_txn, r.buckets_in_txn if split else 1,

@@ -17,6 +17,8 @@ Example:
     >>> insert(conn, [Record("S", 5, "t1", 0, 1, 1, 1, "{}")])
     >>> [r.txn for r in fetch(conn, "S", 0, 10, 3)]
     ['t1']
+    >>> bucket_counts(conn, "S", 4, 5), bucket_counts(conn, "S", 5, 10)
+    ({1: 1}, {})
 """
 
 from __future__ import annotations
@@ -105,3 +107,15 @@ def purge(conn: sqlite3.Connection, stream: str, cutoff: int) -> int:
 def drop_stream(conn: sqlite3.Connection, stream: str) -> None:
     """Forget the records of a dropped stream."""
     conn.execute(f"DELETE FROM {RECORDS_TABLE} WHERE stream = ?", (stream.lower(),))
+
+
+def bucket_counts(conn: sqlite3.Connection, stream: str, after: int, upto: int) -> dict[int, int]:
+    """How many records of ``stream`` each key bucket holds with ``after < commit_ts <= upto``."""
+    try:
+        rows = conn.execute(f"SELECT bucket, COUNT(*) FROM {RECORDS_TABLE} WHERE stream = ? AND commit_ts > ? "
+                            "AND commit_ts <= ? GROUP BY bucket", (stream.lower(), after, upto)).fetchall()
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return {}
+        raise
+    return dict(rows)
