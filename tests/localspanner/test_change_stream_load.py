@@ -14,7 +14,7 @@ from collections import defaultdict
 import pytest
 
 from tests.change_stream_reader import query, read_stream
-from tests.localspanner.test_change_streams import _now
+from tests.localspanner.test_change_streams import _EXTERNAL, _database, _now
 from tests.localspanner.test_mutable_key_range import MUTABLE, _read_all
 from tests.localspanner.test_mutable_key_range import TABLES as MUTABLE_TABLES
 from watcher.localspanner.change_streams.load import LoadPolicy
@@ -113,6 +113,26 @@ def test_no_split_without_load(make_database, load_splits):
     [root] = query(db, "S", start, end, None)[0][2][0][2]
     records = query(db, "S", start, end, root[0])
     assert [len(r[0]) for r in records] == [1] * 6 and not any(r[2] for r in records)
+
+
+def test_a_restarted_server_keeps_the_partitions_load_made(tmp_path, monkeypatch):
+    """The partitions are history readers rely on (their tokens are in progress tables): a restart keeps them."""
+    from watcher.localspanner.server import LocalSpanner
+
+    if _EXTERNAL:
+        pytest.skip("starts its own local server; SPANNER_EMULATOR_HOST is set")
+    data_dir = str(tmp_path / "data")
+    options = {"change_stream_split_rate": 40.0, "change_stream_merge_rate": 10.0, "change_stream_load_window_seconds": 0.3}
+    with LocalSpanner(data_dir=data_dir, **options) as server:
+        db = _database(server, monkeypatch, create=True)
+        start = _now(db)
+        _, end, _ = _load_then_rest(db, server.service.change_stream_load)
+        before = read_stream(db, "S", start, end)
+    assert len({r["partition_token"] for r in before}) >= 3, "load split nothing"
+    with LocalSpanner(data_dir=data_dir, **options) as server:
+        db = _database(server, monkeypatch, create=False)
+        after = read_stream(db, "S", start, end)
+    assert after == before
 
 
 @pytest.mark.parametrize("kwargs, message", [
