@@ -77,7 +77,7 @@ class LoadPolicy:
         if not split_rate:
             return None
         return cls(split_rate, split_rate * DEFAULT_MERGE_FRACTION if merge_rate is None else merge_rate,
-                   window_seconds or DEFAULT_WINDOW_SECONDS)
+                   DEFAULT_WINDOW_SECONDS if window_seconds is None else window_seconds)
 
     @property
     def window_nanos(self) -> int:
