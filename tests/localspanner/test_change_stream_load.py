@@ -7,6 +7,7 @@ splits: child partitions records, or partition start, event and end records.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections import defaultdict
@@ -17,7 +18,7 @@ from tests.change_stream_reader import query, read_stream
 from tests.localspanner.test_change_streams import _EXTERNAL, _database, _now
 from tests.localspanner.test_mutable_key_range import MUTABLE, _read_all
 from tests.localspanner.test_mutable_key_range import TABLES as MUTABLE_TABLES
-from watcher.localspanner.change_streams.load import LoadPolicy
+from watcher.localspanner.change_streams.load import TIMELINES_SUFFIX, LoadPolicy
 
 TABLES = ["CREATE TABLE Singers (SingerId INT64 NOT NULL, FirstName STRING(MAX)) PRIMARY KEY (SingerId)"]
 
@@ -132,7 +133,14 @@ def test_a_restarted_server_keeps_the_partitions_load_made(tmp_path, monkeypatch
     with LocalSpanner(data_dir=data_dir, **options) as server:
         db = _database(server, monkeypatch, create=False)
         after = read_stream(db, "S", start, end)
+        assert _timeline_files(data_dir), "the partitions were not kept beside the database"
+        db.drop()
+        assert not _timeline_files(data_dir), "dropping the database left its partitions behind"
     assert after == before
+
+
+def _timeline_files(folder: str) -> list[str]:
+    return [name for _, _, names in os.walk(folder) for name in names if name.endswith(TIMELINES_SUFFIX)]
 
 
 @pytest.mark.parametrize("kwargs, message", [

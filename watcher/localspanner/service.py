@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 from . import errors, instance_rules
-from .change_streams.load import LoadPolicy
+from .change_streams.load import TIMELINES_SUFFIX, LoadPolicy
 from .clock import Clock
 from .engine import DatabaseEngine, read_request_text
 from .request_log import RequestRecord
@@ -68,6 +68,8 @@ _SESSION_NAME = re.compile(r"^(projects/[^/]+/instances/[^/]+/databases/[^/]+)/s
 _DATABASE_ID = re.compile(r"^[a-z][a-z0-9_\-]{0,28}[a-z0-9]$")
 _CREATE_DATABASE = re.compile(r"^\s*CREATE\s+DATABASE\s+(?:`([^`]+)`|([A-Za-z0-9_\-]+))\s*;?\s*$", re.IGNORECASE)
 _Answer = TypeVar("_Answer")
+#: A database's files: its SQLite file, the SQLite WAL and shared memory, its change-stream load timelines.
+_FILE_SUFFIXES = ("", "-wal", "-shm", TIMELINES_SUFFIX)
 
 
 class LocalSpannerService:
@@ -244,7 +246,7 @@ class LocalSpannerService:
                 raise errors.database_already_exists(name)
             path = self._db_path(name)
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            for suffix in ("", "-wal", "-shm"):
+            for suffix in _FILE_SUFFIXES:
                 if os.path.exists(path + suffix):
                     os.remove(path + suffix)  # left over from a database dropped while the server was down
             engine = self._new_engine(name, path)
@@ -252,7 +254,7 @@ class LocalSpannerService:
                 engine.update_ddl(list(extra_statements), proto_descriptors)
             except BaseException:
                 engine.close()
-                for suffix in ("", "-wal", "-shm"):
+                for suffix in _FILE_SUFFIXES:
                     if os.path.exists(path + suffix):
                         os.remove(path + suffix)
                 raise
@@ -289,7 +291,7 @@ class LocalSpannerService:
             del self._sessions[s]
         engine.close()
         path = self._db_path(name)
-        for suffix in ("", "-wal", "-shm"):
+        for suffix in _FILE_SUFFIXES:
             if os.path.exists(path + suffix):
                 os.remove(path + suffix)
 

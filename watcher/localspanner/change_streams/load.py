@@ -45,6 +45,8 @@ from .timeline import LoadTimeline
 
 log = logging.getLogger(__name__)
 
+#: The file beside a database's that keeps its load timelines (its path plus this).
+TIMELINES_SUFFIX = ".partitions.json"
 #: The least time between two looks at the load of one database.
 LOOK_EVERY_SECONDS = 0.1
 #: The merge rate when none is given: this fraction of the split rate.

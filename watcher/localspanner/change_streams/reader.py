@@ -33,7 +33,7 @@ from ..ddl.change_stream_options import MUTABLE_KEY_RANGE, retention_seconds
 from ..requests import Field, ReadOnlyOptions, ResultStream, Staleness, Statement, TransactionKind, TransactionSelector
 from ..storage import Storage
 from . import key_range_reads, partitions, read_function
-from .load import LoadPolicy, LoadTimelines
+from .load import TIMELINES_SUFFIX, LoadPolicy, LoadTimelines
 from .read_plan import Plan, mod_values
 from .records import Record, decode_body, fetch
 from .timeline import Timeline, TimerTimeline
@@ -72,7 +72,7 @@ class ChangeStreamReads:
         self.database = database
         self.churn_seconds = churn_seconds
         self.load_policy = load_policy
-        self._load = LoadTimelines(storage.path + ".partitions.json")
+        self._load = LoadTimelines(storage.path + TIMELINES_SUFFIX)
         self._changed = threading.Condition()
         self._commits = 0
         self._closed = False
