@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import atexit
 import base64
-import hashlib
 import os
 import shutil
 import signal
@@ -42,7 +41,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from ..changelog.jvm.jar import cache_dir
-from . import jvm_tools
+from . import jvm_tools, maven_classpath
 from .jvm_tools import JvmToolsMissing
 
 #: The Maven project naming the broker's jars.
@@ -54,8 +53,6 @@ JVM_OPTIONS = ("-Xms128m", "-Xmx512m", "-XX:TieredStopAtLevel=1", "-XX:+UseSeria
                "-Djava.awt.headless=true")
 #: What the broker prints once it serves clients.
 _STARTED = "Kafka Server started"
-_RESOLVE_SECONDS = 600
-_CLASSPATH = "classpath.txt"
 _ARCHIVE = "classes.jsa"
 
 _LOG4J2 = """\
@@ -84,7 +81,7 @@ class KafkaBrokerFailed(RuntimeError):
 
 def pom_digest() -> str:
     """The digest of the pom: the classpath's identity in the cache."""
-    return hashlib.sha256(POM.read_bytes()).hexdigest()[:16]
+    return maven_classpath.pom_digest(POM)
 
 
 def _tools() -> tuple[str, str]:
@@ -101,32 +98,7 @@ def classpath(*, force: bool = False) -> str:
 
     Raises :class:`KafkaToolsMissing` or :class:`KafkaBrokerFailed`.
     """
-    mvn, _ = _tools()
-    folder = cache_folder()
-    cached = folder / _CLASSPATH
-    if cached.is_file() and not force:
-        text = cached.read_text().strip()
-        if text and all(os.path.exists(p) for p in text.split(os.pathsep)):
-            return text
-    folder.mkdir(parents=True, exist_ok=True)
-    partial = folder / f"{_CLASSPATH}.{os.getpid()}.partial"
-    done = _maven(mvn, partial, offline=True)
-    if done.returncode != 0:
-        done = _maven(mvn, partial, offline=False)
-    if done.returncode != 0 or not partial.is_file():
-        tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
-        raise KafkaBrokerFailed(f"mvn dependency:build-classpath failed for {POM} (exit {done.returncode}):\n{tail}")
-    os.replace(partial, cached)  # whole or not at all: runs at once each write their own file
-    return cached.read_text().strip()
-
-
-def _maven(mvn: str, output: Path, *, offline: bool) -> subprocess.CompletedProcess[str]:
-    command = [mvn, "-q", "-B", *(["-o"] if offline else []), "-f", str(POM), "dependency:build-classpath",
-               f"-Dmdep.outputFile={output}", "-Dmdep.includeScope=runtime"]
-    try:
-        return subprocess.run(command, capture_output=True, text=True, timeout=_RESOLVE_SECONDS, check=False)
-    except subprocess.TimeoutExpired as exc:
-        raise KafkaBrokerFailed(f"mvn dependency:build-classpath took more than {_RESOLVE_SECONDS} s for {POM}") from exc
+    return maven_classpath.resolve(POM, cache_folder(), KafkaBrokerFailed, purpose="the Kafka broker", force=force)
 
 
 def free_port() -> int:
