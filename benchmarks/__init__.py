@@ -47,6 +47,9 @@ SUITES: dict[str, tuple[str, ...]] = {
     "kafka": (
         "benchmarks.kafka_delivery",
     ),
+    "debezium": (
+        "benchmarks.debezium_side_by_side",
+    ),
     "changelog": (
         "benchmarks.changelog_job",
         "benchmarks.changelog_job_groups",
