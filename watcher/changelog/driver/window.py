@@ -23,6 +23,7 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from ..classify import mod_type_function
 from . import Ineligible
 from .old_values import fast_old_values
 from .staged import StagedRow
@@ -66,15 +67,18 @@ def change_id(table: str, keys: str, commit_timestamp: str, version_seq: int | N
     return hashlib.sha256(_SEP.join(parts).encode("utf-8")).hexdigest()[:32]
 
 
+#: :data:`..classify.RULES` as Python (generated from them, as the job's CASE is).
+_RULES = mod_type_function()
+
+
 def _mod_type(row: StagedRow, previous: tuple[str, bool, str] | None, complete_ts: str | None) -> str:
-    """:data:`..classify.RULES` for a row that is neither late nor soft-deleted."""
-    if row.in_mod_type is not None:
-        return row.in_mod_type
-    if previous is not None:
-        return "INSERT" if previous[1] else "UPDATE"
-    if complete_ts is not None and row.commit_timestamp > complete_ts:
-        return "INSERT"
-    return "UPSERT"
+    """The row's mod_type by :data:`..classify.RULES`; the engine takes no late or soft-deleted row."""
+    mod_type = _RULES(in_mod_type=row.in_mod_type, _is_late=False, _soft_deleted=False,
+                      _prev_ts=None if previous is None else previous[0],
+                      _prev_deleted=None if previous is None else previous[1],
+                      _complete_ts=complete_ts, commit_timestamp=row.commit_timestamp)
+    assert mod_type is not None  # the rules end with one that always matches
+    return mod_type
 
 
 def _old_values(mod_type: str, previous: tuple[str, bool, str] | None, row: StagedRow) -> str:
