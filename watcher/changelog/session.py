@@ -128,7 +128,8 @@ def get_session(master: str | None = None, app: str = "spanner-watcher",
     if active is not None:
         return active
     # The JVM, with spark-submit's, PYSPARK_SUBMIT_ARGS', defaults' settings; packages are resolved at its launch only.
-    launch = SparkConf().set("spark.jars.packages", settings["spark.jars.packages"]) if not under_submit else None
+    launch = None if under_submit else SparkConf().setAll(
+        [(key, settings[key]) for key in ("spark.jars.packages", "spark.jars") if key in settings])
     _retry_start(lambda: SparkContext._ensure_initialized(conf=launch))
     known = SparkConf()
     # pyspark's driver takes the workers' Python from PYSPARK_PYTHON only; spark.pyspark.python

@@ -1,9 +1,11 @@
 """Delta Lake on Spark: the jars and the session settings that load them.
 
-Delta's Spark side is a jar per Spark release (``io.delta:delta-spark_<spark>_2.13``). A session
-gets it through Spark's own package mechanism (``spark.jars.packages``: Ivy resolves it from
-Maven Central into its cache once, later starts read the cache), with Delta's SQL extension and
-catalog, so ``format("delta")``, ``MERGE INTO`` and ``delta.`path``` work. What a session sets is
+Delta's Spark side is a jar per Spark release (``io.delta:delta-spark_<spark>_2.13``). Spark's own
+package mechanism resolves it and its dependencies from Maven Central once (``spark.jars.packages``,
+run by ``./run.sh setup``), and the resolved jars' paths are kept in the cache folder, so later
+sessions take them as ``spark.jars`` without resolving again (a cluster's executors get them from
+the driver); a session finds Delta's SQL extension and catalog loaded, so ``format("delta")``,
+``MERGE INTO`` and ``delta.`path``` work. Without the kept list a session resolves the package itself. What a session sets is
 :func:`spark_settings`; a Spark Connect server and ``spark-submit`` take the same settings as
 command-line arguments (:func:`submit_arguments`), since a running JVM cannot load an extension.
 
@@ -12,15 +14,17 @@ Example:
     True
     >>> spark_settings({})["spark.sql.extensions"]
     'io.delta.sql.DeltaSparkSessionExtension'
-    >>> spark_settings({"spark.jars.packages": "org.example:x:1"})["spark.jars.packages"].split(",")[0]
-    'org.example:x:1'
+    >>> spark_settings({"spark.jars.packages": "io.delta:delta-spark_4.2_2.13:4.4.0"})["spark.jars.packages"]
+    'io.delta:delta-spark_4.2_2.13:4.4.0'
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from urllib.parse import urlparse
 
 #: The Spark minor release the project runs (pyproject pins pyspark to it) and the Delta release built for it.
 SPARK_RELEASE = "4.2"
@@ -48,7 +52,12 @@ def spark_settings(conf: Mapping[str, str]) -> dict[str, str]:
     ('a.B,io.delta.sql.DeltaSparkSessionExtension', 'my.Catalog')
     """
     out = dict(conf)
-    if not any(p.strip().startswith("io.delta:delta-spark") for p in out.get("spark.jars.packages", "").split(",")):
+    named = any(p.strip().startswith("io.delta:delta-spark") for p in out.get("spark.jars.packages", "").split(",")) \
+        or "delta-spark_" in out.get("spark.jars", "")
+    jars = None if named else resolved_jars()
+    if jars:
+        out["spark.jars"] = ",".join([*filter(None, out.get("spark.jars", "").split(",")), *jars])
+    elif not named:
         out["spark.jars.packages"] = _joined(out.get("spark.jars.packages"), DELTA_PACKAGE)
     out["spark.sql.extensions"] = _joined(out.get("spark.sql.extensions"), EXTENSION)
     out.setdefault("spark.sql.catalog.spark_catalog", CATALOG)
@@ -58,35 +67,55 @@ def spark_settings(conf: Mapping[str, str]) -> dict[str, str]:
 def submit_arguments(conf: Mapping[str, str] | None = None) -> list[str]:
     """``spark-submit`` (or a Connect server's ``start-connect-server``) arguments that load Delta.
 
-    >>> submit_arguments()[:2]
+    >>> submit_arguments({"spark.jars.packages": DELTA_PACKAGE})[:2]
     ['--packages', 'io.delta:delta-spark_4.2_2.13:4.4.0']
     """
     settings = spark_settings(conf or {})
-    args = ["--packages", settings.pop("spark.jars.packages")]
+    args = ["--jars", settings.pop("spark.jars")] if "spark.jars" in settings else \
+        ["--packages", settings.pop("spark.jars.packages")]
     for key, value in settings.items():
         args += ["--conf", f"{key}={value}"]
     return args
 
 
-def resolved_jar() -> Path:
-    """Where Spark's package mechanism keeps Delta's jar once resolved (its default Ivy folder)."""
-    group, artifact, version = DELTA_PACKAGE.split(":")
-    return Path.home() / ".ivy2.5.2" / "jars" / f"{group}_{artifact}-{version}.jar"
+def jars_file() -> Path:
+    """Where the paths of the resolved jars are kept (one per Delta and Spark release)."""
+    from ..jvm.jar import cache_dir
+
+    return cache_dir() / f"delta-{DELTA_RELEASE}-spark-{SPARK_RELEASE}.jars"
+
+
+def resolved_jars() -> list[str] | None:
+    """The kept jar paths, or None when there are none or one of the files is gone."""
+    try:
+        paths = [p for p in jars_file().read_text(encoding="utf-8").split(",") if p]
+    except OSError:
+        return None
+    return paths if paths and all(os.path.isfile(p) for p in paths) else None
 
 
 def main() -> int:
-    """Resolve Delta's jars into Spark's package cache (``./run.sh setup`` runs this; at once when resolved)."""
+    """Resolve Delta's jars with Spark's package mechanism and keep their paths (``./run.sh setup``; at once
+    when they are kept)."""
     from ..session import get_session
 
-    if resolved_jar().is_file():
+    if resolved_jars():
         return 0
     try:
-        spark = get_session("local[1]", app="spanner-watcher-setup")
-        spark.range(1).collect()
+        spark = get_session("local[1]", app="spanner-watcher-setup", conf={"spark.jars.packages": DELTA_PACKAGE})
+        jars = [urlparse(uri).path or uri for uri in spark.sparkContext.getConf().get("spark.jars", "").split(",") if uri]
         spark.stop()
-    except Exception as exc:  # noqa: BLE001 - setup reports and goes on; the first job says the same
+    except Exception as exc:  # noqa: BLE001 - setup reports and goes on; a session resolves the package itself
         print(f"Delta Lake's jars ({DELTA_PACKAGE}) could not be resolved: {exc}", file=sys.stderr)
         return 1
+    if not any("delta-spark_" in path for path in jars):
+        print(f"Spark resolved no jar of {DELTA_PACKAGE} (spark.jars: {jars})", file=sys.stderr)
+        return 1
+    target = jars_file()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
+    partial.write_text(",".join(jars), encoding="utf-8")
+    os.replace(partial, target)  # whole or not at all
     return 0
 
 
