@@ -13,7 +13,7 @@ the other in each round (sides alternating their order between rounds):
   waited for until its task is RUNNING.
 
 The workload is the kafka benchmark's writer (:func:`benchmarks.kafka_delivery._write`:
-100 commits/s x 10 InsertOrUpdate rows, 1,000 changes/s) for a warm-up then a measured stretch.
+100 commits/s x 10 InsertOrUpdate rows, 1,000 changes/s) for a warm-up (10 s) then a measured stretch (20 s).
 A consumer notes the wall clock at which each message is read: the kafka benchmark's reader
 (the ``commit_timestamp`` header) for ours, the same loop reading the commit time of
 Debezium's envelope (``source.ts_ns``) for Debezium's topic (other messages of the connector, e.g. watermark
@@ -21,7 +21,12 @@ stamps, carry no ``op`` and are left out). Only changes committed in the measure
 
 * **changes/s delivered** = those changes read / seconds from the stretch's start to the last
   of them read (a side that keeps up reads about 1,000/s);
-* **commit -> consumer** p50/p99 over them (one machine clock).
+* **committed/s**: the same changes over seconds from the stretch's start to the last one's commit
+  (the writer's own pace on this machine, to read the first figure against);
+* **CPU per change**: the watcher process's or the Connect JVM's CPU time (all threads) from the
+  workload's start to the drain's end, over the changes written;
+* **commit -> consumer** p50/p99 over them (one machine clock); for Debezium also commit -> the
+  connector's processing time (the envelope's ``ts_ns``), its own part of the lag.
 
 Both sides are drained until their topic has been quiet for :data:`QUIET_SECONDS`. The Java client
 asks the server for the database's dialect first (:data:`DIALECT_SQL`, INFORMATION_SCHEMA.DATABASE_OPTIONS);
@@ -56,14 +61,15 @@ from .kafka_delivery import (
     _watch,
     _write,
 )
-from .localspanner_server import INSTANCE, PROJECT, ServerProcess, connect, singers_database
+from .localspanner_server import INSTANCE, PROJECT, ServerProcess, connect, cpu_seconds, singers_database
 
 NAME = "debezium"
 TITLE = ("Debezium's Spanner connector in Kafka Connect vs ChangeStreamWatcher + KafkaSink, same stream, broker and "
          "1,000 changes/s: changes/s delivered and commit -> consumer latency")
 
 SIDES = ("ours", "debezium")
-FULL: dict[str, Any] = {"rounds": 3, "live_seconds": 20.0, "warmup_seconds": 3.0}
+#: A 10 s warm-up (the kafka benchmark uses 3 s): a fresh JVM spends its first seconds compiling.
+FULL: dict[str, Any] = {"rounds": 3, "live_seconds": 20.0, "warmup_seconds": 10.0}
 QUICK: dict[str, Any] = {"rounds": 1, "live_seconds": 4.0, "warmup_seconds": 2.0}
 #: A side is drained when its topic got nothing new for this long (at most DRAIN_LIMIT seconds).
 QUIET_SECONDS = 3.0
@@ -77,7 +83,12 @@ DIALECT_SQL = "select option_value from information_schema.database_options wher
 
 
 class _EnvelopeReader(_Reader):
-    """The kafka benchmark's reader for Debezium's events: the commit time from the envelope's ``source``."""
+    """The kafka benchmark's reader for Debezium's events: the commit time from the envelope's ``source``;
+    ``emitted`` holds (connector's processing ns, commit ns) per change, the connector's part of the lag."""
+
+    def __init__(self, servers: str, topics: list[str]) -> None:
+        self.emitted: list[tuple[int, int]] = []
+        super().__init__(servers, topics)
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -87,11 +98,14 @@ class _EnvelopeReader(_Reader):
             now = time.time_ns()
             event = json.loads(m.value())
             if isinstance(event, dict) and "op" in event:  # a change, not one of the connector's own stamps
-                self.seen[str(m.topic())].append((now, commit_nanos(event["source"])))
+                commit = commit_nanos(event["source"])
+                self.seen[str(m.topic())].append((now, commit))
+                self.emitted.append((commit_nanos(event), commit))
 
 
 def commit_nanos(source: dict[str, Any]) -> int:
-    """The commit timestamp of a Debezium Spanner event (its ``source.ts_ns``, or ``ts_us``/``ts_ms`` when older).
+    """The commit timestamp of a Debezium Spanner event given its ``source`` (``ts_ns``, or ``ts_us``/``ts_ms``);
+    given the envelope itself, the time the connector processed the change.
 
     >>> commit_nanos({"ts_ms": 1700000000123, "ts_us": 1700000000123456})
     1700000000123456000
@@ -120,7 +134,9 @@ def _workload(mp: Any, host: str, settings: dict[str, Any]) -> tuple[int, dict[s
     out = mp.Queue()
     start_at = time.time() + 1.0
     measure_from = int((start_at + settings["warmup_seconds"]) * 1e9)
-    writer = mp.Process(target=_write, args=(host, start_at, settings["warmup_seconds"] + settings["live_seconds"], out))
+    # daemon: an interrupted run must not wait at exit for a writer whose server is gone
+    writer = mp.Process(target=_write, args=(host, start_at, settings["warmup_seconds"] + settings["live_seconds"], out),
+                        daemon=True)
     writer.start()
     written = out.get(timeout=settings["live_seconds"] + 300)
     writer.join(30)
@@ -131,9 +147,10 @@ def _figures(seen: list[tuple[int, int]], measure_from: int) -> dict[str, Any]:
     measured = [(at, commit) for at, commit in seen if commit >= measure_from]
     if not measured:
         return {"messages_read": len(seen), "changes_measured": 0, "changes_per_second": 0.0, "latency_ms": {}}
-    last = max(at for at, _ in measured)
+    last, last_commit = max(at for at, _ in measured), max(commit for _, commit in measured)
     return {"messages_read": len(seen), "changes_measured": len(measured),
             "changes_per_second": round(len(measured) / ((last - measure_from) / 1e9), 1),
+            "committed_per_second": round(len(measured) / ((last_commit - measure_from) / 1e9), 1),
             "latency_ms": _quantiles([(at - commit) / 1e6 for at, commit in measured])}
 
 
@@ -156,14 +173,17 @@ def _ours(ctx: RunContext, mp: Any, host: str, servers: str, database: Any, sett
     _create_topics(servers, [topic])
     reader = _Reader(servers, [topic])
     out, stop, measure, ready = mp.Queue(), mp.Event(), mp.Value("q", 2**62), mp.Event()
-    proc = mp.Process(target=_watch, args=("change_stream", host, servers, topic, start, measure, ready, stop, out))
+    proc = mp.Process(target=_watch, args=("change_stream", host, servers, topic, start, measure, ready, stop, out),
+                      daemon=True)
     proc.start()
     try:
         if not ready.wait(START_TIMEOUT):
             raise RuntimeError("the ChangeStreamWatcher process did not start")
+        cpu = cpu_seconds(proc.pid)
         measure_from, written = _workload(mp, host, settings)
         measure.value = measure_from
         _drain(reader, topic)
+        cpu = cpu_seconds(proc.pid) - cpu
         stop.set()
         done = out.get(timeout=120)
     finally:
@@ -172,7 +192,8 @@ def _ours(ctx: RunContext, mp: Any, host: str, servers: str, database: Any, sett
         reader.close()
     if done["failure"]:
         raise RuntimeError(f"the ChangeStreamWatcher failed: {done['failure']}")
-    return {**_figures(reader.seen[topic], measure_from), "written": written, "messages_sent": done["messages_sent"]}
+    return {**_figures(reader.seen[topic], measure_from), "written": written, "messages_sent": done["messages_sent"],
+            "cpu_us_per_change": round(1e6 * cpu / max(written["mutations"], 1), 1)}
 
 
 def _debezium(ctx: RunContext, mp: Any, host: str, servers: str, settings: dict[str, Any],
@@ -190,15 +211,20 @@ def _debezium(ctx: RunContext, mp: Any, host: str, servers: str, settings: dict[
         started = time.perf_counter()
         connect.start()
         startup = time.perf_counter() - started
+        assert connect.pid is not None
+        cpu = cpu_seconds(connect.pid)
         measure_from, written = _workload(mp, host, settings)
         _drain(reader, topic)
+        cpu = cpu_seconds(connect.pid) - cpu
     except Exception:
         ctx.log(connect.log_tail(80))
         raise
     finally:
         connect.stop()
         reader.close()
-    return {**_figures(reader.seen[topic], measure_from), "written": written, "startup_seconds": round(startup, 1)}
+    emit = [(at - commit) / 1e6 for at, commit in reader.emitted if commit >= measure_from]
+    return {**_figures(reader.seen[topic], measure_from), "commit_to_emit_ms": _quantiles(emit), "written": written,
+            "startup_seconds": round(startup, 1), "cpu_us_per_change": round(1e6 * cpu / max(written["mutations"], 1), 1)}
 
 
 def run(ctx: RunContext) -> Result:
@@ -238,7 +264,11 @@ def run(ctx: RunContext) -> Result:
         "changes_per_second": _range([r[side]["changes_per_second"] for r in rounds]),
         "p50_ms": _range([r[side]["latency_ms"].get("p50", float("inf")) for r in rounds]),
         "p99_ms": _range([r[side]["latency_ms"].get("p99", float("inf")) for r in rounds]),
+        "committed_per_second": _range([r[side]["committed_per_second"] for r in rounds]),
+        "cpu_us_per_change": _range([r[side]["cpu_us_per_change"] for r in rounds]),
     } for side in SIDES}
+    figures["debezium"]["commit_to_emit_p99_ms"] = _range([r["debezium"]["commit_to_emit_ms"].get("p99", float("inf"))
+                                                           for r in rounds])
     figures["rounds"] = rounds
     figures["loadavg_1min_after"] = round(os.getloadavg()[0], 1)
     result.figures = figures

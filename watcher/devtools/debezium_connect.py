@@ -144,6 +144,11 @@ class DebeziumConnect:
         self.log_path = self.folder / "connect.log"
         self._process: subprocess.Popen[bytes] | None = None
 
+    @property
+    def pid(self) -> int | None:
+        """The worker JVM's process id while it runs."""
+        return self._process.pid if self._process is not None and self._process.poll() is None else None
+
     def topic(self, table: str) -> str:
         """The topic of ``table``'s change events."""
         return f"{self.name}.{table}"
