@@ -45,12 +45,13 @@ ALL_SHARDS = list(range(-18, 19))
 class ServerProcess(bench_server.ServerProcess):
     """The local server as a child process on a free port, its log in a file, its memory readable.
 
-    ``data_dir=None`` lets the server use its own temporary folder.
+    ``data_dir=None`` lets the server use its own temporary folder; ``options`` are more server arguments.
     """
 
-    def __init__(self, data_dir: str | None, *, log_path: str | None = None, source: str | None = None) -> None:
+    def __init__(self, data_dir: str | None, *, log_path: str | None = None, source: str | None = None,
+                 options: Sequence[str] = ()) -> None:
         super().__init__(port=0, data_dir=data_dir, log_path=log_path or os.path.join(
-            tempfile.gettempdir(), f"bench-local-spanner-{os.getpid()}.log"), source=source)
+            tempfile.gettempdir(), f"bench-local-spanner-{os.getpid()}.log"), source=source, options=options)
 
     def rss_bytes(self) -> int:
         return rss_bytes(self.pid)

@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Sequence
 from typing import Any, Self
 
 from ..errors import ConfigurationError
@@ -32,13 +33,14 @@ class ServerProcess:
 
     The server's log (stderr) is appended to ``log_path`` when given, else read and dropped.
     ``source`` is a checkout whose ``watcher`` package runs the server instead of this one
-    (a benchmark comparing with an older version of the server).
+    (a benchmark comparing with an older version of the server). ``options`` are more
+    ``local-spanner`` arguments, e.g. ``("--change-stream-split-rate", "150")``.
     """
 
     def __init__(self, port: int = 0, data_dir: str | None = None, host: str = "127.0.0.1", *,
-                 log_path: str | None = None, source: str | None = None) -> None:
+                 log_path: str | None = None, source: str | None = None, options: Sequence[str] = ()) -> None:
         self.port, self.data_dir, self.host, self.log_path = port, data_dir, host, log_path
-        self.source = source
+        self.source, self.options = source, tuple(options)
         self.process: subprocess.Popen[str] | None = None
         self.emulator_host = ""
 
@@ -52,6 +54,7 @@ class ServerProcess:
         command = [sys.executable, "-m", "watcher", "local-spanner", "--host", self.host, "--port", str(self.port)]
         if self.data_dir:
             command += ["--data-dir", self.data_dir]
+        command += self.options
         # A session of its own: Ctrl-C at a terminal reaches the whole foreground process group, and
         # the server would stop at once under a benchmark that is still finishing its run; the
         # benchmark stops it with SIGTERM when it is done (stop()).
