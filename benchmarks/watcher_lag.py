@@ -55,14 +55,16 @@ DRAIN_TIMEOUT = 15.0
 
 # --- the writer process ------------------------------------------------------------------------------
 
-def _writer(host: str, first_id: int, start_at: float, warmup: float, seconds: float, out: Any) -> None:
-    """Commit ``COMMITS_PER_SECOND`` batches of ``ROWS_PER_COMMIT`` new rows from ``start_at`` (wall clock) on.
+def _writer(host: str, first_id: int, start_at: float, warmup: float, seconds: float, out: Any,
+            database_id: str = DATABASE_ID, commits_per_second: int = COMMITS_PER_SECOND,
+            rows_per_commit: int = ROWS_PER_COMMIT, threads: int = WRITER_THREADS) -> None:
+    """Commit ``commits_per_second`` batches of ``rows_per_commit`` new rows from ``start_at`` (wall clock) on.
 
     Commit latency and lateness against the schedule are kept for commits due after ``warmup``.
     """
-    database = child_database(host, DATABASE_ID)
-    total = int((warmup + seconds) * COMMITS_PER_SECOND)
-    first_measured = int(warmup * COMMITS_PER_SECOND)
+    database = child_database(host, database_id)
+    total = int((warmup + seconds) * commits_per_second)
+    first_measured = int(warmup * commits_per_second)
     slot_lock = threading.Lock()
     next_slot = [0]
     late: list[float] = []
@@ -79,10 +81,10 @@ def _writer(host: str, first_id: int, start_at: float, warmup: float, seconds: f
     def work(seed: int) -> None:
         maker = RowMaker(seed)
         while (slot := take()) < total:
-            due = start_at + slot / COMMITS_PER_SECOND
+            due = start_at + slot / commits_per_second
             time.sleep(max(0.0, due - time.time()))
             began = time.time()
-            ids = range(first_id + slot * ROWS_PER_COMMIT, first_id + (slot + 1) * ROWS_PER_COMMIT)
+            ids = range(first_id + slot * rows_per_commit, first_id + (slot + 1) * rows_per_commit)
             try:
                 with database.batch() as batch:
                     batch.insert_or_update(TABLE, SINGERS_COLUMNS, maker.rows(ids))
@@ -94,9 +96,9 @@ def _writer(host: str, first_id: int, start_at: float, warmup: float, seconds: f
                 late.append(began - due)
                 latencies.append(time.time() - began)
 
-    run_threads(WRITER_THREADS, work, start_at=start_at)
+    run_threads(threads, work, start_at=start_at)
     finished = time.time()
-    out.put({"commits": len(committed), "rows": len(committed) * ROWS_PER_COMMIT, "seconds": finished - start_at,
+    out.put({"commits": len(committed), "rows": len(committed) * rows_per_commit, "seconds": finished - start_at,
              "commit_ms_p50": percentile(latencies, 0.5) * 1000 if latencies else None,
              "commit_ms_p99": percentile(latencies, 0.99) * 1000 if latencies else None,
              "late_vs_schedule_ms_p50": percentile(late, 0.5) * 1000 if late else None,
