@@ -22,11 +22,15 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import NoReturn
 
+from .log_setup import add_logging_options, add_logging_options_everywhere, configure_logging, level_of
+
 # grpcio 1.80+ restarts its poller in a forked child, which then crashes before exec when the
 # parent has a live channel (grpc/grpc#43055): Spark's JVM is started with fork + exec after the
 # commands have talked to Spanner, and died with "Java gateway process exited". Nothing here
 # uses gRPC in a forked child, so the fork handlers are not needed. Read when grpc is first imported.
 os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
+
+_log = logging.getLogger(__name__)
 
 PROG = "spanner-watcher"
 #: The distribution whose installed version \`\`--version\`\` prints.
@@ -83,7 +87,7 @@ def build_parser(commands: Sequence[str] = COMMANDS) -> argparse.ArgumentParser:
     """The parser with one subcommand per module in ``commands``."""
     parser = _Parser(prog=PROG, description="Watch Google Cloud Spanner tables for changes, "
                      "and run the tools around it (a local Spanner server among them).")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log progress (INFO level) to stderr")
+    add_logging_options(parser)
     parser.add_argument("--version", action="version", version=f"{PROG} {package_version()}",
                         help="print the installed version of %(prog)s and exit")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=_Parser)
@@ -91,14 +95,15 @@ def build_parser(commands: Sequence[str] = COMMANDS) -> argparse.ArgumentParser:
         module = _load(path)
         sub = module.add_parser(subparsers)
         sub.set_defaults(_run=module.run)
+    add_logging_options_everywhere(parser)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(args)
+    _log.debug("%s %s %s, logging at %s", PROG, package_version(), args.command, level_of(args))
     try:
         return int(args._run(args))
     except CommandError as exc:
