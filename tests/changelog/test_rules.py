@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
+import json
+import random
 
 import pytest
 
-from watcher.changelog import classify
+from watcher.changelog import classify, dedup
 
 #: Texts that order as timestamps do, and one beyond ASCII (Spark compares UTF-8 bytes, Python code points).
 _TEXTS = (None, "2024-05-01T00:00:00.000000000Z", "2024-05-01T00:00:00.000000001Z", "2024-05-01T00:00:00.é")
@@ -43,3 +46,50 @@ def test_a_check_of_an_unknown_op_or_not_a_column_names_it():
         classify.Check("_prev_ts", "newer")
     with pytest.raises(ValueError, match="'x; y' is not a column name"):
         classify.Check("commit_timestamp", "after", "x; y")
+
+
+#: Characters a table name or a key's text may hold: quotes, backslashes, controls, beyond ASCII and the BMP.
+_CHARS = "aZ09_ \"'\\\x00\x1f\x7féß€表😀\U0010ffff"
+
+
+def _text(rng: random.Random, most: int = 8) -> str:
+    return "".join(rng.choice(_CHARS) for _ in range(rng.randrange(most + 1)))
+
+
+def _keys(rng: random.Random) -> str:
+    parts = {_text(rng, 4) or "Id": rng.choice([None, rng.randrange(-10**20, 10**20), _text(rng), 1.5, True])
+             for _ in range(rng.randrange(1, 4))}
+    return json.dumps(parts, ensure_ascii=rng.random() < 0.3, separators=(",", ":"))
+
+
+def _timestamp(rng: random.Random) -> str:
+    seconds, fraction = divmod(rng.randrange(0, 253402300800 * 10**9), 10**9)
+    return f"{dt.datetime(1970, 1, 1) + dt.timedelta(seconds=seconds):%Y-%m-%dT%H:%M:%S}.{fraction:09d}Z"
+
+
+def _change(rng: random.Random) -> tuple:
+    version_seq = rng.choice([None, None, 0, 1, -1, 2**63 - 1, -2**63, rng.randrange(-2**63, 2**63)])
+    row = [_text(rng), _keys(rng), _timestamp(rng), version_seq]
+    if rng.random() < 0.05:  # a null part is left out by both
+        row[rng.randrange(3)] = None
+    return tuple(row)
+
+
+def test_the_change_id_in_sql_and_in_python_is_the_same_for_random_changes(spark):
+    rng = random.Random(20240501)
+    changes = [_change(rng) for _ in range(3000)]
+    frame = spark.createDataFrame(changes, "table_name string, keys string, commit_timestamp string, version_seq bigint")
+    got = frame.selectExpr("*", f"{dedup.change_id_sql()} AS by_sql").collect()
+    assert len(got) == len(changes)
+    differ = [(tuple(r)[:4], r.by_sql, dedup.change_id(*tuple(r)[:4])) for r in got
+              if r.by_sql != dedup.change_id(*tuple(r)[:4])]
+    assert differ == []
+    assert len({r.by_sql for r in got}) == len(changes)  # distinct changes, distinct ids
+
+
+def test_a_change_without_a_version_sequence_keeps_the_id_of_format_one_input():
+    assert dedup.change_id("T", '{"Id":"1"}', "2024-05-01T00:00:00.000000000Z") == "e8c5cc5645b7096cb0304acff4f71b0f"
+    assert dedup.change_id("T", '{"Id":"1"}', "2024-05-01T00:00:00.000000000Z", 0) != "e8c5cc5645b7096cb0304acff4f71b0f"
+    with pytest.raises(ValueError, match="3 values for the 4 parts table_name, keys, commit_timestamp, version_seq"):
+        dedup.CHANGE_ID.python(("T", "{}", "x"))
+

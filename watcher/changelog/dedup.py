@@ -21,25 +21,42 @@ stream's is kept (it knows the mod_type and the old values: the per-key order pu
 except that a stream's row of a version an earlier run wrote from a poll replaces the polled
 row (:mod:`watcher.changelog.supersede`).
 
+The id's hashed text is data (:data:`CHANGE_ID`, a :class:`.hashed_text.HashedText`), rendered to
+the job's SQL (:data:`CHANGE_ID_SQL`) and to the driver engine's and the Kafka sink's Python
+(:func:`change_id`).
+
 Example:
-    >>> "sha2" in CHANGE_ID_SQL
+    >>> CHANGE_ID_SQL == CHANGE_ID.sql()
     True
+    >>> change_id("T", '{"Id":"1"}', "2024-05-01T00:00:00.000000000Z")
+    'e8c5cc5645b7096cb0304acff4f71b0f'
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-#: Separator that cannot occur in a table name, a JSON text or a timestamp.
-_SEP = "\\u001f"
-# concat_ws skips nulls: a change without a version sequence keeps the id of format-1 input.
-CHANGE_ID_SQL = (f"substring(sha2(concat_ws('{_SEP}', table_name, keys, commit_timestamp, "
-                 f"cast(version_seq AS string)), 256), 1, 32)")
+from .hashed_text import HashedText
+
+#: The change_id: (table, key as JSON object text, commit timestamp, version sequence), by a
+#: separator that cannot occur in a table name, a JSON text or a timestamp. Without a version
+#: sequence (null but for history tables) the id is that of format-1 input.
+CHANGE_ID = HashedText(("table_name", "keys", "commit_timestamp", "version_seq"), "\x1f", 32,
+                       frozenset({"version_seq"}))
+CHANGE_ID_SQL = CHANGE_ID.sql()
 
 
 def change_id_sql() -> str:
     """SQL for the change_id of a row with table_name, keys (JSON object text), commit_timestamp and version_seq."""
     return CHANGE_ID_SQL
+
+
+def change_id(table: str, keys: str, commit_timestamp: str, version_seq: int | None = None) -> str:
+    """The change_id of a row (:data:`CHANGE_ID`), as the job's SQL computes it (``version_seq``: a
+    history table's, None elsewhere)."""
+    ident = CHANGE_ID.python((table, keys, commit_timestamp, version_seq))
+    assert ident is not None  # of several parts never null: a null one is left out
+    return ident
 
 
 def same_version_sql(previous_commit: str = "_prev_ts", previous_version: str = "_prev_version") -> str:

@@ -19,17 +19,14 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from ..classify import mod_type_function
+from ..dedup import change_id
 from . import Ineligible
 from .old_values import fast_old_values
 from .staged import StagedRow
-
-#: What separates the parts of a change_id's hashed text (:data:`..dedup.CHANGE_ID_SQL`).
-_SEP = "\x1f"
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,16 +52,6 @@ class Classified:
     @property
     def commit_date(self) -> str:
         return self.row.commit_timestamp[:10]
-
-
-def change_id(table: str, keys: str, commit_timestamp: str, version_seq: int | None = None) -> str:
-    """The change_id of a row, as the job's SQL computes it (``version_seq``: a history table's, None elsewhere).
-
-    >>> change_id("T", '{"Id":"1"}', "2024-05-01T00:00:00.000000000Z")
-    'e8c5cc5645b7096cb0304acff4f71b0f'
-    """
-    parts = (table, keys, commit_timestamp) if version_seq is None else (table, keys, commit_timestamp, str(version_seq))
-    return hashlib.sha256(_SEP.join(parts).encode("utf-8")).hexdigest()[:32]
 
 
 #: :data:`..classify.RULES` as Python (generated from them, as the job's CASE is).
