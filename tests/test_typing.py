@@ -118,3 +118,22 @@ def test_names_imported_from_watcher_have_their_real_types(mypy_cache: Path, tmp
     assert sorted(revealed) == sorted(EXPECTED), report
     for line, expected in EXPECTED.items():
         assert expected in revealed[line], f"line {line}: {SNIPPET.splitlines()[line - 1]}: {revealed[line]}"
+
+
+def test_closed_sets_of_change_are_literal_types(mypy_cache: Path, tmp_path: Path) -> None:
+    snippet = tmp_path / "uses_change.py"
+    snippet.write_text("""\
+from watcher import MIN_TIMESTAMP, Change
+def show(change: Change) -> None:
+    reveal_type(change.mod_type)
+    reveal_type(change.value_capture_type)
+Change("Singers", (1,), {}, MIN_TIMESTAMP, mod_type="UPSERT")
+Change("Singers", (1,), {}, MIN_TIMESTAMP, mod_type="DELETE", value_capture_type="NEW_VALUES")
+""")
+    report, status = run_mypy(mypy_cache, str(snippet))
+    revealed = revealed_types(report)
+    assert revealed[3] == "Literal['INSERT'] | Literal['UPDATE'] | Literal['DELETE'] | None", report
+    assert revealed[4].startswith("Literal['NEW_ROW'] | Literal['NEW_VALUES'] |"), report
+    errors = [line for line in report.splitlines() if ": error:" in line]
+    assert len(errors) == 1 and ":5: error:" in errors[0] and "'UPSERT'" in errors[0], report
+    assert status == 1

@@ -20,16 +20,56 @@ import decimal
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final, Literal, TypeVar, cast, get_args
 
 from google.api_core.datetime_helpers import DatetimeWithNanoseconds
+
+from .errors import PollError
 
 #: The format version of persisted checkpoint details (see Checkpoint.to_text).
 CHECKPOINT_FORMAT = 1
 
-#: What a change's row holds (its ``value_capture_type``): every column, or only the key and the
-#: columns written (a partial update logged in a history table).
-NEW_ROW, NEW_VALUES = "NEW_ROW", "NEW_VALUES"
+#: What a change did (``Change.mod_type``), spelled as Spanner's change streams, the history tables
+#: and the staged files spell it: plain strings, so nothing is converted on the way in or out.
+ModType = Literal["INSERT", "UPDATE", "DELETE"]
+MOD_TYPES: tuple[ModType, ...] = get_args(ModType)
+#: What a change's row and old values hold (``Change.value_capture_type``): a change stream's
+#: value capture type, or for a history table NEW_ROW (every column) or NEW_VALUES (only the key
+#: and the columns written: a partial update).
+ValueCaptureType = Literal["NEW_ROW", "NEW_VALUES", "OLD_AND_NEW_VALUES", "NEW_ROW_AND_OLD_VALUES"]
+VALUE_CAPTURE_TYPES: tuple[ValueCaptureType, ...] = get_args(ValueCaptureType)
+NEW_ROW: Final = "NEW_ROW"
+NEW_VALUES: Final = "NEW_VALUES"
+
+_Name = TypeVar("_Name", bound=str)
+
+
+def _one_of(value: object, allowed: tuple[_Name, ...], what: str, where: str) -> _Name:
+    if value not in allowed:
+        raise PollError(f"{where}: {what} {value!r} is not one of {', '.join(allowed)}")
+    return cast(_Name, value)
+
+
+def as_mod_type(value: object, where: str) -> ModType:
+    """``value`` (read from a change source) as a :data:`ModType`; PollError naming ``where`` otherwise.
+
+    >>> as_mod_type("UPDATE", "history table Singers_History")
+    'UPDATE'
+    >>> as_mod_type("MOD_TYPE_UNSPECIFIED", "change stream record of table Singers")
+    Traceback (most recent call last):
+    ...
+    watcher.errors.PollError: change stream record of table Singers: mod type 'MOD_TYPE_UNSPECIFIED' is not one of INSERT, UPDATE, DELETE
+    """
+    return _one_of(value, MOD_TYPES, "mod type", where)
+
+
+def as_value_capture_type(value: object, where: str) -> ValueCaptureType:
+    """``value`` (read from a change source) as a :data:`ValueCaptureType`; PollError naming ``where`` otherwise.
+
+    >>> as_value_capture_type("OLD_AND_NEW_VALUES", "change stream record of table Singers")
+    'OLD_AND_NEW_VALUES'
+    """
+    return _one_of(value, VALUE_CAPTURE_TYPES, "value capture type", where)
 
 EPOCH = DatetimeWithNanoseconds(1970, 1, 1, tzinfo=dt.UTC)
 #: The smallest TIMESTAMP Spanner stores: start here to replay a whole table.
@@ -126,7 +166,7 @@ class Change:
     read_timestamp: DatetimeWithNanoseconds | None = None
     #: INSERT, UPDATE or DELETE where the source knows it (history tables); None when polling
     #: rows, which cannot tell an insert from an update.
-    mod_type: str | None = None
+    mod_type: ModType | None = None
     #: Not part of equality: two reads of one row version are the same change.
     column_types: Mapping[str, str] = field(default_factory=dict, compare=False)
     #: Order among the versions of this key at this commit timestamp, where a source logs
@@ -136,7 +176,7 @@ class Change:
     #: logged in a history table); None or "NEW_ROW" when it holds every column. Change
     #: streams say theirs: NEW_ROW and NEW_ROW_AND_OLD_VALUES give every column in ``row``,
     #: NEW_VALUES and OLD_AND_NEW_VALUES only the key and the columns the mod changed.
-    value_capture_type: str | None = None
+    value_capture_type: ValueCaptureType | None = None
     #: Change streams only (None otherwise): the values before the mod, of the columns the
     #: stream reports (OLD_AND_NEW_VALUES: changed columns; NEW_ROW_AND_OLD_VALUES: changed
     #: columns; a DELETE: every column the stream tracks), typed like ``row``.

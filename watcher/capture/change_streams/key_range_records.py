@@ -32,7 +32,7 @@ from typing import Any
 from google.cloud.spanner_v1.types import ChangeStreamRecord, TypeAnnotationCode, TypeCode
 
 from ...errors import PollError
-from ...model import from_nanos, timestamp_nanos
+from ...model import as_mod_type, as_value_capture_type, from_nanos, timestamp_nanos
 from . import values
 from .records import ColumnType, DataChangeRecord, HeartbeatRecord, Mod
 
@@ -117,8 +117,9 @@ def _data_change(d: Any) -> DataChangeRecord:
         is_last_record_in_transaction_in_partition=d.is_last_record_in_transaction_in_partition, table_name=d.table,
         column_types=column_types,
         mods=tuple(Mod(by_name(m.keys), by_name(m.new_values), by_name(m.old_values)) for m in d.mods),
-        mod_type=_MOD_TYPES.get(d.mod_type, str(d.mod_type)),
-        value_capture_type=_CAPTURE_TYPES.get(d.value_capture_type, str(d.value_capture_type)),
+        mod_type=as_mod_type(_MOD_TYPES.get(d.mod_type, d.mod_type), f"change stream record of table {d.table}"),
+        value_capture_type=as_value_capture_type(_CAPTURE_TYPES.get(d.value_capture_type, d.value_capture_type),
+                                                 f"change stream record of table {d.table}"),
         number_of_records_in_transaction=d.number_of_records_in_transaction,
         number_of_partitions_in_transaction=d.number_of_partitions_in_transaction,
         transaction_tag=d.transaction_tag, is_system_transaction=d.is_system_transaction)

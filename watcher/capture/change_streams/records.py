@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import PollError
-from ...model import Change, as_nanos_timestamp
+from ...model import Change, ModType, ValueCaptureType, as_mod_type, as_nanos_timestamp, as_value_capture_type
 from . import values
 
 #: Struct name -> its field names in the documented order (used when the metadata does not say).
@@ -75,8 +75,8 @@ class DataChangeRecord:
     table_name: str
     column_types: tuple[ColumnType, ...]
     mods: tuple[Mod, ...]
-    mod_type: str
-    value_capture_type: str
+    mod_type: ModType
+    value_capture_type: ValueCaptureType
     number_of_records_in_transaction: int
     number_of_partitions_in_transaction: int
     transaction_tag: str
@@ -192,7 +192,8 @@ def _data_change_record(raw: Sequence[Any], layout: Layout) -> DataChangeRecord:
         server_transaction_id=str(r["server_transaction_id"]),
         is_last_record_in_transaction_in_partition=bool(r["is_last_record_in_transaction_in_partition"]),
         table_name=str(r["table_name"]), column_types=tuple(column_types), mods=tuple(mods),
-        mod_type=str(r["mod_type"]), value_capture_type=str(r["value_capture_type"]),
+        mod_type=as_mod_type(r["mod_type"], f"change stream record of table {r['table_name']}"),
+        value_capture_type=as_value_capture_type(r["value_capture_type"], f"change stream record of table {r['table_name']}"),
         number_of_records_in_transaction=int(r["number_of_records_in_transaction"]),
         number_of_partitions_in_transaction=int(r["number_of_partitions_in_transaction"]),
         transaction_tag=r.get("transaction_tag") or "", is_system_transaction=bool(r.get("is_system_transaction")))

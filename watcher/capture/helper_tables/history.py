@@ -62,7 +62,7 @@ from ...checkpoints import CommitTimestampRepository
 from ...errors import ConfigurationError, TableNotFoundError
 from ...model import NEW_ROW as NEW_ROW_CAPTURE
 from ...model import NEW_VALUES as NEW_VALUES_CAPTURE
-from ...model import Change, TableId
+from ...model import Change, TableId, as_mod_type
 from ...request_settings import RequestSettings, settings_or_default
 from ...sqlnames import validate_identifier
 from ..table_info import _KEY_SQL, TableInfo, _query
@@ -375,7 +375,7 @@ class HistoryWatcher(TranslatingWatcher):
             values.update(decode_values(new_values, self._types, change.commit_timestamp))
         # A column still without a type (its data table is gone) stays untyped: staging names it, never guesses.
         types = {c: self._types[c] for c in values if c in self._types}
-        operation = row[OPERATION_COLUMN]
+        operation = as_mod_type(row[OPERATION_COLUMN], f"history table {self.history_table}, column {OPERATION_COLUMN}")
         # Without the data table (dropped) its columns are unknown: an update is taken as partial,
         # so the changelog keeps the columns it does not name rather than losing them.
         partial = operation == UPDATE and (self._data_gone or not set(self._types) <= set(values))
