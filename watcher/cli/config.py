@@ -1,8 +1,9 @@
 """The TOML configuration of ``spanner-watcher watch``, validated up front into typed settings.
 
-Every problem is reported before anything connects or writes, as one line naming the file
-and the key at fault, e.g. ``watcher.toml: tables.Singers.shards.values: expected a list of
-integers or a range like '-18..18'``. Unknown keys are errors (with a did-you-mean).
+Every problem is reported before anything connects or writes, as one line naming the file,
+the key at fault and its line, e.g. ``watcher.toml: tables.Singers.shards.values: expected a list
+of integers or a range like '-18..18' (line 7)``; a file with several mistakes reports them all at
+once (:class:`ConfigErrors`, one per line). Unknown keys are errors (with a did-you-mean).
 The checks are plain code rather than pydantic models: pydantic reports "Extra inputs are
 not permitted" or "Input should be a valid number" with union branches in the key path
 (``watch.poll_interval.float``), so keeping these messages would need a translation table
@@ -68,7 +69,7 @@ Example:
     >>> parse_config("[watch]\\npoll_intervall = 1", "watcher.toml")
     Traceback (most recent call last):
     ...
-    watcher.cli.config.ConfigError: watcher.toml: watch.poll_intervall: unknown key (did you mean poll_interval?)
+    watcher.cli.config.ConfigError: watcher.toml: watch.poll_intervall: unknown key (did you mean poll_interval?) (line 2)
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ import datetime as dt
 import difflib
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -87,6 +89,7 @@ from ..request_settings import RequestSettings
 from ..sqlnames import has_name, validate_identifier
 from ..storage_urls import parse, scheme_of
 from .config_connection import REQUEST_KEYS, DatabaseSettings, read_database, read_requests
+from .config_lines import key_line
 from .config_modes import (
     MODE_KEYS,
     ChangeSetSettings,
@@ -101,7 +104,7 @@ from .config_modes import (
 from .config_sinks import SinkSettings, StagingSinkSettings, read_sinks
 from .config_tables import ShardSettings, TableSettings, read_tables
 
-__all__ = ["ConfigError", "DatabaseSettings", "ShardSettings", "TableSettings", "WatchConfig", "load_config", "parse_config"]
+__all__ = ["ConfigError", "ConfigErrors", "DatabaseSettings", "ShardSettings", "TableSettings", "WatchConfig", "load_config", "parse_config"]
 
 #: The Java library's defaults.
 DEFAULT_POLL_INTERVAL = 1.0
@@ -117,11 +120,38 @@ _PATTERN = re.compile(r"^[A-Za-z0-9_*?]*(\[!?[A-Za-z0-9_-]+\][A-Za-z0-9_*?]*)*$"
 
 
 class ConfigError(ConfigurationError):
-    """A configuration file that cannot work; the message names the file and the key."""
+    """A configuration file that cannot work; the message names the file, the key and, when known, its line."""
 
-    def __init__(self, source: str, key: str, problem: str) -> None:
-        super().__init__(f"{source}: {key}: {problem}" if key else f"{source}: {problem}")
-        self.source, self.key, self.problem = source, key, problem
+    def __init__(self, source: str, key: str, problem: str, line: int | None = None,
+                 column: int | None = None) -> None:
+        where = "" if line is None else f" (line {line})" if column is None else f" (line {line}, column {column})"
+        super().__init__((f"{source}: {key}: {problem}" if key else f"{source}: {problem}") + where)
+        self.source, self.key, self.problem, self.line, self.column = source, key, problem, line, column
+        #: Every mistake this error stands for (one, or each of a :class:`ConfigErrors`).
+        self.errors: tuple[ConfigError, ...] = (self,)
+
+    def at(self, line: int | None) -> ConfigError:
+        """The same error, naming ``line``."""
+        return ConfigError(self.source, self.key, self.problem, line, self.column)
+
+
+class ConfigErrors(ConfigError):
+    """Several mistakes of one file, reported at once: a first line that counts them, then one per line.
+
+    >>> print(ConfigErrors([ConfigError("w.toml", "watch.limit", "expected an integer", 2),
+    ...                     ConfigError("w.toml", "watch.x", "unknown key", 3)]))
+    w.toml: 2 mistakes:
+      w.toml: watch.limit: expected an integer (line 2)
+      w.toml: watch.x: unknown key (line 3)
+    """
+
+    def __init__(self, errors: list[ConfigError]) -> None:
+        first = errors[0]
+        ConfigurationError.__init__(self, "\n  ".join([f"{first.source}: {len(errors)} mistakes:",
+                                                       *(str(e) for e in errors)]))
+        self.source, self.key, self.problem, self.line, self.column = (first.source, first.key,
+                                                                       f"{len(errors)} mistakes", first.line, None)
+        self.errors = tuple(errors)
 
 
 # --- typed settings ----------------------------------------------------------------------------------
@@ -213,40 +243,54 @@ def parse_config(text: str, source: str = "watcher.toml", *, base_dir: Path | No
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(source, "", f"not valid TOML: {exc}") from None
-    r = _Reader(source, base_dir or Path.cwd())
+        at = _DECODE_AT.search(str(exc))
+        if at is None:
+            raise ConfigError(source, "", f"not valid TOML: {exc}") from None
+        raise ConfigError(source, "", f"not valid TOML: {str(exc)[:at.start()]}",
+                          int(at.group(1)), int(at.group(2))) from None
+    # Each part is read on its own, so one mistake does not hide the next: a part that fails
+    # counts as its default for the checks after it, and every mistake is raised at the end.
+    r = _Reader(source, base_dir or Path.cwd(), text)
     r.keys("", data, _SECTIONS)
-    database = read_database(r, data.get("database"))
-    include, exclude, tables = read_tables(r, data.get("tables"))
-    watch = r.section("watch", data.get("watch"), _WATCH_KEYS)
-    history = read_history(r, data.get("history"))
-    change_sets = read_change_sets(r, data.get("change_sets"))
-    watcher_id = r.text("watch.watcher_id", watch["watcher_id"]) if "watcher_id" in watch else None
-    change_streams = read_change_streams(r, data.get("change_streams"), watcher_id)
-    one_stream = read_watch_mode(r, watch, data, watcher_id)
+    database = r.attempt(DatabaseSettings(), read_database, r, data.get("database"))
+    include, exclude, tables = r.attempt((None, (), {}), read_tables, r, data.get("tables"))
+    watch = r.attempt({}, r.section, "watch", data.get("watch"), _WATCH_KEYS)
+    history = r.attempt((), read_history, r, data.get("history"))
+    change_sets = r.attempt((), read_change_sets, r, data.get("change_sets"))
+    watcher_id = r.attempt(None, r.text, "watch.watcher_id", watch["watcher_id"]) if "watcher_id" in watch else None
+    change_streams = r.attempt((), read_change_streams, r, data.get("change_streams"), watcher_id)
+    one_stream = r.attempt(None, read_watch_mode, r, watch, data, watcher_id)
     if one_stream is not None:
         change_streams = (one_stream,)
-    check_one_way(r, include, history, change_sets)
-    requests, max_lag = read_requests(r, watch)
-    staging_dir = r.folder("watch.staging_dir", watch.get("staging_dir", DEFAULT_STAGING_DIR))
-    return WatchConfig(
+    r.attempt(None, check_one_way, r, include, history, change_sets)
+    requests, max_lag = r.attempt((RequestSettings(), None), read_requests, r, watch)
+    staging_dir = r.attempt(Path(DEFAULT_STAGING_DIR), r.folder, "watch.staging_dir",
+                            watch.get("staging_dir", DEFAULT_STAGING_DIR))
+    config = WatchConfig(
         source=source, database=database, include=include, exclude=exclude, tables=tables,
-        poll_interval=r.number("watch.poll_interval", watch.get("poll_interval", DEFAULT_POLL_INTERVAL), minimum=0.0),
-        limit=r.integer("watch.limit", watch.get("limit", DEFAULT_LIMIT), minimum=1),
-        fallback_to_with_query_seconds=r.number("watch.fallback_to_with_query_seconds",
-                                                watch.get("fallback_to_with_query_seconds", DEFAULT_FALLBACK_SECONDS), minimum=0.0),
-        initial_timestamp=r.initial("watch.initial_timestamp", watch.get("initial_timestamp", "now")),
-        checkpoint_table=r.identifier("watch.checkpoint_table", watch.get("checkpoint_table", DEFAULT_CHECKPOINT_TABLE), "table name"),
-        staging_dir=staging_dir, sinks=read_sinks(r, data.get("sinks"), data.get("kafka"), staging_dir),
+        poll_interval=r.attempt(DEFAULT_POLL_INTERVAL, r.number, "watch.poll_interval",
+                                watch.get("poll_interval", DEFAULT_POLL_INTERVAL), minimum=0.0),
+        limit=r.attempt(DEFAULT_LIMIT, r.integer, "watch.limit", watch.get("limit", DEFAULT_LIMIT), minimum=1),
+        fallback_to_with_query_seconds=r.attempt(
+            DEFAULT_FALLBACK_SECONDS, r.number, "watch.fallback_to_with_query_seconds",
+            watch.get("fallback_to_with_query_seconds", DEFAULT_FALLBACK_SECONDS), minimum=0.0),
+        initial_timestamp=r.attempt("now", r.initial, "watch.initial_timestamp", watch.get("initial_timestamp", "now")),
+        checkpoint_table=r.attempt(DEFAULT_CHECKPOINT_TABLE, r.identifier, "watch.checkpoint_table",
+                                   watch.get("checkpoint_table", DEFAULT_CHECKPOINT_TABLE), "table name"),
+        staging_dir=staging_dir, sinks=r.attempt((), read_sinks, r, data.get("sinks"), data.get("kafka"), staging_dir),
         watcher_id=watcher_id,
-        discover_interval=r.number("watch.discover_interval", watch.get("discover_interval", DEFAULT_DISCOVER_INTERVAL),
-                                   minimum=0.0),
+        discover_interval=r.attempt(DEFAULT_DISCOVER_INTERVAL, r.number, "watch.discover_interval",
+                                    watch.get("discover_interval", DEFAULT_DISCOVER_INTERVAL), minimum=0.0),
         requests=requests, max_lag=max_lag,
         history=history, change_sets=change_sets, change_streams=change_streams,
         poll_tables="tables" in data or not (history or change_sets or change_streams),
     )
+    r.raise_errors()
+    return config
 
 
+#: Where tomllib's messages give the position of a syntax error.
+_DECODE_AT = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
 _SECTIONS = ("database", "watch", "tables", "history", "change_sets", "change_streams", "sinks", "kafka")
 _WATCH_KEYS = ("poll_interval", "limit", "fallback_to_with_query_seconds", "initial_timestamp", "checkpoint_table",
                "staging_dir", "watcher_id", "discover_interval", *MODE_KEYS, *REQUEST_KEYS)
@@ -265,11 +309,17 @@ def _kind(value: Any) -> str:
 
 
 class _Reader:
-    """Checks values one key at a time; every error names ``source`` and the dotted key."""
+    """Checks values one key at a time; every error names ``source``, the dotted key and its line in ``text``.
 
-    def __init__(self, source: str, base_dir: Path) -> None:
+    A check raises its first mistake; :meth:`attempt` runs one, keeps the mistake and goes on, and
+    :meth:`raise_errors` raises everything kept, so a file's mistakes are reported together.
+    """
+
+    def __init__(self, source: str, base_dir: Path, text: str = "") -> None:
         self.source = source
         self.base_dir = base_dir
+        self.text_of_file = text
+        self.errors: list[ConfigError] = []
 
     #: For the section readers of other modules (config_tables, config_modes).
     did_you_mean = staticmethod(_did_you_mean)
@@ -278,12 +328,33 @@ class _Reader:
     def fail(self, key: str, problem: str) -> ConfigError:
         return ConfigError(self.source, key, problem)
 
+    def report(self, error: ConfigError) -> None:
+        """Keep ``error`` (with its key's line) for :meth:`raise_errors`."""
+        self.errors.append(error if error.line is not None else error.at(key_line(self.text_of_file, error.key)))
+
+    def attempt(self, default: Any, check: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``check(*args, **kwargs)``, or ``default`` after keeping the mistake it raised."""
+        try:
+            return check(*args, **kwargs)
+        except ConfigError as exc:
+            for error in exc.errors:
+                self.report(error)
+            return default
+
+    def raise_errors(self) -> None:
+        """Raise the mistakes kept: the one, or all of them as :class:`ConfigErrors` (in the file's order)."""
+        if len(self.errors) == 1:
+            raise self.errors[0]
+        if self.errors:
+            raise ConfigErrors(sorted(self.errors, key=lambda e: (e.line is None, e.line or 0)))
+
     def keys(self, prefix: str, table: dict[str, Any], allowed: tuple[str, ...]) -> None:
+        """Keep an error for each key of ``table`` not in ``allowed`` (unknown keys stop no other check)."""
         for key in table:
             if key not in allowed:
                 where = f"{prefix}.{key}" if prefix else key
                 hint = _did_you_mean(key, allowed) or f"; {'the file' if not prefix else prefix} takes {', '.join(allowed)}"
-                raise self.fail(where, f"unknown key{hint}")
+                self.report(self.fail(where, f"unknown key{hint}"))
 
     def section(self, key: str, value: Any, allowed: tuple[str, ...]) -> dict[str, Any]:
         if value is None:

@@ -31,7 +31,7 @@ Example:
     >>> parse_config('[watch]\\npriority = "urgent"', "w.toml")
     Traceback (most recent call last):
     ...
-    watcher.cli.config.ConfigError: w.toml: watch.priority: expected "low", "medium" or "high", got 'urgent'
+    watcher.cli.config.ConfigError: w.toml: watch.priority: expected "low", "medium" or "high", got 'urgent' (line 2)
 """
 
 from __future__ import annotations

@@ -48,7 +48,7 @@ Example:
     >>> parse_config('[[history]]\\ntable = "Documents"\\nhistory = "X"', "w.toml")
     Traceback (most recent call last):
     ...
-    watcher.cli.config.ConfigError: w.toml: history[0].history: unknown key (did you mean history_table?)
+    watcher.cli.config.ConfigError: w.toml: history[0].history: unknown key (did you mean history_table?) (line 3)
 """
 
 from __future__ import annotations
@@ -217,7 +217,7 @@ def read_watch_mode(r: _Reader, watch: dict[str, Any], sections: dict[str, Any],
     >>> parse_config('[watch]\\nmode = "change_stream"', "w.toml")
     Traceback (most recent call last):
     ...
-    watcher.cli.config.ConfigError: w.toml: watch.change_stream: missing: mode = "change_stream" reads the change stream named here, e.g. change_stream = "SingersStream"
+    watcher.cli.config.ConfigError: w.toml: watch.change_stream: missing: mode = "change_stream" reads the change stream named here, e.g. change_stream = "SingersStream" (line 1)
     """
     mode = watch.get("mode", POLL_MODE)
     if not isinstance(mode, str) or mode not in WATCH_MODES:

@@ -52,7 +52,7 @@ Example:
     >>> parse_config('[[sinks]]\\ntype = "kafka"\\nbootstrap_servers = "k:1"\\ntopic_template = "%foo%"', "watch.toml")
     Traceback (most recent call last):
     ...
-    watcher.cli.config.ConfigError: watch.toml: sinks[0].topic_template: unknown placeholder %foo% (known: %database%, %instance%, %project%, %table%)
+    watcher.cli.config.ConfigError: watch.toml: sinks[0].topic_template: unknown placeholder %foo% (known: %database%, %instance%, %project%, %table%) (line 4)
 """
 
 from __future__ import annotations
@@ -169,25 +169,30 @@ def read_sinks(r: _Reader, sinks: Any, kafka: Any, staging_dir: Path | str) -> t
     if not sinks:
         raise r.fail("sinks", "an empty list sends nothing anywhere; list at least one sink")
     out: list[SinkSettings] = []
-    for i, entry in enumerate(sinks):
-        key = f"sinks[{i}]"
-        kind = entry.get("type")
-        if kind is None:
-            raise r.fail(f"{key}.type", f"missing: say which sink, one of {', '.join(SINK_TYPES)}")
-        if kind not in SINK_TYPES:
-            raise r.fail(f"{key}.type", f"unknown sink type {kind!r}{r.did_you_mean(str(kind), SINK_TYPES)} "
-                                        f"(known: {', '.join(SINK_TYPES)})")
-        taken = [s.name for s in out]
-        if kind == STAGING:
-            r.keys(key, entry, STAGING_KEYS)
-            folder = r.folder(f"{key}.staging_dir", entry["staging_dir"]) if "staging_dir" in entry else staging_dir
-            if any(isinstance(s, StagingSinkSettings) and str(s.staging_dir) == str(folder) for s in out):
-                raise r.fail(f"{key}.staging_dir", f"{folder} is the folder of another staging sink")
-            out.append(StagingSinkSettings(key, _name(r, key, entry, STAGING, taken), folder))
-        else:
-            values = _kafka_values(r, key, {k: v for k, v in entry.items() if k != "type"}, defaults, required=True)
-            out.append(KafkaSinkSettings(key, _name(r, key, entry, KAFKA, taken), **values))
+    for i, entry in enumerate(sinks):  # each entry on its own, so the mistakes of several are reported together
+        if (sink := r.attempt(None, _entry, r, f"sinks[{i}]", entry, out, defaults, staging_dir)) is not None:
+            out.append(sink)
     return tuple(out)
+
+
+def _entry(r: _Reader, key: str, entry: dict[str, Any], out: list[SinkSettings], defaults: dict[str, Any],
+           staging_dir: Path | str) -> SinkSettings:
+    """One ``[[sinks]]`` entry (``out``: the entries before it, whose names and folders it must not reuse)."""
+    kind = entry.get("type")
+    if kind is None:
+        raise r.fail(f"{key}.type", f"missing: say which sink, one of {', '.join(SINK_TYPES)}")
+    if kind not in SINK_TYPES:
+        raise r.fail(f"{key}.type", f"unknown sink type {kind!r}{r.did_you_mean(str(kind), SINK_TYPES)} "
+                                    f"(known: {', '.join(SINK_TYPES)})")
+    taken = [s.name for s in out]
+    if kind == STAGING:
+        r.keys(key, entry, STAGING_KEYS)
+        folder = r.folder(f"{key}.staging_dir", entry["staging_dir"]) if "staging_dir" in entry else staging_dir
+        if any(isinstance(s, StagingSinkSettings) and str(s.staging_dir) == str(folder) for s in out):
+            raise r.fail(f"{key}.staging_dir", f"{folder} is the folder of another staging sink")
+        return StagingSinkSettings(key, _name(r, key, entry, STAGING, taken), folder)
+    values = _kafka_values(r, key, {k: v for k, v in entry.items() if k != "type"}, defaults, required=True)
+    return KafkaSinkSettings(key, _name(r, key, entry, KAFKA, taken), **values)
 
 
 def _name(r: _Reader, key: str, entry: dict[str, Any], kind: str, taken: list[str]) -> str:

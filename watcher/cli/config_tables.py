@@ -98,23 +98,24 @@ def read_tables(r: _Reader, value: Any) -> tuple[tuple[str, ...] | None, tuple[s
     settings: dict[str, TableSettings] = {}
     for key, item in value.items():
         if isinstance(item, dict):  # [tables.<Name>]: a table's own settings
-            settings[key] = _table(r, key, item)
+            if (table := r.attempt(None, _table, r, key, item)) is not None:
+                settings[key] = table
         elif key == "include":
-            include = r.include(item)
+            include = r.attempt(None, r.include, item)
         elif key == "exclude":
-            exclude = r.names("tables.exclude", item)
+            exclude = r.attempt((), r.names, "tables.exclude", item)
         else:
-            raise r.fail(f"tables.{key}", f"unknown key{r.did_you_mean(key, ('include', 'exclude'))}; [tables] takes "
-                                          "include, exclude and one [tables.<TableName>] table per configured table")
+            r.report(r.fail(f"tables.{key}", f"unknown key{r.did_you_mean(key, ('include', 'exclude'))}; [tables] takes "
+                                          "include, exclude and one [tables.<TableName>] table per configured table"))
     selection = TableSelection(include, exclude)
     if exclude and selection.fixed:
         raise r.fail("tables.exclude", "only applies with include = \"all\" or include patterns; with a list of "
                                        "tables, leave the excluded ones out of include")
     for name in settings:
         if include is not None and not TableSelection(include).matches(name):
-            raise r.fail(f"tables.{name}", f"configured but not watched: add it to tables.include ({', '.join(include)})")
-        if not TableSelection(None, exclude).matches(name):
-            raise r.fail(f"tables.{name}", "configured but listed in tables.exclude")
+            r.report(r.fail(f"tables.{name}", f"configured but not watched: add it to tables.include ({', '.join(include)})"))
+        elif not TableSelection(None, exclude).matches(name):
+            r.report(r.fail(f"tables.{name}", "configured but listed in tables.exclude"))
     return include, exclude, settings
 
 
@@ -125,15 +126,18 @@ def _table(r: _Reader, name: str, section: dict[str, Any]) -> TableSettings:
     except InvalidIdentifierError as exc:
         raise r.fail(key, str(exc)) from None
     r.keys(key, section, _TABLE_KEYS)
-    column = (r.identifier(f"{key}.commit_timestamp_column", section["commit_timestamp_column"], "column name")
-              if "commit_timestamp_column" in section else None)
-    hint = ""
-    if "hint" in section:
-        hint = r.text(f"{key}.hint", section["hint"]).strip()
-        if not (hint.startswith("@{") and hint.endswith("}")):
-            raise r.fail(f"{key}.hint", f"expected a table hint like @{{FORCE_INDEX=IndexName}}, got {hint!r}")
-    shards = _shards(r, f"{key}.shards", section["shards"]) if "shards" in section else None
+    column = (r.attempt(None, r.identifier, f"{key}.commit_timestamp_column", section["commit_timestamp_column"],
+                        "column name") if "commit_timestamp_column" in section else None)
+    hint = r.attempt("", _hint, r, f"{key}.hint", section["hint"]) if "hint" in section else ""
+    shards = r.attempt(None, _shards, r, f"{key}.shards", section["shards"]) if "shards" in section else None
     return TableSettings(name, column, hint, shards)
+
+
+def _hint(r: _Reader, key: str, value: Any) -> str:
+    hint = r.text(key, value).strip()
+    if not (hint.startswith("@{") and hint.endswith("}")):
+        raise r.fail(key, f"expected a table hint like @{{FORCE_INDEX=IndexName}}, got {hint!r}")
+    return hint
 
 
 def _shards(r: _Reader, key: str, value: Any) -> ShardSettings:
