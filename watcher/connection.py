@@ -33,9 +33,12 @@ import os
 import re
 import weakref
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import ConnectionSettingError
+
+if TYPE_CHECKING:
+    from google.cloud.spanner_v1.database import Database
 
 __all__ = ["ConnectionSettings", "check_database_role", "check_endpoint", "connect", "load_credentials", "settings_of",
            "spanner_client"]
@@ -172,7 +175,7 @@ def spanner_client(project: str, *, credentials_file: str | os.PathLike[str] | N
 
 def connect(project: str, instance: str, database: str, *, credentials_file: str | os.PathLike[str] | None = None,
             api_endpoint: str | None = None, database_role: str | None = None,
-            emulator_host: str | None = None) -> Any:
+            emulator_host: str | None = None) -> Database:
     """The database ``projects/<project>/instances/<instance>/databases/<database>``.
 
     Args:
@@ -216,7 +219,7 @@ class ConnectionSettings:
 _OPENED: dict[int, ConnectionSettings] = {}
 
 
-def settings_of(database: Any) -> ConnectionSettings:
+def settings_of(database: Database) -> ConnectionSettings:
     """The settings :func:`connect` opened ``database`` with; none for a database opened otherwise.
 
     >>> settings_of(connect("p", "i", "d", emulator_host="localhost:9010"))

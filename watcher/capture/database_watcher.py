@@ -41,7 +41,7 @@ import datetime as dt
 import logging
 import threading
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
@@ -61,6 +61,9 @@ from .table_info import TableInfo
 from .table_set import Discovery, TableEvent, TableSet, discover_tables, select_tables
 from .table_settings import ALL, PerTable, per_table, table_selection
 from .table_watcher import TableWatcher
+
+if TYPE_CHECKING:
+    from google.cloud.spanner_v1.database import Database
 
 __all__ = ["ALL", "DEFAULT_DISCOVER_INTERVAL", "DatabaseWatcher", "TableListener"]
 
@@ -96,7 +99,7 @@ class DatabaseWatcher(DatabaseFigures, OwnStateWatcher):
             initial_timestamp, callback_error_policy, retry_policy, clock).
     """
 
-    def __init__(self, database: Any, tables: Any = ALL, *, include: Iterable[str] | None = None,
+    def __init__(self, database: Database, tables: Any = ALL, *, include: Iterable[str] | None = None,
                  exclude: Iterable[str] = (), shard_provider: ShardProvider | PerTable | None = None,
                  table_hint: str | PerTable = "", commit_timestamp_column: PerTable | Callable[[str], str | None] | None = None,
                  checkpoints: CommitTimestampRepository | None = None, scheduler: BaseScheduler | None = None,

@@ -28,7 +28,7 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from apscheduler.schedulers.base import BaseScheduler
 
@@ -44,6 +44,9 @@ from .retry import RetryPolicy, is_transient
 from .scheduling import PollJob
 from .shards import ShardProvider
 from .table_info import TableInfo, discover
+
+if TYPE_CHECKING:
+    from google.cloud.spanner_v1.database import Database
 
 __all__ = ["Callback", "CallbackErrorPolicy", "State", "TableWatcher"]
 
@@ -88,7 +91,7 @@ class TableWatcher(OwnStateWatcher):
             given in ``checkpoints`` keeps its own). None: the default tags, no priority.
     """
 
-    def __init__(self, database: Any, table: str | TableId, *, shard_provider: ShardProvider | None = None,
+    def __init__(self, database: Database, table: str | TableId, *, shard_provider: ShardProvider | None = None,
                  table_hint: str = "", commit_timestamp_column: str | None = None, poll_interval: float = 1.0,
                  limit: int = 10_000, fallback_to_with_query_seconds: float = 60.0,
                  checkpoints: CommitTimestampRepository | None = None, initial_timestamp: dt.datetime | None = None,

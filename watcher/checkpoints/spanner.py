@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from google.api_core import exceptions as gexc
 from google.cloud.spanner_v1 import KeySet, param_types
@@ -41,6 +41,9 @@ from .java_table import (
     same_array,
     shard_columns,
 )
+
+if TYPE_CHECKING:
+    from google.cloud.spanner_v1.database import Database
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +75,7 @@ class SpannerCommitTimestampRepository(CommitTimestampRepository):
             (default: :data:`~watcher.request_settings.DEFAULT_SETTINGS`); never a priority.
     """
 
-    def __init__(self, database: Any, *, table: str = DEFAULT_TABLE, create_if_missing: bool = True,
+    def __init__(self, database: Database, *, table: str = DEFAULT_TABLE, create_if_missing: bool = True,
                  watched_database_name: str | None = None, request_settings: RequestSettings | None = None) -> None:
         self.database = database
         self.request_settings = settings_or_default(request_settings)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from google.api_core import exceptions as gexc
 from google.cloud import spanner
@@ -30,6 +30,9 @@ from ...request_settings import RequestSettings, settings_or_default
 from ...schema_tools.migration_files import default_migrations
 from ...sqlnames import quote_identifier, validate_identifier
 from .progress import PartitionProgress, ProgressStore
+
+if TYPE_CHECKING:
+    from google.cloud.spanner_v1.database import Database
 
 TABLE = "WATCHER_CHANGE_STREAM_PARTITIONS"
 #: The migration file that creates :data:`TABLE`.
@@ -70,7 +73,7 @@ class SpannerProgressStore(ProgressStore):
             (default: the default tags); never a priority.
     """
 
-    def __init__(self, database: Any, *, create_if_missing: bool = True, table: str = TABLE,
+    def __init__(self, database: Database, *, create_if_missing: bool = True, table: str = TABLE,
                  request_settings: RequestSettings | None = None) -> None:
         self.database = database
         self.request_settings = settings_or_default(request_settings)

@@ -40,7 +40,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from google.api_core import exceptions as gexc
 
@@ -64,6 +64,9 @@ from .reader import PartitionReader, ReadRun, first_partitions, query_text
 from .spanner_progress import TABLE as PROGRESS_TABLE
 from .spanner_progress import SpannerProgressStore
 from .stream_info import StreamInfo, describe_stream, describe_tables, read_error, server_now
+
+if TYPE_CHECKING:
+    from google.cloud.spanner_v1.database import Database
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +109,7 @@ class ChangeStreamWatcher(OwnStateWatcher):
             default tags, no priority).
     """
 
-    def __init__(self, database: Any, stream: str, *, heartbeat: dt.timedelta | float = DEFAULT_HEARTBEAT,
+    def __init__(self, database: Database, stream: str, *, heartbeat: dt.timedelta | float = DEFAULT_HEARTBEAT,
                  start: dt.datetime | None = None, end: dt.datetime | None = None,
                  max_concurrent_partitions: int = DEFAULT_MAX_CONCURRENT_PARTITIONS,
                  progress: ProgressStore | None = None, watcher_id: str = "default",

@@ -38,7 +38,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from google.cloud.spanner_v1 import COMMIT_TIMESTAMP, param_types
 
@@ -54,6 +54,9 @@ from ..row_values import bytes_decoder, column_types
 from ..table_info import _COLUMNS_SQL, _KEY_SQL, TableInfo, _query
 from ..table_watcher import TableWatcher
 from .translating import RenamedCheckpoints, TranslatingWatcher
+
+if TYPE_CHECKING:
+    from google.cloud.spanner_v1.database import Database
 
 CHANGE_SETS_TABLE = "CHANGE_SETS"
 CHANGE_SET_ID_COLUMN = "CHANGE_SET_ID"
@@ -123,7 +126,7 @@ def add_change_set(writer: Any, *, change_sets_table: str = CHANGE_SETS_TABLE) -
     return change_set_id
 
 
-def run_in_change_set_transaction(database: Any, fn: Callable[..., Any], *args: Any,
+def run_in_change_set_transaction(database: Database, fn: Callable[..., Any], *args: Any,
                                   change_sets_table: str = CHANGE_SETS_TABLE, **kwargs: Any) -> Any:
     """Run ``fn(transaction, change_set_id, *args, **kwargs)`` in a read/write transaction.
 
@@ -155,7 +158,7 @@ class ChangeSetBatch(NamedTuple):
 
 
 @contextlib.contextmanager
-def change_set_batch(database: Any, *, change_sets_table: str = CHANGE_SETS_TABLE) -> Iterator[ChangeSetBatch]:
+def change_set_batch(database: Database, *, change_sets_table: str = CHANGE_SETS_TABLE) -> Iterator[ChangeSetBatch]:
     """A mutation batch (committed on exit, as ``database.batch()``) that carries a change-set row.
 
     Example::
@@ -205,7 +208,7 @@ class ChangeSetWatcher(TranslatingWatcher):
     change set's; ``Change.row`` holds every column (CHANGE_SET_ID included).
     """
 
-    def __init__(self, database: Any, tables: str | Iterable[str] | Any = ALL, *, exclude: Iterable[str] = (),
+    def __init__(self, database: Database, tables: str | Iterable[str] | Any = ALL, *, exclude: Iterable[str] = (),
                  change_sets_table: str = CHANGE_SETS_TABLE, change_set_column: str = CHANGE_SET_ID_COLUMN,
                  checkpoint_name: str | None = None, checkpoints: CommitTimestampRepository | None = None,
                  request_settings: RequestSettings | None = None, **options: Any) -> None:

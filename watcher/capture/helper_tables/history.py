@@ -53,7 +53,7 @@ import threading
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from google.cloud.spanner_v1 import COMMIT_TIMESTAMP, KeySet, param_types
 from google.cloud.spanner_v1.data_types import JsonObject
@@ -79,6 +79,9 @@ from .history_ddl import (
 from .history_values import decode_values, encode_values
 from .translating import TranslatingWatcher
 
+if TYPE_CHECKING:
+    from google.cloud.spanner_v1.database import Database
+
 INSERT, UPDATE, DELETE = "INSERT", "UPDATE", "DELETE"
 
 _COLUMNS_SQL = (
@@ -87,7 +90,7 @@ _COLUMNS_SQL = (
 )
 
 
-def _describe(database: Any, table: str,
+def _describe(database: Database, table: str,
               settings: RequestSettings | None = None) -> tuple[dict[str, tuple[str, bool]], tuple[str, ...]]:
     tid = TableId(table)
     params = {"catalog": "", "schema": "", "table": table}
@@ -123,7 +126,7 @@ class HistoryTable:
         validate_identifier(self.history_table, "history table")
 
     @classmethod
-    def discover(cls, database: Any, table: str, *, history_table: str | None = None,
+    def discover(cls, database: Database, table: str, *, history_table: str | None = None,
                  request_settings: RequestSettings | None = None) -> HistoryTable:
         """Read the key and column types of ``table`` from INFORMATION_SCHEMA (queries tagged by ``request_settings``)."""
         columns, key = _describe(database, table, request_settings)
@@ -134,7 +137,7 @@ class HistoryTable:
         return history_table_ddl(self.table, [(k, self.column_types[k], k in self.nullable_keys) for k in self.key_columns],
                                  history_table=self.history_table)
 
-    def create(self, database: Any, timeout: float = 120.0) -> bool:
+    def create(self, database: Database, timeout: float = 120.0) -> bool:
         """Create the history table unless it exists; True when it was created."""
         try:
             _describe(database, self.history_table)
@@ -322,7 +325,7 @@ class HistoryWatcher(TranslatingWatcher):
     table's columns (NEW_ROW otherwise).
     """
 
-    def __init__(self, database: Any, table: str, *, history_table: str | None = None,
+    def __init__(self, database: Database, table: str, *, history_table: str | None = None,
                  checkpoints: CommitTimestampRepository | None = None,
                  request_settings: RequestSettings | None = None, **options: Any) -> None:
         super().__init__()
