@@ -69,18 +69,23 @@ FORMATS.update({"text": None, "json": JsonFormatter})
 def add_logging_options(parser: argparse.ArgumentParser, *, after: bool = False) -> None:
     """Add the logging options to ``parser``; ``after`` for a subcommand's parser (no defaults of its own,
     so a value given before the subcommand stays unless the subcommand's own one replaces it)."""
-    quiet = argparse.SUPPRESS if after else False
-    group = parser.add_argument_group("logging (before or after the subcommand)")
+    def shown(text: str) -> str:  # a subcommand's help names the options once instead of repeating them
+        return argparse.SUPPRESS if after else text
+
+    group = parser.add_argument_group(
+        "logging" if after else "logging (before or after the subcommand)",
+        "-v, -q, --log-level and --log-format work here too (see spanner-watcher --help)" if after else None)
     group.add_argument("-v", "--verbose", action="count", dest="verbose" + (_AFTER if after else ""),
                        default=argparse.SUPPRESS if after else 0,
-                       help="log more to stderr: -v progress (INFO), -vv details (DEBUG)")
-    group.add_argument("-q", action="store_true", dest="log_quiet", default=quiet, help="log errors only (ERROR)")
+                       help=shown("log more to stderr: -v progress (INFO), -vv details (DEBUG)"))
+    group.add_argument("-q", action="store_true", dest="log_quiet", default=argparse.SUPPRESS if after else False,
+                       help=shown("log errors only (ERROR)"))
     group.add_argument("--log-level", choices=LEVELS, type=str.upper,
                        default=argparse.SUPPRESS if after else None,
-                       help="the lowest level logged (wins over -v and -q); default WARNING")
+                       help=shown("the lowest level logged (wins over -v and -q); default WARNING"))
     group.add_argument("--log-format", choices=tuple(FORMATS), default=argparse.SUPPRESS if after else "text",
-                       help="text (default) or json: one JSON object per line with time, level, logger, message "
-                            "and exception, for log collectors")
+                       help=shown("text (default) or json: one JSON object per line with time, level, logger, "
+                                  "message and exception, for log collectors"))
 
 
 def add_logging_options_everywhere(parser: argparse.ArgumentParser) -> None:

@@ -62,9 +62,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
     d = BenchOptions()
     parser = subparsers.add_parser(
-        NAME, help="run the Java library's benchmark application: writers and watchers on the Singers table",
-        description="Write InsertOrUpdate transactions of random Singers rows at a set rate while TableWatchers "
-                    "(splitting the 37 shard values -18..18) capture them; show a live status line, then write "
+        NAME, help="benchmark the watchers: writers and watchers on a sample Singers table, with plots",
+        description="Write InsertOrUpdate transactions of random Singers rows at a set rate while table "
+                    "watchers (sharing out the 37 shard values -18..18) capture them; show a live status line, then write "
                     "result.json and PNG plots (throughput and lag over time, poll time against table size). "
                     "Exit status: 0 every write captured, 1 a watcher failed or writes were missed, 2 bad input.")
     w = parser.add_argument_group("writers")
@@ -82,14 +82,16 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     g.add_argument("--watchers", "--number-of-watchers", metavar="N", type=_positive(int), default=d.watchers,
                    help=f"table watchers; the 37 shard values are split evenly between them (default {d.watchers})")
     g.add_argument("--disable-shard-provider", action="store_true",
-                   help="poll without the FixedShardProvider (a NotNullShardProvider keeps the index usable)")
+                   help="poll without a shard filter of fixed values (ShardId IN ...); a ShardId IS NOT NULL filter keeps "
+                        "the index usable")
     g.add_argument("--disable-table-hint", action="store_true",
                    help="poll without @{FORCE_INDEX=Idx_Singers_ShardId_LastUpdated}")
     g.add_argument("--poll-interval", metavar="SECONDS", type=_non_negative, default=d.poll_interval,
                    help=f"seconds between polls that found less than --limit rows (default {d.poll_interval:g})")
     g.add_argument("--limit", metavar="ROWS", type=_positive(int), default=d.limit, help=f"rows per poll (default {d.limit:,})")
     g.add_argument("--fallback-to-with-query", metavar="SECONDS", type=_non_negative, default=d.fallback_to_with_query_seconds,
-                   help=f"use the WITH query when a watcher is this far behind (default {d.fallback_to_with_query_seconds:g})")
+                   help="when a watcher is this far behind, poll with one sub-query per shard value (a WITH query) to "
+                        f"catch up (default {d.fallback_to_with_query_seconds:g})")
     g.add_argument("--reset-last-seen-timestamps", action="store_true",
                    help="forget where earlier runs' watchers stood (their rows in LAST_SEEN_COMMIT_TIMESTAMPS)")
     g.add_argument("--drop-table", action="store_true", help="drop and re-create the Singers table first")

@@ -118,8 +118,8 @@ def _ts_option(parser: argparse.ArgumentParser) -> None:
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``ddl`` subcommand and its own subcommands."""
     parser = subparsers.add_parser(
-        NAME, help="print the DDL for commit timestamps, shard columns and the poll index",
-        description="Print GoogleSQL DDL from the helpers of watcher.schema_tools.ddl: commit-timestamp columns, a computed "
+        NAME, help="print the DDL for commit timestamps, shard columns and the index the watcher polls",
+        description="Print GoogleSQL DDL for what the watcher needs: commit-timestamp columns, a computed "
                     "FARM_FINGERPRINT shard column, the NULL_FILTERED (shard, commit timestamp) index, or all of it "
                     "at once with the matching watcher settings. The output can be saved as a migration file.")
     kinds = parser.add_subparsers(dest="kind", metavar="KIND", required=True, parser_class=type(parser))
@@ -172,8 +172,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     from ..request_options import add_request_arguments
 
     p = kinds.add_parser(
-        "prune", help="print or run the index pruning, bounded by the table's oldest checkpoint",
-        description="Take rows unchanged for longer than --retention out of the poll index (partitioned DML), "
+        "prune", help="take rows the watchers no longer need out of the index they poll (print or run it)",
+        description="Take rows unchanged for longer than --retention out of the index the watchers poll (partitioned DML, so the index stays small), "
                     "never past what the watchers have delivered: the cutoff is the oldest checkpoint of the table "
                     "in --checkpoint-table (or now, if earlier) minus --retention. Prints the statement with that "
                     "cutoff as a literal, or runs it with --execute. Refuses when the table has no checkpoint.")

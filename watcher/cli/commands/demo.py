@@ -24,8 +24,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         NAME, help="run the end-to-end demo on the embedded local Spanner",
         description="Start the embedded local Spanner, apply the migrations (the watcher's tables and the "
                     "Singers sample schema with its FARM_FINGERPRINT shard column and NULL_FILTERED index), backfill "
-                    "Singers, run writers while a DatabaseWatcher over all 37 shards stages every poll (or a "
-                    "ChangeStreamWatcher, or both: --mode), run the Spark changelog job, and print what happened. "
+                    "Singers, run writers while a watcher polls all 37 shard values and stages every change (or reads the "
+                    "change stream, or both: --mode), run the Spark changelog job, and print what happened. "
                     "Exit status 1 if a change was lost.")
     parser.add_argument("--seconds", type=float, default=20.0, help="how long the writers run (default 20)")
     parser.add_argument("--writers", type=int, default=4, help="writer threads (default 4)")

@@ -74,7 +74,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     from ..request_options import add_request_arguments
 
     parser = subparsers.add_parser(
-        NAME, help="watch tables for changes and stage them as durable batch files",
+        NAME, help="watch tables for changes and deliver them to durable batch files (and Kafka)",
         description="Run the watchers a TOML configuration describes (tables, shard providers, hints, poll "
                     f"interval, limit, staging directory, checkpoint table; an example: {example_config_path()}) and stage "
                     "every change before the checkpoint moves. The configuration is checked before anything "
