@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -150,3 +151,21 @@ Change("Singers", (1,), {}, MIN_TIMESTAMP, mod_type="DELETE", value_capture_type
     errors = [line for line in report.splitlines() if ": error:" in line]
     assert len(errors) == 1 and ":5: error:" in errors[0] and "'UPSERT'" in errors[0], report
     assert status == 1
+
+
+def public_modules() -> list[str]:
+    """The files of the public API's modules: pyproject.toml's mypy override that holds them to full annotations."""
+    overrides = tomllib.loads(CONFIG.read_text())["tool"]["mypy"]["overrides"]
+    (modules,) = [o["module"] for o in overrides if o.get("disallow_untyped_defs")]
+    paths = []
+    for module in modules:
+        path = ROOT / module.replace(".", "/")
+        paths.append(str(path / "__init__.py" if path.is_dir() else path.with_suffix(".py")))
+    return paths
+
+
+def test_mypy_passes_on_the_public_modules(mypy_cache: Path) -> None:
+    modules = public_modules()
+    assert str(ROOT / "watcher" / "__init__.py") in modules and len(modules) > 20
+    report, status = run_mypy(mypy_cache, *modules)
+    assert (status, report.strip()) == (0, ""), report
