@@ -24,7 +24,7 @@ stamps, carry no ``op`` and are left out). Only changes committed in the measure
 * **committed/s**: the same changes over seconds from the stretch's start to the last one's commit
   (the writer's own pace on this machine, to read the first figure against);
 * **CPU per change**: the watcher process's or the Connect JVM's CPU time (all threads) from the
-  workload's start to the drain's end, over the changes written;
+  workload's start to the drain's end, over the changes written; the server's too (writes and reads);
 * **commit -> consumer** p50/p99 over them (one machine clock); for Debezium also commit -> the
   connector's processing time (the envelope's ``ts_ns``), its own part of the lag.
 
@@ -93,10 +93,11 @@ class _EnvelopeReader(_Reader):
     def _run(self) -> None:
         while not self._stop.is_set():
             m = self.consumer.poll(0.05)
-            if m is None or m.error() is not None or not m.value():
+            value = m.value() if m is not None and m.error() is None else None
+            if m is None or not value:
                 continue
             now = time.time_ns()
-            event = json.loads(m.value())
+            event = json.loads(value)
             if isinstance(event, dict) and "op" in event:  # a change, not one of the connector's own stamps
                 commit = commit_nanos(event["source"])
                 self.seen[str(m.topic())].append((now, commit))
@@ -166,7 +167,8 @@ def _check_dialect_query(database: Any, source: str | None) -> None:
                            "INFORMATION_SCHEMA.DATABASE_OPTIONS") from exc
 
 
-def _ours(ctx: RunContext, mp: Any, host: str, servers: str, database: Any, settings: dict[str, Any]) -> dict[str, Any]:
+def _ours(ctx: RunContext, mp: Any, server: Any, servers: str, database: Any, settings: dict[str, Any]) -> dict[str, Any]:
+    host = server.emulator_host
     with database.snapshot() as snap:
         start: dt.datetime = list(snap.execute_sql("SELECT CURRENT_TIMESTAMP()"))[0][0]
     topic = f"bench-{uuid.uuid4().hex[:8]}-ours"
@@ -179,11 +181,11 @@ def _ours(ctx: RunContext, mp: Any, host: str, servers: str, database: Any, sett
     try:
         if not ready.wait(START_TIMEOUT):
             raise RuntimeError("the ChangeStreamWatcher process did not start")
-        cpu = cpu_seconds(proc.pid)
+        cpu, server_cpu = cpu_seconds(proc.pid), cpu_seconds(server.pid)
         measure_from, written = _workload(mp, host, settings)
         measure.value = measure_from
         _drain(reader, topic)
-        cpu = cpu_seconds(proc.pid) - cpu
+        cpu, server_cpu = cpu_seconds(proc.pid) - cpu, cpu_seconds(server.pid) - server_cpu
         stop.set()
         done = out.get(timeout=120)
     finally:
@@ -193,13 +195,19 @@ def _ours(ctx: RunContext, mp: Any, host: str, servers: str, database: Any, sett
     if done["failure"]:
         raise RuntimeError(f"the ChangeStreamWatcher failed: {done['failure']}")
     return {**_figures(reader.seen[topic], measure_from), "written": written, "messages_sent": done["messages_sent"],
-            "cpu_us_per_change": round(1e6 * cpu / max(written["mutations"], 1), 1)}
+            **_cpu(cpu, server_cpu, written)}
 
 
-def _debezium(ctx: RunContext, mp: Any, host: str, servers: str, settings: dict[str, Any],
+def _cpu(client: float, server: float, written: dict[str, Any]) -> dict[str, float]:
+    count = max(written["mutations"], 1)
+    return {"cpu_us_per_change": round(1e6 * client / count, 1), "server_cpu_us_per_change": round(1e6 * server / count, 1)}
+
+
+def _debezium(ctx: RunContext, mp: Any, server: Any, servers: str, settings: dict[str, Any],
               round_no: int) -> dict[str, Any]:
     from watcher.devtools.debezium_connect import DebeziumConnect
 
+    host = server.emulator_host
     name = f"dbz{round_no}-{uuid.uuid4().hex[:6]}"
     connect = DebeziumConnect(servers, host, project=PROJECT, instance=INSTANCE, database=DATABASE_ID,
                               change_stream=STREAM, name=name, folder=os.path.join(ctx.workdir, f"connect-{name}"),
@@ -212,10 +220,10 @@ def _debezium(ctx: RunContext, mp: Any, host: str, servers: str, settings: dict[
         connect.start()
         startup = time.perf_counter() - started
         assert connect.pid is not None
-        cpu = cpu_seconds(connect.pid)
+        cpu, server_cpu = cpu_seconds(connect.pid), cpu_seconds(server.pid)
         measure_from, written = _workload(mp, host, settings)
         _drain(reader, topic)
-        cpu = cpu_seconds(connect.pid) - cpu
+        cpu, server_cpu = cpu_seconds(connect.pid) - cpu, cpu_seconds(server.pid) - server_cpu
     except Exception:
         ctx.log(connect.log_tail(80))
         raise
@@ -224,7 +232,7 @@ def _debezium(ctx: RunContext, mp: Any, host: str, servers: str, settings: dict[
         reader.close()
     emit = [(at - commit) / 1e6 for at, commit in reader.emitted if commit >= measure_from]
     return {**_figures(reader.seen[topic], measure_from), "commit_to_emit_ms": _quantiles(emit), "written": written,
-            "startup_seconds": round(startup, 1), "cpu_us_per_change": round(1e6 * cpu / max(written["mutations"], 1), 1)}
+            "startup_seconds": round(startup, 1), **_cpu(cpu, server_cpu, written)}
 
 
 def run(ctx: RunContext) -> Result:
@@ -254,8 +262,8 @@ def run(ctx: RunContext) -> Result:
             for r in range(settings["rounds"]):
                 got: dict[str, Any] = {}
                 for side in (SIDES if r % 2 == 0 else SIDES[::-1]):
-                    got[side] = (_ours(ctx, mp, server.emulator_host, servers, database, settings) if side == "ours"
-                                 else _debezium(ctx, mp, server.emulator_host, servers, settings, r))
+                    got[side] = (_ours(ctx, mp, server, servers, database, settings) if side == "ours"
+                                 else _debezium(ctx, mp, server, servers, settings, r))
                     ctx.log(f"round {r + 1} {side}: {got[side]['changes_measured']:,} changes measured, "
                             f"{got[side]['changes_per_second']:,.0f}/s, commit -> consumer {got[side]['latency_ms']}")
                 rounds.append(got)
@@ -266,6 +274,7 @@ def run(ctx: RunContext) -> Result:
         "p99_ms": _range([r[side]["latency_ms"].get("p99", float("inf")) for r in rounds]),
         "committed_per_second": _range([r[side]["committed_per_second"] for r in rounds]),
         "cpu_us_per_change": _range([r[side]["cpu_us_per_change"] for r in rounds]),
+        "server_cpu_us_per_change": _range([r[side]["server_cpu_us_per_change"] for r in rounds]),
     } for side in SIDES}
     figures["debezium"]["commit_to_emit_p99_ms"] = _range([r["debezium"]["commit_to_emit_ms"].get("p99", float("inf"))
                                                            for r in rounds])
