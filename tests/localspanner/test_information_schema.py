@@ -259,3 +259,11 @@ def test_schema_changes_show_up_at_once(make_database):
     db.update_ddl(["DROP TABLE T"]).result(60)
     assert _table_query(db, FIND_TABLE_STATEMENT, "T") == []
     assert _table_query(db, FIND_COLUMNS_STATEMENT, "T") == []
+
+
+def test_database_options_view_gives_the_dialect_as_the_java_client_asks_it(make_database):
+    db = make_database(["CREATE TABLE T (Id INT64) PRIMARY KEY (Id)"])
+    with db.snapshot() as snap:  # the Java client's DatabaseClient.getDialect(), spelled as it sends it
+        rows = list(snap.execute_sql(
+            "select option_value from information_schema.database_options where option_name='database_dialect'"))
+    assert rows == [["GOOGLE_STANDARD_SQL"]]

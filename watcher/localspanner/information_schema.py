@@ -46,6 +46,8 @@ VIEWS: dict[str, Table] = {
     v.name: v
     for v in (
         view_table("SCHEMATA", "CATALOG_NAME STRING(MAX), SCHEMA_NAME STRING(MAX), EFFECTIVE_TIMESTAMP INT64"),
+        view_table("DATABASE_OPTIONS", "CATALOG_NAME STRING(MAX), SCHEMA_NAME STRING(MAX), OPTION_NAME STRING(MAX), "
+              "OPTION_TYPE STRING(MAX), OPTION_VALUE STRING(MAX)"),
         view_table("TABLES", f"{_CATALOG_COLS}, TABLE_TYPE STRING(MAX), PARENT_TABLE_NAME STRING(MAX), "
               "ON_DELETE_ACTION STRING(MAX), SPANNER_STATE STRING(MAX), INTERLEAVE_TYPE STRING(MAX), "
               "ROW_DELETION_POLICY_EXPRESSION STRING(MAX)"),
@@ -97,6 +99,13 @@ def rows(catalog: Catalog) -> dict[str, list[tuple]]:
 def _schemata(catalog: Catalog) -> Iterator[tuple]:
     for schema in ("", SCHEMA_NAME, "SPANNER_SYS"):
         yield ("", schema, None)
+
+
+def _database_options(catalog: Catalog) -> Iterator[tuple]:
+    # The dialect is what clients ask first (the Java client's getDialect() queries this view).
+    yield ("", "", "database_dialect", "STRING", "GOOGLE_STANDARD_SQL")
+    if catalog.default_sequence_kind is not None:
+        yield ("", "", "default_sequence_kind", "STRING", catalog.default_sequence_kind)
 
 
 def _tables(catalog: Catalog) -> Iterator[tuple]:
@@ -228,6 +237,7 @@ def _sequence_options(catalog: Catalog) -> Iterator[tuple]:
 
 _PRODUCERS: dict[str, Callable[[Catalog], Iterator[tuple]]] = {
     "SCHEMATA": _schemata,
+    "DATABASE_OPTIONS": _database_options,
     "TABLES": _tables,
     "COLUMNS": _columns,
     "COLUMN_OPTIONS": _column_options,

@@ -132,10 +132,13 @@ def test_constraints_and_key_column_usage(views: dict[str, list[tuple]]) -> None
     ]
 
 
-def test_empty_catalog_has_only_schemata() -> None:
+def test_empty_catalog_has_only_schemata_and_the_dialect() -> None:
     rows = IS.rows(Catalog())
     assert len(rows["SCHEMATA"]) == 3
-    assert all(not r for name, r in rows.items() if name != "SCHEMATA")
+    assert rows["DATABASE_OPTIONS"] == [("", "", "database_dialect", "STRING", "GOOGLE_STANDARD_SQL")]
+    assert all(not r for name, r in rows.items() if name not in ("SCHEMATA", "DATABASE_OPTIONS"))
+    kind = IS.rows(Catalog(default_sequence_kind="bit_reversed_positive"))["DATABASE_OPTIONS"][1]
+    assert kind == ("", "", "default_sequence_kind", "STRING", "bit_reversed_positive")
 
 
 def test_rows_follow_schema_changes() -> None:
