@@ -29,9 +29,8 @@ stamps, carry no ``op`` and are left out). Only changes committed in the measure
   connector's processing time (the envelope's ``ts_ns``), its own part of the lag.
 
 Both sides are drained until their topic has been quiet for :data:`QUIET_SECONDS`. The Java client
-asks the server for the database's dialect first (:data:`DIALECT_SQL`, INFORMATION_SCHEMA.DATABASE_OPTIONS);
-``DEBEZIUM_SERVER_SOURCE`` names a checkout whose server runs instead of this one (a server that
-answers it), and the benchmark stops at once, naming the query, when the server cannot.
+asks the server for the database's dialect first (:data:`DIALECT_SQL`, INFORMATION_SCHEMA.DATABASE_OPTIONS):
+the benchmark stops at once, naming the query, when the server cannot answer it.
 Targets: ours delivers at least as many changes/s as Debezium (median of rounds) with a lower
 commit -> consumer p99 (median of rounds).
 """
@@ -76,8 +75,6 @@ QUIET_SECONDS = 3.0
 DRAIN_LIMIT = 120.0
 #: Debezium's change-stream heartbeat, as ours (its default is 5 minutes).
 HEARTBEAT_MS = 1000
-#: A checkout whose server runs instead of this one (``ServerProcess(source=...)``), when set.
-SERVER_SOURCE_VARIABLE = "DEBEZIUM_SERVER_SOURCE"
 #: What the Java client asks before the connector reads anything (``DatabaseClient.getDialect``).
 DIALECT_SQL = "select option_value from information_schema.database_options where option_name='database_dialect'"
 
@@ -155,16 +152,14 @@ def _figures(seen: list[tuple[int, int]], measure_from: int) -> dict[str, Any]:
             "latency_ms": _quantiles([(at - commit) / 1e6 for at, commit in measured])}
 
 
-def _check_dialect_query(database: Any, source: str | None) -> None:
+def _check_dialect_query(database: Any) -> None:
     """Fail early, naming the SQL, when the server cannot answer the Java client's dialect query."""
     try:
         with database.snapshot() as snap:
             list(snap.execute_sql(DIALECT_SQL))
     except Exception as exc:  # noqa: BLE001 - any refusal means the connector cannot start
-        raise RuntimeError(f"the local server ({source or 'this checkout'}) cannot answer the Java Spanner client's "
-                           f"dialect query, which Debezium's connector runs first: {DIALECT_SQL!r}: {exc}; "
-                           f"set {SERVER_SOURCE_VARIABLE} to a checkout whose server has "
-                           "INFORMATION_SCHEMA.DATABASE_OPTIONS") from exc
+        raise RuntimeError("the local server cannot answer the Java Spanner client's dialect query, which "
+                           f"Debezium's connector runs first: {DIALECT_SQL!r}: {exc}") from exc
 
 
 def _ours(ctx: RunContext, mp: Any, server: Any, servers: str, database: Any, settings: dict[str, Any]) -> dict[str, Any]:
@@ -249,15 +244,13 @@ def run(ctx: RunContext) -> Result:
                     f"heartbeat.interval.ms={HEARTBEAT_MS}, JsonConverter without schemas, own JVM",
         "broker": "watcher.devtools.kafka_broker.KafkaBroker (Kafka 4.1 KRaft, one node)",
     })
-    source = os.environ.get(SERVER_SOURCE_VARIABLE) or None
-    result.settings["server_source"] = source or "this checkout"
     mp = multiprocessing.get_context("spawn")
     rounds: list[dict[str, Any]] = []
     with KafkaBroker(os.path.join(ctx.workdir, "kafka-broker")) as broker:
         servers = broker.bootstrap_servers
-        with ServerProcess(os.path.join(ctx.workdir, "debezium-data"), source=source) as server:
+        with ServerProcess(os.path.join(ctx.workdir, "debezium-data")) as server:
             database = singers_database(connect(server), DATABASE_ID)
-            _check_dialect_query(database, source)
+            _check_dialect_query(database)
             database.update_ddl([create_change_stream(STREAM, {"Singers": None})]).result(120)
             for r in range(settings["rounds"]):
                 got: dict[str, Any] = {}
