@@ -15,7 +15,7 @@ commit timestamp (same machine, same clock). Target: p50 <= 100 ms.
 
 Last, a :class:`~watcher.ChangeStreamWatcher` reads each mode's stream on a second server
 process whose partitions follow load (``--change-stream-split-rate``), while a writer
-process commits 5,000 new rows per second (100 commits of 50 rows; ``watcher_lag``'s
+process commits 5,000 new rows per second (50 commits of 100 rows; ``watcher_lag``'s
 writer). Every commit writes one record per key bucket, so the split rate (records/s of a
 whole partition) is below twice the commit rate and the merge rate (records/s of each split
 one) above the commit rate: the stream splits and merges back every load window while the
@@ -42,7 +42,7 @@ from watcher.localspanner.change_streams.load import TIMELINES_SUFFIX
 from . import Result, RunContext, check
 from .localspanner_server import SINGERS_COLUMNS, RowMaker, ServerProcess, connect, singers_database
 from .localspanner_writes import MUTATIONS_PER_COMMIT, ROW_SHAPE, WARMUP_SECONDS, _run_threads
-from .watcher_lag import WRITER_START_DELAY, LagRecorder, SleepProbe, _figures, _writer
+from .watcher_lag import LagRecorder, SleepProbe, _figures, _writer
 
 NAME = "localspanner_change_streams"
 TITLE = ("writes with a change stream FOR ALL vs without in both partition modes (same run), commit -> record latency, "
@@ -62,13 +62,16 @@ FULL = (6.0, 6, 4, 200)
 QUICK = (1.0, 1, 2, 20)
 QUERY = ("SELECT ChangeRecord FROM READ_S(start_timestamp => @start, end_timestamp => NULL, "
          "partition_token => @token, heartbeat_milliseconds => 1000)")
-#: The lag part: 5,000 changes/s as 100 commits/s of 50 new rows, paced by a writer process.
-LAG_COMMITS_PER_SECOND, LAG_ROWS_PER_COMMIT, LAG_WRITER_THREADS = 100, 50, 6
+#: The lag part: 5,000 changes/s as 50 commits/s of 100 new rows (the commit size of the write part), paced by a writer process.
+LAG_COMMITS_PER_SECOND, LAG_ROWS_PER_COMMIT, LAG_WRITER_THREADS = 50, 100, 8
+#: Seconds the writer process gets to import the client and connect on a loaded machine (a late start
+#: would begin with a burst of overdue commits).
+LAG_WRITER_START_DELAY = 8.0
 LAG_FULL = {"seconds": 30.0, "warmup_seconds": 3.0, "rounds": 2}
 LAG_QUICK = {"seconds": 4.0, "warmup_seconds": 1.0, "rounds": 1}
-#: A whole partition gets ~2 records per commit (200/s), each split one ~1 per commit (100/s): split at
-#: 120 records/s, merge below 110, so the stream splits and merges back every window under the load.
-SPLIT_OPTIONS = ("--change-stream-split-rate", "120", "--change-stream-merge-rate", "110",
+#: A whole partition gets ~2 records per commit (100/s), each split one ~1 per commit (50/s): split above
+#: 60 records/s, merge below 55, so the stream splits and merges back every window under the load.
+SPLIT_OPTIONS = ("--change-stream-split-rate", "60", "--change-stream-merge-rate", "55",
                  "--change-stream-load-window-seconds", "2")
 HEARTBEAT_SECONDS = 1.0
 #: Seconds the watcher gets to deliver the last rows after the writer stopped.
@@ -190,12 +193,12 @@ def _lag_round(ctx: RunContext, server: ServerProcess, database: Any, mode: str,
     try:
         mp = multiprocessing.get_context("spawn")
         out = mp.Queue()
-        start_at = time.time() + WRITER_START_DELAY
+        start_at = time.time() + LAG_WRITER_START_DELAY
         writer = mp.Process(target=_writer, args=(server.emulator_host, first_id, start_at, warmup, seconds, out, database_id,
                                                   LAG_COMMITS_PER_SECOND, LAG_ROWS_PER_COMMIT, LAG_WRITER_THREADS))
         writer.start()
         with SleepProbe() as probe:
-            deadline = time.monotonic() + WRITER_START_DELAY + warmup + seconds + 120
+            deadline = time.monotonic() + LAG_WRITER_START_DELAY + warmup + seconds + 120
             while True:
                 most_active = max(most_active, watcher.stats()["partitions_active"])
                 try:
