@@ -10,7 +10,8 @@ import random
 
 import pytest
 
-from watcher.changelog import classify, dedup
+from watcher.changelog import classify, dedup, grouping, staging_reader
+from watcher.changelog.driver import staged
 
 #: Texts that order as timestamps do, and one beyond ASCII (Spark compares UTF-8 bytes, Python code points).
 _TEXTS = (None, "2024-05-01T00:00:00.000000000Z", "2024-05-01T00:00:00.000000001Z", "2024-05-01T00:00:00.é")
@@ -93,3 +94,27 @@ def test_a_change_without_a_version_sequence_keeps_the_id_of_format_one_input():
     with pytest.raises(ValueError, match="3 values for the 4 parts table_name, keys, commit_timestamp, version_seq"):
         dedup.CHANGE_ID.python(("T", "{}", "x"))
 
+
+def test_the_transaction_groups_in_sql_and_in_python_are_the_same(spark):
+    rng = random.Random(7)
+    rows = [(_timestamp(rng), rng.choice([None, _text(rng, 12), str(rng.randrange(10**30))])) for _ in range(500)]
+    frame = spark.createDataFrame(rows, "commit_timestamp string, server_transaction_id string")
+    got = frame.selectExpr("*", f"{grouping.GROUP_SQL} AS by_commit", f"{grouping.transaction_group_sql()} AS by_sql").collect()
+    assert [r.by_commit for r in got] == [grouping.commit_group(r.commit_timestamp) for r in got]
+    python = [grouping.TRANSACTION_GROUP.python((r.server_transaction_id,)) or grouping.commit_group(r.commit_timestamp)
+              for r in got]
+    assert [r.by_sql for r in got] == python
+    assert 0 < sum(r.server_transaction_id is None for r in got) < len(got)
+
+
+def test_a_record_lacking_a_field_is_bad_to_the_job_exactly_where_the_driver_finds_it_lacks_a_required_one(spark):
+    names = [f.name for f in staging_reader.read_schema().fields]
+    base = dict.fromkeys(names) | {"v": 1, "batch_id": "b", "seq": 0, "table": "T", "key_columns": ["Id"],
+                                   "keys": '["1"]', "commit_timestamp": "2024-05-01T00:00:00.000000000Z",
+                                   "values": '{"Id":"1"}', "types": '{"Id":"INT64"}'}
+    records = [base] + [base | {name: None} for name in names]
+    frame = spark.createDataFrame([tuple(r[n] for n in names) for r in records], staging_reader.read_schema())
+    got = frame.selectExpr("CAST(NULL AS string) AS _corrupt_line", "*").selectExpr(
+        f"{staging_reader.bad_record_sql()} AS bad").collect()
+    assert [r.bad for r in got] == [staged.lacks_required(r) for r in records]
+    assert sum(r.bad for r in got) == len(staged.REQUIRED)

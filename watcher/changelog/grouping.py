@@ -27,6 +27,9 @@ A table watched by polling and a change stream at once: a row version both stage
 change (the stream's, :mod:`.dedup`), so it sits in its transaction's group; a polled row the
 stream has not brought sits in its commit timestamp's group.
 
+The groups' names are data (:class:`.hashed_text.HashedText`), rendered to the job's SQL and to
+the driver engine's Python (:func:`commit_group`).
+
 Example:
     >>> GROUP_SQL
     'substring(sha2(commit_timestamp, 256), 1, 16)'
@@ -41,13 +44,17 @@ from contextlib import contextmanager
 from typing import Any
 
 from . import sql_steps
+from .hashed_text import HashedText
 from .placement import COLUMN as PLACEMENT_COLUMN
 
 #: The group of a polled row: its commit timestamp's.
-GROUP_SQL = "substring(sha2(commit_timestamp, 256), 1, 16)"
+COMMIT_GROUP = HashedText(("commit_timestamp",), "", 16)
+GROUP_SQL = COMMIT_GROUP.sql()
 #: The group of a change-stream row: its transaction's (a prefix keeps it apart from any commit
-#: timestamp's); ``{transaction}`` is where the row holds its server_transaction_id.
-TRANSACTION_GROUP_SQL = "substring(sha2(concat('transaction:', {transaction}), 256), 1, 16)"
+#: timestamp's).
+TRANSACTION_GROUP = HashedText(("server_transaction_id",), "", 16, prefix="transaction:")
+#: :data:`TRANSACTION_GROUP` in SQL; ``{transaction}`` is where the row holds its server_transaction_id.
+TRANSACTION_GROUP_SQL = TRANSACTION_GROUP.sql({"server_transaction_id": "{transaction}"})
 #: (condition, group) in SQL over a changelog row, first match wins (``{transaction}`` as above).
 GROUP_KEYS: tuple[tuple[str, str], ...] = (
     ("{transaction} IS NOT NULL", TRANSACTION_GROUP_SQL),
@@ -65,6 +72,18 @@ _JOIN = (PLACEMENT_COLUMN, "change_id")
 #: wrote rows of it): the only rows whose numbers need not be joined back.
 ALONE = {"record_sequence": "CAST(0 AS BIGINT)", "number_of_records_in_group": "CAST(1 AS BIGINT)"}
 _NOT_ALONE_SQL = "record_sequence <> 0 OR number_of_records_in_group <> 1"
+
+
+def commit_group(commit_timestamp: str) -> str:
+    """A polled row's ``transaction_group`` (:data:`COMMIT_GROUP`), as :data:`GROUP_SQL` computes it.
+
+    >>> commit_group("2024-05-01T00:00:00.000000000Z")
+    'c2a5cbdba306f030'
+    """
+    group = COMMIT_GROUP.python((commit_timestamp,))
+    if group is None:
+        raise ValueError("a polled row without a commit timestamp has no transaction group")
+    return group
 
 
 def transaction_group_sql(transaction: str = "server_transaction_id") -> str:

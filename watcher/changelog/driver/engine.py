@@ -27,6 +27,7 @@ from ..arrow_fs import ArrowFS
 from ..arrow_merge import arrow_schema
 from ..changelog_files import PARTITION_COLUMNS
 from ..files import FileEntry
+from ..grouping import commit_group
 from ..manifest import PARTIAL_ROWS, Manifest
 from . import MAX_BYTES, MAX_STATE_ROWS, Ineligible
 from .staged import StagedRow
@@ -108,7 +109,7 @@ def _changelog_columns(rows: list[Classified], groups: Mapping[str, tuple[int, i
     return {
         **_row_columns(rows, version),
         "old_values": [c.old_values for c in rows], "value_capture_type": [records.VALUE_CAPTURE_TYPE] * len(rows),
-        "transaction_group": [_group(x.commit_timestamp) for x in r],
+        "transaction_group": [commit_group(x.commit_timestamp) for x in r],
         "record_sequence": [groups[c.change_id][0] for c in rows],
         "number_of_records_in_group": [groups[c.change_id][1] for c in rows],
         "read_timestamp": [x.read_timestamp for x in r],
@@ -125,13 +126,6 @@ def _state_columns(rows: list[Classified], version: int) -> dict[str, list[Any]]
         "table_name": [x.table for x in r], "is_deleted": [x.in_mod_type == "DELETE" for x in r],
         "version_seq": [None] * len(rows),
     }
-
-
-def _group(commit_timestamp: str) -> str:
-    """A polled row's transaction_group (:data:`..grouping.GROUP_SQL`)."""
-    import hashlib
-
-    return hashlib.sha256(commit_timestamp.encode("utf-8")).hexdigest()[:16]
 
 
 def number_groups(rows: list[Classified]) -> dict[str, tuple[int, int]]:

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ...staging.contract import READ_FORMAT, STREAM_FORMAT, TIMESTAMP_PATTERN, batch_name
+from ...staging.contract import READ_FORMAT, REQUIRED_FIELDS, STREAM_FORMAT, TIMESTAMP_PATTERN, batch_name
 from ..classify import INPUT_MOD_TYPES
 from ..typed_json import FLOAT_WORDS, UNQUOTED_KINDS
 from . import Ineligible
@@ -41,7 +41,8 @@ _TIMESTAMP = re.compile(TIMESTAMP_PATTERN, re.ASCII)  # as Java's: ASCII digits 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_.=/-]+$")
 _INT32, _INT64 = 2**31, 2**63
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-REQUIRED = ("v", "batch_id", "seq", "table", "key_columns", "keys", "commit_timestamp", "values", "types")
+#: The fields a record must hold, the staging contract's (the job's ``staging_reader.bad_record_sql`` reads the same).
+REQUIRED = REQUIRED_FIELDS
 #: Fields the engine does not take when set (history tables' versions, partial rows): Spark runs them.
 MUST_BE_NULL = ("version_seq", "value_capture_type")
 
