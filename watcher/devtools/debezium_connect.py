@@ -215,14 +215,7 @@ class DebeziumConnect:
 
     def log_tail(self, lines: int = 60) -> str:
         """The last lines of the worker's log and output (for a failure's report)."""
-        out = []
-        for path in (self.log_path, self.folder / "stdout.log"):
-            try:
-                text = path.read_text(errors="replace").splitlines()[-lines:]
-            except FileNotFoundError:
-                continue
-            out.append(f"--- {path} ---\n" + "\n".join(text))
-        return "\n".join(out)
+        return jvm_tools.log_tail((self.log_path, self.folder / "stdout.log"), lines)
 
     def __enter__(self) -> Self:
         return self.start()

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 
 class JvmToolsMissing(RuntimeError):
@@ -31,3 +32,20 @@ def tools(purpose: str, environ: Mapping[str, str] | None = None) -> tuple[str, 
                               "e.g. apt-get install maven openjdk-17-jdk-headless)")
     assert mvn is not None and java is not None
     return mvn, java
+
+
+def log_tail(paths: Iterable[Path], lines: int) -> str:
+    """The last ``lines`` lines of each of a JVM program's log files that exists, each under its path
+    (for a failure's report).
+
+    >>> log_tail([Path("/nowhere.log")], 5)
+    ''
+    """
+    out = []
+    for path in paths:
+        try:
+            text = path.read_text(errors="replace").splitlines()[-lines:]
+        except FileNotFoundError:
+            continue
+        out.append(f"--- {path} ---\n" + "\n".join(text))
+    return "\n".join(out)

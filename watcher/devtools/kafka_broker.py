@@ -266,14 +266,7 @@ class KafkaBroker:
 
     def log_tail(self, lines: int = 40) -> str:
         """The last lines of the broker's log and of its own output (for a failure's report)."""
-        out = []
-        for path in (self.log_path, self.folder / "stdout.log"):
-            try:
-                text = path.read_text(errors="replace").splitlines()[-lines:]
-            except FileNotFoundError:
-                continue
-            out.append(f"--- {path} ---\n" + "\n".join(text))
-        return "\n".join(out)
+        return jvm_tools.log_tail((self.log_path, self.folder / "stdout.log"), lines)
 
     def __enter__(self) -> Self:
         return self.start()
