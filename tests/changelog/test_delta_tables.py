@@ -137,7 +137,7 @@ def test_spark_writes_committed_as_a_run_are_skipped_when_repeated(spark, tmp_pa
                       "VALUES (s.table_name, s.keys, s.new_values, s.run_version)")
     got = sorted((r.keys, r.new_values) for r in spark.read.format("delta").load(ledger.uri("current_state")).collect())
     assert got == [('{"id": 0}', "sa"), ('{"id": 1}', "sa"), ('{"id": 2}', "a")]
-    assert ledger._run(run.version, ledger._runs()).pending() == ("watermarks",)
+    assert ledger.run(run.version).pending() == ("watermarks",)
     assert spark.conf.get("spark.databricks.delta.write.txnVersion", None) is None  # the settings were put back
 
 

@@ -108,7 +108,9 @@ class Ledger:
             return []
         return found.to_pyarrow_table(columns=["run_version", "batches"]).to_pylist()
 
-    def _run(self, version: int, rows: list[dict[str, Any]]) -> Run:
+    def run(self, version: int, rows: list[dict[str, Any]] | None = None) -> Run:
+        """Run ``version`` as the tables hold it (``rows``: the ``runs`` table's rows, when already read)."""
+        rows = self._runs() if rows is None else rows
         mine = [row for row in rows if row["run_version"] == version]
         if len(mine) > 1:
             raise ChangelogError(f"warehouse {self.warehouse}: run {version} was begun twice (two writers at once?); "
@@ -123,7 +125,7 @@ class Ledger:
         newest = max((row["run_version"] for row in rows), default=0)
         if newest == 0:
             return None
-        run = self._run(newest, rows)
+        run = self.run(newest, rows)
         return None if run.complete else run
 
     def consumed_batches(self) -> frozenset[str]:
@@ -144,7 +146,7 @@ class Ledger:
         write_deltalake(self.uri(layout.RUNS.name), pa.Table.from_pylist([row], schema=layout.RUNS.arrow_schema()),
                         mode="append", storage_options=self.storage_options or None,
                         commit_properties=CommitProperties(app_transactions=[Transaction(self.app_id, version)]))
-        return self._run(version, self._runs())
+        return self.run(version)
 
     def writer_options(self, run: Run) -> dict[str, str]:
         """Options of Spark's Delta writer that commit a write as ``run`` (a repeat is skipped by Delta)."""
