@@ -185,6 +185,7 @@ def result_document(name: str, title: str, command: str, quick: bool, seconds: f
         "benchmark": name,
         "title": title,
         "command": command,
+        "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "quick": quick,
         "machine": machine(),
         "seconds": round(seconds, 1),

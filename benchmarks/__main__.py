@@ -1,7 +1,7 @@
 """``python -m benchmarks <suite> [--quick] [--only NAME ...] [--results DIR]``: run a benchmark suite.
 
-Each benchmark writes ``<results>/<name>.json`` (default ``benchmarks/results``); the
-exit status is 0 when every benchmark ran and met its targets, 1 when a target was
+Each benchmark writes ``<results>/<name>.json`` (default ``benchmarks/results``, and then the
+generated block of its section of RESULTS.md: :mod:`.results_page`); the exit status is 0 when every benchmark ran and met its targets, 1 when a target was
 missed, 2 when a benchmark failed to run.
 
 Example:
@@ -19,7 +19,7 @@ import tempfile
 import time
 import traceback
 
-from . import SUITES, RunContext, command_line, result_document, speed_probe_ms, write_result
+from . import SUITES, RunContext, command_line, result_document, results_page, speed_probe_ms, write_result
 
 DEFAULT_RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
@@ -69,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
             document["machine"]["load_average_at_start_1_5_15"] = load_at_start
             document["machine"]["speed_probe_ms_at_start"] = probe_at_start
             path = write_result(args.results, document)
+            if os.path.abspath(args.results) == DEFAULT_RESULTS and not args.quick:
+                results_page.record(document)  # the section's generated block follows its current result
             for c in result.checks:
                 print(f"   {'PASS' if c.passed else 'FAIL'} {c.name}: {c.value} {c.op} {c.target}", flush=True)
             print(f"   -> {path} ({document['seconds']} s)", flush=True)
