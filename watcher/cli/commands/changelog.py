@@ -37,7 +37,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         epilog=f"exit status: 0 done; {EXIT_QUARANTINED} done, but bad batch files were moved to "
                "<warehouse>/_quarantine (see the report next to each); 2 bad arguments; 1 the run failed. "
                "On a cluster: spark-submit watcher/changelog/job.py --staging DIR --warehouse DIR")
-    parser.add_argument("--staging", required=True, metavar="DIR", help="the staging folder the watchers write to: a path or URL (file:///..., hdfs://..., gs://...)")
+    parser.add_argument("--staging", metavar="DIR", help="the staging folder the watchers write to: a path or URL (file:///..., hdfs://..., gs://...); required except with --convert")
     parser.add_argument("--warehouse", required=True, metavar="DIR", help="the output folder, a path or URL (created when missing)")
     parser.add_argument("--soft-delete", type=soft_delete_pair, action="append", default=[], metavar="TABLE=COLUMN",
                         help="rows of TABLE whose COLUMN is set (and not false) are deletions; repeatable")
@@ -46,6 +46,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="run on Spark even when the run is small enough for the driver (by default a small run "
                              "is classified and written on the driver, without Spark's per-job cost; the same rows)")
     parser.add_argument("--json", action="store_true", help="print the run's summary as JSON")
+    from .warehouse_options import add_arguments as add_warehouse_arguments
+
+    add_warehouse_arguments(parser)  # --convert and the retention options
     return parser
 
 
@@ -56,28 +59,38 @@ def run(args: argparse.Namespace) -> int:
     from ...errors import ChangelogError, ConfigurationError
     from ..main import CommandError
     from .snapshot_options import check_folder
+    from .warehouse_options import apply_retention, convert, policy
 
+    if args.convert:
+        check_folder("--warehouse", args.warehouse, "name the warehouse to convert")
+        return convert(args)
+    if args.staging is None:
+        raise CommandError("--staging is required (except with --convert)")
     check_folder("--staging", args.staging, "name the folder the watchers stage into")
     check_folder("--warehouse", args.warehouse)
+    policy(args)  # a bad retention option fails before Spark starts
     try:
         job = Changelog(session(args, "spanner-watcher changelog")).staging(args.staging)
         job.warehouse(args.warehouse).driver_runs(not args.spark_only)
         for table, column in args.soft_delete:
             job.soft_delete_column(table, column)
         result = job.run()
+        retained = apply_retention(args)
     except ConfigurationError as exc:
         raise CommandError(str(exc)) from None
     except ChangelogError as exc:
         print(f"spanner-watcher changelog: failed: {exc}", file=sys.stderr)
         return EXIT_FAILED
     if args.json:
-        print(json.dumps(result.summary(), indent=1, default=str))
+        print(json.dumps({**result.summary(), **({"retention": retained} if retained else {})}, indent=1, default=str))
     else:
         print(f"version {result.version}: {result.batches_read} batches, {result.changes_written} changes "
               f"{dict(sorted(result.mod_types.items()))}, {result.duplicates_dropped} duplicates dropped, "
               f"{result.seconds:.1f} s{' (on the driver)' if result.engine == 'driver' else ''}")
         for table, mark in sorted(result.watermarks.items()):
             print(f"  watermark {table}: {mark}")
+        if retained:
+            print(f"  retention: {retained}")
     for q in result.quarantined:
         print(f"quarantined {q.batch}: {q.reason} -> {q.moved_to}", file=sys.stderr)
     return EXIT_QUARANTINED if result.quarantined else 0
