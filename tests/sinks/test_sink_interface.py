@@ -87,10 +87,10 @@ def test_the_staging_sink_is_a_sink_and_writes_the_batches_a_watcher_delivers(ma
     assert '"keys":["1","x"]' in batch.read_text()
 
 
-def test_the_readme_sink_works_as_written(make_database, capsys):
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    code = re.search(r"Your own sink is one method:\n\n```python\n(.*?)```", readme, re.S)
-    assert code is not None, "the README's sink example is gone"
+def test_the_documented_sink_works_as_written(make_database, capsys):
+    page = (Path(__file__).resolve().parents[2] / "docs" / "sinks.md").read_text()
+    code = re.search(r"Your own sink is one method:\n\n```python\n(.*?)```", page, re.S)
+    assert code is not None, "the sink example of docs/sinks.md is gone"
     db = make_database([ITEMS_DDL])
     w = TableWatcher(db, "Items", poll_interval=0.01, checkpoints=InMemoryCommitTimestampRepository(),
                      initial_timestamp=MIN_TIMESTAMP)
