@@ -21,7 +21,7 @@ _NOT_COLUMNS = frozenset(
     INT64 FLOAT64 FLOAT32 BOOL STRING BYTES DATE TIMESTAMP NUMERIC JSON TIME DATETIME
     NANOSECOND MICROSECOND MILLISECOND SECOND MINUTE HOUR DAY DAYOFWEEK DAYOFYEAR WEEK
     ISOWEEK MONTH QUARTER YEAR ISOYEAR SUNDAY MONDAY TUESDAY WEDNESDAY THURSDAY FRIDAY SATURDAY
-    CURRENT_DATE CURRENT_TIMESTAMP SAFE
+    CURRENT_DATE CURRENT_TIMESTAMP SAFE NFC NFKC NFD NFKD
     """.split()
 )
 
@@ -45,6 +45,8 @@ def referenced_names(expression: str) -> list[str]:
             continue
         if after.kind == SYMBOL and after.text in "(.":
             continue
+        if after.kind == SYMBOL and after.text == "=" and tokens[i + 2].text == ">":
+            continue  # an argument's name: f(x, name => value)
         if tok.kind == IDENT and (tok.text.upper() in RESERVED_WORDS or tok.text.upper() in _NOT_COLUMNS):
             continue
         if tok.kind == IDENT and tok.text.upper() == "SEQUENCE" or (

@@ -30,11 +30,7 @@ SQL_UNNEST_SEVERAL_ARRAYS = "UNNEST of several arrays"
 SQL_SCALAR_SUBQUERY_COLUMNS = "Scalar subquery must have exactly one output column"
 SQL_ARRAY_SUBQUERY_COLUMNS = "ARRAY subquery must have exactly one output column"
 SQL_IN_SUBQUERY_COLUMNS = "Subquery of IN must have only one output column"
-SQL_STRING_AGG_NON_STRING = "STRING_AGG over non-STRING values"
-SQL_STRING_AGG_DISTINCT_SEPARATOR = "STRING_AGG(DISTINCT ...) with a separator"
-SQL_ARRAY_AGG_ORDER_LIMIT = "ORDER BY / LIMIT inside ARRAY_AGG"
 SQL_ARRAY_AGG_NEEDS_ARGUMENT = "ARRAY_AGG needs an argument"
-SQL_TO_JSON_STRING_NON_JSON = "TO_JSON_STRING of non-JSON values"
 SQL_DML_TARGET = "this DML target"
 SQL_PENDING_COMMIT_TIMESTAMP_ARGS = "PENDING_COMMIT_TIMESTAMP() takes no arguments"
 SQL_INSERT_NEEDS_COLUMNS = "INSERT needs a column list: INSERT INTO Table (col1, col2, ...) ..."
@@ -194,6 +190,18 @@ def negation_signature(type_: object) -> str:
 
 def concat_signature(types: Iterable[object]) -> str:
     return f"No matching signature for CONCAT / || for argument types: {', '.join(str(t) for t in types)}"
+
+
+def function_arity(function: str, count: int, expected: str) -> str:
+    return f"No matching signature for function {function} for {count} argument(s); it takes {expected}"
+
+
+def function_signature(function: str, types: Iterable[object]) -> str:
+    return f"No matching signature for function {function} for argument types: {', '.join(str(t) for t in types)}"
+
+
+def function_argument_constant(function: str, argument: str) -> str:
+    return f"The {argument} of {function} must be a constant"
 
 
 def date_signature(type_: object) -> str:

@@ -36,6 +36,7 @@ from ..catalog import Catalog
 from ..requests import Field, Statement
 from ..sqlite_errors import integrity_error, interleaving_violation
 from ..types import SpannerType
+from .aggregate_functions import register_aggregates
 from .casts import SPECS as CAST_SPECS
 from .context import Context
 from .dml import PENDING_COMMIT_TIMESTAMP_SENTINEL, DmlTranslation, translate_dml
@@ -67,6 +68,7 @@ def register_functions(conn: sqlite3.Connection) -> None:
     """
     register(conn, FUNCTION_SPECS + TIME_SPECS + CAST_SPECS + INTERVAL_SPECS + SEQUENCE_SPECS + DML_ACTION_SPECS + DML_KEY_SPECS
              + PROTO_SPECS)
+    register_aggregates(conn)
     conn.execute("PRAGMA case_sensitive_like = ON")
 
 

@@ -1,8 +1,10 @@
-"""Translating GoogleSQL function calls: table-driven ones, date/time, aggregates, arrays, JSON.
+"""Translating GoogleSQL function calls as the rows of function_table say; date/time and aggregates.
 
-A subclass of :class:`~.operators.OperatorTranslator`: :meth:`FunctionTranslator.function`
-returns None for nodes that are not function calls it knows, so the caller reports them
-as unsupported.
+:meth:`FunctionTranslator.function` finds a call's row in :mod:`.function_table` and
+evaluates it: a plain call of a SQLite function, one of the handler methods (here for
+date/time and hashing; the aggregate, array, JSON and string ones in their own
+modules), or UNIMPLEMENTED naming a refused function. It returns None for nodes that
+are not calls, so the caller reports them as unsupported.
 
 Example:
     >>> from watcher.localspanner.sql.translator import translate_expression
@@ -25,25 +27,64 @@ from .. import types as T
 from ..sqlite_names import quote
 from ..types import SpannerType, TypeCode
 from . import interval_functions, sequence_functions
+from .aggregate_handlers import AggregateTranslator
+from .array_handlers import ArrayTranslator
 from .context import NOW_PARAM, Typed
-from .function_table import AGGREGATES, ANONYMOUS, EXTRA_ARGS, SIMPLE, Fn
-from .literals import json_element_sql, sql_string, stored_literal_sql
-from .operators import OperatorTranslator
+from .function_rules import Fn
+from .function_table import BUILTIN, ROWS_BY_NAME, Function, function_name, row_for_node
+from .json_handlers import JsonTranslator
+from .literals import json_element_sql, stored_literal_sql
 from .scope import Scope
+from .text_handlers import TextTranslator
 from .udf import UdfError, take_error
 
 _TIME_TYPES = (TypeCode.TIMESTAMP, TypeCode.DATE, TypeCode.STRING)
+#: Arguments sqlglot fills in itself when a call leaves them out: (class, key) -> the values' SQL
+#: (the REGEXP_EXTRACT family's group: 1 when the pattern has a capturing group, else 0).
+_SQLGLOT_DEFAULTS: dict[tuple[type[exp.Expression], str], frozenset[str]] = {
+    (exp.RegexpExtractAll, "group"): frozenset({"0", "1"}),
+    (exp.RegexpExtract, "group"): frozenset({"0", "1"}),
+}
 
 
-class FunctionTranslator(OperatorTranslator):
+class FunctionTranslator(AggregateTranslator, ArrayTranslator, JsonTranslator, TextTranslator):
     def function(self, node: exp.Expression, scope: Scope) -> Typed | None:
-        handler = _SPECIAL.get(type(node))
-        if handler is not None:
-            return handler(self, node, scope)
-        spec = SIMPLE.get(type(node))
-        if spec is not None:
-            return self.call(spec, self._args(node, spec.args, scope), EXTRA_ARGS.get(type(node), ()))
-        return None
+        syntax = _SYNTAX.get(type(node))
+        if syntax is not None:
+            return syntax(self, node, scope)
+        row = row_for_node(node)
+        if row is None or row.does == BUILTIN:
+            if isinstance(node, exp.Func):
+                raise self.ctx.unsupported(errors.feature_function(function_name(node)))
+            return None
+        return self.evaluate(row, node, scope)
+
+    def evaluate(self, row: Function, node: exp.Expression, scope: Scope) -> Typed:
+        """``node`` evaluated as the table's ``row`` says: a plain call, a method, or refused."""
+        if row.does is None or row.does == BUILTIN:
+            raise self.ctx.unsupported(errors.feature_function(row.name))
+        if isinstance(row.does, str):
+            handler: Callable[[exp.Expression, Scope], Typed] = getattr(self, row.does)
+            return handler(node, scope)
+        if row.aggregate:
+            return self._aggregate(row.does, node, scope)  # SQLite's aggregate, or ls_agg
+        if isinstance(node, exp.Anonymous):
+            args = [self.expr(e, scope) for e in node.expressions]
+        else:
+            self._refuse_unread_arguments(row, node)
+            args = self._args(node, row.does.args, scope)
+        self.check_arity(row, len(args))
+        return self.call(row.does, args)
+
+    def _refuse_unread_arguments(self, row: Function, node: exp.Expression) -> None:
+        """UNIMPLEMENTED for an argument the row's call would drop (INSTR's position, say), never a silent wrong value."""
+        assert isinstance(row.does, Fn)
+        read = {k.lstrip("*") for k in row.does.args}
+        for key, value in node.args.items():
+            if isinstance(value, exp.Expression) and value.sql() in _SQLGLOT_DEFAULTS.get((type(node), key), ()):
+                continue
+            if key not in read and (isinstance(value, exp.Expression) or (isinstance(value, list) and value)):
+                raise self.ctx.unsupported(errors.feature_function(f"{row.name} with its {key} argument"))
 
     def _args(self, node: exp.Expression, keys: tuple[str, ...], scope: Scope) -> list[Typed]:
         out: list[Typed] = []
@@ -60,22 +101,21 @@ class FunctionTranslator(OperatorTranslator):
     def call(self, spec: Fn, args: list[Typed], extra: tuple[str, ...] = ()) -> Typed:
         if self.ctx.deterministic and not spec.deterministic and not self.ctx.volatile_ok:
             raise self.ctx.invalid(errors.not_deterministic(spec.sql))
-        sql_args = [a.sql for a in args] + list(extra)
+        sql_args = [a.sql for a in args] + list(spec.extra) + list(extra)
         return Typed(f"{spec.sql}({', '.join(sql_args)})", spec.result([a.type for a in args]),
                      is_aggregate=any(a.is_aggregate for a in args))
 
     def _anonymous(self, node: exp.Anonymous, scope: Scope) -> Typed:
-        name = str(node.this).upper()
-        if name == "PENDING_COMMIT_TIMESTAMP":
-            raise errors.pending_commit_timestamp_misused()
-        if name in sequence_functions.FUNCTIONS:
-            return self._sequence_function(name, node)
-        spec = ANONYMOUS.get(name)
-        if spec is None:
-            raise self.ctx.unsupported(errors.feature_function(name))
-        return self.call(spec, [self.expr(e, scope) for e in node.expressions])
+        row = row_for_node(node)
+        if row is None:
+            raise self.ctx.unsupported(errors.feature_function(function_name(node)))
+        return self.evaluate(row, node, scope)
 
-    def _sequence_function(self, name: str, node: exp.Anonymous) -> Typed:
+    def _pending_commit_timestamp(self, node: exp.Expression, scope: Scope) -> Typed:
+        raise errors.pending_commit_timestamp_misused()
+
+    def _sequence_function(self, node: exp.Anonymous, scope: Scope) -> Typed:
+        name = str(node.this).upper()
         args = node.expressions
         if len(args) != 1 or not isinstance(args[0], exp.Literal) or not args[0].is_string:
             raise errors.sequence_argument_invalid(self.ctx.sql, name)
@@ -86,6 +126,10 @@ class FunctionTranslator(OperatorTranslator):
         if length not in (256, 512):
             raise self.ctx.unsupported(errors.feature_sha2_length(length))
         return Typed(f"ls_sha{length}({self.expr(node.this, scope).sql})", T.BYTES)
+
+    def _md5_hex(self, node: exp.MD5, scope: Scope) -> Typed:
+        """TO_HEX(MD5(x)), which sqlglot reads as one node."""
+        return Typed(f"ls_to_hex(ls_md5({self.expr(node.this, scope).sql}))", T.STRING)
 
     def _trim(self, node: exp.Trim, scope: Scope) -> Typed:
         subject = self.expr(node.this, scope)
@@ -132,6 +176,16 @@ class FunctionTranslator(OperatorTranslator):
         if ts.type is not None and ts.type.code == TypeCode.DATE:
             return Typed(f"ls_date_add({ts.sql}, {sign}({amount.sql}), '{unit}')", T.DATE)
         return Typed(f"ls_timestamp_add({ts.sql}, {sign}({amount.sql}), '{unit}')", T.TIMESTAMP)
+
+    def _adddate(self, node: exp.Anonymous, scope: Scope) -> Typed:
+        """ADDDATE / SUBDATE: DATE_ADD / DATE_SUB under other names."""
+        name = str(node.this).upper()
+        self.check_arity(ROWS_BY_NAME[name], len(node.expressions))
+        value, step = node.expressions
+        if not isinstance(step, exp.Interval):
+            raise self.ctx.invalid(errors.function_signature(name, [self.expr(step, scope).type]))
+        cls = exp.DateAdd if name == "ADDDATE" else exp.DateSub
+        return self._timestamp_add(cls(this=value, expression=step.this, unit=step.args.get("unit")), scope)
 
     def _timestamp_diff(self, node: exp.Expression, scope: Scope) -> Typed:
         a = self._time_arg(node.this, scope, T.TIMESTAMP)
@@ -199,7 +253,10 @@ class FunctionTranslator(OperatorTranslator):
             return Typed(f"ls_date(ls_parse_timestamp({fmt.sql}, {text.sql}, 'UTC'), 'UTC')", T.DATE)
         return Typed(f"ls_parse_timestamp({fmt.sql}, {text.sql}, {zone})", T.TIMESTAMP)
 
-    def _date(self, node: exp.Date, scope: Scope) -> Typed:
+    def _date(self, node: exp.Expression, scope: Scope) -> Typed:
+        if isinstance(node, exp.DateFromParts):  # DATE(year, month, day)
+            parts = [self.expr(node.args[k], scope).sql for k in ("year", "month", "day")]
+            return Typed(f"ls_date_from_parts({', '.join(parts)})", T.DATE)
         args = node.expressions
         if len(args) >= 2:  # DATE(year, month, day)
             parts = [self.expr(e, scope).sql for e in [node.this, *args][:3]]
@@ -232,51 +289,7 @@ class FunctionTranslator(OperatorTranslator):
     def _passthrough(self, node: exp.Expression, scope: Scope) -> Typed:
         return self.expr(node.this, scope)
 
-    # --- aggregates -----------------------------------------------------------------------------------
-
-    def _aggregate_arg(self, node: exp.Expression, scope: Scope) -> tuple[str, Typed | None]:
-        arg = node.this
-        if isinstance(arg, exp.Star):
-            return "", None
-        if isinstance(arg, exp.Distinct):
-            inner = self.expr(arg.expressions[0], scope)
-            return "DISTINCT ", inner
-        if arg is None:
-            return "", None
-        return "", self.expr(arg, scope)
-
-    def _aggregate(self, node: exp.Expression, scope: Scope) -> Typed:
-        fn, rule = AGGREGATES[type(node)]
-        distinct, arg = self._aggregate_arg(node, scope)
-        if arg is None:
-            return Typed(f"{fn}(*)", rule([]), is_aggregate=True)
-        return Typed(f"{fn}({distinct}{arg.sql})", rule([arg.type]), is_aggregate=True)
-
-    def _count_if(self, node: exp.CountIf, scope: Scope) -> Typed:
-        cond = self.expr(node.this, scope)
-        return Typed(f"count(CASE WHEN {cond.sql} THEN 1 END)", T.INT64, is_aggregate=True)
-
-    def _string_agg(self, node: exp.GroupConcat, scope: Scope) -> Typed:
-        distinct, arg = self._aggregate_arg(node, scope)
-        if arg is None or (arg.type is not None and arg.type.code != TypeCode.STRING):
-            raise self.ctx.unsupported(errors.SQL_STRING_AGG_NON_STRING)
-        sep = self.expr(node.args["separator"], scope).sql if node.args.get("separator") is not None else "','"
-        if distinct:
-            if sep != "','":
-                raise self.ctx.unsupported(errors.SQL_STRING_AGG_DISTINCT_SEPARATOR)
-            return Typed(f"group_concat(DISTINCT {arg.sql})", T.STRING, is_aggregate=True)
-        return Typed(f"group_concat({arg.sql}, {sep})", T.STRING, is_aggregate=True)
-
-    def _array_agg(self, node: exp.ArrayAgg, scope: Scope) -> Typed:
-        if isinstance(node.this, (exp.Limit, exp.Order)):
-            raise self.ctx.unsupported(errors.SQL_ARRAY_AGG_ORDER_LIMIT)
-        distinct, arg = self._aggregate_arg(node, scope)
-        if arg is None:
-            raise self.ctx.invalid(errors.SQL_ARRAY_AGG_NEEDS_ARGUMENT)
-        element = arg.type or T.INT64
-        return Typed(f"json_group_array({distinct}{json_element_sql(arg)})", T.array_of(element), is_aggregate=True)
-
-    # --- arrays and JSON -------------------------------------------------------------------------------
+    # --- arrays -------------------------------------------------------------------------------
 
     def _array(self, node: exp.Array, scope: Scope) -> Typed:
         if len(node.expressions) == 1 and isinstance(node.expressions[0], (exp.Select, exp.Union, exp.Subquery)):
@@ -300,78 +313,23 @@ class FunctionTranslator(OperatorTranslator):
         assert element is not None
         return Typed(f"ls_array_at({arr.sql}, {index.sql}, '{accessor}', '{element.storage_code.name}')", element)
 
-    def _json_path(self, node: exp.Expression) -> str:
-        path = node.args.get("expression")
-        if path is None:
-            return "'$'"
-        if isinstance(path, exp.Literal):
-            return sql_string(path.this)
-        text = path.sql("bigquery")
-        if text.startswith("'") and text.endswith("'"):
-            text = text[1:-1].replace("\\'", "'")
-        return sql_string(text)
-
-    def _json_value(self, node: exp.Expression, scope: Scope) -> Typed:
-        subject = self.expr(node.this, scope)
-        if isinstance(node, exp.JSONExtractScalar):
-            return Typed(f"ls_json_value({subject.sql}, {self._json_path(node)})", T.STRING)
-        return Typed(f"ls_json_query({subject.sql}, {self._json_path(node)})", T.JSON)
-
-    def _parse_json(self, node: exp.ParseJSON, scope: Scope) -> Typed:
-        value = self.expr(node.this, scope)
-        if value.is_string_literal:
-            return self.constant_cast(value, T.JSON)
-        return Typed(f"ls_cast({value.sql}, 'STRING', 'JSON', 0)", T.JSON)
-
-    def _to_json_string(self, node: exp.JSONFormat, scope: Scope) -> Typed:
-        value = self.expr(node.this, scope)
-        if value.type is None or value.type.code != TypeCode.JSON:
-            raise self.ctx.unsupported(errors.SQL_TO_JSON_STRING_NON_JSON)
-        return Typed(value.sql, T.STRING)
-
     def _unsupported(self, node: exp.Expression, scope: Scope) -> Typed:
+        if isinstance(node, exp.SafeFunc):
+            raise self.ctx.unsupported(errors.feature_function(function_name(node)))
         raise self.ctx.unsupported(errors.feature_node(node.key.upper(), node.sql("bigquery")[:60]))
 
 
-_SPECIAL: dict[type[exp.Expression], Callable[[Any, Any, Scope], Typed]] = {
-    exp.Anonymous: FunctionTranslator._anonymous,
-    exp.SHA2Digest: FunctionTranslator._sha2,
-    exp.SHA2: FunctionTranslator._sha2,
-    exp.Trim: FunctionTranslator._trim,
-    exp.SafeDivide: FunctionTranslator._safe_divide,
-    exp.IsNan: FunctionTranslator._is_nan,
-    exp.TimestampAdd: FunctionTranslator._timestamp_add,
-    exp.TimestampSub: FunctionTranslator._timestamp_add,
-    exp.DateAdd: FunctionTranslator._timestamp_add,
-    exp.DateSub: FunctionTranslator._timestamp_add,
-    exp.TimestampDiff: FunctionTranslator._timestamp_diff,
-    exp.DateDiff: FunctionTranslator._timestamp_diff,
-    exp.TimestampTrunc: FunctionTranslator._timestamp_trunc,
-    exp.DateTrunc: FunctionTranslator._timestamp_trunc,
-    exp.Extract: FunctionTranslator._extract,
+#: Nodes that are syntax rather than calls of a named function (the rows of function_table name the rest).
+_SYNTAX: dict[type[exp.Expression], Callable[[Any, Any, Scope], Typed]] = {
     exp.Interval: FunctionTranslator._interval,
-    exp.MakeInterval: FunctionTranslator._make_interval,
-    exp.TimeToStr: FunctionTranslator._format_timestamp,
-    exp.StrToTime: FunctionTranslator._parse_timestamp,
-    exp.StrToDate: FunctionTranslator._parse_timestamp,
-    exp.Date: FunctionTranslator._date,
-    exp.Timestamp: FunctionTranslator._timestamp,
-    exp.UnixToTime: FunctionTranslator._unix_to_time,
-    exp.CurrentDate: FunctionTranslator._current_date,
+    exp.Bracket: FunctionTranslator._bracket,
     exp.TsOrDsToTimestamp: FunctionTranslator._passthrough,
     exp.TsOrDsToDate: FunctionTranslator._passthrough,
-    exp.CountIf: FunctionTranslator._count_if,
-    exp.GroupConcat: FunctionTranslator._string_agg,
-    exp.ArrayAgg: FunctionTranslator._array_agg,
-    exp.Array: FunctionTranslator._array,
-    exp.Bracket: FunctionTranslator._bracket,
-    exp.JSONExtractScalar: FunctionTranslator._json_value,
-    exp.JSONExtract: FunctionTranslator._json_value,
-    exp.ParseJSON: FunctionTranslator._parse_json,
-    exp.JSONFormat: FunctionTranslator._to_json_string,
+    exp.MD5: FunctionTranslator._md5_hex,
+    exp.IgnoreNulls: FunctionTranslator._ignore_nulls,
+    exp.RespectNulls: FunctionTranslator._respect_nulls,
     exp.SafeFunc: FunctionTranslator._unsupported,
     exp.Window: FunctionTranslator._unsupported,
-    **{cls: FunctionTranslator._aggregate for cls in AGGREGATES},
 }
 
 __all__ = ["FunctionTranslator", "stored_literal_sql"]

@@ -1,7 +1,7 @@
-"""Scalar SQL functions over stored values: strings, bytes, hashing, arithmetic, JSON, arrays.
+"""Scalar SQL functions over stored values: strings, bytes, hashing, arithmetic, array access.
 
 Each is a plain Python function registered in SQLite under an ``ls_`` name (see
-:data:`SPECS`); the translator calls them where SQLite's built-ins differ from GoogleSQL
+:data:`SPECS`, which also gathers the other function modules' specs); the translator calls them where SQLite's built-ins differ from GoogleSQL
 (Unicode case mapping, NULL and error rules, 1-based positions, BYTES handling).
 
 Example:
@@ -24,6 +24,7 @@ from typing import Any
 
 import farmhash  # type: ignore[import-untyped]
 
+from . import array_functions, json_functions, math_functions, net_functions, text_functions
 from .udf import UdfSpec, fail
 
 _TWO_64 = 1 << 64
@@ -294,51 +295,7 @@ def _int_mod(a: int, b: int) -> int:
     return r if a >= 0 else -r
 
 
-# --- JSON and arrays ----------------------------------------------------------------------------------
-
-def _json_path(path: str) -> list[Any]:
-    """Steps of a simple JSONPath ('$.a.b[0]', "$['a b']")."""
-    if not path.startswith("$"):
-        fail(f"JSONPath must start with '$': {path!r}")
-    steps: list[Any] = []
-    for m in re.finditer(r"\.([A-Za-z_][\w]*)|\.\"([^\"]*)\"|\[(\d+)\]|\['([^']*)'\]|\[\"([^\"]*)\"\]", path[1:]):
-        key, quoted, index, sq, dq = m.groups()
-        steps.append(int(index) if index is not None else next(v for v in (key, quoted, sq, dq) if v is not None))
-    return steps
-
-
-def _json_walk(text: str | None, path: str | None) -> Any:
-    if text is None or path is None:
-        return _MISSING
-    node: Any = json.loads(text)
-    for step in _json_path(path):
-        if isinstance(step, int) and isinstance(node, list) and step < len(node):
-            node = node[step]
-        elif isinstance(step, str) and isinstance(node, dict) and step in node:
-            node = node[step]
-        else:
-            return _MISSING
-    return node
-
-
-_MISSING = object()
-
-
-def json_value(text: str | None, path: str | None) -> str | None:
-    node = _json_walk(text, path)
-    if node is _MISSING or node is None or isinstance(node, (dict, list)):
-        return None
-    if isinstance(node, bool):
-        return "true" if node else "false"
-    return node if isinstance(node, str) else json.dumps(node)
-
-
-def json_query(text: str | None, path: str | None) -> str | None:
-    node = _json_walk(text, path)
-    if node is _MISSING:
-        return None
-    return json.dumps(node, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
+# --- arrays ----------------------------------------------------------------------------------
 
 MAX_GENERATED_ARRAY = 16_000
 
@@ -420,11 +377,9 @@ SPECS: tuple[UdfSpec, ...] = (
     UdfSpec("ls_fdiv", 2, float_divide),
     UdfSpec("ls_div", 2, int_divide),
     UdfSpec("ls_mod", 2, modulo),
-    UdfSpec("ls_json_value", 2, json_value),
-    UdfSpec("ls_json_query", 2, json_query),
     UdfSpec("ls_generate_array", 2, generate_array),
     UdfSpec("ls_generate_array", 3, generate_array),
     UdfSpec("ls_array_at", 4, array_at),
     UdfSpec("ls_array_length", 1, array_length),
     UdfSpec("ls_b64_element", 1, bytes_from_json_element),
-)
+) + array_functions.SPECS + json_functions.SPECS + text_functions.SPECS + math_functions.SPECS + net_functions.SPECS

@@ -1,0 +1,200 @@
+"""More mathematical functions, bits, zero/NULL conditionals and UNIX dates.
+
+Registered in SQLite under ``ls_`` names (:data:`SPECS`); NULL in, NULL out unless said.
+A result outside a function's domain is the error GoogleSQL gives, naming the call.
+
+Example:
+    >>> math1(0.0, "COS"), trunc(-2.7, None), log(8.0, 2.0)
+    (1.0, -2.0, 3.0)
+    >>> last_day("2024-02-10", "MONTH"), unix_date("1970-01-02")
+    ('2024-02-29', 1)
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import decimal
+import json
+import math
+from collections.abc import Callable
+from typing import Any
+
+from .. import values
+from .udf import UdfSpec, fail
+
+_EPOCH = dt.date(1970, 1, 1)
+
+
+def _cot(x: float) -> float:
+    return math.cos(x) / math.sin(x)
+
+
+#: name -> the function of one FLOAT64 (math's functions raise ValueError outside their domain).
+_ONE: dict[str, Callable[[float], float]] = {
+    "SIN": math.sin, "COS": math.cos, "TAN": math.tan, "ASIN": math.asin, "ACOS": math.acos, "ATAN": math.atan,
+    "SINH": math.sinh, "COSH": math.cosh, "TANH": math.tanh, "ASINH": math.asinh, "ACOSH": math.acosh,
+    "ATANH": math.atanh, "COT": _cot, "COTH": lambda x: 1 / math.tanh(x), "CSC": lambda x: 1 / math.sin(x),
+    "CSCH": lambda x: 1 / math.sinh(x), "SEC": lambda x: 1 / math.cos(x), "SECH": lambda x: 1 / math.cosh(x),
+    "CBRT": lambda x: math.copysign(abs(x) ** (1 / 3), x),
+}
+
+
+def _float(value: Any) -> float:
+    return float(value) if not isinstance(value, str) else float(value.replace("Infinity", "inf"))
+
+
+def math1(value: Any, name: str) -> float | None:
+    if value is None:
+        return None
+    x = _float(value)
+    try:
+        return _ONE[name](x)
+    except (ValueError, ZeroDivisionError, OverflowError):
+        fail(f"Floating point error in function: {name}({value})")
+
+
+def math2(a: Any, b: Any, name: str) -> float | None:
+    if a is None or b is None:
+        return None
+    return math.atan2(_float(a), _float(b))
+
+
+def is_inf(value: Any) -> int | None:
+    return None if value is None else int(math.isinf(_float(value)))
+
+
+def trunc(value: Any, digits: int | None) -> float | None:
+    if value is None:
+        return None
+    x = _float(value)
+    if not math.isfinite(x):
+        return x
+    scale = 10.0 ** (digits or 0)
+    return math.trunc(x * scale) / scale
+
+
+def log(value: Any, base: Any) -> float | None:
+    """LOG(X, Y): the logarithm of X to base Y (LOG10 passes 10)."""
+    if value is None or base is None:
+        return None
+    x, y = _float(value), _float(base)
+    if x <= 0 or y <= 0 or y == 1:
+        fail(f"Floating point error in function: LOG({value}, {base})")
+    return math.log(x, y)
+
+
+def nullifzero(value: Any) -> Any:
+    return None if value is None or value == 0 or value == "0" else value
+
+
+def zeroifnull(value: Any) -> Any:
+    return 0 if value is None else value
+
+
+def bit_count(value: int | bytes | None) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        return sum(bin(b).count("1") for b in value)
+    return bin(value & 0xFFFFFFFFFFFFFFFF).count("1")
+
+
+def unix_date(value: str | None) -> int | None:
+    return None if value is None else (dt.date.fromisoformat(value[:10]) - _EPOCH).days
+
+
+def date_from_unix_date(days: int | None) -> str | None:
+    if days is None:
+        return None
+    try:
+        return (_EPOCH + dt.timedelta(days=days)).isoformat()
+    except OverflowError:
+        fail(f"DATE_FROM_UNIX_DATE: {days} is outside the DATE range")
+
+
+def last_day(value: str | None, part: str) -> str | None:
+    """LAST_DAY: the last day of the date's MONTH, QUARTER, YEAR or WEEK (weeks end on Saturday)."""
+    if value is None:
+        return None
+    d = dt.date.fromisoformat(value[:10])
+    if part == "MONTH":
+        return d.replace(day=calendar.monthrange(d.year, d.month)[1]).isoformat()
+    if part == "QUARTER":
+        month = (d.month - 1) // 3 * 3 + 3
+        return dt.date(d.year, month, calendar.monthrange(d.year, month)[1]).isoformat()
+    if part == "YEAR":
+        return dt.date(d.year, 12, 31).isoformat()
+    if part.startswith("WEEK") or part == "ISOWEEK":
+        start = "SUNDAY" if part == "WEEK" else ("MONDAY" if part == "ISOWEEK" else part[5:-1])
+        first = list(calendar.day_name).index(start.capitalize())  # Monday is 0
+        end = (first - 1) % 7
+        return (d + dt.timedelta(days=(end - d.weekday()) % 7)).isoformat()
+    fail(f"LAST_DAY does not support the date part {part}")
+
+
+_INT64 = (-(2**63), 2**63 - 1)
+_SAFE_OPS: dict[str, Callable[[Any, Any], Any]] = {
+    "ADD": lambda a, b: a + b, "SUBTRACT": lambda a, b: a - b, "MULTIPLY": lambda a, b: a * b,
+    "NEGATE": lambda a, b: -a,
+}
+
+
+def safe_arithmetic(a: Any, b: Any, op: str, kind: str) -> Any:
+    """SAFE_ADD / SAFE_SUBTRACT / SAFE_MULTIPLY / SAFE_NEGATE: NULL instead of an overflow error."""
+    if a is None or (b is None and op != "NEGATE"):
+        return None
+    if kind == "NUMERIC":
+        result = _SAFE_OPS[op](decimal.Decimal(str(a)), decimal.Decimal(str(b if b is not None else 0)))
+        try:
+            return values.canonical_numeric(str(result))
+        except values.ValueError_:
+            return None
+    if kind == "INT64":
+        result = _SAFE_OPS[op](int(a), int(b if b is not None else 0))
+        return result if _INT64[0] <= result <= _INT64[1] else None
+    result = _SAFE_OPS[op](_float(a), _float(b if b is not None else 0))
+    return None if math.isinf(result) else result
+
+
+def _vector(array: str, name: str) -> list[float]:
+    items = json.loads(array)
+    if any(i is None for i in items):
+        fail(f"{name}: a vector must not contain NULL elements")
+    return [_float(i) for i in items]
+
+
+def vector_function(a: str | None, b: str | None, name: str) -> float | None:
+    """COSINE_DISTANCE, EUCLIDEAN_DISTANCE and DOT_PRODUCT of two ARRAYs of numbers."""
+    if a is None or b is None:
+        return None
+    x, y = _vector(a, name), _vector(b, name)
+    if len(x) != len(y):
+        fail(f"{name}: the vectors have different lengths ({len(x)} and {len(y)})")
+    dot = sum(p * q for p, q in zip(x, y, strict=True))
+    if name == "DOT_PRODUCT":
+        return dot
+    if name == "EUCLIDEAN_DISTANCE":
+        return math.sqrt(sum((p - q) ** 2 for p, q in zip(x, y, strict=True)))
+    norms = math.sqrt(sum(p * p for p in x)) * math.sqrt(sum(q * q for q in y))
+    if norms == 0:
+        fail("COSINE_DISTANCE: a vector of zeros has no direction")
+    return 1 - dot / norms
+
+
+SPECS: tuple[UdfSpec, ...] = (
+    UdfSpec("ls_safe_arithmetic", 4, safe_arithmetic),
+    UdfSpec("ls_vector", 3, vector_function),
+    UdfSpec("ls_math1", 2, math1),
+    UdfSpec("ls_math2", 3, math2),
+    UdfSpec("ls_is_inf", 1, is_inf),
+    UdfSpec("ls_trunc", 1, lambda v: trunc(v, None)),
+    UdfSpec("ls_trunc", 2, trunc),
+    UdfSpec("ls_log", 2, log),
+    UdfSpec("ls_nullifzero", 1, nullifzero),
+    UdfSpec("ls_zeroifnull", 1, zeroifnull),
+    UdfSpec("ls_bit_count", 1, bit_count),
+    UdfSpec("ls_unix_date", 1, unix_date),
+    UdfSpec("ls_date_from_unix_date", 1, date_from_unix_date),
+    UdfSpec("ls_last_day", 2, last_day),
+)

@@ -1,0 +1,246 @@
+"""More STRING and BYTES functions: padding, splitting, code points, Soundex, INITCAP, TRANSLATE.
+
+Registered in SQLite under ``ls_`` names (:data:`SPECS`); NULL in, NULL out unless said.
+A function returning ARRAY gives the stored array (JSON text; BYTES elements as base64).
+
+Example:
+    >>> pad("abc", 6, "xy", 1), pad("abcdef", 3, None, 0)
+    ('xyxabc', 'abc')
+    >>> soundex("Ashcraft"), initcap("hello wORLD-x", None)
+    ('A261', 'Hello World-X')
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import unicodedata
+from functools import lru_cache
+from typing import Any
+
+from .udf import UdfSpec, fail
+
+_INITCAP_DELIMITERS = " \t\n\r\f\v[](){}/|\\<>!?@\"^#$&~_,.:;*%+-"
+
+
+def ascii_code(value: str | bytes | None) -> int | None:
+    if value is None:
+        return None
+    if not value:
+        return 0
+    first = value[0] if isinstance(value, (bytes, bytearray)) else ord(value[0])
+    if first > 127:
+        fail(f"ASCII: the first character of {value!r} is not an ASCII character")
+    return first
+
+
+def unicode_code(value: str | None) -> int | None:
+    return None if value is None else (ord(value[0]) if value else 0)
+
+
+def chr_of(code: int | None) -> str | None:
+    if code is None:
+        return None
+    if code == 0:
+        return ""
+    if not 0 < code <= 0x10FFFF or 0xD800 <= code <= 0xDFFF:
+        fail(f"CHR: invalid code point {code}")
+    return chr(code)
+
+
+def initcap(value: str | None, delimiters: str | None) -> str | None:
+    if value is None:
+        return None
+    seps = _INITCAP_DELIMITERS if delimiters is None else delimiters
+    out, start = [], True
+    for ch in value:
+        out.append(ch.upper() if start else ch.lower())
+        start = ch in seps
+    return "".join(out)
+
+
+def left(value: str | bytes | None, length: int | None) -> str | bytes | None:
+    if value is None or length is None:
+        return None
+    if length < 0:
+        fail(f"LEFT: the length must not be negative, got {length}")
+    return value[:length]
+
+
+def right(value: str | bytes | None, length: int | None) -> str | bytes | None:
+    if value is None or length is None:
+        return None
+    if length < 0:
+        fail(f"RIGHT: the length must not be negative, got {length}")
+    return value[len(value) - length:] if length else value[:0]
+
+
+def pad(value: str | bytes | None, length: int | None, pattern: str | bytes | None, on_left: int) -> str | bytes | None:
+    """LPAD (``on_left`` 1) and RPAD: padded with ``pattern`` (a space by default) or cut to ``length``."""
+    if value is None or length is None:
+        return None
+    if pattern is None:
+        pattern = b" " if isinstance(value, bytes) else " "
+    if length < 0:
+        fail(f"{'LPAD' if on_left else 'RPAD'}: the length must not be negative, got {length}")
+    if len(value) >= length:
+        return value[:length]
+    if not pattern:
+        fail(f"{'LPAD' if on_left else 'RPAD'}: the pattern must not be empty")
+    need = length - len(value)
+    fill = (pattern * (need // len(pattern) + 1))[:need]
+    return fill + value if on_left else value + fill  # type: ignore[operator]
+
+
+def split(value: str | bytes | None, delimiter: str | bytes | None) -> str | None:
+    """SPLIT as a stored ARRAY: an empty delimiter splits into characters (bytes)."""
+    if value is None or delimiter is None:
+        return None
+    if isinstance(value, bytes):
+        parts_b = [value[i:i + 1] for i in range(len(value))] if not delimiter else value.split(bytes(delimiter))
+        return json.dumps([base64.b64encode(p).decode("ascii") for p in parts_b])
+    parts = list(value) if not delimiter else value.split(str(delimiter))
+    return json.dumps(parts if value else [""], ensure_ascii=False)
+
+
+def translate(value: str | None, source: str | None, target: str | None) -> str | None:
+    if value is None or source is None or target is None:
+        return None
+    if len(set(source)) != len(source):
+        fail(f"TRANSLATE: the characters to replace must not repeat: {source!r}")
+    table = {ord(s): (target[i] if i < len(target) else None) for i, s in enumerate(source)}
+    return value.translate(table)
+
+
+_SOUNDEX = {**dict.fromkeys("BFPV", "1"), **dict.fromkeys("CGJKQSXZ", "2"), **dict.fromkeys("DT", "3"),
+            "L": "4", **dict.fromkeys("MN", "5"), "R": "6"}
+
+
+def soundex(value: str | None) -> str | None:
+    """American Soundex of the Latin letters; '' when there are none."""
+    if value is None:
+        return None
+    letters = [ch for ch in value.upper() if "A" <= ch <= "Z"]
+    if not letters:
+        return ""
+    out, last = letters[0], _SOUNDEX.get(letters[0], "")
+    for ch in letters[1:]:
+        code = _SOUNDEX.get(ch, "")
+        if code and code != last:
+            out += code
+        if ch not in "HW":
+            last = code
+        if len(out) == 4:
+            break
+    return out.ljust(4, "0")
+
+
+_FORMS = ("NFC", "NFKC", "NFD", "NFKD")
+
+
+def normalize(value: str | None, form: str | None) -> str | None:
+    if value is None:
+        return None
+    mode = (form or "NFC").upper()
+    if mode not in _FORMS:
+        fail(f"NORMALIZE: unknown normalization mode {form}")
+    return unicodedata.normalize(mode, value)  # type: ignore[arg-type]
+
+
+def normalize_and_casefold(value: str | None, form: str | None) -> str | None:
+    folded = normalize(value, form)
+    return None if folded is None else unicodedata.normalize((form or "NFC").upper(), folded.casefold())  # type: ignore[arg-type]
+
+
+@lru_cache(maxsize=128)
+def _regex(pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        fail(f"Cannot parse regular expression: {exc}")
+
+
+def regexp_extract_all(value: str | None, pattern: str | None) -> str | None:
+    if value is None or pattern is None:
+        return None
+    rx = _regex(pattern)
+    if rx.groups > 1:
+        fail("Regular expressions passed into extraction functions must not have more than 1 capturing group")
+    found = [m.group(1) if rx.groups == 1 else m.group(0) for m in rx.finditer(value)]
+    return json.dumps(found, ensure_ascii=False)
+
+
+def to_code_points(value: str | bytes | None) -> str | None:
+    if value is None:
+        return None
+    return json.dumps(list(value) if isinstance(value, bytes) else [ord(c) for c in value])
+
+
+def _codes(array: str) -> list[Any]:
+    return json.loads(array)
+
+
+def code_points_to_string(array: str | None) -> str | None:
+    if array is None:
+        return None
+    codes = _codes(array)
+    if any(c is None for c in codes):
+        return None
+    return "".join(chr_of(c) or "" for c in codes)
+
+
+def code_points_to_bytes(array: str | None) -> bytes | None:
+    if array is None:
+        return None
+    codes = _codes(array)
+    if any(c is None for c in codes):
+        return None
+    if any(not 0 <= c <= 255 for c in codes):
+        fail("CODE_POINTS_TO_BYTES: every value must be in 0..255")
+    return bytes(codes)
+
+
+def safe_bytes_to_string(value: bytes | None) -> str | None:
+    return None if value is None else bytes(value).decode("utf-8", errors="replace")
+
+
+def _folded(text: str) -> str:
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+
+
+def contains_substr(value: str | None, search: str | None) -> int | None:
+    """CONTAINS_SUBSTR over STRING values: case-insensitive after NFKC normalization."""
+    if value is None or search is None:
+        return None
+    return int(_folded(search) in _folded(value))
+
+
+def error(message: str | None) -> None:
+    """ERROR(message): the statement fails with the message."""
+    fail("NULL" if message is None else message)
+
+
+SPECS: tuple[UdfSpec, ...] = (
+    UdfSpec("ls_contains_substr", 2, contains_substr),
+    UdfSpec("ls_error", 1, error),
+    UdfSpec("ls_ascii", 1, ascii_code),
+    UdfSpec("ls_unicode", 1, unicode_code),
+    UdfSpec("ls_chr", 1, chr_of),
+    UdfSpec("ls_initcap", 1, lambda v: initcap(v, None)),
+    UdfSpec("ls_initcap", 2, initcap),
+    UdfSpec("ls_left", 2, left),
+    UdfSpec("ls_right", 2, right),
+    UdfSpec("ls_pad", 4, pad),
+    UdfSpec("ls_split", 2, split),
+    UdfSpec("ls_translate", 3, translate),
+    UdfSpec("ls_soundex", 1, soundex),
+    UdfSpec("ls_normalize", 1, lambda v: normalize(v, None)),
+    UdfSpec("ls_normalize", 2, normalize),
+    UdfSpec("ls_normalize_and_casefold", 2, normalize_and_casefold),
+    UdfSpec("ls_regexp_extract_all", 2, regexp_extract_all),
+    UdfSpec("ls_to_code_points", 1, to_code_points),
+    UdfSpec("ls_code_points_to_string", 1, code_points_to_string),
+    UdfSpec("ls_code_points_to_bytes", 1, code_points_to_bytes),
+    UdfSpec("ls_safe_bytes_to_string", 1, safe_bytes_to_string),
+)
