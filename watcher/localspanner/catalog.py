@@ -278,6 +278,8 @@ class Catalog:
     sequences: tuple[Sequence, ...] = ()
     default_sequence_kind: str | None = None  # the database option; sequences without a kind use it
     proto_bundle: ProtoBundle | None = None
+    #: GOOGLE_STANDARD_SQL or POSTGRESQL (``dialects.py``); set once, when the database is created.
+    dialect: str = "GOOGLE_STANDARD_SQL"
     _by_name: dict[str, Table] = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:

@@ -12,11 +12,13 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from . import database_options, errors, retention
+from . import database_options, dialects, errors, retention
 from .catalog import Catalog
 from .clock import Clock
 from .ddl import nodes
 from .ddl.parser import parse_ddl
+from .ddl.pg_parser import parse_pg_ddl
+from .ddl.pg_printer import print_pg_catalog
 from .ddl.printer import print_catalog
 from .errors import SpannerError
 from .schema_changes import write_schema_change
@@ -73,7 +75,10 @@ class SchemaChanges:
         """Apply and commit one statement (the caller holds the writer); returns its commit timestamp."""
         # A change stream created here may be read from this timestamp on; no commit
         # can come between it and the schema change's own (the caller holds the writer).
-        new, _ = apply_statement(self.catalog, statement, created_nanos=self.clock.next(), proto_descriptors=proto_descriptors)
+        catalog = self.catalog
+        parse = parse_ddl if catalog.dialect == dialects.GOOGLE_STANDARD_SQL else lambda text: parse_pg_ddl(text, catalog)
+        new, _ = apply_statement(catalog, statement, created_nanos=self.clock.next(), proto_descriptors=proto_descriptors,
+                                 parse=parse)
         if new is self.catalog:
             return self.clock.next()
 
@@ -122,7 +127,27 @@ class SchemaChanges:
             raise
         return ts
 
+    def set_dialect(self, dialect: str) -> None:
+        """Make a new, empty database one of ``dialect`` (``dialects.POSTGRESQL``); kept in its metadata."""
+        conn = self.storage.writer
+        self._writer.acquire(None)
+        try:
+            new = dataclasses.replace(self.catalog, dialect=dialect)
+            conn.execute("BEGIN")
+            try:
+                database_options.save(conn, META_TABLE, dialects.OPTION, dialect)
+                self.storage.refresh_information_schema(conn, new)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            self.catalog = new
+        finally:
+            self._writer.release(None)
+
     def ddl(self) -> list[str]:
+        if self.catalog.dialect == dialects.POSTGRESQL:
+            return print_pg_catalog(self.catalog)
         printed = print_catalog(self.catalog)
         options = database_options.print_options(self.name.rsplit("/", 1)[-1], {
             "default_leader": self.default_leader, "version_retention_period": self.retention_period,

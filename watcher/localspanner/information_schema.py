@@ -8,6 +8,12 @@ Names, types and values follow Spanner's GoogleSQL INFORMATION_SCHEMA; the user'
 tables and views live in the schema ``''`` of catalog ``''`` (TABLES says ``BASE TABLE``
 or ``VIEW``), and the INFORMATION_SCHEMA views themselves are not listed in TABLES.
 
+A PostgreSQL-dialect database sees the same views in PostgreSQL's form (:data:`PG_VIEWS`,
+:func:`views_of`): lower-case column names, its tables in the schema ``public``, BOOL columns as ``YES`` / ``NO``, types
+spelled the PostgreSQL way in ``data_type`` and ``spanner_type`` (``bigint``,
+``character varying(20)``, ``spanner.commit_timestamp``, ``bigint[]``) and expressions in
+PostgreSQL syntax (:data:`PG_REWRITES`, applied by :func:`rows`).
+
 Example:
     >>> from watcher.localspanner.schema_updater import apply_statements
     >>> cat, _ = apply_statements(Catalog(), ["CREATE TABLE T (K INT64 NOT NULL) PRIMARY KEY (K)"])
@@ -17,9 +23,10 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 
-from . import constraint_information
+from . import constraint_information, dialects, postgresql
 from . import types as T
 from .catalog import Catalog, ChangeStream, Column, KeyPart, Table
 from .ddl import change_stream_options, sequence_options
@@ -76,6 +83,22 @@ VIEWS: dict[str, Table] = {
     )
 }
 
+def _pg_view_column(c: Column) -> Column:
+    """A view column as a PostgreSQL database has it: lower-case, a BOOL one as 'YES' / 'NO' text."""
+    return dataclasses.replace(c, name=c.name.lower(), type=T.STRING if c.type.code == T.TypeCode.BOOL else c.type)
+
+
+#: A PostgreSQL database's views: the same tables under lower-case column names (SQLite's names ignore case).
+PG_VIEWS: dict[str, Table] = {
+    name: Table(name.lower(), tuple(_pg_view_column(c) for c in view.columns), ()) for name, view in VIEWS.items()
+}
+
+
+def views_of(catalog: Catalog) -> dict[str, Table]:
+    """The views as ``catalog``'s dialect names them, keyed by upper-case view name."""
+    return PG_VIEWS if catalog.dialect == dialects.POSTGRESQL else VIEWS
+
+
 _YES_NO = {True: "YES", False: "NO"}
 _ON_DELETE = {True: "CASCADE", False: "NO ACTION"}
 
@@ -91,7 +114,67 @@ def sqlite_table_name(view: str) -> str:
 
 def rows(catalog: Catalog) -> dict[str, list[tuple]]:
     """Every view's rows for ``catalog``, keyed like :data:`VIEWS`, each tuple in the view's column order."""
-    return {name: list(producer(catalog)) for name, producer in _PRODUCERS.items()}
+    out = {name: list(producer(catalog)) for name, producer in _PRODUCERS.items()}
+    if catalog.dialect == dialects.POSTGRESQL:
+        out = {name: [_pg_row(catalog, name, row) for row in found] for name, found in out.items()}
+    return out
+
+
+# --- the PostgreSQL form ----------------------------------------------------------------------
+
+#: Columns naming the schema of a user's object: ``''`` in GoogleSQL, ``public`` in PostgreSQL.
+PG_SCHEMA_COLUMNS = frozenset({"TABLE_SCHEMA", "SCHEMA_NAME", "CONSTRAINT_SCHEMA", "UNIQUE_CONSTRAINT_SCHEMA",
+                               "CHANGE_STREAM_SCHEMA", "SCHEMA"})
+#: System schemas' names as PostgreSQL writes them.
+_PG_SCHEMA_NAMES = {"": dialects.PG_SCHEMA, SCHEMA_NAME: SCHEMA_NAME.lower(), "SPANNER_SYS": "spanner_sys"}
+
+
+def _pg_column(catalog: Catalog, table: str, column: str) -> Column | None:
+    found = catalog.table(table)
+    return found.column(column) if found is not None else None
+
+
+def _pg_type(catalog: Catalog, row: dict[str, object], text: object) -> object:
+    c = _pg_column(catalog, str(row["TABLE_NAME"]), str(row["COLUMN_NAME"]))
+    if c is not None:
+        return dialects.pg_type_text(c.type, commit_timestamp=c.allow_commit_timestamp)
+    return dialects.pg_type_text(T.parse_type(str(text))) if text else text
+
+
+def _pg_data_type(catalog: Catalog, row: dict[str, object], _: object) -> object:
+    c = _pg_column(catalog, str(row["TABLE_NAME"]), str(row["COLUMN_NAME"]))
+    return dialects.pg_data_type(c.type) if c is not None else row["DATA_TYPE"]
+
+
+def _pg_expression(catalog: Catalog, row: dict[str, object], text: object) -> object:
+    return postgresql.expression_to_pg(str(text)) if text is not None else None
+
+
+#: (view, column) -> how a PostgreSQL database shows the value (given the catalog and the whole row).
+PG_REWRITES: dict[tuple[str, str], Callable[[Catalog, dict[str, object], object], object]] = {
+    ("COLUMNS", "SPANNER_TYPE"): _pg_type,
+    ("COLUMNS", "DATA_TYPE"): _pg_data_type,
+    ("COLUMNS", "COLUMN_DEFAULT"): _pg_expression,
+    ("COLUMNS", "GENERATION_EXPRESSION"): _pg_expression,
+    ("INDEX_COLUMNS", "SPANNER_TYPE"): _pg_type,
+    ("CHECK_CONSTRAINTS", "CHECK_CLAUSE"): _pg_expression,
+    ("DATABASE_OPTIONS", "OPTION_VALUE"): lambda catalog, row, value: (
+        catalog.dialect if row["OPTION_NAME"] == dialects.OPTION else value),
+}
+
+
+def _pg_row(catalog: Catalog, view: str, row: tuple) -> tuple:
+    columns = VIEWS[view].columns
+    named = dict(zip([c.name for c in columns], row, strict=True))
+    out = []
+    for column, (name, value) in zip(columns, named.items(), strict=True):
+        if name in PG_SCHEMA_COLUMNS and isinstance(value, str):
+            value = _PG_SCHEMA_NAMES.get(value, value)
+        if column.type.code == T.TypeCode.BOOL and value is not None:
+            value = _YES_NO[bool(value)]
+        rewrite = PG_REWRITES.get((view, name))
+        out.append(rewrite(catalog, named, value) if rewrite is not None else value)
+    return tuple(out)
 
 
 # --- producers, one per view -----------------------------------------------------------------
@@ -103,7 +186,7 @@ def _schemata(catalog: Catalog) -> Iterator[tuple]:
 
 def _database_options(catalog: Catalog) -> Iterator[tuple]:
     # The dialect is what clients ask first (the Java client's getDialect() queries this view).
-    yield ("", "", "database_dialect", "STRING", "GOOGLE_STANDARD_SQL")
+    yield ("", "", dialects.OPTION, "STRING", dialects.GOOGLE_STANDARD_SQL)
     if catalog.default_sequence_kind is not None:
         yield ("", "", "default_sequence_kind", "STRING", catalog.default_sequence_kind)
 

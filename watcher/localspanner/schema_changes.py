@@ -12,7 +12,7 @@ import dataclasses
 import sqlite3
 from collections.abc import Callable
 
-from . import constraint_storage, database_options, errors, versions
+from . import constraint_storage, database_options, dialects, errors, versions
 from .catalog import Catalog
 from .change_streams import records as change_records
 from .ddl.printer import print_catalog
@@ -26,7 +26,8 @@ def load_catalog(storage: Storage) -> Catalog:
     """The catalog saved in ``storage`` (empty for a new database), with its INFORMATION_SCHEMA refreshed."""
     statements = storage.load_ddl()
     descriptors = storage.load_proto_descriptors()
-    start = Catalog(default_sequence_kind=database_options.load(storage.writer, META_TABLE, "default_sequence_kind"))
+    start = Catalog(default_sequence_kind=database_options.load(storage.writer, META_TABLE, "default_sequence_kind"),
+                    dialect=database_options.load(storage.writer, META_TABLE, dialects.OPTION) or dialects.GOOGLE_STANDARD_SQL)
     catalog, _ = apply_statements(start, statements, proto_descriptors=descriptors) if statements else (start, [])
     if catalog.change_streams:
         created = storage.load_change_stream_times()

@@ -78,18 +78,20 @@ def apply_ddl(catalog: Catalog, node: nodes.Node, *, created_nanos: int = 0, pro
 
 
 def apply_statement(catalog: Catalog, statement: str, *, created_nanos: int = 0,
-                    proto_descriptors: bytes | None = None) -> tuple[Catalog, nodes.Node]:
+                    proto_descriptors: bytes | None = None,
+                    parse: Callable[[str], nodes.Node] = parse_ddl) -> tuple[Catalog, nodes.Node]:
     """Parse and apply one statement; errors quote ``statement`` as the user wrote it.
 
     ``created_nanos`` is the commit timestamp the change will get: a change stream created
     by the statement keeps it. ``proto_descriptors`` (a serialized FileDescriptorSet) came
     with the request; CREATE and ALTER PROTO BUNDLE take their types' descriptors from it.
+    ``parse`` reads the statement (a PostgreSQL database's DDL has its own parser).
 
     >>> cat, node = apply_statement(Catalog(), "CREATE TABLE T (K INT64) PRIMARY KEY (K)")
     >>> type(node).__name__, cat.version
     ('CreateTable', 1)
     """
-    node = parse_ddl(statement)
+    node = parse(statement)
     return _apply(catalog, node, statement, created_nanos, proto_descriptors), node
 
 

@@ -33,9 +33,10 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
-from . import errors, instance_rules
+from . import dialects, errors, instance_rules
 from .change_streams.load import TIMELINES_SUFFIX, LoadPolicy
 from .clock import Clock
+from .dialect_statements import as_written, in_dialect, result_shape
 from .engine import DatabaseEngine, read_request_text
 from .request_log import RequestRecord
 from .requests import (
@@ -67,6 +68,8 @@ _DATABASE_NAME = re.compile(r"^(projects/[^/]+/instances/[^/]+)/databases/([^/]+
 _SESSION_NAME = re.compile(r"^(projects/[^/]+/instances/[^/]+/databases/[^/]+)/sessions/([^/]+)$")
 _DATABASE_ID = re.compile(r"^[a-z][a-z0-9_\-]{0,28}[a-z0-9]$")
 _CREATE_DATABASE = re.compile(r"^\s*CREATE\s+DATABASE\s+(?:`([^`]+)`|([A-Za-z0-9_\-]+))\s*;?\s*$", re.IGNORECASE)
+#: A PostgreSQL database's create statement names it in double quotes (or bare).
+_CREATE_PG_DATABASE = re.compile(r'^\s*CREATE\s+DATABASE\s+(?:"([^"]+)"|([A-Za-z0-9_\-]+))\s*;?\s*$', re.IGNORECASE)
 _Answer = TypeVar("_Answer")
 #: A database's files: its SQLite file, the SQLite WAL and shared memory, its change-stream load timelines.
 _FILE_SUFFIXES = ("", "-wal", "-shm", TIMELINES_SUFFIX)
@@ -232,10 +235,13 @@ class LocalSpannerService:
     # --- databases (DatabaseAdmin) ---------------------------------------------------------------------------
 
     def create_database(self, instance: str, create_statement: str, extra_statements: Iterable[str] = (), *,
-                        proto_descriptors: bytes | None = None) -> DatabaseInfo:
-        m = _CREATE_DATABASE.match(create_statement)
+                        proto_descriptors: bytes | None = None,
+                        dialect: str = dialects.GOOGLE_STANDARD_SQL) -> DatabaseInfo:
+        """A new database of ``dialect`` (``dialects.POSTGRESQL``: ``CREATE DATABASE "name"``, PostgreSQL DDL)."""
+        pg = dialect == dialects.POSTGRESQL
+        m = (_CREATE_PG_DATABASE if pg else _CREATE_DATABASE).match(create_statement)
         if not m:
-            raise errors.create_database_syntax(create_statement)
+            raise errors.pg_create_database_syntax(create_statement) if pg else errors.create_database_syntax(create_statement)
         database_id = m.group(1) or m.group(2)
         if not _DATABASE_ID.match(database_id):
             raise errors.invalid_database_id(database_id)
@@ -251,6 +257,8 @@ class LocalSpannerService:
                     os.remove(path + suffix)  # left over from a database dropped while the server was down
             engine = self._new_engine(name, path)
             try:
+                if pg:
+                    engine.set_dialect(dialect)
                 engine.update_ddl(list(extra_statements), proto_descriptors)
             except BaseException:
                 engine.close()
@@ -312,6 +320,14 @@ class LocalSpannerService:
         """The FileDescriptorSet of the database's proto bundle (empty without one)."""
         bundle = self.engine(database).catalog.proto_bundle
         return bundle.descriptors if bundle is not None else b""
+
+    def database_dialect(self, database: str) -> str:
+        """GOOGLE_STANDARD_SQL or POSTGRESQL."""
+        return self.engine(database).catalog.dialect
+
+    def _in_dialect(self, session: str, statement: Statement) -> Statement:
+        """The statement as the session's database runs it (``dialect_statements.in_dialect``)."""
+        return in_dialect(self._session_engine(session).catalog.dialect, statement)
 
     def database_options(self, database: str) -> dict[str, str | None]:
         """The options ALTER DATABASE set (None: not set, the default applies)."""
@@ -388,9 +404,12 @@ class LocalSpannerService:
         fields and no rows, without running the statement. ``options`` (tags, priority, Data
         Boost) are recorded in the database's request log, as with every data request.
         """
-        return self._recorded(session, "ExecuteSql", statement.sql, options, lambda engine: engine.execute_sql(
+        dialect = self._session_engine(session).catalog.dialect
+        original, statement = statement.sql, in_dialect(dialect, statement)
+        reshape = result_shape(dialect, original)
+        return self._recorded(session, "ExecuteSql", original, options, as_written(lambda engine: engine.execute_sql(
             session, statement, selector, seqno=seqno, plan=plan, partition_token=partition_token),
-            partitioned=bool(partition_token))
+            [(statement.sql, original)], reshape), partitioned=bool(partition_token))
 
     def read(self, session: str, table: str, columns: list[str], key_set: KeySet, selector: TransactionSelector | None, *,
              index: str = "", limit: int = 0, partition_token: bytes = b"",
@@ -402,6 +421,7 @@ class LocalSpannerService:
     def partition_query(self, session: str, statement: Statement, selector: TransactionSelector | None,
                         max_partitions: int = 0) -> tuple[list[bytes], TransactionInfo | None]:
         """Partition tokens of a query in a read-only transaction (run each with ExecuteSql and the token)."""
+        statement = self._in_dialect(session, statement)
         return self._recorded(session, "PartitionQuery", statement.sql, NO_OPTIONS, lambda engine: engine.partition(
             session, selector, statement.sql, max_partitions, statement=statement))
 
@@ -420,8 +440,10 @@ class LocalSpannerService:
         if selector is None:
             raise errors.batch_dml_without_transaction()
         text = ";\n".join(s.sql for s in statements)
-        return self._recorded(session, "ExecuteBatchDml", text, options, lambda engine: engine.execute_batch_dml(
-            session, statements, selector, seqno=seqno))
+        run = [self._in_dialect(session, s) for s in statements]
+        return self._recorded(session, "ExecuteBatchDml", text, options, as_written(
+            lambda engine: engine.execute_batch_dml(session, run, selector, seqno=seqno),
+            [(r.sql, s.sql) for r, s in zip(run, statements, strict=True)]))
 
     def begin_transaction(self, session: str, options: TransactionOptions,
                           request_options: RequestOptions = NO_OPTIONS) -> TransactionInfo:

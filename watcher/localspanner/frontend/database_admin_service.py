@@ -16,11 +16,11 @@ import time
 from typing import Any
 
 import grpc
-from google.cloud.spanner_admin_database_v1.types import common
 from google.cloud.spanner_admin_database_v1.types import spanner_database_admin as admin
 from google.cloud.spanner_v1.testing import spanner_database_admin_pb2_grpc
 from google.protobuf import empty_pb2
 
+from .. import dialects
 from ..errors import SchemaChangeStopped
 from ..requests import DatabaseInfo
 from ..service import LocalSpannerService
@@ -32,7 +32,6 @@ from .status import status_pb
 A = admin
 DatabasePb = A.Database.pb()
 _READY = int(A.Database.State.READY)
-_GOOGLE_SQL = int(common.DatabaseDialect.GOOGLE_STANDARD_SQL)
 #: Spanner's version retention period when ALTER DATABASE did not set one.
 _DEFAULT_VERSION_RETENTION = "1h"
 
@@ -42,9 +41,10 @@ def _add_timestamps(metadata: Any, commit_nanos: list[int]) -> None:
         metadata.commit_timestamps.add().CopyFrom(conv.timestamp_pb(nanos))
 
 
-def database_to_pb(info: DatabaseInfo, options: dict[str, str | None] | None = None) -> Any:
+def database_to_pb(info: DatabaseInfo, options: dict[str, str | None] | None = None,
+                   dialect: str = dialects.GOOGLE_STANDARD_SQL) -> Any:
     options = options or {}
-    pb = DatabasePb(name=info.name, state=_READY, database_dialect=_GOOGLE_SQL,
+    pb = DatabasePb(name=info.name, state=_READY, database_dialect=dialects.NUMBER[dialect],
                     version_retention_period=options.get("version_retention_period") or _DEFAULT_VERSION_RETENTION,
                     default_leader=options.get("default_leader") or "")
     pb.create_time.CopyFrom(conv.timestamp_pb(info.create_time_nanos))
@@ -71,18 +71,20 @@ class DatabaseAdminServicer(spanner_database_admin_pb2_grpc.DatabaseAdminService
         self.operations = operations
 
     def CreateDatabase(self, request: Any, context: grpc.ServicerContext) -> Any:
+        dialect = dialects.dialect_name(request.database_dialect)
         info = self.service.create_database(request.parent, request.create_statement, list(request.extra_statements),
-                                            proto_descriptors=request.proto_descriptors or None)
-        return self.operations.done(info.name, A.CreateDatabaseMetadata.pb()(database=info.name), database_to_pb(info))
+                                            proto_descriptors=request.proto_descriptors or None, dialect=dialect)
+        return self.operations.done(info.name, A.CreateDatabaseMetadata.pb()(database=info.name),
+                                    database_to_pb(info, dialect=dialect))
 
     def GetDatabase(self, request: Any, context: grpc.ServicerContext) -> Any:
         info = self.service.get_database(request.name)
-        return database_to_pb(info, self.service.database_options(info.name))
+        return database_to_pb(info, self.service.database_options(info.name), self.service.database_dialect(info.name))
 
     def ListDatabases(self, request: Any, context: grpc.ServicerContext) -> Any:
         infos = self.service.list_databases(request.parent)
-        return A.ListDatabasesResponse.pb()(databases=[database_to_pb(i, self.service.database_options(i.name))
-                                                        for i in infos])
+        return A.ListDatabasesResponse.pb()(databases=[
+            database_to_pb(i, self.service.database_options(i.name), self.service.database_dialect(i.name)) for i in infos])
 
     def DropDatabase(self, request: Any, context: grpc.ServicerContext) -> Any:
         self.service.drop_database(request.database)

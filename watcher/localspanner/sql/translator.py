@@ -347,7 +347,7 @@ class Translator(ProtoTranslator):
             return self._spanner_sys_table(db, name, alias, scope)
         if db.upper() != "INFORMATION_SCHEMA":
             raise errors.query_table_not_found(f"{db}.{name}")
-        view = information_schema.VIEWS.get(name.upper())
+        view = information_schema.views_of(self.ctx.catalog).get(name.upper())
         if view is None:
             raise errors.query_table_not_found(f"INFORMATION_SCHEMA.{name}")
         scope.sources.append(table_source(view, alias))

@@ -1,0 +1,74 @@
+"""A query or DML request as the server runs it, whatever the database's dialect.
+
+A PostgreSQL database's statement becomes GoogleSQL text (``postgresql.to_google_sql``; a
+change stream query ``spanner.read_json_<stream>(...)``, the GoogleSQL read function's, whose
+rows :func:`result_shape` turns into JSONB) and its errors name the statement as the client
+wrote it; a GoogleSQL database's statement runs unchanged once it is known to hold no
+PostgreSQL-only syntax.
+
+Example:
+    >>> in_dialect("POSTGRESQL", Statement("SELECT k FROM t WHERE k = $1")).sql
+    'SELECT `k` FROM `t` WHERE `k` = @p1'
+    >>> in_dialect("GOOGLE_STANDARD_SQL", Statement("SELECT K FROM T")).sql
+    'SELECT K FROM T'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable
+from typing import TypeVar
+
+from . import dialects, errors, postgresql
+from .change_streams import pg_reads
+from .requests import BatchDmlResult, ResultStream, Statement
+
+_Answer = TypeVar("_Answer")
+_Engine = TypeVar("_Engine")
+
+
+def in_dialect(dialect: str, statement: Statement) -> Statement:
+    """``statement`` as a database of ``dialect`` runs it.
+
+    Raises:
+        SpannerError: INVALID_ARGUMENT naming the statement for the other dialect's syntax.
+    """
+    if dialect == dialects.POSTGRESQL:
+        read = pg_reads.as_google_sql(statement.sql)
+        return dataclasses.replace(statement, sql=read if read is not None else postgresql.to_google_sql(statement.sql))
+    postgresql.refuse_in_google_sql(statement.sql)
+    return statement
+
+
+def result_shape(dialect: str, written: str) -> Callable[[ResultStream], ResultStream] | None:
+    """How a result of the statement ``written`` must be reshaped for the client (None: as it is)."""
+    if dialect == dialects.POSTGRESQL and pg_reads.as_google_sql(written) is not None:
+        return functools.partial(pg_reads.json_rows, sql=written)
+    return None
+
+
+def as_written(run: Callable[[_Engine], _Answer], statements: list[tuple[str, str]],
+               reshape: Callable[[ResultStream], ResultStream] | None = None) -> Callable[[_Engine], _Answer]:
+    """``run``, its errors (raised, or a batch's) naming each statement as written instead of as run,
+    its result given to ``reshape`` if one is given.
+
+    ``statements`` holds (as run, as written) pairs.
+    """
+    def named(exc: errors.SpannerError) -> errors.SpannerError:
+        for run_text, written in statements:
+            if run_text != written:
+                exc = errors.as_written(exc, run_text, written)
+        return exc
+
+    def answer(engine: _Engine) -> _Answer:
+        try:
+            result = run(engine)
+        except errors.SpannerError as exc:
+            raise named(exc) from None
+        if isinstance(result, BatchDmlResult) and isinstance(result.error, errors.SpannerError):
+            return dataclasses.replace(result, error=named(result.error))  # type: ignore[return-value]
+        if reshape is not None and isinstance(result, ResultStream):
+            return reshape(result)  # type: ignore[return-value]
+        return result
+    return answer
