@@ -112,6 +112,35 @@ def test_a_forgotten_parent_leaves_its_merged_child_waiting_for_the_other_parent
     assert tokens(s.take_ready()) == ["ab"] and s.forgotten == 2 and s.finished == []
 
 
+def test_fewer_slots_than_ready_partitions_take_turns_in_line():
+    """Slots: the ones never read first, then those that gave up their slot, at the back; a held one
+    (waiting at a move-in) is never handed out, and the sources such ones wait for go first."""
+    s = PartitionScheduler()
+    for t in ("home", "m1", "m2"):
+        s.add(t, (), 0)
+    assert tokens(s.take_ready(1)) == ["home"]
+    s.yield_turn("home")                                # its turn is over: to the back
+    assert tokens(s.take_ready(1)) == ["m1"] and tokens(s.ready()) == ["m2", "home"]
+    s.yield_turn("m1")
+    assert tokens(s.take_ready(1, held={"m2"})) == ["home"]          # m2 waits at a move-in
+    s.yield_turn("home")
+    assert tokens(s.take_ready(1, held={"m2"}, first={"home"})) == ["home"]  # m2's source goes first
+    s.release("home")                                   # stopped, not yielded: keeps its place
+    assert tokens(s.take_ready()) == ["m2", "m1", "home"] and s.take_ready() == []
+
+
+def test_a_forgotten_partition_named_again_is_not_read_again():
+    """A partition read again from before a partition start record meets the record again: its
+    partitions that finished and were pruned meanwhile are not added (nor read) a second time."""
+    s = PartitionScheduler()
+    s.add("home", (), 0)
+    assert s.add("mover", (), 1)
+    s.take_ready()
+    s.finish("mover")
+    s.forget("mover")
+    assert s.add("mover", (), 1) is False and s.take_ready() == [] and s.waiting == []
+
+
 def test_nothing_known_is_not_done():
     assert not PartitionScheduler().done()
 

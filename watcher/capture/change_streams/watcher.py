@@ -19,9 +19,15 @@ INFORMATION_SCHEMA say: in ``MUTABLE_KEY_RANGE`` partitions live on and key rang
 between them; a partition start record names new partitions (read at once), a partition end
 record ends one, and a partition that keys moved into waits at the move until their source
 partitions processed everything up to it (:mod:`.key_range_moves`), so each key's changes
-still come in commit order. Only the client's public API is used (Spanner, the official
-emulator and the embedded server alike). Changes of the progress table itself (a stream
-``FOR ALL`` sees them) are never delivered, and never cause a progress write.
+still come in commit order. At most ``max_concurrent_partitions`` partitions are read at once;
+when more are ready (live partitions outnumber the slots), partitions take turns
+(:mod:`.partitions`): one that has read for :data:`TURN_SECONDS` gives up its slot at its next
+batch, and one waiting at a move-in gives up its slot at once and is read again only once its
+sources caught up, the sources going first; a partition read again starts from its progress,
+as after a restart. So a move-in never waits for a source that has no slot. Only the client's
+public API is used (Spanner, the official emulator and the embedded server alike). Changes of
+the progress table itself (a stream ``FOR ALL`` sees them) are never delivered, and never cause
+a progress write.
 
 Example::
 
@@ -74,9 +80,12 @@ DEFAULT_HEARTBEAT = dt.timedelta(seconds=2)
 DEFAULT_MAX_CONCURRENT_PARTITIONS = 16
 #: Result rows taken from a partition's queue into one batch at most.
 DEFAULT_MAX_BATCH_ROWS = 1000
-#: How often a partition at a move-in looks whether its sources caught up, and when it says it still waits.
+#: How often a partition at a move-in looks whether its sources caught up (or another partition wants its slot).
 MOVE_IN_POLL_SECONDS = 0.02
-MOVE_IN_WARN_SECONDS = 30.0
+#: How long a partition reads before it gives up its slot to a partition waiting for one.
+TURN_SECONDS = 2.0
+#: How a partition's read on a slot ended: read to its end, stopped (or failed), or gave up its slot.
+DONE, STOPPED, YIELDED = "done", "stopped", "yielded"
 
 
 def _utc_now() -> dt.datetime:
@@ -93,9 +102,9 @@ class ChangeStreamWatcher(OwnStateWatcher):
         start: read changes committed from here on when the watcher has no stored progress
             (default: now, as the database's clock says); must be within the stream's retention.
         end: stop by itself after the changes committed up to here (default: run until stopped).
-        max_concurrent_partitions: partitions read at the same time at most (in a MUTABLE_KEY_RANGE
-            stream partitions live on, and one waiting at a move-in keeps its thread: allow at least
-            as many as are live at once).
+        max_concurrent_partitions: partitions read at the same time at most; when more are ready
+            (in a MUTABLE_KEY_RANGE stream partitions live on), they take turns, so every change
+            still comes, later (allow as many as are live at once for the lowest lag).
         progress: where partition progress is stored (default: a SpannerProgressStore on ``database``).
         watcher_id: names this watcher's progress rows (two watchers of one stream with
             different ids each get every change).
@@ -149,6 +158,8 @@ class ChangeStreamWatcher(OwnStateWatcher):
         self._tables: dict[str, TableInfo] = {}
         self._scheduler = PartitionScheduler()
         self._partitions: dict[str, PartitionProgress] = {}
+        #: Partitions that gave up their slot at a move-in, with the move they wait at.
+        self._parked: dict[str, PartitionEventRecord] = {}
         self._pruner = Pruner(self.progress)
         self._run: ReadRun | None = None
         self._ended = threading.Event()
@@ -214,6 +225,7 @@ class ChangeStreamWatcher(OwnStateWatcher):
                 if p.token != ROOT_TOKEN:
                     self._scheduler.restore(p.token, p.parents, p.start, finished=p.state == FINISHED)
             self._partitions = {t: p for t, p in rows.items() if t != ROOT_TOKEN}
+            self._parked = {}
             self._tables.update(describe_tables(self.database, info, request_settings=self.request_settings))
             self._failure = None
             self._ended.clear()
@@ -286,12 +298,18 @@ class ChangeStreamWatcher(OwnStateWatcher):
         return rows
 
     def _schedule(self) -> None:
-        """Hand every partition whose parents all finished to the pool; end when all finished up to ``end``."""
+        """Hand partitions whose parents all finished to the pool, as many as there are free slots (the
+        sources of partitions parked at a move-in first); end when all finished up to ``end``."""
         with self._lock:
             run = self._run
             if run is None or run.stop.is_set() or self._state != State.RUNNING:
                 return
-            for p in self._scheduler.take_ready():
+            for token, event in list(self._parked.items()):
+                if sources_done(self._partitions, event.sources, event.commit_timestamp, token):
+                    del self._parked[token]
+            free = self.max_concurrent_partitions - len(self._scheduler.active)
+            wanted = {t for event in self._parked.values() for t in event.sources}
+            for p in self._scheduler.take_ready(max(free, 0), held=self._parked, first=wanted):
                 future = run.pool.submit(self._run_partition, run, p.token)
                 run.futures.add(future)
                 future.add_done_callback(run.futures.discard)
@@ -304,12 +322,20 @@ class ChangeStreamWatcher(OwnStateWatcher):
             run.pool.shutdown(wait=False)
             self._ended.set()
 
+    def _slot_wanted(self) -> bool:
+        """Whether a partition is ready to read but has no slot (then a partition that waits or has had
+        its turn gives up its own)."""
+        with self._lock:
+            if self.max_concurrent_partitions > len(self._scheduler.active):
+                return False
+            return bool(self._scheduler.ready(held=self._parked))
+
     def _run_partition(self, run: ReadRun, token: str) -> None:
         backoff = self.retry_policy.backoff()
-        done = False
+        outcome = STOPPED
         while not run.stop.is_set():
             try:
-                done = self._read_partition(run, token)
+                outcome = self._read_partition(run, token)
                 break
             except StopDelivery:
                 break
@@ -326,15 +352,20 @@ class ChangeStreamWatcher(OwnStateWatcher):
                     at = self._partitions[token].watermark
                 self._fail(run, read_error(info_of(self), exc, at), exc)
                 break
-        if done:
+        if outcome == DONE:
             self._retire(token)
+            self._schedule()
+        elif outcome == YIELDED:
+            with self._lock:
+                self._scheduler.yield_turn(token)
             self._schedule()
         else:
             with self._lock:
                 self._scheduler.release(token)
 
-    def _read_partition(self, run: ReadRun, token: str) -> bool:
-        """Read ``token`` from its progress; True once it ended (progress FINISHED), False when stopped."""
+    def _read_partition(self, run: ReadRun, token: str) -> str:
+        """Read ``token`` from its progress: DONE once it ended (progress FINISHED), STOPPED when the
+        watcher stopped, YIELDED when it gave up its slot (its progress says where to go on from)."""
         info = info_of(self)
         with self._lock:
             start = self._partitions[token]
@@ -346,6 +377,7 @@ class ChangeStreamWatcher(OwnStateWatcher):
         reader.start()
         skip = set(start.delivered_at_watermark)
         ignored = (PROGRESS_TABLE, *self.progress.own_tables(), *self.ignore_tables)
+        turn_ends = time.monotonic() + TURN_SECONDS
         try:
             while not run.stop.is_set():
                 taken = reader.take(self.max_batch_rows)
@@ -360,41 +392,44 @@ class ChangeStreamWatcher(OwnStateWatcher):
                     if step.starts is not None:  # new partitions have no parents: read them now
                         self._add_children(step.starts.start_timestamp, [(t, ()) for t in step.starts.tokens])
                         self._schedule()
-                    if step.event is not None and not self._moved(run, token, step.event):
-                        return False
+                    if step.event is not None:
+                        moved = self._moved(run, token, step.event)
+                        if moved != DONE:
+                            return moved
                     if step.error is not None:
                         raise step.error
                     if step.end:
                         with self._lock:
                             finished = self._partitions[token].finished()
                         self._save(token, finished)
-                        return True
-            return False
+                        return DONE
+                if time.monotonic() >= turn_ends and self._slot_wanted():
+                    return YIELDED  # between batches: its progress holds everything delivered
+            return STOPPED
         finally:
             reader.stop.set()
 
-    def _moved(self, run: ReadRun, token: str, event: PartitionEventRecord) -> bool:
+    def _moved(self, run: ReadRun, token: str, event: PartitionEventRecord) -> str:
         """Key ranges moved at ``event``: note the move-outs in the progress (the destinations may go on),
         then wait until the move-ins' sources processed everything up to the move (per-key commit
-        order, :mod:`.key_range_moves`). False when the watcher stopped while waiting."""
+        order, :mod:`.key_range_moves`). DONE once they did; STOPPED when the watcher stopped while
+        waiting; YIELDED when another partition wants the slot: the partition is parked at the move
+        (not read again until its sources caught up; read again from its progress, it meets the move again)."""
         if event.destinations:
             with self._lock:
                 after = after_move_out(self._partitions[token], event.commit_timestamp, event.destinations)
             self._save(token, after)
-        waited = time.monotonic()
         while event.sources:
             with self._lock:
                 if sources_done(self._partitions, event.sources, event.commit_timestamp, token):
-                    return True
+                    return DONE
+            if self._slot_wanted():
+                with self._lock:
+                    self._parked[token] = event
+                return YIELDED
             if run.stop.wait(MOVE_IN_POLL_SECONDS):
-                return False
-            if waited and time.monotonic() - waited > MOVE_IN_WARN_SECONDS:
-                waited = 0.0
-                log.warning("change stream %s partition %s waits at a move-in at %s for source partition(s) %s "
-                            "(max_concurrent_partitions=%d: are they being read?)", self.name, token[:16],
-                            event.commit_timestamp, ", ".join(t[:16] for t in event.sources),
-                            self.max_concurrent_partitions)
-        return True
+                return STOPPED
+        return DONE
 
     def _retire(self, token: str) -> None:
         """``token`` finished (its row says so; its children have rows): prune its row, then let
@@ -472,6 +507,9 @@ class ChangeStreamWatcher(OwnStateWatcher):
         self.progress.save(info_of(self).name, self.watcher_id, [row])
         with self._lock:
             self._partitions[token] = row
+            parked = bool(self._parked)
+        if parked:  # a parked partition's source may have caught up
+            self._schedule()
 
     def _deliver(self, run: ReadRun, batch: list[records.DataChangeRecord], changes: list[Change]) -> None:
         self._delivery.wait_for_consumer(run.stop)
