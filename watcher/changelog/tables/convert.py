@@ -16,8 +16,9 @@ layout with one line naming the conversion, ``spanner-watcher changelog --conver
 3. only after the run's last commit (``watermarks``), moves the old layout's folders into
    ``<warehouse>/_old_layout/`` and the Delta tables into place (``<warehouse>/changelog`` ...). Each
    move is a rename, done only when still needed, so a conversion stopped between them finishes
-   them when started again. Moves are atomic on local and HDFS folders; on object stores (S3, GCS)
-   a move is a copy and a delete, and a stop during one needs the conversion started again.
+   them when started again. Moves are renames on local and HDFS folders; on object stores (S3, GCS),
+   which cannot rename a folder, a move copies every file and then deletes the original, and a
+   conversion stopped during one makes the copy again when started again.
 
 Nothing is deleted: ``_old_layout/`` keeps the Parquet folders, the manifests and the processed
 log until the user removes it (``keep_old=False`` removes it after the move). The completeness
@@ -43,7 +44,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...errors import ChangelogError, ConfigurationError
+from ...errors import ChangelogError, ConfigurationError, StorageURLError
 from . import layout, old_layout
 from .ledger import Ledger, Run
 
@@ -55,6 +56,8 @@ OLD_LAYOUT_DIR = "_old_layout"
 CONVERT_COMMAND = "spanner-watcher changelog --convert --warehouse"
 #: The Delta log folder that makes a folder a Delta table.
 DELTA_LOG = "_delta_log"
+#: pyarrow filesystems (by type name) that rename a folder at once; on others a move copies, then deletes.
+RENAMES = frozenset({"local", "hdfs"})
 
 
 class OldLayoutError(ConfigurationError):
@@ -100,11 +103,25 @@ class _Folder:
         return self.exists(f"{name}/{DELTA_LOG}")
 
     def move(self, source: str, target: str) -> None:
-        if self.exists(target):
-            raise ChangelogError(f"cannot move {self.path(source)} to {self.path(target)}: the target exists already "
-                                 "(a move stopped half way on a store without renames?); move the rest by hand")
+        """Rename ``source`` to ``target``; where the store has no renames of folders (S3, GCS), copy every
+        file, then delete ``source``: started again after a stop, the copy is made again, whole."""
+        renames = self.fs.type_name in RENAMES
+        if self.exists(target) and renames:
+            raise ChangelogError(f"cannot move {self.path(source)} to {self.path(target)}: the target exists already; "
+                                 f"move or remove {self.path(target)} by hand, then convert again")
         self.fs.create_dir(self.path(target).rsplit("/", 1)[0], recursive=True)
-        self.fs.move(self.path(source), self.path(target))
+        if renames:
+            self.fs.move(self.path(source), self.path(target))
+            return
+        import pyarrow.fs as pafs
+
+        selector = pafs.FileSelector(self.path(source), recursive=True)
+        for info in self.fs.get_file_info(selector):
+            if info.type == pafs.FileType.File:
+                copy = self.path(target) + info.path[len(self.path(source)):]
+                self.fs.create_dir(copy.rsplit("/", 1)[0], recursive=True)
+                self.fs.copy_file(info.path, copy)
+        self.fs.delete_dir(self.path(source))
 
 
 def _old_parts(folder: _Folder) -> list[str]:
@@ -114,14 +131,19 @@ def _old_parts(folder: _Folder) -> list[str]:
 
 
 def detect_old_layout(warehouse: str) -> bool:
-    """Whether ``warehouse`` holds the old layout, or a conversion that has not finished.
+    """Whether ``warehouse`` holds the old layout, or a conversion that has not finished. A warehouse on
+    a filesystem pyarrow cannot open on this machine (one only Spark's JVM reaches) is not looked at.
 
     >>> import tempfile, pathlib
     >>> old = pathlib.Path(tempfile.mkdtemp()); (old / "_state" / "manifest").mkdir(parents=True)
     >>> detect_old_layout(str(old))
     True
     """
-    return bool(_old_parts(_Folder(warehouse)))
+    try:
+        folder = _Folder(warehouse)
+    except StorageURLError:
+        return False
+    return bool(_old_parts(folder))
 
 
 def refuse_old_layout(warehouse: str) -> None:
@@ -134,7 +156,10 @@ def refuse_old_layout(warehouse: str) -> None:
     ...
     watcher.changelog.tables.convert.OldLayoutError: warehouse ... (changelog): convert it once with `spanner-watcher changelog --convert --warehouse ...`, then run again
     """
-    folder = _Folder(warehouse)
+    try:
+        folder = _Folder(warehouse)
+    except StorageURLError:
+        return  # see detect_old_layout
     found = _old_parts(folder)
     if found:
         raise OldLayoutError(folder.text, ", ".join(found))
@@ -257,7 +282,7 @@ def convert(warehouse: str, *, source: tuple[str, str, str], keep_old: bool = Tr
 
     ``source``: the (project, instance, database) the old rows are of (the old layout did not say).
     ``keep_old``: keep the old folders in ``<warehouse>/_old_layout`` (the default) or remove them
-    once the Delta tables are in place. ``now``: the ``started_at`` of a run whose manifest lacks a
+    once the Delta tables are in place (also those a conversion before kept). ``now``: the ``started_at`` of a run whose manifest lacks a
     time. ``progress`` is called with the name of each step done (``runs`` ... ``watermarks``,
     ``moved <folder>``, ``placed <table>``). Converting a warehouse without the old layout does nothing.
 
@@ -268,6 +293,9 @@ def convert(warehouse: str, *, source: tuple[str, str, str], keep_old: bool = Tr
     folder = _Folder(warehouse)
     report = progress or (lambda step: None)
     if not _old_parts(folder):
+        if not keep_old and folder.exists(OLD_LAYOUT_DIR):  # converted before: what was kept goes now
+            folder.fs.delete_dir(folder.path(OLD_LAYOUT_DIR))
+            report(f"removed {OLD_LAYOUT_DIR}")
         return Conversion(folder.text)
     if folder.exists(old_layout.MANIFEST_DIR):  # the manifests move aside first: then step 2 is done
         result = _write_tables(folder, source, now or dt.datetime.now(dt.UTC), storage_options, report)

@@ -71,6 +71,19 @@ def parse_duration(text: str, option: str = "duration") -> dt.timedelta:
     return float(match.group(1)) * UNITS[match.group(2)]
 
 
+def format_duration(age: dt.timedelta) -> str:
+    """A duration in the largest unit that divides it, as :func:`parse_duration` reads it.
+
+    >>> format_duration(dt.timedelta(days=14)), format_duration(dt.timedelta(hours=36)), format_duration(dt.timedelta(0))
+    ('2w', '36h', '0s')
+    """
+    seconds = age.total_seconds()
+    for unit, size in sorted(UNITS.items(), key=lambda item: -item[1].total_seconds()):
+        if seconds and seconds % size.total_seconds() == 0:
+            return f"{int(seconds // size.total_seconds())}{unit}"
+    return f"{seconds:g}s"
+
+
 @dataclass(frozen=True)
 class RetentionPolicy:
     """What to forget; None turns a rule off. ``force_vacuum`` allows a VACUUM retention under 7 days.
@@ -78,7 +91,7 @@ class RetentionPolicy:
     >>> RetentionPolicy(vacuum=dt.timedelta(hours=1)).check()
     Traceback (most recent call last):
     ...
-    watcher.errors.ConfigurationError: --vacuum-retention 1:00:00 is shorter than Delta's safe 7 days: a reader or writer still on an older table version would lose its files; give --force-vacuum-retention to do it anyway
+    watcher.errors.ConfigurationError: --vacuum-retention 1h is shorter than Delta's safe 7 days: a reader or writer still on an older table version would lose its files; give --force-vacuum-retention to do it anyway
     """
 
     staging: dt.timedelta | None = None
@@ -90,9 +103,9 @@ class RetentionPolicy:
         for option, age in (("--staging-retention", self.staging), ("--history-retention", self.history),
                             ("--vacuum-retention", self.vacuum)):
             if age is not None and age < dt.timedelta(0):
-                raise ConfigurationError(f"{option} must not be negative, got {age}")
+                raise ConfigurationError(f"{option} must not be negative, got {format_duration(age)}")
         if self.vacuum is not None and self.vacuum < DEFAULT_VACUUM and not self.force_vacuum:
-            raise ConfigurationError(f"--vacuum-retention {self.vacuum} is shorter than Delta's safe 7 days: a reader "
+            raise ConfigurationError(f"--vacuum-retention {format_duration(self.vacuum)} is shorter than Delta's safe 7 days: a reader "
                                      "or writer still on an older table version would lose its files; give "
                                      "--force-vacuum-retention to do it anyway")
         return self
