@@ -172,6 +172,19 @@ def test_change_stream_read_json_returns_jsonb_records(pg_db):
     assert change["mods"][0]["keys"] == {"k": "70"} and change["mods"][0]["new_values"] == {"v": "streamed"}
 
 
+def test_a_batch_stops_at_a_statement_with_a_syntax_error(pg_db):
+    def batch(txn):
+        return txn.batch_update([
+            ("INSERT INTO plain (k, v) VALUES ($1, 'batch')", {"p1": 60}, {"p1": param_types.INT64}),
+            "UPDTAE plain SET v = 'x' WHERE k = 60",
+            "DELETE FROM plain WHERE k = 60",
+        ])
+
+    status, counts = pg_db.run_in_transaction(batch)
+    assert counts == [1] and status.code == 3 and "UPDTAE plain" in status.message  # INVALID_ARGUMENT
+    assert _rows(pg_db, "SELECT v FROM plain WHERE k = 60") == [["batch"]]
+
+
 @pytest.mark.parametrize("statement, part", [
     ("SELECT `k` FROM alltypes", "`k`"),
     ("SELECT k FROM alltypes WHERE k = @k", "@k"),

@@ -26,6 +26,9 @@ from .requests import BatchDmlResult, ResultStream, Statement
 
 _Answer = TypeVar("_Answer")
 _Engine = TypeVar("_Engine")
+#: What a batch statement the dialect's rewriting refused runs as: text the engine refuses too, so
+#: the batch stops there as Spanner's does (earlier statements applied); the rewriting's error is reported.
+_REFUSED = ""
 
 
 def in_dialect(dialect: str, statement: Statement) -> Statement:
@@ -41,6 +44,24 @@ def in_dialect(dialect: str, statement: Statement) -> Statement:
     return statement
 
 
+def batch_in_dialect(dialect: str, statements: list[Statement]) -> tuple[list[Statement], errors.SpannerError | None]:
+    """A batch's statements as run, up to the first one :func:`in_dialect` refuses (run as :data:`_REFUSED`),
+    and that refusal (None: every statement was rewritten).
+
+    >>> run, refused = batch_in_dialect("POSTGRESQL", [Statement("DELETE FROM t WHERE true"), Statement("UPDTAE t SET v = 1")])
+    >>> [s.sql for s in run], refused.code.name
+    (['DELETE FROM `t` WHERE TRUE', ''], 'INVALID_ARGUMENT')
+    """
+    out: list[Statement] = []
+    for statement in statements:
+        try:
+            out.append(in_dialect(dialect, statement))
+        except errors.SpannerError as exc:
+            out.append(dataclasses.replace(statement, sql=_REFUSED))
+            return out, exc
+    return out, None
+
+
 def result_shape(dialect: str, written: str) -> Callable[[ResultStream], ResultStream] | None:
     """How a result of the statement ``written`` must be reshaped for the client (None: as it is)."""
     if dialect == dialects.POSTGRESQL and pg_reads.as_google_sql(written) is not None:
@@ -49,11 +70,13 @@ def result_shape(dialect: str, written: str) -> Callable[[ResultStream], ResultS
 
 
 def as_written(run: Callable[[_Engine], _Answer], statements: list[tuple[str, str]],
-               reshape: Callable[[ResultStream], ResultStream] | None = None) -> Callable[[_Engine], _Answer]:
+               reshape: Callable[[ResultStream], ResultStream] | None = None,
+               refused: errors.SpannerError | None = None) -> Callable[[_Engine], _Answer]:
     """``run``, its errors (raised, or a batch's) naming each statement as written instead of as run,
     its result given to ``reshape`` if one is given.
 
-    ``statements`` holds (as run, as written) pairs.
+    ``statements`` holds (as run, as written) pairs; ``refused`` is the error of a batch's last
+    statement, which :func:`batch_in_dialect` could not rewrite: reported if the batch reached it.
     """
     def named(exc: errors.SpannerError) -> errors.SpannerError:
         for run_text, written in statements:
@@ -67,7 +90,9 @@ def as_written(run: Callable[[_Engine], _Answer], statements: list[tuple[str, st
         except errors.SpannerError as exc:
             raise named(exc) from None
         if isinstance(result, BatchDmlResult) and isinstance(result.error, errors.SpannerError):
-            return dataclasses.replace(result, error=named(result.error))  # type: ignore[return-value]
+            reached = refused is not None and len(result.row_counts) == len(statements) - 1
+            error = refused if reached else named(result.error)
+            return dataclasses.replace(result, error=error)  # type: ignore[return-value]
         if reshape is not None and isinstance(result, ResultStream):
             return reshape(result)  # type: ignore[return-value]
         return result

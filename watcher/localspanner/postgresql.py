@@ -71,6 +71,8 @@ _GOOGLE_SKIPPED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|`(?:[^`\\]
 #: PostgreSQL-only syntax, by what the error calls it.
 _PG_ONLY = (("a $1 parameter", re.compile(r"\$\d")), ("a :: cast", re.compile(r"::")),
             ("a spanner. function", re.compile(r"\bspanner\s*\.\s*[A-Za-z_]\w*\s*\(", re.IGNORECASE)))
+#: The statements a query or DML request may be (anything else sqlglot reads is a syntax error here).
+_STATEMENTS = (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Insert, exp.Update, exp.Delete, exp.Subquery)
 _PG_HINT = re.compile(r"\$\d|::|spanner\s*\.", re.IGNORECASE)
 
 
@@ -186,6 +188,8 @@ def to_google_sql(sql: str) -> str:
             syntax, or an unknown ``spanner.`` function.
     """
     tree = _parse(sql, sql)
+    if not isinstance(tree, _STATEMENTS):
+        raise errors.pg_syntax_error(sql, errors.PG_EXPECTED_STATEMENT)
     if isinstance(tree, (exp.Select, exp.Union, exp.Intersect, exp.Except)):
         _name_result_columns(tree)
     tree = tree.transform(_to_google, sql).transform(_names)

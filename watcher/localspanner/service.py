@@ -36,7 +36,7 @@ from typing import Any, TypeVar
 from . import dialects, errors, instance_rules
 from .change_streams.load import TIMELINES_SUFFIX, LoadPolicy
 from .clock import Clock
-from .dialect_statements import as_written, in_dialect, result_shape
+from .dialect_statements import as_written, batch_in_dialect, in_dialect, result_shape
 from .engine import DatabaseEngine, read_request_text
 from .request_log import RequestRecord
 from .requests import (
@@ -440,10 +440,10 @@ class LocalSpannerService:
         if selector is None:
             raise errors.batch_dml_without_transaction()
         text = ";\n".join(s.sql for s in statements)
-        run = [self._in_dialect(session, s) for s in statements]
+        run, refused = batch_in_dialect(self._session_engine(session).catalog.dialect, statements)
         return self._recorded(session, "ExecuteBatchDml", text, options, as_written(
             lambda engine: engine.execute_batch_dml(session, run, selector, seqno=seqno),
-            [(r.sql, s.sql) for r, s in zip(run, statements, strict=True)]))
+            [(r.sql, s.sql) for r, s in zip(run, statements, strict=False)], refused=refused))
 
     def begin_transaction(self, session: str, options: TransactionOptions,
                           request_options: RequestOptions = NO_OPTIONS) -> TransactionInfo:

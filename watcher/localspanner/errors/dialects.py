@@ -10,6 +10,7 @@ from __future__ import annotations
 from .base import Code, SpannerError, _clip, invalid_argument
 
 __all__ = [
+    "PG_EXPECTED_STATEMENT",
     "as_written",
     "google_sql_in_pg",
     "pg_create_database_syntax",
@@ -75,6 +76,10 @@ def pg_syntax_in_google_sql(sql: str, what: str) -> SpannerError:
 
 def pg_unknown_function(sql: str, name: str) -> SpannerError:
     return invalid_argument(f"function {name} does not exist [in statement: {_clip(sql)}]")
+
+
+#: What a PostgreSQL query or DML request must be.
+PG_EXPECTED_STATEMENT = "expected a query (SELECT, WITH) or an INSERT, UPDATE or DELETE statement"
 
 
 def as_written(error: SpannerError, run: str, written: str) -> SpannerError:
