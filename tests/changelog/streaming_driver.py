@@ -34,8 +34,12 @@ def main() -> int:
     from pyspark.sql import SparkSession
 
     from watcher.changelog import streaming
+    from watcher.changelog.tables import runtime
 
-    spark = (SparkSession.builder.master("local[1]").appName("streaming-driver")
+    builder = SparkSession.builder.master("local[1]").appName("streaming-driver")
+    for key, value in {**runtime.spark_settings({}), **runtime.LOCAL_DELTA_SETTINGS}.items():  # the warehouse is Delta
+        builder = builder.config(key, value)
+    spark = (builder
              .config("spark.sql.shuffle.partitions", "1").config("spark.default.parallelism", "1")
              .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.session.timeZone", "UTC")

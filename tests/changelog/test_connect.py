@@ -123,7 +123,7 @@ def test_changelog_backfill_reconcile_export_and_views_through_spark_connect(spa
     project, instance_id, database_id = database_path(db.name)
     where = ("--project", project, "--instance", instance_id, "--database", database_id)
 
-    # local mode, the reference: two rounds of staged changes (small runs: the driver engine's; Connect's are Spark's)
+    # local mode, the reference: two rounds of staged changes
     local_job = Changelog(spark).staging(str(local / "staging")).warehouse(str(local / "warehouse"))
     for round_ in (0, 1):
         _stage(source, round_)

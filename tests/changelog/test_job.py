@@ -8,15 +8,15 @@ import os
 import pytest
 
 from tests.changelog.support import SINGERS_TYPES, singer
-from watcher.changelog import Changelog, current_state, write_marker
+from watcher.changelog import Changelog, write_marker
 from watcher.changelog.fs import HadoopFS
 from watcher.errors import ConfigurationError
 
 KEY = ["SingerId"]
 
 
-def run(spark, dirs, *, driver_runs: bool = True, **soft):
-    job = Changelog(spark).staging(dirs["staging"]).warehouse(dirs["warehouse"]).driver_runs(driver_runs)
+def run(spark, dirs, **soft):
+    job = Changelog(spark).staging(dirs["staging"]).warehouse(dirs["warehouse"])
     for table, column in soft.items():
         job.soft_delete_column(table, column)
     return job.run()
@@ -126,18 +126,16 @@ def test_old_values_hold_exactly_the_changed_columns(spark, stager, dirs):
         ("UPSERT", {}), ("UPDATE", {"B": 1.5}), ("UPDATE", {"A": "x", "C": ["1", "2"]})]
 
 
-ENGINES = pytest.mark.parametrize("driver_runs", [False, True], ids=["spark", "driver"])
 
 
-@ENGINES
-def test_transaction_groups_span_tables_and_runs(spark, stager, dirs, driver_runs):
+def test_transaction_groups_span_tables_and_runs(spark, stager, dirs):
     other = {"Id": "INT64", "V": "STRING(MAX)"}
     stager.stage("Singers", [singer(1, "a"), singer(2, "b")], types=SINGERS_TYPES, key_columns=KEY, commits=[10, 10])
     stager.stage("Albums", [{"Id": 5, "V": "x"}], types=other, key_columns=["Id"], commits=[10])
     stager.stage("Albums", [{"Id": 6, "V": "y"}], types=other, key_columns=["Id"], commits=[20])
-    run(spark, dirs, driver_runs=driver_runs)
+    run(spark, dirs)
     stager.stage("Tracks", [{"Id": 7, "V": "z"}], types=other, key_columns=["Id"], commits=[10])  # polled later
-    run(spark, dirs, driver_runs=driver_runs)
+    run(spark, dirs)
     rows = spark.sql("SELECT table_name, transaction_group, record_sequence, number_of_records_in_group, run_version "
                      "FROM changelog ORDER BY commit_timestamp, record_sequence").collect()
     group = [r for r in rows if r.transaction_group == rows[0].transaction_group]
@@ -148,17 +146,16 @@ def test_transaction_groups_span_tables_and_runs(spark, stager, dirs, driver_run
     assert len({r.transaction_group for r in rows}) == 2
 
 
-@ENGINES
-def test_a_group_continues_after_a_run_that_only_had_newer_rows(spark, stager, dirs, driver_runs):
+def test_a_group_continues_after_a_run_that_only_had_newer_rows(spark, stager, dirs):
     # The second run's rows are all newer than the first's: it does not read the changelog for its
     # groups, yet it must leave the third run (a late poll of the same commit) able to continue them.
     stager.stage("Singers", [singer(1, "a")], types=SINGERS_TYPES, key_columns=KEY, commits=[10])
-    run(spark, dirs, driver_runs=driver_runs)
+    run(spark, dirs)
     stager.stage("Singers", [singer(2, "b"), singer(3, "c")], types=SINGERS_TYPES, key_columns=KEY, commits=[20, 20])
-    run(spark, dirs, driver_runs=driver_runs)
+    run(spark, dirs)
     stager.stage("Albums", [{"Id": 7, "V": "z"}], types={"Id": "INT64", "V": "STRING(MAX)"}, key_columns=["Id"],
                  commits=[20])
-    run(spark, dirs, driver_runs=driver_runs)
+    run(spark, dirs)
     rows = spark.sql("SELECT table_name, keys, record_sequence, number_of_records_in_group FROM changelog "
                      "WHERE commit_timestamp > (SELECT min(commit_timestamp) FROM changelog) "
                      "ORDER BY record_sequence").collect()
@@ -166,21 +163,20 @@ def test_a_group_continues_after_a_run_that_only_had_newer_rows(spark, stager, d
         ("Singers", 0, 2), ("Singers", 1, 2), ("Albums", 2, 3)]
 
 
-@ENGINES
-def test_changes_alone_in_their_groups_and_a_later_poll_of_one(spark, stager, dirs, driver_runs):
+def test_changes_alone_in_their_groups_and_a_later_poll_of_one(spark, stager, dirs):
     # A run whose changes each have a commit timestamp of their own (no numbers to join back on
     # Spark), then a run that brings one more row of one of those commits and one alone.
     other = {"Id": "INT64", "V": "STRING(MAX)"}
     stager.stage("Singers", [singer(k, "a") for k in range(4)], types=SINGERS_TYPES, key_columns=KEY,
                  commits=[10, 20, 30, 40])
     stager.stage("Albums", [{"Id": 1, "V": "x"}], types=other, key_columns=["Id"], commits=[50])
-    first = run(spark, dirs, driver_runs=driver_runs)
+    first = run(spark, dirs)
     numbers = "SELECT table_name, keys, record_sequence, number_of_records_in_group FROM changelog"
     assert first.changes_written == 5
     assert {(r.record_sequence, r.number_of_records_in_group) for r in spark.sql(numbers).collect()} == {(0, 1)}
     stager.stage("Albums", [{"Id": 2, "V": "y"}, {"Id": 3, "V": "z"}], types=other, key_columns=["Id"],
                  commits=[20, 60])
-    run(spark, dirs, driver_runs=driver_runs)
+    run(spark, dirs)
     got = {(r.table_name, int(*json.loads(r.keys).values()), r.record_sequence, r.number_of_records_in_group)
            for r in spark.sql(numbers).collect()}
     # The row written before keeps the count it was written with; the late one continues its group.
@@ -188,8 +184,7 @@ def test_changes_alone_in_their_groups_and_a_later_poll_of_one(spark, stager, di
                    ("Albums", 1, 0, 1), ("Albums", 2, 1, 2), ("Albums", 3, 0, 1)}
 
 
-@ENGINES
-def test_a_small_run_writes_one_file_per_output_folder(spark, stager, dirs, driver_runs):
+def test_runs_append_by_table_and_day_and_merge_only_the_changed_keys_into_the_state(spark, stager, dirs):
     day = 86_400 * 10**9
     other = {"Id": "INT64", "V": "STRING(MAX)"}
     for n in range(3):  # several batches per table and day: every task sees every table otherwise
@@ -197,29 +192,20 @@ def test_a_small_run_writes_one_file_per_output_folder(spark, stager, dirs, driv
                      commits=[k * day + n for k in range(5)])
         stager.stage("Albums", [{"Id": 10 * n + k, "V": "x"} for k in range(5)], types=other, key_columns=["Id"],
                      commits=[k * day + n for k in range(5)])
-    first = run(spark, dirs, driver_runs=driver_runs)
+    first = run(spark, dirs)
     stager.stage("Singers", [singer(k, "b") for k in (0, 1, 100, 101)], types=SINGERS_TYPES, key_columns=KEY,
                  commits=[k * day + 100 for k in range(4)])  # two updates, two new keys
-    second = run(spark, dirs, driver_runs=driver_runs)
-    assert first.engine == ("driver" if driver_runs else "spark")  # (the second continues groups: Spark's either way)
-    assert second.mod_types == {"UPDATE": 2, "UPSERT": 2}
-
-    def files(folder):
-        return sorted(f for f in os.listdir(folder) if f.endswith(".parquet"))
-
+    second = run(spark, dirs)
+    assert first.engine == "spark" and second.mod_types == {"UPDATE": 2, "UPSERT": 2}
     changelog = os.path.join(dirs["warehouse"], "changelog")
     folders = [os.path.join(changelog, t, d) for t in os.listdir(changelog) if t.startswith("table_name=")
                for d in os.listdir(os.path.join(changelog, t)) if d.startswith("commit_date=")]
     assert len(folders) == 10
-    for folder in folders:
-        runs = {r.run_version for r in spark.read.parquet(folder).select("run_version").distinct().collect()}
-        assert len(files(folder)) == len(runs), folder
-    first_state = os.path.join(dirs["warehouse"], current_state.version_dir(first.version))
-    assert sorted(n for n in os.listdir(first_state) if n != "_SUCCESS") == ["table_name=Albums", "table_name=Singers"]
-    assert all(len(files(os.path.join(first_state, f"table_name={t}"))) == 1 for t in ("Albums", "Singers"))
-    second_state = os.path.join(dirs["warehouse"], current_state.version_dir(second.version))
-    assert os.listdir(second_state) == ["deltas"]  # the changed keys only, of every delta table in one file
-    assert len(files(os.path.join(second_state, "deltas"))) == 1
+    state = os.path.join(dirs["warehouse"], "current_state")
+    feed = (spark.read.format("delta").option("readChangeFeed", "true").option("startingVersion", 0).load(state)
+            .groupBy("_change_type").count().collect())
+    # the first run inserts 30 keys; the second merges its 4 keys only: 2 updated, 2 inserted
+    assert {r["_change_type"]: r["count"] for r in feed} == {"insert": 32, "update_preimage": 2, "update_postimage": 2}
 
 
 def test_corrupt_and_truncated_batches_are_quarantined_by_name(spark, stager, dirs):
@@ -293,6 +279,8 @@ def test_arguments_are_checked_on_entry(spark, dirs):
         Changelog(spark).soft_delete_column("Singers", "")
     with pytest.raises(ConfigurationError, match="spark must be a SparkSession"):
         Changelog(None)
+    with pytest.raises(ConfigurationError, match="source: instance must be a non-empty name"):
+        Changelog(spark).source("p", "", "d")
 
 
 def _stage_partial_update(dirs, batch_id, singer_id, name, commit):
@@ -311,19 +299,12 @@ def _stage_partial_update(dirs, batch_id, singer_id, name, commit):
         f.write(contract.batch_text([record]))
 
 
-def _manifest_tables(dirs):
-    folder = os.path.join(dirs["warehouse"], "_state", "manifest")
-    with open(os.path.join(folder, sorted(os.listdir(folder))[-1]), encoding="utf-8") as f:
-        return json.load(f)["tables"]
-
-
 def test_partial_rows_are_filled_in_the_run_that_first_sees_them_and_after(spark, stager, dirs):
     stager.stage("Singers", [singer(1, "a"), singer(2, "b")], types=SINGERS_TYPES, key_columns=KEY, commits=[10, 20])
     run(spark, dirs)
-    assert "partial_rows" not in _manifest_tables(dirs)["Singers"]  # whole rows only: nothing to fill
     _stage_partial_update(dirs, "p1", 1, "a2", 30)
     second = run(spark, dirs)  # the first partial rows of the table: filled all the same
-    assert second.changes_written == 1 and _manifest_tables(dirs)["Singers"]["partial_rows"] is True
+    assert second.changes_written == 1
     _stage_partial_update(dirs, "p2", 2, "b2", 40)
     run(spark, dirs)
     rows = {k: (m, new, old) for k, m, new, old, _ in changes(spark) if m == "UPDATE"}
@@ -332,62 +313,32 @@ def test_partial_rows_are_filled_in_the_run_that_first_sees_them_and_after(spark
                     "2": ("UPDATE", {"SingerId": "2", "Name": "b2", **whole}, {"Name": "b"})}
 
 
-@pytest.mark.parametrize("failing", ["changelog", "state"])
-def test_a_failed_write_leaves_the_run_uncommitted_and_the_next_run_whole(spark, stager, dirs, monkeypatch, failing):
-    """The changelog and the state are written side by side: either one failing (after its files are
-    written: the store went away before the commit) fails the run with that error and commits nothing,
-    and the next run writes every change once. (Spark's writes; the driver engine's:
-    test_driver_engine.py.)"""
-    from watcher.changelog import changelog_files, manifest
+@pytest.mark.parametrize("failing", ["changelog", "current_state"])
+def test_a_failed_write_leaves_the_run_open_and_the_next_run_finishes_it_once(spark, stager, dirs, monkeypatch, failing):
+    """A write failing after its commit (the store went away right after) fails the run with that
+    error and leaves it open; the next run finishes it (the tables it has not written) and every
+    change is written once. (A SIGKILL at every step: test_job_crashes.py.)"""
+    from watcher.changelog.engines.spark import SparkRun
+    from watcher.changelog.tables.ledger import Ledger
 
     stager.stage("Singers", [singer(1, "a"), singer(2, "b")], types=SINGERS_TYPES, key_columns=KEY, commits=[10, 20])
     first = run(spark, dirs)
     stager.stage("Singers", [singer(1, "a2"), singer(3, "c")], types=SINGERS_TYPES, key_columns=KEY, commits=[30, 40])
-    module = changelog_files if failing == "changelog" else current_state
-    name = "append" if failing == "changelog" else "write"
-    written = getattr(module, name)
+    written = SparkRun.write
 
-    def fails_after_writing(*args, **kwargs):
-        written(*args, **kwargs)
-        raise OSError(f"disk full writing the {failing} (test)")
+    def fails_after_writing(self, table):
+        written(self, table)
+        if table == failing:
+            raise OSError(f"disk full writing the {failing} (test)")
 
-    monkeypatch.setattr(module, name, fails_after_writing)
+    monkeypatch.setattr(SparkRun, "write", fails_after_writing)
     with pytest.raises(OSError, match=f"disk full writing the {failing}"):
-        run(spark, dirs, driver_runs=False)
-    monkeypatch.setattr(module, name, written)
-    assert manifest.load(HadoopFS(spark, dirs["warehouse"])).version == first.version
+        run(spark, dirs)
+    monkeypatch.setattr(SparkRun, "write", written)
+    left = Ledger(dirs["warehouse"]).open_run()
+    assert left is not None and left.version == first.version + 1 and failing in left.done
     again = run(spark, dirs)
-    assert again.committed and again.changes_written == 2
-    assert [(k, m) for k, m, *_ in changes(spark)] == [("1", "UPSERT"), ("2", "UPSERT"), ("1", "UPDATE"), ("3", "UPSERT")]
-    state = spark.sql("SELECT keys, vals FROM current_state").collect()
-    assert sorted((json.loads(r.keys)["SingerId"], r.vals["Name"]) for r in state) == [("1", "a2"), ("2", "b"), ("3", "c")]
-
-
-def test_a_run_whose_kept_window_lost_a_block_builds_it_again_and_writes_each_change_once(spark, stager, dirs,
-                                                                                          monkeypatch):
-    """The window is kept as a local checkpoint (watcher.changelog.kept), whose blocks go with their
-    executor. Here they are gone (freed) right before the writes, as when the executor that kept
-    them was lost: the run builds the window again in Spark's cache, writes under a new version,
-    says so, and the changelog holds each change once."""
-    from watcher.changelog import kept
-    from watcher.changelog import run as run_module
-
-    stager.stage("Singers", [singer(1, "a"), singer(2, "b")], types=SINGERS_TYPES, key_columns=KEY, commits=[10, 20])
-    first = run(spark, dirs, driver_runs=False)
-    stager.stage("Singers", [singer(1, "a2"), singer(3, "c")], types=SINGERS_TYPES, key_columns=KEY, commits=[30, 40])
-    write, lost = run_module.Run._write, []
-
-    def loses_the_kept_blocks_once(self, base, window, result):
-        if not lost:
-            lost.append(window.rows)
-            kept.release(window.rows)  # the blocks are gone; the frame still names them
-        return write(self, base, window, result)
-
-    monkeypatch.setattr(run_module.Run, "_write", loses_the_kept_blocks_once)
-    again = run(spark, dirs, driver_runs=False)
-    assert lost and again.committed and again.engine == "spark"
-    assert "lost with its executor" in again.engine_note
-    assert again.changes_written == 2 and again.version == first.version + 2  # one version left aborted
+    assert again.committed and again.version == first.version + 1 and Ledger(dirs["warehouse"]).open_run() is None
     assert [(k, m) for k, m, *_ in changes(spark)] == [("1", "UPSERT"), ("2", "UPSERT"), ("1", "UPDATE"), ("3", "UPSERT")]
     state = spark.sql("SELECT keys, vals FROM current_state").collect()
     assert sorted((json.loads(r.keys)["SingerId"], r.vals["Name"]) for r in state) == [("1", "a2"), ("2", "b"), ("3", "c")]
@@ -397,7 +348,7 @@ def test_a_spark_run_frees_the_window_it_kept(spark, stager, dirs):
     persisted = spark.sparkContext._jsc.getPersistentRDDs()
     before = set(persisted.keys())
     stager.stage("Singers", [singer(1, "a"), singer(2, "b")], types=SINGERS_TYPES, key_columns=KEY, commits=[10, 20])
-    assert run(spark, dirs, driver_runs=False).engine == "spark"
+    assert run(spark, dirs).engine == "spark"
     stager.stage("Singers", [singer(2, "b2")], types=SINGERS_TYPES, key_columns=KEY, commits=[30])
-    assert run(spark, dirs, driver_runs=False).changes_written == 1
+    assert run(spark, dirs).changes_written == 1
     assert set(spark.sparkContext._jsc.getPersistentRDDs().keys()) <= before

@@ -28,6 +28,7 @@ from watcher.changelog.old_values import (
     jvm_fast_sql,
     trusted_names_sql,
 )
+from watcher.changelog.tables import frames
 from watcher.model import Change
 
 needs_jdk = pytest.mark.skipif(
@@ -147,7 +148,7 @@ def _stage_history(stager: Stager, rng: random.Random, first: int, count: int) -
 
 
 def _changelog(spark, warehouse: str) -> list[tuple]:
-    return sorted(tuple(r) for r in spark.read.parquet(f"{warehouse}/changelog").select(
+    return sorted(tuple(r) for r in frames.read(spark, warehouse, "changelog").select(
         "change_id", "keys", "mod_type", "commit_timestamp", "new_values", "old_values", "column_types").collect())
 
 

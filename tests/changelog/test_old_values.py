@@ -38,18 +38,17 @@ def _row(key: int, version: int) -> dict:
             "B": (key + version) % 4 == 0}
 
 
-@pytest.mark.parametrize("engine", ["driver", "spark, jvm function", "spark, sql"])
+@pytest.mark.parametrize("engine", ["spark, jvm function", "spark, sql"])
 def test_old_values_are_the_changed_columns_of_the_previous_row_whatever_the_values_hold(spark, stager, dirs, monkeypatch,
                                                                                           engine):
-    # the driver engine (these small runs are its), or Spark with the JVM function, where it can be had, or its SQL
+    # Spark with the JVM function, where it can be had, or its SQL
     monkeypatch.setenv("SPANNER_WATCHER_JVM_FUNCTIONS", "off" if engine.endswith("sql") else "on")
     for versions in (range(0, 5), range(5, VERSIONS)):  # the second run finds the previous rows in the state
         pairs = [(key, v) for v in versions for key in range(KEYS)]
         stager.stage("Hard", [_row(key, v) for key, v in pairs], types=TYPES, key_columns=["Id"],
                      commits=[1_000 * v + key for key, v in pairs])
-        result = (Changelog(spark).staging(dirs["staging"]).warehouse(dirs["warehouse"])
-                  .driver_runs(engine == "driver").run())
-        assert result.engine == engine.split(",")[0], result.engine_note
+        result = Changelog(spark).staging(dirs["staging"]).warehouse(dirs["warehouse"]).run()
+        assert result.engine == "spark", result.engine_note
     got = spark.sql("SELECT keys, mod_type, new_values, old_values FROM changelog WHERE table_name = 'Hard' "
                     "ORDER BY keys, commit_timestamp").collect()
     assert len(got) == KEYS * VERSIONS

@@ -1,7 +1,7 @@
 """Files through pyarrow's filesystem layer, for sessions whose driver has no JVM (Spark Connect).
 
-A Connect client cannot reach Hadoop's FileSystem API, so the job's small files (manifests,
-the processed log, completeness markers, quarantine reports) and its listings go through
+A Connect client cannot reach Hadoop's FileSystem API, so the job's small files (completeness
+markers, quarantine reports) and its listings go through
 ``pyarrow.fs`` instead, which reaches the same storage as the Spark server for local paths
 and ``file:`` URLs (same machine or a shared mount), ``hdfs://`` (with libhdfs), ``gs://`` and
 ``s3://``/``s3a://`` (with the user's credentials). :class:`ArrowFS` has the methods of

@@ -52,10 +52,13 @@ from ..checkpoints import CommitTimestampRepository
 from ..errors import ConfigurationError
 from ..model import Checkpoint, TableId
 from ..request_settings import DEFAULT_SETTINGS, RequestSettings
-from . import cluster, completeness, current_state, manifest, restage, spanner_source, staging_writer, unchanged
+from . import cluster, completeness, restage, spanner_source, staging_writer, unchanged
 from .connect import is_session
 from .files import open_fs
 from .spanner_source import READ_MODES, ReadPartition, ReadPlan, ReadPoint, SpannerLocation
+from .tables import frames
+from .tables.convert import refuse_old_layout
+from .tables.source import DEFAULT_SOURCE, Source
 
 #: Partitions for a table read without a shard column (by a hash of the first key column).
 DEFAULT_HASH_PARTITIONS = 4
@@ -114,6 +117,13 @@ class SnapshotJob:
         self._commit_timestamp_column: str | None = None
         self._clock: Callable[[], dt.datetime] = _utcnow
         self._request_settings = DEFAULT_SETTINGS
+        self._source = DEFAULT_SOURCE
+
+    def source(self, project: str, instance: str, database: str) -> Any:
+        """The watched database's names the warehouse keeps its rows under (as the changelog job's
+        ``source``); by default the embedded default's."""
+        self._source = Source(project, instance, database)
+        return self
 
     def table(self, name: str) -> Any:
         if not isinstance(name, str) or not name:
@@ -236,6 +246,7 @@ class Backfill(SnapshotJob):
 
     def run(self) -> BackfillResult:
         self._require("table", "staging", "warehouse")
+        refuse_old_layout(self._folder("warehouse"))  # its state is read from the Delta tables
         started = time.perf_counter()
         result = BackfillResult(self._table)  # type: ignore[arg-type]
 
@@ -255,14 +266,12 @@ class Backfill(SnapshotJob):
     def _stage(self, lines: Any, plan: ReadPlan, result: BackfillResult) -> int:
         """Stage the rows read at R the table's committed state lacks (all of them without a state); returns
         the rows read."""
-        fs = open_fs(self._spark, self._folder("warehouse"))
-        base = manifest.load(fs)
         counted, rows = observe_rows(lines)
-        if plan.table not in base.tables:  # nothing to compare with: every row goes, as read (one batch a partition)
+        state = frames.table_state(self._spark, self._folder("warehouse"), plan.table, self._source)
+        if state is None:  # nothing to compare with: every row goes, as read (one batch a partition)
             result.batches = staging_writer.write_batches(self._spark, self._folder("staging"), plan.table, counted)
             result.staged = int(rows.get["rows"] or 0)
             return result.staged
-        state = current_state.load(self._spark, fs, base, [plan.table])
         judged, verdicts = unchanged_counts(unchanged.judge(unchanged.snapshot_frame(counted), state,
                                                             plan.commit_timestamp_column))
         cluster.ship(self._spark)  # the restaging runs on the executors

@@ -3,7 +3,7 @@
 A *batch source* lists the batches a run has not processed yet, reads their records (the staging
 fields of :func:`.staging_reader.read_schema` plus ``batch``, the batch's name, and ``_bad``), and
 sets bad batches aside. The job (:mod:`.run`) does the rest the same way for both, so a
-micro-batch of the streaming source is de-duplicated, classified, grouped, logged as processed
+micro-batch of the streaming source is de-duplicated, classified, grouped, consumed by a run
 and committed exactly like staged files.
 
 Example:
@@ -14,7 +14,6 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
-import functools
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any
@@ -22,14 +21,10 @@ from typing import Any
 from ..errors import ChangelogError
 from ..staging.contract import BATCH_SUFFIX, TABLE_FOLDER_PREFIX, staged_name
 from . import staging_reader
-from .arrow_fs import read_with_pyarrow
-from .driver.engine import RowReader
-from .driver.frame_rows import frame_rows
-from .driver.staged import read_files
 from .files import FileEntry, FileStore, open_fs
 from .staging_reader import Quarantined
 
-#: Bytes a record of a DataFrame source is counted as, where a run weighs its input (run.SMALL_RUN_BYTES)
+#: Bytes a record of a DataFrame source is counted as, where its input is weighed
 #: and its sizes are not known.
 RECORD_BYTES = 512
 #: SQL of a record's size as a staged line's: its JSON texts and ~200 bytes of the other fields.
@@ -59,14 +54,6 @@ class BatchSource(ABC):
                   now: dt.datetime) -> list[Quarantined]:
         """Deal with the ``bad`` batches (name -> reason) of a finished run."""
 
-    def driver_rows(self) -> RowReader | None:
-        """How the driver engine (:mod:`.driver`) reads the batches as change rows; None: Spark alone reads them.
-
-        The reader takes the run's batches (as :meth:`list_new` gave them) and raises
-        :class:`.driver.Ineligible` on records it cannot hold as Spark would.
-        """
-        return None
-
 
 class StagingFolder(BatchSource):
     """Batch files under a staging folder (what watchers, backfill and reconcile stage)."""
@@ -84,21 +71,16 @@ class StagingFolder(BatchSource):
                   now: dt.datetime) -> list[Quarantined]:
         return staging_reader.quarantine(self.fs, warehouse, batches, bad, now)
 
-    def driver_rows(self) -> RowReader | None:
-        files = read_with_pyarrow(self.fs)
-        return None if files is None else functools.partial(read_files, files)
-
 
 class RecordFrame(BatchSource):
     """Staging records already in a DataFrame (the streaming source's micro-batch), keep it cached.
 
     ``counts`` ((table, batch_id) -> records) and ``sizes`` ((table, batch_id) -> bytes, of
-    :data:`RECORD_SIZE_SQL`), when the caller has them, spare the run a Spark job. A run weighs its
-    input by the sizes (the driver engine takes it by them, :data:`.driver.MAX_BYTES`); without
-    sizes, by :data:`RECORD_BYTES` a record.
+    :data:`RECORD_SIZE_SQL`), when the caller has them, spare the run a Spark job (without sizes, a
+    record counts as :data:`RECORD_BYTES`).
 
-    Its batches are named as files would be (``table=<T>/<batch_id>.jsonl``), so the processed log
-    makes a micro-batch that Spark runs again after a failure a no-op.
+    Its batches are named as files would be (``table=<T>/<batch_id>.jsonl``), so the ledger's
+    consumed batches make a micro-batch that Spark runs again after a failure a no-op.
     """
 
     def __init__(self, frame: Any, counts: Mapping[tuple[str, str], int] | None = None,
@@ -126,11 +108,6 @@ class RecordFrame(BatchSource):
         from pyspark.sql import functions as F
 
         return self._of(batches).withColumn("_bad", F.lit(False))
-
-    def driver_rows(self) -> RowReader | None:
-        # The frame is cached (the caller's part): bringing a small run's records to the driver
-        # is a short job, where Spark's run of them is several.
-        return lambda batches: frame_rows(self._of(batches).toArrow())
 
     def _of(self, batches: list[FileEntry]) -> Any:
         from pyspark.sql import functions as F

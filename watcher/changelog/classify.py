@@ -20,7 +20,7 @@ flag or a ``DeletedAt`` timestamp both work).
 
 The rules are data: each one's condition is a conjunction of checks (:class:`Check`) over the per-key
 window's columns, each an op of :data:`OPS`, which has a SQL and a Python rendering. The Spark
-job's CASE expression (:func:`mod_type_sql`) and the driver engine's function
+job's CASE expression (:func:`mod_type_sql`) and the Python rendering's function (:mod:`.driver`)
 (:func:`mod_type_function`) are both generated from :data:`RULES`, and so is the table above.
 
 Example:
@@ -159,7 +159,7 @@ def mod_type_python(rules: tuple[Rule, ...] = RULES) -> str:
 @functools.cache
 def mod_type_function(rules: tuple[Rule, ...] = RULES) -> Callable[..., str | None]:
     """The rules as a Python function (:func:`mod_type_python`, compiled once), called with the
-    columns of :func:`rule_columns` by name: the driver engine's classification."""
+    columns of :func:`rule_columns` by name: the Python rendering's classification (:mod:`.driver`)."""
     namespace: dict[str, object] = {}
     exec(compile(mod_type_python(rules), f"<{__name__} rules>", "exec"), namespace)  # noqa: S102 (our own rules)
     function = namespace["mod_type"]

@@ -22,7 +22,7 @@ except that a stream's row of a version an earlier run wrote from a poll replace
 row (:mod:`watcher.changelog.supersede`).
 
 The id's hashed text is data (:data:`CHANGE_ID`, a :class:`.hashed_text.HashedText`), rendered to
-the job's SQL (:data:`CHANGE_ID_SQL`) and to the driver engine's and the Kafka sink's Python
+the job's SQL (:data:`CHANGE_ID_SQL`) and to the Python of :mod:`.driver` and the Kafka sink
 (:func:`change_id`).
 
 Example:

@@ -57,7 +57,7 @@ def open_fs(spark: Any, root: str) -> FileStore:
 
     A folder on the driver's own disk goes through pyarrow on any session: listing a thousand
     batch files through the JVM costs a call into it per file's facts; pyarrow lists them
-    at a fraction of that, and a small run done on the driver (:mod:`.driver`) need not wait for it.
+    at a fraction of that.
     """
     if is_connect(spark) or local_path(str(root)) is not None:
         return ArrowFS(root)

@@ -1,6 +1,6 @@
 """Files through Hadoop's FileSystem API, reached via the Spark JVM.
 
-The job lists staging batches, reads and writes its small state files (manifests,
+The job lists staging batches, reads and writes its small files (
 completeness markers, quarantine reports) and moves bad batches aside with this module,
 never with Python's ``open()``: on a cluster the driver may not see the data's
 filesystem, but Hadoop's FileSystem (local, HDFS, GCS, S3 connectors) always does. A Spark

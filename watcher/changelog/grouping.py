@@ -28,7 +28,7 @@ change (the stream's, :mod:`.dedup`), so it sits in its transaction's group; a p
 stream has not brought sits in its commit timestamp's group.
 
 The groups' names are data (:class:`.hashed_text.HashedText`), rendered to the job's SQL and to
-the driver engine's Python (:func:`commit_group`).
+the Python of :mod:`.driver` (:func:`commit_group`).
 
 Example:
     >>> GROUP_SQL

@@ -1,22 +1,23 @@
-"""The changelog job: staged batches in, changelog + current state + watermarks out.
+"""The changelog job: staged batches in, the warehouse's Delta tables out.
 
 Build it, then run it::
 
     from watcher.changelog import Changelog
     result = (Changelog(spark)
               .staging("/data/staging")              # where StagingSink writes
-              .warehouse("/data/warehouse")          # changelog/, current_state/, _state/, _quarantine/
+              .warehouse("/data/warehouse")          # runs/, changelog/, current_state/, watermarks/, _quarantine/
+              .source("my-project", "my-instance", "my-database")   # the watched database the rows are of
               .soft_delete_column("Singers", "Deleted")
               .run())
     spark.sql("SELECT table_name, mod_type, keys FROM changelog ORDER BY commit_timestamp").show()
 
-A run reads only batch files it has not processed before (the processed-batches log in
-``_state/processed``), reads the current state of the keys they name only, and writes the
-state of those keys as a delta (:mod:`.current_state`), so its cost follows the new changes
-and the keys and partitions they touch. It is idempotent: a second run over the same input
-writes nothing, and a batch staged twice yields each change once. It commits atomically
-(:mod:`.manifest`). Bad batch files are moved to ``_quarantine`` with a report, and the rest
-is processed.
+A run reads only the staged batches no run consumed (the ``runs`` table, :mod:`.tables.ledger`),
+reads the current state of the keys they name only, appends their changes to ``changelog``,
+MERGEs their keys' newest rows into ``current_state`` and writes ``watermarks`` last, each a
+Delta commit made once as the run (:mod:`.run`, :mod:`.engines`). It is idempotent: a second run
+over the same input writes nothing, a batch staged twice yields each change once, and a run
+killed at any point is finished by the next. Bad batch files are moved to ``_quarantine`` with a
+report, and the rest is processed.
 
 From the command line: ``spanner-watcher changelog --staging DIR --warehouse DIR``, or on a
 cluster ``spark-submit watcher/changelog/job.py --staging DIR --warehouse DIR`` (the job
@@ -41,9 +42,9 @@ from typing import Any
 
 from ..errors import ConfigurationError
 from ..sqlnames import quote_identifier
-from . import compaction
 from .batch_sources import RecordFrame, StagingFolder
 from .run import ChangelogResult, Run
+from .tables.source import DEFAULT_SOURCE, Source
 
 __all__ = ["Changelog", "ChangelogResult", "main"]
 
@@ -68,8 +69,7 @@ class Changelog:
         self._soft_delete: dict[str, str] = {}
         self._clock: Callable[[], dt.datetime] = _utcnow
         self._views = True
-        self._compactor: compaction.Compactor | None = None
-        self._driver_runs = True
+        self._source = DEFAULT_SOURCE
 
     def staging(self, path: str) -> Changelog:
         """The staging folder (``<path>/table=<T>/<batch>.jsonl``: :mod:`watcher.staging.contract`)."""
@@ -79,6 +79,12 @@ class Changelog:
     def warehouse(self, path: str) -> Changelog:
         """The output folder (created when missing)."""
         self._warehouse = _path_arg("warehouse", path)
+        return self
+
+    def source(self, project: str, instance: str, database: str) -> Changelog:
+        """The watched database the staged batches are of (its rows carry the names, so that several
+        databases share a warehouse); by default the embedded default's (:data:`.tables.source.DEFAULT_SOURCE`)."""
+        self._source = Source(project, instance, database)  # raises ConfigurationError naming an empty part
         return self
 
     def soft_delete_column(self, table: str, column: str) -> Changelog:
@@ -91,7 +97,7 @@ class Changelog:
         return self
 
     def clock(self, now: Callable[[], dt.datetime]) -> Changelog:
-        """The time source for reports and manifests (tests drive it)."""
+        """The time source for reports and the runs' start times (tests drive it)."""
         self._clock = now
         return self
 
@@ -104,19 +110,8 @@ class Changelog:
         self._views = bool(register)
         return self
 
-    def compactor(self, compactor: compaction.Compactor | None) -> Changelog:
-        """Leave merging the current state's layers to ``compactor`` (:mod:`.compaction`), which
-        does it on a thread of its own between runs: a run then never reads and writes a table's
-        whole state because its deltas piled up. The streaming writer uses one."""
-        if compactor is not None and not isinstance(compactor, compaction.Compactor):
-            raise ConfigurationError(f"compactor must be a Compactor, got {type(compactor).__name__}")
-        self._compactor = compactor
-        return self
-
     def driver_runs(self, allowed: bool) -> Changelog:
-        """Whether small runs may be done on the driver without Spark (:mod:`.driver`; the same rows
-        either way, default on). Off keeps every run on Spark, e.g. to exercise a cluster."""
-        self._driver_runs = bool(allowed)
+        """Accepted for older callers: every run is the Spark engine's (:mod:`.engines`), so this changes nothing."""
         return self
 
     def run(self) -> ChangelogResult:
@@ -126,26 +121,29 @@ class Changelog:
         if self._warehouse is None:
             raise ConfigurationError("warehouse is not set: call .warehouse(path) before .run()")
         return Run(self._spark, StagingFolder(self._spark, self._staging), self._warehouse, dict(self._soft_delete),
-                   self._clock, views=self._views, compactor=self._compactor, driver_runs=self._driver_runs).execute()
+                   self._clock, origin=self._source, views=self._views).execute()
 
     def run_records(self, records: Any, *, batch_counts: Mapping[tuple[str, str], int] | None = None,
-                    batch_sizes: Mapping[tuple[str, str], int] | None = None) -> ChangelogResult:
+                    batch_sizes: Mapping[tuple[str, str], int] | None = None,
+                    identity: str | None = None) -> ChangelogResult:
         """Process staging records given as a DataFrame instead of a staging folder.
 
         ``records`` has the staging fields (:func:`.staging_reader.read_schema`), e.g. a micro-batch
         of the ``spanner_watcher`` streaming source (:mod:`watcher.changelog.streaming`). Its batches
-        (table, batch_id) are logged as processed like files, so running the same records again
-        writes nothing. Cache ``records`` first: it is read more than once. ``batch_counts``
-        ((table, batch_id) -> records) with ``batch_sizes`` (-> bytes, of
-        :data:`.batch_sources.RECORD_SIZE_SQL`), when the caller counted them anyway, spare a Spark
-        job; a small run (by the sizes) is done on the driver (:mod:`.driver`).
+        (table, batch_id) are consumed by the run like files, so running the same records again
+        writes nothing; ``identity`` (a streaming micro-batch's query and batch id) is consumed too,
+        so the same identity is never run twice. Cache ``records`` first: it is read more than once.
+        ``batch_counts`` ((table, batch_id) -> records) with ``batch_sizes`` (-> bytes, of
+        :data:`.batch_sources.RECORD_SIZE_SQL`), when the caller counted them anyway, spare a Spark job.
         """
         if self._warehouse is None:
             raise ConfigurationError("warehouse is not set: call .warehouse(path) before .run_records()")
         if records is None or not hasattr(records, "columns"):
             raise ConfigurationError(f"records must be a DataFrame, got {type(records).__name__}")
+        if identity is not None and (not isinstance(identity, str) or not identity):
+            raise ConfigurationError(f"identity must be a non-empty text, got {identity!r}")
         return Run(self._spark, RecordFrame(records, batch_counts, batch_sizes), self._warehouse, dict(self._soft_delete),
-                   self._clock, views=self._views, compactor=self._compactor, driver_runs=self._driver_runs).execute()
+                   self._clock, origin=self._source, views=self._views, identity=identity).execute()
 
 
 def _path_arg(name: str, path: Any) -> str:
@@ -165,11 +163,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--staging", required=True)
     parser.add_argument("--warehouse", required=True)
     parser.add_argument("--soft-delete", action="append", default=[], metavar="TABLE=COLUMN")
+    parser.add_argument("--source", nargs=3, metavar=("PROJECT", "INSTANCE", "DATABASE"), default=None)
     args = parser.parse_args(argv)
     from pyspark.sql import SparkSession
 
     spark = SparkSession.builder.appName("spanner-watcher changelog").getOrCreate()
     job = Changelog(spark).staging(args.staging).warehouse(args.warehouse)
+    if args.source:
+        job.source(*args.source)
     for item in args.soft_delete:
         table, _, column = item.partition("=")
         job.soft_delete_column(table, column)

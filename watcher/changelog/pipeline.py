@@ -177,12 +177,11 @@ def per_key_window(changes: Any, state: Any | None, *, markers: Mapping[str, str
     """New changes and the state before them, with each new row's previous row, mod_type and old values.
 
     ``state`` is None when the touched tables have no state yet (then no change can be late).
-    It may hold several rows of a key (a table's base and delta layers, :mod:`.current_state`):
-    the newest is the key's state, and only one row of a commit timestamp counts as the final one.
+    It may hold several rows of a key: the newest is the key's state, and only one row of a
+    commit timestamp counts as the final one.
     For the tables in ``prune`` only keys with new rows are kept, right after the shuffle (the
-    job then writes those tables' state as a delta). ``placement_sql`` is the INT the rows are
-    shuffled by (:mod:`.placement`; it must be the same for all rows of a key): the run's plan
-    keeps each table's rows in few tasks, so that its changelog folders get few files. The rows
+    job then writes only those keys' state). ``placement_sql`` is the INT the rows are
+    shuffled by (:mod:`.placement`; it must be the same for all rows of a key). The rows
     keep it as :data:`.placement.COLUMN` (the transaction groups join back on it).
 
     ``old_values_function``: the name of the package's JVM old-values function in the session
@@ -317,8 +316,8 @@ def state_rows(window_rows: Any, run_version: int, *, tables: Iterable[str],
                delta_tables: Iterable[str] = ()) -> Any:
     """The latest row per key of ``tables`` (STATE_FIELDS).
 
-    For ``delta_tables`` only the keys whose latest row is new (a delta layer,
-    :mod:`.current_state`): a key whose state row stays latest is already in the state.
+    For ``delta_tables`` only the keys whose latest row is new (what a MERGE into the state needs):
+    a key whose state row stays latest is already in the state.
     """
     def among(names: Iterable[str]) -> str:
         return f"table_name IN ({', '.join(classify.sql_literal(t) for t in sorted(names)) or 'NULL'})"

@@ -41,11 +41,13 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from . import cluster, completeness, current_state, manifest, staging_writer, unchanged
+from . import cluster, completeness, staging_writer, unchanged
 from .backfill import SnapshotJob, SnapshotStats, unchanged_counts
-from .files import FileStore, open_fs
+from .files import open_fs
 from .restage import restage_lines, rows_to_restage
 from .spanner_source import ReadPlan, ReadPoint
+from .tables import frames
+from .tables.ledger import Ledger
 
 
 @dataclass
@@ -75,11 +77,10 @@ class Reconcile(SnapshotJob):
         started = time.perf_counter()
         result = ReconcileResult(self._table)  # type: ignore[arg-type]
         fs = open_fs(self._spark, self._folder("warehouse"))
-        base = manifest.load(fs)
-        result.compared_with_version = base.version
+        result.compared_with_version = Ledger(self._folder("warehouse")).held_version("watermarks")
 
         def stage(lines: Any, point: ReadPoint, plan: ReadPlan) -> int:
-            result.batches, rows = self._stage(lines, plan, base, fs, result)
+            result.batches, rows = self._stage(lines, plan, result)
             return rows
 
         info = self._read(result, stage)
@@ -89,8 +90,7 @@ class Reconcile(SnapshotJob):
         result.seconds = round(time.perf_counter() - started, 3)
         return result
 
-    def _stage(self, lines: Any, plan: ReadPlan, base: manifest.Manifest, fs: FileStore,
-               result: ReconcileResult) -> tuple[list[str], int]:
+    def _stage(self, lines: Any, plan: ReadPlan, result: ReconcileResult) -> tuple[list[str], int]:
         """Stage the deletes and the rows the state lacks; returns the staged batches and the rows read at R."""
         from pyspark import StorageLevel
         from pyspark.sql import Observation
@@ -99,7 +99,9 @@ class Reconcile(SnapshotJob):
         snapshot = unchanged.snapshot_frame(lines).persist(StorageLevel.MEMORY_AND_DISK)
         try:
             rows = snapshot.count()  # read the table now, while R is held (both joins below reuse it)
-            state = current_state.load(self._spark, fs, base, [plan.table])
+            state = frames.table_state(self._spark, self._folder("warehouse"), plan.table, self._source)
+            if state is None:
+                state = frames.empty_state(self._spark)
             r = plan.read_timestamp
             deletes = (state.where(F.col("commit_timestamp") <= F.lit(r)).where("NOT is_deleted")
                        .join(snapshot.select("keys"), "keys", "left_anti")

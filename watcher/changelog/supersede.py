@@ -10,20 +10,18 @@ values, the transaction), so it *replaces* the polled one instead of being dropp
 * the job finds such rows among the new rows that repeat a version an earlier run wrote: a
   stream row that repeats the key's current state (``_replaces`` in the per-key window), or a
   late stream row whose change_id the changelog holds; it looks up those change_ids in the
-  changelog partitions (table, commit date) they belong to;
+  changelog partitions (table, commit date) they belong to (:func:`resolve`);
 * where the changelog's row is a polled one (no ``server_transaction_id``), the stream's row
-  is written, and the polled row's (change_id, run_version) is recorded in
-  ``changelog_superseded/`` with the version of the run that replaced it (``superseded_by``);
-  where it is a stream row already, the new row stays a duplicate;
-* readers (:func:`watcher.changelog.views.read_changelog`) hide the superseded rows of
-  committed runs, so the changelog shows each version once; a run that died before its
-  commit hid nothing (its ``superseded_by`` is not committed).
+  replaces it: the run's changelog commit is then a MERGE on the change id
+  (:data:`REPLACES_SQL`) that updates the polled row to the stream's and inserts the run's other
+  rows (:mod:`.engines.spark`); where it is a stream row already, the new row stays a duplicate.
 
-The current state keeps the key's row as it was (same version, same values and change_id).
+The changelog thus shows each version once, in one commit per run. The current state keeps the
+key's row as it was (same version, same values and change_id).
 
 Example:
-    >>> SUPERSEDED_SCHEMA
-    'change_id STRING, table_name STRING, run_version INT, superseded_by INT'
+    >>> REPLACES_SQL
+    't.change_id = s.change_id AND t.table_name = s.table_name AND t.server_transaction_id IS NULL AND s.server_transaction_id IS NOT NULL'
 """
 
 from __future__ import annotations
@@ -31,14 +29,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .files import FileStore
-from .manifest import Manifest
-
-#: Where the superseded rows are listed, under the warehouse.
-SUPERSEDED_DIR = "changelog_superseded"
-SUPERSEDED_SCHEMA = "change_id STRING, table_name STRING, run_version INT, superseded_by INT"
 #: SQL: a changelog (or new changelog) row read from a change stream.
 IS_STREAM_SQL = "server_transaction_id IS NOT NULL"
+#: The MERGE condition of a run's changelog commit (``t`` the changelog, ``s`` the run's rows):
+#: a polled row the run's stream row of the same version replaces.
+REPLACES_SQL = ("t.change_id = s.change_id AND t.table_name = s.table_name AND t.server_transaction_id IS NULL "
+                "AND s.server_transaction_id IS NOT NULL")
 
 
 @dataclass
@@ -52,16 +48,14 @@ class Resolved:
     late_replacing: int = 0
     #: (table, mod_type) -> rows that replace a polled row and were counted as duplicates by the tally.
     from_duplicates: dict[tuple[str, str], int] = field(default_factory=dict)
-    #: Polled rows of earlier runs that the run's stream rows replace (change_id, table_name, run_version, superseded_by).
-    superseded: Any = None
 
 
-def resolve(new: Any, candidates: Any | None, known: Any, version: int) -> Resolved:
+def resolve(new: Any, candidates: Any | None, known: Any) -> Resolved:
     """Drop the new rows whose version the changelog holds, except stream rows replacing a polled one.
 
     ``new``: the run's new changelog rows (with ``_is_late``); ``candidates``: its stream rows that
     repeat the key's current state (changelog rows of the ``_replaces`` window rows), None when
-    there are none; ``known``: the committed changelog rows of the partitions the two may be in.
+    there are none; ``known``: the changelog rows earlier runs wrote of the partitions the two may be in.
     """
     from pyspark.sql import functions as F
 
@@ -71,9 +65,7 @@ def resolve(new: Any, candidates: Any | None, known: Any, version: int) -> Resol
     dropped = F.col("_known_stream").isNotNull() & ~replacing
     late = flagged.where("_is_late").agg(F.count_if(dropped).alias("dropped"), F.count_if(replacing).alias("replacing"))
     late_known, late_replacing = late.collect()[0]
-    kept = flagged.where(~dropped | F.col("_known_stream").isNull())
-    replacers = kept.where(replacing).select("change_id")
-    rows = kept.drop("_known_stream")
+    rows = flagged.where(~dropped | F.col("_known_stream").isNull()).drop("_known_stream")
     counts: dict[tuple[str, str], int] = {}
     if candidates is not None:
         polled_ids = by_id.where("NOT _known_stream").select("change_id")
@@ -81,24 +73,4 @@ def resolve(new: Any, candidates: Any | None, known: Any, version: int) -> Resol
         counts = {(r.table_name, r.mod_type): r["count"] for r in extra.groupBy("table_name", "mod_type").count().collect()}
         if counts:
             rows = rows.unionByName(extra)
-            replacers = replacers.unionByName(extra.select("change_id"))
-    superseded = (known.where(f"NOT ({IS_STREAM_SQL})").join(replacers, "change_id", "left_semi")
-                  .select("change_id", "table_name", F.col("run_version").cast("int"),
-                          F.lit(version).cast("int").alias("superseded_by")))
-    return Resolved(rows, late_known or 0, late_replacing or 0, counts, superseded)
-
-
-def write(superseded: Any, fs: FileStore) -> None:
-    """Append the run's superseded rows (invisible until its version commits)."""
-    superseded.coalesce(1).write.mode("append").parquet(fs.uri(SUPERSEDED_DIR))
-
-
-def hide_superseded(spark: Any, fs: FileStore, committed: Manifest, frame: Any) -> Any:
-    """``frame`` (changelog rows) without the rows that committed runs superseded."""
-    from pyspark.sql import functions as F
-
-    if not fs.exists(SUPERSEDED_DIR):
-        return frame
-    hidden = (spark.read.schema(SUPERSEDED_SCHEMA).parquet(fs.uri(SUPERSEDED_DIR))
-              .where(committed.visible_sql("superseded_by")).select("change_id", "run_version"))
-    return frame.join(F.broadcast(hidden), ["change_id", "run_version"], "left_anti")
+    return Resolved(rows, late_known or 0, late_replacing or 0, counts)

@@ -2,21 +2,15 @@
 
 Each micro-batch's records go through :meth:`watcher.changelog.Changelog.run_records`: the same
 de-duplication, classification, old values, transaction groups, current state and watermarks
-as a run over staged files, committed atomically. A small micro-batch (the usual one of a
-query keeping up) is brought to the driver and done by the driver engine
-(:mod:`watcher.changelog.driver`), which writes exactly Spark's rows without Spark jobs of its
-own; a large one (catching up) is Spark's. Spark runs a micro-batch again after a failure with
-the same rows (the source reads at the end offset's read timestamp); the job's processed log
-then makes the second run a no-op, so the changelog holds every change once.
+as a run over staged files, each micro-batch a run of the warehouse's ledger whose consumed
+names are its records' batches and its identity (the query's id and the batch id). Spark runs
+a micro-batch again after a failure with the same rows (the source reads at the end offset's
+read timestamp); the ledger then finishes the run the failure left open, or skips it when it
+is complete (Delta's idempotent writes), so the changelog holds every change once.
 
 The warehouse's views are not registered in the query's own session (Spark clones the user's
 for a streaming query, so nobody would see them there); readers register them in theirs
 (:func:`watcher.changelog.register_views`).
-
-The current state's layers are merged apart from the micro-batches (:mod:`watcher.changelog.compaction`):
-no micro-batch reads and rewrites a table's whole state because its deltas piled up (that made every
-ninth or so micro-batch several times as long as the others, and longer as the table grew).
-:meth:`ChangelogWriter.close` waits for a merge under way.
 
 **Freshness** is the time from a change's commit to its row being visible in the ``changelog``
 view (its run committed). The writer measures it for every row it commits and reports it in
@@ -41,7 +35,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..batch_sources import RECORD_SIZE_SQL
-from ..compaction import Compactor
 from ..job import Changelog
 
 #: The freshness percentiles reported.
@@ -92,8 +85,7 @@ class ChangelogWriter:
         warehouse: the warehouse folder or URL (as :meth:`Changelog.warehouse`).
         soft_delete: table -> column whose set value marks a deleted row.
         clock: time source of the freshness measure (tests drive it).
-        compact_apart: merge the current state's layers on a thread of their own between micro-batches
-            (the default); False: a micro-batch merges them itself when they are due, as a batch run does.
+        compact_apart: accepted for older callers (the Delta state needs no merging apart; ignored).
 
     Example::
 
@@ -106,7 +98,7 @@ class ChangelogWriter:
     def __init__(self, warehouse: str, *, soft_delete: Mapping[str, str] | None = None,
                  clock: Callable[[], dt.datetime] = _utcnow, compact_apart: bool = True) -> None:
         self.warehouse = warehouse
-        self.compactor = Compactor() if compact_apart else None
+        self.compactor = None
         self.soft_delete = dict(soft_delete or {})
         self.clock = clock
         self._lock = threading.Lock()
@@ -120,7 +112,7 @@ class ChangelogWriter:
 
         started = time.perf_counter()
         spark = frame.sparkSession
-        job = Changelog(spark).warehouse(self.warehouse).clock(self.clock).views(False).compactor(self.compactor)
+        job = Changelog(spark).warehouse(self.warehouse).clock(self.clock).views(False)
         for table, column in self.soft_delete.items():
             job.soft_delete_column(table, column)
         frame = frame.persist(StorageLevel.MEMORY_AND_DISK)
@@ -129,7 +121,9 @@ class ChangelogWriter:
             # listing and the freshness measure need, instead of a count job and a collect of its own each.
             counts, sizes, micros = self._seen(frame)
             read = round(time.perf_counter() - started, 3)  # the source's read (the micro-batch's first job)
-            result = job.run_records(frame, batch_counts=counts, batch_sizes=sizes)
+            query = _query_id(spark)
+            result = job.run_records(frame, batch_counts=counts, batch_sizes=sizes,
+                                     identity=f"micro-batch:{query}:{batch_id}" if query else None)
             visible = self.clock()
             rows = self._lags_of(micros, visible) if result.changes_written else []
         finally:
@@ -170,12 +164,10 @@ class ChangelogWriter:
             return {**self._totals, "freshness": percentiles([lag for _, lag in self._lags]),
                     "freshness_rows": len(self._lags),
                     "last_batch": dict(last) if last else None,
-                    "compaction": self.compactor.stats() if self.compactor else None}
+                    "compaction": None}
 
     def close(self, timeout: float | None = None) -> None:
-        """Wait for a merge of state layers under way (call it after stopping the query)."""
-        if self.compactor is not None:
-            self.compactor.close(timeout)
+        """Nothing to wait for (kept for callers that close the writer after stopping the query)."""
 
     def batches(self) -> list[BatchReport]:
         """The kept per-micro-batch reports, oldest first."""
@@ -195,6 +187,15 @@ class ChangelogWriter:
         if last is None:
             return None
         return {**dict(last), "freshness": self.stats()["freshness"]}
+
+
+def _query_id(spark: Any) -> str | None:
+    """The streaming query's id (kept in its checkpoint, so the same across restarts) as Spark tells
+    the micro-batch's thread; None where it cannot be read (a Connect session)."""
+    try:
+        return spark.sparkContext.getLocalProperty("sql.streaming.queryId") or None
+    except Exception:  # noqa: BLE001 - no SparkContext (Spark Connect): the batches' names alone are consumed
+        return None
 
 
 def changelog_writer(warehouse: str, **kwargs: Any) -> ChangelogWriter:

@@ -99,6 +99,8 @@ WATERMARKS = TableSpec("watermarks", (*SOURCE_FIELDS,
     ("watermark", "TIMESTAMP", "changelog and current_state hold every change of the table committed up to here"),
     ("watermark_nanos", "INT", "nanoseconds of the watermark's second"),
     ("loops", "INT", "poll loops (shards) the watermark is the minimum of"),
+    ("loop_watermarks", "STRING", "per poll loop (shard, or change_stream), the commit timestamp it is complete "
+                                  "up to: a JSON object of exact timestamp texts"),
     ("complete_from", "STRING", "the changelog is complete from this commit timestamp on (a backfill's start)"),
     ("run_version", "BIGINT", "the run that wrote the row"),
 ))

@@ -102,6 +102,24 @@ class Ledger:
         version = found.transaction_version(self.app_id) if found is not None else None
         return int(version or 0)
 
+    def version_before(self, table: str, run: Run) -> int | None:
+        """The Delta version of ``table`` right before ``run``'s commit to it (None: it does not hold the run),
+        for a time-travel read of the table as the run found it. A binary search over the table's versions."""
+        from deltalake import DeltaTable
+
+        found = self._open(table)
+        if found is None or int(found.transaction_version(self.app_id) or 0) < run.version:
+            return None
+        low, high = 0, found.version()
+        while low < high:  # the first version holding the run
+            middle = (low + high) // 2
+            held = DeltaTable(self.uri(table), version=middle, storage_options=self.storage_options or None)
+            if int(held.transaction_version(self.app_id) or 0) >= run.version:
+                high = middle
+            else:
+                low = middle + 1
+        return low - 1
+
     def _runs(self) -> list[dict[str, Any]]:
         found = self._open(layout.RUNS.name)
         if found is None:
@@ -156,6 +174,15 @@ class Ledger:
         """Session settings under which a Spark MERGE, UPDATE or DELETE commits as ``run``."""
         return {"spark.databricks.delta.write.txnAppId": self.app_id,
                 "spark.databricks.delta.write.txnVersion": str(run.version)}
+
+    def commit_empty(self, run: Run, table: str) -> None:
+        """Commit nothing to ``table`` as ``run`` (a part without rows: the table then holds the run all the same)."""
+        import pyarrow as pa
+        from deltalake import write_deltalake
+
+        spec = {s.name: s for s in layout.COMMIT_ORDER}[table]
+        write_deltalake(self.uri(table), pa.Table.from_pylist([], schema=spec.arrow_schema()), mode="append",
+                        commit_properties=self.commit_properties(run), storage_options=self.storage_options or None)
 
     def commit_properties(self, run: Run) -> Any:
         """delta-rs commit properties that commit a write as ``run`` (check :meth:`Run.pending` first)."""

@@ -10,6 +10,7 @@ import argparse
 import json
 from typing import Any
 
+from ..database_choice import DEFAULTS
 from .spark_options import add_spark_arguments, session
 
 NAME = "changelog"
@@ -31,9 +32,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         NAME, help="build the changelog table from staged batches (PySpark)",
         description="Read the batch files the watchers staged that no earlier run processed, de-duplicate them, "
                     "classify each change (INSERT/UPDATE/DELETE, or UPSERT for a key first seen before the table's "
-                    "state is complete), and write the changelog (Parquet, partitioned by table and commit date), "
-                    "the current state and the watermarks into the warehouse folder. Runs again safely: "
-                    "nothing is written twice.",
+                    "state is complete), and write the changelog (partitioned by table and commit date), "
+                    "the current state and the watermarks into the warehouse folder as Delta tables. Runs again "
+                    "safely: nothing is written twice, and a run that was stopped half way is finished.",
         epilog=f"exit status: 0 done; {EXIT_QUARANTINED} done, but bad batch files were moved to "
                "<warehouse>/_quarantine (see the report next to each); 2 bad arguments; 1 the run failed. "
                "On a cluster: spark-submit watcher/changelog/job.py --staging DIR --warehouse DIR")
@@ -41,10 +42,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--warehouse", required=True, metavar="DIR", help="the output folder, a path or URL (created when missing)")
     parser.add_argument("--soft-delete", type=soft_delete_pair, action="append", default=[], metavar="TABLE=COLUMN",
                         help="rows of TABLE whose COLUMN is set (and not false) are deletions; repeatable")
+    for part, default in DEFAULTS.items():
+        parser.add_argument(f"--source-{part}", default=default, metavar="NAME",
+                            help=f"the {part} of the watched database the batches are of, kept with every row so "
+                                 f"that several databases share a warehouse (default: {default}, the embedded one's)")
     add_spark_arguments(parser)
     parser.add_argument("--spark-only", action="store_true",
-                        help="run on Spark even when the run is small enough for the driver (by default a small run "
-                             "is classified and written on the driver, without Spark's per-job cost; the same rows)")
+                        help="accepted for older scripts: every run is done by Spark")
     parser.add_argument("--json", action="store_true", help="print the run's summary as JSON")
     from .warehouse_options import add_arguments as add_warehouse_arguments
 
@@ -71,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     policy(args)  # a bad retention option fails before Spark starts
     try:
         job = Changelog(session(args, "spanner-watcher changelog")).staging(args.staging)
-        job.warehouse(args.warehouse).driver_runs(not args.spark_only)
+        job.warehouse(args.warehouse).source(args.source_project, args.source_instance, args.source_database)
         for table, column in args.soft_delete:
             job.soft_delete_column(table, column)
         result = job.run()
@@ -86,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"version {result.version}: {result.batches_read} batches, {result.changes_written} changes "
               f"{dict(sorted(result.mod_types.items()))}, {result.duplicates_dropped} duplicates dropped, "
-              f"{result.seconds:.1f} s{' (on the driver)' if result.engine == 'driver' else ''}")
+              f"{result.seconds:.1f} s")
         for table, mark in sorted(result.watermarks.items()):
             print(f"  watermark {table}: {mark}")
         if retained:
