@@ -117,7 +117,10 @@ def finish(kind: str, rows: list[Row], type_text: str, extra: Any, limit: int, d
                 unique.append(r)
         rows = unique
     if orders:
-        rows = sorted(rows, key=functools.cmp_to_key(lambda a, b: _compare(a, b, orders)))
+        def compare(a: Row, b: Row) -> int:
+            return _compare(a, b, orders)
+
+        rows = sorted(rows, key=functools.cmp_to_key(compare))
     if limit >= 0:
         rows = rows[:limit]
     return _reduce(kind, [r.value for r in rows], type_text, extra)

@@ -27,6 +27,7 @@ from .aggregate_functions import IGNORE_NULLS
 from .call_args import CallTranslator
 from .context import Typed
 from .function_rules import Fn
+from .function_table import function_name
 from .literals import json_element_sql, sql_string
 from .scope import Scope
 
@@ -98,7 +99,7 @@ class AggregateTranslator(CallTranslator):
         if kind is not None and ignore_nulls:
             kind += IGNORE_NULLS
         if kind is None or arg is None:
-            raise self.ctx.unsupported(errors.feature_function(node.sql_name() + " with ORDER BY, LIMIT or HAVING"))
+            raise self.ctx.unsupported(errors.feature_function(function_name(node) + " with ORDER BY, LIMIT or HAVING"))
         limit = "-1" if parts.limit is None else self.coerce(self.expr(parts.limit, scope), T.INT64, parts.limit).sql
         having, having_value, having_code = "''", "NULL", "''"
         if parts.having is not None:
@@ -118,7 +119,7 @@ class AggregateTranslator(CallTranslator):
         """``ARRAY_AGG(x IGNORE NULLS ...)``: NULL values left out of the array."""
         inner = node.this
         if not isinstance(inner, exp.ArrayAgg):
-            raise self.ctx.unsupported(errors.feature_function(inner.sql_name() + " with IGNORE NULLS"))
+            raise self.ctx.unsupported(errors.feature_function(function_name(inner) + " with IGNORE NULLS"))
         parts = _parts(inner.this)
         if parts.value is None:
             raise self.ctx.invalid(errors.SQL_ARRAY_AGG_NEEDS_ARGUMENT)
@@ -161,7 +162,7 @@ class AggregateTranslator(CallTranslator):
         parts = _parts(node.this)
         arg = self.expr(parts.value, scope) if parts.value is not None else None
         if arg is None or (arg.type is not None and arg.type.code not in _NUMBERS):
-            raise self.ctx.invalid(errors.function_signature(node.sql_name(), [arg.type if arg else None]))
+            raise self.ctx.invalid(errors.function_signature(function_name(node), [arg.type if arg else None]))
         return self.ordered_aggregate(node, parts, arg, T.FLOAT64, scope)
 
     def _approx_count_distinct(self, node: exp.Expression, scope: Scope) -> Typed:
@@ -172,10 +173,10 @@ class AggregateTranslator(CallTranslator):
         parts = _parts(node.this)
         arg = self.expr(parts.value, scope) if parts.value is not None else None
         if arg is None:
-            raise self.ctx.invalid(errors.function_arity(node.sql_name(), 0, "1"))
+            raise self.ctx.invalid(errors.function_arity(function_name(node), 0, "1"))
         want = TypeCode.ARRAY if isinstance(node, exp.ArrayConcatAgg) else TypeCode.INT64
         if arg.type is not None and arg.type.code != want:
-            raise self.ctx.invalid(errors.function_signature(node.sql_name(), [arg.type]))
+            raise self.ctx.invalid(errors.function_signature(function_name(node), [arg.type]))
         return self.ordered_aggregate(node, parts, arg, arg.type, scope)
 
 

@@ -46,7 +46,11 @@ def array_of_arg(i: int) -> TypeRule:
 
 def element_of(i: int) -> TypeRule:
     """The element type of the ARRAY argument ``i``."""
-    return lambda args: args[i].element if i < len(args) and args[i] is not None and args[i].is_array else None
+    def rule(args: Sequence[SpannerType | None]) -> SpannerType | None:
+        t = args[i] if i < len(args) else None
+        return t.element if t is not None and t.is_array else None
+
+    return rule
 
 
 def sum_type(args: Sequence[SpannerType | None]) -> SpannerType | None:

@@ -256,7 +256,7 @@ JSONS = (
     _f("SAFE_TO_JSON", "JSON", "_to_json", nulls="NULL becomes JSON null"),
 )
 
-_MATH1 = {"SIN": exp.Sin, "COS": exp.Cos, "TAN": exp.Tan, "ASIN": exp.Asin, "ACOS": exp.Acos, "ATAN": exp.Atan,
+_MATH1: dict[str, type[exp.Expression]] = {"SIN": exp.Sin, "COS": exp.Cos, "TAN": exp.Tan, "ASIN": exp.Asin, "ACOS": exp.Acos, "ATAN": exp.Atan,
           "SINH": exp.Sinh, "COSH": exp.Cosh, "TANH": exp.Tanh, "ASINH": exp.Asinh, "ACOSH": exp.Acosh,
           "ATANH": exp.Atanh, "COT": exp.Cot, "COTH": exp.Coth, "CSC": exp.Csc, "CSCH": exp.Csch, "SEC": exp.Sec,
           "SECH": exp.Sech, "CBRT": exp.Cbrt}

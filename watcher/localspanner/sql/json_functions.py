@@ -147,7 +147,7 @@ def json_keys(text: str | None, max_depth: int | None) -> str | None:
 _WORDS = {"true": True, "false": False}
 
 
-def _lax_number(node: Any) -> float | Decimal | None:
+def _lax_number(node: Any) -> Decimal | None:
     if isinstance(node, bool) or node is None or isinstance(node, (dict, list)):
         return None
     if isinstance(node, (int, float)):

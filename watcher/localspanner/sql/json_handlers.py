@@ -141,9 +141,9 @@ class JsonTranslator(CallTranslator):
             return Typed(f"ls_json_remove({', '.join([subject.sql] + [p.sql for p in rest])})", T.JSON)
         options = []  # JSON_STRIP_NULLS: the path, include_arrays, remove_empty, each by position or by name
         for key in ("expression", "include_arrays", "remove_empty"):
-            value = node.args.get(key)
-            value = value.expression if isinstance(value, exp.Kwarg) else value
-            options.append("NULL" if value is None else self.expr(value, scope).sql)
+            option = node.args.get(key)
+            option = option.expression if isinstance(option, exp.Kwarg) else option
+            options.append("NULL" if option is None else self.expr(option, scope).sql)
         return Typed(f"ls_json_strip_nulls({subject.sql}, {', '.join(options)})", T.JSON)
 
     def _parse_json(self, node: exp.ParseJSON, scope: Scope) -> Typed:

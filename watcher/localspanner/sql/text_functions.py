@@ -21,6 +21,11 @@ from typing import Any
 
 from .udf import UdfSpec, fail
 
+
+def _as_bytes(value: str | bytes) -> bytes:
+    return value if isinstance(value, bytes) else value.encode("utf-8")
+
+
 _INITCAP_DELIMITERS = " \t\n\r\f\v[](){}/|\\<>!?@\"^#$&~_,.:;*%+-"
 
 
@@ -98,7 +103,7 @@ def split(value: str | bytes | None, delimiter: str | bytes | None) -> str | Non
     if value is None or delimiter is None:
         return None
     if isinstance(value, bytes):
-        parts_b = [value[i:i + 1] for i in range(len(value))] if not delimiter else value.split(bytes(delimiter))
+        parts_b = [value[i:i + 1] for i in range(len(value))] if not delimiter else value.split(_as_bytes(delimiter))
         return json.dumps([base64.b64encode(p).decode("ascii") for p in parts_b])
     parts = list(value) if not delimiter else value.split(str(delimiter))
     return json.dumps(parts if value else [""], ensure_ascii=False)
