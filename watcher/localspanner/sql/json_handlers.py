@@ -92,7 +92,10 @@ class JsonTranslator(CallTranslator):
         mode, result = _CONVERTERS[type(node)]
         value = self.expr(node.this, scope)
         if isinstance(node, exp.String) and value.type is not None and value.type.code == TypeCode.TIMESTAMP:
-            return self.cast(value, T.STRING, safe=False)  # STRING(timestamp), the timestamp function
+            zone = node.args.get("zone")  # STRING(timestamp[, zone]), the timestamp function
+            if zone is None:
+                return self.cast(value, T.STRING, safe=False)
+            return Typed(f"ls_timestamp_string({value.sql}, {self.expr(zone, scope).sql})", T.STRING)
         if value.type is not None and value.type.code != TypeCode.JSON:
             raise self.ctx.invalid(errors.function_signature(function_name(node), [value.type]))
         if node.args.get("expression") is not None:

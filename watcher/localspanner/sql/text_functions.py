@@ -19,6 +19,7 @@ import unicodedata
 from functools import lru_cache
 from typing import Any
 
+from . import time_functions
 from .udf import UdfSpec, fail
 
 
@@ -206,6 +207,15 @@ def code_points_to_bytes(array: str | None) -> bytes | None:
     return bytes(codes)
 
 
+def timestamp_string(ts: str | None, zone: str | None) -> str | None:
+    """STRING(timestamp, zone): the canonical text in ``zone`` ('+00', not '+00:00', for whole hours)."""
+    if ts is None or zone is None:
+        return None
+    text = time_functions.format_timestamp("%Y-%m-%d %H:%M:%E*S%Ez", ts, zone)
+    assert text is not None
+    return text[:-3] if text.endswith(":00") else text
+
+
 def safe_bytes_to_string(value: bytes | None) -> str | None:
     return None if value is None else bytes(value).decode("utf-8", errors="replace")
 
@@ -248,4 +258,5 @@ SPECS: tuple[UdfSpec, ...] = (
     UdfSpec("ls_code_points_to_string", 1, code_points_to_string),
     UdfSpec("ls_code_points_to_bytes", 1, code_points_to_bytes),
     UdfSpec("ls_safe_bytes_to_string", 1, safe_bytes_to_string),
+    UdfSpec("ls_timestamp_string", 2, timestamp_string),
 )

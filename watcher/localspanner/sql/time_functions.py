@@ -291,8 +291,10 @@ def parse_timestamp(fmt: str | None, text: str | None, tz: str | None) -> str | 
     """PARSE_TIMESTAMP for formats Python's strptime understands (text in ``tz`` unless it has an offset)."""
     if fmt is None or text is None:
         return None
+    # strptime reads unpadded numbers with the padded directives; %e is the day padded with a space.
+    python_fmt = re.sub(r"%-([A-Za-z])", r"%\1", fmt).replace("%e", "%d")
     try:
-        parsed = dt.datetime.strptime(text, fmt.replace("%E*S", "%S.%f").replace("%Ez", "%z"))
+        parsed = dt.datetime.strptime(text.strip(), python_fmt.replace("%E*S", "%S.%f").replace("%Ez", "%z"))
     except ValueError as exc:
         fail(f"Failed to parse input string {text!r}: {exc}")
     return _stored(_from_local(parsed, tz))
