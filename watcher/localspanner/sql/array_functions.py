@@ -20,6 +20,7 @@ import json
 import math
 from typing import Any
 
+from ..scalar_values import NAN_TEXT
 from . import time_functions
 from .udf import UdfSpec, fail
 
@@ -113,7 +114,7 @@ def array_min_max(array: str | None, which: str, code: str) -> Any:
     if not values:
         return None
     if any(isinstance(v, float) and math.isnan(v) for v in values):
-        return math.nan
+        return NAN_TEXT  # the stored form of NaN (SQLite would make a NaN float NULL)
     pick = min if which == "MIN" else max
     return pick(values, key=lambda v: _order_key(v, code))
 

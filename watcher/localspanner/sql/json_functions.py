@@ -195,7 +195,8 @@ def _lax(node: Any, want: str) -> Any:
     number = None if isinstance(node, bool) else _lax_number(node)
     if number is None or not number.is_finite():
         if want == "FLOAT64" and isinstance(node, str) and node.strip().lower() in ("nan", "inf", "-inf", "infinity", "-infinity"):
-            return float(node.strip().lower().replace("infinity", "inf"))
+            number_text = node.strip().lower().replace("infinity", "inf")
+            return "NaN" if number_text == "nan" else float(number_text)  # NaN's stored form is its text
         return None
     if want == "FLOAT64":
         return float(number)

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import values
+from ..scalar_values import NAN_TEXT
 from .udf import UdfSpec, fail
 
 _EPOCH = dt.date(1970, 1, 1)
@@ -37,6 +38,7 @@ _ONE: dict[str, Callable[[float], float]] = {
     "ATANH": math.atanh, "COT": _cot, "COTH": lambda x: 1 / math.tanh(x), "CSC": lambda x: 1 / math.sin(x),
     "CSCH": lambda x: 1 / math.sinh(x), "SEC": lambda x: 1 / math.cos(x), "SECH": lambda x: 1 / math.cosh(x),
     "CBRT": lambda x: math.copysign(abs(x) ** (1 / 3), x),
+    "SQRT": math.sqrt, "LN": math.log, "EXP": math.exp,
 }
 
 
@@ -44,12 +46,19 @@ def _float(value: Any) -> float:
     return float(value) if not isinstance(value, str) else float(value.replace("Infinity", "inf"))
 
 
-def math1(value: Any, name: str) -> float | None:
+def _stored(v: float) -> float | str:
+    """A FLOAT64 result in stored form: NaN as its text (SQLite makes a NaN float NULL)."""
+    return NAN_TEXT if math.isnan(v) else v
+
+
+def math1(value: Any, name: str) -> float | str | None:
     if value is None:
         return None
     x = _float(value)
+    if math.isnan(x):
+        return NAN_TEXT
     try:
-        return _ONE[name](x)
+        return _stored(_ONE[name](x))
     except (ValueError, ZeroDivisionError, OverflowError):
         fail(f"Floating point error in function: {name}({value})")
 
@@ -60,16 +69,37 @@ def math2(a: Any, b: Any, name: str) -> float | None:
     return math.atan2(_float(a), _float(b))
 
 
+def power(x: Any, y: Any) -> float | None:
+    """POW / POWER: an error where the result is not a real number or overflows."""
+    if x is None or y is None:
+        return None
+    try:
+        result = math.pow(_float(x), _float(y))
+    except (ValueError, OverflowError, ZeroDivisionError):
+        fail(f"Floating point error in function: POW({x}, {y})")
+    return result
+
+
+def ieee_divide(x: Any, y: Any) -> float | str | None:
+    """IEEE_DIVIDE: division by zero gives +/-inf, or NaN for 0/0, never an error."""
+    if x is None or y is None:
+        return None
+    a, b = _float(x), _float(y)
+    if b == 0:
+        return NAN_TEXT if a == 0 or math.isnan(a) else math.copysign(math.inf, a) * math.copysign(1, b)
+    return a / b
+
+
 def is_inf(value: Any) -> int | None:
     return None if value is None else int(math.isinf(_float(value)))
 
 
-def trunc(value: Any, digits: int | None) -> float | None:
+def trunc(value: Any, digits: int | None) -> float | str | None:
     if value is None:
         return None
     x = _float(value)
     if not math.isfinite(x):
-        return x
+        return _stored(x)
     scale = 10.0 ** (digits or 0)
     return math.trunc(x * scale) / scale
 
@@ -187,6 +217,8 @@ SPECS: tuple[UdfSpec, ...] = (
     UdfSpec("ls_vector", 3, vector_function),
     UdfSpec("ls_math1", 2, math1),
     UdfSpec("ls_math2", 3, math2),
+    UdfSpec("ls_pow", 2, power),
+    UdfSpec("ls_ieee_divide", 2, ieee_divide),
     UdfSpec("ls_is_inf", 1, is_inf),
     UdfSpec("ls_trunc", 1, lambda v: trunc(v, None)),
     UdfSpec("ls_trunc", 2, trunc),
