@@ -11,6 +11,7 @@ and prints pass / fail / skip counts per file and the ids of the failing tests. 
 Example:
     $ python -m watcher.devtools.client_system_tests                 # the default files
     $ python -m watcher.devtools.client_system_tests --files test_table_api.py --json out.json
+    $ python -m watcher.devtools.client_system_tests --dialect POSTGRESQL   # the client's PostgreSQL runs
 """
 
 from __future__ import annotations
@@ -48,8 +49,10 @@ KNOWN_FAILURES: dict[str, str] = {
         "the fixture's all_types table has a FLOAT32 column: covered by the UUID/FLOAT32/INTERVAL types work "
         "(with that column taken out, 53 of 54 pass; test_insert_all_types also writes a FLOAT32 value)",
 }
-#: RESULTS.md section and JSON file that ``--record`` writes.
+#: RESULTS.md section and JSON file that ``--record`` writes (a PostgreSQL run's: ``SECTION_postgresql``).
 SECTION = "client_system_tests"
+#: The dialects the client's tests can create their databases in (its switch: SPANNER_DATABASE_DIALECT).
+DIALECTS = ("GOOGLE_STANDARD_SQL", "POSTGRESQL")
 
 
 @dataclasses.dataclass
@@ -94,13 +97,28 @@ def unpack_tests(version: str, cache_dir: Path) -> Path:
     return root
 
 
-def emulator_environment(emulator_host: str) -> dict[str, str]:
-    """The variables the client's emulator CI sets, pointing at ``emulator_host``."""
+def emulator_environment(emulator_host: str, dialect: str = DIALECTS[0]) -> dict[str, str]:
+    """The variables the client's emulator CI sets, pointing at ``emulator_host``; its databases in ``dialect``.
+
+    >>> emulator_environment("localhost:9010", "POSTGRESQL")["SPANNER_DATABASE_DIALECT"]
+    'POSTGRESQL'
+    """
     env = dict(os.environ)
     env.update({"SPANNER_EMULATOR_HOST": emulator_host, "GCLOUD_PROJECT": EMULATOR_PROJECT,
                 "GOOGLE_CLOUD_PROJECT": EMULATOR_PROJECT,
                 "GOOGLE_CLOUD_TESTS_CREATE_SPANNER_INSTANCE": "true"})
+    if dialect != DIALECTS[0]:  # unset, the client's tests create GoogleSQL databases
+        env["SPANNER_DATABASE_DIALECT"] = dialect
     return env
+
+
+def section_name(dialect: str) -> str:
+    """The RESULTS.md section of a run in ``dialect``.
+
+    >>> section_name("GOOGLE_STANDARD_SQL"), section_name("POSTGRESQL")
+    ('client_system_tests', 'client_system_tests_postgresql')
+    """
+    return SECTION if dialect == DIALECTS[0] else f"{SECTION}_{dialect.lower()}"
 
 
 def run_file(root: Path, test_file: str, env: dict[str, str], extra: list[str]) -> FileResult:
@@ -162,15 +180,20 @@ def summary(results: list[FileResult]) -> str:
     return "\n".join(lines)
 
 
-def results_markdown(results: list[FileResult], version: str, command: str) -> str:
+def results_markdown(results: list[FileResult], version: str, command: str, dialect: str = DIALECTS[0]) -> str:
     """The RESULTS.md section: counts per file and every failing test with its reason."""
     total = _total(results)
-    lines = [f"<!-- {SECTION}:begin -->",
-             f"## {SECTION}: the official client's system tests (google-cloud-spanner {version}) against the server", "",
+    section = section_name(dialect)
+    lines = [f"<!-- {section}:begin -->",
+             f"## {section}: the official client's system tests (google-cloud-spanner {version}) against the server"
+             + (f", databases in {dialect}" if dialect != DIALECTS[0] else ""), "",
              f"Command: `{command}`. The client's own `tests/system` run as its emulator CI runs them "
              "(SPANNER_EMULATOR_HOST, GCLOUD_PROJECT=emulator-test-project, "
              "GOOGLE_CLOUD_TESTS_CREATE_SPANNER_INSTANCE=true); tests the client skips against an emulator are skipped. "
-             "Pass rate = passed / (passed + failed + errors).", "",
+             "Pass rate = passed / (passed + failed + errors). "
+             f"Skipped: {total.emulator_skipped} by the client's emulator marks, "
+             f"{total.skipped - total.emulator_skipped} by its other marks (tests it does not run in this dialect "
+             "or on this client version).", "",
              "| file | passed | failed | errors | skipped | pass rate |", "|---|---:|---:|---:|---:|---:|"]
     for r in [*results, total]:
         rate = f"{100 * r.passed / r.runnable:.1f}%" if r.runnable else "-"
@@ -185,18 +208,20 @@ def results_markdown(results: list[FileResult], version: str, command: str) -> s
         for why, tests in grouped.items():
             shown = ", ".join(f"`{t.split('::')[-1]}`" for t in tests[:6]) + (f" and {len(tests) - 6} more" if len(tests) > 6 else "")
             lines.append(f"- {len(tests)} ({shown}): {why}")
-    lines += ["", f"<!-- {SECTION}:end -->"]
+    lines += ["", f"<!-- {section}:end -->"]
     return "\n".join(lines)
 
 
-def record(results: list[FileResult], version: str, command: str, results_md: Path) -> None:
+def record(results: list[FileResult], version: str, command: str, results_md: Path, dialect: str = DIALECTS[0]) -> None:
     """Write the JSON results next to RESULTS.md and replace (or append) its section."""
+    name = section_name(dialect)
     (results_md.parent / "results").mkdir(exist_ok=True)
-    document = {"client_version": version, "command": command, "files": [dataclasses.asdict(r) for r in results]}
-    (results_md.parent / "results" / f"{SECTION}.json").write_text(json.dumps(document, indent=2) + "\n")
-    section = results_markdown(results, version, command)
+    document = {"client_version": version, "command": command, "dialect": dialect,
+                "files": [dataclasses.asdict(r) for r in results]}
+    (results_md.parent / "results" / f"{name}.json").write_text(json.dumps(document, indent=2) + "\n")
+    section = results_markdown(results, version, command, dialect)
     text = results_md.read_text() if results_md.exists() else ""
-    begin, end = f"<!-- {SECTION}:begin -->", f"<!-- {SECTION}:end -->"
+    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
     if begin in text and end in text:
         text = text[:text.index(begin)] + section + text[text.index(end) + len(end):]
     else:
@@ -224,13 +249,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None, help="also write the results as JSON here")
     parser.add_argument("--record", type=Path, default=None, metavar="RESULTS_MD",
                         help="update this RESULTS.md's section and results/client_system_tests.json beside it")
+    parser.add_argument("--dialect", choices=DIALECTS, default=DIALECTS[0],
+                        help="the dialect of the databases the tests create (sets SPANNER_DATABASE_DIALECT; "
+                             "default %(default)s)")
     parser.add_argument("pytest_args", nargs="*", help="passed on to pytest (after --), e.g. -k name")
     args = parser.parse_args(argv)
     version = args.version or client_version()
     root = unpack_tests(version, args.cache_dir)
     results = []
     with LocalSpanner() as server:
-        env = emulator_environment(server.emulator_host)
+        env = emulator_environment(server.emulator_host, args.dialect)
         for test_file in args.files:
             results.append(run_file(root, test_file, env, args.pytest_args))
             print(summary(results[-1:]).splitlines()[1], flush=True)
@@ -239,7 +267,8 @@ def main(argv: list[str] | None = None) -> int:
         args.json.write_text(json.dumps([dataclasses.asdict(r) for r in results], indent=2) + "\n")
     if args.record:
         argv_text = " ".join(sys.argv[1:] if argv is None else argv)
-        record(results, version, f"python -m watcher.devtools.client_system_tests {argv_text}".strip(), args.record)
+        record(results, version, f"python -m watcher.devtools.client_system_tests {argv_text}".strip(), args.record,
+               args.dialect)
     return 0 if all(not r.failed and not r.errors for r in results) else 1
 
 
