@@ -117,3 +117,14 @@ def test_a_refused_function_is_unimplemented_naming_it(local_server, db, name, c
         _rows(db, f"SELECT {call}")
     message = str(caught.value)
     assert f"the function {_SAME_NODE.get(name, name)}" in message and call in message
+
+
+@pytest.mark.parametrize("expression, name", [
+    ("NET.PUBLIC_SUFFIX(Url)", "NET.PUBLIC_SUFFIX"),
+    ("ARRAY_LENGTH(ARRAY_FILTER(SPLIT(Url, '/'), p -> p != ''))", "ARRAY_FILTER"),
+])
+def test_a_generated_column_with_a_refused_function_is_unimplemented_naming_it(local_server, db, expression, name):
+    statement = (f"CREATE TABLE Refused_{uuid.uuid4().hex[:6]} (Id INT64 NOT NULL, Url STRING(MAX), "
+                 f"G STRING(MAX) AS ({expression}) STORED) PRIMARY KEY (Id)")
+    with pytest.raises(exceptions.MethodNotImplemented, match=name.replace(".", r"\.")):
+        db.update_ddl([statement]).result(60)

@@ -13,7 +13,7 @@ Example:
 from __future__ import annotations
 
 from .. import errors
-from .lexer import IDENT, QUOTED, RESERVED_WORDS, SYMBOL, tokenize
+from .lexer import IDENT, QUOTED, RESERVED_WORDS, SYMBOL, Token, tokenize
 
 # Plain words in expressions that are not column names although they are not reserved.
 _NOT_COLUMNS = frozenset(
@@ -35,9 +35,10 @@ def referenced_names(expression: str) -> list[str]:
         tokens = tokenize(expression)
     except errors.SpannerError:
         return []
+    params = _lambda_parameters(tokens)
     out: list[str] = []
     for i, tok in enumerate(tokens):
-        if tok.kind not in (IDENT, QUOTED):
+        if tok.kind not in (IDENT, QUOTED) or tok.value.lower() in params:
             continue
         before = tokens[i - 1] if i else None
         after = tokens[i + 1]
@@ -55,3 +56,24 @@ def referenced_names(expression: str) -> list[str]:
         if tok.value not in out:
             out.append(tok.value)
     return out
+
+
+def _lambda_parameters(tokens: list[Token]) -> set[str]:
+    """Lower-case names of the lambdas' parameters (``e -> ...``, ``(e, i) -> ...``): not columns.
+
+    >>> sorted(referenced_names("ARRAY_FILTER(Tags, (t, i) -> t != Name AND i > 0)"))
+    ['Name', 'Tags']
+    """
+    found: set[str] = set()
+    for i in range(1, len(tokens) - 1):
+        if not (tokens[i].text == "-" and tokens[i + 1].text == ">"):
+            continue
+        j = i - 1
+        if tokens[j].text == ")":
+            while j > 0 and tokens[j].text != "(":
+                j -= 1
+                if tokens[j].kind in (IDENT, QUOTED):
+                    found.add(tokens[j].value.lower())
+        elif tokens[j].kind in (IDENT, QUOTED):
+            found.add(tokens[j].value.lower())
+    return found
