@@ -63,6 +63,7 @@ class Function:
     nulls: str = STRICT
     aggregate: bool = False
     volatile: bool = False  # a new value per call or per statement: DEFAULTs and DML only
+    in_schema: bool = True  # False: queries and DML only here (the translation needs a subquery)
 
     @property
     def where(self) -> str:
@@ -73,6 +74,8 @@ class Function:
             return "queries"
         if self.volatile:
             return "queries, DML, DEFAULT"
+        if not self.in_schema:
+            return "queries, DML"
         return "queries, DML, generated columns, DEFAULT, CHECK"
 
     @property
@@ -89,8 +92,8 @@ class Function:
 
 def _f(name: str, category: str, does: Fn | str | None, *nodes: type[exp.Expression],
        arity: tuple[int, int | None] = (1, 1), nulls: str = STRICT, aggregate: bool = False,
-       volatile: bool = False) -> Function:
-    return Function(name, category, does, tuple(nodes), arity, nulls, aggregate, volatile)
+       volatile: bool = False, in_schema: bool = True) -> Function:
+    return Function(name, category, does, tuple(nodes), arity, nulls, aggregate, volatile, in_schema)
 
 
 def _refused(category: str, names: str, *nodes: type[exp.Expression]) -> tuple[Function, ...]:
@@ -152,8 +155,8 @@ ARRAYS = (
     _f("GENERATE_ARRAY", "Array", Fn("ls_generate_array", ("start", "end", "step"), array_of_arg(0)),
        exp.GenerateSeries, arity=(2, 3)),
     _f("GENERATE_DATE_ARRAY", "Array", "_generate_date_array", exp.GenerateDateArray, arity=(2, 3)),
-    _f("ARRAY_FILTER", "Array", "_array_lambda", exp.ArrayFilter, arity=TWO, nulls=ARRAY_NULL + "; not in a schema here"),
-    _f("ARRAY_TRANSFORM", "Array", "_array_lambda", arity=TWO, nulls=ARRAY_NULL + "; not in a schema here"),
+    _f("ARRAY_FILTER", "Array", "_array_lambda", exp.ArrayFilter, arity=TWO, nulls=ARRAY_NULL, in_schema=False),
+    _f("ARRAY_TRANSFORM", "Array", "_array_lambda", arity=TWO, nulls=ARRAY_NULL, in_schema=False),
 )
 
 BITS = (
