@@ -92,6 +92,7 @@ def test_functions_in_dml_values_and_where(db):
 
     assert db.run_in_transaction(write) == 1
     assert _rows(db, "SELECT Tags, Kind, TagCount FROM Tagged WHERE Id = 20") == [[["y", "z", "w"], "made", 3]]
+    assert _rows(db, "SELECT STRING(Info.kind) FROM Tagged WHERE Id = 20 AND Info.kind IS NOT NULL") == [["made"]]
 
 
 def _call(name: str) -> str | None:

@@ -305,6 +305,9 @@ class FunctionTranslator(AggregateTranslator, ArrayTranslator, JsonTranslator, T
 
     def _bracket(self, node: exp.Bracket, scope: Scope) -> Typed:
         arr = self.expr(node.this, scope)
+        if arr.type is not None and arr.type.code == TypeCode.JSON and len(node.expressions) == 1 \
+                and not node.args.get("offset") and not node.args.get("safe"):
+            return self.json_member(arr, self.expr(node.expressions[0], scope))
         if arr.type is None or not arr.type.is_array or len(node.expressions) != 1:
             raise self.ctx.unsupported(errors.feature_subscripts(arr.type))
         index = self.coerce(self.expr(node.expressions[0], scope), T.INT64, node.expressions[0])

@@ -90,6 +90,14 @@ def json_query(text: str | None, path: str | None) -> str | None:
     return None if node is _MISSING else _canonical(node)
 
 
+def json_subscript(text: str | None, key: str | int | None) -> str | None:
+    """``json.member``, ``json['member']``, ``json[index]``: the member or element, NULL when there is none."""
+    if text is None or key is None:
+        return None
+    node = _walk(json.loads(text), [key])
+    return None if node is _MISSING else _canonical(node)
+
+
 def json_query_array(text: str | None, path: str | None) -> str | None:
     """JSON_QUERY_ARRAY: the elements of the selected array, each as JSON text."""
     node = _select(text, path)
@@ -420,6 +428,7 @@ def json_strip_nulls(text: str | None, path: str | None, include_arrays: int | N
 SPECS: tuple[UdfSpec, ...] = (
     UdfSpec("ls_json_value", 2, json_value),
     UdfSpec("ls_json_query", 2, json_query),
+    UdfSpec("ls_json_subscript", 2, json_subscript),
     UdfSpec("ls_json_query_array", 2, json_query_array),
     UdfSpec("ls_json_value_array", 2, json_value_array),
     UdfSpec("ls_json_type", 1, json_type),

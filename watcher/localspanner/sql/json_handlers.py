@@ -57,6 +57,12 @@ class JsonTranslator(CallTranslator):
         type_text = "NULL" if typed.type is None else sql_string(str(typed.type))
         return f"ls_to_json({typed.sql}, {type_text}, {int(sort)})"
 
+    def json_member(self, subject: Typed, key: Typed) -> Typed:
+        """``json.name``, ``json['name']`` or ``json[i]``: a JSON value, NULL where there is none."""
+        if key.type is not None and key.type.code not in (TypeCode.STRING, TypeCode.INT64):
+            raise self.ctx.invalid(errors.function_signature("the JSON subscript operator", [subject.type, key.type]))
+        return Typed(f"ls_json_subscript({subject.sql}, {key.sql})", T.JSON)
+
     def _json_path(self, node: exp.Expression, key: str = "expression") -> str:
         path = node.args.get(key)
         if path is None:

@@ -94,6 +94,8 @@ class StructTranslator(FunctionTranslator):
     def field(self, subject: Typed, name: str, node: exp.Expression) -> Typed:
         """Field ``name`` of a STRUCT value."""
         t = subject.type
+        if t is not None and t.code == TypeCode.JSON:  # JSON member access: json.name
+            return self.json_member(subject, Typed(sql_string(name), T.STRING))
         if t is None or t.code != TypeCode.STRUCT:
             raise self.ctx.invalid(errors.field_access_on_non_struct(name, t, clip(node)))
         matches = [i for i, (fname, _) in enumerate(t.fields) if fname and fname.lower() == name.lower()]
@@ -143,7 +145,7 @@ class StructTranslator(FunctionTranslator):
             col = scope.resolve(None, name)
         except ResolveError as exc:
             raise self.ctx.invalid(str(exc)) from None
-        if col.type is None or col.type.code != TypeCode.STRUCT:
+        if col.type is None or col.type.code not in (TypeCode.STRUCT, TypeCode.JSON):
             raise self.ctx.invalid(errors.unrecognized_name(clip(node)))
         return Typed(col.sql, col.type)
 
