@@ -96,6 +96,11 @@ def test_nulls_sort_as_postgresql_sorts_them(pg_db, written):
 
 def test_names_fold_to_lower_case_unless_double_quoted(pg_db, written):
     assert _rows(pg_db, 'SELECT K, "MixedCase" FROM AllTypes WHERE K = 1') == [[1, 7]]
+    for wrong in ("SELECT MixedCase FROM alltypes", 'SELECT "K" FROM alltypes', 'SELECT k FROM "AllTypes"'):
+        with pg_db.snapshot() as snap:
+            results = snap.execute_sql(wrong)
+            with pytest.raises(exceptions.InvalidArgument):
+                list(results)
     with pg_db.snapshot() as snap:
         results = snap.execute_sql("SELECT count(*), K AS \"Key\" FROM alltypes GROUP BY K ORDER BY K LIMIT 1")
         assert list(results) == [[1, 1]]

@@ -7,9 +7,9 @@ wrote it; a GoogleSQL database's statement runs unchanged once it is known to ho
 PostgreSQL-only syntax.
 
 Example:
-    >>> in_dialect("POSTGRESQL", Statement("SELECT k FROM t WHERE k = $1")).sql
+    >>> in_dialect(Catalog(dialect="POSTGRESQL"), Statement("SELECT k FROM t WHERE k = $1")).sql
     'SELECT `k` FROM `t` WHERE `k` = @p1'
-    >>> in_dialect("GOOGLE_STANDARD_SQL", Statement("SELECT K FROM T")).sql
+    >>> in_dialect(Catalog(), Statement("SELECT K FROM T")).sql
     'SELECT K FROM T'
 """
 
@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from . import dialects, errors, postgresql
+from .catalog import Catalog
 from .change_streams import pg_reads
 from .requests import BatchDmlResult, ResultStream, Statement
 
@@ -31,31 +32,36 @@ _Engine = TypeVar("_Engine")
 _REFUSED = ""
 
 
-def in_dialect(dialect: str, statement: Statement) -> Statement:
-    """``statement`` as a database of ``dialect`` runs it.
+def in_dialect(catalog: Catalog, statement: Statement) -> Statement:
+    """``statement`` as a database of ``catalog`` (and its dialect) runs it.
 
     Raises:
-        SpannerError: INVALID_ARGUMENT naming the statement for the other dialect's syntax.
+        SpannerError: INVALID_ARGUMENT naming the statement for the other dialect's syntax, or
+            (PostgreSQL) a name that matches the schema's only in another case.
     """
-    if dialect == dialects.POSTGRESQL:
+    if catalog.dialect == dialects.POSTGRESQL:
         read = pg_reads.as_google_sql(statement.sql)
-        return dataclasses.replace(statement, sql=read if read is not None else postgresql.to_google_sql(statement.sql))
+        if read is not None:
+            return dataclasses.replace(statement, sql=read)
+        run = postgresql.to_google_sql(statement.sql)
+        postgresql.refuse_wrong_case(statement.sql, catalog)
+        return dataclasses.replace(statement, sql=run)
     postgresql.refuse_in_google_sql(statement.sql)
     return statement
 
 
-def batch_in_dialect(dialect: str, statements: list[Statement]) -> tuple[list[Statement], errors.SpannerError | None]:
+def batch_in_dialect(catalog: Catalog, statements: list[Statement]) -> tuple[list[Statement], errors.SpannerError | None]:
     """A batch's statements as run, up to the first one :func:`in_dialect` refuses (run as :data:`_REFUSED`),
     and that refusal (None: every statement was rewritten).
 
-    >>> run, refused = batch_in_dialect("POSTGRESQL", [Statement("DELETE FROM t WHERE true"), Statement("UPDTAE t SET v = 1")])
+    >>> run, refused = batch_in_dialect(Catalog(dialect="POSTGRESQL"), [Statement("DELETE FROM t WHERE true"), Statement("UPDTAE t SET v = 1")])
     >>> [s.sql for s in run], refused.code.name
     (['DELETE FROM `t` WHERE TRUE', ''], 'INVALID_ARGUMENT')
     """
     out: list[Statement] = []
     for statement in statements:
         try:
-            out.append(in_dialect(dialect, statement))
+            out.append(in_dialect(catalog, statement))
         except errors.SpannerError as exc:
             out.append(dataclasses.replace(statement, sql=_REFUSED))
             return out, exc

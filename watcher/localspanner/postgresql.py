@@ -10,6 +10,9 @@ one query path (``translator.py``, ``dml.py``). The rules, as data:
 * ``spanner.<function>(...)`` calls map through :data:`SPANNER_FUNCTIONS`; ``nextval('s')`` is
   ``GET_NEXT_SEQUENCE_VALUE(SEQUENCE s)``;
 * ``x = ANY($1)`` is ``x IN UNNEST(@p1)``; ``::jsonb`` casts are JSON casts;
+* a name must match the schema's exactly once folded (``SELECT SingerId`` does not find a column
+  created as ``"SingerId"``), although the catalog itself looks names up ignoring case
+  (:func:`refuse_wrong_case`);
 * NULLs sort as PostgreSQL (and Spanner's PostgreSQL interface) sort them: last ascending,
   first descending, which sqlglot writes out as explicit ``NULLS LAST`` / ``NULLS FIRST``;
 * an unnamed result column is named as PostgreSQL names it: after its function, else ``?column?``;
@@ -42,6 +45,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from . import dialects, errors
+from .catalog import Catalog
 
 #: ``spanner.<name>(...)`` of PostgreSQL-dialect Spanner -> the GoogleSQL function it is.
 SPANNER_FUNCTIONS: dict[str, str] = {
@@ -206,6 +210,54 @@ def to_google_sql(sql: str) -> str:
     if returning is not None:
         text += " THEN RETURN " + ", ".join(e.sql("bigquery") for e in returning.expressions)
     return text
+
+
+@functools.lru_cache(maxsize=4096)
+def _names_used(sql: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The table and column names a statement refers to (folded) and the names it defines itself (aliases, WITH)."""
+    tree = _parse(sql, sql)
+    used, defined = set(), set()
+    for ident in tree.find_all(exp.Identifier):
+        name = ident.this if ident.quoted else ident.this.lower()
+        parent = ident.parent
+        if isinstance(parent, (exp.Alias, exp.TableAlias)) or ident.arg_key == "alias":
+            defined.add(name)
+        elif isinstance(parent, (exp.Column, exp.Table)):
+            used.add(name)
+    return frozenset(used), frozenset(defined)
+
+
+@functools.lru_cache(maxsize=16)
+def _schema_names(catalog: Catalog) -> dict[str, frozenset[str]]:
+    """The catalog's table, view and column names by their lower-case form."""
+    found: dict[str, set[str]] = {}
+    for table in catalog.tables:
+        for name in (table.name, *(c.name for c in table.columns)):
+            found.setdefault(name.lower(), set()).add(name)
+    for view in catalog.views:
+        for name in (view.name, *(c.name for c in view.columns)):
+            found.setdefault(name.lower(), set()).add(name)
+    return {low: frozenset(names) for low, names in found.items()}
+
+
+def refuse_wrong_case(sql: str, catalog: Catalog) -> None:
+    """INVALID_ARGUMENT when ``sql`` names a table or column only in another case than the schema's
+    (the catalog ignores case; PostgreSQL, once unquoted names are folded, does not).
+
+    >>> from watcher.localspanner import catalog as C, types as T
+    >>> cat = C.Catalog(tables=(C.Table("t", (C.Column("Id", T.INT64),), (C.KeyPart("Id"),)),))
+    >>> refuse_wrong_case('SELECT "Id" FROM t', cat)
+    >>> refuse_wrong_case('SELECT id FROM t', cat)
+    Traceback (most recent call last):
+    ...
+    watcher.localspanner.errors.base.SpannerError: column or table "id" does not exist; the schema has "Id" (names not in double quotes fold to lower case) [in statement: SELECT id FROM t]
+    """
+    used, defined = _names_used(sql)
+    schema = _schema_names(catalog)
+    for name in used - defined:
+        exact = schema.get(name.lower())
+        if exact is not None and name not in exact:
+            raise errors.pg_name_in_other_case(sql, name, sorted(exact)[0])
 
 
 def expression_to_google_sql(expression: str, statement: str) -> str:

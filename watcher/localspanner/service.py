@@ -327,7 +327,7 @@ class LocalSpannerService:
 
     def _in_dialect(self, session: str, statement: Statement) -> Statement:
         """The statement as the session's database runs it (``dialect_statements.in_dialect``)."""
-        return in_dialect(self._session_engine(session).catalog.dialect, statement)
+        return in_dialect(self._session_engine(session).catalog, statement)
 
     def database_options(self, database: str) -> dict[str, str | None]:
         """The options ALTER DATABASE set (None: not set, the default applies)."""
@@ -404,9 +404,9 @@ class LocalSpannerService:
         fields and no rows, without running the statement. ``options`` (tags, priority, Data
         Boost) are recorded in the database's request log, as with every data request.
         """
-        dialect = self._session_engine(session).catalog.dialect
-        original, statement = statement.sql, in_dialect(dialect, statement)
-        reshape = result_shape(dialect, original)
+        catalog = self._session_engine(session).catalog
+        original, statement = statement.sql, in_dialect(catalog, statement)
+        reshape = result_shape(catalog.dialect, original)
         return self._recorded(session, "ExecuteSql", original, options, as_written(lambda engine: engine.execute_sql(
             session, statement, selector, seqno=seqno, plan=plan, partition_token=partition_token),
             [(statement.sql, original)], reshape), partitioned=bool(partition_token))
@@ -440,7 +440,7 @@ class LocalSpannerService:
         if selector is None:
             raise errors.batch_dml_without_transaction()
         text = ";\n".join(s.sql for s in statements)
-        run, refused = batch_in_dialect(self._session_engine(session).catalog.dialect, statements)
+        run, refused = batch_in_dialect(self._session_engine(session).catalog, statements)
         return self._recorded(session, "ExecuteBatchDml", text, options, as_written(
             lambda engine: engine.execute_batch_dml(session, run, selector, seqno=seqno),
             [(r.sql, s.sql) for r, s in zip(run, statements, strict=False)], refused=refused))

@@ -17,6 +17,7 @@ __all__ = [
     "pg_ddl_unsupported",
     "pg_index_filter_not_in_key",
     "pg_index_partial_filter",
+    "pg_name_in_other_case",
     "pg_syntax_error",
     "pg_syntax_in_google_sql",
     "pg_type_not_in_dialect",
@@ -58,6 +59,11 @@ def pg_index_partial_filter(statement: str, index: str, columns: list[str]) -> S
     listed = ", ".join(columns)
     return SpannerError(Code.UNIMPLEMENTED, f"Index {index}: the local Spanner server filters NULLs of every nullable key "
                                             f"column or none; the WHERE clause leaves out {listed} (statement: {_clip(statement)})")
+
+
+def pg_name_in_other_case(sql: str, name: str, exact: str) -> SpannerError:
+    return invalid_argument(f'column or table "{name}" does not exist; the schema has "{exact}" (names not in double '
+                            f"quotes fold to lower case) [in statement: {_clip(sql)}]")
 
 
 def pg_syntax_error(sql: str, detail: str) -> SpannerError:
