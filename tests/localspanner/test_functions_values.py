@@ -172,6 +172,8 @@ CASES: list[tuple[str, Any]] = [
     ("CODE_POINTS_TO_STRING([65, NULL])", None),
     ("CODE_POINTS_TO_BYTES([65, 98, 67])", b"AbC"),
     ("SAFE_CONVERT_BYTES_TO_STRING(b'\\xc2')", "\ufffd"),
+    ("TO_BASE32(b'abcde\\xFF')", "MFRGGZDF74======"),
+    ("FROM_BASE32('MFRGGZDF74======')", b"abcde\xff"),
     ("NORMALIZE('\\u00ea') = NORMALIZE('\\u0065\\u0302')", True),
     ("NORMALIZE_AND_CASEFOLD('The red barn') = NORMALIZE_AND_CASEFOLD('The Red Barn')", True),
     ("REGEXP_EXTRACT_ALL('Try `func(x)` or `func(y)`', '`(.+?)`')", ["func(x)", "func(y)"]),

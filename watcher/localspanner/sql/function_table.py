@@ -178,8 +178,10 @@ CONDITIONALS = (
 CONVERSIONS = (
     _f("CAST", "Conversion", BUILTIN, exp.Cast),
     _f("SAFE_CAST", "Conversion", BUILTIN, exp.TryCast, nulls=STRICT + "; NULL where the cast fails"),
+    _f("FROM_BASE32", "Conversion", Fn("ls_from_base32", ("this",), BYTES), exp.FromBase32),
     _f("FROM_BASE64", "Conversion", Fn("ls_from_base64", ("this",), BYTES), exp.FromBase64),
     _f("FROM_HEX", "Conversion", Fn("ls_from_hex", ("this",), BYTES), exp.Unhex),
+    _f("TO_BASE32", "Conversion", Fn("ls_to_base32", ("this",), STRING), exp.ToBase32),
     _f("TO_BASE64", "Conversion", Fn("ls_to_base64", ("this",), STRING), exp.ToBase64),
     _f("TO_HEX", "Conversion", Fn("ls_to_hex", ("this",), STRING), exp.LowerHex, exp.Hex),
     _f("CODE_POINTS_TO_BYTES", "Conversion", Fn("ls_code_points_to_bytes", ("this",), BYTES), exp.CodePointsToBytes),
@@ -358,7 +360,6 @@ STRINGS = (
     _f("NORMALIZE_AND_CASEFOLD", "String", "_normalize", exp.Normalize, arity=(1, 2)),
     _f("CONTAINS_SUBSTR", "String", "_contains_substr", exp.Contains, arity=TWO,
        nulls=STRICT + "; STRING values only here"),
-    *_refused("String", "REGEXP_INSTR"),
 )
 
 TIMESTAMPS = (

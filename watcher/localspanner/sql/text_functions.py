@@ -216,6 +216,19 @@ def timestamp_string(ts: str | None, zone: str | None) -> str | None:
     return text[:-3] if text.endswith(":00") else text
 
 
+def to_base32(value: str | bytes | None) -> str | None:
+    return None if value is None else base64.b32encode(_as_bytes(value)).decode("ascii")
+
+
+def from_base32(value: str | None) -> bytes | None:
+    if value is None:
+        return None
+    try:
+        return base64.b32decode(value)
+    except (ValueError, TypeError):
+        fail(f"Failed to decode invalid base32 string: {value!r}")
+
+
 def safe_bytes_to_string(value: bytes | None) -> str | None:
     return None if value is None else bytes(value).decode("utf-8", errors="replace")
 
@@ -258,5 +271,7 @@ SPECS: tuple[UdfSpec, ...] = (
     UdfSpec("ls_code_points_to_string", 1, code_points_to_string),
     UdfSpec("ls_code_points_to_bytes", 1, code_points_to_bytes),
     UdfSpec("ls_safe_bytes_to_string", 1, safe_bytes_to_string),
+    UdfSpec("ls_to_base32", 1, to_base32),
+    UdfSpec("ls_from_base32", 1, from_base32),
     UdfSpec("ls_timestamp_string", 2, timestamp_string),
 )
