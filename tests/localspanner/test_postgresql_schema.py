@@ -104,6 +104,17 @@ def test_get_database_ddl_prints_postgresql_that_recreates_the_schema(pg_db, ins
         copy.drop()
 
 
+def test_alter_database_sets_options_the_postgresql_way(instance):
+    db = _new_pg_database(instance)
+    try:
+        db.update_ddl([f'ALTER DATABASE "{db.database_id}" SET spanner.version_retention_period = \'2d\'']).result(60)
+        db.reload()
+        assert db.version_retention_period == "2d"
+        assert list(db.ddl_statements) == [f'ALTER DATABASE "{db.database_id}" SET spanner.version_retention_period = \'2d\'']
+    finally:
+        db.drop()
+
+
 def test_information_schema_tables_in_schema_public(pg_db):
     assert _rows(pg_db, "SELECT table_name, parent_table_name FROM information_schema.tables "
                         "WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name") == [

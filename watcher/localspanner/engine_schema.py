@@ -18,7 +18,7 @@ from .clock import Clock
 from .ddl import nodes
 from .ddl.parser import parse_ddl
 from .ddl.pg_parser import parse_pg_ddl
-from .ddl.pg_printer import print_pg_catalog
+from .ddl.pg_printer import print_pg_catalog, print_pg_options
 from .ddl.printer import print_catalog
 from .errors import SpannerError
 from .schema_changes import write_schema_change
@@ -96,8 +96,9 @@ class SchemaChanges:
             return write_schema_change(self.storage, self.catalog, new, statement, commit)
 
     def _set_options(self, statement: str) -> int:
-        """ALTER DATABASE ... SET OPTIONS (...): checks every option, then commits them together on their own."""
-        node = parse_ddl(statement)
+        """ALTER DATABASE ... SET OPTIONS (...) (PostgreSQL: ``SET spanner.option = 'value'``): checks every
+        option, then commits them together on their own."""
+        node = parse_ddl(statement) if self.catalog.dialect == dialects.GOOGLE_STANDARD_SQL else parse_pg_ddl(statement)
         assert isinstance(node, nodes.AlterDatabase)
         database = self.name.rsplit("/", 1)[-1]
         if node.name != database:
@@ -146,13 +147,13 @@ class SchemaChanges:
             self._writer.release(None)
 
     def ddl(self) -> list[str]:
+        values = {"default_leader": self.default_leader, "version_retention_period": self.retention_period,
+                  "default_sequence_kind": self.catalog.default_sequence_kind}
+        database = self.name.rsplit("/", 1)[-1]
         if self.catalog.dialect == dialects.POSTGRESQL:
-            return print_pg_catalog(self.catalog)
-        printed = print_catalog(self.catalog)
-        options = database_options.print_options(self.name.rsplit("/", 1)[-1], {
-            "default_leader": self.default_leader, "version_retention_period": self.retention_period,
-            "default_sequence_kind": self.catalog.default_sequence_kind})
-        return printed + ([options] if options else [])
+            return print_pg_catalog(self.catalog) + print_pg_options(database, values)
+        options = database_options.print_options(database, values)
+        return print_catalog(self.catalog) + ([options] if options else [])
 
     def _retention_nanos(self) -> int:
         return retention.retention_seconds(self.retention_period) * 1_000_000_000

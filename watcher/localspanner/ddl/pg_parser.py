@@ -21,6 +21,7 @@ PostgreSQL                              node
 ``TTL INTERVAL '7 days' ON c``          ``CreateTable.row_deletion_policy``
 ``CREATE SEQUENCE s BIT_REVERSED_POSITIVE ``CreateSequence`` (clause form); ``nextval('s')``
 [SKIP RANGE a b] [START COUNTER WITH n]`` in expressions is GET_NEXT_SEQUENCE_VALUE
+``ALTER DATABASE d SET spanner.o = 'v'`` ``AlterDatabase`` (``RESET spanner.o``: back to the default)
 ``ALTER COLUMN c TYPE t``, ``SET | DROP  ``AlterColumnType`` (the column's other parts
 NOT NULL``                              kept), ``SET | DROP DEFAULT``
 ======================================  =============================================
@@ -39,7 +40,7 @@ from __future__ import annotations
 
 import re
 
-from .. import dialects, errors
+from .. import database_options, dialects, errors
 from ..catalog import BIT_REVERSED_POSITIVE, Catalog, Column, KeyPart, RowDeletionPolicy
 from ..postgresql import expression_to_google_sql, to_google_sql
 from . import change_stream_parser, constraint_parser, nodes, sequence_options, sequence_parser
@@ -282,6 +283,8 @@ class _PgParser(_Parser):
             if self.accept("SET"):
                 return nodes.AlterChangeStreamSetOptions(name, change_stream_parser.options_clause(self))
             raise self.fail("SET FOR, DROP FOR ALL or SET (...)")
+        if self.accept("DATABASE"):
+            return self.alter_database()
         self.expect("TABLE")
         table = self.name("table name")
         if self.accept("ADD"):
@@ -304,6 +307,30 @@ class _PgParser(_Parser):
                 return nodes.AlterColumnSetDefault(table, column, None)
             return self.alter_column_definition(table, column)
         raise self.fail("ADD, DROP or ALTER")
+
+    def alter_database(self) -> nodes.AlterDatabase:
+        """After ALTER DATABASE: ``name SET spanner.option = 'value'`` (or ``TO``) or ``name RESET spanner.option``."""
+        name = self.name("database name")
+        reset = self.accept("RESET")
+        if not reset:
+            self.expect("SET")
+        start = self.tok
+        if not self.accept("SPANNER") or not self.at_symbol("."):
+            raise self.fail("spanner.<option>", start)
+        self.advance()
+        option_tok = self.advance()
+        option = option_tok.value
+        if option not in database_options.OPTIONS:
+            raise errors.database_option_unknown(self.text, option_tok.text)
+        if reset:
+            return nodes.AlterDatabase(name, ((option, None),))
+        if not self.accept("TO"):
+            self.expect_symbol("=")
+        value_tok = self.tok
+        if value_tok.kind != STRING:
+            raise self.fail("a string literal")
+        self.advance()
+        return nodes.AlterDatabase(name, ((option, value_tok.text[1:-1].replace("''", "'")),))
 
     def alter_column_definition(self, table: str, column: str) -> nodes.AlterColumnType:
         """``TYPE t``, ``SET NOT NULL`` or ``DROP NOT NULL``: the column redefined with its other parts kept."""

@@ -21,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+from .. import database_options
 from ..catalog import Catalog, ChangeStream, CheckConstraint, Column, ForeignKey, Index, KeyPart, Sequence, Table, View
 from ..dialects import pg_identifier as q
 from ..dialects import pg_type_text
@@ -44,6 +45,16 @@ def print_pg_catalog(catalog: Catalog) -> list[str]:
     out.extend(_create_view(v) for v in catalog.views)
     out.extend(_create_change_stream(s) for s in catalog.change_streams)
     return out
+
+
+def print_pg_options(database: str, values: dict[str, str | None]) -> list[str]:
+    """One ``ALTER DATABASE ... SET spanner.<option> = '<value>'`` per option set, in ``database_options.OPTIONS`` order.
+
+    >>> print(*print_pg_options("my-db", {"version_retention_period": "2d", "default_leader": None}))
+    ALTER DATABASE "my-db" SET spanner.version_retention_period = '2d'
+    """
+    return [f"ALTER DATABASE {q(database)} SET spanner.{name} = {_option_value(values[name])}"
+            for name in database_options.OPTIONS if values.get(name) is not None]  # type: ignore[arg-type]
 
 
 def pg_column_definition(column: Column) -> str:
