@@ -171,8 +171,6 @@ CONDITIONALS = (
     _f("IFNULL", "Conditional", BUILTIN, exp.Coalesce, arity=TWO, nulls="the first non-NULL argument"),
     _f("NULLIF", "Conditional", Fn("nullif", ("this", "expression"), same_as(0)), exp.Nullif, arity=TWO,
        nulls="NULL if the arguments are equal"),
-    _f("NULLIFZERO", "Conditional", _fn("ls_nullifzero", same_as(0)), nulls="NULL for zero and NULL"),
-    _f("ZEROIFNULL", "Conditional", _fn("ls_zeroifnull", same_as(0)), nulls="zero for NULL"),
 )
 
 CONVERSIONS = (
@@ -201,7 +199,6 @@ DATES = (
     _f("DATE_TRUNC", "Date", "_timestamp_trunc", exp.DateTrunc, arity=TWO),
     _f("EXTRACT", "Date", "_extract", exp.Extract),
     _f("FORMAT_DATE", "Date", "_format_timestamp", exp.TimeToStr, arity=TWO),
-    _f("LAST_DAY", "Date", "_last_day", exp.LastDay, arity=(1, 2)),
     _f("PARSE_DATE", "Date", "_parse_timestamp", exp.StrToDate, arity=TWO),
     _f("UNIX_DATE", "Date", Fn("ls_unix_date", ("this",), INT64), exp.UnixDate),
     _f("ADDDATE", "Date", "_adddate", arity=TWO),
@@ -263,8 +260,7 @@ JSONS = (
 
 _MATH1: dict[str, type[exp.Expression]] = {"SIN": exp.Sin, "COS": exp.Cos, "TAN": exp.Tan, "ASIN": exp.Asin, "ACOS": exp.Acos, "ATAN": exp.Atan,
           "SINH": exp.Sinh, "COSH": exp.Cosh, "TANH": exp.Tanh, "ASINH": exp.Asinh, "ACOSH": exp.Acosh,
-          "ATANH": exp.Atanh, "COT": exp.Cot, "COTH": exp.Coth, "CSC": exp.Csc, "CSCH": exp.Csch, "SEC": exp.Sec,
-          "SECH": exp.Sech, "CBRT": exp.Cbrt}
+          "ATANH": exp.Atanh}
 
 MATHS = (
     _f("ABS", "Mathematical", Fn("abs", ("this",), same_as(0)), exp.Abs),
@@ -317,18 +313,13 @@ NETS = (
 )
 
 STRINGS = (
-    _f("ASCII", "String", Fn("ls_ascii", ("this",), INT64), exp.Ascii),
     _f("BYTE_LENGTH", "String", Fn("ls_byte_length", ("this",), INT64), exp.ByteLength),
     _f("CHAR_LENGTH", "String", Fn("ls_char_length", ("this",), INT64), exp.Length),
     _f("CHARACTER_LENGTH", "String", Fn("ls_char_length", ("this",), INT64), exp.Length),
-    _f("CHR", "String", Fn("ls_chr", ("*expressions",), STRING), exp.Chr),
     _f("CONCAT", "String", BUILTIN, exp.Concat, arity=(1, None)),
     _f("ENDS_WITH", "String", Fn("ls_ends_with", ("this", "expression"), BOOL), exp.EndsWith, arity=TWO),
     _f("FORMAT", "String", Fn("ls_format", ("this", "*expressions"), STRING), exp.Format, arity=(1, None),
        nulls="a NULL format is NULL; a NULL value prints NULL"),
-    _f("INITCAP", "String", Fn("ls_initcap", ("this", "expression"), STRING), exp.Initcap, arity=(1, 2)),
-    _f("INSTR", "String", Fn("ls_strpos", ("this", "substr"), INT64), exp.StrPosition, arity=TWO),
-    _f("LEFT", "String", Fn("ls_left", ("this", "expression"), same_as(0)), exp.Left, arity=TWO),
     _f("LENGTH", "String", Fn("ls_char_length", ("this",), INT64), exp.Length),
     _f("LOWER", "String", Fn("ls_lower", ("this",), same_as(0)), exp.Lower),
     _f("LPAD", "String", "_pad", exp.Pad, arity=(2, 3)),
@@ -344,7 +335,6 @@ STRINGS = (
     _f("REPEAT", "String", Fn("ls_repeat", ("this", "times"), STRING), exp.Repeat, arity=TWO),
     _f("REPLACE", "String", Fn("replace", ("this", "expression", "replacement"), same_as(0)), exp.Replace, arity=(3, 3)),
     _f("REVERSE", "String", Fn("ls_reverse", ("this",), same_as(0)), exp.Reverse),
-    _f("RIGHT", "String", Fn("ls_right", ("this", "expression"), same_as(0)), exp.Right, arity=TWO),
     _f("RPAD", "String", "_pad", exp.Pad, arity=(2, 3)),
     _f("RTRIM", "String", "_trim", exp.Trim, arity=(1, 2)),
     _f("SOUNDEX", "String", Fn("ls_soundex", ("this",), STRING), exp.Soundex),
@@ -353,13 +343,9 @@ STRINGS = (
     _f("STRPOS", "String", Fn("ls_strpos", ("this", "substr"), INT64), exp.StrPosition, arity=TWO),
     _f("SUBSTR", "String", Fn("ls_substr", ("this", "start", "length"), same_as(0)), exp.Substring, arity=(2, 3)),
     _f("SUBSTRING", "String", Fn("ls_substr", ("this", "start", "length"), same_as(0)), exp.Substring, arity=(2, 3)),
-    _f("TRANSLATE", "String", Fn("ls_translate", ("this", "from_", "to"), same_as(0)), exp.Translate, arity=(3, 3)),
     _f("TRIM", "String", "_trim", exp.Trim, arity=(1, 2)),
-    _f("UNICODE", "String", Fn("ls_unicode", ("this",), INT64), exp.Unicode),
     _f("UPPER", "String", Fn("ls_upper", ("this",), same_as(0)), exp.Upper),
     _f("NORMALIZE_AND_CASEFOLD", "String", "_normalize", exp.Normalize, arity=(1, 2)),
-    _f("CONTAINS_SUBSTR", "String", "_contains_substr", exp.Contains, arity=TWO,
-       nulls=STRICT + "; STRING values only here"),
 )
 
 TIMESTAMPS = (

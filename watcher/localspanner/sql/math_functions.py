@@ -1,4 +1,4 @@
-"""More mathematical functions, bits, zero/NULL conditionals and UNIX dates.
+"""More mathematical functions: trigonometry, logarithms, safe arithmetic, vectors, bits, UNIX dates.
 
 Registered in SQLite under ``ls_`` names (:data:`SPECS`); NULL in, NULL out unless said.
 A result outside a function's domain is the error GoogleSQL gives, naming the call.
@@ -6,13 +6,12 @@ A result outside a function's domain is the error GoogleSQL gives, naming the ca
 Example:
     >>> math1(0.0, "COS"), trunc(-2.7, None), log(8.0, 2.0)
     (1.0, -2.0, 3.0)
-    >>> last_day("2024-02-10", "MONTH"), unix_date("1970-01-02")
-    ('2024-02-29', 1)
+    >>> unix_date("1970-01-02"), date_from_unix_date(-1)
+    (1, '1969-12-31')
 """
 
 from __future__ import annotations
 
-import calendar
 import datetime as dt
 import decimal
 import json
@@ -27,18 +26,11 @@ from .udf import UdfSpec, fail
 _EPOCH = dt.date(1970, 1, 1)
 
 
-def _cot(x: float) -> float:
-    return math.cos(x) / math.sin(x)
-
-
 #: name -> the function of one FLOAT64 (math's functions raise ValueError outside their domain).
 _ONE: dict[str, Callable[[float], float]] = {
     "SIN": math.sin, "COS": math.cos, "TAN": math.tan, "ASIN": math.asin, "ACOS": math.acos, "ATAN": math.atan,
     "SINH": math.sinh, "COSH": math.cosh, "TANH": math.tanh, "ASINH": math.asinh, "ACOSH": math.acosh,
-    "ATANH": math.atanh, "COT": _cot, "COTH": lambda x: 1 / math.tanh(x), "CSC": lambda x: 1 / math.sin(x),
-    "CSCH": lambda x: 1 / math.sinh(x), "SEC": lambda x: 1 / math.cos(x), "SECH": lambda x: 1 / math.cosh(x),
-    "CBRT": lambda x: math.copysign(abs(x) ** (1 / 3), x),
-    "SQRT": math.sqrt, "LN": math.log, "EXP": math.exp,
+    "ATANH": math.atanh, "SQRT": math.sqrt, "LN": math.log, "EXP": math.exp,
 }
 
 
@@ -114,14 +106,6 @@ def log(value: Any, base: Any) -> float | None:
     return math.log(x, y)
 
 
-def nullifzero(value: Any) -> Any:
-    return None if value is None or value == 0 or value == "0" else value
-
-
-def zeroifnull(value: Any) -> Any:
-    return 0 if value is None else value
-
-
 def bit_count(value: int | bytes | None) -> int | None:
     if value is None:
         return None
@@ -141,26 +125,6 @@ def date_from_unix_date(days: int | None) -> str | None:
         return (_EPOCH + dt.timedelta(days=days)).isoformat()
     except OverflowError:
         fail(f"DATE_FROM_UNIX_DATE: {days} is outside the DATE range")
-
-
-def last_day(value: str | None, part: str) -> str | None:
-    """LAST_DAY: the last day of the date's MONTH, QUARTER, YEAR or WEEK (weeks end on Saturday)."""
-    if value is None:
-        return None
-    d = dt.date.fromisoformat(value[:10])
-    if part == "MONTH":
-        return d.replace(day=calendar.monthrange(d.year, d.month)[1]).isoformat()
-    if part == "QUARTER":
-        month = (d.month - 1) // 3 * 3 + 3
-        return dt.date(d.year, month, calendar.monthrange(d.year, month)[1]).isoformat()
-    if part == "YEAR":
-        return dt.date(d.year, 12, 31).isoformat()
-    if part.startswith("WEEK") or part == "ISOWEEK":
-        start = "SUNDAY" if part == "WEEK" else ("MONDAY" if part == "ISOWEEK" else part[5:-1])
-        first = list(calendar.day_name).index(start.capitalize())  # Monday is 0
-        end = (first - 1) % 7
-        return (d + dt.timedelta(days=(end - d.weekday()) % 7)).isoformat()
-    fail(f"LAST_DAY does not support the date part {part}")
 
 
 _INT64 = (-(2**63), 2**63 - 1)
@@ -223,10 +187,7 @@ SPECS: tuple[UdfSpec, ...] = (
     UdfSpec("ls_trunc", 1, lambda v: trunc(v, None)),
     UdfSpec("ls_trunc", 2, trunc),
     UdfSpec("ls_log", 2, log),
-    UdfSpec("ls_nullifzero", 1, nullifzero),
-    UdfSpec("ls_zeroifnull", 1, zeroifnull),
     UdfSpec("ls_bit_count", 1, bit_count),
     UdfSpec("ls_unix_date", 1, unix_date),
     UdfSpec("ls_date_from_unix_date", 1, date_from_unix_date),
-    UdfSpec("ls_last_day", 2, last_day),
 )

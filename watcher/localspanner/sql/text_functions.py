@@ -1,4 +1,4 @@
-"""More STRING and BYTES functions: padding, splitting, code points, Soundex, INITCAP, TRANSLATE.
+"""More STRING and BYTES functions: padding, splitting, code points, Soundex, base32, normalization.
 
 Registered in SQLite under ``ls_`` names (:data:`SPECS`); NULL in, NULL out unless said.
 A function returning ARRAY gives the stored array (JSON text; BYTES elements as base64).
@@ -6,8 +6,8 @@ A function returning ARRAY gives the stored array (JSON text; BYTES elements as 
 Example:
     >>> pad("abc", 6, "xy", 1), pad("abcdef", 3, None, 0)
     ('xyxabc', 'abc')
-    >>> soundex("Ashcraft"), initcap("hello wORLD-x", None)
-    ('A261', 'Hello World-X')
+    >>> soundex("Ashcraft"), split("a,b", ",")
+    ('A261', '["a", "b"]')
 """
 
 from __future__ import annotations
@@ -27,59 +27,14 @@ def _as_bytes(value: str | bytes) -> bytes:
     return value if isinstance(value, bytes) else value.encode("utf-8")
 
 
-_INITCAP_DELIMITERS = " \t\n\r\f\v[](){}/|\\<>!?@\"^#$&~_,.:;*%+-"
-
-
-def ascii_code(value: str | bytes | None) -> int | None:
-    if value is None:
-        return None
-    if not value:
-        return 0
-    first = value[0] if isinstance(value, (bytes, bytearray)) else ord(value[0])
-    if first > 127:
-        fail(f"ASCII: the first character of {value!r} is not an ASCII character")
-    return first
-
-
-def unicode_code(value: str | None) -> int | None:
-    return None if value is None else (ord(value[0]) if value else 0)
-
-
-def chr_of(code: int | None) -> str | None:
+def _chr(code: int | None) -> str | None:
     if code is None:
         return None
     if code == 0:
         return ""
     if not 0 < code <= 0x10FFFF or 0xD800 <= code <= 0xDFFF:
-        fail(f"CHR: invalid code point {code}")
+        fail(f"CODE_POINTS_TO_STRING: invalid code point {code}")
     return chr(code)
-
-
-def initcap(value: str | None, delimiters: str | None) -> str | None:
-    if value is None:
-        return None
-    seps = _INITCAP_DELIMITERS if delimiters is None else delimiters
-    out, start = [], True
-    for ch in value:
-        out.append(ch.upper() if start else ch.lower())
-        start = ch in seps
-    return "".join(out)
-
-
-def left(value: str | bytes | None, length: int | None) -> str | bytes | None:
-    if value is None or length is None:
-        return None
-    if length < 0:
-        fail(f"LEFT: the length must not be negative, got {length}")
-    return value[:length]
-
-
-def right(value: str | bytes | None, length: int | None) -> str | bytes | None:
-    if value is None or length is None:
-        return None
-    if length < 0:
-        fail(f"RIGHT: the length must not be negative, got {length}")
-    return value[len(value) - length:] if length else value[:0]
 
 
 def pad(value: str | bytes | None, length: int | None, pattern: str | bytes | None, on_left: int) -> str | bytes | None:
@@ -108,15 +63,6 @@ def split(value: str | bytes | None, delimiter: str | bytes | None) -> str | Non
         return json.dumps([base64.b64encode(p).decode("ascii") for p in parts_b])
     parts = list(value) if not delimiter else value.split(str(delimiter))
     return json.dumps(parts if value else [""], ensure_ascii=False)
-
-
-def translate(value: str | None, source: str | None, target: str | None) -> str | None:
-    if value is None or source is None or target is None:
-        return None
-    if len(set(source)) != len(source):
-        fail(f"TRANSLATE: the characters to replace must not repeat: {source!r}")
-    table = {ord(s): (target[i] if i < len(target) else None) for i, s in enumerate(source)}
-    return value.translate(table)
 
 
 _SOUNDEX = {**dict.fromkeys("BFPV", "1"), **dict.fromkeys("CGJKQSXZ", "2"), **dict.fromkeys("DT", "3"),
@@ -193,7 +139,7 @@ def code_points_to_string(array: str | None) -> str | None:
     codes = _codes(array)
     if any(c is None for c in codes):
         return None
-    return "".join(chr_of(c) or "" for c in codes)
+    return "".join(_chr(c) or "" for c in codes)
 
 
 def code_points_to_bytes(array: str | None) -> bytes | None:
@@ -233,35 +179,15 @@ def safe_bytes_to_string(value: bytes | None) -> str | None:
     return None if value is None else bytes(value).decode("utf-8", errors="replace")
 
 
-def _folded(text: str) -> str:
-    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
-
-
-def contains_substr(value: str | None, search: str | None) -> int | None:
-    """CONTAINS_SUBSTR over STRING values: case-insensitive after NFKC normalization."""
-    if value is None or search is None:
-        return None
-    return int(_folded(search) in _folded(value))
-
-
 def error(message: str | None) -> None:
     """ERROR(message): the statement fails with the message."""
     fail("NULL" if message is None else message)
 
 
 SPECS: tuple[UdfSpec, ...] = (
-    UdfSpec("ls_contains_substr", 2, contains_substr),
     UdfSpec("ls_error", 1, error),
-    UdfSpec("ls_ascii", 1, ascii_code),
-    UdfSpec("ls_unicode", 1, unicode_code),
-    UdfSpec("ls_chr", 1, chr_of),
-    UdfSpec("ls_initcap", 1, lambda v: initcap(v, None)),
-    UdfSpec("ls_initcap", 2, initcap),
-    UdfSpec("ls_left", 2, left),
-    UdfSpec("ls_right", 2, right),
     UdfSpec("ls_pad", 4, pad),
     UdfSpec("ls_split", 2, split),
-    UdfSpec("ls_translate", 3, translate),
     UdfSpec("ls_soundex", 1, soundex),
     UdfSpec("ls_normalize", 1, lambda v: normalize(v, None)),
     UdfSpec("ls_normalize", 2, normalize),

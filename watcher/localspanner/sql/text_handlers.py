@@ -1,8 +1,9 @@
 """Translating the string, math and NET functions that need more than a plain call.
 
 LPAD/RPAD (one sqlglot node for both), SPLIT (its result's element type follows the
-input), NORMALIZE (a mode keyword), LOG/LOG10, LAST_DAY (a date part) and the NET
-functions (one node class, the name inside), each named by a row of :mod:`.function_table`.
+input), NORMALIZE (a mode keyword), LOG/LOG10, the SAFE_ arithmetic, the vector distances
+and the NET functions (one node class, the name inside), each named by a row of
+:mod:`.function_table`.
 
 Example:
     >>> from watcher.localspanner.sql.translator import translate_expression
@@ -71,15 +72,6 @@ class TextTranslator(CallTranslator):
         base = self.coerce(self.expr(node.this, scope), T.FLOAT64, node.this)
         return Typed(f"ls_log({value.sql}, {base.sql})", T.FLOAT64)
 
-    def _last_day(self, node: exp.LastDay, scope: Scope) -> Typed:
-        value = self.expr(node.this, scope)
-        if value.is_string_literal:
-            value = self.coerce(value, T.DATE, node.this)
-        unit = node.args.get("unit")
-        part = "MONTH" if unit is None else (f"WEEK({unit.name.upper()})" if isinstance(unit, exp.WeekStart)
-                                             else unit.name.upper())
-        return Typed(f"ls_last_day({value.sql}, '{part}')", T.DATE)
-
     def _net(self, node: exp.NetFunc, scope: Scope) -> Typed:
         name = function_name(node)
         short = name.removeprefix("NET.")
@@ -110,11 +102,3 @@ class TextTranslator(CallTranslator):
             if a.type is not None and (element is None or element.code not in _NUMBERS):
                 raise self.ctx.invalid(errors.function_signature(name, [x.type for x in args]))
         return Typed(f"ls_vector({args[0].sql}, {args[1].sql}, '{name}')", T.FLOAT64)
-
-    def _contains_substr(self, node: exp.Contains, scope: Scope) -> Typed:
-        # sqlglot wraps both arguments in LOWER(); the function folds case itself.
-        args = [a.this if isinstance(a, exp.Lower) else a for a in (node.this, node.expression)]
-        typed = [self.expr(a, scope) for a in args]
-        if any(t.type is not None and t.type.code != TypeCode.STRING for t in typed):
-            raise self.ctx.unsupported(errors.feature_function("CONTAINS_SUBSTR over non-STRING values"))
-        return Typed(f"ls_contains_substr({typed[0].sql}, {typed[1].sql})", T.BOOL)
