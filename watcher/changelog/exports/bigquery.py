@@ -5,7 +5,10 @@ UPDATE and the changelog's own UPSERT). ``_CHANGE_SEQUENCE_NUMBER`` follows BigQ
 format: up to four sections of at most 16 hex digits separated by ``/``,
 compared section by section as unsigned numbers. It is ``<commit nanos>/<record_sequence>``
 in hex: the nanoseconds since the epoch of the exact commit timestamp, then the record's
-place in its transaction group, so the later change of a key always wins.
+place in its transaction group, so the later change of a key always wins. The number comes from
+the change alone, not from the export, so the order holds across incremental exports: a change that
+reached the changelog in a later run with an older commit timestamp gets the smaller number, and
+BigQuery keeps the newer version; a row exported twice carries the same number (an idempotent upsert).
 
 Change-stream rows export the same way: every version is a row, a hard DELETE (its row holds
 the key) a ``DELETE``, and the record's place in its transaction (the stream's order) the second
@@ -28,6 +31,7 @@ from typing import Any
 
 from ...errors import ChangelogError
 from ..fs import NO_CHECKSUMS
+from .delta_columns import source_columns
 
 MAX_SECTIONS = 4
 SECTION_DIGITS = 16
@@ -39,6 +43,8 @@ COMMIT_NANOS_SQL = ("(unix_seconds(cast(commit_timestamp AS timestamp)) * 100000
                     "+ cast(substring(commit_timestamp, 21, 9) AS bigint))")
 SEQUENCE_NUMBER_SQL = f"concat(hex({COMMIT_NANOS_SQL}), '/', hex(record_sequence))"
 CHANGE_TYPE_SQL = "CASE WHEN mod_type = 'DELETE' THEN 'DELETE' ELSE 'UPSERT' END"
+#: The folder of each table's files in an export (``table_name=<table>``).
+FOLDER = "table_name"
 
 
 def format_sequence_number(*sections: int) -> str:
@@ -67,7 +73,8 @@ def compare_sequence_numbers(a: str, b: str) -> int:
 
 
 def bigquery_rows(changelog: Any) -> Any:
-    """Changelog rows as BigQuery CDC rows: table_name, _CHANGE_TYPE, _CHANGE_SEQUENCE_NUMBER, row (JSON).
+    """Changelog rows (the changelog view's columns) as BigQuery CDC rows: table_name, _CHANGE_TYPE,
+    _CHANGE_SEQUENCE_NUMBER, row (JSON), after the source columns when the rows have them.
 
     ``row`` is the full row (typed JSON values) with the two pseudo-columns added.
     """
@@ -80,10 +87,16 @@ def bigquery_rows(changelog: Any) -> Any:
     return (changelog
             .withColumn("_CHANGE_TYPE", F.expr(CHANGE_TYPE_SQL))
             .withColumn("_CHANGE_SEQUENCE_NUMBER", F.expr(SEQUENCE_NUMBER_SQL))
-            .select("table_name", "keys", "commit_timestamp", "_CHANGE_TYPE", "_CHANGE_SEQUENCE_NUMBER",
-                    F.expr(row).alias("row")))
+            .select(*source_columns(changelog), "table_name", "keys", "commit_timestamp", "_CHANGE_TYPE",
+                    "_CHANGE_SEQUENCE_NUMBER", F.expr(row).alias("row")))
+
+
+def lines(changelog: Any) -> Any:
+    """The rows as the folder export writes them: the source columns, :data:`FOLDER` and the line (``value``)."""
+    return bigquery_rows(changelog).selectExpr(*source_columns(changelog), f"table_name AS {FOLDER}", "row AS value")
 
 
 def write(changelog: Any, path: str) -> None:
-    """Write the rows as JSON lines, one folder per table (``table_name=<T>/part-*.txt``)."""
+    """Write all the rows as JSON lines, one folder per table (``table_name=<T>/part-*.txt``), replacing ``path``
+    (the incremental export into a folder is :mod:`.folder_target`'s)."""
     bigquery_rows(changelog).select("table_name", "row").write.options(**NO_CHECKSUMS).mode("overwrite").partitionBy("table_name").text(path)

@@ -14,7 +14,9 @@ One event per change::
 de-duplicate by it); ``source_timestamp`` keeps all nine fractional digits; ``sort_keys``
 (commit timestamp, record_sequence) orders the events of a key; ``schema_key`` is a hash
 of the column types; the payload is the full row in typed JSON. ``change_type`` may be
-``UPSERT`` (see the README's "Changelog semantics").
+``UPSERT`` (see the README's "Changelog semantics"). Rows of a warehouse with source columns name
+their database in ``source_metadata.database`` (``projects/P/instances/I/databases/D``); the uuid
+is the change's alone, so events of two databases are told apart by (database, uuid).
 
 Events of change-stream rows: ``read_method`` is ``spanner-change_stream``, ``change_type`` the
 stream's mod_type, ``tx_id`` Spanner's ``server_transaction_id`` (polled rows: the transaction
@@ -34,8 +36,14 @@ from __future__ import annotations
 from typing import Any
 
 from ..fs import NO_CHECKSUMS
+from . import errors
+from .delta_columns import source_columns
 
 DEFAULT_STREAM = "spanner-watcher"
+#: The folder of each table's files in an export (``object=<table>``).
+FOLDER = "object"
+#: source_metadata's ``database`` (rows with source columns): the watched database's resource name.
+DATABASE_SQL = "concat('projects/', source_project, '/instances/', source_instance, '/databases/', source_database)"
 #: The change stream's transaction figures, in source_metadata after the common fields (absent,
 #: as null fields are, from the events of polled rows).
 STREAM_METADATA = ("number_of_records_in_transaction", "number_of_partitions_in_transaction", "transaction_tag",
@@ -50,11 +58,13 @@ SCHEMA_KEY_SQL = "substring(sha2(to_json(array_sort(map_entries(column_types))),
 
 
 def datastream_events(changelog: Any, stream_name: str = DEFAULT_STREAM) -> Any:
-    """Changelog rows as events: columns table_name, uuid, event (JSON text)."""
+    """Changelog rows (the changelog view's columns) as events: table_name, uuid, event (JSON text),
+    after the source columns when the rows have them (then ``source_metadata`` names the ``database``)."""
     from pyspark.sql import functions as F
 
     if not isinstance(stream_name, str) or not stream_name:
-        raise ValueError(f"stream_name must be a non-empty string, got {stream_name!r}")
+        raise errors.bad_option("stream_name", stream_name, "a non-empty string")
+    sources = source_columns(changelog)
     meta = F.struct(
         F.lit(stream_name).alias("stream_name"),
         F.concat(F.lit(READ_METHOD_PREFIX), F.col("read_method")).alias("read_method"),
@@ -64,7 +74,8 @@ def datastream_events(changelog: Any, stream_name: str = DEFAULT_STREAM) -> Any:
         F.col("read_timestamp"),
         F.col("commit_timestamp").alias("source_timestamp"),
         F.lit(_SORT_KEYS).alias("sort_keys"),
-        F.struct(F.col("table_name").alias("table"), F.col("mod_type").alias("change_type"),
+        F.struct(F.col("table_name").alias("table"),
+                 *([F.expr(DATABASE_SQL).alias("database")] if sources else []), F.col("mod_type").alias("change_type"),
                  (F.col("mod_type") == "DELETE").alias("is_deleted"), F.col("key_columns").alias("primary_keys"),
                  F.coalesce("server_transaction_id", "transaction_group").alias("tx_id"), F.col("record_sequence"),
                  F.col("shard"), F.col("watcher_id"), F.col("change_id"),
@@ -75,10 +86,17 @@ def datastream_events(changelog: Any, stream_name: str = DEFAULT_STREAM) -> Any:
     event = F.to_json(meta)
     event = F.replace(event, F.lit(f'"{_SORT_KEYS}"'), sort_keys)
     event = F.replace(event, F.lit(f'"{_PAYLOAD}"'), F.col("new_values"))
-    return changelog.select("table_name", F.expr(UUID_SQL).alias("uuid"), event.alias("event"))
+    return changelog.select(*sources, "table_name", F.expr(UUID_SQL).alias("uuid"), event.alias("event"))
+
+
+def lines(changelog: Any, stream_name: str = DEFAULT_STREAM) -> Any:
+    """The events as the folder export writes them: the source columns, :data:`FOLDER` and the line (``value``)."""
+    return datastream_events(changelog, stream_name).selectExpr(*source_columns(changelog),
+                                                                f"table_name AS {FOLDER}", "event AS value")
 
 
 def write(changelog: Any, path: str, stream_name: str = DEFAULT_STREAM) -> None:
-    """Write the events as JSON lines, one folder per table (``object=<T>/part-*.txt``)."""
+    """Write all the events as JSON lines, one folder per table (``object=<T>/part-*.txt``), replacing ``path``
+    (the incremental export into a folder is :mod:`.folder_target`'s)."""
     (datastream_events(changelog, stream_name).withColumnRenamed("table_name", "object")
      .select("object", "event").write.options(**NO_CHECKSUMS).mode("overwrite").partitionBy("object").text(path))

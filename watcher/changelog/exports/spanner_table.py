@@ -3,23 +3,28 @@
 Spanner's commit-timestamp documentation keeps a document's history next to it, keyed by the document and then the
 commit timestamp, so one entity's history is one contiguous, ordered key range, and the
 commit timestamp is never the first key part (that would send every write to one split).
-This export does the same for every watched table::
+This export does the same for every watched table of every source database::
 
     CREATE TABLE SpannerWatcherChangelog (
-      KeyHash STRING(16) NOT NULL,      -- hash of (table, key): spreads writes over the key space
+      KeyHash STRING(16) NOT NULL,      -- hash of (source database, table, key): spreads writes over the key space
       TableName STRING(MAX) NOT NULL,
       Keys STRING(MAX) NOT NULL,        -- the primary key, a JSON object in key order
       CommitTimestamp TIMESTAMP NOT NULL,
+      SourceProject STRING(MAX), SourceInstance STRING(MAX), SourceDatabase STRING(MAX),
       ...                               -- the changelog record (see COLUMNS)
       ExportedAt TIMESTAMP OPTIONS (allow_commit_timestamp=true),
     ) PRIMARY KEY (KeyHash, TableName, Keys, CommitTimestamp)
 
-so ``WHERE KeyHash = @h AND TableName = @t AND Keys = @k ORDER BY CommitTimestamp``
-reads one row's history. The values stay JSON *text* (STRING), not Spanner JSON, which
+so ``WHERE KeyHash = @h AND TableName = @t AND Keys = @k ORDER BY CommitTimestamp`` reads one
+row's history (the hash names the source database too, so same-named tables of two databases
+stay apart). The values stay JSON *text* (STRING), not Spanner JSON, which
 would reorder object keys and round large numbers. The table is created when missing and
 checked when present. Rows are written by the Spark tasks, each with its own client, in
 commits of :data:`BATCH_ROWS` rows with ``insert_or_update``: the primary key is the
-change's identity (table, key, commit timestamp), so exporting again rewrites the same rows.
+change's identity (source, table, key, commit timestamp), so exporting a row again rewrites the
+same row (only ExportedAt moves). Rows of a view without source columns (a warehouse written
+before they existed) leave the Source columns null. The incremental export, which records its
+progress in the same database, is :mod:`.spanner_target`'s.
 
 The ``export`` command reaches it as ``--format spanner --out
 projects/P/instances/I/databases/D[/tables/T]`` (through SPANNER_EMULATOR_HOST when set).
@@ -38,22 +43,28 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ...errors import ChangelogError, ConfigurationError
 from ...sqlnames import quote_identifier
 from .. import cluster
 from ..spanner_source import SpannerLocation
+from . import errors
+from .delta_columns import SOURCE_COLUMNS
 
 DEFAULT_TABLE = "SpannerWatcherChangelog"
-#: Rows per commit: well under Spanner's mutation limit (80,000 cells) for this table's 19 columns.
+#: Rows per commit: well under Spanner's mutation limit (80,000 cells) for this table's 22 columns.
 BATCH_ROWS = 1000
 KEY = ("KeyHash", "TableName", "Keys", "CommitTimestamp")
 
-#: (column, Spanner type, the changelog column or SQL it comes from)
+#: (column, Spanner type, the changelog column or SQL it comes from). The key hash of a row without
+#: source columns is the hash of (table, key) alone (concat_ws leaves nulls out), as before they existed.
 COLUMNS: tuple[tuple[str, str, str], ...] = (
-    ("KeyHash", "STRING(16) NOT NULL", "substring(sha2(concat_ws('\\u001f', table_name, keys), 256), 1, 16)"),
+    ("KeyHash", "STRING(16) NOT NULL", "substring(sha2(concat_ws('\\u001f', source_project, source_instance, "
+                                       "source_database, table_name, keys), 256), 1, 16)"),
     ("TableName", "STRING(MAX) NOT NULL", "table_name"),
     ("Keys", "STRING(MAX) NOT NULL", "keys"),
     ("CommitTimestamp", "TIMESTAMP NOT NULL", "commit_timestamp"),
+    ("SourceProject", "STRING(MAX)", "source_project"),
+    ("SourceInstance", "STRING(MAX)", "source_instance"),
+    ("SourceDatabase", "STRING(MAX)", "source_database"),
     ("RecordSequence", "INT64 NOT NULL", "record_sequence"),
     ("ChangeId", "STRING(32) NOT NULL", "change_id"),
     ("ModType", "STRING(16) NOT NULL", "mod_type"),
@@ -85,14 +96,18 @@ def parse_target(out: str) -> tuple[str, str, str, str]:
     """``projects/P/instances/I/databases/D[/tables/T]`` -> (P, I, D, T)."""
     match = _TARGET.match(out.strip())
     if not match:
-        raise ConfigurationError(f"a Spanner export target looks like projects/P/instances/I/databases/D[/tables/T], "
-                                 f"got {out!r}")
+        raise errors.bad_spanner_target(out)
     project, instance, database, table = match.groups()
     return project, instance, database, table or DEFAULT_TABLE
 
 
 def ensure_table(database: Any, table: str = DEFAULT_TABLE) -> bool:
     """Create the changelog table when missing (True), or check the one there (False)."""
+    return ensure(database, table, create_table_ddl(table), [name for name, _, _ in COLUMNS], "changelog")
+
+
+def ensure(database: Any, table: str, ddl: str, columns: Sequence[str], kind: str) -> bool:
+    """Create ``table`` by ``ddl`` when missing (True), or check that it has ``columns`` (False)."""
     from google.cloud.spanner_v1 import param_types
 
     sql = ("SELECT COLUMN_NAME FROM INFORMATION_SCHEMA.COLUMNS WHERE TABLE_CATALOG = '' AND TABLE_SCHEMA = '' "
@@ -100,19 +115,22 @@ def ensure_table(database: Any, table: str = DEFAULT_TABLE) -> bool:
     with database.snapshot() as snap:
         present = {r[0] for r in snap.execute_sql(sql, params={"t": table}, param_types={"t": param_types.STRING})}
     if not present:
-        database.update_ddl([create_table_ddl(table)]).result(300)
+        database.update_ddl([ddl]).result(300)
         return True
-    missing = [name for name, _, _ in COLUMNS if name not in present]
+    missing = [name for name in columns if name not in present]
     if missing:
-        raise ChangelogError(f"table {table} in {database.name} exists but lacks the changelog columns "
-                             f"{', '.join(missing)}; drop it or choose another table name")
+        raise errors.table_lacks_columns(table, database.name, missing, kind)
     return False
 
 
 def export_rows(changelog: Any) -> Any:
-    """The changelog rows as the table's columns (ExportedAt is filled at commit)."""
+    """The changelog rows (the view's columns, with or without the source columns) as the table's
+    columns (ExportedAt is filled at commit)."""
     from pyspark.sql import functions as F
 
+    for _, column in SOURCE_COLUMNS:
+        if column not in changelog.columns:
+            changelog = changelog.withColumn(column, F.lit(None).cast("string"))
     return changelog.select(*[F.expr(source).alias(name) for name, _, source in COLUMNS if source])
 
 
@@ -158,7 +176,7 @@ def write_to_database(changelog: Any, database: Any, table: str = DEFAULT_TABLE,
     from pyspark.sql import functions as F
 
     if not isinstance(batch_rows, int) or batch_rows < 1:
-        raise ConfigurationError(f"batch_rows must be a positive integer, got {batch_rows!r}")
+        raise errors.bad_option("batch_rows", batch_rows, "a positive integer")
     ensure_table(database, table)
     location = SpannerLocation.of(database)
     cluster.ship(changelog.sparkSession)  # _write_partition runs on the executors
