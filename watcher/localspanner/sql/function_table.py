@@ -421,6 +421,8 @@ def function_name(node: exp.Expression) -> str:
         return "NET." + function_name(node.this)
     if isinstance(node, exp.SafeFunc):
         return "SAFE." + function_name(node.this)
+    if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Func):  # AI.CLASSIFY(...)
+        return f"{node.this.name.upper()}.{function_name(node.expression)}"
     row = _BY_NODE.get(type(node))
     if row is not None:
         return row.name

@@ -27,6 +27,7 @@ from .. import types as T
 from ..types import SpannerType, TypeCode
 from .context import Typed
 from .function_handlers import FunctionTranslator
+from .function_table import function_name
 from .literals import clip, element_sql, json_element_sql, spanner_type_of, sql_string
 from .scope import ResolveError, Scope
 
@@ -120,6 +121,8 @@ class StructTranslator(FunctionTranslator):
         return [(self.field_at(subject, i), name) for i, (name, _) in enumerate(t.fields)]
 
     def _dot(self, node: exp.Dot, scope: Scope) -> Typed:
+        if isinstance(node.this, exp.Identifier) and isinstance(node.expression, exp.Func):  # AI.CLASSIFY(...)
+            raise self.ctx.unsupported(errors.feature_function(function_name(node)))
         return self.field(self.expr(node.this, scope), node.expression.name, node)
 
     def _struct_column(self, node: exp.Column, scope: Scope) -> Typed:
