@@ -5,10 +5,12 @@ One PostgreSQL database for the module (its schema built once), through the offi
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 
 import pytest
 from google.api_core import exceptions
+from google.cloud import spanner
 from google.cloud.spanner_admin_database_v1 import DatabaseDialect
 from google.cloud.spanner_v1 import param_types
 
@@ -161,6 +163,20 @@ def test_information_schema_keys_and_indexes(pg_db):
     indexes = _rows(pg_db, "SELECT index_name, index_type FROM information_schema.indexes "
                            "WHERE table_schema = 'public' AND table_name = 'albums' ORDER BY index_name")
     assert indexes == [["PRIMARY_KEY", "PRIMARY_KEY"], ["albumsbytitle", "INDEX"]]
+
+
+def test_the_watcher_poll_reads_the_null_filtered_index_by_hint(pg_db):
+    with pg_db.batch() as batch:
+        batch.insert("singers", ("singerid", "firstname", "LastName", "lastupdated", "processed"),
+                     [[1, "Ann", "Lee", spanner.COMMIT_TIMESTAMP, False], [2, "Bo", "Ray", spanner.COMMIT_TIMESTAMP, True]])
+    poll = ("SELECT singerid, shardid FROM singers /*@ FORCE_INDEX=idx_singers_shardid_lastupdated */ "
+            "WHERE shardid IS NOT NULL AND shardid = ANY($1) AND lastupdated > $2 "
+            "ORDER BY lastupdated, singerid LIMIT $3")
+    rows = _rows(pg_db, poll, params={"p1": list(range(-18, 19)), "p2": batch.committed - dt.timedelta(seconds=1), "p3": 10},
+                 param_types={"p1": param_types.Array(param_types.INT64), "p2": param_types.TIMESTAMP,
+                              "p3": param_types.INT64})
+    (shard,) = _rows(pg_db, "SELECT mod(spanner.farm_fingerprint('Ann ' || 'Lee'), 19)")[0]
+    assert rows == [[1, shard]]  # Bo is processed: no shard, not in the index
 
 
 @pytest.mark.parametrize("statement, words", [

@@ -16,6 +16,8 @@ one query path (``translator.py``, ``dml.py``). The rules, as data:
 * NULLs sort as PostgreSQL (and Spanner's PostgreSQL interface) sort them: last ascending,
   first descending, which sqlglot writes out as explicit ``NULLS LAST`` / ``NULLS FIRST``;
 * an unnamed result column is named as PostgreSQL names it: after its function, else ``?column?``;
+* hints are comments: ``/*@ FORCE_INDEX=idx */`` right after a table name is GoogleSQL's
+  ``@{FORCE_INDEX=idx}`` there, and at the start of the statement a statement hint;
 * ``RETURNING ...`` is ``THEN RETURN ...``; ``INSERT ... ON CONFLICT DO NOTHING`` is ``INSERT OR IGNORE``
   and ``ON CONFLICT (key) DO UPDATE SET c = excluded.c`` is ``INSERT OR UPDATE`` (Spanner's
   PostgreSQL interface allows only that form, which sets every column the INSERT names).
@@ -75,6 +77,9 @@ _GOOGLE_SKIPPED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|`(?:[^`\\]
 #: PostgreSQL-only syntax, by what the error calls it.
 _PG_ONLY = (("a $1 parameter", re.compile(r"\$\d")), ("a :: cast", re.compile(r"::")),
             ("a spanner. function", re.compile(r"\bspanner\s*\.\s*[A-Za-z_]\w*\s*\(", re.IGNORECASE)))
+#: ``/*@ key=value, ... */``: a hint, after a table name or at the start of a statement.
+_TABLE_HINT = re.compile(r'("(?:[^"]|"")+"|[A-Za-z_][\w$]*)(\s*)/\*@\s*([^*]*?)\s*\*/')
+_STATEMENT_HINT = re.compile(r"\A\s*/\*@\s*([^*]*?)\s*\*/")
 #: The statements a query or DML request may be (anything else sqlglot reads is a syntax error here).
 _STATEMENTS = (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Insert, exp.Update, exp.Delete, exp.Subquery)
 _PG_HINT = re.compile(r"\$\d|::|spanner\s*\.", re.IGNORECASE)
@@ -105,7 +110,7 @@ def _refuse_google_sql(sql: str) -> None:
 
 
 def _parse(sql: str, original: str) -> exp.Expression:
-    _refuse_google_sql(sql)
+    _refuse_google_sql(sql)  # (hint comments are skipped with the other comments)
     try:
         trees = [t for t in sqlglot.parse(sql, read="postgres") if isinstance(t, exp.Expression)]
     except (ParseError, TokenError) as exc:
@@ -178,6 +183,32 @@ def _name_result_columns(tree: exp.Expression) -> None:
         select.set("expressions", items)
 
 
+def _take_hints(sql: str) -> tuple[str, str, list[tuple[str, str]]]:
+    """``sql`` without its hint comments, its statement hint, and its table hints as (folded table name, body)."""
+    statement_hint = ""
+    m = _STATEMENT_HINT.match(sql)
+    if m is not None:
+        statement_hint, sql = m.group(1), sql[m.end():]
+    tables: list[tuple[str, str]] = []
+
+    def table(m: re.Match[str]) -> str:
+        name = m.group(1)
+        tables.append((name[1:-1].replace('""', '"') if name.startswith('"') else name.lower(), m.group(3)))
+        return name + m.group(2)
+
+    return _TABLE_HINT.sub(table, sql), statement_hint, tables
+
+
+def _put_hints(text: str, statement_hint: str, tables: list[tuple[str, str]]) -> str:
+    """GoogleSQL ``text`` with the hints back in GoogleSQL's form (each after the first use of its table)."""
+    for name, body in tables:
+        quoted = "`" + name.replace("`", "\\`") + "`"
+        hinted = quoted + "@{" + body + "}"
+        text = re.sub(r"(\b(?:FROM|JOIN|UPDATE|INTO)\s+)" + re.escape(quoted), lambda m, h=hinted: m.group(1) + h,  # type: ignore[misc]
+                      text, count=1)
+    return ("@{" + statement_hint + "} " if statement_hint else "") + text
+
+
 @functools.lru_cache(maxsize=4096)
 def to_google_sql(sql: str) -> str:
     """A PostgreSQL-dialect query or DML statement as GoogleSQL text.
@@ -186,12 +217,15 @@ def to_google_sql(sql: str) -> str:
     'UPDATE `t` SET `ts` = PENDING_COMMIT_TIMESTAMP() WHERE `k` IN UNNEST(@p1)'
     >>> to_google_sql("INSERT INTO t (k) VALUES (1) ON CONFLICT DO NOTHING RETURNING k")
     'INSERT OR IGNORE INTO `t` (`k`) VALUES (1) THEN RETURN `k`'
+    >>> to_google_sql("SELECT k FROM t /*@ FORCE_INDEX=t_by_v */ WHERE v > $1")
+    'SELECT `k` FROM `t`@{FORCE_INDEX=t_by_v} WHERE `v` > @p1'
 
     Raises:
         SpannerError: INVALID_ARGUMENT naming the statement for a syntax error, GoogleSQL
             syntax, or an unknown ``spanner.`` function.
     """
-    tree = _parse(sql, sql)
+    bare, statement_hint, table_hints = _take_hints(sql)
+    tree = _parse(bare, sql)
     if not isinstance(tree, _STATEMENTS):
         raise errors.pg_syntax_error(sql, errors.PG_EXPECTED_STATEMENT)
     if isinstance(tree, (exp.Select, exp.Union, exp.Intersect, exp.Except)):
@@ -209,7 +243,7 @@ def to_google_sql(sql: str) -> str:
         text = f"INSERT OR {insert_mode}" + text[len("INSERT"):]
     if returning is not None:
         text += " THEN RETURN " + ", ".join(e.sql("bigquery") for e in returning.expressions)
-    return text
+    return _put_hints(text, statement_hint, table_hints)
 
 
 @functools.lru_cache(maxsize=4096)
