@@ -142,6 +142,8 @@ def test_information_schema_columns_spell_types_the_postgresql_way(pg_db):
     ]
     assert [r[3] for r in rows] == ["NO", "YES", "NO", "YES", "YES", "YES", "YES", "YES"]
     assert rows[-1][4] == "ALWAYS"
+    # The commit-timestamp column says so by its type; no column option.
+    assert _rows(pg_db, "SELECT option_name FROM information_schema.column_options WHERE table_name = 'singers'") == []
     albums = dict(_rows(pg_db, "SELECT column_name, spanner_type FROM information_schema.columns "
                                "WHERE table_name = 'albums'"))
     assert albums["tags"] == "character varying[]" and albums["info"] == "jsonb"

@@ -116,7 +116,8 @@ def rows(catalog: Catalog) -> dict[str, list[tuple]]:
     """Every view's rows for ``catalog``, keyed like :data:`VIEWS`, each tuple in the view's column order."""
     out = {name: list(producer(catalog)) for name, producer in _PRODUCERS.items()}
     if catalog.dialect == dialects.POSTGRESQL:
-        out = {name: [_pg_row(catalog, name, row) for row in found] for name, found in out.items()}
+        out = {name: [_pg_row(catalog, name, row) for row in found if not _pg_left_out(name, row)]
+               for name, found in out.items()}
     return out
 
 
@@ -161,6 +162,18 @@ PG_REWRITES: dict[tuple[str, str], Callable[[Catalog, dict[str, object], object]
     ("DATABASE_OPTIONS", "OPTION_VALUE"): lambda catalog, row, value: (
         catalog.dialect if row["OPTION_NAME"] == dialects.OPTION else value),
 }
+
+
+#: (view, column) -> values whose rows a PostgreSQL database does not have: its commit-timestamp
+#: columns say so by their type (``spanner.commit_timestamp``), not by a column option.
+PG_LEFT_OUT: dict[tuple[str, str], frozenset[object]] = {
+    ("COLUMN_OPTIONS", "OPTION_NAME"): frozenset({"allow_commit_timestamp"}),
+}
+
+
+def _pg_left_out(view: str, row: tuple) -> bool:
+    names = [c.name for c in VIEWS[view].columns]
+    return any(row[names.index(column)] in values for (v, column), values in PG_LEFT_OUT.items() if v == view)
 
 
 def _pg_row(catalog: Catalog, view: str, row: tuple) -> tuple:
