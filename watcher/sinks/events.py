@@ -26,7 +26,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -38,7 +37,7 @@ from ..changelog.driver.window import change_id as changelog_change_id
 from ..errors import ConfigurationError
 from ..model import Change
 from ..staging import contract
-from . import debezium
+from . import compact_json, debezium
 from .topics import SourceNames
 
 #: The header names, in the order they are written.
@@ -106,17 +105,14 @@ def staging_record(change: Change, key_columns: Sequence[str], types: Mapping[st
                                   watcher_id=watcher_id, mod_type=change.mod_type)
 
 
-#: Compact JSON, non-ASCII kept as UTF-8 (one encoder made once: json.dumps would build one per call).
-_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+def _json(value: Any, floats: bool = True) -> bytes:
+    """Compact JSON, non-ASCII kept as UTF-8 (:mod:`.compact_json`; ``floats``: ``value`` may hold a float)."""
+    return compact_json.dumps(value, floats=floats)
 
 
-def _json(value: Any) -> bytes:
-    return _ENCODER.encode(value).encode("utf-8")
-
-
-def message_key(record: Mapping[str, Any]) -> bytes:
+def message_key(record: Mapping[str, Any], floats: bool = True) -> bytes:
     """The message key: the table and the key values (typed JSON) in primary-key order."""
-    return _json({"table": record["table"], "key": record["keys"]})
+    return _json({"table": record["table"], "key": record["keys"]}, floats)
 
 
 def change_id(record: Mapping[str, Any]) -> str:
@@ -138,7 +134,8 @@ def event(change: Change, record: Mapping[str, Any], event_format: str, origin: 
     """The message of ``change`` in ``event_format`` (``record``: its staging record)."""
     value = FORMATS[event_format](change, record, origin, now_nanos)
     cid = change_id(record)
-    mod_type = record["mod_type"] or UPSERT
-    headers = tuple((name, str(text).encode("utf-8")) for name, text in zip(
-        HEADERS, (cid, record["commit_timestamp"], record["table"], mod_type, event_format), strict=True))
-    return Event(message_key(record), _json(value), headers, cid)
+    table = record["table"]
+    texts = (cid, record["commit_timestamp"], table, record["mod_type"] or UPSERT, event_format)
+    headers = tuple(zip(HEADERS, [text.encode("utf-8") for text in texts], strict=True))
+    floats = compact_json.may_hold_floats(record["types"], record["shard"])
+    return Event(message_key(record, floats), compact_json.dumps(value, floats=floats), headers, cid)
