@@ -173,3 +173,37 @@ def test_the_changelog_command_converts_and_then_nothing_is_left_to_convert(old,
     assert "nothing to convert" in capsys.readouterr().out
     assert not (old / "_old_layout").exists()  # what the conversion kept is removed when asked
     assert_converted(old)
+
+
+#: Commands that open a warehouse, with the arguments they need besides it (none gets as far as a database).
+COMMANDS = {
+    "changelog": ["--staging", "{staging}"],
+    "backfill": ["--table", "Singers", "--staging", "{staging}"],
+    "reconcile": ["--table", "Singers", "--staging", "{staging}", "--run-job"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_command_that_opens_a_warehouse_refuses_the_old_layout_in_one_line(old, tmp_path, command, capsys):
+    from watcher.cli.main import main
+
+    (tmp_path / "staging").mkdir()
+    argv = [command, *(a.format(staging=tmp_path / "staging") for a in COMMANDS[command]), "--warehouse", str(old)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"spanner-watcher {command}: error: warehouse {old} holds the changelog in its Parquet layout of "
+                   "older spanner-watcher versions (_state/manifest, changelog, changelog_superseded, current_state, "
+                   f"_state/attempts, _state/processed): convert it once with `spanner-watcher changelog --convert "
+                   f"--warehouse {old}`, then run again")
+    assert (old / "_state" / "manifest").is_dir() and not (old / "runs").exists()  # nothing was touched
+
+
+def test_the_job_and_the_views_refuse_the_old_layout(spark, old, tmp_path):
+    from watcher.changelog import Changelog
+    from watcher.changelog.views import register_views
+
+    with pytest.raises(convert.OldLayoutError, match=r"convert it once with `spanner-watcher changelog --convert"):
+        Changelog(spark).staging(str(tmp_path)).warehouse(str(old)).run()
+    with pytest.raises(convert.OldLayoutError, match=r"convert it once with `spanner-watcher changelog --convert"):
+        register_views(spark, str(old))
+    assert not (old / "runs").exists()

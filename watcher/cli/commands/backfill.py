@@ -48,9 +48,11 @@ def run(args: argparse.Namespace) -> int:
     from ..request_options import settings_from_args
     from .snapshot_options import check_folder, check_table, configure, print_result
     from .spark_options import executor_failures, session
+    from .warehouse_options import check_warehouse
 
     check_folder("--staging", args.staging)
     check_folder("--warehouse", args.warehouse)
+    check_warehouse(args.warehouse)  # the Parquet layout of older versions: refused, naming --convert
     try:
         with executor_failures(), open_from_args(args) as target:
             check_table(args, target.database)  # before Spark starts: a wrong name fails in a second

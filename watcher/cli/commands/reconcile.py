@@ -45,9 +45,11 @@ def run(args: argparse.Namespace) -> int:
     from ..main import PROG, CommandError
     from .snapshot_options import check_folder, check_table, configure, print_result
     from .spark_options import executor_failures, session
+    from .warehouse_options import check_warehouse
 
     check_folder("--staging", args.staging)
     check_folder("--warehouse", args.warehouse)
+    check_warehouse(args.warehouse)  # the Parquet layout of older versions: refused, naming --convert
 
     def job(spark: Any) -> None:
         changelog = Changelog(spark).staging(args.staging).warehouse(args.warehouse)
