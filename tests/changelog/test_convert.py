@@ -207,3 +207,24 @@ def test_the_job_and_the_views_refuse_the_old_layout(spark, old, tmp_path):
     with pytest.raises(convert.OldLayoutError, match=r"convert it once with `spanner-watcher changelog --convert"):
         register_views(spark, str(old))
     assert not (old / "runs").exists()
+
+
+def test_the_job_goes_on_from_a_converted_warehouse(spark, old, tmp_path):
+    """The next run reads only what was staged after the old runs, and continues each key from its converted state."""
+    from watcher.changelog import Changelog
+    from watcher.model import Change, from_nanos
+    from watcher.staging.sink import StagingSink
+
+    convert.convert(str(old), source=convert_child.SOURCE)
+    staging = Path(shutil.copytree(FIXTURES / "old_staging", tmp_path / "staging"))
+    when = from_nanos(1_714_557_600_000_000_000 + 90 * 1_000_000_000)  # 2024-05-01T10:01:30Z, after every old change
+    StagingSink(staging, watcher_id="poller", fsync=False).write(
+        [Change("Singers", (1,), {"SingerId": 1, "Name": "Anne", "Score": 1.5}, when, None, when)],
+        {"SingerId": "INT64", "Name": "STRING", "Score": "FLOAT64"}, ["SingerId"])
+    result = Changelog(spark).staging(str(staging)).warehouse(str(old)).source(*convert_child.SOURCE).views(False).run()
+    assert (result.batches_read, result.changes_written, result.version) == (1, 1, VERSION + 1)
+    rows = readers.delta_rs_rows(str(old / "changelog"))
+    assert len(rows) == len(expected("changelog")) + 1
+    new = [r for r in rows if r["run_version"] == VERSION + 1]
+    assert [(r["keys"], r["mod_type"], json.loads(r["old_values"])) for r in new] == [
+        ('{"SingerId":"1"}', "UPDATE", {"Name": "Anna"})]  # the key's converted state was its previous row
