@@ -2,7 +2,7 @@
 # One entry point for a fresh machine: sets everything up, then runs what you ask for.
 #   ./run.sh demo     set up and run the end-to-end demo on the embedded local Spanner
 #   ./run.sh test     set up and run the test suite
-#   ./run.sh setup    only set up (.venv with the project and its test tools)
+#   ./run.sh setup    only set up (.venv with the project, every extra and the test tools)
 # Any other arguments are passed to the `spanner-watcher` command inside the venv.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -38,7 +38,7 @@ setup() {
   if [ ! -f "$stamp" ]; then
     echo "run.sh: installing the project and its dependencies into $VENV" >&2
     "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null
-    "$VENV/bin/python" -m pip install -q -e ".[test]"
+    "$VENV/bin/python" -m pip install -q -e ".[spark,kafka,bench,dev]"
     rm -f "$VENV"/.installed-* && touch "$stamp"
   fi
   # Delta Lake's jars, resolved by Spark's package mechanism into its cache once (the warehouse's tables are Delta tables).

@@ -174,3 +174,12 @@ class ChangeStreamRetentionError(SchemaError):
                          f"or for a watcher that was stopped longer than the retention, use a new watcher_id. "
                          f"Server said: {detail}")
         self.stream, self.retention, self.start = stream, retention, start
+
+
+class MissingExtraError(WatcherError, ImportError):
+    """A command or class needs a package of an extra the install left out; the message names the extra."""
+
+    def __init__(self, extra: str, needed_by: str, module: str) -> None:
+        super().__init__(f"{needed_by} needs {module}, which the core install leaves out: "
+                         f"pip install 'spanner-watcher[{extra}]'")
+        self.extra, self.needed_by, self.module = extra, needed_by, module

@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import NoReturn
 
+from ..errors import MissingExtraError
+from ..extras import explain, require_for_command
 from .log_setup import add_logging_options, add_logging_options_everywhere, configure_logging, level_of
 
 # grpcio 1.80+ restarts its poller in a forked child, which then crashes before exec when the
@@ -105,9 +107,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(args)
     _log.debug("%s %s %s, logging at %s", PROG, package_version(), args.command, level_of(args))
     try:
+        require_for_command(args.command, f"{PROG} {args.command}")  # an extra it needs: one line, before any work
         return int(args._run(args))
     except CommandError as exc:
         print(f"{PROG} {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except (MissingExtraError, ModuleNotFoundError) as exc:  # a module of an extra met later: the same one line
+        missing = exc if isinstance(exc, MissingExtraError) else explain(exc, f"{PROG} {args.command}")
+        if missing is None:
+            raise
+        print(f"{PROG}: error: {missing}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130

@@ -16,6 +16,8 @@ NAME = "demo"
 MODES = ("poll", "change_stream", "both")
 #: Where the demo's batches go: staging files and the Spark changelog, or a Kafka broker the demo starts.
 SINKS = ("staging", "kafka")
+#: The extra each --sink needs (watcher.extras): the staging demo runs the Spark changelog, the Kafka one a producer.
+SINK_EXTRAS = {"staging": "spark", "kafka": "kafka"}
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -45,14 +47,17 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ...devtools.demo import run_demo
+    from ...extras import require
     from ..main import CommandError
 
     for name in ("seconds", "writers", "keys"):
         if getattr(args, name) <= 0:
             raise CommandError(f"--{name} must be positive, got {getattr(args, name)}")
+    require(SINK_EXTRAS[args.sink], "spanner-watcher demo" + (" --sink kafka" if args.sink == "kafka" else ""))
     if args.sink == "kafka":
         return _run_kafka(args)
+    from ...devtools.demo import run_demo
+
     try:
         summary = run_demo(seconds=args.seconds, workdir=args.workdir, writers=args.writers, keys=args.keys, seed=args.seed,
                            mode=args.mode)

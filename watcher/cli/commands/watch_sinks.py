@@ -18,6 +18,7 @@ def check_sinks(cfg: Any) -> list[Any]:
     staging folders usable, Kafka producer settings known to librdkafka, Kafka brokers answering (else a
     CommandError naming the key, and no staging folder made). Not attached yet: :func:`attach_sinks`."""
     from ...errors import ConfigurationError, StorageURLError
+    from ...extras import require
     from ...sinks.errors import BrokerUnreachableError
     from ...sinks.metered import MeteredSink
     from ...storage_urls import open_filesystem
@@ -41,6 +42,7 @@ def check_sinks(cfg: Any) -> list[Any]:
         if not isinstance(s, KafkaSinkSettings):
             continue
         try:
+            require("kafka", "a Kafka sink")  # a MissingExtraError (an ImportError) naming the extra
             from ...sinks.kafka_settings import check_producer_settings, setting_named
 
             check_producer_settings(s.producer)
