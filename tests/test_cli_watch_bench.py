@@ -19,6 +19,7 @@ import pytest
 
 from tests.cli_support import run_all
 from tests.conftest import INSTANCE, PROJECT, SINGERS_DDL
+from tests.report_checks import check_report
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = Path(sys.executable).parent / "spanner-watcher"
@@ -154,6 +155,8 @@ def test_bench_small_run_writes_its_result_and_bad_input_fails_cleanly(tmp_path:
     assert sum(document["series"]["changes_received"]) == f["received_changes"]
     for plot in ("throughput.png", "lag.png", "poll_time.png"):
         assert (out / plot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    check_report(out / "report.html", f"{f['mutations']:,}", f"{f['lag_ms']['p99']:,.1f}", pngs=3)
+    assert f"report: {out / 'report.html'}" in r["run"].stdout
     assert "all captured: yes" in r["run"].stdout
     assert document["options"]["writer_processes"] == 1 and "writer_processes_cores" in f
     # The writer threads beside the watchers, in one process, as before writer processes.

@@ -4,7 +4,8 @@ The status line follows the Java application's (duration, transactions, mutation
 changes, change-notification latency, average poll time and polls in the last minute, and a
 warning while the WITH query is in use). At the end :func:`report` gives a JSON-ready
 document and :func:`write_outputs` writes it with three PNG plots (matplotlib): throughput
-over time, detection lag over time, and poll time against the table's size.
+over time, detection lag over time, and poll time against the table's size, and an HTML
+report holding the figures and the plots in one file.
 
 Example:
     >>> percentiles([0.1, 0.2, 0.3, 0.4], (50, 100))
@@ -21,12 +22,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from . import bench_page, html_report
 from .bench import Run
 
 #: Seconds of history behind the status line's rate and poll figures.
 RATE_WINDOW = 5.0
 POLL_WINDOW = 60.0
 PLOTS = ("throughput.png", "lag.png", "poll_time.png")
+#: The page that shows the figures and the plots together (:mod:`.bench_page`).
+REPORT = "report.html"
 
 
 def percentiles(seconds: Sequence[float], qs: Sequence[float] = (50, 95, 99, 100)) -> dict[str, float]:
@@ -164,14 +168,16 @@ def series(run: Run, committed_at: Any, mutations: Any, arrived: Any, lag: Any, 
 
 
 def write_outputs(folder: str | Path, document: dict[str, Any]) -> list[Path]:
-    """Write ``result.json`` and the PNG plots into ``folder``; returns the paths."""
+    """Write ``result.json``, the PNG plots and ``report.html`` (all of it in one page) into ``folder``; the paths,
+    the report's last."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "result.json"
     tmp = folder / ".result.json.tmp"
     tmp.write_text(json.dumps(document, indent=2, default=str) + "\n", encoding="utf-8")
     os.replace(tmp, path)
-    return [path, *plot(folder, document)]
+    plots = plot(folder, document)
+    return [path, *plots, html_report.write(folder / REPORT, bench_page.page(document, plots))]
 
 
 def plot(folder: Path, document: dict[str, Any]) -> list[Path]:

@@ -2,8 +2,9 @@
 
 Without ``--project/--instance/--database`` and without SPANNER_EMULATOR_HOST, a local
 Spanner server is started as a separate process (``python -m watcher local-spanner``) for
-the run. Shows a live status line; at the end writes ``result.json`` and PNG plots to
-``--output``.
+the run. Shows a live status line; at the end writes ``result.json``, PNG plots and
+``report.html`` (figures and plots in one self-contained page) to ``--output``, by default a
+new folder per run under ``./spanner-watcher-bench/``.
 
 Exit status: 0 the run finished and every write was captured; 1 a watcher failed or some
 writes were not captured before ``--drain-timeout``; 2 a problem to fix first (an option,
@@ -29,7 +30,17 @@ NAME = "bench"
 EXIT_FAILED = 1
 #: Seconds between status lines when the output is not a terminal.
 PLAIN_STATUS_EVERY = 5.0
-DEFAULT_OUTPUT = "bench-output"
+#: Where runs write by default: one folder per run under this one, named by the run's start (UTC).
+DEFAULT_OUTPUT_PARENT = "spanner-watcher-bench"
+
+
+def default_output(now: float) -> str:
+    """The output folder of a run started at ``now`` (seconds since the epoch) without --output.
+
+    >>> default_output(0.0)
+    'spanner-watcher-bench/run-19700101-000000'
+    """
+    return os.path.join(DEFAULT_OUTPUT_PARENT, time.strftime("run-%Y%m%d-%H%M%S", time.gmtime(now)))
 
 
 def _positive(kind: type) -> Any:
@@ -65,7 +76,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         NAME, help="benchmark the watchers: writers and watchers on a sample Singers table, with plots",
         description="Write InsertOrUpdate transactions of random Singers rows at a set rate while table "
                     "watchers (sharing out the 37 shard values -18..18) capture them; show a live status line, then write "
-                    "result.json and PNG plots (throughput and lag over time, poll time against table size). "
+                    "result.json, PNG plots (throughput and lag over time, poll time against table size) and report.html, "
+                    "a page with the figures and the plots that opens offline. "
                     "Exit status: 0 every write captured, 1 a watcher failed or writes were missed, 2 bad input.")
     w = parser.add_argument_group("writers")
     w.add_argument("--write-transactions-per-second", "--tps", metavar="TPS", type=_positive(float),
@@ -103,8 +115,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     r.add_argument("--drain-timeout", metavar="SECONDS", type=_non_negative, default=d.drain_timeout,
                    help=f"seconds the watchers get to catch up after the writes (default {d.drain_timeout:g})")
     r.add_argument("--seed", type=int, default=None, help="random seed of the writers (default: random)")
-    r.add_argument("--output", metavar="DIR", default=DEFAULT_OUTPUT,
-                   help=f"folder for result.json and the plots (default {DEFAULT_OUTPUT}; written at the end)")
+    r.add_argument("--output", metavar="DIR", default=None,
+                   help="folder for result.json, the plots and report.html (default: a new folder per run, "
+                        f"./{DEFAULT_OUTPUT_PARENT}/run-<UTC start time>; written at the end)")
     r.add_argument("--port", type=port_number, default=0,
                    help="port of the local Spanner server process started for the run (default 0: a free one)")
     r.add_argument("--quiet", action="store_true", help="no status line, only the final summary")
@@ -170,6 +183,8 @@ def run(args: argparse.Namespace) -> int:
         options = options_from_args(args)
     except ConfigurationError as exc:
         raise CommandError(str(exc)) from None
+    if args.output is None:
+        args.output = default_output(time.time())
     if os.path.exists(args.output) and not os.path.isdir(args.output):
         raise CommandError(f"--output {args.output} exists and is not a folder")
     try:
@@ -257,4 +272,5 @@ def _summary(document: dict[str, Any], paths: list[Any]) -> None:
         print(f"detection lag (commit to callback): p50 {lag['p50']:,.0f} ms, p95 {lag['p95']:,.0f} ms, "
               f"p99 {lag['p99']:,.0f} ms, max {lag['p100']:,.0f} ms; {f['polls']:,} polls, "
               f"median {f['poll_ms'].get('p50', 0):,.0f} ms")
-    print(f"results: {', '.join(str(p) for p in paths)}")
+    print(f"results: {', '.join(str(p) for p in paths[:-1])}")
+    print(f"report: {paths[-1]} (open it in a browser: figures and plots in one file)")
