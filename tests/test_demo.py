@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 from google.cloud import spanner
+
+from tests.report_checks import check_report
 
 
 def test_demo_summary_matches_the_database(_server, tmp_path, spark):
@@ -24,6 +27,8 @@ def test_demo_summary_matches_the_database(_server, tmp_path, spark):
     assert sum(summary["changelog_by_mod_type"].values()) == summary["changes_captured"]
     assert summary["changes_captured"] <= summary["mutations_written"]
     assert (tmp_path / "demo" / "warehouse").is_dir() and any((tmp_path / "demo" / "staging").rglob("*.jsonl"))
+    check_report(Path(summary["report"]), f"{summary['changes_captured']:,}",
+                 f"INSERT {summary['changelog_by_mod_type']['INSERT']:,}", f"{summary['lag_p99_ms']:,.1f}")
     json.dumps(summary)  # the summary is plain data
 
 
@@ -48,4 +53,5 @@ def test_demo_both_modes_side_by_side(_server, tmp_path, spark):
     assert 0 < stream["lag_p50_ms"] <= stream["lag_p99_ms"] and 0 < poll["lag_p50_ms"] <= poll["lag_p99_ms"]
     for mode in ("poll", "change_stream"):
         assert any((tmp_path / "both" / mode / "staging").rglob("*.jsonl"))
+    check_report(Path(summary["report"]), "change stream", f"{stream['changes_captured']:,}", f"{poll['changes_captured']:,}")
     json.dumps(summary)

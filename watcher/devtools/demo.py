@@ -39,6 +39,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table as RichTable
 
+from . import demo_report, html_report
 from .demo_capture import MODES, STREAM, STREAM_VALUE_CAPTURE, TITLES, Capture, caught_up, print_side_by_side
 
 SHARDS = list(range(-18, 19))
@@ -251,6 +252,9 @@ def run_demo(seconds: float = 20.0, *, workdir: str = "spanner-watcher-demo", wr
                 _print_next(console, Path(captured["change_stream"]["warehouse"]))
             else:
                 _print_summary(console, summary, Path(summary["warehouse"]))
+            report = html_report.write(work / demo_report.REPORT, demo_report.page(summary, NEXT_QUERY))
+            summary["report"] = str(report)
+            console.print(f"report: {report} (open it in a browser: the figures and charts in one file)")
             return summary
         finally:
             if previous_host is None:
@@ -290,18 +294,7 @@ def _print_summary(console: Console, summary: dict[str, Any], warehouse: Path) -
     table = RichTable(title="spanner-watcher demo")
     table.add_column("figure")
     table.add_column("value", justify="right")
-    coalesce = "every version" if summary["mode"] == "change_stream" else "versions overwritten between polls coalesce"
-    labels = {
-        "mutations_written": "mutations written", "transactions": "write transactions",
-        "keys_written": "distinct keys written", "changes_captured": f"changes captured ({coalesce})",
-        "keys_missing": "keys whose last version was not captured", "lag_p50_ms": "lag p50 (commit to callback, ms)",
-        "lag_p99_ms": "lag p99 (ms)", "changelog_by_mod_type": "changelog rows by mod_type",
-        "current_state_rows": "current-state rows", "staging": "staging folder", "warehouse": "changelog warehouse",
-        "writer_errors": "writer errors", "database": "database", "seconds": "total seconds",
-    }
-    if summary["mode"] == "change_stream":
-        labels = {**labels, "deletes_written": "rows deleted by the writers", "deletes_captured": "hard deletes captured"}
-    for key, label in labels.items():
+    for key, label in demo_report.labels(summary["mode"]).items():
         table.add_row(label, str(summary[key]))
     console.print(table)
     _print_next(console, warehouse)
