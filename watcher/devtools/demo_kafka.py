@@ -26,6 +26,7 @@ from typing import Any
 
 from rich.console import Console
 
+from . import demo_report, html_report
 from .demo import HINT, SHARDS, _final_names, _prepare_workdir, _server_now, _Writers
 from .demo_capture import STREAM, STREAM_VALUE_CAPTURE
 
@@ -140,6 +141,9 @@ def run_kafka_demo(seconds: float = 20.0, *, workdir: str = "spanner-watcher-dem
                "writer_errors": len(load.errors), "sample": [_short(m) for m in messages[:SAMPLE]],
                "seconds": round(time.monotonic() - started, 1)}
     _print_summary(console, summary)
+    report = html_report.write(work / demo_report.REPORT, demo_report.kafka_page(summary))
+    summary["report"] = str(report)
+    console.print(f"report: {report} (open it in a browser: the figures in one file)")
     return summary
 
 

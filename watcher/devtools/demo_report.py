@@ -89,3 +89,30 @@ def page(summary: dict[str, Any], next_query: str) -> str:
     sections += [h.heading("Next"), h.note("query the changelog with Spark (watcher.changelog.views.register_views):"),
                  f"<pre>{h.escape(next_query)}</pre>"]
     return h.page(f"spanner-watcher demo ({'both capture modes' if mode == 'both' else TITLES.get(mode, mode)})", sections)
+
+
+#: The figures of ``demo --sink kafka``: summary key -> label.
+KAFKA_LABELS = {
+    "mutations_written": "mutations written", "keys_written": "distinct keys written",
+    "rows_in_table": "rows in Singers at the end", "changes_published": "changes published and acknowledged",
+    "messages_consumed": "messages a plain consumer read", "keys_missing": "keys whose last version did not arrive",
+    "writer_errors": "writer errors", "bootstrap_servers": "Kafka bootstrap servers", "seconds": "total seconds",
+}
+
+
+def kafka_page(summary: dict[str, Any]) -> str:
+    """The report of ``demo --sink kafka`` (:func:`watcher.devtools.demo_kafka.run_kafka_demo`'s summary).
+
+    >>> html = kafka_page({"mode": "poll", "changes_published": 1200, "messages_per_topic": {"demo.Singers": 1200},
+    ...                    "sample": ['demo.Singers key={"key":["1"]} value={...}']})
+    >>> "1,200" in html and "demo.Singers" in html and html.count("<svg") == 1 and "&quot;key&quot;" in html
+    True
+    """
+    mode = summary.get("mode", "poll")
+    sample = "\n".join(summary.get("sample", []))
+    return h.page(f"spanner-watcher demo into Kafka ({TITLES.get(mode, mode)})", [
+        h.heading("Summary"),
+        h.table([(label, summary[key]) for key, label in KAFKA_LABELS.items() if key in summary], header=("figure", "value")),
+        h.heading("Messages per topic"), h.bars(summary.get("messages_per_topic", {})),
+        h.heading("A few messages, as a plain consumer receives them"), f"<pre>{h.escape(sample)}</pre>",
+    ])
