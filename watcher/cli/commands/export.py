@@ -8,8 +8,7 @@ Example:
 
 Each export adds the changelog runs its target does not hold yet (:mod:`watcher.changelog.exports`):
 a folder gets one ``increment=N`` folder and its progress file, a Spanner table the rows and its
-progress row. A warehouse the changelog job wrote before its tables were Delta tables (no
-``changelog/_delta_log``) is exported whole, as before.
+progress row. A warehouse of the layout before Delta tables is refused, naming ``changelog --convert``.
 
 ``--format spanner`` names its database by ``--out`` or by the database options (flags, else
 SPANNER_PROJECT / SPANNER_INSTANCE / SPANNER_DATABASE; see :mod:`watcher.cli.database_choice`);
@@ -19,7 +18,6 @@ with neither, and no SPANNER_EMULATOR_HOST, it stops (``--embedded`` for the emb
 from __future__ import annotations
 
 import argparse
-import importlib
 from typing import Any
 
 from .spark_options import add_spark_arguments, executor_failures, session
@@ -103,8 +101,10 @@ def run(args: argparse.Namespace) -> int:
     from ..connection import open_choice
     from ..main import CommandError
     from .snapshot_options import check_folder
+    from .warehouse_options import check_warehouse
 
     check_folder("--warehouse", args.warehouse, "run `spanner-watcher changelog` first, or name its --warehouse")
+    check_warehouse(args.warehouse)
     selection = _selection(args)  # checked before Spark starts
     if args.format != "spanner":
         if args.out is None:
@@ -132,45 +132,35 @@ def _selection(args: argparse.Namespace) -> Any:
         raise CommandError(str(exc)) from None
 
 
-def _is_delta(warehouse: str) -> bool:
-    """The warehouse's changelog is a Delta table (else the job wrote it before its tables were)."""
-    from ...changelog.exports.rows import snapshot
-    from ...errors import ChangelogError
-
-    try:
-        snapshot(warehouse)
-    except ChangelogError:
-        return False
-    return True
-
-
 def _export(args: argparse.Namespace, selection: Any, spanner: tuple[Any, str] | None) -> int:
     """Export the runs the target does not hold (``spanner``: the open target and its table)."""
     from ...changelog.exports.folder_target import FolderExport
+    from ...changelog.exports.rows import snapshot
     from ...changelog.exports.spanner_target import SpannerExport
-    from ...errors import WatcherError
+    from ...errors import StorageURLError, WatcherError
     from ..main import CommandError
 
-    if not _is_delta(args.warehouse):
-        return _export_whole(args, selection, spanner)
-    spark = session(args, "spanner-watcher export")
+    try:
+        snapshot(args.warehouse)  # no changelog yet: said before Spark starts
+    except WatcherError as exc:
+        raise CommandError(str(exc)) from None
     done: Any
     try:
+        spark = session(args, "spanner-watcher export")
         with executor_failures():  # the Spanner-table export writes from the executors
             if spanner is not None:
                 target, table = spanner
                 done = SpannerExport(spark, args.warehouse, target.database, table, selection).run()
                 where, rows = args.out or target.database.name, done.written
                 what = f"{rows} rows of spanner export"
-                new = done.increment is not None or rows
+                new = done.increment is not None
             else:
                 options = {"stream_name": args.stream_name} if args.format == "datastream" else {}
-                outcome = FolderExport(spark, args.warehouse, args.out, args.format, selection, options=options).run()
-                done, where, inc = outcome, args.out, outcome.written
-                rows = inc.total if inc is not None else 0
+                done = FolderExport(spark, args.warehouse, args.out, args.format, selection, options=options).run()
+                where, new = args.out, done.written is not None
+                rows = done.written.total if new else 0
                 what = f"{args.format} export"
-                new = inc is not None
-    except WatcherError as exc:  # a target holding another selection, an unknown table, ...
+    except (WatcherError, StorageURLError) as exc:  # a target holding another selection, an unknown table, ...
         raise CommandError(str(exc)) from None
     progress = done.progress
     if not new and not progress.last_run:
@@ -178,47 +168,6 @@ def _export(args: argparse.Namespace, selection: Any, spanner: tuple[Any, str] |
     elif not new:
         print(f"nothing new for {where}: it holds the changelog up to run {progress.last_run}")
     else:
-        number = len(progress.increments)
         print(f"wrote {what} of version {progress.last_run} to {where} "
-              f"(increment {number}: {rows} rows, Delta version {progress.delta_version})")
-    return 0
-
-
-def _export_whole(args: argparse.Namespace, selection: Any, spanner: tuple[Any, str] | None) -> int:
-    """A warehouse written before its tables were Delta tables: the whole committed changelog, as before."""
-    from ...changelog import register_views
-    from ...changelog.exports import FORMATS
-    from ...errors import StorageURLError
-    from ..main import CommandError
-
-    if selection.source_sql():
-        raise CommandError(f"--source-*: the changelog of {args.warehouse} names no source databases (the job wrote "
-                           "it before they were recorded)")
-    spark = session(args, "spanner-watcher export")
-    try:
-        committed = register_views(spark, args.warehouse)
-    except StorageURLError as exc:  # a URL whose filesystem Spark (or pyarrow) cannot open
-        raise CommandError(str(exc)) from None
-    if committed.version == 0:
-        raise CommandError(f"no changelog in {args.warehouse} yet: run `spanner-watcher changelog` first")
-    unknown = sorted(set(args.table) - set(committed.tables))
-    if unknown:
-        raise CommandError(f"--table {', '.join(unknown)}: not in the changelog (tables: {', '.join(sorted(committed.tables))})")
-    changelog = spark.table("changelog")
-    if args.table:
-        changelog = changelog.where(changelog.table_name.isin(args.table))
-    if selection.since:
-        changelog = changelog.where(changelog.commit_timestamp > selection.since)
-    module = importlib.import_module(FORMATS[args.format])
-    with executor_failures():  # the Spanner-table export writes from the executors
-        if spanner is not None:
-            target, table = spanner
-            written = module.write_to_database(changelog, target.database, table)
-            where = args.out or target.database.name
-        elif args.stream_name and args.format == "datastream":
-            written, where = module.write(changelog, args.out, args.stream_name), args.out
-        else:
-            written, where = module.write(changelog, args.out), args.out
-    rows = f"{written} rows of " if isinstance(written, int) else ""  # only the Spanner table counts them
-    print(f"wrote {rows}{args.format} export of version {committed.version} to {where}")
+              f"(increment {len(progress.increments)}: {rows} rows, Delta version {progress.delta_version})")
     return 0
