@@ -5,7 +5,9 @@ run that wrote it, and each run commits to it once (:mod:`..tables.ledger`). Run
 after another, so the run number orders the commits: an export takes the rows of the runs after
 the last one its target holds, up to the newest run of one pinned snapshot (a Delta version),
 and its target records that run. A row arriving in a later run is in a later increment whatever
-its commit timestamp, and every row is in exactly one increment. Files of one run carry that run
+its commit timestamp, and every row is in exactly one increment. (A change-stream record replacing
+a change an earlier run wrote from a poll updates that row to the replacing run's number: the
+change is exported again in that run's increment, under the same change_id; keep the later.) Files of one run carry that run
 number alone, so Delta's file statistics skip the files of runs exported before, and compaction,
 which rewrites files but not rows, changes nothing.
 
