@@ -351,4 +351,7 @@ def test_a_spark_run_frees_the_window_it_kept(spark, stager, dirs):
     assert run(spark, dirs).engine == "spark"
     stager.stage("Singers", [singer(2, "b2")], types=SINGERS_TYPES, key_columns=KEY, commits=[30])
     assert run(spark, dirs).changes_written == 1
-    assert set(spark.sparkContext._jsc.getPersistentRDDs().keys()) <= before
+    persisted = spark.sparkContext._jsc.getPersistentRDDs()
+    left = {k for k in persisted.keys() if k not in before}
+    # Delta keeps each table's log state cached itself (its snapshot cache); the run's own frames are freed
+    assert all(persisted.get(k).name().startswith("Delta Table State") for k in left), left
