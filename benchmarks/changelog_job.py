@@ -1,26 +1,24 @@
-"""The changelog job against a plain Spark read + Parquet write, and its incremental cost.
+"""The changelog job against a plain Spark read + Delta append, and an incremental run against a plain MERGE.
 
 1,000,000 staged changes over 10 tables (10,000 keys per table, 10 versions of each key,
 commits spread over 10 days, 100 batch files of 1,000 changes per table) are generated
-directly as staging files (watcher.staging.contract's records). In one run, against one Spark
-session (local[2]):
+directly as staging files (watcher.staging.contract's records). In one Spark session
+(local[2], Delta loaded):
 
-* baseline: ``spark.read.json`` of those files with the staging schema, written as Parquet;
-* first run: the changelog job over the same files (dedup, classify, old values, groups,
-  changelog + current state + watermarks);
-* second run: 10,000 new changes (updates of existing keys, on the next day), staged as
-  10 more files, then the job again, :data:`SECOND_RUNS` times, each from a copy of the
-  warehouse the pairs left (the figure is the median; the runs are the same work).
+* baseline: ``spark.read.json`` of those files with the staging schema, appended to a Delta table;
+* first run: the changelog job over the same files (dedup, classify, old values, groups; the
+  ``changelog``, ``current_state`` and ``watermarks`` Delta tables committed as one run);
+  the pair is timed :data:`PAIRS` times (each first run into an empty warehouse), medians reported;
+* incremental: a second warehouse whose state holds 1,000,000 keys (10 tables x 100,000 keys,
+  one version each, one first run), then 10,000 new changes (updates of existing keys, on the
+  next day) staged as 10 more files and the job again, against a plain Delta ``MERGE`` of the same
+  10,000 rows (the state rows of those keys, one column changed) into a copy of the same
+  ``current_state`` table (matched: update, else insert). Both are timed :data:`SECOND_RUNS`
+  times, each from a copy of the warehouse the first run left; medians reported.
 
-The baseline and the first run are timed as a pair, :data:`PAIRS` times (each first run into an
-empty warehouse); the figures are the medians, with each pair's times and ratio beside them.
-
-Targets: first run <= 2x the baseline (the median of the pairs' ratios); second run (the median
-of its runs) <= 4% of the first (the median first run, a warm one: the second runs follow the pairs). The
-code paths (plain read+write, the job's first run on Spark and an incremental run, which is
-small enough for the driver engine, watcher.changelog.driver) are warmed up on a small data set
-first, so that none pays the JVM's (or Python's imports') warm-up. ``engine`` in the figures
-says which engine did each run.
+Targets: first run <= 1.6x the baseline (the median of the pairs' ratios); the incremental run
+<= 2.0x the plain MERGE (medians). Both code paths are warmed up on a small data set first, so
+that neither pays the JVM's (or Python's imports') warm-up.
 """
 
 from __future__ import annotations
@@ -40,10 +38,12 @@ from . import Result, RunContext, check
 NAME = "changelog_job"
 TITLE = "changelog job: 1M staged changes vs plain Spark read+write; 10K-change incremental run"
 
-FULL = {"tables": 10, "keys_per_table": 10_000, "versions": 10, "batch_size": 1_000, "new_changes": 10_000}
-QUICK = {"tables": 10, "keys_per_table": 200, "versions": 10, "batch_size": 500, "new_changes": 1_000}
-TARGET_FIRST_RATIO = 2.0
-TARGET_SECOND_RATIO = 0.04
+FULL = {"tables": 10, "keys_per_table": 10_000, "versions": 10, "batch_size": 1_000, "new_changes": 10_000,
+        "state_keys_per_table": 100_000}
+QUICK = {"tables": 10, "keys_per_table": 200, "versions": 10, "batch_size": 500, "new_changes": 1_000,
+         "state_keys_per_table": 1_000}
+TARGET_FIRST_RATIO = 1.6
+TARGET_INCREMENTAL_RATIO = 2.0
 #: The plain read + write and the first run are timed side by side this many times (medians reported).
 PAIRS = 3
 #: The second run is timed this many times, each from a copy of the same warehouse (median reported).
@@ -137,29 +137,70 @@ def generate(staging: str, s: dict[str, Any], *, day: int, versions: range, keys
 def _session() -> Any:
     from pyspark.sql import SparkSession
 
-    spark = (SparkSession.builder.master("local[2]").appName("bench-changelog")
-             .config("spark.driver.memory", "6g").config("spark.sql.shuffle.partitions", "4")
-             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.session.timeZone", "UTC").getOrCreate())
+    from watcher.changelog.tables import runtime
+
+    builder = (SparkSession.builder.master("local[2]").appName("bench-changelog")
+               .config("spark.driver.memory", "6g").config("spark.sql.shuffle.partitions", "4")
+               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.session.timeZone", "UTC"))
+    for key, value in {**runtime.LOCAL_DELTA_SETTINGS, **runtime.spark_settings({})}.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 
 
 def _baseline(spark: Any, staging: str, out: str) -> float:
+    """A plain Spark read of the staged files and a plain Delta append of their rows."""
     from watcher.changelog import records
 
+    shutil.rmtree(out, ignore_errors=True)
     started = time.perf_counter()
     (spark.read.schema(records.schema(records.STAGING_FIELDS)).json(os.path.join(staging, contract.BATCH_GLOB))
-     .write.mode("overwrite").parquet(out))
+     .write.format("delta").mode("append").save(out))
     return time.perf_counter() - started
 
 
-def _job(spark: Any, staging: str, warehouse: str, *, driver_runs: bool = True) -> tuple[float, Any]:
+def _job(spark: Any, staging: str, warehouse: str) -> tuple[float, Any]:
     from watcher.changelog import Changelog
 
     started = time.perf_counter()
-    result = Changelog(spark).staging(staging).warehouse(warehouse).driver_runs(driver_runs).run()
+    result = Changelog(spark).staging(staging).warehouse(warehouse).run()
     return time.perf_counter() - started, result
+
+
+#: The columns the state's MERGE matches on (one row per key of a source database's table).
+STATE_KEY = ("source_project", "source_instance", "source_database", "table_name", "keys")
+
+
+def _plain_merge(spark: Any, state: str, keys: list[tuple[str, str]]) -> float:
+    """A plain Delta MERGE into the ``current_state`` table at ``state`` of its own rows of ``keys``
+    ((table, keys JSON) pairs) with ``run_version`` changed: matched rows updated, others inserted."""
+    from delta.tables import DeltaTable
+    from pyspark.sql import functions as F
+
+    wanted = spark.createDataFrame(keys, "table_name STRING, keys STRING")
+    started = time.perf_counter()
+    rows = (spark.read.format("delta").load(state).join(F.broadcast(wanted), ["table_name", "keys"])
+            .withColumn("run_version", F.col("run_version") + 1))
+    condition = " AND ".join(f"t.{c} <=> s.{c}" for c in STATE_KEY)
+    table = DeltaTable.forPath(spark, state)
+    table.alias("t").merge(rows.alias("s"), condition).whenMatchedUpdateAll().whenNotMatchedInsertAll().execute()
+    seconds = time.perf_counter() - started
+    last = table.history(1).first()
+    updated = int(last["operationMetrics"]["numTargetRowsUpdated"]) if last["operation"] == "MERGE" else 0
+    if updated != len(keys):  # a key text that matched nothing would time an empty MERGE
+        raise AssertionError(f"plain MERGE updated {updated} state rows, not the {len(keys)} of the changed keys")
+    return seconds
+
+
+def _keys_json(key: int) -> str:
+    """The ``keys`` text of the benchmark tables' one-column key, as the changelog writes it.
+
+    >>> _keys_json(7)
+    '{"Id":"7"}'
+    """
+    return json.dumps({"Id": str(key)}, separators=(",", ":"))
 
 
 def run(ctx: RunContext) -> Result:
@@ -167,7 +208,8 @@ def run(ctx: RunContext) -> Result:
 
 
 def measure(ctx: RunContext, s: dict[str, Any], name: str) -> Result:
-    """The pairs and the second run over the changes ``s`` describes (work files under ``name``)."""
+    """The pairs, and the incremental run against a plain MERGE, over the changes ``s`` describes
+    (work files under ``name``)."""
     root = os.path.join(ctx.workdir, name)
     shutil.rmtree(root, ignore_errors=True)
     staging, warehouse, plain = (os.path.join(root, n) for n in ("staging", "warehouse", "plain"))
@@ -177,15 +219,16 @@ def measure(ctx: RunContext, s: dict[str, Any], name: str) -> Result:
     tiny = {**QUICK, "keys_per_table": 20}
     generate(os.path.join(warm, "staging"), tiny, day=0, versions=range(2), keys=range(20), tag="w")
     _baseline(spark, os.path.join(warm, "staging"), os.path.join(warm, "plain"))
-    # The first run's warm-up on Spark, as the first run itself (a run this small would be the driver's).
-    _job(spark, os.path.join(warm, "staging"), os.path.join(warm, "warehouse"), driver_runs=False)
+    _job(spark, os.path.join(warm, "staging"), os.path.join(warm, "warehouse"))
     generate(os.path.join(warm, "staging"), {**tiny, "batch_size": 10}, day=10, versions=range(2, 3), keys=range(10),
              tag="x")
     _job(spark, os.path.join(warm, "staging"), os.path.join(warm, "warehouse"))
+    _plain_merge(spark, os.path.join(warm, "warehouse", "current_state"), [("Table00", _keys_json(k)) for k in range(5)])
     ctx.log("warmed up")
 
     started = time.perf_counter()
-    total = generate(staging, s, day=0, versions=range(s["versions"]), keys=range(s["keys_per_table"]), tag="a")
+    total = generate(staging, s, day=0, versions=range(s["versions"]), keys=range(s["keys_per_table"]), tag="a",
+                     workers=2)
     ctx.log(f"staged {total} changes in {time.perf_counter() - started:.1f} s")
     # The pair side by side, several times: one pair's ratio moves with the machine's moment.
     baselines, firsts, ratios = [], [], []
@@ -196,42 +239,58 @@ def measure(ctx: RunContext, s: dict[str, Any], name: str) -> Result:
         baselines.append(round(baseline, 2))
         firsts.append(round(first, 2))
         ratios.append(round(first / baseline, 2))
-        ctx.log(f"pair {n + 1}: plain read + Parquet write {baseline:.1f} s, first run {first:.1f} s "
+        ctx.log(f"pair {n + 1}: plain read + Delta append {baseline:.1f} s, first run {first:.1f} s "
                 f"({r1.changes_written} changes): {first / baseline:.2f}x")
     baseline, first, ratio = (statistics.median(v) for v in (baselines, firsts, ratios))
+    rows = spark.read.format("delta").load(os.path.join(warehouse, "changelog")).count()
+    for folder in (staging, warehouse, plain):
+        shutil.rmtree(folder, ignore_errors=True)
 
+    # The incremental run over a state of tables x state_keys_per_table keys.
+    state_keys = s["state_keys_per_table"]
+    generate(staging, {**s, "batch_size": 10_000}, day=0, versions=range(1), keys=range(state_keys), tag="s", workers=2)
+    took, r0 = _job(spark, staging, warehouse)
+    ctx.log(f"state: first run over {r0.changes_written} changes of {s['tables'] * state_keys} keys in {took:.1f} s")
     per_table = s["new_changes"] // s["tables"]
-    new = generate(staging, {**s, "batch_size": per_table}, day=10, versions=range(s["versions"], s["versions"] + 1),
-                   keys=range(per_table), tag="b")
-    # The same incremental run several times, each from a copy of the warehouse the pairs left.
-    before = os.path.join(root, "warehouse-before-second")
+    new = generate(staging, {**s, "batch_size": per_table}, day=10, versions=range(1, 2), keys=range(per_table), tag="b")
+    changed = [(f"Table{t:02d}", _keys_json(k)) for t in range(s["tables"]) for k in range(per_table)]
+    before = os.path.join(root, "warehouse-before-incremental")
     shutil.copytree(warehouse, before)
-    seconds = []
+    seconds, merges = [], []
     for n in range(SECOND_RUNS):
-        if n:
-            shutil.rmtree(warehouse)
-            shutil.copytree(before, warehouse)
+        shutil.rmtree(warehouse)
+        shutil.copytree(before, warehouse)
+        merges.append(round(_plain_merge(spark, os.path.join(warehouse, "current_state"), changed), 3))
+        shutil.rmtree(warehouse)
+        shutil.copytree(before, warehouse)
         took, r2 = _job(spark, staging, warehouse)
         seconds.append(round(took, 3))
-        ctx.log(f"second run {n + 1}: {took:.2f} s ({r2.changes_written} changes, {r2.batches_read} batches)")
-    second = statistics.median(seconds)
-    ctx.log(f"phases: first {r1.phases}; second {r2.phases}")
-    rows = spark.sql("SELECT count(*) FROM changelog").first()[0]
+        ctx.log(f"incremental {n + 1}: plain MERGE {merges[-1]:.2f} s, run {took:.2f} s "
+                f"({r2.changes_written} changes, {r2.batches_read} batches): {took / merges[-1]:.2f}x")
+    second, merge = statistics.median(seconds), statistics.median(merges)
+    state_rows = spark.read.format("delta").load(os.path.join(warehouse, "current_state")).count()
 
-    result = Result(settings={"shared_commits": False, **s, "changes": total, "new_changes": new, "master": "local[2]", "shuffle_partitions": 4,
-                             "pairs": PAIRS, "second_runs": SECOND_RUNS})
+    result = Result(settings={"shared_commits": False, **s, "changes": total, "new_changes": new, "master": "local[2]",
+                              "shuffle_partitions": 4, "pairs": PAIRS, "second_runs": SECOND_RUNS,
+                              "baseline": "spark.read.json(staged files, staging schema).write.format('delta').save()",
+                              "plain_merge": "DeltaTable.merge of the state rows of the 10,000 changed keys "
+                                             "(run_version + 1) ON the state key; whenMatchedUpdateAll, "
+                                             "whenNotMatchedInsertAll"})
     result.figures = {
-        "baseline_seconds": round(baseline, 2), "first_run_seconds": round(first, 2), "second_run_seconds": round(second, 3),
-        "first_vs_baseline": ratio, "second_vs_first": round(second / first, 3),
-        "baseline_runs": baselines, "first_runs": firsts, "first_vs_baseline_runs": ratios, "second_runs": seconds,
-        "first_run_changes": r1.changes_written, "second_run_changes": r2.changes_written,
-        "second_run_batches": r2.batches_read, "changelog_rows": rows, "mod_types_first": r1.mod_types,
-        "mod_types_second": r2.mod_types, "phases_first": r1.phases, "phases_second": r2.phases,
-        "old_values_by": [r1.old_values_by, r2.old_values_by], "engine": [r1.engine, r2.engine],
+        "baseline_seconds": round(baseline, 2), "first_run_seconds": round(first, 2), "first_vs_baseline": ratio,
+        "baseline_runs": baselines, "first_runs": firsts, "first_vs_baseline_runs": ratios,
+        "incremental_seconds": round(second, 3), "plain_merge_seconds": round(merge, 3),
+        "incremental_vs_merge": round(second / merge, 3), "incremental_runs": seconds, "plain_merge_runs": merges,
+        "first_run_changes": r1.changes_written, "incremental_changes": r2.changes_written,
+        "incremental_batches": r2.batches_read, "state_keys": s["tables"] * state_keys, "state_rows": state_rows,
+        "changelog_rows_first_run": rows, "mod_types_first": r1.mod_types, "mod_types_incremental": r2.mod_types,
+        "phases_first": getattr(r1, "phases", None), "phases_incremental": getattr(r2, "phases", None),
     }
-    result.checks = [check("first run / plain read+write (median of the pairs)", ratio, "<=", TARGET_FIRST_RATIO),
-                     check("second run / first run", round(second / first, 3), "<=", TARGET_SECOND_RATIO),
-                     check("changelog rows", rows, ">=", total + new)]
+    result.checks = [check("first run / plain read + Delta append (median of the pairs)", ratio, "<=", TARGET_FIRST_RATIO),
+                     check("incremental run / plain Delta MERGE of its rows (medians)", round(second / merge, 3), "<=",
+                           TARGET_INCREMENTAL_RATIO),
+                     check("changelog rows of the first run", rows, ">=", total),
+                     check("state rows", state_rows, ">=", s["tables"] * state_keys)]
     result.notes.append("Generated staging files (StagingSink format), not a live watcher; all in one Spark session.")
     spark.stop()
     return result
