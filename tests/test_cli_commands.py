@@ -338,10 +338,10 @@ def test_pipeline_backfill_watch_changelog_export_reconcile(instance, host: str,
                      "--out", str(tmp_path / "bq-nope")], env),
     })
     assert "wrote bigquery export of version 1" in _ok(r["bigquery"])
-    rows = _records(tmp_path / "bq" / "table_name=Items", "part-*")
+    rows = _records(tmp_path / "bq", "increment=000001/*/*/*/table_name=Items/part-*")  # one export, one increment
     assert len(rows) == 26 and {row["_CHANGE_TYPE"] for row in rows} == {"UPSERT"}
     assert next(row for row in rows if row["Id"] == "1" and row["Name"] == "changed")
-    events = _records(tmp_path / "ds" / "object=Items", "part-*")
+    events = _records(tmp_path / "ds", "increment=000001/*/*/*/object=Items/part-*")
     assert len(events) == 26 and {event["object"] for event in events} == {"Items"}
     assert "wrote 26 rows of spanner export" in _ok(r["spanner"])
     assert _query(database, "SELECT COUNT(*) FROM SpannerWatcherChangelog WHERE TableName = 'Items'") == [[26]]
