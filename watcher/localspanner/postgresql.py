@@ -167,7 +167,7 @@ def _sequence_arguments(text: str) -> str:
 def _name_result_columns(tree: exp.Expression) -> None:
     """PostgreSQL's names for unnamed select items (``count``, ``?column?``), as aliases."""
     for select in tree.find_all(exp.Select):
-        items = []
+        items: list[exp.Expression] = []
         for e in select.expressions:
             if isinstance(e, (exp.Alias, exp.Column, exp.Star)) or isinstance(e, exp.Dot) and not isinstance(e.expression, exp.Func):
                 items.append(e)
@@ -179,7 +179,7 @@ def _name_result_columns(tree: exp.Expression) -> None:
                 name = e.this.name if e.this.this.quoted else e.this.name.lower()
             elif isinstance(e, exp.Func) and not isinstance(e, exp.Cast):
                 name = (e.name if isinstance(e, exp.Anonymous) else e.sql("postgres").split("(", 1)[0]).lower()
-            items.append(exp.alias_(e, exp.Identifier(this=name, quoted=True)))
+            items.append(exp.Alias(this=e, alias=exp.Identifier(this=name, quoted=True)))
         select.set("expressions", items)
 
 

@@ -383,9 +383,9 @@ class _PgParser(_Parser):
         self.advance()
         if first.value == "spanner" and self.at_symbol("."):
             self.advance()
-            word = self.advance()
-            if f"spanner.{word.value}" != dialects.COMMIT_TIMESTAMP_TYPE:
-                raise errors.ddl_bad_type_at(self.text, errors.pg_unknown_type(f"spanner.{word.text}").message,
+            second = self.advance()
+            if f"spanner.{second.value}" != dialects.COMMIT_TIMESTAMP_TYPE:
+                raise errors.ddl_bad_type_at(self.text, errors.pg_unknown_type(f"spanner.{second.text}").message,
                                              first.line, first.column)
             return dialects.pg_type("timestamptz"), True
         for word in _MULTI_WORD_TYPES.get(first.value, ()):

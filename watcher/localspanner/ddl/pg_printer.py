@@ -53,8 +53,8 @@ def print_pg_options(database: str, values: dict[str, str | None]) -> list[str]:
     >>> print(*print_pg_options("my-db", {"version_retention_period": "2d", "default_leader": None}))
     ALTER DATABASE "my-db" SET spanner.version_retention_period = '2d'
     """
-    return [f"ALTER DATABASE {q(database)} SET spanner.{name} = {_option_value(values[name])}"
-            for name in database_options.OPTIONS if values.get(name) is not None]  # type: ignore[arg-type]
+    return [f"ALTER DATABASE {q(database)} SET spanner.{name} = {_option_value(value)}"
+            for name in database_options.OPTIONS if (value := values.get(name)) is not None]
 
 
 def pg_column_definition(column: Column) -> str:
@@ -81,7 +81,8 @@ def _constraint(c: CheckConstraint | ForeignKey) -> str:
 
 def _create_table(table: Table, foreign_keys: tuple[ForeignKey, ...]) -> str:
     elements = [pg_column_definition(c) for c in table.columns]
-    elements += [_constraint(c) for c in (*table.checks, *foreign_keys)]
+    constraints: tuple[CheckConstraint | ForeignKey, ...] = (*table.checks, *foreign_keys)
+    elements += [_constraint(c) for c in constraints]
     elements.append(f"PRIMARY KEY({_key(table.primary_key)})")
     text = f"CREATE TABLE {q(table.name)} (\n" + "".join(f"  {e},\n" for e in elements[:-1]) + f"  {elements[-1]}\n)"
     if table.parent is not None:
