@@ -228,3 +228,17 @@ def test_the_job_goes_on_from_a_converted_warehouse(spark, old, tmp_path):
     new = [r for r in rows if r["run_version"] == VERSION + 1]
     assert [(r["keys"], r["mod_type"], json.loads(r["old_values"])) for r in new] == [
         ('{"SingerId":"1"}', "UPDATE", {"Name": "Anna"})]  # the key's converted state was its previous row
+
+    # retention over the tables Spark wrote to: every consumed batch may go two days on, VACUUM (forced) keeps the rows
+    import datetime as dt
+
+    from watcher.changelog.tables import retention
+
+    policy = retention.RetentionPolicy(staging=dt.timedelta(days=1), vacuum=dt.timedelta(0), force_vacuum=True)
+    later = dt.datetime.now(dt.UTC) + dt.timedelta(days=2)
+    done = retention.apply(str(old), str(staging), policy, later)
+    assert len(done.staged_batches_removed) == 8 and not list(staging.rglob("*.jsonl"))
+    assert done.vacuumed_files["current_state"] > 0  # MERGE rewrote its files
+    assert len(readers.delta_rs_rows(str(old / "changelog"))) == len(expected("changelog")) + 1
+    assert spark.read.format("delta").load(str(old / "current_state")).where("NOT is_deleted").count() == \
+        len(expected("current_state"))
