@@ -117,9 +117,13 @@ def read_batches(spark: Any, files: list[FileEntry], *, local: bool = False) -> 
     finds a record lost or repeated. Compute the frame with :data:`READ_SETTINGS`.
     """
     threshold = {"spark.sql.sources.parallelPartitionDiscovery.threshold": str(max(32, len(files) + 1))}
-    with temporary_conf(spark, threshold if local else {}):
-        parsed = (spark.read.schema(f"{read_schema_ddl()}, {CORRUPT_COLUMN} STRING").option("mode", "PERMISSIVE")
-                  .option("columnNameOfCorruptRecord", CORRUPT_COLUMN).json([f.uri for f in files]))
+    schema = f"{read_schema_ddl()}, {CORRUPT_COLUMN} STRING"
+    if not files:  # Spark's reader given no path would not read nothing (a run whose every batch was bad)
+        parsed = spark.createDataFrame([], schema)
+    else:
+        with temporary_conf(spark, threshold if local else {}):
+            parsed = (spark.read.schema(schema).option("mode", "PERMISSIVE")
+                      .option("columnNameOfCorruptRecord", CORRUPT_COLUMN).json([f.uri for f in files]))
     # SQL text: a few calls into the JVM instead of several per Column operation (sql_steps).
     fields = [f"`{name}`" for name, _, _ in _read_fields()]
     return parsed.selectExpr(*fields, f"regexp_extract(input_file_name(), {sql_literal(BATCH_NAME_PATTERN)}, 1) AS batch",

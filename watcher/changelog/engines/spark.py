@@ -93,7 +93,7 @@ class SparkRun(PreparedRun):
         self._window(files)
         stats, bad = staging_reader.check_batches(self.tally.batches, files)
         bad_rows = any(not reason.startswith(staging_reader.EMPTY_REASON) for reason in bad.values())
-        if stats and bad_rows:
+        if bad_rows:  # also when every batch was bad: the window is then over no batch
             kept.release(self.rows)
             self._window([f for f in files if staging_reader.batch_name(f.uri) not in bad])
             stats, _ = staging_reader.check_batches(self.tally.batches,
