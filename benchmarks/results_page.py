@@ -140,6 +140,17 @@ def _paged(name: Any, path: str, text: str, document: dict[str, Any]) -> bool:
             and _markers(name)[0] in text and "checks" in document)
 
 
+def _paged_results(results_dir: str, text: str) -> list[tuple[str, str, dict[str, Any]]]:
+    """(name, path, document) of every result in ``results_dir`` the page ``text`` shows a block of."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(results_dir, "*.json"))):
+        document = load(path)
+        name = document.get("benchmark")
+        if _paged(name, path, text, document):
+            out.append((name, path, document))
+    return out
+
+
 def regenerate(results_dir: str = RESULTS_DIR, results_md: str = RESULTS_MD) -> list[str]:
     """Rewrite the generated block of every benchmark whose section RESULTS.md has; returns their names.
 
@@ -147,13 +158,8 @@ def regenerate(results_dir: str = RESULTS_DIR, results_md: str = RESULTS_MD) -> 
     """
     text = open(results_md).read()
     names = []
-    for path in sorted(glob.glob(os.path.join(results_dir, "*.json"))):
-        document = load(path)
-        name = document.get("benchmark")
-        if not _paged(name, path, text, document):
-            continue
-        document = load(path, backfill=True)
-        text = update(text, document)
+    for name, path, _ in _paged_results(results_dir, text):
+        text = update(text, load(path, backfill=True))
         names.append(name)
     with open(results_md + ".tmp", "w") as f:
         f.write(text)
@@ -164,15 +170,7 @@ def regenerate(results_dir: str = RESULTS_DIR, results_md: str = RESULTS_MD) -> 
 def stale(results_dir: str = RESULTS_DIR, results_md: str = RESULTS_MD) -> list[str]:
     """Benchmarks whose generated block in RESULTS.md does not match their JSON result (for a test)."""
     text = open(results_md).read()
-    out = []
-    for path in sorted(glob.glob(os.path.join(results_dir, "*.json"))):
-        document = load(path)
-        name = document.get("benchmark")
-        if not _paged(name, path, text, document):
-            continue
-        if summary(document) not in text:
-            out.append(name)
-    return out
+    return [name for name, _, document in _paged_results(results_dir, text) if summary(document) not in text]
 
 
 def main(argv: list[str] | None = None) -> int:
