@@ -37,6 +37,7 @@ if __name__ == "__main__" and not __package__:  # spark-submit watcher/changelog
 
 import datetime as dt
 import json
+import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -45,6 +46,9 @@ from ..sqlnames import quote_identifier
 from .batch_sources import RecordFrame, StagingFolder
 from .run import ChangelogResult, Run
 from .tables.source import DEFAULT_SOURCE, Source
+
+#: The environment variable naming the default engine (see :meth:`Changelog.engine`).
+ENGINE_VARIABLE = "SPANNER_WATCHER_ENGINE"
 
 __all__ = ["Changelog", "ChangelogResult", "main"]
 
@@ -60,6 +64,9 @@ class Changelog:
         spark: the SparkSession to run on.
     """
 
+    #: The engines :meth:`engine` takes.
+    ENGINES = ("auto", "spark", "driver")
+
     def __init__(self, spark: Any) -> None:
         if spark is None or not hasattr(spark, "read"):
             raise ConfigurationError(f"spark must be a SparkSession, got {type(spark).__name__}")
@@ -70,6 +77,7 @@ class Changelog:
         self._clock: Callable[[], dt.datetime] = _utcnow
         self._views = True
         self._source = DEFAULT_SOURCE
+        self._engine = _engine_name(os.environ.get(ENGINE_VARIABLE) or "auto")
 
     def staging(self, path: str) -> Changelog:
         """The staging folder (``<path>/table=<T>/<batch>.jsonl``: :mod:`watcher.staging.contract`)."""
@@ -110,9 +118,20 @@ class Changelog:
         self._views = bool(register)
         return self
 
-    def driver_runs(self, allowed: bool) -> Changelog:
-        """Accepted for older callers: every run is the Spark engine's (:mod:`.engines`), so this changes nothing."""
+    def engine(self, name: str) -> Changelog:
+        """Which engine computes the runs (:mod:`.engines`): ``"auto"`` (the default: the driver engine
+        for a small run it can do exactly, else Spark's), ``"spark"`` (always Spark's) or ``"driver"``
+        (the driver's, failing a run it cannot do). ``SPANNER_WATCHER_ENGINE`` sets the default.
+
+        >>> Changelog.ENGINES
+        ('auto', 'spark', 'driver')
+        """
+        self._engine = _engine_name(name)
         return self
+
+    def driver_runs(self, allowed: bool) -> Changelog:
+        """``engine("auto")`` when ``allowed``, else ``engine("spark")`` (older callers' spelling)."""
+        return self.engine("auto" if allowed else "spark")
 
     def run(self) -> ChangelogResult:
         """Process the new batches; returns what was done."""
@@ -121,7 +140,7 @@ class Changelog:
         if self._warehouse is None:
             raise ConfigurationError("warehouse is not set: call .warehouse(path) before .run()")
         return Run(self._spark, StagingFolder(self._spark, self._staging), self._warehouse, dict(self._soft_delete),
-                   self._clock, origin=self._source, views=self._views).execute()
+                   self._clock, origin=self._source, views=self._views, engine=self._engine).execute()
 
     def run_records(self, records: Any, *, batch_counts: Mapping[tuple[str, str], int] | None = None,
                     batch_sizes: Mapping[tuple[str, str], int] | None = None,
@@ -143,7 +162,15 @@ class Changelog:
         if identity is not None and (not isinstance(identity, str) or not identity):
             raise ConfigurationError(f"identity must be a non-empty text, got {identity!r}")
         return Run(self._spark, RecordFrame(records, batch_counts, batch_sizes), self._warehouse, dict(self._soft_delete),
-                   self._clock, origin=self._source, views=self._views, identity=identity).execute()
+                   self._clock, origin=self._source, views=self._views, identity=identity,
+                   engine=self._engine).execute()
+
+
+def _engine_name(name: str) -> str:
+    if name not in Changelog.ENGINES:
+        raise ConfigurationError(f"changelog engine must be one of {', '.join(Changelog.ENGINES)}, got {name!r} "
+                                 f"(from .engine() or {ENGINE_VARIABLE})")
+    return name
 
 
 def _path_arg(name: str, path: Any) -> str:

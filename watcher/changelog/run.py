@@ -12,7 +12,8 @@
    and the views are registered (:mod:`.views`).
 
 A reader of the Delta tables sees a run's changelog rows before its state and watermarks; the
-``watermarks`` table says up to where both are complete. Every run goes through the Spark engine.
+``watermarks`` table says up to where both are complete. A small run is the driver engine's when it
+can do it exactly (:mod:`.engines.driver`), every other Spark's (:mod:`.engines.spark`).
 
 Example:
     >>> ChangelogResult(version=3).summary()["quarantined"]
@@ -31,7 +32,9 @@ from typing import Any
 from ..errors import ChangelogError
 from . import completeness, staging_reader, views
 from .batch_sources import BatchSource
-from .engines.base import Engine, Outcome
+from .driver import Ineligible
+from .engines.base import Engine, Outcome, PreparedRun
+from .engines.driver import DriverEngine
 from .engines.spark import SparkEngine
 from .files import open_fs
 from .staging_reader import Quarantined
@@ -64,7 +67,8 @@ class ChangelogResult:
     #: How updates' old values were computed: "jvm" (the package's JVM function, :mod:`.jvm`) or
     #: "sql" (its SQL path: no JDK to build the function, or turned off); the same values either way.
     old_values_by: str = ""
-    #: The engine that did the run ("spark"), and a note on the run (a crashed run it finished).
+    #: The engine that did the run ("driver" or "spark"), and a note on the run (a crashed run it
+    #: finished, why the driver engine declined it).
     engine: str = ""
     engine_note: str = ""
 
@@ -83,9 +87,9 @@ class Run:
 
     def __init__(self, spark: Any, source: BatchSource, warehouse: str, soft_delete: dict[str, str],
                  clock: Callable[[], dt.datetime], *, origin: Source, views: bool = True,
-                 identity: str | None = None) -> None:
+                 identity: str | None = None, engine: str = "auto") -> None:
         self.spark, self.source, self.soft_delete, self.clock = spark, source, soft_delete, clock
-        self.origin, self.with_views, self.identity = origin, views, identity
+        self.origin, self.with_views, self.identity, self.engine_choice = origin, views, identity, engine
         self.warehouse = warehouse
         self.fs = open_fs(spark, warehouse)
         self.ledger = Ledger(warehouse)
@@ -107,17 +111,16 @@ class Run:
             ledger.create_tables()
             markers = completeness.read_markers(self.fs)  # before listing: a marker's batches are already staged
             left = ledger.open_run()
-        engine = SparkEngine(self.spark, self.source, ledger, soft_delete=self.soft_delete, origin=self.origin,
-                             markers=markers)
+        engines = self._engines(markers)
         if left is not None:
             result.engine_note = f"finished run {left.version}, which an earlier attempt left open"
-            self._do(engine, left, self._files_of(left))
+            self._do(engines, left, self._files_of(left))
         with self._phase("list"):
             consumed = ledger.consumed_batches()
             files = [] if self.identity in consumed else self.source.list_new(set(consumed))
         if files:
             names = [staging_reader.batch_name(f.uri) for f in files] + ([self.identity] if self.identity else [])
-            self._do(engine, ledger.begin(names, now=self.clock()), files)
+            self._do(engines, ledger.begin(names, now=self.clock()), files)
         if self.with_views:
             with self._phase("views"):
                 views.register_views(self.spark, self.warehouse)
@@ -139,17 +142,46 @@ class Run:
                                  "micro-batch) to finish it")
         return found
 
-    def _do(self, engine: Engine, run: LedgerRun, files: list[Any]) -> None:
-        """Write ``run``'s pending tables with ``engine`` (see :mod:`.engines.base`), then set its bad batches aside."""
+    def _engines(self, markers: dict[str, str]) -> list[Engine]:
+        """The engines to try, in order: the driver's for a small run (unless Spark's is asked for), then Spark's."""
+        common = {"soft_delete": self.soft_delete, "origin": self.origin, "markers": markers}
+        chosen: list[Engine] = []
+        if self.engine_choice in ("auto", "driver"):
+            chosen.append(DriverEngine(self.source, self.ledger, **common))
+        if self.engine_choice in ("auto", "spark"):
+            chosen.append(SparkEngine(self.spark, self.source, self.ledger, **common))
+        return chosen
+
+    def _prepare(self, engines: list[Engine], run: LedgerRun, files: list[Any]) -> PreparedRun:
+        """The run prepared by the first engine that takes it (the driver's declines with a reason, :mod:`.engines.driver`)."""
+        for engine in engines[:-1]:
+            try:
+                prepared = engine.prepare(run, files)
+            except Ineligible as why:
+                self.result.engine_note = _joined(self.result.engine_note, f"{engine.name} engine declined: {why}")
+                continue
+            self.result.engine = engine.name
+            return prepared
+        try:
+            prepared = engines[-1].prepare(run, files)
+        except Ineligible as why:  # the driver's alone was asked for
+            raise ChangelogError(f"warehouse {self.warehouse}: run {run.version}: the {engines[-1].name} engine "
+                                 f"cannot do it: {why}; use engine auto or spark") from why
+        self.result.engine = engines[-1].name
+        return prepared
+
+    def _do(self, engines: list[Engine], run: LedgerRun, files: list[Any]) -> None:
+        """Write ``run``'s pending tables with the first engine that takes it (see :mod:`.engines.base`),
+        then set its bad batches aside."""
         result = self.result
-        result.engine = engine.name
+        result.engine = engines[-1].name
         if not files:  # nothing readable (an identity alone): the run holds no rows
             for table in run.pending():
                 self.ledger.commit_empty(run, table)
             result.committed = True
             return
         with self._phase("classify"):
-            prepared = engine.prepare(run, files)
+            prepared = self._prepare(engines, run, files)
         with prepared:
             for table in run.pending():
                 with self._phase(f"write_{table}"):
@@ -178,6 +210,10 @@ class Run:
             result.replaced += n
             result.duplicates_dropped -= n
             _add(result, table, mod_type, n)
+
+
+def _joined(note: str, more: str) -> str:
+    return f"{note}; {more}" if note else more
 
 
 def _add(result: ChangelogResult, table: str, mod_type: str, n: int) -> None:

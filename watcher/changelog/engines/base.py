@@ -42,7 +42,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..tables.ledger import Run
+from ..tables import layout
+from ..tables.ledger import Ledger, Run
 
 
 @dataclass
@@ -97,3 +98,29 @@ class Engine(ABC):
     @abstractmethod
     def prepare(self, run: Run, batches: list[Any]) -> PreparedRun:
         """The run over ``batches`` (the run's, as its batch source lists them) against the state before it."""
+
+
+def hold(ledger: Ledger, run: Run, table: str) -> None:
+    """After a part's write: an empty commit as ``run`` when the write left none (nothing to write or
+    merge), so that every table holds every run (:meth:`..tables.ledger.Ledger.held_version`)."""
+    if ledger.held_version(table) < run.version:
+        ledger.commit_empty(run, table)
+
+
+def all_newer(ledger: Ledger, firsts: list[str | None]) -> bool:
+    """Whether every new row's commit (``firsts``: each batch's earliest, exact texts) is later, by the
+    microsecond, than the newest the changelog holds, by the files' statistics in the Delta log (no
+    read of the table; False when a statistic is missing): then no earlier run wrote rows of their
+    transaction groups."""
+    import pyarrow as pa
+
+    from ..tables.watermark_table import timestamp_of
+
+    found = ledger._open(layout.CHANGELOG.name)
+    if not firsts or None in firsts or found is None:
+        return False
+    actions = pa.table(found.get_add_actions(flatten=True))
+    newest = actions.column("max.commit_timestamp").to_pylist() if "max.commit_timestamp" in actions.column_names else []
+    if not newest or any(value is None for value in newest):
+        return False
+    return timestamp_of(min(str(f) for f in firsts))[0] > max(newest)

@@ -41,8 +41,7 @@ from ..tables.ledger import Ledger, Run
 from ..tables.source import COLUMNS as SOURCE_COLUMNS
 from ..tables.source import Source, sql_text
 from ..tally import tally
-from ..watermarks import loops_from_batches
-from .base import Engine, Outcome, PreparedRun
+from .base import Engine, Outcome, PreparedRun, all_newer, hold
 
 #: Settings for the run's own plans: the window in Spark's cache is kept uncompressed (its wide
 #: text columns cost more to compress than the memory saved), the groups join back to the rows
@@ -130,8 +129,7 @@ class SparkRun(PreparedRun):
     def write(self, table: str) -> None:
         {layout.CHANGELOG.name: self._write_changelog, layout.CURRENT_STATE.name: self._write_state,
          layout.WATERMARKS.name: self._write_watermarks}[table]()
-        if self.engine.ledger.held_version(table) < self.run.version:
-            self.engine.ledger.commit_empty(self.run, table)
+        hold(self.engine.ledger, self.run, table)
 
     def _earlier(self, where: str) -> Any:
         """Changelog rows of the source that earlier runs wrote, of the partitions ``where`` names."""
@@ -167,26 +165,11 @@ class SparkRun(PreparedRun):
     def _existing_groups(self, dates: list[str], new: Any) -> Any | None:
         """The committed rows of earlier runs that may share the new rows' transaction groups (None: none can:
         also when every new row is newer than every committed one, as a streaming micro-batch's after the one before)."""
-        if not dates or self.engine.ledger.held_version(layout.CHANGELOG.name) == 0 or self._all_newer():
+        if not dates or self.engine.ledger.held_version(layout.CHANGELOG.name) == 0 or all_newer(self.engine.ledger, [b.get("min_commit") for b in self.tally.batches.values()]):
             return None
         where = f"commit_date IN ({', '.join(f'DATE{sql_text(d)}' for d in dates)})"
         existing = self._earlier(where).select("transaction_group", "record_sequence")
         return existing.join(new.select("transaction_group").distinct(), "transaction_group", "left_semi")
-
-    def _all_newer(self) -> bool:
-        """Whether every new row's commit is later (by the microsecond) than the newest the changelog holds,
-        by the files' statistics in the Delta log (no Spark job; False when a statistic is missing)."""
-        firsts = [batch.get("min_commit") for batch in self.tally.batches.values()]
-        found = self.engine.ledger._open(layout.CHANGELOG.name)
-        if not firsts or None in firsts or found is None:
-            return False
-        import pyarrow as pa
-
-        actions = pa.table(found.get_add_actions(flatten=True))
-        newest = actions.column("max.commit_timestamp").to_pylist() if "max.commit_timestamp" in actions.column_names else []
-        if not newest or any(value is None for value in newest):
-            return False
-        return watermark_table.timestamp_of(min(firsts))[0] > max(newest)
 
     def _write_state(self) -> None:
         touched = self.touched
@@ -213,10 +196,8 @@ class SparkRun(PreparedRun):
             self.spark.catalog.dropTempView(view)
 
     def _write_watermarks(self) -> None:
-        ledger, origin = self.engine.ledger, self.engine.origin
-        rows = watermark_table.next_rows(watermark_table.read_rows(ledger, origin), loops_from_batches(self.outcome.batches),
-                                         self.engine.markers, origin, self.run.version)
-        watermark_table.write(ledger, self.run, rows)
+        watermark_table.write_run(self.engine.ledger, self.run, self.engine.origin, self.outcome.batches,
+                                  self.engine.markers)
 
     def close(self) -> None:
         kept.release(self.rows)

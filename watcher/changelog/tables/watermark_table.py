@@ -27,7 +27,7 @@ from . import layout
 from .ledger import Ledger, Run
 from .source import DEFAULT_SOURCE, Source
 
-__all__ = ["DEFAULT_SOURCE", "next_rows", "read_rows", "text_of", "timestamp_of", "write"]
+__all__ = ["DEFAULT_SOURCE", "next_rows", "read_rows", "text_of", "timestamp_of", "write", "write_run"]
 
 
 def timestamp_of(text: str) -> tuple[dt.datetime, int]:
@@ -89,3 +89,10 @@ def write(ledger: Ledger, run: Run, rows: list[dict[str, Any]]) -> None:
     (DeltaTable(ledger.uri(layout.WATERMARKS.name), storage_options=options)
      .merge(data, on, source_alias="s", target_alias="t", commit_properties=props)
      .when_matched_update_all().when_not_matched_insert_all().execute())
+
+
+def write_run(ledger: Ledger, run: Run, source: Source, batches: list[Any], markers: Mapping[str, str]) -> None:
+    """A run's part of the table: the loops its ``batches`` (:class:`..staging_reader.BatchStats`) moved,
+    merged with the source's rows before the run (what every engine writes)."""
+    rows = next_rows(read_rows(ledger, source), watermarks.loops_from_batches(batches), markers, source, run.version)
+    write(ledger, run, rows)
