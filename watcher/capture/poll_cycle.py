@@ -32,13 +32,15 @@ from ..request_settings import DEFAULT_SETTINGS, RequestSettings
 from .base import BatchCallback, Callback, PollListener, PollRecord
 from .handoff import StopDelivery
 from .polling import PollQuery, continuation_query, run_poll, simple_query, with_query, with_query_eligible
-from .shards import ShardProvider
+from .shards import ShardProvider, shard_filter_for
 from .table_info import TableInfo, is_table_not_found, recheck
 
 log = logging.getLogger(__name__)
 
-# What Spanner (and the emulator) answer a query naming a column that no longer exists.
-_COLUMN_NOT_FOUND = re.compile(r"Unrecognized name: `?([A-Za-z_][A-Za-z0-9_]*)`?")
+# What Spanner (and the emulator) answer a query naming a column that no longer exists; a PostgreSQL
+# database says 'column "x" does not exist' (the local server: 'column or table "x" does not exist').
+_COLUMN_NOT_FOUND = re.compile(r'Unrecognized name: `?([A-Za-z_][A-Za-z0-9_]*)`?'
+                               r'|column (?:or table )?"([A-Za-z_][A-Za-z0-9_]*)" does not exist')
 
 
 @dataclass(frozen=True)
@@ -105,8 +107,9 @@ class PollCycle:
             return stored
         ts = self.initial_timestamp
         if ts is None:
+            assert self.info is not None
             with self.database.snapshot() as snap:
-                ts = list(snap.execute_sql("SELECT CURRENT_TIMESTAMP()",
+                ts = list(snap.execute_sql(self.info.dialect.current_timestamp_sql,
                                            request_options=self.request_settings.request_options(with_priority=False)))[0][0]
         start = Checkpoint(as_nanos_timestamp(ts))
         # Stored at once, so that a crash before the first poll cannot move the starting point.
@@ -142,7 +145,7 @@ class PollCycle:
         """The next poll: continue inside a commit-timestamp group, or the simple or WITH query."""
         assert self.info is not None and self.position is not None
         pos = self.position
-        shard = self.shard_provider.shard_filter() if self.shard_provider is not None else None
+        shard = shard_filter_for(self.shard_provider, self.info.dialect) if self.shard_provider is not None else None
         if pos.key is not None:
             return continuation_query(self.info, self.table_hint, limit=self.limit, since=pos, shard=shard)
         behind = (self.clock() - pos.commit_timestamp).total_seconds()
@@ -235,11 +238,14 @@ class PollCycle:
         """A poll error as the WatcherError the application sees (a dropped table says so)."""
         if isinstance(exc, WatcherError):
             return exc
-        column = _COLUMN_NOT_FOUND.search(str(exc)) if isinstance(exc, gexc.InvalidArgument) else None
-        if is_table_not_found(exc):
-            err: WatcherError = TableNotFoundError(str(self.table), f"it was dropped or is not readable: {exc.message}")
+        found = _COLUMN_NOT_FOUND.search(str(exc)) if isinstance(exc, gexc.InvalidArgument) else None
+        column = next(g for g in found.groups() if g) if found is not None else None
+        if is_table_not_found(exc) or (column is not None and self.info is not None
+                                       and column.casefold() == self.info.table.table.casefold()):
+            message = getattr(exc, "message", str(exc))
+            err: WatcherError = TableNotFoundError(str(self.table), f"it was dropped or is not readable: {message}")
         elif column is not None:
-            err = ColumnNotFoundError(str(self.table), column.group(1), self._column_role(column.group(1)))
+            err = ColumnNotFoundError(str(self.table), column, self._column_role(column))
         else:
             err = PollError(f"Polling {self.table} failed: {exc}")
         err.__cause__ = exc

@@ -12,7 +12,8 @@ is the order changes are delivered in:
   back on the full primary key (a NULL key part matches a NULL part): cheaper when far behind on many shards.
 
 Keys order as on Spanner: ascending, NULL before every value, in ORDER BY and in the
-continuation condition alike.
+continuation condition alike (a PostgreSQL database sorts NULL last unless told: its ORDER BY
+says ``NULLS FIRST``).
 
 Example:
     >>> from watcher.model import TableId
@@ -20,6 +21,14 @@ Example:
     >>> info = TableInfo(TableId("T"), "Ts", ("A", "B"), {"A": "INT64", "B": "STRING(MAX)", "Ts": "TIMESTAMP"})
     >>> print(simple_query(info, "", limit=10).sql)
     SELECT * FROM `T` WHERE `Ts` > @prevCommitTimestamp ORDER BY `Ts`, `A`, `B` LIMIT @limit
+
+The same queries in a PostgreSQL database (the dialect comes with the table's :class:`TableInfo`):
+double-quoted names, ``$n`` parameters, ``= ANY($n)`` for an array of shards, the hint as a comment:
+
+    >>> from watcher.dialects import POSTGRESQL
+    >>> pg = TableInfo(TableId("t"), "ts", ("a",), {"a": "INT64", "ts": "TIMESTAMP"}, dialect=POSTGRESQL)
+    >>> print(simple_query(pg, "@{FORCE_INDEX=idx}", limit=10, shard=FixedShardProvider("s", [1, 2]).shard_filter(POSTGRESQL)).sql)
+    SELECT * FROM "t" /*@ FORCE_INDEX=idx */ WHERE "ts" > $1 AND "s" IS NOT NULL AND "s" = ANY($2) ORDER BY "ts" NULLS FIRST, "a" NULLS FIRST LIMIT $3
 """
 
 from __future__ import annotations
@@ -32,10 +41,11 @@ from typing import Any
 
 from google.cloud.spanner_v1 import param_types
 
+from ..dialects import GOOGLE_SQL, Dialect
+from ..dialects.hints import hint_sql
 from ..model import Change, Checkpoint
 from ..request_settings import RequestSettings, settings_or_default
 from ..spanner_client import read_timestamp
-from ..sqlnames import quote_identifier
 from .row_values import bytes_decoder, column_types
 from .shards import FixedShardProvider, ShardFilter
 from .table_info import TableInfo
@@ -53,12 +63,18 @@ class PollQuery:
     continuation: bool = False
 
 
-def _order_by(info: TableInfo) -> str:
-    return ", ".join(quote_identifier(c) for c in (info.commit_timestamp_column, *info.key_columns))
+def _order_by(info: TableInfo, prefix: str = "") -> str:
+    d = info.dialect
+    return ", ".join(d.order_key(prefix + d.quote(c)) for c in (info.commit_timestamp_column, *info.key_columns))
 
 
 def _from(info: TableInfo, hint: str) -> str:
-    return info.table.sql + (hint or "")
+    return info.dialect.table(info.table) + hint_sql(info.dialect, hint)
+
+
+def _query(info: TableInfo, sql: str, params: dict[str, Any], types: dict[str, Any], continuation: bool = False) -> PollQuery:
+    bound = info.dialect.bind(sql, params, types)
+    return PollQuery(bound.sql, bound.params, bound.types, continuation)
 
 
 def simple_query(info: TableInfo, hint: str, *, limit: int, shard: ShardFilter | None = None,
@@ -72,30 +88,31 @@ def simple_query(info: TableInfo, hint: str, *, limit: int, shard: ShardFilter |
     >>> print(simple_query(info, "", limit=5, until=Checkpoint(dt.datetime(2024, 1, 1)), columns=["Ts", "A"]).sql)
     SELECT `Ts`, `A` FROM `T` WHERE `Ts` > @prevCommitTimestamp AND `Ts` <= @untilTimestamp ORDER BY `Ts`, `A` LIMIT @limit
     """
-    ts = quote_identifier(info.commit_timestamp_column)
+    ts = info.dialect.quote(info.commit_timestamp_column)
     shard = shard or ShardFilter("")
     bound, bparams, btypes = _until(info, until)
-    sql = (f"SELECT {_select(columns)} FROM {_from(info, hint)} WHERE {ts} > @prevCommitTimestamp{bound}{shard.sql} "
+    sql = (f"SELECT {_select(info.dialect, columns)} FROM {_from(info, hint)} WHERE {ts} > @prevCommitTimestamp{bound}{shard.sql} "
            f"ORDER BY {_order_by(info)} LIMIT @limit")
     params = {"prevCommitTimestamp": since, "limit": limit, **bparams, **shard.params}
     types = {"prevCommitTimestamp": param_types.TIMESTAMP, "limit": param_types.INT64, **btypes, **shard.types}
-    return PollQuery(sql, params, types)
+    return _query(info, sql, params, types)
 
 
-def _select(columns: Sequence[str] | None) -> str:
-    return ", ".join(quote_identifier(c) for c in columns) if columns else "*"
+def _select(dialect: Dialect, columns: Sequence[str] | None) -> str:
+    return ", ".join(dialect.quote(c) for c in columns) if columns else "*"
 
 
 def _until(info: TableInfo, until: Checkpoint | None) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """`` AND`` the row's position (commit timestamp, key) is at or before ``until`` (nothing without one)."""
     if until is None:
         return "", {}, {}
-    ts = quote_identifier(info.commit_timestamp_column)
+    ts = info.dialect.quote(info.commit_timestamp_column)
     params: dict[str, Any] = {"untilTimestamp": until.commit_timestamp}
     types: dict[str, Any] = {"untilTimestamp": param_types.TIMESTAMP}
     if until.key is None:
         return f" AND {ts} <= @untilTimestamp", params, types
-    cond, kparams, ktypes = key_at_or_before_condition(info.key_columns, until.key, info.key_param_types(), "u")
+    cond, kparams, ktypes = key_at_or_before_condition(info.key_columns, until.key, info.key_param_types(), "u",
+                                                       dialect=info.dialect)
     return (f" AND ({ts} < @untilTimestamp OR ({ts} = @untilTimestamp AND ({cond})))",
             {**params, **kparams}, {**types, **ktypes})
 
@@ -117,13 +134,13 @@ def null_safe_equals(left: str, right: str) -> str:
     return f"({left} = {right} OR ({left} IS NULL AND {right} IS NULL))"
 
 
-def key_join_condition(columns: Sequence[str], left: str = "t", right: str = "c") -> str:
+def key_join_condition(columns: Sequence[str], left: str = "t", right: str = "c", *, dialect: Dialect = GOOGLE_SQL) -> str:
     """The join of two row sources on the full primary key, NULL parts matching NULL parts.
 
     >>> key_join_condition(["A"])
     '(t.`A` = c.`A` OR (t.`A` IS NULL AND c.`A` IS NULL))'
     """
-    quoted = [quote_identifier(c) for c in columns]
+    quoted = [dialect.quote(c) for c in columns]
     return " AND ".join(null_safe_equals(f"{left}.{q}", f"{right}.{q}") for q in quoted) or "TRUE"
 
 
@@ -137,7 +154,8 @@ def _part_after(column: str, value: Any, param: str) -> str:
     return f"{column} IS NOT NULL" if value is None else f"{column} > @{param}"
 
 
-def key_after_condition(columns: Sequence[str], key: Sequence[Any], types: Sequence[Any], prefix: str = "k") -> tuple[str, dict[str, Any], dict[str, Any]]:
+def key_after_condition(columns: Sequence[str], key: Sequence[Any], types: Sequence[Any], prefix: str = "k", *,
+                        dialect: Dialect = GOOGLE_SQL) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """A condition for "primary key after ``key``" in ascending key order, NULL first (Spanner's order).
 
     Lexicographic: the first ``i`` parts equal (a NULL part matches only NULL), part ``i``
@@ -152,7 +170,7 @@ def key_after_condition(columns: Sequence[str], key: Sequence[Any], types: Seque
     """
     if len(key) != len(columns):
         raise ValueError(f"a key of {len(key)} parts for {len(columns)} key columns")
-    quoted = [quote_identifier(c) for c in columns]
+    quoted = [dialect.quote(c) for c in columns]
     alternatives = []
     for i, value in enumerate(key):
         parts = [_part_equal(quoted[j], key[j], f"{prefix}{j}") for j in range(i)]
@@ -174,7 +192,7 @@ def _part_before(column: str, value: Any, param: str) -> str | None:
 
 
 def key_at_or_before_condition(columns: Sequence[str], key: Sequence[Any], types: Sequence[Any],
-                               prefix: str = "u") -> tuple[str, dict[str, Any], dict[str, Any]]:
+                               prefix: str = "u", *, dialect: Dialect = GOOGLE_SQL) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """A condition for "primary key at or before ``key``" in ascending key order, NULL first.
 
     The mirror of :func:`key_after_condition` (whose negation would not do: a comparison with a
@@ -185,7 +203,7 @@ def key_at_or_before_condition(columns: Sequence[str], key: Sequence[Any], types
     """
     if len(key) != len(columns):
         raise ValueError(f"a key of {len(key)} parts for {len(columns)} key columns")
-    quoted = [quote_identifier(c) for c in columns]
+    quoted = [dialect.quote(c) for c in columns]
     alternatives = []
     for i, value in enumerate(key):
         before = _part_before(quoted[i], value, f"{prefix}{i}")
@@ -218,16 +236,16 @@ def continuation_query(info: TableInfo, hint: str, *, limit: int, since: Checkpo
     """The rest of the group at ``since.commit_timestamp``, after ``since.key`` (at or before
     ``until`` when given, as :func:`simple_query`)."""
     assert since.key is not None
-    ts = quote_identifier(info.commit_timestamp_column)
+    ts = info.dialect.quote(info.commit_timestamp_column)
     shard = shard or ShardFilter("")
-    cond, kparams, ktypes = key_after_condition(info.key_columns, since.key, info.key_param_types())
+    cond, kparams, ktypes = key_after_condition(info.key_columns, since.key, info.key_param_types(), dialect=info.dialect)
     bound, bparams, btypes = _until(info, until)
-    keys = ", ".join(quote_identifier(c) for c in info.key_columns)
-    sql = (f"SELECT {_select(columns)} FROM {_from(info, hint)} WHERE {ts} = @prevCommitTimestamp AND ({cond}){bound}"
+    keys = ", ".join(info.dialect.order_key(info.dialect.quote(c)) for c in info.key_columns)
+    sql = (f"SELECT {_select(info.dialect, columns)} FROM {_from(info, hint)} WHERE {ts} = @prevCommitTimestamp AND ({cond}){bound}"
            f"{shard.sql} ORDER BY {keys} LIMIT @limit")
     params = {"prevCommitTimestamp": since.commit_timestamp, "limit": limit, **kparams, **bparams, **shard.params}
     types = {"prevCommitTimestamp": param_types.TIMESTAMP, "limit": param_types.INT64, **ktypes, **btypes, **shard.types}
-    return PollQuery(sql, params, types, continuation=True)
+    return _query(info, sql, params, types, continuation=True)
 
 
 def with_query_eligible(provider: Any, limit: int) -> bool:
@@ -237,9 +255,9 @@ def with_query_eligible(provider: Any, limit: int) -> bool:
 
 def with_query(info: TableInfo, hint: str, *, limit: int, provider: FixedShardProvider, since: dt.datetime) -> PollQuery:
     """One CTE per shard value (each limited), merged, limited, then joined back for the full rows."""
-    ts = quote_identifier(info.commit_timestamp_column)
-    shard_col = quote_identifier(provider.column)
-    keys = [quote_identifier(c) for c in info.key_columns]
+    ts = info.dialect.quote(info.commit_timestamp_column)
+    shard_col = info.dialect.quote(provider.column, "shard column")
+    keys = [info.dialect.quote(c) for c in info.key_columns]
     narrow = ", ".join([*keys, ts])
     ctes, unions = [], []
     params: dict[str, Any] = {"prevCommitTimestamp": since, "limit": limit}
@@ -250,11 +268,11 @@ def with_query(info: TableInfo, hint: str, *, limit: int, provider: FixedShardPr
         unions.append(f"SELECT * FROM shard{i}")
         params[f"shard{i}"] = value
         types[f"shard{i}"] = provider.element_type
-    join = key_join_condition(info.key_columns)
-    order = ", ".join(f"c.{c}" for c in [ts, *keys])
+    join = key_join_condition(info.key_columns, dialect=info.dialect)
+    order = _order_by(info, "c.")
     sql = (f"WITH {', '.join(ctes)}, changed AS ({' UNION ALL '.join(unions)} ORDER BY {_order_by(info)} LIMIT @limit) "
-           f"SELECT t.* FROM changed AS c JOIN {info.table.sql} AS t ON {join} ORDER BY {order}")
-    return PollQuery(sql, params, types)
+           f"SELECT t.* FROM changed AS c JOIN {info.dialect.table(info.table)} AS t ON {join} ORDER BY {order}")
+    return _query(info, sql, params, types)
 
 
 @dataclass

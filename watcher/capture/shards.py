@@ -13,6 +13,12 @@ Example:
     ' AND `ShardId` IS NOT NULL AND `ShardId` IN UNNEST(@shard)'
     >>> NotNullShardProvider("ShardId").shard_filter().sql
     ' AND `ShardId` IS NOT NULL'
+
+A provider writes its filter in the dialect of the watched database (GoogleSQL by default):
+
+    >>> from watcher.dialects import POSTGRESQL
+    >>> p.shard_filter(POSTGRESQL).sql
+    ' AND "ShardId" IS NOT NULL AND "ShardId" = ANY(@shard)'
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import datetime as dt
 import decimal
 import enum
 import hashlib
+import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -29,9 +36,10 @@ from typing import Any
 
 from google.cloud.spanner_v1 import param_types
 
+from ..dialects import GOOGLE_SQL, Dialect
 from ..errors import ConfigurationError
 from ..request_settings import RequestSettings, settings_or_default
-from ..sqlnames import quote_identifier
+from ..sqlnames import validate_identifier
 
 SHARD_PARAM = "shard"
 
@@ -49,13 +57,29 @@ class ShardProvider(ABC):
     """Restricts a poll loop to some shards of a table."""
 
     @abstractmethod
-    def shard_filter(self) -> ShardFilter:
-        """The filter for the next poll."""
+    def shard_filter(self, dialect: Dialect = GOOGLE_SQL) -> ShardFilter:
+        """The filter for the next poll, in ``dialect`` (names quoted by it, parameters written ``@name``)."""
 
     @property
     def shard_value(self) -> Any:
         """The value progress is stored under (None: one checkpoint for the whole table)."""
         return None
+
+
+def shard_filter_for(provider: ShardProvider, dialect: Dialect) -> ShardFilter:
+    """``provider``'s filter in ``dialect``; a provider written before dialects (``shard_filter(self)``)
+    serves GoogleSQL databases only, and says so for another.
+
+    >>> from watcher.dialects import POSTGRESQL
+    >>> shard_filter_for(NotNullShardProvider("S"), POSTGRESQL).sql
+    ' AND "S" IS NOT NULL'
+    """
+    if "dialect" in inspect.signature(provider.shard_filter).parameters:
+        return provider.shard_filter(dialect)
+    if dialect is not GOOGLE_SQL:
+        raise ConfigurationError(f"shard provider {provider!r} writes GoogleSQL only (its shard_filter takes no "
+                                 f"dialect), and the database is {dialect.name}")
+    return provider.shard_filter()
 
 
 def param_type_of(value: Any) -> Any:
@@ -90,8 +114,7 @@ class FixedShardProvider(ShardProvider):
     """
 
     def __init__(self, column: str, values: Any, *, value_type: Any = None) -> None:
-        self.column = column
-        self._quoted = quote_identifier(column, "shard column")
+        self.column = validate_identifier(column, "shard column")
         self.is_array = isinstance(values, (list, tuple, range, set, frozenset))
         if self.is_array:
             items = list(values)
@@ -111,11 +134,12 @@ class FixedShardProvider(ShardProvider):
             self.element_type = self._type
         self._value = list(self.values) if self.is_array else self.values[0]
 
-    def shard_filter(self) -> ShardFilter:
+    def shard_filter(self, dialect: Dialect = GOOGLE_SQL) -> ShardFilter:
+        quoted = dialect.quote(self.column, "shard column")
         if self.is_array:
-            sql = f" AND {self._quoted} IS NOT NULL AND {self._quoted} IN UNNEST(@{SHARD_PARAM})"
+            sql = f" AND {quoted} IS NOT NULL AND {dialect.in_array(quoted, SHARD_PARAM)}"
         else:
-            sql = f" AND {self._quoted} = @{SHARD_PARAM}"
+            sql = f" AND {quoted} = @{SHARD_PARAM}"
         return ShardFilter(sql, {SHARD_PARAM: self._value}, {SHARD_PARAM: self._type})
 
     @property
@@ -130,11 +154,10 @@ class NotNullShardProvider(ShardProvider):
     """Only rows whose shard column is not NULL: the rows a NULL_FILTERED index holds."""
 
     def __init__(self, column: str) -> None:
-        self.column = column
-        self._quoted = quote_identifier(column, "shard column")
+        self.column = validate_identifier(column, "shard column")
 
-    def shard_filter(self) -> ShardFilter:
-        return ShardFilter(f" AND {self._quoted} IS NOT NULL")
+    def shard_filter(self, dialect: Dialect = GOOGLE_SQL) -> ShardFilter:
+        return ShardFilter(f" AND {dialect.quote(self.column, 'shard column')} IS NOT NULL")
 
     def __repr__(self) -> str:
         return f"NotNullShardProvider({self.column!r})"
@@ -212,14 +235,19 @@ class TimebasedShardProvider(ShardProvider):
         seconds = interval.spec.previous_seconds if previous_seconds is None else previous_seconds
         if seconds <= 0:
             raise ConfigurationError(f"previous_seconds must be positive, got {seconds}")
-        self.column = column
+        self.column = validate_identifier(column, "shard column")
         self.interval = interval
         self.previous_seconds = seconds
-        quoted = quote_identifier(column, "shard column")
-        self._sql = f" AND {quoted} IN ({interval.shard_id_expression()}, {interval.shard_id_expression(seconds)})"
 
-    def shard_filter(self) -> ShardFilter:
-        return ShardFilter(self._sql)
+    def shard_filter(self, dialect: Dialect = GOOGLE_SQL) -> ShardFilter:
+        if dialect is not GOOGLE_SQL:
+            # Its shard ids are GoogleSQL expressions (FORMAT_TIMESTAMP, SHA512, TO_BASE64).
+            raise ConfigurationError(f"TimebasedShardProvider on column {self.column} needs a GoogleSQL database; "
+                                     f"this one is {dialect.name}")
+        quoted = dialect.quote(self.column, "shard column")
+        interval = self.interval
+        return ShardFilter(f" AND {quoted} IN ({interval.shard_id_expression()}, "
+                           f"{interval.shard_id_expression(self.previous_seconds)})")
 
     def __repr__(self) -> str:
         return f"TimebasedShardProvider({self.column!r}, Interval.{self.interval.name})"

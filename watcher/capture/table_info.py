@@ -1,4 +1,9 @@
-"""What a watcher needs to know about a table, read from INFORMATION_SCHEMA.
+"""What a watcher needs to know about a table, read from INFORMATION_SCHEMA in the database's dialect.
+
+The queries are :mod:`watcher.dialects.schema`'s; column types are kept in GoogleSQL's names in both
+dialects (:func:`watcher.dialects.types.google_type`). A table named in another case than the database
+spells it (``Singers`` for PostgreSQL's folded ``singers``) is found under its real name, which the poll
+queries then use; Spanner allows no two tables whose names differ only in case.
 
 Example::
 
@@ -15,43 +20,30 @@ from typing import Any, TypeGuard
 from google.api_core import exceptions as gexc
 from google.cloud.spanner_v1 import param_types
 
+from ..dialects import GOOGLE_SQL, POSTGRESQL, Dialect, Statement, dialect_of
+from ..dialects.schema import (
+    SCHEMA_SQL,
+    columns_query,
+    commit_timestamp_columns_query,
+    key_query,
+    tables_query,
+    watchable_tables_query,
+)
+from ..dialects.types import column_type, dialect_param_type
 from ..errors import ColumnNotFoundError, TableNotFoundError, TableNotWatchableError
 from ..model import TableId
 from ..request_settings import RequestSettings, settings_or_default
 from ..sqlnames import find_name
 
-_COLUMNS_SQL = (
-    "SELECT COLUMN_NAME, SPANNER_TYPE FROM INFORMATION_SCHEMA.COLUMNS "
-    "WHERE TABLE_CATALOG = @catalog AND TABLE_SCHEMA = @schema AND TABLE_NAME = @table ORDER BY ORDINAL_POSITION"
-)
-# Every option row is looked at: a column may carry other options besides allow_commit_timestamp.
-_COMMIT_TS_SQL = (
-    "SELECT COLUMN_NAME FROM INFORMATION_SCHEMA.COLUMN_OPTIONS "
-    "WHERE TABLE_CATALOG = @catalog AND TABLE_SCHEMA = @schema AND TABLE_NAME = @table "
-    "AND OPTION_NAME = 'allow_commit_timestamp' AND OPTION_VALUE = 'TRUE' ORDER BY COLUMN_NAME"
-)
-_KEY_SQL = (
-    "SELECT INDEX_COLUMNS.COLUMN_NAME FROM INFORMATION_SCHEMA.INDEXES AS INDEXES "
-    "JOIN INFORMATION_SCHEMA.INDEX_COLUMNS AS INDEX_COLUMNS "
-    "ON INDEXES.TABLE_CATALOG = INDEX_COLUMNS.TABLE_CATALOG AND INDEXES.TABLE_SCHEMA = INDEX_COLUMNS.TABLE_SCHEMA "
-    "AND INDEXES.TABLE_NAME = INDEX_COLUMNS.TABLE_NAME AND INDEXES.INDEX_NAME = INDEX_COLUMNS.INDEX_NAME "
-    "WHERE INDEXES.TABLE_CATALOG = @catalog AND INDEXES.TABLE_SCHEMA = @schema AND INDEXES.TABLE_NAME = @table "
-    "AND INDEXES.INDEX_TYPE = 'PRIMARY_KEY' ORDER BY INDEX_COLUMNS.ORDINAL_POSITION"
-)
-#: Tables of the default schema with a commit-timestamp column (also read with its read timestamp by table_set).
-TABLES_SQL = (
-    "SELECT DISTINCT TABLES.TABLE_NAME FROM INFORMATION_SCHEMA.TABLES AS TABLES "
-    "JOIN INFORMATION_SCHEMA.COLUMN_OPTIONS AS OPTIONS "
-    "ON TABLES.TABLE_CATALOG = OPTIONS.TABLE_CATALOG AND TABLES.TABLE_SCHEMA = OPTIONS.TABLE_SCHEMA "
-    "AND TABLES.TABLE_NAME = OPTIONS.TABLE_NAME "
-    "WHERE TABLES.TABLE_CATALOG = '' AND TABLES.TABLE_SCHEMA = '' "
-    "AND OPTIONS.OPTION_NAME = 'allow_commit_timestamp' AND OPTIONS.OPTION_VALUE = 'TRUE' "
-    "ORDER BY TABLES.TABLE_NAME"
-)
+#: Tables of the default schema with a commit-timestamp column in a GoogleSQL database (the texts of
+#: both dialects are :data:`watcher.dialects.schema.SCHEMA_SQL`).
+TABLES_SQL = SCHEMA_SQL[GOOGLE_SQL.name].watchable_tables
 
 # What Spanner (and the emulator) answer a query on a table that does not exist (was dropped):
-# INVALID_ARGUMENT "Table not found: T"; some servers use NOT_FOUND.
-_TABLE_NOT_FOUND = re.compile(r"table not found|table \S+ (was )?not found|no such table", re.IGNORECASE)
+# INVALID_ARGUMENT "Table not found: T"; some servers use NOT_FOUND. PostgreSQL databases say
+# 'relation "t" does not exist'.
+_TABLE_NOT_FOUND = re.compile(r'table not found|table \S+ (was )?not found|no such table|relation "?[\w.]+"? does not exist',
+                              re.IGNORECASE)
 
 
 def is_table_not_found(exc: BaseException) -> TypeGuard[gexc.GoogleAPICallError]:
@@ -87,41 +79,63 @@ class TableInfo:
     them) and the commit-timestamp column polled (``""`` for a table watched through a helper
     table, whose changes carry the helper row's commit timestamp). ``commit_timestamp_option``
     says whether that column has ``allow_commit_timestamp=true`` (a column given explicitly
-    may lack it)."""
+    may lack it; in a PostgreSQL database: whether its type is ``spanner.commit_timestamp``).
+    ``dialect`` is the database's: the poll queries are written in it."""
 
     table: TableId
     commit_timestamp_column: str
     key_columns: tuple[str, ...]
     column_types: dict[str, str]
     commit_timestamp_option: bool = True
+    dialect: Dialect = GOOGLE_SQL
 
     def key_param_types(self) -> list[Any]:
-        return [param_type_for(self.column_types[k]) for k in self.key_columns]
+        return [dialect_param_type(self.dialect, self.column_types[k], param_type_for(self.column_types[k]))
+                for k in self.key_columns]
 
 
-def _query(snapshot: Any, sql: str, table: TableId, settings: RequestSettings | None = None) -> list[list[Any]]:
-    params = {"catalog": table.catalog, "schema": table.schema, "table": table.table}
-    return list(snapshot.execute_sql(sql, params=params, param_types={k: param_types.STRING for k in params},
+#: What makes a column a commit-timestamp column, in each dialect's words (for the errors).
+COMMIT_TIMESTAMP_MARK = {
+    GOOGLE_SQL.name: "the option allow_commit_timestamp=true",
+    POSTGRESQL.name: "the type spanner.commit_timestamp",
+}
+
+
+def _query(snapshot: Any, statement: Statement, settings: RequestSettings | None = None) -> list[list[Any]]:
+    return list(snapshot.execute_sql(statement.sql, params=statement.params, param_types=statement.types,
                                      request_options=settings_or_default(settings).request_options(with_priority=False)))
 
 
+def _columns(snap: Any, dialect: Dialect, table: TableId, settings: RequestSettings | None) -> tuple[TableId, dict[str, str]]:
+    """The table under its real name and its columns (GoogleSQL type names); no columns: no such table."""
+    columns = {name: column_type(dialect, t) for name, t in _query(snap, columns_query(dialect, table), settings)}
+    if columns:
+        return table, columns
+    real = find_name({r[0]: r[0] for r in _query(snap, tables_query(dialect, table.schema), settings)}, table.table)
+    if real is None or real == table.table:
+        return table, {}
+    return _columns(snap, dialect, TableId(real, table.catalog, table.schema), settings)
+
+
 def discover(database: Any, table: TableId | str, commit_timestamp_column: str | None = None, *,
-             request_settings: RequestSettings | None = None) -> TableInfo:
+             request_settings: RequestSettings | None = None, dialect: Dialect | None = None) -> TableInfo:
     """Columns, primary key and commit-timestamp column of ``table``, or a clear error.
 
-    The schema queries carry ``request_settings``' request tag (no priority: they are not polls).
+    ``dialect`` None: the database's (:func:`~watcher.dialects.dialect_of`). The schema queries carry
+    ``request_settings``' request tag (no priority: they are not polls).
     """
     table = TableId(table) if isinstance(table, str) else table
+    dialect = dialect or dialect_of(database)
     settings = request_settings
     with database.snapshot(multi_use=True) as snap:
-        columns = {name: spanner_type for name, spanner_type in _query(snap, _COLUMNS_SQL, table, settings)}
+        table, columns = _columns(snap, dialect, table, settings)
         if not columns:
             raise TableNotFoundError(str(table))
-        key = tuple(r[0] for r in _query(snap, _KEY_SQL, table, settings))
-        candidates = [r[0] for r in _query(snap, _COMMIT_TS_SQL, table, settings)]
+        key = tuple(r[0] for r in _query(snap, key_query(dialect, table), settings))
+        candidates = [r[0] for r in _query(snap, commit_timestamp_columns_query(dialect, table), settings)]
         if commit_timestamp_column is None:
             if not candidates:
-                raise TableNotWatchableError(str(table), "it has no column with the option allow_commit_timestamp=true")
+                raise TableNotWatchableError(str(table), f"it has no column with {COMMIT_TIMESTAMP_MARK[dialect.name]}")
             commit_timestamp_column = candidates[0]
     if commit_timestamp_column not in columns:
         match = find_name({c: c for c in columns}, commit_timestamp_column)
@@ -131,7 +145,7 @@ def discover(database: Any, table: TableId | str, commit_timestamp_column: str |
     if columns[commit_timestamp_column] != "TIMESTAMP":
         raise TableNotWatchableError(str(table), f"column {commit_timestamp_column} is {columns[commit_timestamp_column]}, not TIMESTAMP")
     has_option = find_name({c: c for c in candidates}, commit_timestamp_column) is not None
-    return TableInfo(table, commit_timestamp_column, key, columns, has_option)
+    return TableInfo(table, commit_timestamp_column, key, columns, has_option, dialect)
 
 
 def recheck(database: Any, info: TableInfo, reason: str = "", *, request_settings: RequestSettings | None = None) -> TableInfo:
@@ -139,27 +153,31 @@ def recheck(database: Any, info: TableInfo, reason: str = "", *, request_setting
     dropped, its commit-timestamp column dropped or retyped, or that column's
     ``allow_commit_timestamp`` option removed while it was watched (writers could then store
     any past timestamp, and polling would miss those rows)."""
-    now = discover(database, info.table, info.commit_timestamp_column, request_settings=request_settings)
+    now = discover(database, info.table, info.commit_timestamp_column, request_settings=request_settings,
+                   dialect=info.dialect)
     if info.commit_timestamp_option and not now.commit_timestamp_option:
-        raise TableNotWatchableError(str(info.table), f"column {info.commit_timestamp_column} no longer has the option "
-                                     "allow_commit_timestamp=true" + (f" ({reason})" if reason else ""))
+        raise TableNotWatchableError(str(info.table), f"column {info.commit_timestamp_column} no longer has "
+                                     f"{COMMIT_TIMESTAMP_MARK[info.dialect.name]}" + (f" ({reason})" if reason else ""))
     return now
 
 
-def watchable_tables(database: Any, *, request_settings: RequestSettings | None = None) -> list[str]:
+def watchable_tables(database: Any, *, request_settings: RequestSettings | None = None,
+                     dialect: Dialect | None = None) -> list[str]:
     """Tables of the default schema that have a commit-timestamp column, by name."""
-    options = settings_or_default(request_settings).request_options(with_priority=False)
+    statement = watchable_tables_query(dialect or dialect_of(database))
     with database.snapshot() as snap:
-        return [r[0] for r in snap.execute_sql(TABLES_SQL, request_options=options)]
+        return [r[0] for r in _query(snap, statement, request_settings)]
 
 
-def describe(database: Any, table: TableId | str, *, request_settings: RequestSettings | None = None) -> TableInfo:
+def describe(database: Any, table: TableId | str, *, request_settings: RequestSettings | None = None,
+             dialect: Dialect | None = None) -> TableInfo:
     """Columns and primary key of ``table``, watched without a commit-timestamp column (a change
     stream's table, say): ``commit_timestamp_column`` is ``""``."""
     table = TableId(table) if isinstance(table, str) else table
+    dialect = dialect or dialect_of(database)
     with database.snapshot(multi_use=True) as snap:
-        columns = {name: spanner_type for name, spanner_type in _query(snap, _COLUMNS_SQL, table, request_settings)}
+        table, columns = _columns(snap, dialect, table, request_settings)
         if not columns:
             raise TableNotFoundError(str(table))
-        key = tuple(r[0] for r in _query(snap, _KEY_SQL, table, request_settings))
-    return TableInfo(table, "", key, columns, commit_timestamp_option=False)
+        key = tuple(r[0] for r in _query(snap, key_query(dialect, table), request_settings))
+    return TableInfo(table, "", key, columns, commit_timestamp_option=False, dialect=dialect)

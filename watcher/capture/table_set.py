@@ -30,12 +30,13 @@ import fnmatch
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..dialects import dialect_of
+from ..dialects.schema import watchable_tables_query
 from ..errors import ConfigurationError, TableNotFoundError
 from ..model import as_nanos_timestamp, from_nanos
 from ..request_settings import RequestSettings, settings_or_default
 from ..spanner_client import read_timestamp
 from ..sqlnames import has_name
-from .table_info import TABLES_SQL
 
 __all__ = ["Discovery", "TableEvent", "TableSelection", "churn", "discover_tables", "from_nanos", "is_pattern", "select_tables"]
 
@@ -109,15 +110,17 @@ def discover_tables(database: object, *, request_settings: RequestSettings | Non
     The queries carry ``request_settings``' request tag (no priority).
     """
     options = settings_or_default(request_settings).request_options(with_priority=False)
+    dialect = dialect_of(database)
+    tables = watchable_tables_query(dialect)
     with database.snapshot() as snap:  # type: ignore[attr-defined]
-        results = snap.execute_sql(TABLES_SQL, request_options=options)
+        results = snap.execute_sql(tables.sql, request_options=options)
         rows = list(results)
         read_ts = read_timestamp(results)
     if read_ts is None:  # a server that does not return it: a strong read before this one is a lower bound
         with database.snapshot() as snap:  # type: ignore[attr-defined]
-            read_ts = list(snap.execute_sql("SELECT CURRENT_TIMESTAMP()", request_options=options))[0][0]
+            read_ts = list(snap.execute_sql(dialect.current_timestamp_sql, request_options=options))[0][0]
         with database.snapshot() as snap:  # type: ignore[attr-defined]
-            rows = list(snap.execute_sql(TABLES_SQL, request_options=options))
+            rows = list(snap.execute_sql(tables.sql, request_options=options))
     return Discovery(tuple(r[0] for r in rows), as_nanos_timestamp(read_ts))
 
 

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from apscheduler.schedulers.base import BaseScheduler
 
 from ..checkpoints import CommitTimestampRepository, SpannerCommitTimestampRepository
+from ..dialects.hints import hint_entries
 from ..errors import CallbackError, ConfigurationError
 from ..model import Checkpoint, TableId, timestamp_nanos
 from ..request_settings import RequestSettings, settings_or_default
@@ -71,7 +72,8 @@ class TableWatcher(OwnStateWatcher):
         database: a ``google.cloud.spanner_v1.database.Database``.
         table: the table name (or a TableId).
         shard_provider: restricts the poll to some shards (see :mod:`watcher.capture.shards`).
-        table_hint: appended right after the table name, e.g. ``@{FORCE_INDEX=Idx}``.
+        table_hint: follows the table name, e.g. ``@{FORCE_INDEX=Idx}`` or PostgreSQL's
+            ``/*@ FORCE_INDEX=idx */`` (either form; sent in the database's).
         commit_timestamp_column: the column to poll; found from INFORMATION_SCHEMA when None.
         poll_interval: seconds between polls that found less than ``limit`` rows.
         limit: rows per poll.
@@ -104,8 +106,7 @@ class TableWatcher(OwnStateWatcher):
             raise ConfigurationError(f"poll_interval must be >= 0 seconds, got {poll_interval}")
         if not isinstance(limit, int) or limit < 1:
             raise ConfigurationError(f"limit must be a positive integer, got {limit!r}")
-        if table_hint and not table_hint.lstrip().startswith("@{"):
-            raise ConfigurationError(f"table_hint must look like @{{FORCE_INDEX=...}}, got {table_hint!r}")
+        hint_entries(table_hint)  # either dialect's form; sent in the database's (watcher.dialects.hints)
         super().__init__()
         self.database = database
         self.table = table if isinstance(table, TableId) else TableId(table)

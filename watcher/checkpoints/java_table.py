@@ -36,6 +36,9 @@ from typing import Any
 
 from google.api_core.datetime_helpers import DatetimeWithNanoseconds
 
+from ..dialects import GOOGLE_SQL, Dialect
+from ..dialects.checkpoints import create_table_sql
+
 DEFAULT_TABLE = "LAST_SEEN_COMMIT_TIMESTAMPS"
 #: Our one addition to the Java table: the exact position inside a commit timestamp's group of
 #: rows (Checkpoint.to_text). Nullable, so the Java library ignores it and keeps working.
@@ -64,14 +67,16 @@ _NOT_NULL = {"DATABASE_NAME", "TABLE_CATALOG", "TABLE_SCHEMA", "TABLE_NAME", "LA
 _PLAIN_FLOATS = (1e-3, 1e7)
 
 
-def create_table_ddl(table: str = DEFAULT_TABLE) -> str:
-    """The CREATE TABLE statement of the checkpoint table (the Java schema plus the position column)."""
-    from ..sqlnames import quote_identifier
+def create_table_ddl(table: str = DEFAULT_TABLE, dialect: Dialect = GOOGLE_SQL) -> str:
+    """The CREATE TABLE statement of the checkpoint table (the Java schema plus the position column) in
+    ``dialect`` (PostgreSQL: the same names in lower case, as it folds unquoted names).
 
-    cols = [f"  {quote_identifier(n)} {t}{' NOT NULL' if n in _NOT_NULL else ''}," for n, t in JAVA_COLUMNS]
-    cols.append(f"  {quote_identifier(POSITION_COLUMN)} STRING(MAX),")
-    key = ", ".join(quote_identifier(k) for k in KEY_COLUMNS)
-    return f"CREATE TABLE {quote_identifier(table, 'checkpoint table')} (\n" + "\n".join(cols) + f"\n) PRIMARY KEY ({key})"
+    >>> from watcher.dialects import POSTGRESQL
+    >>> create_table_ddl(dialect=POSTGRESQL).splitlines()[:2]
+    ['CREATE TABLE "last_seen_commit_timestamps" (', '  "database_name" varchar NOT NULL,']
+    """
+    columns = [(n, t, n in _NOT_NULL) for n, t in JAVA_COLUMNS] + [(POSITION_COLUMN, "STRING(MAX)", False)]
+    return create_table_sql(dialect, table, columns, KEY_COLUMNS)
 
 
 def shard_columns(shard: Any) -> list[Any]:

@@ -7,6 +7,11 @@ rows sharing a commit timestamp; the Java library ignores it, and we only trust 
 belongs to the stored LAST_SEEN_COMMIT_TIMESTAMP (so a Java write in between cannot
 mislead us).
 
+In a PostgreSQL database the table and its columns have the same names in lower case
+(``last_seen_commit_timestamps.database_name``), as PostgreSQL folds unquoted names; its statements
+are :mod:`watcher.dialects.checkpoints`' and the schema queries :mod:`watcher.dialects.schema`'s, in
+the dialect of the database holding it.
+
 Example::
 
     repo = SpannerCommitTimestampRepository(database)      # LAST_SEEN_COMMIT_TIMESTAMPS
@@ -21,12 +26,16 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from google.api_core import exceptions as gexc
-from google.cloud.spanner_v1 import KeySet, param_types
+from google.cloud.spanner_v1 import KeySet
 
+from ..dialects import Dialect, Statement, dialect_of
+from ..dialects.checkpoints import add_column_sql, checkpoint_name, oldest_sql, text_rows_sql
+from ..dialects.schema import columns_query, key_query
+from ..dialects.types import column_type
 from ..errors import CheckpointError
 from ..model import Checkpoint, TableId
 from ..request_settings import RequestSettings, settings_or_default
-from ..sqlnames import quote_identifier, validate_identifier
+from ..sqlnames import validate_identifier
 from .base import CommitTimestampRepository, shard_key
 from .java_table import (
     DEFAULT_TABLE,
@@ -47,18 +56,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_COLUMNS_SQL = (
-    "SELECT COLUMN_NAME, SPANNER_TYPE FROM INFORMATION_SCHEMA.COLUMNS "
-    "WHERE TABLE_CATALOG = '' AND TABLE_SCHEMA = '' AND TABLE_NAME = @table ORDER BY ORDINAL_POSITION"
-)
-_KEY_SQL = (
-    "SELECT INDEX_COLUMNS.COLUMN_NAME FROM INFORMATION_SCHEMA.INDEXES AS INDEXES "
-    "JOIN INFORMATION_SCHEMA.INDEX_COLUMNS AS INDEX_COLUMNS "
-    "ON INDEXES.TABLE_CATALOG = INDEX_COLUMNS.TABLE_CATALOG AND INDEXES.TABLE_SCHEMA = INDEX_COLUMNS.TABLE_SCHEMA "
-    "AND INDEXES.TABLE_NAME = INDEX_COLUMNS.TABLE_NAME AND INDEXES.INDEX_NAME = INDEX_COLUMNS.INDEX_NAME "
-    "WHERE INDEXES.TABLE_CATALOG = '' AND INDEXES.TABLE_SCHEMA = '' AND INDEXES.TABLE_NAME = @table "
-    "AND INDEXES.INDEX_TYPE = 'PRIMARY_KEY' ORDER BY INDEX_COLUMNS.ORDINAL_POSITION"
-)
 _READ_COLUMNS = ("LAST_SEEN_COMMIT_TIMESTAMP", POSITION_COLUMN)
 _TEXT_INDEX = KEY_COLUMNS.index(TEXT_COLUMN) - 4  # among the seven SHARD_ID_* columns
 
@@ -83,6 +80,7 @@ class SpannerCommitTimestampRepository(CommitTimestampRepository):
         self.create_if_missing = create_if_missing
         self.watched_database_name = watched_database_name or database.name
         self._initialized = False
+        self._dialect: Dialect | None = None
         # (table, shard) -> (the SHARD_ID_* values its row is stored under, whether the next set rewrites it in the Java form)
         self._stored_keys: dict[tuple[TableId, Any], tuple[list[Any], bool]] = {}
 
@@ -91,6 +89,7 @@ class SpannerCommitTimestampRepository(CommitTimestampRepository):
     def initialize(self) -> None:
         if self._initialized:
             return
+        self._dialect = dialect_of(self.database)
         columns = self._columns()
         if not columns:
             if not self.create_if_missing:
@@ -101,18 +100,35 @@ class SpannerCommitTimestampRepository(CommitTimestampRepository):
         self._verify(columns)
         if POSITION_COLUMN.upper() not in columns:
             log.info("adding column %s to checkpoint table %s", POSITION_COLUMN, self.table)
-            self._update_ddl(f"ALTER TABLE {quote_identifier(self.table)} ADD COLUMN {quote_identifier(POSITION_COLUMN)} STRING(MAX)")
+            self._update_ddl(add_column_sql(self.dialect, self.table, POSITION_COLUMN, "STRING(MAX)"))
         self._initialized = True
 
-    def _columns(self) -> dict[str, str]:
+    @property
+    def dialect(self) -> Dialect:
+        """The dialect of the database holding the table (read at :meth:`initialize`)."""
+        if self._dialect is None:
+            self._dialect = dialect_of(self.database)
+        return self._dialect
+
+    def _name(self, name: str) -> str:
+        """The table's or a column's name in the database's dialect."""
+        return checkpoint_name(self.dialect, name)
+
+    def _names(self, names: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(self._name(n) for n in names)
+
+    def _rows(self, statement: Statement) -> list[list[Any]]:
         with self.database.snapshot() as snap:
-            rows = snap.execute_sql(_COLUMNS_SQL, params={"table": self.table}, param_types={"table": param_types.STRING},
-                                    request_options=self._read_options())
-            return {name.upper(): spanner_type for name, spanner_type in rows}
+            return [list(r) for r in snap.execute_sql(statement.sql, params=statement.params, param_types=statement.types,
+                                                      request_options=self._read_options())]
+
+    def _columns(self) -> dict[str, str]:
+        rows = self._rows(columns_query(self.dialect, TableId(self._name(self.table))))
+        return {name.upper(): column_type(self.dialect, spanner_type) for name, spanner_type in rows}
 
     def _create(self) -> None:
         try:
-            self._update_ddl(create_table_ddl(self.table))
+            self._update_ddl(create_table_ddl(self.table, self.dialect))
         except (gexc.AlreadyExists, gexc.FailedPrecondition) as exc:
             # Another watcher created it at the same moment: verify what is there instead.
             if "uplicate" not in str(exc) and "exists" not in str(exc):
@@ -137,9 +153,7 @@ class SpannerCommitTimestampRepository(CommitTimestampRepository):
         position = columns.get(POSITION_COLUMN.upper())
         if position is not None and not position.startswith("STRING"):
             raise CheckpointError(f"Column {POSITION_COLUMN} of checkpoint table {self.table} is {position}, expected STRING(MAX).")
-        with self.database.snapshot() as snap:
-            key = [r[0].upper() for r in snap.execute_sql(_KEY_SQL, params={"table": self.table}, param_types={"table": param_types.STRING},
-                                                          request_options=self._read_options())]
+        key = [r[0].upper() for r in self._rows(key_query(self.dialect, TableId(self._name(self.table))))]
         if key != list(KEY_COLUMNS):
             raise CheckpointError(f"Checkpoint table {self.table} has primary key ({', '.join(key)}), "
                                   f"expected ({', '.join(KEY_COLUMNS)}).")
@@ -152,7 +166,8 @@ class SpannerCommitTimestampRepository(CommitTimestampRepository):
 
     def _read_row(self, key: list[Any]) -> list[Any]:
         with self.database.snapshot() as snap:
-            return list(snap.read(self.table, _READ_COLUMNS, KeySet(keys=[key]), request_options=self._read_options()))
+            return list(snap.read(self._name(self.table), self._names(_READ_COLUMNS), KeySet(keys=[key]),
+                                  request_options=self._read_options()))
 
     def get(self, table: TableId, shard: Any = None) -> Checkpoint | None:
         self.initialize()
@@ -182,14 +197,10 @@ class SpannerCommitTimestampRepository(CommitTimestampRepository):
         """The row of an array shard stored in another Java text of the same values (an older Java
         runtime's longer double digits), kept in that text so that runtime finds its row again. A
         stored text in no known form stops the watcher rather than letting it start afresh."""
-        others = " AND ".join(f"{quote_identifier(c)} IS NULL" for c in KEY_COLUMNS[4:] if c != TEXT_COLUMN)
-        sql = (f"SELECT {TEXT_COLUMN}, LAST_SEEN_COMMIT_TIMESTAMP, {quote_identifier(POSITION_COLUMN)} "
-               f"FROM {quote_identifier(self.table)} WHERE DATABASE_NAME = @db AND TABLE_CATALOG = @catalog "
-               f"AND TABLE_SCHEMA = @schema AND TABLE_NAME = @table AND {TEXT_COLUMN} IS NOT NULL AND {others}")
-        params = {"db": self.watched_database_name, "catalog": table.catalog, "schema": table.schema, "table": table.table}
-        with self.database.snapshot() as snap:
-            stored = list(snap.execute_sql(sql, params=params, param_types={k: param_types.STRING for k in params},
-                                           request_options=self._read_options()))
+        others = [c for c in KEY_COLUMNS[4:] if c != TEXT_COLUMN]
+        stored = self._rows(text_rows_sql(self.dialect, self.table, TEXT_COLUMN, others,
+                                          [TEXT_COLUMN, "LAST_SEEN_COMMIT_TIMESTAMP", POSITION_COLUMN],
+                                          self.watched_database_name, table.catalog, table.schema, table.table))
         for text, ts, position in stored:
             values = decode_array_text(text, shard)
             if values is None:
@@ -211,21 +222,17 @@ class SpannerCommitTimestampRepository(CommitTimestampRepository):
         position = checkpoint.to_text() if checkpoint.key is not None else None
         stored, rewrite = self._stored_keys.get((table, shard_key(shard)), (None, False))
         with self.database.batch(request_options=self.request_settings.commit_options()) as batch:
-            batch.insert_or_update(self.table, (*KEY_COLUMNS, *_READ_COLUMNS),
+            batch.insert_or_update(self._name(self.table), self._names((*KEY_COLUMNS, *_READ_COLUMNS)),
                                    [[*self._key(table, shard, None if rewrite else stored), checkpoint.commit_timestamp, position]])
             if rewrite:
-                batch.delete(self.table, KeySet(keys=[self._key(table, shard, stored)]))
+                batch.delete(self._name(self.table), KeySet(keys=[self._key(table, shard, stored)]))
         if rewrite:
             self._stored_keys.pop((table, shard_key(shard)), None)
 
     def oldest(self, table: TableId) -> dt.datetime | None:
         self.initialize()
-        sql = (f"SELECT MIN(LAST_SEEN_COMMIT_TIMESTAMP) FROM {quote_identifier(self.table)} "
-               "WHERE DATABASE_NAME = @db AND TABLE_CATALOG = @catalog AND TABLE_SCHEMA = @schema AND TABLE_NAME = @table")
-        params = {"db": self.watched_database_name, "catalog": table.catalog, "schema": table.schema, "table": table.table}
-        with self.database.snapshot() as snap:
-            rows = list(snap.execute_sql(sql, params=params, param_types={k: param_types.STRING for k in params},
-                                         request_options=self._read_options()))
+        rows = self._rows(oldest_sql(self.dialect, self.table, self.watched_database_name, table.catalog, table.schema,
+                                     table.table))
         return rows[0][0] if rows else None
 
     def _read_options(self) -> dict[str, Any]:

@@ -43,6 +43,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from google.cloud.spanner_v1 import COMMIT_TIMESTAMP, param_types
 
 from ...checkpoints import CommitTimestampRepository, SpannerCommitTimestampRepository
+from ...dialects import GOOGLE_SQL
+from ...dialects.schema import columns_query, key_query
 from ...errors import ConfigurationError, TableNotFoundError, TableNotWatchableError
 from ...model import Change, TableId
 from ...request_settings import RequestSettings, settings_or_default
@@ -51,7 +53,7 @@ from ..base import State
 from ..database_watcher import ALL
 from ..retry import is_transient
 from ..row_values import bytes_decoder, column_types
-from ..table_info import _COLUMNS_SQL, _KEY_SQL, TableInfo, _query
+from ..table_info import TableInfo, _query
 from ..table_watcher import TableWatcher
 from .translating import RenamedCheckpoints, TranslatingWatcher
 
@@ -176,12 +178,12 @@ def _describe(snap: Any, table: str, column: str, settings: RequestSettings) -> 
     """A data table's schema; it has no commit-timestamp column of its own (``""``): its
     changes carry their change set's commit timestamp."""
     tid = TableId(table)
-    columns = {name: spanner_type for name, spanner_type in _query(snap, _COLUMNS_SQL, tid, settings)}
+    columns = {name: spanner_type for name, spanner_type in _query(snap, columns_query(GOOGLE_SQL, tid), settings)}
     if not columns:
         raise TableNotFoundError(table)
     if find_name(columns, column) is None:
         raise TableNotWatchableError(table, f"it has no {column} column for change sets")
-    key = tuple(r[0] for r in _query(snap, _KEY_SQL, tid, settings))
+    key = tuple(r[0] for r in _query(snap, key_query(GOOGLE_SQL, tid), settings))
     return TableInfo(tid, "", key, columns)
 
 

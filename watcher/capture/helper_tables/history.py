@@ -59,13 +59,15 @@ from google.cloud.spanner_v1 import COMMIT_TIMESTAMP, KeySet, param_types
 from google.cloud.spanner_v1.data_types import JsonObject
 
 from ...checkpoints import CommitTimestampRepository
+from ...dialects import GOOGLE_SQL
+from ...dialects.schema import key_query
 from ...errors import ConfigurationError, TableNotFoundError
 from ...model import NEW_ROW as NEW_ROW_CAPTURE
 from ...model import NEW_VALUES as NEW_VALUES_CAPTURE
 from ...model import Change, TableId, as_mod_type
 from ...request_settings import RequestSettings, settings_or_default
 from ...sqlnames import validate_identifier
-from ..table_info import _KEY_SQL, TableInfo, _query
+from ..table_info import TableInfo, _query
 from ..table_watcher import TableWatcher
 from .history_ddl import (
     COMMIT_TIMESTAMP_COLUMN,
@@ -98,7 +100,7 @@ def _describe(database: Database, table: str,
     with database.snapshot(multi_use=True) as snap:
         rows = list(snap.execute_sql(_COLUMNS_SQL, params=params, param_types={k: param_types.STRING for k in params},
                                      request_options=options))
-        key = tuple(r[0] for r in _query(snap, _KEY_SQL, tid, settings))
+        key = tuple(r[0] for r in _query(snap, key_query(GOOGLE_SQL, tid), settings))
     if not rows:
         raise TableNotFoundError(table)
     return {name: (spanner_type, nullable == "YES") for name, spanner_type, nullable in rows}, key
