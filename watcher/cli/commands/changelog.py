@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     from ...changelog import Changelog
     from ...errors import ChangelogError, ConfigurationError
     from ..main import CommandError
-    from .snapshot_options import check_folder
+    from .snapshot_options import absolute_folder, check_folder
     from .warehouse_options import apply_retention, check_warehouse, convert, policy
 
     if args.convert:
@@ -72,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError("--staging is required (except with --convert)")
     check_folder("--staging", args.staging, "name the folder the watchers stage into")
     check_folder("--warehouse", args.warehouse)
+    args.warehouse = absolute_folder(args.warehouse)  # how Spark SQL names its Delta tables
     check_warehouse(args.warehouse)  # the Parquet layout of older versions: refused, naming --convert
     policy(args)  # a bad retention option fails before Spark starts
     try:

@@ -43,12 +43,13 @@ def run(args: argparse.Namespace) -> int:
     from ...errors import ConfigurationError, WatcherError
     from ..connection import open_from_args
     from ..main import PROG, CommandError
-    from .snapshot_options import check_folder, check_table, configure, print_result
+    from .snapshot_options import absolute_folder, check_folder, check_table, configure, print_result
     from .spark_options import executor_failures, session
     from .warehouse_options import check_warehouse
 
     check_folder("--staging", args.staging)
     check_folder("--warehouse", args.warehouse)
+    args.warehouse = absolute_folder(args.warehouse)  # how Spark SQL names its Delta tables
     check_warehouse(args.warehouse)  # the Parquet layout of older versions: refused, naming --convert
 
     def job(spark: Any) -> None:

@@ -91,6 +91,23 @@ def check_folder(flag: str, path: str, missing: str | None = None) -> None:
         raise CommandError(f"{flag} {path} is not a folder: {missing}")
 
 
+def absolute_folder(path: str) -> str:
+    """A local folder as an absolute path (relative ones under the working folder); a URL of another filesystem as given.
+
+    The changelog job names its Delta tables in Spark SQL (``MERGE INTO delta.`<folder>/current_state```),
+    and Delta's catalog takes such a name for a path only when it is absolute: a relative one is
+    refused as a file query (UNSUPPORTED_DATASOURCE_FOR_DIRECT_QUERY).
+
+    >>> absolute_folder("/data/warehouse"), absolute_folder("file:///data/w"), absolute_folder("gs://b/w")
+    ('/data/warehouse', '/data/w', 'gs://b/w')
+    >>> absolute_folder("warehouse") == os.path.join(os.getcwd(), "warehouse")
+    True
+    """
+    from ...storage_urls import parse
+
+    return parse(path).local or path
+
+
 def check_table(args: argparse.Namespace, database: Any) -> None:
     """The table and the shard column exist (and the request options can work): checked before Spark
     starts, as errors the user fixes."""
