@@ -351,6 +351,7 @@ class DatabaseEngine(ParkedSnapshots, SchemaChanges):
             raise
         conn.execute("RELEASE ls_stmt")
         txn.pending.extend(PendingCommitTimestamp(*p) for p in result.pending_commit_timestamps)
+        txn.dml_mutations += result.mutation_count
         return result
 
     def _fail_statement(self, txn: ReadWriteTransaction, exc: SpannerError) -> None:
@@ -512,7 +513,7 @@ class DatabaseEngine(ParkedSnapshots, SchemaChanges):
             finally:
                 with self._registry_lock:
                     self._rw.pop(txn.id, None)
-        return CommitResult(ts, mutation_count(mutations))
+        return CommitResult(ts, mutation_count(mutations) + txn.dml_mutations)
 
     def _commit_locked(self, txn: ReadWriteTransaction, mutations: list[Mutation], tag: str = "") -> int:
         """Commit ``txn`` (which holds the writer and has an open SQLite transaction); it read or ran

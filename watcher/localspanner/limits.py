@@ -19,6 +19,8 @@ MAX_FUTURE_READ_SECONDS = 3600.0
 RESULT_MESSAGE_TARGET_BYTES = 1 << 20
 #: ... or this many rows, whichever comes first.
 RESULT_MESSAGE_MAX_ROWS = 2_000
+#: The longest max_commit_delay a Commit may ask for (Spanner's bound: 500 ms).
+MAX_COMMIT_DELAY_NANOS = 500_000_000
 #: Mutations per commit, as on Spanner.
 MAX_MUTATIONS_PER_COMMIT = 80_000
 #: Idle sessions are not collected; this bounds how many a database keeps.

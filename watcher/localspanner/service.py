@@ -33,7 +33,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
-from . import dialects, errors, instance_rules
+from . import dialects, errors, instance_rules, limits
 from .change_streams.load import TIMELINES_SUFFIX, LoadPolicy
 from .clock import Clock
 from .dialect_statements import as_written, batch_in_dialect, in_dialect, result_shape
@@ -452,11 +452,15 @@ class LocalSpannerService:
 
     def commit(self, session: str, mutations: list[Mutation], *, transaction_id: bytes | None = None,
                single_use: TransactionOptions | None = None, tag: str = "",
-               options: RequestOptions = NO_OPTIONS) -> CommitResult:
+               options: RequestOptions = NO_OPTIONS, max_commit_delay_nanos: int | None = None) -> CommitResult:
         """Commit; ``tag`` (the request's transaction tag) goes into the change stream records.
 
         ``options`` are recorded (their transaction tag is ``tag``'s when only ``tag`` is given).
+        ``max_commit_delay_nanos`` must lie in 0..500 ms; the commit never waits for it (a group
+        commit already gathers concurrent blind writes), so a valid delay changes nothing.
         """
+        if max_commit_delay_nanos is not None and not 0 <= max_commit_delay_nanos <= limits.MAX_COMMIT_DELAY_NANOS:
+            raise errors.max_commit_delay_out_of_range(max_commit_delay_nanos, limits.MAX_COMMIT_DELAY_NANOS)
         if tag and not options.transaction_tag:
             options = dataclasses.replace(options, transaction_tag=tag)
         return self._recorded(session, "Commit", _written_tables(mutations), options, lambda engine: engine.commit(

@@ -45,6 +45,8 @@ class ReadWriteTransaction:
     holds_writer: bool = False
     last_used: float = field(default_factory=time.monotonic)
     pending: list[PendingCommitTimestamp] = field(default_factory=list)
+    #: What its DML wrote so far, counted as :func:`mutation_count` counts mutations.
+    dml_mutations: int = 0
     abort_reason: str = ""
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
     #: seqno -> (request, answer) of the DML requests that ran, for replays.
@@ -94,7 +96,20 @@ Transaction = ReadWriteTransaction | Snapshot
 
 
 def mutation_count(mutations: list[Mutation]) -> int:
-    """Mutations as Spanner counts them for commit stats: cells written, or keys deleted."""
+    """Mutations as Spanner counts them for commit statistics.
+
+    An insert, update, insert-or-update or replace counts each column of each row it writes
+    (key columns included); a delete counts one per key and one per key range, whatever the
+    columns or the interleaved rows it removes (all rows of a table: one). DML counts the same
+    way (``DmlTranslation.cells_per_row``: an UPDATE's key and SET columns, a DELETE one per row).
+    Secondary index entries, which Spanner adds on top (one per index per deleted row, for
+    instance), are not counted: the count is the table writes only.
+
+    >>> from watcher.localspanner.requests import KeySet
+    >>> mutation_count([Mutation("insert", "T", ("K", "V"), [[1, "a"], [2, "b"]]),
+    ...                 Mutation("delete", "T", key_set=KeySet(keys=[[3], [4]]))])
+    6
+    """
     total = 0
     for m in mutations:
         if m.op == "delete":

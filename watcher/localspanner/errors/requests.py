@@ -117,6 +117,11 @@ def too_many_mutations(count: int, limit: int) -> SpannerError:
     return invalid_argument(f"Too many mutations in one commit: {count} (at most {limit}).")
 
 
+def max_commit_delay_out_of_range(delay_nanos: int, limit_nanos: int) -> SpannerError:
+    return invalid_argument(f"Invalid max_commit_delay {delay_nanos / 1e6:g} ms: it must be between 0 and "
+                            f"{limit_nanos / 1e6:g} ms.")
+
+
 def transaction_aborted(reason: str) -> SpannerError:
     return SpannerError(Code.ABORTED, f"Transaction was aborted: {reason}. Retry the transaction.", retry_delay=0.01)
 

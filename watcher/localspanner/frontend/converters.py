@@ -230,6 +230,20 @@ def request_options_from_pb(request: Any) -> RequestOptions:
                           transaction_tag=options.transaction_tag, data_boost=bool(boost))
 
 
+def commit_delay_from_pb(request: Any) -> int | None:
+    """A Commit's ``max_commit_delay`` in nanoseconds; None when the request sets none.
+
+    >>> from google.cloud.spanner_v1.types import spanner as S
+    >>> pb = S.CommitRequest.pb()()
+    >>> commit_delay_from_pb(pb), (pb.max_commit_delay.FromMilliseconds(20), commit_delay_from_pb(pb))[1]
+    (None, 20000000)
+    """
+    if not request.HasField("max_commit_delay"):
+        return None
+    delay = request.max_commit_delay
+    return delay.seconds * 1_000_000_000 + delay.nanos
+
+
 def transaction_to_pb(info: TransactionInfo) -> Any:
     """A :class:`TransactionInfo` as a ``google.spanner.v1.Transaction`` (raw protobuf)."""
     pb = TransactionPb(id=info.id)

@@ -161,11 +161,12 @@ class SpannerServicer(spanner_pb2_grpc.SpannerServicer):
         which = request.WhichOneof("transaction")
         options = conv.request_options_from_pb(request)
         tag = options.transaction_tag
+        delay = conv.commit_delay_from_pb(request)
         if which == "transaction_id":
             result = self.service.commit(request.session, mutations, transaction_id=request.transaction_id, tag=tag,
-                                         options=options)
+                                         options=options, max_commit_delay_nanos=delay)
         elif which == "single_use_transaction":
-            result = self.service.commit(request.session, mutations, tag=tag, options=options,
+            result = self.service.commit(request.session, mutations, tag=tag, options=options, max_commit_delay_nanos=delay,
                                          single_use=conv.transaction_options_from_pb(request.single_use_transaction))
         else:
             raise errors.commit_without_transaction()

@@ -62,12 +62,15 @@ class DmlTranslation:
     returning: bool = False
     kind: str = "INSERT"
     insert_mode: str | None = None  # "UPDATE" or "IGNORE" for INSERT OR UPDATE / OR IGNORE
+    #: Mutations one written row counts for commit statistics (``transactions.mutation_count``'s rule).
+    cells_per_row: int = 1
 
 
 @dataclass
 class _Build:
     table: Table
     pending: list[str] = field(default_factory=list)
+    cells: int = 1  # columns one row writes: the INSERT's columns, an UPDATE's key and SET columns, 1 for a DELETE
 
     def note_pending(self, column: Column) -> None:
         if column.name not in self.pending:
@@ -107,7 +110,8 @@ def translate_dml(sql: str, catalog: Catalog, param_types: dict[str, SpannerType
     if returning_sql:
         body += " RETURNING " + ", ".join(returning_sql)
     return DmlTranslation(body, table, ctx, len(table.key_names) if keys else 0, tuple(build.pending),
-                          tuple(then_return), bool(returning_sql), kind, pre.insert_mode if kind == "INSERT" else None)
+                          tuple(then_return), bool(returning_sql), kind, pre.insert_mode if kind == "INSERT" else None,
+                          build.cells)
 
 
 def _target(tr: Translator, node: exp.Expression | None) -> tuple[Table, str]:
@@ -195,8 +199,8 @@ def _insert(tr: Translator, tree: exp.Insert, mode: str | None, *, mark_updates:
     if not isinstance(schema, exp.Schema):
         raise tr.ctx.invalid(errors.SQL_INSERT_NEEDS_COLUMNS)
     table, _ = _target(tr, schema.this)
-    build = _Build(table)
     columns = [_writable(tr, table, ident.name, allow_key=True) for ident in schema.expressions]
+    build = _Build(table, cells=len(columns))
     seen = set()
     for c in columns:
         if c.name in seen:
@@ -301,6 +305,7 @@ def _update(tr: Translator, tree: exp.Update) -> tuple[str, _Build]:
         sets.append(f"{quote(column.name)} = {_value(tr, build, column, assignment.expression, scope)}")
     cond = tr.expr(cond_node, scope)
     tr._require_bool(cond, "WHERE")
+    build.cells = len(table.key_names) + len(sets)  # the key counts as written, as Spanner counts an update
     return f"UPDATE {quote(table.name)} AS {quote(alias)} SET {', '.join(sets)} WHERE {cond.sql}", build
 
 

@@ -297,6 +297,8 @@ class DmlResult:
     pending_commit_timestamps: list[tuple[str, tuple[str, ...], tuple[Any, ...]]] = field(default_factory=list)
     rows: list[list[Any]] = field(default_factory=list)
     fields: list[Field] = field(default_factory=list)
+    #: What the statement adds to its transaction's commit-statistics mutation count.
+    mutation_count: int = 0
 
 
 def execute_dml(conn: sqlite3.Connection, statement: Statement, catalog: Catalog, *, now_nanos: int,
@@ -322,6 +324,7 @@ def execute_dml(conn: sqlite3.Connection, statement: Statement, catalog: Catalog
         problem = constraint_storage.dml_violation(conn, d.table, d.kind, catalog)
         if problem is not None:
             raise problem
+        result.mutation_count = result.row_count * d.cells_per_row
         return result
     except sqlite3.IntegrityError as exc:
         take_error()
