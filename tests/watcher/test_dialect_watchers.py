@@ -22,13 +22,16 @@ from watcher import (
     DatabaseWatcher,
     FixedShardProvider,
     InMemoryCommitTimestampRepository,
+    NotNullShardProvider,
     RetryPolicy,
     SpannerCommitTimestampRepository,
     State,
+    TableNotFoundError,
     TableNotWatchableError,
     TableWatcher,
 )
 from watcher.dialects import GOOGLE_SQL, POSTGRESQL
+from watcher.errors import ColumnNotFoundError
 
 FAST = RetryPolicy(initial=0.001, maximum=0.01)
 WATCHER_DIALECTS = {"GoogleSQL": GOOGLE_SQL, "PostgreSQL": POSTGRESQL}
@@ -234,3 +237,44 @@ def test_database_watcher_watches_every_table_and_one_created_later(make_db, dia
         assert by_table == {"T": [(i,) for i in range(5)], "C": [(1, None), (1, "b")], "U": [(1,), (2,)]}
     finally:
         w.stop()
+
+
+def test_a_dropped_table_fails_its_watcher_with_table_not_found(make_db, dialect, watch):
+    db = make_db("T")
+    got = Collector()
+    w = watch(db)
+    w.add_callback(got)
+    w.start()
+    insert_t(db, [1])
+    got.wait_for(1)
+    db.update_ddl(["DROP TABLE T" if dialect == GOOGLE else 'DROP TABLE "T"']).result(60)
+    wait_until(lambda: w.state == State.FAILED)
+    assert isinstance(w.failure, TableNotFoundError) and w.failure.table == "T"
+
+
+def test_a_dropped_shard_column_fails_its_watcher_naming_the_column(make_db, dialect, watch):
+    db = make_db("C")
+    w = watch(db, "C", shard_provider=NotNullShardProvider("V"))
+    w.add_callback(Collector())
+    w.start()
+    wait_until(lambda: w.stats()["polls"] >= 1)
+    db.update_ddl(["ALTER TABLE C DROP COLUMN V" if dialect == GOOGLE else 'ALTER TABLE "C" DROP COLUMN "V"']).result(60)
+    wait_until(lambda: w.state == State.FAILED)
+    assert isinstance(w.failure, ColumnNotFoundError) and w.failure.column == "V"
+    assert "shard column" in str(w.failure)
+
+
+def test_the_with_query_far_behind_on_array_shards_delivers_every_row(make_db, watch):
+    db = make_db("S", "S_IDX")
+    insert(db, "S", ("Id", "Name"), [(i, f"n{i}") for i in range(30)])
+    modes: list[bool] = []
+    holder: dict[str, TableWatcher] = {}
+    got = Collector(lambda change, index: modes.append(holder["w"].stats()["using_with_query"]))
+    holder["w"] = w = watch(db, "S", shard_provider=FixedShardProvider("Shard", list(range(-6, 7))), limit=7,
+                            fallback_to_with_query_seconds=60, initial_timestamp=MIN_TIMESTAMP)
+    w.add_callback(got)
+    w.start()
+    got.wait_for(30)
+    time.sleep(0.05)
+    assert sorted(got.keys()) == [(i,) for i in range(30)]
+    assert modes[0] is True

@@ -1,4 +1,5 @@
-"""The checkpoint table's statements in both dialects: create it, add the position column, read rows by query.
+"""The statements of the watcher's own tables in both dialects (the checkpoint table, the change-stream
+progress table): create them, add the position column, read rows by query.
 
 A GoogleSQL database keeps the Java library's names (``LAST_SEEN_COMMIT_TIMESTAMPS``, ``DATABASE_NAME``,
 ``SHARD_ID_INT64``, ...). A PostgreSQL database gets the same names in lower case, as PostgreSQL folds
@@ -46,16 +47,36 @@ def _quote(dialect: Dialect, name: str, what: str = "identifier") -> str:
     return dialect.quote(checkpoint_name(dialect, name), what)
 
 
-def create_table_sql(dialect: Dialect, table: str, columns: Sequence[tuple[str, str, bool]], key: Sequence[str]) -> str:
-    """CREATE TABLE for ``columns`` (name, GoogleSQL type, NOT NULL) with primary key ``key``.
+#: A commit-timestamp column in each dialect: its type (None: the column's own) and what follows NOT NULL.
+_COMMIT_TIMESTAMP: dict[str, tuple[str | None, str]] = {
+    GOOGLE_SQL.name: (None, " OPTIONS (allow_commit_timestamp=true)"),
+    POSTGRESQL.name: ("spanner.commit_timestamp", ""),
+}
+
+
+def create_table_sql(dialect: Dialect, table: str, columns: Sequence[tuple[str, str, bool]], key: Sequence[str],
+                     commit_timestamps: Sequence[str] = ()) -> str:
+    """CREATE TABLE for ``columns`` (name, GoogleSQL type, NOT NULL) with primary key ``key``; the columns
+    named in ``commit_timestamps`` (TIMESTAMP) hold commit timestamps.
+
+    >>> create_table_sql(POSTGRESQL, "P", [("K", "STRING(MAX)", True), ("At", "TIMESTAMP", True)], ["K"], ["At"]).splitlines()[2]
+    '  "at" spanner.commit_timestamp NOT NULL,'
+    >>> create_table_sql(GOOGLE_SQL, "P", [("At", "TIMESTAMP", True)], [], ["At"]).splitlines()[1]
+    '  `At` TIMESTAMP NOT NULL OPTIONS (allow_commit_timestamp=true),'
 
     >>> print(create_table_sql(GOOGLE_SQL, "CP", [("K", "STRING(MAX)", True)], ["K"]))
     CREATE TABLE `CP` (
       `K` STRING(MAX) NOT NULL,
     ) PRIMARY KEY (`K`)
     """
-    write = _COLUMN_TYPE[dialect.name]
-    lines = [f"  {_quote(dialect, n)} {write(t)}{' NOT NULL' if not_null else ''}," for n, t, not_null in columns]
+    def column(name: str, google: str, not_null: bool) -> str:
+        written, after = _COLUMN_TYPE[dialect.name](google), ""
+        if name in commit_timestamps:
+            override, after = _COMMIT_TIMESTAMP[dialect.name]
+            written = override or written
+        return f"  {_quote(dialect, name)} {written}{' NOT NULL' if not_null else ''}{after},"
+
+    lines = [column(n, t, not_null) for n, t, not_null in columns]
     primary = f"PRIMARY KEY ({', '.join(_quote(dialect, k) for k in key)})"
     head = f"CREATE TABLE {_quote(dialect, table, 'checkpoint table')} (\n"
     if _KEY_INSIDE[dialect.name]:

@@ -1,8 +1,10 @@
 """One query of a change-stream partition, read on its own thread into a queue.
 
-The query (``SELECT ChangeRecord FROM READ_<stream>(...)``) is a single-use strong
-read-only query, as the read function demands. Its rows are parsed by the stream's partition
-mode: the original ChangeRecord structs (:mod:`.records`), or for ``MUTABLE_KEY_RANGE`` one
+The query (``SELECT ChangeRecord FROM READ_<stream>(...)``, in a PostgreSQL database
+``spanner.read_json_<stream>(...)``: :mod:`watcher.dialects.change_streams`) is a single-use strong
+read-only query, as the read function demands. Its rows are parsed by the database's dialect and the
+stream's partition mode (:data:`ROW_READERS`): the original ChangeRecord structs (:mod:`.records`), one
+jsonb record per row in PostgreSQL (:mod:`.json_records`), or for ``MUTABLE_KEY_RANGE`` one
 ChangeStreamRecord protobuf per row (:mod:`.key_range_records`). Its rows arrive when the server has
 something: data change records as transactions commit, a heartbeat when idle, child
 partitions when the partition ends. A reader thread parses each row into records
@@ -24,18 +26,19 @@ import concurrent.futures as cf
 import queue
 import threading
 import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from google.cloud.spanner_v1 import param_types
-
+from ...dialects import GOOGLE_SQL, POSTGRESQL, Dialect, dialect_of
+from ...dialects.change_streams import CHANGE_STREAM_SQL, READ_PARAM_TYPES, read_query
+from ...errors import ConfigurationError
 from ...request_settings import RequestSettings, settings_or_default
 from ...sqlnames import validate_identifier
-from . import key_range_records, records
+from . import json_records, key_range_records, records
 
-QUERY = ("SELECT ChangeRecord FROM READ_{stream}(start_timestamp => @start, end_timestamp => @end, "
-         "partition_token => @token, heartbeat_milliseconds => @heartbeat)")
-PARAM_TYPES = {"start": param_types.TIMESTAMP, "end": param_types.TIMESTAMP, "token": param_types.STRING,
-               "heartbeat": param_types.INT64}
+#: The GoogleSQL read function (both dialects' texts: :data:`watcher.dialects.change_streams.CHANGE_STREAM_SQL`).
+QUERY = CHANGE_STREAM_SQL[GOOGLE_SQL.name].read
+PARAM_TYPES = READ_PARAM_TYPES
 #: Result rows buffered per partition before the reader waits for its consumer.
 QUEUE_ROWS = 10_000
 
@@ -58,6 +61,34 @@ def query_text(stream: str) -> str:
     return QUERY.format(stream=validate_identifier(stream, "change stream"))
 
 
+def _struct_rows(fields: Sequence[Any]) -> Callable[[Any], list[Any]]:
+    layout = records.layout_of(fields)
+    return lambda row: records.parse_row(row, layout)
+
+
+#: How a result row is read, by (dialect, MUTABLE_KEY_RANGE); each entry gets the result set's fields once.
+ROW_READERS: dict[tuple[str, bool], Callable[[Sequence[Any]], Callable[[Any], list[Any]]]] = {
+    (GOOGLE_SQL.name, False): _struct_rows,
+    (GOOGLE_SQL.name, True): lambda fields: key_range_records.parse_row,
+    (POSTGRESQL.name, False): lambda fields: json_records.parse_row,
+}
+
+
+def row_reader(dialect: Dialect, mutable_key_range: bool, stream: str) -> Callable[[Sequence[Any]], Callable[[Any], list[Any]]]:
+    """The row reader of a stream's rows in ``dialect``; a ConfigurationError for a pair not read yet.
+
+    >>> row_reader(POSTGRESQL, True, "S")
+    Traceback (most recent call last):
+    ...
+    watcher.errors.ConfigurationError: change stream S: MUTABLE_KEY_RANGE partitions are read in GoogleSQL databases only, this one is PostgreSQL
+    """
+    found = ROW_READERS.get((dialect.name, mutable_key_range))
+    if found is None:
+        raise ConfigurationError(f"change stream {stream}: MUTABLE_KEY_RANGE partitions are read in GoogleSQL "
+                                 f"databases only, this one is {dialect.name}")
+    return found
+
+
 class PartitionReader:
     """Reads one partition (``token`` None: the first query) from ``start`` to ``end`` on a daemon thread."""
 
@@ -68,8 +99,10 @@ class PartitionReader:
         self.mutable_key_range = mutable_key_range
         #: A change-stream read is a poll: it carries the priority as well as the request tag.
         self.request_options = settings_or_default(request_settings).request_options()
-        self.sql = query_text(stream)
-        self.params = {"start": start, "end": end, "token": token, "heartbeat": heartbeat_ms}
+        dialect = dialect_of(database)
+        self._rows = row_reader(dialect, mutable_key_range, stream)
+        statement = read_query(dialect, stream, start, end, token, heartbeat_ms)
+        self.sql, self.params, self.types = statement.sql, statement.params, statement.types
         self.queue: queue.Queue[Any] = queue.Queue(QUEUE_ROWS)
         self.stop = stop or threading.Event()
         self._started = False
@@ -115,16 +148,13 @@ class PartitionReader:
     def _run(self) -> None:
         try:
             with self.database.snapshot() as snap:
-                results = snap.execute_sql(self.sql, params=self.params, param_types=PARAM_TYPES,
+                results = snap.execute_sql(self.sql, params=self.params, param_types=self.types,
                                            request_options=self.request_options)
-                layout = None
+                read: Callable[[Any], list[Any]] | None = None
                 for row in results:
-                    if self.mutable_key_range:
-                        parsed: list[Any] = key_range_records.parse_row(row)
-                    else:
-                        if layout is None:
-                            layout = records.layout_of(results.fields)
-                        parsed = records.parse_row(row, layout)
+                    if read is None:  # the result set's fields are known once its first row arrived
+                        read = self._rows(results.fields)
+                    parsed = read(row)
                     if self.stop.is_set() or not self._put(parsed):
                         return
             self._put(END)
@@ -162,20 +192,23 @@ def first_partitions(database: Any, stream: str, start: Any, *, end: Any = None,
                      mutable_key_range: bool = False) -> list[tuple[records.ChildPartition, Any]]:
     """The first query (no partition token): the first partitions with their start timestamps
     (child partitions records, or in MUTABLE_KEY_RANGE partition start records: no parents)."""
-    params = {"start": start, "end": end, "token": None, "heartbeat": heartbeat_ms}
+    dialect = dialect_of(database)
+    rows = row_reader(dialect, mutable_key_range, stream)
+    statement = read_query(dialect, stream, start, end, None, heartbeat_ms)
     found: dict[str, tuple[records.ChildPartition, Any]] = {}
     options = settings_or_default(request_settings).request_options()
     with database.snapshot() as snap:
-        results = snap.execute_sql(query_text(stream), params=params, param_types=PARAM_TYPES, request_options=options)
+        results = snap.execute_sql(statement.sql, params=statement.params, param_types=statement.types,
+                                   request_options=options)
+        read: Callable[[Any], list[Any]] | None = None
         for row in results:
-            if mutable_key_range:
-                for rec in key_range_records.parse_row(row):
-                    if isinstance(rec, key_range_records.PartitionStartRecord):
-                        for token in rec.tokens:
-                            found.setdefault(token, (records.ChildPartition(token, ()), rec.start_timestamp))
-                continue
-            for old in records.parse_row(row, records.layout_of(results.fields)):
-                if isinstance(old, records.ChildPartitionsRecord):
+            if read is None:
+                read = rows(results.fields)
+            for old in read(row):
+                if isinstance(old, key_range_records.PartitionStartRecord):
+                    for token in old.tokens:
+                        found.setdefault(token, (records.ChildPartition(token, ()), old.start_timestamp))
+                elif isinstance(old, records.ChildPartitionsRecord):
                     for child in old.children:
                         found.setdefault(child.token, (child, old.start_timestamp))
     return list(found.values())

@@ -25,7 +25,11 @@ from google.api_core import exceptions as gexc
 from google.cloud import spanner
 from google.cloud.spanner_v1 import param_types
 
+from ...dialects import GOOGLE_SQL, POSTGRESQL, Dialect, dialect_of
+from ...dialects.checkpoints import checkpoint_name, create_table_sql
+from ...dialects.schema import columns_query
 from ...errors import CheckpointError
+from ...model import TableId
 from ...request_settings import RequestSettings, settings_or_default
 from ...schema_tools.migration_files import default_migrations
 from ...sqlnames import quote_identifier, validate_identifier
@@ -39,10 +43,15 @@ TABLE = "WATCHER_CHANGE_STREAM_PARTITIONS"
 MIGRATION_VERSION = 4
 COLUMNS = ("STREAM_NAME", "WATCHER_ID", "PARTITION_TOKEN", "PARENT_TOKENS", "START_TIMESTAMP", "WATERMARK",
            "DELIVERED_AT_WATERMARK", "STATE", "UPDATED_AT")
-_EXISTS_SQL = ("SELECT COUNT(*) FROM INFORMATION_SCHEMA.TABLES "
-               "WHERE TABLE_CATALOG = '' AND TABLE_SCHEMA = '' AND TABLE_NAME = @table")
-_LOAD_SQL = ("SELECT PARTITION_TOKEN, PARENT_TOKENS, START_TIMESTAMP, WATERMARK, DELIVERED_AT_WATERMARK, STATE "
-             "FROM {table} WHERE STREAM_NAME = @stream AND WATCHER_ID = @watcher")
+#: The columns as :data:`MIGRATION_VERSION` creates them (name, GoogleSQL type, NOT NULL), for a PostgreSQL
+#: database, which gets them from :func:`watcher.dialects.checkpoints.create_table_sql` in lower case.
+_COLUMN_SPECS = (("STREAM_NAME", "STRING(MAX)", True), ("WATCHER_ID", "STRING(MAX)", True),
+                 ("PARTITION_TOKEN", "STRING(MAX)", True), ("PARENT_TOKENS", "ARRAY<STRING(MAX)>", False),
+                 ("START_TIMESTAMP", "TIMESTAMP", True), ("WATERMARK", "TIMESTAMP", True),
+                 ("DELIVERED_AT_WATERMARK", "ARRAY<STRING(MAX)>", False), ("STATE", "STRING(16)", True),
+                 ("UPDATED_AT", "TIMESTAMP", True))
+_KEY = ("STREAM_NAME", "WATCHER_ID", "PARTITION_TOKEN")
+_LOADED = ("PARTITION_TOKEN", "PARENT_TOKENS", "START_TIMESTAMP", "WATERMARK", "DELIVERED_AT_WATERMARK", "STATE")
 
 
 def table_statements(table: str = TABLE) -> list[str]:
@@ -59,6 +68,19 @@ def table_statements(table: str = TABLE) -> list[str]:
             name = quote_identifier(table, "progress table")  # letters, digits and _: safe as a replacement
             return [re.sub(rf"\b{TABLE}\b", name, sql) for sql in statements]
     raise CheckpointError(f"the packaged migrations lack V{MIGRATION_VERSION:03d}, which creates {TABLE}")
+
+
+def postgresql_statements(table: str = TABLE) -> list[str]:
+    """The progress table in a PostgreSQL database: the migration's columns, lower case.
+
+    >>> postgresql_statements()[0].splitlines()[0]
+    'CREATE TABLE "watcher_change_stream_partitions" ('
+    """
+    return [create_table_sql(POSTGRESQL, table, _COLUMN_SPECS, _KEY, ("UPDATED_AT",))]
+
+
+#: The statements that create the progress table, by dialect.
+_CREATE = {GOOGLE_SQL.name: table_statements, POSTGRESQL.name: postgresql_statements}
 
 
 class SpannerProgressStore(ProgressStore):
@@ -80,6 +102,17 @@ class SpannerProgressStore(ProgressStore):
         self.create_if_missing = create_if_missing
         self.table = validate_identifier(table, "progress table")
         self._initialized = False
+        self._dialect: Dialect | None = None
+
+    @property
+    def dialect(self) -> Dialect:
+        """The dialect of the database holding the table."""
+        if self._dialect is None:
+            self._dialect = dialect_of(self.database)
+        return self._dialect
+
+    def _name(self, name: str) -> str:
+        return checkpoint_name(self.dialect, name)
 
     def initialize(self) -> None:
         if self._initialized:
@@ -89,22 +122,27 @@ class SpannerProgressStore(ProgressStore):
                 raise CheckpointError(f"Progress table {self.table} does not exist in {self.database.name} and "
                                       "create_if_missing is off; create it with `spanner-watcher migrate`.")
             try:
-                self.database.update_ddl(table_statements(self.table)).result(300)
+                self.database.update_ddl(_CREATE[self.dialect.name](self.table)).result(300)
             except gexc.GoogleAPICallError as exc:
                 if not self._exists():  # another watcher creating it at the same moment is fine
                     raise CheckpointError(f"Could not create progress table {self.table}: {exc.message}") from exc
         self._initialized = True
 
     def _exists(self) -> bool:
+        statement = columns_query(self.dialect, TableId(self._name(self.table)))
         with self.database.snapshot() as snap:
-            rows = list(snap.execute_sql(_EXISTS_SQL, params={"table": self.table}, param_types={"table": param_types.STRING},
+            rows = list(snap.execute_sql(statement.sql, params=statement.params, param_types=statement.types,
                                          request_options=self.request_settings.request_options(with_priority=False)))
-        return bool(rows[0][0])
+        return bool(rows)
 
     def load(self, stream: str, watcher_id: str) -> list[PartitionProgress]:
+        d = self.dialect
+        sql = (f"SELECT {', '.join(d.quote(self._name(c)) for c in _LOADED)} FROM {d.quote(self._name(self.table), 'progress table')} "
+               f"WHERE {d.quote(self._name('STREAM_NAME'))} = @stream AND {d.quote(self._name('WATCHER_ID'))} = @watcher")
+        statement = d.bind(sql, {"stream": stream, "watcher": watcher_id},
+                           {"stream": param_types.STRING, "watcher": param_types.STRING})
         with self.database.snapshot() as snap:
-            rows = snap.execute_sql(_LOAD_SQL.format(table=quote_identifier(self.table, "progress table")), params={"stream": stream, "watcher": watcher_id},
-                                    param_types={"stream": param_types.STRING, "watcher": param_types.STRING},
+            rows = snap.execute_sql(statement.sql, params=statement.params, param_types=statement.types,
                                     request_options=self.request_settings.request_options(with_priority=False))
             return [PartitionProgress(token, tuple(parents or ()), start, watermark, state, tuple(delivered or ()))
                     for token, parents, start, watermark, delivered, state in rows]
@@ -120,9 +158,9 @@ class SpannerProgressStore(ProgressStore):
         # One commit, deletes and saves together, under the checkpoint writes' transaction tag.
         with self.database.batch(request_options=self.request_settings.commit_options()) as batch:
             if tokens:
-                batch.delete(self.table, spanner.KeySet(keys=[[stream, watcher_id, t] for t in tokens]))
+                batch.delete(self._name(self.table), spanner.KeySet(keys=[[stream, watcher_id, t] for t in tokens]))
             if values:
-                batch.insert_or_update(self.table, COLUMNS, values)
+                batch.insert_or_update(self._name(self.table), tuple(self._name(c) for c in COLUMNS), values)
 
     def own_tables(self) -> tuple[str, ...]:
         return (self.table,)

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from google.api_core import exceptions as gexc
-from google.cloud.spanner_v1 import param_types
 
+from ...dialects import Dialect, dialect_of
+from ...dialects.change_streams import is_for_all, stream_query
 from ...errors import CallbackError, ChangeStreamNotFoundError, ChangeStreamRetentionError, PollError
 from ...request_settings import RequestSettings, settings_or_default
 from ..table_info import TableInfo, describe
@@ -31,18 +32,6 @@ DEFAULT_RETENTION = "1d"
 #: The record formats (``partition_mode``): the original records, and the protobuf ChangeStreamRecord of
 #: partitions that key ranges move between. A stream whose options do not set one has the first.
 IMMUTABLE_KEY_RANGE, MUTABLE_KEY_RANGE = "IMMUTABLE_KEY_RANGE", "MUTABLE_KEY_RANGE"
-
-_STREAM_SQL = ("SELECT CHANGE_STREAM_NAME, ALL FROM INFORMATION_SCHEMA.CHANGE_STREAMS "
-               "WHERE CHANGE_STREAM_CATALOG = '' AND CHANGE_STREAM_SCHEMA = '' "
-               "AND UPPER(CHANGE_STREAM_NAME) = UPPER(@name)")
-_OPTIONS_SQL = ("SELECT OPTION_NAME, OPTION_VALUE FROM INFORMATION_SCHEMA.CHANGE_STREAM_OPTIONS "
-                "WHERE CHANGE_STREAM_CATALOG = '' AND CHANGE_STREAM_SCHEMA = '' AND CHANGE_STREAM_NAME = @name")
-_TABLES_SQL = ("SELECT TABLE_NAME FROM INFORMATION_SCHEMA.CHANGE_STREAM_TABLES "
-               "WHERE CHANGE_STREAM_CATALOG = '' AND CHANGE_STREAM_SCHEMA = '' AND CHANGE_STREAM_NAME = @name "
-               "ORDER BY TABLE_NAME")
-_ALL_TABLES_SQL = ("SELECT TABLE_NAME FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_CATALOG = '' AND TABLE_SCHEMA = '' "
-                   "ORDER BY TABLE_NAME")
-
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
 
@@ -84,25 +73,24 @@ class StreamInfo:
                                              f"the oldest readable commit timestamp is about {seconds} s before {now}")
 
 
-def _rows(snap: Any, sql: str, name: str, options: dict[str, Any]) -> list[list[Any]]:
-    return list(snap.execute_sql(sql, params={"name": name}, param_types={"name": param_types.STRING},
+def _rows(snap: Any, dialect: Dialect, kind: str, name: str, options: dict[str, Any]) -> list[list[Any]]:
+    statement = stream_query(dialect, kind, name)
+    return list(snap.execute_sql(statement.sql, params=statement.params, param_types=statement.types,
                                  request_options=options))
 
 
 def describe_stream(database: Any, stream: str, *, request_settings: RequestSettings | None = None) -> StreamInfo:
-    """The stream ``stream`` (any case), or ChangeStreamNotFoundError naming it."""
+    """The stream ``stream`` (any case), or ChangeStreamNotFoundError naming it; read in the database's dialect."""
     tagged = settings_or_default(request_settings).request_options(with_priority=False)
+    dialect = dialect_of(database)
     with database.snapshot(multi_use=True) as snap:
-        found = _rows(snap, _STREAM_SQL, stream, tagged)
+        found = _rows(snap, dialect, "stream", stream, tagged)
         if not found:
             raise ChangeStreamNotFoundError(stream, f"database {database.name} has no change stream of that name")
-        name, all_tables = found[0][0], bool(found[0][1])
+        name, all_tables = found[0][0], is_for_all(dialect, found[0][1])
         try:  # what follows only informs messages and table_infos(): a server without these views still works
-            options = {str(k).lower(): v for k, v in _rows(snap, _OPTIONS_SQL, name, tagged)}
-            if all_tables:
-                tables = [r[0] for r in snap.execute_sql(_ALL_TABLES_SQL, request_options=tagged)]
-            else:
-                tables = [r[0] for r in _rows(snap, _TABLES_SQL, name, tagged)]
+            options = {str(k).lower(): v for k, v in _rows(snap, dialect, "options", name, tagged)}
+            tables = [r[0] for r in _rows(snap, dialect, "all_tables" if all_tables else "tables", name, tagged)]
         except gexc.GoogleAPICallError as exc:
             log.info("change stream %s: options or tables not readable from INFORMATION_SCHEMA: %s", name, exc)
             options, tables = {}, []
@@ -127,7 +115,7 @@ def server_now(database: Any, *, request_settings: RequestSettings | None = None
     """The database's clock (CURRENT_TIMESTAMP() of a strong read): where a new watcher starts."""
     options = settings_or_default(request_settings).request_options(with_priority=False)
     with database.snapshot() as snap:
-        return list(snap.execute_sql("SELECT CURRENT_TIMESTAMP()", request_options=options))[0][0]
+        return list(snap.execute_sql(dialect_of(database).current_timestamp_sql, request_options=options))[0][0]
 
 
 def read_error(info: StreamInfo, exc: BaseException, at: Any) -> BaseException:
@@ -135,7 +123,7 @@ def read_error(info: StreamInfo, exc: BaseException, at: Any) -> BaseException:
     stream and its retention; the read function not found (the stream dropped) names the stream."""
     if isinstance(exc, gexc.OutOfRange):
         return ChangeStreamRetentionError(info.name, info.retention_period, at, str(exc.message))
-    if isinstance(exc, gexc.InvalidArgument) and f"READ_{info.name}".upper() in str(exc.message).upper():
+    if isinstance(exc, gexc.InvalidArgument) and f"READ_{info.name}".upper() in str(exc.message).upper().replace("READ_JSON_", "READ_"):
         return ChangeStreamNotFoundError(info.name, f"it was dropped while being read: {exc.message}")
     if isinstance(exc, CallbackError | PollError):
         return exc
