@@ -278,3 +278,37 @@ def test_the_with_query_far_behind_on_array_shards_delivers_every_row(make_db, w
     time.sleep(0.05)
     assert sorted(got.keys()) == [(i,) for i in range(30)]
     assert modes[0] is True
+
+
+#: The sample Singers table as a PostgreSQL user writes it: unquoted, so every name folds to lower case.
+PG_SINGERS = [
+    "CREATE TABLE Singers (SingerId bigint NOT NULL, FirstName varchar(200), LastName varchar(200) NOT NULL, "
+    "LastUpdated spanner.commit_timestamp, Processed boolean, ShardId bigint GENERATED ALWAYS AS (CASE WHEN Processed "
+    "THEN NULL ELSE mod(spanner.farm_fingerprint(coalesce(FirstName || ' ', '') || LastName), 19) END) STORED, "
+    "PRIMARY KEY (SingerId))",
+    "CREATE INDEX Idx_Singers_ShardId_LastUpdated ON Singers (ShardId, LastUpdated) "
+    "WHERE ShardId IS NOT NULL AND LastUpdated IS NOT NULL",
+]
+
+
+def test_the_public_example_runs_on_a_postgresql_schema_of_folded_names(make_database, watch):
+    """TableWatcher(database, "Singers", FixedShardProvider("ShardId", ...), "@{FORCE_INDEX=Idx_...}") as the
+    README writes it, on a PostgreSQL database whose names are all lower case: each name is found as the
+    database spells it."""
+    db = database_maker(make_database, "PostgreSQL")(extra=PG_SINGERS)
+    with db.batch() as batch:
+        batch.insert("singers", ("singerid", "firstname", "lastname", "lastupdated", "processed"),
+                     [(i, f"F{i}", f"L{i}", spanner.COMMIT_TIMESTAMP, i % 5 == 0) for i in range(30)])
+    for fallback in (60.0, 0.0):  # the simple query, then the WITH query
+        got = Collector()
+        w = watch(db, "Singers", shard_provider=FixedShardProvider("ShardId", range(-18, 19)),
+                  table_hint="@{FORCE_INDEX=Idx_Singers_ShardId_LastUpdated}", commit_timestamp_column="LastUpdated",
+                  initial_timestamp=MIN_TIMESTAMP, checkpoints=InMemoryCommitTimestampRepository(), limit=4,
+                  fallback_to_with_query_seconds=fallback)
+        w.add_callback(got)
+        w.start()
+        got.wait_for(24)
+        time.sleep(0.05)
+        w.stop()
+        assert sorted(got.keys()) == [(i,) for i in range(30) if i % 5]
+        assert {c.table for c in got.changes} == {"singers"} and "shardid" in got.changes[0].row

@@ -145,7 +145,8 @@ class PollCycle:
         """The next poll: continue inside a commit-timestamp group, or the simple or WITH query."""
         assert self.info is not None and self.position is not None
         pos = self.position
-        shard = shard_filter_for(self.shard_provider, self.info.dialect) if self.shard_provider is not None else None
+        shard = (shard_filter_for(self.shard_provider, self.info.dialect, self.info.column_types)
+                 if self.shard_provider is not None else None)
         if pos.key is not None:
             return continuation_query(self.info, self.table_hint, limit=self.limit, since=pos, shard=shard)
         behind = (self.clock() - pos.commit_timestamp).total_seconds()

@@ -47,7 +47,7 @@ from ..model import Change, Checkpoint
 from ..request_settings import RequestSettings, settings_or_default
 from ..spanner_client import read_timestamp
 from .row_values import bytes_decoder, column_types
-from .shards import FixedShardProvider, ShardFilter
+from .shards import FixedShardProvider, ShardFilter, with_column_as_spelled
 from .table_info import TableInfo
 
 #: The WITH variant is used only within these bounds (as in the Java library).
@@ -255,6 +255,7 @@ def with_query_eligible(provider: Any, limit: int) -> bool:
 
 def with_query(info: TableInfo, hint: str, *, limit: int, provider: FixedShardProvider, since: dt.datetime) -> PollQuery:
     """One CTE per shard value (each limited), merged, limited, then joined back for the full rows."""
+    provider = with_column_as_spelled(provider, info.column_types)
     ts = info.dialect.quote(info.commit_timestamp_column)
     shard_col = info.dialect.quote(provider.column, "shard column")
     keys = [info.dialect.quote(c) for c in info.key_columns]

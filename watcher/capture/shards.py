@@ -24,6 +24,7 @@ A provider writes its filter in the dialect of the watched database (GoogleSQL b
 from __future__ import annotations
 
 import base64
+import copy
 import datetime as dt
 import decimal
 import enum
@@ -32,16 +33,17 @@ import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from google.cloud.spanner_v1 import param_types
 
 from ..dialects import GOOGLE_SQL, Dialect
 from ..errors import ConfigurationError
 from ..request_settings import RequestSettings, settings_or_default
-from ..sqlnames import validate_identifier
+from ..sqlnames import find_name, validate_identifier
 
 SHARD_PARAM = "shard"
+P = TypeVar("P")
 
 
 @dataclass(frozen=True)
@@ -66,20 +68,41 @@ class ShardProvider(ABC):
         return None
 
 
-def shard_filter_for(provider: ShardProvider, dialect: Dialect) -> ShardFilter:
+def shard_filter_for(provider: ShardProvider, dialect: Dialect, columns: Iterable[str] = ()) -> ShardFilter:
     """``provider``'s filter in ``dialect``; a provider written before dialects (``shard_filter(self)``)
     serves GoogleSQL databases only, and says so for another.
 
+    ``columns`` (the table's, as the database spells them) let a shard column given in another case be
+    found under its real name: a PostgreSQL table created without quotes has lower-case names.
+
     >>> from watcher.dialects import POSTGRESQL
-    >>> shard_filter_for(NotNullShardProvider("S"), POSTGRESQL).sql
-    ' AND "S" IS NOT NULL'
+    >>> shard_filter_for(NotNullShardProvider("ShardId"), POSTGRESQL, ["id", "shardid"]).sql
+    ' AND "shardid" IS NOT NULL'
     """
+    provider = with_column_as_spelled(provider, columns)
     if "dialect" in inspect.signature(provider.shard_filter).parameters:
         return provider.shard_filter(dialect)
     if dialect is not GOOGLE_SQL:
         raise ConfigurationError(f"shard provider {provider!r} writes GoogleSQL only (its shard_filter takes no "
                                  f"dialect), and the database is {dialect.name}")
     return provider.shard_filter()
+
+
+def with_column_as_spelled(provider: P, columns: Iterable[str]) -> P:
+    """``provider``, or a copy of it whose shard column is spelled as in ``columns`` (when it is there in
+    another case only).
+
+    >>> with_column_as_spelled(FixedShardProvider("ShardId", 1), ["shardid"]).column
+    'shardid'
+    """
+    column = getattr(provider, "column", None)
+    spelled = {c: c for c in columns}
+    real = find_name(spelled, column) if isinstance(column, str) and spelled else None
+    if real is None or real == column:
+        return provider
+    renamed = copy.copy(provider)
+    renamed.column = real  # type: ignore[attr-defined]
+    return renamed
 
 
 def param_type_of(value: Any) -> Any:
