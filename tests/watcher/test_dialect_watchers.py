@@ -8,12 +8,16 @@ timestamp, concurrent writers, a restart from the checkpoint table, a column add
 
 from __future__ import annotations
 
+import base64
+import datetime as dt
+import decimal
 import random
 import threading
 import time
 
 import pytest
 from google.cloud import spanner
+from google.cloud.spanner_v1 import JsonObject
 
 from tests.watcher.core_support import Collector, insert, insert_t, wait_until
 from tests.watcher.dialect_support import ADD_EXTRA, DIALECT_NAMES, GOOGLE, TABLES, database_maker
@@ -312,3 +316,44 @@ def test_the_public_example_runs_on_a_postgresql_schema_of_folded_names(make_dat
         w.stop()
         assert sorted(got.keys()) == [(i,) for i in range(30) if i % 5]
         assert {c.table for c in got.changes} == {"singers"} and "shardid" in got.changes[0].row
+
+
+def test_postgresql_values_keep_their_types_and_name_them_as_google_sql_does(make_database, watch):
+    db = database_maker(make_database, "PostgreSQL")(extra=[
+        'CREATE TABLE "V" ("Id" bigint NOT NULL, "N" numeric, "J" jsonb, "B" bytea, "D" date, "F" double precision, '
+        '"A" bigint[], "S" varchar(20), "Ts" spanner.commit_timestamp, PRIMARY KEY ("Id"))'])
+    row = (2**62 + 1, decimal.Decimal("12.345"), JsonObject({"a": [1, 2]}), base64.b64encode(b"\x00\xff"),
+           dt.date(2024, 2, 29), 1.5, [1, None, 3], "short")
+    insert(db, "V", ("Id", "N", "J", "B", "D", "F", "A", "S"), [row])
+    got = Collector()
+    w = watch(db, "V", initial_timestamp=MIN_TIMESTAMP)
+    w.add_callback(got)
+    w.start()
+    got.wait_for(1)
+    (change,) = got.changes
+    assert change.keys == (2**62 + 1,)
+    assert [change.row[c] for c in ("N", "J", "B", "D", "F", "A", "S")] == [
+        decimal.Decimal("12.345"), JsonObject({"a": [1, 2]}), b"\x00\xff", dt.date(2024, 2, 29), 1.5, [1, None, 3], "short"]
+    assert w.info is not None and w.info.column_types == {
+        "Id": "INT64", "N": "NUMERIC", "J": "JSON", "B": "BYTES(MAX)", "D": "DATE", "F": "FLOAT64", "A": "ARRAY<INT64>",
+        "S": "STRING(20)", "Ts": "TIMESTAMP"}
+    assert change.column_types["N"] == "NUMERIC" and change.column_types["J"] == "JSON"
+
+
+def test_database_watcher_a_dropped_table_ends_alone(make_db, dialect):
+    db = make_db("T", "U")
+    got = Collector()
+    w = DatabaseWatcher(db, poll_interval=0.005, discover_interval=0.2, retry_policy=FAST)
+    w.add_callback(got)
+    try:
+        w.start()
+        insert_t(db, [1])
+        got.wait_for(1)
+        db.update_ddl(["DROP TABLE U" if dialect == GOOGLE else 'DROP TABLE "U"']).result(60)
+        wait_until(lambda: w.database_stats()["tables_dropped"] == 1)
+        assert w.state == State.RUNNING and w.failure is None
+        insert_t(db, [2])
+        got.wait_for(2)
+        assert got.keys() == [(1,), (2,)]
+    finally:
+        w.stop()
