@@ -23,8 +23,10 @@ from tests.watcher.core_support import Collector, insert, insert_t, wait_until
 from tests.watcher.dialect_support import ADD_EXTRA, DIALECT_NAMES, GOOGLE, TABLES, database_maker
 from watcher import (
     MIN_TIMESTAMP,
+    ChangeSetWatcher,
     DatabaseWatcher,
     FixedShardProvider,
+    HistoryTable,
     InMemoryCommitTimestampRepository,
     NotNullShardProvider,
     RetryPolicy,
@@ -33,9 +35,10 @@ from watcher import (
     TableNotFoundError,
     TableNotWatchableError,
     TableWatcher,
+    TimebasedShardProvider,
 )
 from watcher.dialects import GOOGLE_SQL, POSTGRESQL
-from watcher.errors import ColumnNotFoundError
+from watcher.errors import ColumnNotFoundError, ConfigurationError
 
 FAST = RetryPolicy(initial=0.001, maximum=0.01)
 WATCHER_DIALECTS = {"GoogleSQL": GOOGLE_SQL, "PostgreSQL": POSTGRESQL}
@@ -357,3 +360,20 @@ def test_database_watcher_a_dropped_table_ends_alone(make_db, dialect):
         assert got.keys() == [(1,), (2,)]
     finally:
         w.stop()
+
+
+def test_the_capture_variants_not_read_in_postgresql_yet_say_so_at_start(make_database):
+    db = database_maker(make_database, "PostgreSQL")("T")
+    with pytest.raises(ConfigurationError, match="change sets are read in GoogleSQL databases only; this database is PostgreSQL"):
+        ChangeSetWatcher(db, ["T"]).start()
+    with pytest.raises(ConfigurationError, match="history tables are read in GoogleSQL databases only"):
+        HistoryTable.discover(db, "T")
+    timed = TableWatcher(db, "T", shard_provider=TimebasedShardProvider("Name"), poll_interval=0.005,
+                         checkpoints=InMemoryCommitTimestampRepository(), initial_timestamp=MIN_TIMESTAMP)
+    timed.add_callback(lambda change: None)
+    try:
+        timed.start()
+        wait_until(lambda: timed.state == State.FAILED)
+        assert isinstance(timed.failure, ConfigurationError) and "needs a GoogleSQL database" in str(timed.failure)
+    finally:
+        timed.stop()

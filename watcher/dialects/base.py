@@ -32,6 +32,7 @@ from typing import Any
 
 from google.api_core import exceptions as gexc
 
+from ..errors import ConfigurationError
 from ..model import TableId
 from ..sqlnames import validate_identifier
 
@@ -166,3 +167,20 @@ def _from_options(database: Any) -> Dialect:
     with database.snapshot() as snap:
         rows = list(snap.execute_sql(DIALECT_OPTION_SQL))
     return _BY_OPTION.get(str(rows[0][0]).upper(), GOOGLE_SQL) if rows else GOOGLE_SQL
+
+
+def require_dialect(database: Any, supported: tuple[Dialect, ...], what: str) -> Dialect:
+    """The dialect of ``database`` when ``what`` reads it, else a ConfigurationError saying which it reads.
+
+    >>> class Postgres:
+    ...     database_dialect = 2
+    >>> require_dialect(Postgres(), (GOOGLE_SQL,), "change sets")
+    Traceback (most recent call last):
+    ...
+    watcher.errors.ConfigurationError: change sets are read in GoogleSQL databases only; this database is PostgreSQL
+    """
+    dialect = dialect_of(database)
+    if dialect not in supported:
+        raise ConfigurationError(f"{what} are read in {' and '.join(d.name for d in supported)} databases only; "
+                                 f"this database is {dialect.name}")
+    return dialect

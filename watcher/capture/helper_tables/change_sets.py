@@ -44,6 +44,7 @@ from google.cloud.spanner_v1 import COMMIT_TIMESTAMP, param_types
 
 from ...checkpoints import CommitTimestampRepository, SpannerCommitTimestampRepository
 from ...dialects import GOOGLE_SQL
+from ...dialects.base import require_dialect
 from ...dialects.schema import columns_query, key_query
 from ...errors import ConfigurationError, TableNotFoundError, TableNotWatchableError
 from ...model import Change, TableId
@@ -263,6 +264,7 @@ class ChangeSetWatcher(TranslatingWatcher):
         return self.table_infos()
 
     def _prepare(self) -> None:
+        require_dialect(self.database, (GOOGLE_SQL,), "change sets")  # its table and writer are GoogleSQL's
         names = self.tables()
         with self.database.snapshot(multi_use=True) as snap:
             self.data_tables = [_describe(snap, t, self.change_set_column, self.request_settings) for t in names]

@@ -60,6 +60,7 @@ from google.cloud.spanner_v1.data_types import JsonObject
 
 from ...checkpoints import CommitTimestampRepository
 from ...dialects import GOOGLE_SQL
+from ...dialects.base import require_dialect
 from ...dialects.schema import key_query
 from ...errors import ConfigurationError, TableNotFoundError
 from ...model import NEW_ROW as NEW_ROW_CAPTURE
@@ -94,6 +95,7 @@ _COLUMNS_SQL = (
 
 def _describe(database: Database, table: str,
               settings: RequestSettings | None = None) -> tuple[dict[str, tuple[str, bool]], tuple[str, ...]]:
+    require_dialect(database, (GOOGLE_SQL,), "history tables")  # their DDL and writer are GoogleSQL's
     tid = TableId(table)
     params = {"catalog": "", "schema": "", "table": table}
     options = settings_or_default(settings).request_options(with_priority=False)
