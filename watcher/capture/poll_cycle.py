@@ -1,8 +1,11 @@
 """One poll loop's cycle: poll, hand the changes over, move the checkpoint; repeat while polls come back full.
 
 The position is exact (commit timestamp plus, inside a group of rows sharing one timestamp,
-the last key), so a stop, a crash or a failure repeats at most the rows of one poll and never
-skips one. The cycle knows nothing of scheduling: :class:`~watcher.capture.table_watcher.TableWatcher`
+the last key), so a stop, a crash or a failure repeats at most the rows of the polls whose batches
+were not acknowledged yet and never skips one. A sink may acknowledge a batch later than its
+batch callback returns (:mod:`.acks`): the cycle goes on polling while up to
+``max_batches_in_flight`` batches are in flight and stores the position after the newest batch
+acknowledged together with every batch before it; a refused batch sends the cycle back there. The cycle knows nothing of scheduling: :class:`~watcher.capture.table_watcher.TableWatcher`
 runs it on a :class:`~watcher.capture.scheduling.PollJob` and decides what an error does.
 
 Example::
@@ -29,6 +32,7 @@ from ..checkpoints import CommitTimestampRepository
 from ..errors import CallbackError, ColumnNotFoundError, PollError, TableNotFoundError, WatcherError
 from ..model import Change, Checkpoint, PollStats, TableId, as_nanos_timestamp, from_nanos, timestamp_nanos
 from ..request_settings import DEFAULT_SETTINGS, RequestSettings
+from .acks import DEFAULT_MAX_BATCHES_IN_FLIGHT, InFlight, pending
 from .base import BatchCallback, Callback, PollListener, PollRecord
 from .handoff import StopDelivery
 from .polling import PollQuery, continuation_query, run_poll, simple_query, with_query, with_query_eligible
@@ -78,6 +82,9 @@ class PollCycle:
     schema_check_interval: float = 60.0
     #: The tags of every statement, the priority of the polls.
     request_settings: RequestSettings = DEFAULT_SETTINGS
+    #: Batches handed to the batch callbacks whose acknowledgements may still be due (back-pressure).
+    max_batches_in_flight: int = DEFAULT_MAX_BATCHES_IN_FLIGHT
+    _window: InFlight[Checkpoint] | None = field(default=None, init=False, repr=False)
     _stored: Checkpoint | None = field(default=None, init=False, repr=False)  # the position last written
     _next_schema_check: dt.datetime | None = field(default=None, init=False, repr=False)
     _seen_types: Any = field(default=None, init=False, repr=False)  # the column types of the last poll with rows
@@ -93,6 +100,8 @@ class PollCycle:
         self._seen_types = None
         if self.position is None:
             self.position = self._starting_point()
+        if self._window is None:
+            self._window = InFlight(self.position, self.max_batches_in_flight)
 
     def _recheck_schema(self, reason: str) -> None:
         """Fail with the reason when the table can no longer be watched (raises from :func:`recheck`)."""
@@ -134,10 +143,16 @@ class PollCycle:
                     # The columns changed under the watcher: check it can still watch before delivering.
                     self._recheck_schema("the table's columns changed while it was watched")
                 self._seen_types = result.column_types
-            self._stage(result.changes, deliveries.batch_callbacks)
-            self._deliver(result.changes, deliveries.callbacks, stopping)
-            self._advance(query, result)
+            acks = self._stage(result.changes, deliveries.batch_callbacks)
+            try:
+                self._deliver(result.changes, deliveries.callbacks, stopping)
+                self._advance(query, result)
+            finally:  # the position reached, also a partial one, waits for the batch's acknowledgements
+                self._handed_over(result.changes, acks)
             self.flush_checkpoint()
+            if self._window is not None and self._window.full:
+                self._acknowledged(room=stopping)
+                self.flush_checkpoint()
             if not (result.full or query.continuation):
                 break
 
@@ -170,15 +185,43 @@ class PollCycle:
             except Exception:
                 log.exception("a poll listener of the watcher on %s raised", self.table)
 
-    def _stage(self, changes: list[Change], batch_callbacks: Sequence[BatchCallback]) -> None:
+    def _stage(self, changes: list[Change], batch_callbacks: Sequence[BatchCallback]) -> list[Any]:
+        """Hand the batch to the batch callbacks; the acknowledgements still to come."""
         if not changes:
-            return
+            return []
+        results = []
         for cb in batch_callbacks:
             try:
-                cb(changes)
+                results.append(cb(changes))
             except Exception as exc:
-                raise CallbackError(f"A batch callback of the watcher on {self.table} failed on a batch of {len(changes)} "
-                                    f"changes from {changes[0].commit_timestamp.isoformat()}: {exc!r}") from exc
+                raise CallbackError(f"A batch callback of the watcher on {self.table} failed on {self._batch(changes)}: "
+                                    f"{exc!r}") from exc
+        return pending(results)
+
+    def _batch(self, changes: Sequence[Change]) -> str:
+        return f"a batch of {len(changes)} changes from {changes[0].commit_timestamp.isoformat()}"
+
+    def _handed_over(self, changes: list[Change], acks: list[Any]) -> None:
+        if self._window is not None and self.position is not None:
+            what = f"{self._batch(changes)} of the watcher on {self.table}" if changes else ""
+            self._window.add(self.position, acks, what)
+
+    def _acknowledged(self, wait: float | None = 0.0, room: threading.Event | None = None) -> Checkpoint | None:
+        """The position after every acknowledged batch (waiting up to ``wait`` s, or, with ``room``, for room
+        for one more batch unless that stop event is set first: StopDelivery then); a refused batch raises
+        CallbackError and sends the position back to the acknowledged one."""
+        window = self._window
+        if window is None:
+            return self.position
+        try:
+            if room is None:
+                return window.settle(wait)
+            if not window.make_room(room):
+                raise StopDelivery()
+            return window.acknowledged
+        except CallbackError:
+            self.position = window.acknowledged
+            raise
 
     def _deliver(self, changes: list[Change], callbacks: Sequence[Callback], stopping: threading.Event) -> None:
         """Hand changes to the callbacks; on a stop or an error the position stops after the last one delivered."""
@@ -222,9 +265,16 @@ class PollCycle:
         if self.stats.watermark is None or ts > self.stats.watermark:
             self.stats.watermark = ts  # type: ignore[assignment]
 
-    def flush_checkpoint(self, best_effort: bool = False) -> None:
-        """Store the position if it moved; ``best_effort`` logs a failure instead of raising it."""
-        pos = self.position
+    def flush_checkpoint(self, best_effort: bool = False, wait: float | None = 0.0) -> None:
+        """Store the acknowledged position if it moved (after waiting up to ``wait`` s for the batches in
+        flight); ``best_effort`` logs a failure (a refused batch too) instead of raising it."""
+        try:
+            pos = self._acknowledged(wait)
+        except CallbackError:
+            if not best_effort:
+                raise
+            log.warning("the checkpoint of %s stays before a refused batch", self.table, exc_info=True)
+            pos = self.position
         if pos is None or pos == self._stored:
             return
         try:
@@ -234,6 +284,13 @@ class PollCycle:
             if not best_effort:
                 raise
             log.warning("could not store the checkpoint of %s at %s", self.table, pos, exc_info=True)
+
+    def release(self, wait: float | None) -> None:
+        """Stopping or failed: store what was acknowledged within ``wait`` s (best effort), then go back to it,
+        so that a restart hands the batches still in flight over again."""
+        self.flush_checkpoint(best_effort=True, wait=wait)
+        if self._window is not None:
+            self.position = self._window.abandon()
 
     def explain(self, exc: BaseException) -> BaseException:
         """A poll error as the WatcherError the application sees (a dropped table says so)."""

@@ -37,6 +37,7 @@ from ..dialects.hints import hint_entries
 from ..errors import CallbackError, ConfigurationError
 from ..model import Checkpoint, TableId, timestamp_nanos
 from ..request_settings import RequestSettings, settings_or_default
+from .acks import DEFAULT_MAX_BATCHES_IN_FLIGHT
 from .base import BatchCallback, Callback, OwnStateWatcher, PollListener, State
 from .handoff import StopDelivery
 from .poll_cycle import Deliveries, PollCycle
@@ -59,6 +60,10 @@ class CallbackErrorPolicy(enum.Enum):
 
     FAIL = "fail"
     RETRY = "retry"
+
+
+#: Seconds a stop from inside a callback waits for the acknowledgements of the batches in flight.
+_STOP_ACK_SECONDS = 30.0
 
 
 def _utcnow() -> dt.datetime:
@@ -91,6 +96,9 @@ class TableWatcher(OwnStateWatcher):
         request_settings: the priority of its polls, the request tag of every statement it sends
             and the transaction tag of its checkpoint writes (default checkpoints only; a store
             given in ``checkpoints`` keeps its own). None: the default tags, no priority.
+        max_batches_in_flight: batches handed to sinks that acknowledge later (:meth:`Sink.submit_batch
+            <watcher.sinks.base.Sink.submit_batch>`) before the next poll waits for the oldest; the
+            checkpoint moves over acknowledged batches only, in order (:mod:`.acks`).
     """
 
     def __init__(self, database: Database, table: str | TableId, *, shard_provider: ShardProvider | None = None,
@@ -101,11 +109,14 @@ class TableWatcher(OwnStateWatcher):
                  callback_error_policy: CallbackErrorPolicy | str = CallbackErrorPolicy.FAIL,
                  retry_policy: RetryPolicy | None = None, clock: Callable[[], dt.datetime] = _utcnow,
                  name: str | None = None, schema_check_interval: float = 60.0,
-                 request_settings: RequestSettings | None = None) -> None:
+                 request_settings: RequestSettings | None = None,
+                 max_batches_in_flight: int = DEFAULT_MAX_BATCHES_IN_FLIGHT) -> None:
         if poll_interval < 0:
             raise ConfigurationError(f"poll_interval must be >= 0 seconds, got {poll_interval}")
         if not isinstance(limit, int) or limit < 1:
             raise ConfigurationError(f"limit must be a positive integer, got {limit!r}")
+        if not isinstance(max_batches_in_flight, int) or max_batches_in_flight < 1:
+            raise ConfigurationError(f"max_batches_in_flight must be a positive integer, got {max_batches_in_flight!r}")
         hint_entries(table_hint)  # either dialect's form; sent in the database's (watcher.dialects.hints)
         super().__init__()
         self.database = database
@@ -126,7 +137,8 @@ class TableWatcher(OwnStateWatcher):
 
         self._cycle = PollCycle(database, self.table, self.checkpoints, shard_provider, self.table_hint, limit,
                                 fallback_to_with_query_seconds, initial_timestamp, clock,
-                                schema_check_interval=schema_check_interval, request_settings=self.request_settings)
+                                schema_check_interval=schema_check_interval, request_settings=self.request_settings,
+                                max_batches_in_flight=max_batches_in_flight)
         self._job = PollJob(f"spanner-watcher-{self.name}", self._run_cycle, scheduler=scheduler, executor=executor)
         self._callbacks: list[Callback] = []
         self._batch_callbacks: list[BatchCallback] = []
@@ -227,7 +239,7 @@ class TableWatcher(OwnStateWatcher):
         acquired = self._cycle_lock.acquire(timeout=timeout if timeout is not None else -1)
         try:
             if acquired:
-                self._cycle.flush_checkpoint(best_effort=True)
+                self._cycle.release(timeout)
         finally:
             if acquired:
                 self._cycle_lock.release()
@@ -291,7 +303,7 @@ class TableWatcher(OwnStateWatcher):
             self._cycle.run(deliveries, self._stopping)
             self._backoff.reset()
         except StopDelivery:
-            self._cycle.flush_checkpoint(best_effort=True)
+            self._cycle.release(_STOP_ACK_SECONDS)
         except CallbackError as exc:
             self._on_callback_error(exc)
         except Exception as exc:  # noqa: BLE001 - every failure is classified below
@@ -338,6 +350,7 @@ class TableWatcher(OwnStateWatcher):
 
     def _fail(self, exc: BaseException) -> None:
         log.error("watcher on %s failed: %s", self.table, exc)
+        self._cycle.release(0.0)  # a restart hands the batches still in flight over again
         with self._lock:
             self._failure = exc
             self._state = State.FAILED

@@ -7,14 +7,21 @@ commit timestamp, the table and the mod type. A table's topic comes from a templ
 (:mod:`.topics`: ``%table%``, ``%database%``, ``%instance%``, ``%project%``, or Debezium's
 ``<prefix>.<table>``).
 
-Delivery: the producer is idempotent (``enable.idempotence=true``, ``acks=all``: retries inside
-the client neither duplicate nor reorder messages of a partition), and :meth:`KafkaSink.write_batch`
-returns only once the broker acknowledged every message of the batch. A message the broker did not
-take within ``delivery_timeout`` (a broker down, a topic gone) fails the batch with a
-:class:`~watcher.sinks.errors.DeliveryError` naming its topic, key and error, so the watcher's
-checkpoint stays before the batch and the whole batch is sent again when the watcher retries:
-messages of a failed batch that did arrive arrive twice then. Delivery is at-least-once;
-consumers de-duplicate by the ``change_id`` header (the changelog's id of the change). Topics are
+Delivery: one idempotent producer per sink (``enable.idempotence=true``, ``acks=all``, at most 5
+requests in flight per connection: retries inside the client neither duplicate nor reorder
+messages of a partition). :meth:`KafkaSink.submit_batch` hands a batch's messages to the
+producer and returns a future the delivery reports complete (on the sink's own reporting
+thread), so a watcher goes on reading while the batch is in flight (:mod:`watcher.capture.acks`);
+:meth:`KafkaSink.write_batch` waits for it. The client never drops a message on its own (no local
+message timeout): a batch the broker did not acknowledge within ``delivery_timeout`` (a broker
+down, a topic gone), or one with any failed message, makes the sink drop everything its producer
+still holds, at once, and start a new producer. The batch fails with a
+:class:`~watcher.sinks.errors.DeliveryError` naming its topic, key and error, and so does every
+batch still in flight behind it; what the broker wrote of them is, per partition, a prefix of what
+was sent (no gaps), so a consumer keeping the first copy of each ``change_id`` sees each key in
+commit order. The watcher's checkpoint stays before the failed batch and the batches from there on
+are sent again when it retries or restarts: messages that did arrive arrive twice then. Delivery is
+at-least-once; consumers de-duplicate by the ``change_id`` header (the changelog's id of the change). Topics are
 checked before their first message (:mod:`.kafka_topics`; the producer never has the broker create one on its own):
 missing ones are created with ``create_topics=True``, else a
 :class:`~watcher.sinks.errors.TopicMissingError` names the topic (a
@@ -46,6 +53,8 @@ Example::
 
 from __future__ import annotations
 
+import concurrent.futures as cf
+import logging
 import threading
 import time
 import uuid
@@ -74,6 +83,8 @@ if TYPE_CHECKING:
     from ..capture.base import Watcher
     from ..capture.table_info import TableInfo
 
+log = logging.getLogger(__name__)
+
 __all__ = ["ARGUMENT_SETTINGS", "PRODUCER_SETTINGS", "KafkaSink"]
 
 #: Producer settings the sink relies on; ``config`` may not change them.
@@ -88,18 +99,25 @@ ARGUMENT_SETTINGS: Mapping[str, str] = {
     "message.timeout.ms": "delivery_timeout", "delivery.timeout.ms": "delivery_timeout",
     "request.required.acks": "acks=all (fixed)",
 }
-#: Seconds added to ``delivery_timeout`` before a batch whose reports never came is given up.
+#: Seconds a batch whose purged messages were never reported (its producer gone) waits before it fails.
 _REPORT_GRACE = 5.0
+#: Seconds the reporting thread waits in one poll of the producer (how soon a report is served).
+_POLL_SECONDS = 0.02
 
 
 class _Report:
-    """The delivery reports of one batch (the client calls back on whichever thread polls)."""
+    """The delivery reports of one batch (the client calls back on the sink's reporting thread)."""
 
-    def __init__(self, total: int) -> None:
+    def __init__(self, table: str, total: int, deadline: float) -> None:
+        self.table = table
         self.total = total
+        self.deadline = deadline
         self.reported = 0
         self.failures: list[tuple[str, str, str]] = []
         self.fatal = False
+        self.overdue = False
+        self.future: cf.Future[None] = cf.Future()
+        self.future.set_running_or_notify_cancel()
         self._lock = threading.Lock()
 
     def report(self, err: KafkaError | None, msg: Any) -> None:
@@ -107,13 +125,30 @@ class _Report:
         with self._lock:
             self.reported += 1
             if err is not None:
-                self.failures.append((str(msg.topic()), (msg.key() or b"").decode("utf-8"), err.str()))
+                why = err.str() if not self.overdue else f"not acknowledged in time, then dropped ({err.str()})"
+                self.failures.append((str(msg.topic()), (msg.key() or b"").decode("utf-8"), why))
                 self.fatal = self.fatal or err.fatal()
+            finished = self.reported >= self.total
+        if finished:
+            self.finish()
+
+    def finish(self, missing: str | None = None) -> None:
+        """Acknowledge the batch or refuse it (``missing``: why some reports never came)."""
+        if self.future.done():
+            return
+        with self._lock:
+            failures = list(self.failures)
+        if missing is not None:
+            failures.append(("*", "*", missing))
+        if failures:
+            self.future.set_exception(DeliveryError(self.table, failures, self.total))
+        else:
+            self.future.set_result(None)
 
     @property
-    def done(self) -> bool:
+    def failed(self) -> bool:
         with self._lock:
-            return self.reported >= self.total
+            return bool(self.failures)
 
 
 class KafkaSink(Sink):
@@ -187,10 +222,16 @@ class KafkaSink(Sink):
         self.dead_letter_topic = TopicTemplate(dead_letter_topic).topic("", SourceNames()) if dead_letter_topic else None
         self.clock = clock
         self._settings = {"bootstrap.servers": bootstrap_servers, **(config or {})}
-        self._producer_settings = {**self._settings, **PRODUCER_SETTINGS,
-                                   "message.timeout.ms": int(self.delivery_timeout * 1000)}
-        self._lock = threading.Lock()
+        # No local message timeout: the client never drops one message and sends a later one of its
+        # partition; the sink gives up on whole producers instead (see _give_up).
+        self._producer_settings = {**self._settings, **PRODUCER_SETTINGS, "message.timeout.ms": 0}
+        self._lock = threading.RLock()  # held while a batch is produced, and by a give-up in that thread
         self._producer: Producer | None = None
+        #: The batches in flight, oldest first, each with the producer that has its messages.
+        self._in_flight: dict[_Report, Producer] = {}
+        self._reporting: threading.Thread | None = None
+        self._closing = threading.Event()
+        self._wake = threading.Event()
         #: The topics checked, each with the most bytes a message of it may have (topic and producer limits).
         self._topics = KafkaTopics(self._settings, create=create_topics, partitions=partitions,
                                    replication_factor=replication_factor, timeout=self.delivery_timeout)
@@ -217,14 +258,20 @@ class KafkaSink(Sink):
         origin = self._origin(self.database if self.database is not None else getattr(watcher, "database", None),
                               watcher.stream if isinstance(watcher, ChangeStreamWatcher) else None)
 
-        def deliver(changes: list[Change]) -> None:
-            self._publish(changes, watcher.table_info(changes[0].table), origin)
+        def deliver(changes: list[Change]) -> cf.Future[None]:
+            return self._publish(changes, watcher.table_info(changes[0].table), origin)
 
         watcher.add_batch_callback(deliver)
 
     def write_batch(self, changes: Sequence[Change], table: TableInfo) -> None:
         """Publish one batch of one table; returns once the broker acknowledged every message."""
-        self._publish(changes, table, self._origin(self.database, None))
+        self.submit_batch(changes, table).result()
+
+    def submit_batch(self, changes: Sequence[Change], table: TableInfo) -> cf.Future[None]:
+        """Hand one batch of one table to the producer; the future completes once the broker acknowledged
+        every message (a DeliveryError when it did not). Too large a message, a missing topic or a
+        mixed batch raise at once, before anything is sent."""
+        return self._publish(changes, table, self._origin(self.database, None))
 
     def connect(self) -> None:
         """Make sure a broker answers (once per sink): a :class:`BrokerUnreachableError` after ``connect_timeout``."""
@@ -234,11 +281,29 @@ class KafkaSink(Sink):
         self._connected = True
 
     def close(self) -> None:
-        """Wait up to ``delivery_timeout`` for messages still queued (a failed batch's), then drop the producer."""
+        """Wait up to ``delivery_timeout`` for the batches in flight, then drop the producer (what is left fails)."""
+        deadline = time.monotonic() + self.delivery_timeout
+        while time.monotonic() < deadline:
+            with self._lock:
+                if not self._in_flight:
+                    break
+            time.sleep(_POLL_SECONDS)
+        self._closing.set()
+        self._wake.set()
+        thread = self._reporting
+        if thread is not None:
+            thread.join(self.delivery_timeout + _REPORT_GRACE)
         with self._lock:
             producer, self._producer = self._producer, None
+            left = list(self._in_flight)
+            self._in_flight.clear()
+            self._reporting = None
         if producer is not None:
-            producer.flush(self.delivery_timeout)
+            producer.purge()
+            producer.poll(0)
+        for report in left:
+            report.finish("the sink was closed before the broker acknowledged it")
+        self._closing.clear()
 
     # --- publishing ----------------------------------------------------------------------------------------
 
@@ -250,21 +315,29 @@ class KafkaSink(Sink):
         names = SourceNames.of(database)
         return events.Origin(names, stream, self.server_name or names.database or "spanner-watcher")
 
-    def _publish(self, changes: Sequence[Change], table: TableInfo, origin: events.Origin) -> None:
+    def _publish(self, changes: Sequence[Change], table: TableInfo, origin: events.Origin) -> cf.Future[None]:
         if not changes:
-            return
+            done: cf.Future[None] = cf.Future()
+            done.set_result(None)
+            return done
         name = changes[0].table
         if any(c.table != name for c in changes):  # the topic is the table's: a mixed batch would land wrongly
             raise SinkError(f"a batch holds changes of one table; this one mixes {sorted({c.table for c in changes})}")
         topic = self.template.topic(name, origin.names)
         messages = self._messages(changes, table, origin)
         outgoing = self._route(name, topic, messages)
-        self._send(name, outgoing)
+        report = self._send(name, outgoing)
         letters = sum(1 for to, _ in outgoing if to != topic)
-        with self._lock:
-            self.batches_sent += 1
-            self.messages_sent += len(outgoing)
-            self.dead_lettered += letters
+
+        def count(future: cf.Future[None]) -> None:
+            if future.exception() is None:
+                with self._lock:
+                    self.batches_sent += 1
+                    self.messages_sent += len(outgoing)
+                    self.dead_lettered += letters
+
+        report.future.add_done_callback(count)
+        return report.future
 
     def messages(self, changes: Sequence[Change], table: TableInfo) -> list[events.Event]:
         """The messages :meth:`write_batch` sends for one batch of one table (in order; tombstones included)."""
@@ -297,33 +370,60 @@ class KafkaSink(Sink):
             out.append((self.dead_letter_topic, dead_letter(message, topic=topic, limit=limit, room=room)))
         return out
 
-    def _send(self, table: str, messages: Sequence[tuple[str, events.Event]]) -> None:
-        producer = self._client()
-        report = _Report(len(messages))
-        try:
-            for topic, message in messages:
-                while True:
-                    try:
-                        producer.produce(topic, value=message.value, key=message.key, headers=list(message.headers),
-                                         on_delivery=report.report)
-                        break
-                    except BufferError:  # the client's queue is full: deliveries make room
-                        producer.poll(0.05)
-        except KafkaException as exc:
-            self._give_up(producer)
-            raise SinkError(f"Kafka refused a message of table {table} for topic {topic}: {exc}") from exc
-        deadline = time.monotonic() + self.delivery_timeout + _REPORT_GRACE
-        while not report.done:
-            if time.monotonic() > deadline:
+    def _send(self, table: str, messages: Sequence[tuple[str, events.Event]]) -> _Report:
+        report = _Report(table, len(messages), time.monotonic() + self.delivery_timeout)
+        with self._lock:  # one batch's messages go to the producer together: the order of batches is kept
+            producer = self._client()
+            self._in_flight[report] = producer
+            try:
+                for topic, message in messages:
+                    while True:
+                        try:
+                            producer.produce(topic, value=message.value, key=message.key,
+                                             headers=list(message.headers), on_delivery=report.report)
+                            break
+                        except BufferError:  # the client's queue is full: deliveries make room
+                            producer.poll(_POLL_SECONDS)
+            except KafkaException as exc:
+                self._in_flight.pop(report, None)
                 self._give_up(producer)
-                topics = ", ".join(sorted({t for t, _ in messages}))
-                raise DeliveryError(table, [(topics, "*", f"no delivery report within {self.delivery_timeout + _REPORT_GRACE:.0f} s")],
-                                    len(messages))
-            producer.flush(0.1)  # sends at once (no linger) and serves the reports, whichever batch they belong to
-        if report.failures:
-            if report.fatal:
-                self._give_up(producer)
-            raise DeliveryError(table, report.failures, len(messages))
+                raise SinkError(f"Kafka refused a message of table {table} for topic {topic}: {exc}") from exc
+        self._wake.set()
+        return report
+
+    def _report(self) -> None:
+        """The reporting thread: serves the delivery reports and gives up on a producer whose batch failed or
+        is overdue (every batch in flight behind it fails with it, so none is written past a gap)."""
+        while not self._closing.is_set():
+            with self._lock:
+                producer = self._producer
+                flying = list(self._in_flight.items())
+            if not flying:
+                self._wake.wait(0.5)
+                self._wake.clear()
+                continue
+            if producer is not None:
+                producer.poll(_POLL_SECONDS)
+            else:
+                time.sleep(_POLL_SECONDS)
+            now = time.monotonic()
+            doomed: set[Any] = set()
+            for report, owner in flying:
+                if report.future.done():
+                    with self._lock:
+                        self._in_flight.pop(report, None)
+                    if report.failed:
+                        doomed.add(owner)
+                elif now > report.deadline:
+                    report.overdue = True
+                    doomed.add(owner)
+                    if now > report.deadline + _REPORT_GRACE:  # its producer is gone and never reported it
+                        report.finish(f"no delivery report within {self.delivery_timeout + _REPORT_GRACE:.0f} s")
+            for owner in doomed:
+                try:
+                    self._give_up(owner)
+                except Exception:  # noqa: BLE001 - the thread must live on: the batches' deadlines still end them
+                    log.warning("could not drop a failed Kafka producer's messages", exc_info=True)
 
     def _give_up(self, producer: Producer) -> None:
         """Drop what the producer still holds and start afresh with a new one: a failed batch is sent again whole.
@@ -331,16 +431,19 @@ class KafkaSink(Sink):
         The purge also fails the batches other threads have in flight on this producer; their
         watchers send them again, as they do any batch that was not acknowledged.
         """
+        with self._lock:
+            if self._producer is producer:
+                self._producer = None
         try:
             producer.purge()
-            producer.poll(0)
         finally:
-            with self._lock:
-                if self._producer is producer:
-                    self._producer = None
+            producer.poll(0)  # the purged messages' reports: their batches fail now
 
     def _client(self) -> Producer:
-        with self._lock:
-            if self._producer is None:
-                self._producer = Producer(self._producer_settings)
-            return self._producer
+        """The producer (a new one after a give-up) and the reporting thread; called holding the lock."""
+        if self._producer is None:
+            self._producer = Producer(self._producer_settings)
+        if self._reporting is None or not self._reporting.is_alive():
+            self._reporting = threading.Thread(target=self._report, name="kafka-sink-reports", daemon=True)
+            self._reporting.start()
+        return self._producer

@@ -1,7 +1,8 @@
 """MeteredSink: any sink, with its figures counted (:class:`~watcher.sinks.metrics.SinkMetrics`).
 
 The wrapper counts at the point where the watcher hands a batch over: a batch is published when
-its callback is called, acknowledged when the callback returns, failed when it raises, and
+its callback is called, acknowledged when the callback returns (or, for a sink that acknowledges
+later, when the future it returned completes), failed when it raises (or its future does), and
 retried when a batch starting with the same change (table, key, commit timestamp) comes again
 after the sink refused it (the watcher sends a refused batch again). It works for sinks that
 attach their own callbacks (:meth:`Sink.attach` overridden, as
@@ -17,6 +18,7 @@ Example::
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import contextlib
 import threading
 import time
@@ -61,6 +63,10 @@ class MeteredSink(Sink):
         """The inner sink's write_batch, counted."""
         self._metered(lambda batch: self.sink.write_batch(batch, table))(list(changes))
 
+    def submit_batch(self, changes: Sequence[Change], table: TableInfo) -> cf.Future[None]:
+        """The inner sink's submit_batch, counted when its acknowledgement comes."""
+        return self._metered(lambda batch: self.sink.submit_batch(batch, table))(list(changes))  # type: ignore[no-any-return]
+
     def attach(self, watcher: Watcher) -> None:
         """Attach the inner sink to ``watcher`` with every batch callback it registers counted."""
         with _wrapping(watcher, self._metered):
@@ -70,8 +76,8 @@ class MeteredSink(Sink):
         """Close the inner sink."""
         self.sink.close()
 
-    def _metered(self, callback: Callable[[list[Change]], None]) -> Callable[[list[Change]], None]:
-        def deliver(changes: list[Change]) -> None:
+    def _metered(self, callback: Callable[[list[Change]], Any]) -> Callable[[list[Change]], Any]:
+        def deliver(changes: list[Change]) -> Any:
             key = _first(changes) if changes else None
             with self._lock:
                 again = key in self._refused
@@ -80,18 +86,30 @@ class MeteredSink(Sink):
             self.metrics.published(len(changes))
             started = self.clock()
             try:
-                callback(changes)
+                result = callback(changes)
             except BaseException:
-                self.metrics.failed()
-                self._remember(key)
+                self._outcome(key, again, len(changes), started, failed=True)
                 raise
-            self.metrics.acknowledged(len(changes), self.clock() - started)
-            if again and key is not None:
-                with self._lock:
-                    self._refused.pop(key, None)
+            if isinstance(result, cf.Future):  # acknowledged (or refused) when it completes
+                result.add_done_callback(
+                    lambda f: self._outcome(key, again, len(changes), started,
+                                            failed=f.cancelled() or f.exception() is not None))
+            else:
+                self._outcome(key, again, len(changes), started, failed=False)
+            return result
 
         setattr(deliver, _METERED, True)
         return deliver
+
+    def _outcome(self, key: tuple[Any, ...] | None, again: bool, count: int, started: float, *, failed: bool) -> None:
+        if failed:
+            self.metrics.failed()
+            self._remember(key)
+            return
+        self.metrics.acknowledged(count, self.clock() - started)
+        if again and key is not None:
+            with self._lock:
+                self._refused.pop(key, None)
 
     def _remember(self, key: tuple[Any, ...] | None) -> None:
         """Keep a refused batch's first change (the newest few), to know the batch when it comes again."""

@@ -6,7 +6,9 @@ then every change to every callback. Callbacks therefore never run two at once, 
 changes of one key (always in one partition for a time range; a child partition starts
 only after its parents finished) come in commit order. With nobody to hand changes to, a
 partition waits (:meth:`Delivery.wait_for_consumer`) instead of moving its progress past
-changes nobody saw.
+changes nobody saw. A batch callback may return its acknowledgement as a future
+(:mod:`..acks`): :meth:`Delivery.deliver` hands them back, and the partition's progress moves
+once they came.
 
 Example:
     >>> import threading
@@ -16,6 +18,7 @@ Example:
     >>> d.add_callback(lambda change: got.append(("change", change)))
     >>> d.wait_for_consumer(threading.Event())
     >>> d.deliver([], "S")
+    []
     >>> got
     []
 """
@@ -27,6 +30,7 @@ from typing import Any
 
 from ...errors import CallbackError
 from ...model import Change
+from ..acks import pending
 from ..base import BatchCallback, Callback, PollListener, PollRecord
 from ..handoff import StopDelivery
 
@@ -69,11 +73,13 @@ class Delivery:
                     raise StopDelivery()
                 self._consumers.wait(0.1)
 
-    def deliver(self, changes: list[Change], watcher_name: str) -> None:
-        """One batch: batch callbacks per table, then each change to each callback. A callback's
-        exception becomes a CallbackError; StopDelivery (a consumer gone at stop) passes through."""
+    def deliver(self, changes: list[Change], watcher_name: str) -> list[Any]:
+        """One batch: batch callbacks per table, then each change to each callback; the batch callbacks'
+        acknowledgements still to come. A callback's exception becomes a CallbackError; StopDelivery
+        (a consumer gone at stop) passes through."""
         if not changes:
-            return
+            return []
+        results: list[Any] = []
         with self._lock:
             callbacks, batch_callbacks = list(self._callbacks), list(self._batch_callbacks)
         by_table: dict[str, list[Change]] = {}
@@ -83,7 +89,7 @@ class Delivery:
             try:
                 for batch_callback in batch_callbacks:
                     for group in by_table.values():
-                        batch_callback(group)
+                        results.append(batch_callback(group))
                 for change in changes:
                     for callback in callbacks:
                         callback(change)
@@ -91,6 +97,7 @@ class Delivery:
                 raise
             except Exception as exc:
                 raise CallbackError(f"a callback of change stream watcher {watcher_name} raised: {exc!r}") from exc
+        return pending(results)
 
     def polled(self, record: PollRecord) -> Any:
         """Tell the poll listeners about one delivered batch."""

@@ -53,6 +53,7 @@ from google.api_core import exceptions as gexc
 from ...errors import CallbackError, ConfigurationError
 from ...model import Change, TableId, as_nanos_timestamp, from_nanos, timestamp_nanos
 from ...request_settings import RequestSettings, settings_or_default
+from ..acks import DEFAULT_MAX_BATCHES_IN_FLIGHT, InFlight
 from ..base import BatchCallback, Callback, OwnStateWatcher, PollListener, PollRecord, State
 from ..handoff import StopDelivery
 from ..metrics import prometheus_text, stream_text
@@ -80,6 +81,8 @@ DEFAULT_HEARTBEAT = dt.timedelta(seconds=2)
 DEFAULT_MAX_CONCURRENT_PARTITIONS = 16
 #: Result rows taken from a partition's queue into one batch at most.
 DEFAULT_MAX_BATCH_ROWS = 1000
+#: Seconds a stopping partition waits for the acknowledgements of its batches in flight.
+STOP_ACK_SECONDS = 30.0
 #: How often a partition at a move-in looks whether its sources caught up (or another partition wants its slot).
 MOVE_IN_POLL_SECONDS = 0.02
 #: How long a partition reads before it gives up its slot to a partition waiting for one.
@@ -109,6 +112,9 @@ class ChangeStreamWatcher(OwnStateWatcher):
         watcher_id: names this watcher's progress rows (two watchers of one stream with
             different ids each get every change).
         max_batch_rows: result rows delivered as one batch at most.
+        max_batches_in_flight: a partition's batches handed to sinks that acknowledge later
+            (:meth:`Sink.submit_batch <watcher.sinks.base.Sink.submit_batch>`) before it waits for
+            the oldest; its progress moves over acknowledged batches only, in order (:mod:`..acks`).
         retry_policy: backoff for transient errors (a partition's read is retried from its progress).
         ignore_tables: tables whose changes are never delivered (besides the progress store's own),
             e.g. a polling watcher's checkpoint table that a stream ``FOR ALL`` also sees.
@@ -124,7 +130,8 @@ class ChangeStreamWatcher(OwnStateWatcher):
                  progress: ProgressStore | None = None, watcher_id: str = "default",
                  max_batch_rows: int = DEFAULT_MAX_BATCH_ROWS, retry_policy: RetryPolicy | None = None,
                  ignore_tables: Collection[str] = (), clock: Callable[[], dt.datetime] = _utc_now,
-                 request_settings: RequestSettings | None = None) -> None:
+                 request_settings: RequestSettings | None = None,
+                 max_batches_in_flight: int = DEFAULT_MAX_BATCHES_IN_FLIGHT) -> None:
         seconds = heartbeat.total_seconds() if isinstance(heartbeat, dt.timedelta) else float(heartbeat)
         if not 1.0 <= seconds <= 300.0:
             raise ConfigurationError(f"heartbeat must be between 1 s and 300 s, got {seconds} s")
@@ -132,6 +139,8 @@ class ChangeStreamWatcher(OwnStateWatcher):
             raise ConfigurationError(f"max_concurrent_partitions must be >= 1, got {max_concurrent_partitions}")
         if max_batch_rows < 1:
             raise ConfigurationError(f"max_batch_rows must be >= 1, got {max_batch_rows}")
+        if max_batches_in_flight < 1:
+            raise ConfigurationError(f"max_batches_in_flight must be >= 1, got {max_batches_in_flight}")
         if start is not None and end is not None and end < start:
             raise ConfigurationError(f"end ({end}) must not be before start ({start})")
         if not watcher_id:
@@ -149,6 +158,7 @@ class ChangeStreamWatcher(OwnStateWatcher):
             database, request_settings=self.request_settings)
         self.watcher_id = watcher_id
         self.max_batch_rows = max_batch_rows
+        self.max_batches_in_flight = max_batches_in_flight
         self.retry_policy = retry_policy or RetryPolicy(initial=0.1, maximum=10.0)
         self.clock = clock
         self.ignore_tables = tuple(ignore_tables)
@@ -375,39 +385,83 @@ class ChangeStreamWatcher(OwnStateWatcher):
         with self._lock:
             run.readers = {r for r in run.readers if r.alive} | {reader}
         reader.start()
+        window: InFlight[PartitionProgress] = InFlight(start, self.max_batches_in_flight)
+        try:
+            outcome = self._read_batches(run, token, reader, window)
+        except BaseException:
+            self._release(token, window)
+            raise
+        finally:
+            reader.stop.set()
+        if outcome != DONE:  # stopped or yielded: its progress must hold every batch it handed over
+            self._settle(token, window, STOP_ACK_SECONDS)
+            window.abandon()
+        return outcome
+
+    def _read_batches(self, run: ReadRun, token: str, reader: PartitionReader,
+                      window: InFlight[PartitionProgress]) -> str:
+        """The loop of :meth:`_read_partition`: batches handed over through ``window``."""
+        info = info_of(self)
+        start = window.acknowledged
         skip = set(start.delivered_at_watermark)
         ignored = (PROGRESS_TABLE, *self.progress.own_tables(), *self.ignore_tables)
         turn_ends = time.monotonic() + TURN_SECONDS
-        try:
-            while not run.stop.is_set():
-                taken = reader.take(self.max_batch_rows)
-                for step in steps(taken, skip_at=start.watermark, skip_ids=skip, ignore_tables=ignored,
-                                  in_sequence_order=info.mutable_key_range):
+        while not run.stop.is_set():
+            taken = reader.take(self.max_batch_rows)
+            for step in steps(taken, skip_at=start.watermark, skip_ids=skip, ignore_tables=ignored,
+                              in_sequence_order=info.mutable_key_range):
+                with self._lock:
+                    self._counts["heartbeats"] += step.heartbeats
+                self._flush(run, token, window, step.records, step.heartbeat)
+                if step.children is not None:
+                    self._add_children(step.children.start_timestamp,
+                                       [(c.token, c.parents) for c in step.children.children])
+                if step.starts is not None:  # new partitions have no parents: read them now
+                    self._add_children(step.starts.start_timestamp, [(t, ()) for t in step.starts.tokens])
+                    self._schedule()
+                if step.event is not None:
+                    self._settle(token, window, None)  # the move sees every batch before it acknowledged
+                    moved = self._moved(run, token, step.event)
+                    with self._lock:  # the move's own progress row is where the next batches go on from
+                        window.acknowledged = self._partitions[token]
+                    if moved != DONE:
+                        return moved
+                if step.error is not None:
+                    raise step.error
+                if step.end:
+                    self._settle(token, window, None)
                     with self._lock:
-                        self._counts["heartbeats"] += step.heartbeats
-                    self._flush(run, token, step.records, step.heartbeat)
-                    if step.children is not None:
-                        self._add_children(step.children.start_timestamp,
-                                           [(c.token, c.parents) for c in step.children.children])
-                    if step.starts is not None:  # new partitions have no parents: read them now
-                        self._add_children(step.starts.start_timestamp, [(t, ()) for t in step.starts.tokens])
-                        self._schedule()
-                    if step.event is not None:
-                        moved = self._moved(run, token, step.event)
-                        if moved != DONE:
-                            return moved
-                    if step.error is not None:
-                        raise step.error
-                    if step.end:
-                        with self._lock:
-                            finished = self._partitions[token].finished()
-                        self._save(token, finished)
-                        return DONE
-                if time.monotonic() >= turn_ends and self._slot_wanted():
-                    return YIELDED  # between batches: its progress holds everything delivered
-            return STOPPED
+                        finished = self._partitions[token].finished()
+                    self._save(token, finished)
+                    return DONE
+            if time.monotonic() >= turn_ends and self._slot_wanted():
+                return YIELDED  # between batches: its progress holds everything delivered once settled
+        return STOPPED
+
+    def _settle(self, token: str, window: InFlight[PartitionProgress], wait: float | None,
+                room: threading.Event | None = None) -> None:
+        """Store ``token``'s progress after its acknowledged batches (waiting up to ``wait`` s, or, with
+        ``room``, for room for one more batch unless that stop event is set first: StopDelivery then); a
+        refused batch raises CallbackError, the progress stays before it."""
+        try:
+            if room is None:
+                window.settle(wait)
+            elif not window.make_room(room):
+                raise StopDelivery()
         finally:
-            reader.stop.set()
+            with self._lock:
+                saved = self._partitions[token]
+            if window.acknowledged != saved:
+                self._save(token, window.acknowledged)
+
+    def _release(self, token: str, window: InFlight[PartitionProgress]) -> None:
+        """The read failed or stopped: keep what was acknowledged (best effort), forget the rest."""
+        try:
+            self._settle(token, window, STOP_ACK_SECONDS)
+        except CallbackError as exc:
+            log.warning("change stream %s partition %s: %s", self.name, token[:16], exc)
+        finally:
+            window.abandon()
 
     def _moved(self, run: ReadRun, token: str, event: PartitionEventRecord) -> str:
         """Key ranges moved at ``event``: note the move-outs in the progress (the destinations may go on),
@@ -461,16 +515,17 @@ class ChangeStreamWatcher(OwnStateWatcher):
         if new:
             self.progress.save(info_of(self).name, self.watcher_id, new)
 
-    def _flush(self, run: ReadRun, token: str, batch: list[records.DataChangeRecord], beat: Any) -> None:
-        """Deliver ``batch``, then store the partition's new watermark (the heartbeat's when later)."""
+    def _flush(self, run: ReadRun, token: str, window: InFlight[PartitionProgress],
+               batch: list[records.DataChangeRecord], beat: Any) -> None:
+        """Deliver ``batch``, then store the partition's new watermark (the heartbeat's when later) once
+        the batch and every batch before it were acknowledged."""
         if not batch and beat is None:
             return
         if run.stop.is_set():
             raise StopDelivery()
         began = time.monotonic()
         read_at = self.clock() if batch else None
-        with self._lock:
-            before = self._partitions[token]
+        before = window.newest  # the progress after the last batch handed over, acknowledged or not
         after = before
         if batch:
             last = batch[-1].commit_timestamp
@@ -479,10 +534,11 @@ class ChangeStreamWatcher(OwnStateWatcher):
             after = after.moved(beat)
         mark = self._watermark_after(token, after) if batch else None
         changes = [c for rec in batch for c in rec.changes(token, read_at, mark)]
-        if changes:
-            self._deliver(run, batch, changes)
+        acks = self._deliver(run, batch, changes) if changes else []
         if after != before:
-            self._save(token, after)
+            what = f"a batch of {len(changes)} changes of change stream {self.name} partition {token[:16]}"
+            window.add(after, acks, what)
+            self._settle(token, window, 0.0, room=run.stop if window.full else None)
         seconds = time.monotonic() - began
         with self._lock:
             self._counts["records"] += len(batch)
@@ -511,14 +567,14 @@ class ChangeStreamWatcher(OwnStateWatcher):
         if parked:  # a parked partition's source may have caught up
             self._schedule()
 
-    def _deliver(self, run: ReadRun, batch: list[records.DataChangeRecord], changes: list[Change]) -> None:
+    def _deliver(self, run: ReadRun, batch: list[records.DataChangeRecord], changes: list[Change]) -> list[Any]:
         self._delivery.wait_for_consumer(run.stop)
         with self._lock:
             for rec in batch:
                 if rec.table_name not in self._tables:  # a table created after the start
                     self._tables[rec.table_name] = TableInfo(TableId(rec.table_name), "", rec.key_columns,
                                                              rec.types(), commit_timestamp_option=False)
-        self._delivery.deliver(changes, self.name)
+        return self._delivery.deliver(changes, self.name)
 
     def _fail(self, run: ReadRun, error: BaseException, cause: BaseException) -> None:
         with self._lock:

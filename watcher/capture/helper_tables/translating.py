@@ -30,6 +30,7 @@ from typing import Any, Self
 
 from ...checkpoints import CommitTimestampRepository
 from ...model import Change, Checkpoint, TableId
+from ..acks import pending
 from ..base import BatchCallback, Callback, PollListener, State, Watcher
 from ..table_watcher import TableWatcher
 
@@ -96,22 +97,24 @@ class TranslatingWatcher(Watcher):
     def _prepare_batch(self, helper_changes: list[Change]) -> None:  # noqa: B027 - an optional hook
         """Hook run once per poll of the helper table, before any of its rows is translated."""
 
-    def _on_batch(self, helper_changes: list[Change]) -> None:
+    def _on_batch(self, helper_changes: list[Change]) -> list[Any]:
         self._prepare_batch(helper_changes)
         with self._lock:
             batch_callbacks = list(self._batch_callbacks)
         self._translated = {}
         if not batch_callbacks:
-            return
+            return []
         per_table: dict[str, list[Change]] = {}
         for helper in helper_changes:
             translated = list(self._translate(helper))
             self._translated[id(helper)] = (helper, translated)
             for change in translated:
                 per_table.setdefault(change.table, []).append(change)
+        acks = []
         for changes in per_table.values():
             for cb in batch_callbacks:
-                cb(changes)
+                acks.append(cb(changes))
+        return pending(acks)  # the inner watcher's checkpoint waits for them
 
     def _dispatch(self, helper_change: Change) -> None:
         with self._lock:
