@@ -37,6 +37,12 @@ from watcher import (
     TableWatcher,
     TimebasedShardProvider,
 )
+from watcher.capture.helper_tables.change_sets import (
+    change_set_batch,
+    change_set_column_ddl,
+    change_sets_table_ddl,
+    run_in_change_set_transaction,
+)
 from watcher.dialects import GOOGLE_SQL, POSTGRESQL
 from watcher.errors import ColumnNotFoundError, ConfigurationError
 
@@ -362,10 +368,8 @@ def test_database_watcher_a_dropped_table_ends_alone(make_db, dialect):
         w.stop()
 
 
-def test_the_capture_variants_not_read_in_postgresql_yet_say_so_at_start(make_database):
+def test_the_capture_variants_not_read_in_postgresql_yet_say_so(make_database):
     db = database_maker(make_database, "PostgreSQL")("T")
-    with pytest.raises(ConfigurationError, match="change sets are read in GoogleSQL databases only; this database is PostgreSQL"):
-        ChangeSetWatcher(db, ["T"]).start()
     with pytest.raises(ConfigurationError, match="history tables are read in GoogleSQL databases only"):
         HistoryTable.discover(db, "T")
     timed = TableWatcher(db, "T", shard_provider=TimebasedShardProvider("Name"), poll_interval=0.005,
@@ -377,3 +381,29 @@ def test_the_capture_variants_not_read_in_postgresql_yet_say_so_at_start(make_da
         assert isinstance(timed.failure, ConfigurationError) and "needs a GoogleSQL database" in str(timed.failure)
     finally:
         timed.stop()
+
+
+def test_change_sets_in_either_dialect_deliver_each_change_set_in_order(make_db, dialect):
+    d = WATCHER_DIALECTS[dialect]
+    quoted = (lambda n: n) if dialect == GOOGLE else (lambda n: f'"{n}"')
+    orders = (f"CREATE TABLE {quoted('Orders')} ({quoted('OrderId')} {'INT64' if dialect == GOOGLE else 'bigint'} NOT NULL, "
+              f"{quoted('Total')} {'FLOAT64' if dialect == GOOGLE else 'double precision'}"
+              + (") PRIMARY KEY (OrderId)" if dialect == GOOGLE else ', PRIMARY KEY ("OrderId"))'))
+    db = make_db(extra=[change_sets_table_ddl(dialect=d), orders, *change_set_column_ddl("Orders", dialect=d)])
+    got = Collector()
+    w = ChangeSetWatcher(db, poll_interval=0.01, checkpoints=InMemoryCommitTimestampRepository())  # ALL: found by its column
+    assert w.tables() == ["Orders"]
+    w.add_callback(got)
+    with w:
+        def order(txn, cs, order_id):
+            txn.insert("Orders", ["OrderId", "Total", "CHANGE_SET_ID"], [[order_id, 10.0 * order_id, cs]])
+            return cs
+
+        first = run_in_change_set_transaction(db, order, 1)
+        second = run_in_change_set_transaction(db, order, 2)
+        with change_set_batch(db) as (batch, third):
+            batch.insert("Orders", ["OrderId", "Total", "CHANGE_SET_ID"], [[3, 30.0, third]])
+        got.wait_for(3)
+    assert [(c.keys, c.row["CHANGE_SET_ID"]) for c in got.changes] == [((1,), first), ((2,), second), ((3,), third)]
+    stamps = [c.commit_timestamp for c in got.changes]
+    assert stamps == sorted(stamps) and len(set(stamps)) == 3

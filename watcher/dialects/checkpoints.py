@@ -24,10 +24,8 @@ from collections.abc import Callable, Sequence
 from google.cloud.spanner_v1 import param_types
 
 from .base import GOOGLE_SQL, POSTGRESQL, Dialect, Statement
-from .types import postgresql_type
+from .types import ddl_type
 
-#: How each dialect writes a column's type in DDL, from the GoogleSQL name the table is described in.
-_COLUMN_TYPE: dict[str, Callable[[str], str]] = {GOOGLE_SQL.name: str, POSTGRESQL.name: postgresql_type}
 #: Where each dialect puts the primary key: after the column list (GoogleSQL) or inside it (PostgreSQL).
 _KEY_INSIDE = {GOOGLE_SQL.name: False, POSTGRESQL.name: True}
 #: How each dialect spells the checkpoint table's names: as the Java library does, or folded as PostgreSQL folds.
@@ -70,7 +68,7 @@ def create_table_sql(dialect: Dialect, table: str, columns: Sequence[tuple[str, 
     ) PRIMARY KEY (`K`)
     """
     def column(name: str, google: str, not_null: bool) -> str:
-        written, after = _COLUMN_TYPE[dialect.name](google), ""
+        written, after = ddl_type(dialect, google), ""
         if name in commit_timestamps:
             override, after = _COMMIT_TIMESTAMP[dialect.name]
             written = override or written
@@ -91,7 +89,7 @@ def add_column_sql(dialect: Dialect, table: str, column: str, google_type: str) 
     'ALTER TABLE "cp" ADD COLUMN "last_seen_position" varchar'
     """
     return (f"ALTER TABLE {_quote(dialect, table, 'checkpoint table')} ADD COLUMN {_quote(dialect, column)} "
-            f"{_COLUMN_TYPE[dialect.name](google_type)}")
+            f"{ddl_type(dialect, google_type)}")
 
 
 #: A watched table's rows: each key column and the parameter it is compared with.

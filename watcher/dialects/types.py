@@ -103,3 +103,16 @@ def dialect_param_type(dialect: Dialect, google: str, default: Any) -> Any:
     True
     """
     return _PARAM_TYPES[dialect.name].get(google.split("(", 1)[0].strip().upper(), default)
+
+
+#: How each dialect writes a GoogleSQL type name in DDL.
+_DDL_TYPES: dict[str, Callable[[str], str]] = {GOOGLE_SQL.name: str, POSTGRESQL.name: postgresql_type}
+
+
+def ddl_type(dialect: Dialect, google: str) -> str:
+    """A column type given by its GoogleSQL name, as ``dialect``'s DDL writes it.
+
+    >>> ddl_type(GOOGLE_SQL, "STRING(MAX)"), ddl_type(POSTGRESQL, "STRING(MAX)")
+    ('STRING(MAX)', 'varchar')
+    """
+    return _DDL_TYPES[dialect.name](google)

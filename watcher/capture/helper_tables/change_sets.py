@@ -43,13 +43,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from google.cloud.spanner_v1 import COMMIT_TIMESTAMP, param_types
 
 from ...checkpoints import CommitTimestampRepository, SpannerCommitTimestampRepository
-from ...dialects import GOOGLE_SQL
-from ...dialects.base import require_dialect
+from ...dialects import GOOGLE_SQL, POSTGRESQL, Dialect, dialect_of
 from ...dialects.schema import columns_query, key_query
+from ...dialects.types import column_type, ddl_type
 from ...errors import ConfigurationError, TableNotFoundError, TableNotWatchableError
 from ...model import Change, TableId
 from ...request_settings import RequestSettings, settings_or_default
-from ...sqlnames import find_name, has_name, quote_identifier, validate_identifier
+from ...sqlnames import find_name, has_name, validate_identifier
 from ..base import State
 from ..database_watcher import ALL
 from ..retry import is_transient
@@ -69,39 +69,55 @@ CHANGE_SETS_COLUMNS = (CHANGE_SET_ID_COLUMN, COMMIT_TIMESTAMP_COLUMN)
 #: Tries of one data read before its error reaches the watcher's callback policy.
 _READ_ATTEMPTS = 8
 
-_TABLES_WITH_COLUMN_SQL = (
-    "SELECT TABLE_NAME FROM INFORMATION_SCHEMA.COLUMNS "
-    "WHERE TABLE_CATALOG = '' AND TABLE_SCHEMA = '' AND COLUMN_NAME = @column ORDER BY TABLE_NAME"
-)
+#: The tables that have the change-set id column, in each dialect.
+_TABLES_WITH_COLUMN_SQL = {
+    GOOGLE_SQL.name: ("SELECT TABLE_NAME FROM INFORMATION_SCHEMA.COLUMNS "
+                      "WHERE TABLE_CATALOG = '' AND TABLE_SCHEMA = '' AND COLUMN_NAME = @column ORDER BY TABLE_NAME"),
+    POSTGRESQL.name: ("SELECT table_name FROM information_schema.columns "
+                      "WHERE table_schema = 'public' AND column_name = @column ORDER BY table_name"),
+}
+#: The change-set table in each dialect ({table}, {id}, {ts}: quoted names). PostgreSQL gets the names
+#: double-quoted as given, so the same writers (mutations naming CHANGE_SETS, CHANGE_SET_ID) serve both.
+_CHANGE_SETS_DDL = {
+    GOOGLE_SQL.name: ("CREATE TABLE {table} (\n  {id} STRING(MAX) NOT NULL,\n"
+                      "  {ts} TIMESTAMP NOT NULL OPTIONS (allow_commit_timestamp=true)\n) PRIMARY KEY ({id})"),
+    POSTGRESQL.name: ("CREATE TABLE {table} (\n  {id} varchar NOT NULL,\n  {ts} spanner.commit_timestamp NOT NULL,\n"
+                      "  PRIMARY KEY ({id})\n)"),
+}
 
 
 # --- DDL -------------------------------------------------------------------------------------------------
 
-def change_sets_table_ddl(table: str = CHANGE_SETS_TABLE) -> str:
-    """The CREATE TABLE statement of the change-set table.
+def change_sets_table_ddl(table: str = CHANGE_SETS_TABLE, dialect: Dialect = GOOGLE_SQL) -> str:
+    """The CREATE TABLE statement of the change-set table in ``dialect``.
 
     >>> print(change_sets_table_ddl())
     CREATE TABLE `CHANGE_SETS` (
       `CHANGE_SET_ID` STRING(MAX) NOT NULL,
       `COMMIT_TIMESTAMP` TIMESTAMP NOT NULL OPTIONS (allow_commit_timestamp=true)
     ) PRIMARY KEY (`CHANGE_SET_ID`)
+    >>> print(change_sets_table_ddl(dialect=POSTGRESQL).splitlines()[2])
+      "COMMIT_TIMESTAMP" spanner.commit_timestamp NOT NULL,
     """
-    return (f"CREATE TABLE {quote_identifier(table, 'change-set table')} (\n"
-            f"  {quote_identifier(CHANGE_SET_ID_COLUMN)} STRING(MAX) NOT NULL,\n"
-            f"  {quote_identifier(COMMIT_TIMESTAMP_COLUMN)} TIMESTAMP NOT NULL OPTIONS (allow_commit_timestamp=true)\n"
-            f") PRIMARY KEY ({quote_identifier(CHANGE_SET_ID_COLUMN)})")
+    return _CHANGE_SETS_DDL[dialect.name].format(table=dialect.quote(table, "change-set table"),
+                                                 id=dialect.quote(CHANGE_SET_ID_COLUMN), ts=dialect.quote(COMMIT_TIMESTAMP_COLUMN))
 
 
-def change_set_column_ddl(table: str, *, column: str = CHANGE_SET_ID_COLUMN, index: bool = True) -> list[str]:
-    """Statements adding the change-set id column to a data table (and an index to find rows by id).
+def change_set_column_ddl(table: str, *, column: str = CHANGE_SET_ID_COLUMN, index: bool = True,
+                          dialect: Dialect = GOOGLE_SQL) -> list[str]:
+    """Statements adding the change-set id column to a data table (and an index to find rows by id), in ``dialect``
+    (names as given: in PostgreSQL, give a table created without quotes in lower case).
 
     >>> change_set_column_ddl("Orders")
     ['ALTER TABLE `Orders` ADD COLUMN `CHANGE_SET_ID` STRING(MAX)', 'CREATE INDEX `Idx_Orders_CHANGE_SET_ID` ON `Orders` (`CHANGE_SET_ID`)']
+    >>> change_set_column_ddl("orders", dialect=POSTGRESQL, index=False)
+    ['ALTER TABLE "orders" ADD COLUMN "CHANGE_SET_ID" varchar']
     """
-    statements = [f"ALTER TABLE {quote_identifier(table, 'table')} ADD COLUMN {quote_identifier(column, 'column')} STRING(MAX)"]
+    q = dialect.quote
+    statements = [f"ALTER TABLE {q(table, 'table')} ADD COLUMN {q(column, 'column')} "
+                  f"{ddl_type(dialect, 'STRING(MAX)')}"]
     if index:
-        statements.append(f"CREATE INDEX {quote_identifier(f'Idx_{table}_{column}', 'index')} "
-                          f"ON {quote_identifier(table)} ({quote_identifier(column)})")
+        statements.append(f"CREATE INDEX {q(f'Idx_{table}_{column}', 'index')} ON {q(table)} ({q(column)})")
     return statements
 
 
@@ -175,17 +191,17 @@ def change_set_batch(database: Database, *, change_sets_table: str = CHANGE_SETS
 
 # --- the poller ------------------------------------------------------------------------------------------
 
-def _describe(snap: Any, table: str, column: str, settings: RequestSettings) -> TableInfo:
+def _describe(snap: Any, dialect: Dialect, table: str, column: str, settings: RequestSettings) -> TableInfo:
     """A data table's schema; it has no commit-timestamp column of its own (``""``): its
     changes carry their change set's commit timestamp."""
     tid = TableId(table)
-    columns = {name: spanner_type for name, spanner_type in _query(snap, columns_query(GOOGLE_SQL, tid), settings)}
+    columns = {name: column_type(dialect, t) for name, t in _query(snap, columns_query(dialect, tid), settings)}
     if not columns:
         raise TableNotFoundError(table)
     if find_name(columns, column) is None:
         raise TableNotWatchableError(table, f"it has no {column} column for change sets")
-    key = tuple(r[0] for r in _query(snap, key_query(GOOGLE_SQL, tid), settings))
-    return TableInfo(tid, "", key, columns)
+    key = tuple(r[0] for r in _query(snap, key_query(dialect, tid), settings))
+    return TableInfo(tid, "", key, columns, dialect=dialect)
 
 
 class ChangeSetWatcher(TranslatingWatcher):
@@ -247,9 +263,11 @@ class ChangeSetWatcher(TranslatingWatcher):
         """The data tables watched (resolved against the schema for ``ALL``)."""
         if self.include is not None:
             return list(self.include)
+        dialect = dialect_of(self.database)
+        statement = dialect.bind(_TABLES_WITH_COLUMN_SQL[dialect.name], {"column": self.change_set_column},
+                                 {"column": param_types.STRING})
         with self.database.snapshot() as snap:
-            rows = snap.execute_sql(_TABLES_WITH_COLUMN_SQL, params={"column": self.change_set_column},
-                                    param_types={"column": param_types.STRING},
+            rows = snap.execute_sql(statement.sql, params=statement.params, param_types=statement.types,
                                     request_options=self.request_settings.request_options(with_priority=False))
             found = [r[0] for r in rows]
         skip = [self.change_sets_table, *self.exclude]
@@ -264,21 +282,23 @@ class ChangeSetWatcher(TranslatingWatcher):
         return self.table_infos()
 
     def _prepare(self) -> None:
-        require_dialect(self.database, (GOOGLE_SQL,), "change sets")  # its table and writer are GoogleSQL's
         names = self.tables()
+        dialect = dialect_of(self.database)
         with self.database.snapshot(multi_use=True) as snap:
-            self.data_tables = [_describe(snap, t, self.change_set_column, self.request_settings) for t in names]
+            self.data_tables = [_describe(snap, dialect, t, self.change_set_column, self.request_settings) for t in names]
 
     def table_infos(self) -> list[TableInfo]:
         """The data tables, as discovered at the last start."""
         return list(self.data_tables)
 
     def _select(self, snap: Any, table: TableInfo, ids: Sequence[str]) -> Iterator[tuple[str, Change]]:
-        col = quote_identifier(self.change_set_column)
-        order = ", ".join(quote_identifier(k) for k in table.key_columns)
-        sql = (f"SELECT * FROM {table.table.sql} WHERE {col} IN UNNEST(@ids)"
+        d = table.dialect
+        column = find_name({c: c for c in table.column_types}, self.change_set_column) or self.change_set_column
+        order = ", ".join(d.order_key(d.quote(k)) for k in table.key_columns)
+        sql = (f"SELECT * FROM {d.table(table.table)} WHERE {d.in_array(d.quote(column), 'ids')}"
                + (f" ORDER BY {order}" if order else ""))
-        results = snap.execute_sql(sql, params={"ids": list(ids)}, param_types={"ids": param_types.Array(param_types.STRING)},
+        statement = d.bind(sql, {"ids": list(ids)}, {"ids": param_types.Array(param_types.STRING)})
+        results = snap.execute_sql(statement.sql, params=statement.params, param_types=statement.types,
                                    request_options=self.request_settings.request_options())  # part of the poll
         rows = list(results)
         if not rows:
