@@ -28,7 +28,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
-from . import database_options, errors, limits, partitions, retention, spanner_sys, sql, values, versions
+from . import database_options, deadlines, errors, limits, partitions, retention, spanner_sys, sql, values, versions
 from .change_streams import read_function
 from .change_streams.capture import EXCLUDED_TXN, TTL_DELETE, USER_TXN
 from .change_streams.reader import ChangeStreamReads
@@ -346,8 +346,11 @@ class DatabaseEngine(ParkedSnapshots, SchemaChanges):
             with self.sequences.drawing(conn, self.catalog):
                 result = sql.execute_dml(conn, statement, self.catalog, now_nanos=now)
         except BaseException:
-            conn.execute("ROLLBACK TO ls_stmt")
-            conn.execute("RELEASE ls_stmt")
+            if conn.in_transaction:
+                conn.execute("ROLLBACK TO ls_stmt")
+                conn.execute("RELEASE ls_stmt")
+            else:  # SQLite rolled the whole transaction back, as it does for a write stopped at its deadline
+                self._writer.abort(txn, errors.DML_STOPPED_AT_DEADLINE)
             raise
         conn.execute("RELEASE ls_stmt")
         txn.pending.extend(PendingCommitTimestamp(*p) for p in result.pending_commit_timestamps)
@@ -396,7 +399,8 @@ class DatabaseEngine(ParkedSnapshots, SchemaChanges):
             with self.sequences.drawing(conn, self.catalog):
                 result = sql.execute_dml(conn, statement, self.catalog, now_nanos=self.clock.next(), partitioned=True)
             txn.pending.extend(PendingCommitTimestamp(*p) for p in result.pending_commit_timestamps)
-            self._commit_locked(txn, [])
+            with deadlines.until(None):  # the statement ran in time: its commit is not cut short
+                self._commit_locked(txn, [])
         except BaseException:
             txn.state = "aborted"
             self._writer.roll_back(txn)

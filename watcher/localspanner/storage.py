@@ -20,7 +20,7 @@ import json
 import sqlite3
 import threading
 
-from . import constraint_storage
+from . import constraint_storage, deadlines
 from . import information_schema as info
 from .catalog import Catalog
 from .checkpointer import Checkpointer
@@ -67,6 +67,7 @@ class Storage:
         conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
         register_functions(conn)
         constraint_storage.register(conn)
+        deadlines.install(conn)
         return conn
 
     def reader(self) -> sqlite3.Connection:

@@ -119,6 +119,16 @@ def unreadable_value(sql: str, value: object, type_name: str, exc: Exception) ->
     return sql_runtime_error(sql, f"Cannot read value {value!r} as {type_name}: {exc}")
 
 
+#: Why a read/write transaction whose DML statement was stopped at its deadline is ABORTED afterwards.
+DML_STOPPED_AT_DEADLINE = ("a DML statement of the transaction was stopped at its deadline, which rolled back "
+                           "everything the transaction wrote")
+
+
+def statement_deadline_exceeded(sql: str) -> SpannerError:
+    return SpannerError(Code.DEADLINE_EXCEEDED, f"Deadline exceeded: the statement was stopped at the request's "
+                                                f"deadline [in statement: {_clip(sql)}]")
+
+
 def sqlite_rejected(sql: str, detail: str) -> SpannerError:
     return internal(f"SQLite rejected the translated statement ({detail}) [in statement: {sql}]")
 

@@ -25,11 +25,13 @@ from . import status
 
 @dataclass(frozen=True)
 class Rpc:
-    """One method: its name, its raw protobuf request class, and whether it streams answers."""
+    """One method: its name, its raw protobuf request class, whether it streams answers, and
+    whether the statements it runs stop at the call's deadline (``deadlines.py``)."""
 
     name: str
     request: Any
     streaming: bool = False
+    deadline: bool = False
 
 
 def serialize(message: Any) -> bytes:
@@ -49,13 +51,13 @@ def generic_handler(service: str, servicer: object, rpcs: Iterable[Rpc], faults:
         fn = getattr(servicer, rpc.name)
         if rpc.streaming:
             handlers[rpc.name] = grpc.unary_stream_rpc_method_handler(
-                status.guard_stream(rpc.name, fn, faults),
+                status.guard_stream(rpc.name, fn, faults, deadline=rpc.deadline),
                 request_deserializer=rpc.request.FromString,
                 response_serializer=serialize,
             )
         else:
             handlers[rpc.name] = grpc.unary_unary_rpc_method_handler(
-                status.guard_unary(rpc.name, fn, faults),
+                status.guard_unary(rpc.name, fn, faults, deadline=rpc.deadline),
                 request_deserializer=rpc.request.FromString,
                 response_serializer=serialize,
             )

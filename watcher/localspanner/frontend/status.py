@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
@@ -21,7 +22,7 @@ import grpc
 from google.protobuf import duration_pb2
 from google.rpc import error_details_pb2, status_pb2
 
-from .. import errors
+from .. import deadlines, errors
 from ..errors import SpannerError
 from ..faults import FaultInjector
 
@@ -77,8 +78,15 @@ def abort(context: grpc.ServicerContext, error: SpannerError) -> NoReturn:
     raise AssertionError("context.abort returned")  # pragma: no cover - abort always raises
 
 
-def guard_unary(method: str, fn: UnaryFn, faults: FaultInjector) -> UnaryFn:
-    """Wrap a unary handler: injected faults first, then errors to statuses."""
+def call_deadline(context: grpc.ServicerContext) -> float | None:
+    """The call's deadline as a ``time.monotonic()`` value; None when the client set none."""
+    remaining = context.time_remaining()
+    return None if remaining is None else time.monotonic() + remaining
+
+
+def guard_unary(method: str, fn: UnaryFn, faults: FaultInjector, *, deadline: bool = False) -> UnaryFn:
+    """Wrap a unary handler: injected faults first, then errors to statuses; with ``deadline``,
+    its statements stop at the call's deadline."""
 
     def handler(request: Any, context: grpc.ServicerContext) -> Any:
         try:
@@ -86,7 +94,8 @@ def guard_unary(method: str, fn: UnaryFn, faults: FaultInjector) -> UnaryFn:
             if fault is not None:
                 _end_aborted_transaction(fault, fn, request)
                 raise fault
-            return fn(request, context)
+            with deadlines.until(call_deadline(context) if deadline else None):
+                return fn(request, context)
         except Exception as exc:  # noqa: BLE001 - every failure must become a status
             abort(context, as_spanner_error(exc, method))
 
@@ -106,15 +115,18 @@ def _end_aborted_transaction(fault: SpannerError, fn: UnaryFn, request: Any) -> 
         log.debug("no transaction to end after an injected abort", exc_info=True)
 
 
-def guard_stream(method: str, fn: StreamFn, faults: FaultInjector) -> StreamFn:
-    """Wrap a server-streaming handler; an error mid-stream ends the stream with its status."""
+def guard_stream(method: str, fn: StreamFn, faults: FaultInjector, *, deadline: bool = False) -> StreamFn:
+    """Wrap a server-streaming handler; an error mid-stream ends the stream with its status. With
+    ``deadline``, its statements stop at the call's deadline (gRPC consumes the stream on the
+    handler's thread, where :func:`deadlines.until` keeps it)."""
 
     def handler(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
         try:
             fault = faults.take(method)
             if fault is not None:
                 raise fault
-            yield from fn(request, context)
+            with deadlines.until(call_deadline(context) if deadline else None):
+                yield from fn(request, context)
         except Exception as exc:  # noqa: BLE001 - every failure must become a status
             abort(context, as_spanner_error(exc, method))
 

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import constraint_storage, errors, values
+from .. import constraint_storage, deadlines, errors, values
 from .. import types as T
 from ..catalog import Catalog
 from ..requests import Field, Statement
@@ -143,6 +143,8 @@ def _sqlite_error(exc: sqlite3.Error, ctx: Context) -> errors.SpannerError:
     text = str(exc)
     raised = take_raised()
     udf_message = take_error()
+    if deadlines.expired():
+        return errors.statement_deadline_exceeded(ctx.sql)  # the progress handler interrupted it
     if isinstance(raised, errors.SpannerError):
         return raised  # a function that failed with Spanner's own error (e.g. a NULL rowid key)
     if udf_message is not None:
