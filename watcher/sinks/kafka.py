@@ -7,7 +7,7 @@ commit timestamp, the table and the mod type. A table's topic comes from a templ
 (:mod:`.topics`: ``%table%``, ``%database%``, ``%instance%``, ``%project%``, or Debezium's
 ``<prefix>.<table>``).
 
-Delivery: one idempotent producer per sink (``enable.idempotence=true``, ``acks=all``, at most 5
+Delivery (:mod:`.kafka_delivery`): one idempotent producer per sink (``enable.idempotence=true``, ``acks=all``, at most 5
 requests in flight per connection: retries inside the client neither duplicate nor reorder
 messages of a partition). :meth:`KafkaSink.submit_batch` hands a batch's messages to the
 producer and returns a future the delivery reports complete (on the sink's own reporting
@@ -54,7 +54,6 @@ Example::
 from __future__ import annotations
 
 import concurrent.futures as cf
-import logging
 import threading
 import time
 import uuid
@@ -62,8 +61,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 try:
-    from confluent_kafka import KafkaError, KafkaException, Producer
-
+    from .kafka_delivery import InFlightProducer
     from .kafka_topics import KafkaTopics
 except ImportError as exc:  # the core package does not need Kafka: say which extra brings it
     raise ImportError("KafkaSink needs confluent-kafka: pip install 'spanner-watcher[kafka]'") from exc
@@ -76,14 +74,12 @@ from ..staging import contract
 from . import events
 from .base import Sink
 from .dead_letter import dead_letter, wire_size
-from .errors import DeliveryError, MessageTooLargeError, SinkError
+from .errors import MessageTooLargeError, SinkError
 from .topics import SourceNames, TopicTemplate
 
 if TYPE_CHECKING:
     from ..capture.base import Watcher
     from ..capture.table_info import TableInfo
-
-log = logging.getLogger(__name__)
 
 __all__ = ["ARGUMENT_SETTINGS", "PRODUCER_SETTINGS", "KafkaSink"]
 
@@ -99,58 +95,6 @@ ARGUMENT_SETTINGS: Mapping[str, str] = {
     "message.timeout.ms": "delivery_timeout", "delivery.timeout.ms": "delivery_timeout",
     "request.required.acks": "acks=all (fixed)",
 }
-#: Seconds a batch whose purged messages were never reported (its producer gone) waits before it fails.
-_REPORT_GRACE = 5.0
-#: Seconds the reporting thread waits in one poll of the producer (how soon a report is served).
-_POLL_SECONDS = 0.02
-
-
-class _Report:
-    """The delivery reports of one batch (the client calls back on the sink's reporting thread)."""
-
-    def __init__(self, table: str, total: int, deadline: float) -> None:
-        self.table = table
-        self.total = total
-        self.deadline = deadline
-        self.reported = 0
-        self.failures: list[tuple[str, str, str]] = []
-        self.fatal = False
-        self.overdue = False
-        self.future: cf.Future[None] = cf.Future()
-        self.future.set_running_or_notify_cancel()
-        self._lock = threading.Lock()
-
-    def report(self, err: KafkaError | None, msg: Any) -> None:
-        """One message's report (one bound method for the whole batch: no closure per message)."""
-        with self._lock:
-            self.reported += 1
-            if err is not None:
-                why = err.str() if not self.overdue else f"not acknowledged in time, then dropped ({err.str()})"
-                self.failures.append((str(msg.topic()), (msg.key() or b"").decode("utf-8"), why))
-                self.fatal = self.fatal or err.fatal()
-            finished = self.reported >= self.total
-        if finished:
-            self.finish()
-
-    def finish(self, missing: str | None = None) -> None:
-        """Acknowledge the batch or refuse it (``missing``: why some reports never came)."""
-        if self.future.done():
-            return
-        with self._lock:
-            failures = list(self.failures)
-        if missing is not None:
-            failures.append(("*", "*", missing))
-        if failures:
-            self.future.set_exception(DeliveryError(self.table, failures, self.total))
-        else:
-            self.future.set_result(None)
-
-    @property
-    def failed(self) -> bool:
-        with self._lock:
-            return bool(self.failures)
-
-
 class KafkaSink(Sink):
     """Publishes each batch to Kafka and returns once the broker acknowledged all of it (see the module docstring).
 
@@ -225,13 +169,8 @@ class KafkaSink(Sink):
         # No local message timeout: the client never drops one message and sends a later one of its
         # partition; the sink gives up on whole producers instead (see _give_up).
         self._producer_settings = {**self._settings, **PRODUCER_SETTINGS, "message.timeout.ms": 0}
-        self._lock = threading.RLock()  # held while a batch is produced, and by a give-up in that thread
-        self._producer: Producer | None = None
-        #: The batches in flight, oldest first, each with the producer that has its messages.
-        self._in_flight: dict[_Report, Producer] = {}
-        self._reporting: threading.Thread | None = None
-        self._closing = threading.Event()
-        self._wake = threading.Event()
+        self._lock = threading.Lock()
+        self._producer = InFlightProducer(self._producer_settings, self.delivery_timeout)
         #: The topics checked, each with the most bytes a message of it may have (topic and producer limits).
         self._topics = KafkaTopics(self._settings, create=create_topics, partitions=partitions,
                                    replication_factor=replication_factor, timeout=self.delivery_timeout)
@@ -282,28 +221,7 @@ class KafkaSink(Sink):
 
     def close(self) -> None:
         """Wait up to ``delivery_timeout`` for the batches in flight, then drop the producer (what is left fails)."""
-        deadline = time.monotonic() + self.delivery_timeout
-        while time.monotonic() < deadline:
-            with self._lock:
-                if not self._in_flight:
-                    break
-            time.sleep(_POLL_SECONDS)
-        self._closing.set()
-        self._wake.set()
-        thread = self._reporting
-        if thread is not None:
-            thread.join(self.delivery_timeout + _REPORT_GRACE)
-        with self._lock:
-            producer, self._producer = self._producer, None
-            left = list(self._in_flight)
-            self._in_flight.clear()
-            self._reporting = None
-        if producer is not None:
-            producer.purge()
-            producer.poll(0)
-        for report in left:
-            report.finish("the sink was closed before the broker acknowledged it")
-        self._closing.clear()
+        self._producer.close()
 
     # --- publishing ----------------------------------------------------------------------------------------
 
@@ -326,7 +244,7 @@ class KafkaSink(Sink):
         topic = self.template.topic(name, origin.names)
         messages = self._messages(changes, table, origin)
         outgoing = self._route(name, topic, messages)
-        report = self._send(name, outgoing)
+        report = self._producer.send(name, outgoing)
         letters = sum(1 for to, _ in outgoing if to != topic)
 
         def count(future: cf.Future[None]) -> None:
@@ -369,81 +287,3 @@ class KafkaSink(Sink):
             room = self._topics.check(self.dead_letter_topic)
             out.append((self.dead_letter_topic, dead_letter(message, topic=topic, limit=limit, room=room)))
         return out
-
-    def _send(self, table: str, messages: Sequence[tuple[str, events.Event]]) -> _Report:
-        report = _Report(table, len(messages), time.monotonic() + self.delivery_timeout)
-        with self._lock:  # one batch's messages go to the producer together: the order of batches is kept
-            producer = self._client()
-            self._in_flight[report] = producer
-            try:
-                for topic, message in messages:
-                    while True:
-                        try:
-                            producer.produce(topic, value=message.value, key=message.key,
-                                             headers=list(message.headers), on_delivery=report.report)
-                            break
-                        except BufferError:  # the client's queue is full: deliveries make room
-                            producer.poll(_POLL_SECONDS)
-            except KafkaException as exc:
-                self._in_flight.pop(report, None)
-                self._give_up(producer)
-                raise SinkError(f"Kafka refused a message of table {table} for topic {topic}: {exc}") from exc
-        self._wake.set()
-        return report
-
-    def _report(self) -> None:
-        """The reporting thread: serves the delivery reports and gives up on a producer whose batch failed or
-        is overdue (every batch in flight behind it fails with it, so none is written past a gap)."""
-        while not self._closing.is_set():
-            with self._lock:
-                producer = self._producer
-                flying = list(self._in_flight.items())
-            if not flying:
-                self._wake.wait(0.5)
-                self._wake.clear()
-                continue
-            if producer is not None:
-                producer.poll(_POLL_SECONDS)
-            else:
-                time.sleep(_POLL_SECONDS)
-            now = time.monotonic()
-            doomed: set[Any] = set()
-            for report, owner in flying:
-                if report.future.done():
-                    with self._lock:
-                        self._in_flight.pop(report, None)
-                    if report.failed:
-                        doomed.add(owner)
-                elif now > report.deadline:
-                    report.overdue = True
-                    doomed.add(owner)
-                    if now > report.deadline + _REPORT_GRACE:  # its producer is gone and never reported it
-                        report.finish(f"no delivery report within {self.delivery_timeout + _REPORT_GRACE:.0f} s")
-            for owner in doomed:
-                try:
-                    self._give_up(owner)
-                except Exception:  # noqa: BLE001 - the thread must live on: the batches' deadlines still end them
-                    log.warning("could not drop a failed Kafka producer's messages", exc_info=True)
-
-    def _give_up(self, producer: Producer) -> None:
-        """Drop what the producer still holds and start afresh with a new one: a failed batch is sent again whole.
-
-        The purge also fails the batches other threads have in flight on this producer; their
-        watchers send them again, as they do any batch that was not acknowledged.
-        """
-        with self._lock:
-            if self._producer is producer:
-                self._producer = None
-        try:
-            producer.purge()
-        finally:
-            producer.poll(0)  # the purged messages' reports: their batches fail now
-
-    def _client(self) -> Producer:
-        """The producer (a new one after a give-up) and the reporting thread; called holding the lock."""
-        if self._producer is None:
-            self._producer = Producer(self._producer_settings)
-        if self._reporting is None or not self._reporting.is_alive():
-            self._reporting = threading.Thread(target=self._report, name="kafka-sink-reports", daemon=True)
-            self._reporting.start()
-        return self._producer
