@@ -277,6 +277,8 @@ class Catalog:
     search_indexes: tuple[SearchIndex, ...] = ()
     sequences: tuple[Sequence, ...] = ()
     default_sequence_kind: str | None = None  # the database option; sequences without a kind use it
+    #: The other database options ALTER DATABASE set (``database_options.CATALOG_OPTIONS``), as (name, value) text.
+    database_options: tuple[tuple[str, str], ...] = ()
     proto_bundle: ProtoBundle | None = None
     #: GOOGLE_STANDARD_SQL or POSTGRESQL (``dialects.py``); set once, when the database is created.
     dialect: str = "GOOGLE_STANDARD_SQL"

@@ -108,10 +108,17 @@ class SchemaChanges:
                 and self.catalog.default_sequence_kind is not None:
             raise errors.default_sequence_kind_unset()
         conn = self.storage.writer
+        kept: dict[str, str | None] = dict(self.catalog.database_options)
+        kept.update((name, value) for name, value in changes.items() if name in database_options.CATALOG_OPTIONS)
+        new = dataclasses.replace(self.catalog, database_options=tuple(
+            (name, value) for name in database_options.CATALOG_OPTIONS if (value := kept.get(name)) is not None))
+        if "default_sequence_kind" in changes:
+            new = dataclasses.replace(new, default_sequence_kind=changes["default_sequence_kind"])
         conn.execute("BEGIN")
         try:
             for name, value in changes.items():
                 database_options.save(conn, META_TABLE, name, value)
+            self.storage.refresh_information_schema(conn, new)  # INFORMATION_SCHEMA.DATABASE_OPTIONS shows them
             with self._visibility:
                 ts = self.clock.next()
                 conn.execute("COMMIT")
@@ -119,8 +126,7 @@ class SchemaChanges:
                     self.retention_period = changes["version_retention_period"]
                 if "default_leader" in changes:
                     self.default_leader = changes["default_leader"]
-                if "default_sequence_kind" in changes:
-                    self.catalog = dataclasses.replace(self.catalog, default_sequence_kind=changes["default_sequence_kind"])
+                self.catalog = new
                 self.latest_commit_nanos = ts
         except BaseException:
             if conn.in_transaction:
@@ -147,8 +153,8 @@ class SchemaChanges:
             self._writer.release(None)
 
     def ddl(self) -> list[str]:
-        values = {"default_leader": self.default_leader, "version_retention_period": self.retention_period,
-                  "default_sequence_kind": self.catalog.default_sequence_kind}
+        values = {**dict(self.catalog.database_options), "default_leader": self.default_leader,
+                  "version_retention_period": self.retention_period, "default_sequence_kind": self.catalog.default_sequence_kind}
         database = self.name.rsplit("/", 1)[-1]
         if self.catalog.dialect == dialects.POSTGRESQL:
             return print_pg_catalog(self.catalog) + print_pg_options(database, values)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator
 
-from . import constraint_information, dialects, postgresql
+from . import constraint_information, database_options, dialects, postgresql
 from . import types as T
 from .catalog import Catalog, ChangeStream, Column, KeyPart, Table
 from .ddl import change_stream_options, sequence_options
@@ -202,6 +202,8 @@ def _database_options(catalog: Catalog) -> Iterator[tuple]:
     yield ("", "", dialects.OPTION, "STRING", dialects.GOOGLE_STANDARD_SQL)
     if catalog.default_sequence_kind is not None:
         yield ("", "", "default_sequence_kind", "STRING", catalog.default_sequence_kind)
+    for name, value in catalog.database_options:
+        yield ("", "", name, database_options.option_type(name), value)
 
 
 def _tables(catalog: Catalog) -> Iterator[tuple]:

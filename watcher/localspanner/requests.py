@@ -227,9 +227,13 @@ class InstanceInfo:
 
 @dataclass(frozen=True)
 class DatabaseInfo:
+    """A database as the admin API shows it; ``drop_protection`` and ``kms_key_names`` as in ``database_settings.py``."""
+
     name: str
     create_time_nanos: int
     version_time_nanos: int
+    drop_protection: bool = False
+    kms_key_names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

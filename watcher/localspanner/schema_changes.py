@@ -27,6 +27,7 @@ def load_catalog(storage: Storage) -> Catalog:
     statements = storage.load_ddl()
     descriptors = storage.load_proto_descriptors()
     start = Catalog(default_sequence_kind=database_options.load(storage.writer, META_TABLE, "default_sequence_kind"),
+                    database_options=database_options.load_catalog_options(storage.writer, META_TABLE),
                     dialect=database_options.load(storage.writer, META_TABLE, dialects.OPTION) or dialects.GOOGLE_STANDARD_SQL)
     catalog, _ = apply_statements(start, statements, proto_descriptors=descriptors) if statements else (start, [])
     if catalog.change_streams:

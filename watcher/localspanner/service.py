@@ -33,7 +33,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
-from . import dialects, errors, instance_rules, limits
+from . import database_settings, dialects, errors, instance_rules, limits
 from .change_streams.load import TIMELINES_SUFFIX, LoadPolicy
 from .clock import Clock
 from .dialect_statements import as_written, batch_in_dialect, in_dialect, result_shape
@@ -122,7 +122,8 @@ class LocalSpannerService:
                                 i.get("labels", {}), i.get("processing_units", i.get("node_count", 1) * 1000))
             self._instances[info.name] = info
         for d in state.get("databases", []):
-            info = DatabaseInfo(d["name"], d["create_time_nanos"], d["create_time_nanos"])
+            info = DatabaseInfo(d["name"], d["create_time_nanos"], d["create_time_nanos"],
+                                d.get("drop_protection", False), tuple(d.get("kms_key_names", ())))
             self._databases[info.name] = info
             self._engines[info.name] = self._new_engine(info.name, self._db_path(info.name))
 
@@ -136,7 +137,8 @@ class LocalSpannerService:
         state = {
             "format_version": FORMAT_VERSION,
             "instances": [i.__dict__ for i in self._instances.values()],
-            "databases": [{"name": d.name, "create_time_nanos": d.create_time_nanos} for d in self._databases.values()],
+            "databases": [{"name": d.name, "create_time_nanos": d.create_time_nanos, "drop_protection": d.drop_protection,
+                           "kms_key_names": list(d.kms_key_names)} for d in self._databases.values()],
         }
         tmp = self._state_path() + ".tmp"
         with open(tmp, "w", encoding="utf-8") as f:
@@ -227,7 +229,11 @@ class LocalSpannerService:
     def delete_instance(self, name: str) -> None:
         with self._lock:
             self.get_instance(name)
-            for db in [d for d in self._databases if d.startswith(name + "/databases/")]:
+            held = [d for d in self._databases if d.startswith(name + "/databases/")]
+            for db in held:
+                if self._databases[db].drop_protection:
+                    raise errors.instance_holds_protected_database(name, db)
+            for db in held:
                 self._drop(db)
             del self._instances[name]
             self._save_state()
@@ -236,8 +242,10 @@ class LocalSpannerService:
 
     def create_database(self, instance: str, create_statement: str, extra_statements: Iterable[str] = (), *,
                         proto_descriptors: bytes | None = None,
-                        dialect: str = dialects.GOOGLE_STANDARD_SQL) -> DatabaseInfo:
-        """A new database of ``dialect`` (``dialects.POSTGRESQL``: ``CREATE DATABASE "name"``, PostgreSQL DDL)."""
+                        dialect: str = dialects.GOOGLE_STANDARD_SQL, kms_key_names: Iterable[str] = ()) -> DatabaseInfo:
+        """A new database of ``dialect`` (``dialects.POSTGRESQL``: ``CREATE DATABASE "name"``, PostgreSQL DDL);
+        ``kms_key_names`` are its encryption_config's keys (checked, recorded, reported)."""
+        keys = database_settings.check_kms_key_names(kms_key_names)
         pg = dialect == dialects.POSTGRESQL
         m = (_CREATE_PG_DATABASE if pg else _CREATE_DATABASE).match(create_statement)
         if not m:
@@ -267,7 +275,7 @@ class LocalSpannerService:
                         os.remove(path + suffix)
                 raise
             now = self.clock.next()
-            info = DatabaseInfo(name, now, now)
+            info = DatabaseInfo(name, now, now, kms_key_names=keys)
             self._databases[name] = info
             self._engines[name] = engine
             self._save_state()
@@ -286,9 +294,22 @@ class LocalSpannerService:
         with self._lock:
             return [d for n, d in sorted(self._databases.items()) if n.startswith(prefix)]
 
-    def drop_database(self, name: str) -> None:
+    def update_database(self, name: str, fields: Iterable[str], *, enable_drop_protection: bool) -> DatabaseInfo:
+        """UpdateDatabase: set the ``fields`` named (``database_settings.UPDATABLE_FIELDS``) to the values given."""
+        paths = database_settings.check_update_fields(fields)
         with self._lock:
-            self.get_database(name)
+            info = self.get_database(name)
+            if "enable_drop_protection" in paths:
+                info = dataclasses.replace(info, drop_protection=enable_drop_protection)
+            self._databases[name] = info
+            self._save_state()
+            return info
+
+    def drop_database(self, name: str) -> None:
+        """Drop a database; one with drop protection is refused FAILED_PRECONDITION."""
+        with self._lock:
+            if self.get_database(name).drop_protection:
+                raise errors.database_drop_protected(name)
             self._drop(name)
             self._save_state()
 

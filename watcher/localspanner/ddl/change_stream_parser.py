@@ -16,12 +16,12 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from .. import errors
 from ..catalog import TrackedTable
 from . import nodes
-from .lexer import IDENT, STRING, Token
+from .lexer import IDENT, NUMBER, STRING, Token
 
 
 class _Parser(Protocol):
@@ -86,11 +86,23 @@ def _tracked_table(p: _Parser) -> TrackedTable:
 
 def options_clause(p: _Parser) -> tuple[tuple[str, nodes.OptionValue], ...]:
     """``( name = 'text' | true | false | null, ... )`` as written."""
+    return cast("tuple[tuple[str, nodes.OptionValue], ...]", _options(p, integers=False))
 
-    def one() -> tuple[str, nodes.OptionValue]:
+
+def database_options_clause(p: _Parser) -> tuple[tuple[str, nodes.OptionValue | int], ...]:
+    """As :func:`options_clause`, and a bare non-negative integer too (ALTER DATABASE's optimizer_version)."""
+    return _options(p, integers=True)
+
+
+def _options(p: _Parser, *, integers: bool) -> tuple[tuple[str, nodes.OptionValue | int], ...]:
+
+    def one() -> tuple[str, nodes.OptionValue | int]:
         name = p.name("option name")
         p.expect_symbol("=")
         tok = p.tok
+        if integers and tok.kind == NUMBER and tok.text.isdigit():
+            p.advance()
+            return name, int(tok.text)
         if tok.kind == STRING and tok.text[:1] in "'\"" and not tok.text.startswith(tok.text[0] * 3):
             p.advance()
             return name, _unquote(tok.text[1:-1])

@@ -254,10 +254,10 @@ class DropChangeStream:
 
 @dataclass(frozen=True)
 class AlterDatabase:
-    """``ALTER DATABASE name SET OPTIONS (option = 'value' | NULL, ...)``: database options, in the order given."""
+    """``ALTER DATABASE name SET OPTIONS (option = 'value' | integer | NULL, ...)``: database options, in the order given."""
 
     name: str
-    options: tuple[tuple[str, str | None], ...]
+    options: tuple[tuple[str, str | int | None], ...]
 
 
 #: The SQL SECURITY modes of a view.

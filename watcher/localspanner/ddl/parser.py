@@ -314,13 +314,15 @@ class _Parser:
             name += "-" + part.text
         self.expect("SET", "OPTIONS")
         start = self.pos
-        options = change_stream_parser.options_clause(self)
+        options = change_stream_parser.database_options_clause(self)
         for (option, value), tok in zip(options, [t for t in self.tokens[start:self.pos] if t.kind in (IDENT, QUOTED)],
                                         strict=False):
             if option.lower() not in database_options.OPTIONS:
                 raise errors.database_option_unknown(self.text, option)
             if isinstance(value, bool):
                 raise self.fail("a string literal or null", tok)
+            if isinstance(value, str) and option.lower() in database_options.INTEGER_OPTIONS:
+                raise errors.database_option_invalid(option.lower(), value, errors.INTEGER_OPTION_EXPECTED)
         return nodes.AlterDatabase(name, tuple((o.lower(), v) for o, v in options))  # type: ignore[misc]
 
     def alter_column(self, table: str, column: str) -> nodes.Node:

@@ -229,10 +229,16 @@ def _create_change_stream(node: nodes.CreateChangeStream) -> str:
     return text
 
 
+def _option_text(value: str | int | None) -> str:
+    if value is None:
+        return "NULL"
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else print_value(value)
+
+
 def _alter_database(node: nodes.AlterDatabase) -> str:
     # A database id may hold '-' and still be written bare (GetDatabaseDdl prints it so).
     name = node.name if _DATABASE_ID.match(node.name) else q(node.name)
-    body = ",\n".join(f"  {o} = {'NULL' if v is None else print_value(v)}" for o, v in node.options)
+    body = ",\n".join(f"  {o} = {_option_text(v)}" for o, v in node.options)
     return f"ALTER DATABASE {name} SET OPTIONS (\n{body}\n)"
 
 

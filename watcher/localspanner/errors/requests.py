@@ -233,6 +233,12 @@ def instance_update_field_unknown(path: str) -> SpannerError:
 # --- details for the builders above (call sites pass numbers, not prose) ----------------
 #: What ``database_option_invalid`` says a default_leader should be.
 DEFAULT_LEADER_EXPECTED = "a region name such as 'us-central1'"
+STRING_OPTION_EXPECTED = "a string literal or null"
+INTEGER_OPTION_EXPECTED = "an integer literal or null"
+
+
+def optimizer_version_expected(newest: int) -> str:
+    return f"an integer from 1 to {newest} (or null: the newest version)"
 
 
 def capacity_negative(node_count: int, processing_units: int) -> str:

@@ -16,11 +16,12 @@ import time
 from typing import Any
 
 import grpc
+from google.cloud.spanner_admin_database_v1.types import common
 from google.cloud.spanner_admin_database_v1.types import spanner_database_admin as admin
 from google.cloud.spanner_v1.testing import spanner_database_admin_pb2_grpc
 from google.protobuf import empty_pb2
 
-from .. import dialects
+from .. import dialects, errors
 from ..errors import SchemaChangeStopped
 from ..requests import DatabaseInfo
 from ..service import LocalSpannerService
@@ -31,7 +32,9 @@ from .status import status_pb
 
 A = admin
 DatabasePb = A.Database.pb()
+EncryptionInfoPb = common.EncryptionInfo.pb()
 _READY = int(A.Database.State.READY)
+_CUSTOMER_MANAGED = int(common.EncryptionInfo.Type.CUSTOMER_MANAGED_ENCRYPTION)
 #: Spanner's version retention period when ALTER DATABASE did not set one.
 _DEFAULT_VERSION_RETENTION = "1h"
 
@@ -46,10 +49,35 @@ def database_to_pb(info: DatabaseInfo, options: dict[str, str | None] | None = N
     options = options or {}
     pb = DatabasePb(name=info.name, state=_READY, database_dialect=dialects.NUMBER[dialect],
                     version_retention_period=options.get("version_retention_period") or _DEFAULT_VERSION_RETENTION,
-                    default_leader=options.get("default_leader") or "")
+                    default_leader=options.get("default_leader") or "", enable_drop_protection=info.drop_protection)
     pb.create_time.CopyFrom(conv.timestamp_pb(info.create_time_nanos))
     pb.earliest_version_time.CopyFrom(conv.timestamp_pb(info.version_time_nanos))
+    _add_encryption(pb, info.kms_key_names)
     return pb
+
+
+def kms_key_names_from_pb(config: Any) -> list[str]:
+    """The keys of a CreateDatabase encryption_config: its kms_key_name, or its kms_key_names.
+
+    >>> kms_key_names_from_pb(common.EncryptionConfig.pb()(kms_key_names=["a", "b"]))
+    ['a', 'b']
+    """
+    if config.kms_key_name and config.kms_key_names:
+        raise errors.kms_key_name_and_names()
+    return [config.kms_key_name] if config.kms_key_name else list(config.kms_key_names)
+
+
+def _add_encryption(pb: Any, keys: tuple[str, ...]) -> None:
+    """The keys echoed as Spanner shows them: one as kms_key_name, several as kms_key_names; one
+    customer-managed encryption_info per key (the local server keeps no key versions: version 1)."""
+    if not keys:
+        return
+    if len(keys) == 1:
+        pb.encryption_config.kms_key_name = keys[0]
+    else:
+        pb.encryption_config.kms_key_names.extend(keys)
+    for key in keys:
+        pb.encryption_info.append(EncryptionInfoPb(encryption_type=_CUSTOMER_MANAGED, kms_key_version=f"{key}/cryptoKeyVersions/1"))
 
 
 class DatabaseAdminServicer(spanner_database_admin_pb2_grpc.DatabaseAdminServicer):
@@ -61,6 +89,7 @@ class DatabaseAdminServicer(spanner_database_admin_pb2_grpc.DatabaseAdminService
         Rpc("GetDatabase", A.GetDatabaseRequest.pb()),
         Rpc("ListDatabases", A.ListDatabasesRequest.pb()),
         Rpc("DropDatabase", A.DropDatabaseRequest.pb()),
+        Rpc("UpdateDatabase", A.UpdateDatabaseRequest.pb()),
         Rpc("UpdateDatabaseDdl", A.UpdateDatabaseDdlRequest.pb()),
         Rpc("GetDatabaseDdl", A.GetDatabaseDdlRequest.pb()),
         Rpc("ListDatabaseOperations", A.ListDatabaseOperationsRequest.pb()),
@@ -73,7 +102,8 @@ class DatabaseAdminServicer(spanner_database_admin_pb2_grpc.DatabaseAdminService
     def CreateDatabase(self, request: Any, context: grpc.ServicerContext) -> Any:
         dialect = dialects.dialect_name(request.database_dialect)
         info = self.service.create_database(request.parent, request.create_statement, list(request.extra_statements),
-                                            proto_descriptors=request.proto_descriptors or None, dialect=dialect)
+                                            proto_descriptors=request.proto_descriptors or None, dialect=dialect,
+                                            kms_key_names=kms_key_names_from_pb(request.encryption_config))
         return self.operations.done(info.name, A.CreateDatabaseMetadata.pb()(database=info.name),
                                     database_to_pb(info, dialect=dialect))
 
@@ -85,6 +115,16 @@ class DatabaseAdminServicer(spanner_database_admin_pb2_grpc.DatabaseAdminService
         infos = self.service.list_databases(request.parent)
         return A.ListDatabasesResponse.pb()(databases=[
             database_to_pb(i, self.service.database_options(i.name), self.service.database_dialect(i.name)) for i in infos])
+
+    def UpdateDatabase(self, request: Any, context: grpc.ServicerContext) -> Any:
+        name = request.database.name
+        info = self.service.update_database(name, list(request.update_mask.paths),
+                                            enable_drop_protection=request.database.enable_drop_protection)
+        metadata = A.UpdateDatabaseMetadata.pb()()
+        metadata.request.CopyFrom(request)
+        metadata.progress.progress_percent = 100
+        return self.operations.done(name, metadata, database_to_pb(info, self.service.database_options(name),
+                                                                   self.service.database_dialect(name)))
 
     def DropDatabase(self, request: Any, context: grpc.ServicerContext) -> Any:
         self.service.drop_database(request.database)
