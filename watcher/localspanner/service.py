@@ -33,7 +33,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
-from . import database_settings, dialects, errors, instance_rules, limits
+from . import database_settings, dialects, errors, instance_rules, limits, split_points
 from .change_streams.load import TIMELINES_SUFFIX, LoadPolicy
 from .clock import Clock
 from .dialect_statements import as_written, batch_in_dialect, in_dialect, result_shape
@@ -304,6 +304,11 @@ class LocalSpannerService:
             self._databases[name] = info
             self._save_state()
             return info
+
+    def add_split_points(self, database: str, points: list[split_points.SplitPoint]) -> list[split_points.SplitPoint]:
+        """AddSplitPoints: the points checked against the database's schema (``split_points.py``); the
+        local server keeps every row in one file, so accepted points change nothing."""
+        return split_points.check(self.engine(database).catalog, points, now_nanos=self.clock.wall_nanos())
 
     def drop_database(self, name: str) -> None:
         """Drop a database; one with drop protection is refused FAILED_PRECONDITION."""

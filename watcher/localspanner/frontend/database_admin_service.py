@@ -25,8 +25,10 @@ from .. import dialects, errors
 from ..errors import SchemaChangeStopped
 from ..requests import DatabaseInfo
 from ..service import LocalSpannerService
+from ..split_points import SplitPoint
 from . import converters as conv
 from .operations import OperationRegistry
+from .pb_values import list_to_wire
 from .rpc import Rpc
 from .status import status_pb
 
@@ -54,6 +56,17 @@ def database_to_pb(info: DatabaseInfo, options: dict[str, str | None] | None = N
     pb.earliest_version_time.CopyFrom(conv.timestamp_pb(info.version_time_nanos))
     _add_encryption(pb, info.kms_key_names)
     return pb
+
+
+def split_point_from_pb(pb: Any) -> SplitPoint:
+    """A ``SplitPoints`` message as a :class:`SplitPoint` (key parts as wire values).
+
+    >>> pb = A.SplitPoints.pb()(table="T"); pb.keys.add().key_parts.values.add().string_value = "7"
+    >>> split_point_from_pb(pb)
+    SplitPoint(table='T', index='', keys=[['7']], expire_time_nanos=None)
+    """
+    expire = conv.nanos_from_timestamp(pb.expire_time) if pb.HasField("expire_time") else None
+    return SplitPoint(pb.table, pb.index, [list_to_wire(k.key_parts) for k in pb.keys], expire)
 
 
 def kms_key_names_from_pb(config: Any) -> list[str]:
@@ -90,6 +103,7 @@ class DatabaseAdminServicer(spanner_database_admin_pb2_grpc.DatabaseAdminService
         Rpc("ListDatabases", A.ListDatabasesRequest.pb()),
         Rpc("DropDatabase", A.DropDatabaseRequest.pb()),
         Rpc("UpdateDatabase", A.UpdateDatabaseRequest.pb()),
+        Rpc("AddSplitPoints", A.AddSplitPointsRequest.pb()),
         Rpc("UpdateDatabaseDdl", A.UpdateDatabaseDdlRequest.pb()),
         Rpc("GetDatabaseDdl", A.GetDatabaseDdlRequest.pb()),
         Rpc("ListDatabaseOperations", A.ListDatabaseOperationsRequest.pb()),
@@ -125,6 +139,10 @@ class DatabaseAdminServicer(spanner_database_admin_pb2_grpc.DatabaseAdminService
         metadata.progress.progress_percent = 100
         return self.operations.done(name, metadata, database_to_pb(info, self.service.database_options(name),
                                                                    self.service.database_dialect(name)))
+
+    def AddSplitPoints(self, request: Any, context: grpc.ServicerContext) -> Any:
+        self.service.add_split_points(request.database, [split_point_from_pb(p) for p in request.split_points])
+        return A.AddSplitPointsResponse.pb()()
 
     def DropDatabase(self, request: Any, context: grpc.ServicerContext) -> Any:
         self.service.drop_database(request.database)
