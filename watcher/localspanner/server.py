@@ -27,7 +27,7 @@ from .faults import FaultInjector
 from .frontend.database_admin_service import DatabaseAdminServicer
 from .frontend.instance_admin_service import InstanceAdminServicer
 from .frontend.operations import OperationRegistry, OperationsServicer
-from .frontend.rpc import generic_handler
+from .frontend.rpc import generic_handler, unserved_handler
 from .frontend.spanner_service import SpannerServicer
 from .limits import DEFAULT_HOST, DEFAULT_PORT  # re-exported: the CLI reads them without importing gRPC
 from .service import LocalSpannerService
@@ -164,7 +164,7 @@ class LocalSpanner:
                     OperationsServicer(operations),
                 ]
                 server.add_generic_rpc_handlers(
-                    tuple(generic_handler(s.SERVICE, s, s.RPCS, self._faults) for s in servicers))
+                    tuple(generic_handler(s.SERVICE, s, s.RPCS, self._faults) for s in servicers) + (unserved_handler(),))
                 server.start()
             except BaseException:
                 server.stop(None)

@@ -39,6 +39,10 @@ def unsupported_mutation_kind(kind: str | None) -> SpannerError:
     return malformed_request(f"unsupported mutation kind {kind or '(none)'}")
 
 
+def rpc_unimplemented(method: str) -> SpannerError:
+    return SpannerError(Code.UNIMPLEMENTED, f"The local Spanner server does not support the RPC {method.lstrip('/')}.")
+
+
 def invalid_resume_token(method: str) -> SpannerError:
     return invalid_argument(f"Invalid resume token in {method} request: it was not issued by this server.")
 

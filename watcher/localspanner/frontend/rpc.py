@@ -19,6 +19,7 @@ from typing import Any
 
 import grpc
 
+from .. import errors
 from ..faults import FaultInjector
 from . import status
 
@@ -42,6 +43,23 @@ def serialize(message: Any) -> bytes:
     if to_string is not None:
         return to_string()
     return type(message).serialize(message)  # proto-plus message
+
+
+class _Unserved(grpc.GenericRpcHandler):
+    """Every method no table lists: UNIMPLEMENTED naming it (gRPC's own answer says only "Method not found")."""
+
+    def service(self, handler_call_details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler:
+        method = handler_call_details.method
+
+        def refuse(request: bytes, context: grpc.ServicerContext) -> bytes:
+            status.abort(context, errors.rpc_unimplemented(method))
+
+        return grpc.unary_unary_rpc_method_handler(refuse)  # raw bytes in; it never answers
+
+
+def unserved_handler() -> grpc.GenericRpcHandler:
+    """The handler to add after every service's: it refuses the methods they do not serve, by name."""
+    return _Unserved()
 
 
 def generic_handler(service: str, servicer: object, rpcs: Iterable[Rpc], faults: FaultInjector) -> grpc.GenericRpcHandler:
