@@ -113,3 +113,15 @@ def test_stopped_batch_dml_ends_deadline_exceeded(tdb):
     tdb.run_in_transaction(lambda txn: txn.execute_update("UPDATE T SET V = 8 WHERE Id = 3"))
     with tdb.snapshot() as snap:
         assert [r[0] for r in snap.read("T", ("V",), spanner.KeySet(all_=True))] == [1, 2, 8, 4, 5]
+
+
+def test_read_only_transaction_keeps_its_snapshot_after_a_stopped_query(tdb):
+    with tdb.snapshot(multi_use=True) as snap:
+        before = list(snap.execute_sql("SELECT Id, V FROM T ORDER BY Id"))
+        with pytest.raises(exceptions.DeadlineExceeded):
+            list(snap.execute_sql(LONG_QUERY, timeout=1.0))
+        with tdb.batch() as b:
+            b.update("T", ("Id", "V"), [(1, 1000)])
+        assert list(snap.execute_sql("SELECT Id, V FROM T ORDER BY Id")) == before
+    with tdb.snapshot() as fresh:
+        assert list(fresh.execute_sql("SELECT V FROM T WHERE Id = 1")) == [[1000]]
