@@ -145,3 +145,31 @@ def test_max_commit_delay_beyond_500_ms_is_invalid_and_writes_nothing(tdb, delay
             batch.insert("T", COLS, [(90, "a", 1)])
     with tdb.snapshot() as snap:
         assert list(snap.read("T", ("Id",), spanner.KeySet(keys=[[90]]))) == []
+
+
+WIDE = ["CREATE TABLE W (Id INT64 NOT NULL, A INT64, B INT64, C INT64, D INT64) PRIMARY KEY (Id)"]
+
+
+@emulator_lacks("the commit mutation limit as commit statistics count it")
+def test_commit_limit_is_on_counted_mutations(make_database):
+    db = make_database(WIDE, logger=LOGGER)
+    columns = ("Id", "A", "B", "C", "D")
+    with pytest.raises(exceptions.InvalidArgument, match="80005"):
+        with db.batch() as b:   # one mutation of 16,001 rows x 5 columns
+            b.insert("W", columns, [(i, i, i, i, i) for i in range(16_001)])
+    assert _batch_count(db, lambda b: b.insert("W", columns, [(i, i, i, i, i) for i in range(16_000)])) == 80_000
+
+
+@emulator_lacks("the commit mutation limit as commit statistics count it")
+def test_commit_limit_counts_the_transactions_dml(make_database):
+    db = make_database(WIDE, logger=LOGGER)
+    with db.batch() as b:
+        b.insert("W", ("Id",), [(i,) for i in range(20_000)])
+
+    def work(txn):
+        txn.execute_update("UPDATE W SET A = 1, B = 1, C = 1 WHERE Id < 20000")   # 20,000 x 4 = 80,000
+        txn.insert("W", ("Id",), [(99_999,)])                                       # one more
+    with pytest.raises(exceptions.InvalidArgument, match="80001"):
+        db.run_in_transaction(work)
+    with db.snapshot() as snap:
+        assert list(snap.execute_sql("SELECT COUNT(*) FROM W WHERE A IS NOT NULL OR Id = 99999")) == [[0]]

@@ -480,8 +480,10 @@ class DatabaseEngine(ParkedSnapshots, SchemaChanges):
 
     def commit(self, session: str, mutations: list[Mutation], *, transaction_id: bytes | None = None,
                single_use: TransactionOptions | None = None, tag: str = "") -> CommitResult:
-        if len(mutations) > limits.MAX_MUTATIONS_PER_COMMIT:
-            raise errors.too_many_mutations(len(mutations), limits.MAX_MUTATIONS_PER_COMMIT)
+        # Spanner's limit is on mutations as commit statistics count them, DML's included.
+        count = mutation_count(mutations)
+        if count > limits.MAX_MUTATIONS_PER_COMMIT:
+            raise errors.too_many_mutations(count, limits.MAX_MUTATIONS_PER_COMMIT)
         if transaction_id is None:
             excluded = single_use is not None and single_use.exclude_txn_from_change_streams
             txn = ReadWriteTransaction(session=session, origin=EXCLUDED_TXN if excluded else USER_TXN)
@@ -500,6 +502,12 @@ class DatabaseEngine(ParkedSnapshots, SchemaChanges):
                 raise errors.transaction_already_committed(txn.id)
             if txn.partitioned:
                 raise errors.partitioned_dml_not_allowed("Commit")
+            if count + txn.dml_mutations > limits.MAX_MUTATIONS_PER_COMMIT:
+                txn.state = "rolled_back"
+                self._writer.roll_back(txn)
+                with self._registry_lock:
+                    self._rw.pop(txn.id, None)
+                raise errors.too_many_mutations(count + txn.dml_mutations, limits.MAX_MUTATIONS_PER_COMMIT)
             # A transaction that read or ran DML holds the writer already: its commit may depend on
             # the previous one, so only blind writes may share a commit timestamp (Clock.next_commit)
             # or join a group commit.
@@ -517,7 +525,7 @@ class DatabaseEngine(ParkedSnapshots, SchemaChanges):
             finally:
                 with self._registry_lock:
                     self._rw.pop(txn.id, None)
-        return CommitResult(ts, mutation_count(mutations) + txn.dml_mutations)
+        return CommitResult(ts, count + txn.dml_mutations)
 
     def _commit_locked(self, txn: ReadWriteTransaction, mutations: list[Mutation], tag: str = "") -> int:
         """Commit ``txn`` (which holds the writer and has an open SQLite transaction); it read or ran

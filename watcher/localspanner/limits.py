@@ -21,7 +21,7 @@ RESULT_MESSAGE_TARGET_BYTES = 1 << 20
 RESULT_MESSAGE_MAX_ROWS = 2_000
 #: The longest max_commit_delay a Commit may ask for (Spanner's bound: 500 ms).
 MAX_COMMIT_DELAY_NANOS = 500_000_000
-#: Mutations per commit, as on Spanner.
+#: Mutations per commit, counted as commit statistics count them (transactions.mutation_count), as on Spanner.
 MAX_MUTATIONS_PER_COMMIT = 80_000
 #: Idle sessions are not collected; this bounds how many a database keeps.
 MAX_SESSIONS_PER_DATABASE = 10_000

@@ -118,7 +118,8 @@ def exclusion_needs_read_write() -> SpannerError:
 
 
 def too_many_mutations(count: int, limit: int) -> SpannerError:
-    return invalid_argument(f"Too many mutations in one commit: {count} (at most {limit}).")
+    return invalid_argument(f"Too many mutations in one commit: {count} (at most {limit}; each column of each row "
+                            "written counts, DML's too, and each deleted key or key range).")
 
 
 def max_commit_delay_out_of_range(delay_nanos: int, limit_nanos: int) -> SpannerError:
