@@ -20,6 +20,10 @@ Example:
     interrupted True
     >>> expired()
     False
+    >>> with until(time.monotonic() - 1):
+    ...     with until(None):  # a commit that must not be cut short
+    ...         expired()
+    False
 """
 
 from __future__ import annotations
@@ -38,13 +42,17 @@ _local = threading.local()
 
 @contextmanager
 def until(deadline: float | None) -> Iterator[None]:
-    """Statements the calling thread runs in this block stop at ``deadline`` (``time.monotonic()``; None: never)."""
-    before = getattr(_local, "deadline", None)
+    """Statements the calling thread runs in this block stop at ``deadline`` (``time.monotonic()``; None: never).
+
+    The thread has no deadline after the block, whatever it had before: the edge opens one block
+    per call, and a streamed answer's generator that is finalized late, on another thread, then
+    clears that thread's deadline at worst and never sets a stale one there.
+    """
     _local.deadline = deadline
     try:
         yield
     finally:
-        _local.deadline = before
+        _local.deadline = None
 
 
 def expired() -> bool:

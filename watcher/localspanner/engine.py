@@ -399,7 +399,7 @@ class DatabaseEngine(ParkedSnapshots, SchemaChanges):
             with self.sequences.drawing(conn, self.catalog):
                 result = sql.execute_dml(conn, statement, self.catalog, now_nanos=self.clock.next(), partitioned=True)
             txn.pending.extend(PendingCommitTimestamp(*p) for p in result.pending_commit_timestamps)
-            with deadlines.until(None):  # the statement ran in time: its commit is not cut short
+            with deadlines.until(None):  # the statement ran in time: its commit is not cut short (the call ends after it)
                 self._commit_locked(txn, [])
         except BaseException:
             txn.state = "aborted"

@@ -89,15 +89,16 @@ def guard_unary(method: str, fn: UnaryFn, faults: FaultInjector, *, deadline: bo
     its statements stop at the call's deadline."""
 
     def handler(request: Any, context: grpc.ServicerContext) -> Any:
-        try:
-            fault = faults.take(method)
-            if fault is not None:
-                _end_aborted_transaction(fault, fn, request)
-                raise fault
-            with deadlines.until(call_deadline(context) if deadline else None):
+        # Every call sets its thread's deadline (None without one): nothing it runs sees another call's.
+        with deadlines.until(call_deadline(context) if deadline else None):
+            try:
+                fault = faults.take(method)
+                if fault is not None:
+                    _end_aborted_transaction(fault, fn, request)
+                    raise fault
                 return fn(request, context)
-        except Exception as exc:  # noqa: BLE001 - every failure must become a status
-            abort(context, as_spanner_error(exc, method))
+            except Exception as exc:  # noqa: BLE001 - every failure must become a status
+                abort(context, as_spanner_error(exc, method))
 
     return handler
 
@@ -121,13 +122,13 @@ def guard_stream(method: str, fn: StreamFn, faults: FaultInjector, *, deadline: 
     handler's thread, where :func:`deadlines.until` keeps it)."""
 
     def handler(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
-        try:
-            fault = faults.take(method)
-            if fault is not None:
-                raise fault
-            with deadlines.until(call_deadline(context) if deadline else None):
+        with deadlines.until(call_deadline(context) if deadline else None):
+            try:
+                fault = faults.take(method)
+                if fault is not None:
+                    raise fault
                 yield from fn(request, context)
-        except Exception as exc:  # noqa: BLE001 - every failure must become a status
-            abort(context, as_spanner_error(exc, method))
+            except Exception as exc:  # noqa: BLE001 - every failure must become a status
+                abort(context, as_spanner_error(exc, method))
 
     return handler
