@@ -36,7 +36,7 @@ def main(argv: list[str]) -> int:
     url, staging, warehouse = argv
     spark = connect_session(url, "spanner-watcher connect test")
     assert is_connect(spark), type(spark)
-    result = Changelog(spark).staging(staging).warehouse(warehouse).run()  # Spark through Connect
+    result = Changelog(spark).staging(staging).warehouse(warehouse).engine("spark").run()  # Spark through Connect
     register_views(spark, warehouse)
     out = {"result": {"version": result.version, "changes_written": result.changes_written,
                       "committed": result.committed, "old_values_by": result.old_values_by},

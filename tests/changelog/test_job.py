@@ -15,11 +15,17 @@ from watcher.errors import ConfigurationError
 KEY = ["SingerId"]
 
 
-def run(spark, dirs, **soft):
-    job = Changelog(spark).staging(dirs["staging"]).warehouse(dirs["warehouse"])
+def run(spark, dirs, engine="auto", **soft):
+    job = Changelog(spark).staging(dirs["staging"]).warehouse(dirs["warehouse"]).engine(engine)
     for table, column in soft.items():
         job.soft_delete_column(table, column)
     return job.run()
+
+
+@pytest.fixture(params=["auto", "spark"])
+def engine(request):
+    """The engine choice: ``auto`` (the driver's for the runs it takes, else Spark's) and Spark's alone."""
+    return request.param
 
 
 def changes(spark, table="Singers"):
@@ -29,49 +35,49 @@ def changes(spark, table="Singers"):
              r.commit_timestamp) for r in rows]
 
 
-def test_batch_staged_twice_yields_each_change_once(spark, stager, dirs):
+def test_batch_staged_twice_yields_each_change_once(spark, stager, dirs, engine):
     rows = [singer(1, "a"), singer(2, "b")]
     stager.stage("Singers", rows, types=SINGERS_TYPES, key_columns=KEY, commits=[10, 20])
     stager.stage("Singers", rows, types=SINGERS_TYPES, key_columns=KEY, commits=[10, 20])  # crash before checkpoint
-    result = run(spark, dirs)
+    result = run(spark, dirs, engine)
     assert result.batches_read == 2 and result.records_read == 4
     assert result.changes_written == 2 and result.duplicates_dropped == 2
     assert [(k, m) for k, m, *_ in changes(spark)] == [("1", "UPSERT"), ("2", "UPSERT")]
 
 
-def test_restaged_change_in_a_later_run_is_dropped(spark, stager, dirs):
+def test_restaged_change_in_a_later_run_is_dropped(spark, stager, dirs, engine):
     stager.stage("Singers", [singer(1, "a")], types=SINGERS_TYPES, key_columns=KEY, commits=[10])
-    run(spark, dirs)
+    run(spark, dirs, engine)
     stager.stage("Singers", [singer(1, "a")], types=SINGERS_TYPES, key_columns=KEY, commits=[10])
-    second = run(spark, dirs)
+    second = run(spark, dirs, engine)
     assert second.batches_read == 1 and second.changes_written == 0 and second.duplicates_dropped == 1
     assert len(changes(spark)) == 1
 
 
-def test_rerun_changes_nothing_and_reads_no_old_batch(spark, stager, dirs):
+def test_rerun_changes_nothing_and_reads_no_old_batch(spark, stager, dirs, engine):
     first_batch = stager.stage("Singers", [singer(1, "a")], types=SINGERS_TYPES, key_columns=KEY, commits=[10])
-    first = run(spark, dirs)
+    first = run(spark, dirs, engine)
     before = spark.sql("SELECT * FROM changelog").collect()
-    again = run(spark, dirs)
+    again = run(spark, dirs, engine)
     assert not again.committed and again.version == first.version and again.batches_read == 0
     assert sorted(map(str, spark.sql("SELECT * FROM changelog").collect())) == sorted(map(str, before))
     # Incremental: a processed batch is never read again (garbage in it now goes unnoticed).
     with open(first_batch, "w") as f:
         f.write("not json at all\n")
     stager.stage("Singers", [singer(2, "b")], types=SINGERS_TYPES, key_columns=KEY, commits=[20])
-    third = run(spark, dirs)
+    third = run(spark, dirs, engine)
     assert third.batches_read == 1 and third.records_read == 1 and third.quarantined == []
     assert [k for k, *_ in changes(spark)] == ["1", "2"]
 
 
-def test_first_sightings_are_upserts_until_the_table_is_complete(spark, stager, dirs):
+def test_first_sightings_are_upserts_until_the_table_is_complete(spark, stager, dirs, engine):
     stager.stage("Singers", [singer(1, "a")], types=SINGERS_TYPES, key_columns=KEY, commits=[10])
-    run(spark, dirs)
+    run(spark, dirs, engine)
     # A backfill made the state complete as of commit 15 (its rows would be staged first).
     write_marker(HadoopFS(spark, dirs["warehouse"]), "Singers", "2024-05-01T10:00:00.000000015Z")
     stager.stage("Singers", [singer(1, "a2"), singer(2, "b"), singer(3, "c")], types=SINGERS_TYPES, key_columns=KEY,
                  commits=[20, 20, 12])
-    run(spark, dirs)
+    run(spark, dirs, engine)
     # Key 3 committed at 12, before the snapshot: it may have existed, so no INSERT claim.
     by_key = {}
     for k, m, *_ in changes(spark):
@@ -113,14 +119,14 @@ def test_history_input_carries_its_mod_types(spark, stager, dirs):
     assert spark.sql("SELECT count(*) FROM current_state").first()[0] == 0
 
 
-def test_old_values_hold_exactly_the_changed_columns(spark, stager, dirs):
+def test_old_values_hold_exactly_the_changed_columns(spark, stager, dirs, engine):
     types = {"Id": "INT64", "A": "STRING(MAX)", "B": "FLOAT64", "C": "ARRAY<INT64>"}
     rows = [{"Id": 1, "A": "x", "B": 1.5, "C": [1, 2]}, {"Id": 1, "A": "x", "B": 2.5, "C": [1, 2]},
             {"Id": 1, "A": None, "B": 2.5, "C": [3]}]
     stager.stage("T", rows[:2], types=types, key_columns=["Id"], commits=[10, 20])
-    run(spark, dirs)
+    run(spark, dirs, engine)
     stager.stage("T", rows[2:], types=types, key_columns=["Id"], commits=[30])  # previous row from the state
-    run(spark, dirs)
+    run(spark, dirs, engine)
     got = spark.sql("SELECT mod_type, old_values FROM changelog ORDER BY commit_timestamp").collect()
     assert [(r.mod_type, json.loads(r.old_values)) for r in got] == [
         ("UPSERT", {}), ("UPDATE", {"B": 1.5}), ("UPDATE", {"A": "x", "C": ["1", "2"]})]
@@ -128,14 +134,14 @@ def test_old_values_hold_exactly_the_changed_columns(spark, stager, dirs):
 
 
 
-def test_transaction_groups_span_tables_and_runs(spark, stager, dirs):
+def test_transaction_groups_span_tables_and_runs(spark, stager, dirs, engine):
     other = {"Id": "INT64", "V": "STRING(MAX)"}
     stager.stage("Singers", [singer(1, "a"), singer(2, "b")], types=SINGERS_TYPES, key_columns=KEY, commits=[10, 10])
     stager.stage("Albums", [{"Id": 5, "V": "x"}], types=other, key_columns=["Id"], commits=[10])
     stager.stage("Albums", [{"Id": 6, "V": "y"}], types=other, key_columns=["Id"], commits=[20])
-    run(spark, dirs)
+    run(spark, dirs, engine)
     stager.stage("Tracks", [{"Id": 7, "V": "z"}], types=other, key_columns=["Id"], commits=[10])  # polled later
-    run(spark, dirs)
+    run(spark, dirs, engine)
     rows = spark.sql("SELECT table_name, transaction_group, record_sequence, number_of_records_in_group, run_version "
                      "FROM changelog ORDER BY commit_timestamp, record_sequence").collect()
     group = [r for r in rows if r.transaction_group == rows[0].transaction_group]
@@ -146,16 +152,16 @@ def test_transaction_groups_span_tables_and_runs(spark, stager, dirs):
     assert len({r.transaction_group for r in rows}) == 2
 
 
-def test_a_group_continues_after_a_run_that_only_had_newer_rows(spark, stager, dirs):
+def test_a_group_continues_after_a_run_that_only_had_newer_rows(spark, stager, dirs, engine):
     # The second run's rows are all newer than the first's: it does not read the changelog for its
     # groups, yet it must leave the third run (a late poll of the same commit) able to continue them.
     stager.stage("Singers", [singer(1, "a")], types=SINGERS_TYPES, key_columns=KEY, commits=[10])
-    run(spark, dirs)
+    run(spark, dirs, engine)
     stager.stage("Singers", [singer(2, "b"), singer(3, "c")], types=SINGERS_TYPES, key_columns=KEY, commits=[20, 20])
-    run(spark, dirs)
+    run(spark, dirs, engine)
     stager.stage("Albums", [{"Id": 7, "V": "z"}], types={"Id": "INT64", "V": "STRING(MAX)"}, key_columns=["Id"],
                  commits=[20])
-    run(spark, dirs)
+    run(spark, dirs, engine)
     rows = spark.sql("SELECT table_name, keys, record_sequence, number_of_records_in_group FROM changelog "
                      "WHERE commit_timestamp > (SELECT min(commit_timestamp) FROM changelog) "
                      "ORDER BY record_sequence").collect()
@@ -163,20 +169,20 @@ def test_a_group_continues_after_a_run_that_only_had_newer_rows(spark, stager, d
         ("Singers", 0, 2), ("Singers", 1, 2), ("Albums", 2, 3)]
 
 
-def test_changes_alone_in_their_groups_and_a_later_poll_of_one(spark, stager, dirs):
+def test_changes_alone_in_their_groups_and_a_later_poll_of_one(spark, stager, dirs, engine):
     # A run whose changes each have a commit timestamp of their own (no numbers to join back on
     # Spark), then a run that brings one more row of one of those commits and one alone.
     other = {"Id": "INT64", "V": "STRING(MAX)"}
     stager.stage("Singers", [singer(k, "a") for k in range(4)], types=SINGERS_TYPES, key_columns=KEY,
                  commits=[10, 20, 30, 40])
     stager.stage("Albums", [{"Id": 1, "V": "x"}], types=other, key_columns=["Id"], commits=[50])
-    first = run(spark, dirs)
+    first = run(spark, dirs, engine)
     numbers = "SELECT table_name, keys, record_sequence, number_of_records_in_group FROM changelog"
     assert first.changes_written == 5
     assert {(r.record_sequence, r.number_of_records_in_group) for r in spark.sql(numbers).collect()} == {(0, 1)}
     stager.stage("Albums", [{"Id": 2, "V": "y"}, {"Id": 3, "V": "z"}], types=other, key_columns=["Id"],
                  commits=[20, 60])
-    run(spark, dirs)
+    run(spark, dirs, engine)
     got = {(r.table_name, int(*json.loads(r.keys).values()), r.record_sequence, r.number_of_records_in_group)
            for r in spark.sql(numbers).collect()}
     # The row written before keeps the count it was written with; the late one continues its group.
@@ -184,7 +190,7 @@ def test_changes_alone_in_their_groups_and_a_later_poll_of_one(spark, stager, di
                    ("Albums", 1, 0, 1), ("Albums", 2, 1, 2), ("Albums", 3, 0, 1)}
 
 
-def test_runs_append_by_table_and_day_and_merge_only_the_changed_keys_into_the_state(spark, stager, dirs):
+def test_runs_append_by_table_and_day_and_merge_only_the_changed_keys_into_the_state(spark, stager, dirs, engine):
     day = 86_400 * 10**9
     other = {"Id": "INT64", "V": "STRING(MAX)"}
     for n in range(3):  # several batches per table and day: every task sees every table otherwise
@@ -192,11 +198,12 @@ def test_runs_append_by_table_and_day_and_merge_only_the_changed_keys_into_the_s
                      commits=[k * day + n for k in range(5)])
         stager.stage("Albums", [{"Id": 10 * n + k, "V": "x"} for k in range(5)], types=other, key_columns=["Id"],
                      commits=[k * day + n for k in range(5)])
-    first = run(spark, dirs)
+    first = run(spark, dirs, engine)
     stager.stage("Singers", [singer(k, "b") for k in (0, 1, 100, 101)], types=SINGERS_TYPES, key_columns=KEY,
                  commits=[k * day + 100 for k in range(4)])  # two updates, two new keys
-    second = run(spark, dirs)
-    assert first.engine == "spark" and second.mod_types == {"UPDATE": 2, "UPSERT": 2}
+    second = run(spark, dirs, engine)
+    assert second.mod_types == {"UPDATE": 2, "UPSERT": 2}
+    assert {first.engine, second.engine} == {"driver" if engine == "auto" else "spark"}
     changelog = os.path.join(dirs["warehouse"], "changelog")
     folders = [os.path.join(changelog, t, d) for t in os.listdir(changelog) if t.startswith("table_name=")
                for d in os.listdir(os.path.join(changelog, t)) if d.startswith("commit_date=")]
@@ -263,13 +270,13 @@ def test_a_line_that_is_not_utf8_sets_its_batch_aside_and_blank_lines_are_not_re
     assert [(k, v["Name"]) for k, _, v, *_ in changes(spark)] == [("2", "b"), ("3", "c")]
 
 
-def test_watermark_is_the_slowest_shard(spark, stager, dirs):
+def test_watermark_is_the_slowest_shard(spark, stager, dirs, engine):
     stager.stage("Singers", [singer(1, "a")], types=SINGERS_TYPES, key_columns=KEY, commits=[10], shard=1, read_offset=100)
     stager.stage("Singers", [singer(2, "b")], types=SINGERS_TYPES, key_columns=KEY, commits=[20], shard=2, read_offset=50)
-    result = run(spark, dirs)
+    result = run(spark, dirs, engine)
     assert result.watermarks == {"Singers": "2024-05-01T10:00:00.000000050Z"}
     stager.stage("Singers", [singer(2, "c")], types=SINGERS_TYPES, key_columns=KEY, commits=[60], shard=2, read_offset=200)
-    assert run(spark, dirs).watermarks["Singers"] == "2024-05-01T10:00:00.000000100Z"
+    assert run(spark, dirs, engine).watermarks["Singers"] == "2024-05-01T10:00:00.000000100Z"
 
 
 def test_arguments_are_checked_on_entry(spark, dirs):
@@ -322,7 +329,7 @@ def test_a_failed_write_leaves_the_run_open_and_the_next_run_finishes_it_once(sp
     from watcher.changelog.tables.ledger import Ledger
 
     stager.stage("Singers", [singer(1, "a"), singer(2, "b")], types=SINGERS_TYPES, key_columns=KEY, commits=[10, 20])
-    first = run(spark, dirs)
+    first = run(spark, dirs, "spark")
     stager.stage("Singers", [singer(1, "a2"), singer(3, "c")], types=SINGERS_TYPES, key_columns=KEY, commits=[30, 40])
     written = SparkRun.write
 
@@ -333,11 +340,11 @@ def test_a_failed_write_leaves_the_run_open_and_the_next_run_finishes_it_once(sp
 
     monkeypatch.setattr(SparkRun, "write", fails_after_writing)
     with pytest.raises(OSError, match=f"disk full writing the {failing}"):
-        run(spark, dirs)
+        run(spark, dirs, "spark")
     monkeypatch.setattr(SparkRun, "write", written)
     left = Ledger(dirs["warehouse"]).open_run()
     assert left is not None and left.version == first.version + 1 and failing in left.done
-    again = run(spark, dirs)
+    again = run(spark, dirs, "spark")
     assert again.committed and again.version == first.version + 1 and Ledger(dirs["warehouse"]).open_run() is None
     assert [(k, m) for k, m, *_ in changes(spark)] == [("1", "UPSERT"), ("2", "UPSERT"), ("1", "UPDATE"), ("3", "UPSERT")]
     state = spark.sql("SELECT keys, vals FROM current_state").collect()
@@ -348,9 +355,9 @@ def test_a_spark_run_frees_the_window_it_kept(spark, stager, dirs):
     persisted = spark.sparkContext._jsc.getPersistentRDDs()
     before = set(persisted.keys())
     stager.stage("Singers", [singer(1, "a"), singer(2, "b")], types=SINGERS_TYPES, key_columns=KEY, commits=[10, 20])
-    assert run(spark, dirs).engine == "spark"
+    assert run(spark, dirs, "spark").engine == "spark"
     stager.stage("Singers", [singer(2, "b2")], types=SINGERS_TYPES, key_columns=KEY, commits=[30])
-    assert run(spark, dirs).changes_written == 1
+    assert run(spark, dirs, "spark").changes_written == 1
     persisted = spark.sparkContext._jsc.getPersistentRDDs()
     left = {k for k in persisted.keys() if k not in before}
     # Delta keeps each table's log state cached itself (its snapshot cache); the run's own frames are freed

@@ -47,7 +47,7 @@ def test_old_values_are_the_changed_columns_of_the_previous_row_whatever_the_val
         pairs = [(key, v) for v in versions for key in range(KEYS)]
         stager.stage("Hard", [_row(key, v) for key, v in pairs], types=TYPES, key_columns=["Id"],
                      commits=[1_000 * v + key for key, v in pairs])
-        result = Changelog(spark).staging(dirs["staging"]).warehouse(dirs["warehouse"]).run()
+        result = Changelog(spark).staging(dirs["staging"]).warehouse(dirs["warehouse"]).engine("spark").run()
         assert result.engine == "spark", result.engine_note
     got = spark.sql("SELECT keys, mod_type, new_values, old_values FROM changelog WHERE table_name = 'Hard' "
                     "ORDER BY keys, commit_timestamp").collect()

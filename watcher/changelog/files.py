@@ -59,6 +59,11 @@ def open_fs(spark: Any, root: str) -> FileStore:
     batch files through the JVM costs a call into it per file's facts; pyarrow lists them
     at a fraction of that.
     """
-    if is_connect(spark) or local_path(str(root)) is not None:
+    if local_path(str(root)) is not None:
+        return ArrowFS(root)
+    from .session import started
+
+    spark = started(spark)  # a URL: the session's kind decides
+    if is_connect(spark):
         return ArrowFS(root)
     return HadoopFS(spark, root)

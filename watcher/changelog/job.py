@@ -68,7 +68,9 @@ class Changelog:
     ENGINES = ("auto", "spark", "driver")
 
     def __init__(self, spark: Any) -> None:
-        if spark is None or not hasattr(spark, "read"):
+        from .session import DeferredSession
+
+        if spark is None or not (isinstance(spark, DeferredSession) or hasattr(spark, "read")):
             raise ConfigurationError(f"spark must be a SparkSession, got {type(spark).__name__}")
         self._spark = spark
         self._staging: str | None = None
@@ -85,8 +87,12 @@ class Changelog:
         return self
 
     def warehouse(self, path: str) -> Changelog:
-        """The output folder (created when missing)."""
-        self._warehouse = _path_arg("warehouse", path)
+        """The output folder (created when missing); a relative path is taken under the working folder
+        (Delta's catalog reads a ``delta.`<folder>``` name as a path only when it is absolute)."""
+        from ..storage_urls import parse
+
+        text = _path_arg("warehouse", path)
+        self._warehouse = parse(text).local or text
         return self
 
     def source(self, project: str, instance: str, database: str) -> Changelog:

@@ -37,6 +37,7 @@ from .engines.base import Engine, Outcome, PreparedRun
 from .engines.driver import DriverEngine
 from .engines.spark import SparkEngine
 from .files import open_fs
+from .session import started as started_session
 from .staging_reader import Quarantined
 from .tables import watermark_table
 from .tables.convert import refuse_old_layout
@@ -123,7 +124,7 @@ class Run:
             self._do(engines, ledger.begin(names, now=self.clock()), files)
         if self.with_views:
             with self._phase("views"):
-                views.register_views(self.spark, self.warehouse)
+                views.register_views(started_session(self.spark), self.warehouse)
         result.version = ledger.held_version("watermarks")
         result.watermarks = {r["table_name"]: watermark_table.text_of(r["watermark"], r["watermark_nanos"])
                              if r["watermark"] else None for r in watermark_table.read_rows(ledger, self.origin)}
@@ -144,7 +145,7 @@ class Run:
 
     def _engines(self, markers: dict[str, str]) -> list[Engine]:
         """The engines to try, in order: the driver's for a small run (unless Spark's is asked for), then Spark's."""
-        common = {"soft_delete": self.soft_delete, "origin": self.origin, "markers": markers}
+        common: dict[str, Any] = {"soft_delete": self.soft_delete, "origin": self.origin, "markers": markers}
         chosen: list[Engine] = []
         if self.engine_choice in ("auto", "driver"):
             chosen.append(DriverEngine(self.source, self.ledger, **common))

@@ -241,3 +241,40 @@ def side_by_side(spark: Any, first: Callable[[], None], second: Callable[[], Non
         thread.join()
     if failures:
         raise failures[0]
+
+
+class DeferredSession:
+    """A Spark session started when first used: a run the driver engine does needs none, and a
+    command line run is spared the JVM's start (seconds) for it.
+
+    Attribute access starts it (``start()``, once); :func:`started` gives the session itself where
+    its type matters (Spark Connect or classic).
+
+    >>> calls = []
+    >>> deferred = DeferredSession(lambda: calls.append(1) or "session")
+    >>> deferred.is_started, started(deferred), started(deferred), len(calls)
+    (False, 'session', 'session', 1)
+    """
+
+    def __init__(self, start: Callable[[], Any]) -> None:
+        self._start = start
+        self._session: Any = None
+
+    def session(self) -> Any:
+        if self._session is None:
+            self._session = self._start()
+        return self._session
+
+    @property
+    def is_started(self) -> bool:
+        return self._session is not None
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.session(), name)
+
+
+def started(spark: Any) -> Any:
+    """``spark``, or the session a :class:`DeferredSession` starts."""
+    return spark.session() if isinstance(spark, DeferredSession) else spark

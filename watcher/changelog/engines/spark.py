@@ -35,7 +35,7 @@ from .. import kept, pipeline, records, staging_reader, supersede
 from ..batch_sources import BatchSource
 from ..grouping import add_grouping
 from ..jvm import registry as jvm
-from ..session import temporary_conf
+from ..session import started, temporary_conf
 from ..tables import frames, layout, watermark_table
 from ..tables.ledger import Ledger, Run
 from ..tables.source import COLUMNS as SOURCE_COLUMNS
@@ -64,8 +64,13 @@ class SparkEngine(Engine):
 
     def __init__(self, spark: Any, source: BatchSource, ledger: Ledger, *, soft_delete: dict[str, str],
                  origin: Source, markers: dict[str, str]) -> None:
-        self.spark, self.source, self.ledger = spark, source, ledger
+        self._spark, self.source, self.ledger = spark, source, ledger
         self.soft_delete, self.origin, self.markers = soft_delete, origin, markers
+
+    @property
+    def spark(self) -> Any:
+        """The session (started now, when it was deferred: :class:`..session.DeferredSession`)."""
+        return started(self._spark)
 
     def prepare(self, run: Run, batches: list[Any]) -> SparkRun:
         return SparkRun(self, run, batches)

@@ -158,7 +158,7 @@ class OldWarehouse:
         hidden = self.superseded(committed)
         for row in self._parquet_rows(CHANGELOG_DIR):
             version = row.get("run_version")
-            if committed.visible(version) and (row["change_id"], int(version)) not in hidden:
+            if committed.visible(version) and (row["change_id"], int(version or 0)) not in hidden:
                 yield row
 
     def state(self, committed: Manifest) -> list[dict[str, Any]]:

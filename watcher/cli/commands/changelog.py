@@ -47,8 +47,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                             help=f"the {part} of the watched database the batches are of, kept with every row so "
                                  f"that several databases share a warehouse (default: {default}, the embedded one's)")
     add_spark_arguments(parser)
-    parser.add_argument("--spark-only", action="store_true",
-                        help="accepted for older scripts: every run is done by Spark")
+    parser.add_argument("--engine", choices=("auto", "spark", "driver"), default=None,
+                        help="auto (default): a small run of polled rows is computed in this process and written "
+                             "with delta-rs, without starting Spark; any other run by Spark. spark: every run by "
+                             "Spark. driver: never Spark (a run it cannot do fails, saying why)")
+    parser.add_argument("--spark-only", action="store_true", help="the same as --engine spark")
     parser.add_argument("--json", action="store_true", help="print the run's summary as JSON")
     from .warehouse_options import add_arguments as add_warehouse_arguments
 
@@ -76,7 +79,14 @@ def run(args: argparse.Namespace) -> int:
     check_warehouse(args.warehouse)  # the Parquet layout of older versions: refused, naming --convert
     policy(args)  # a bad retention option fails before Spark starts
     try:
-        job = Changelog(session(args, "spanner-watcher changelog")).staging(args.staging)
+        from ...changelog.session import DeferredSession
+
+        # Spark starts only for a run the driver engine does not take (the views would be this
+        # process's alone: none are registered).
+        job = Changelog(DeferredSession(lambda: session(args, "spanner-watcher changelog"))).staging(args.staging)
+        if args.engine or args.spark_only:
+            job.engine("spark" if args.spark_only else args.engine)
+        job.views(False)
         job.warehouse(args.warehouse).source(args.source_project, args.source_instance, args.source_database)
         for table, column in args.soft_delete:
             job.soft_delete_column(table, column)
