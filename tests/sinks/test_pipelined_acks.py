@@ -304,11 +304,19 @@ class CheckedProgress(InMemoryProgressStore):
     def save(self, stream: str, watcher_id: str, rows: Sequence[PartitionProgress]) -> None:
         with self.sink._lock:
             batches = list(self.sink.batches)
+        def acknowledged(f: cf.Future[None]) -> bool:
+            return f.done() and f.exception() is None
+
         for row in rows:
-            for last, f in batches:
-                if (last.partition_token == row.token and last.commit_timestamp <= row.watermark
-                        and not (f.done() and f.exception() is None)):
-                    self.violations.append((row.token, row.watermark))
+            for i, (last, f) in enumerate(batches):
+                if (last.partition_token != row.token or last.commit_timestamp > row.watermark
+                        or acknowledged(f)):
+                    continue
+                if f.done() and any(acknowledged(g) and later.partition_token == row.token
+                                    and later.commit_timestamp >= last.commit_timestamp
+                                    for later, g in batches[i + 1:]):
+                    continue  # refused, then delivered again (as the polling check allows)
+                self.violations.append((row.token, row.watermark))
         super().save(stream, watcher_id, rows)
 
 
