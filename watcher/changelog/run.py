@@ -65,8 +65,9 @@ class ChangelogResult:
     quarantined: list[Quarantined] = field(default_factory=list)
     seconds: float = 0.0
     phases: dict[str, float] = field(default_factory=dict)
-    #: How updates' old values were computed: "jvm" (the package's JVM function, :mod:`.jvm`) or
-    #: "sql" (its SQL path: no JDK to build the function, or turned off); the same values either way.
+    #: How updates' old values were computed: "jvm" (the package's JVM function, :mod:`.jvm`),
+    #: "sql" (its SQL path: no JDK to build the function, or turned off) or "python" (the driver
+    #: engine's, :mod:`.engines.driver`); the same values each way.
     old_values_by: str = ""
     #: The engine that did the run ("driver" or "spark"), and a note on the run (a crashed run it
     #: finished, why the driver engine declined it).

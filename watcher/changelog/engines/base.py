@@ -62,7 +62,7 @@ class Outcome:
     #: counted as duplicates by the tally; and late ones (counted as changes).
     replaced_duplicates: dict[tuple[str, str], int] = field(default_factory=dict)
     replaced_late: int = 0
-    #: How updates' old values were computed ("jvm" or "sql").
+    #: How updates' old values were computed ("jvm", "sql" or "python").
     old_values_by: str = ""
 
     def summary(self) -> dict[str, Any]:
