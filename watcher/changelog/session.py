@@ -245,7 +245,7 @@ def side_by_side(spark: Any, first: Callable[[], None], second: Callable[[], Non
 
 class DeferredSession:
     """A Spark session started when first used: a run the driver engine does needs none, and a
-    command line run is spared the JVM's start (seconds) for it.
+    command line run is spared the JVM's start for it.
 
     Attribute access starts it (``start()``, once); :func:`started` gives the session itself where
     its type matters (Spark Connect or classic).

@@ -1,7 +1,7 @@
 """The driver engine: a small run computed in the driver's Python and written with delta-rs, no Spark job.
 
-A Spark job costs about a second whatever it holds, and a run on Delta is several (the read, the
-window, the tally, an append, a MERGE with its own jobs): seconds for a run of five changes. A
+A Spark job has a fixed cost whatever it holds, and a run on Delta is several (the read, the
+window, the tally, an append, a MERGE with its own jobs), which dominates a run of a few changes. A
 small run of polled rows is done here instead, from the same rules as Spark's plan: the batch
 files parsed as Spark's reader reads them (:mod:`..driver.staged`), each key's state row read from
 ``current_state`` (as the table held it before the run, by time travel after a crash), each new
