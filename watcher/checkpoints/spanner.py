@@ -29,7 +29,7 @@ from google.api_core import exceptions as gexc
 from google.cloud.spanner_v1 import KeySet
 
 from ..dialects import Dialect, Statement, dialect_of
-from ..dialects.checkpoints import add_column_sql, checkpoint_name, oldest_sql, text_rows_sql
+from ..dialects.checkpoints import InDatabaseDialect, add_column_sql, oldest_sql, text_rows_sql
 from ..dialects.schema import columns_query, key_query
 from ..dialects.types import column_type
 from ..errors import CheckpointError
@@ -60,7 +60,7 @@ _READ_COLUMNS = ("LAST_SEEN_COMMIT_TIMESTAMP", POSITION_COLUMN)
 _TEXT_INDEX = KEY_COLUMNS.index(TEXT_COLUMN) - 4  # among the seven SHARD_ID_* columns
 
 
-class SpannerCommitTimestampRepository(CommitTimestampRepository):
+class SpannerCommitTimestampRepository(InDatabaseDialect, CommitTimestampRepository):
     """Checkpoints in ``table`` of ``database``.
 
     Args:
@@ -102,17 +102,6 @@ class SpannerCommitTimestampRepository(CommitTimestampRepository):
             log.info("adding column %s to checkpoint table %s", POSITION_COLUMN, self.table)
             self._update_ddl(add_column_sql(self.dialect, self.table, POSITION_COLUMN, "STRING(MAX)"))
         self._initialized = True
-
-    @property
-    def dialect(self) -> Dialect:
-        """The dialect of the database holding the table (read at :meth:`initialize`)."""
-        if self._dialect is None:
-            self._dialect = dialect_of(self.database)
-        return self._dialect
-
-    def _name(self, name: str) -> str:
-        """The table's or a column's name in the database's dialect."""
-        return checkpoint_name(self.dialect, name)
 
     def _names(self, names: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(self._name(n) for n in names)

@@ -20,10 +20,11 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from google.cloud.spanner_v1 import param_types
 
-from .base import GOOGLE_SQL, POSTGRESQL, Dialect, Statement
+from .base import GOOGLE_SQL, POSTGRESQL, Dialect, Statement, dialect_of
 from .types import ddl_type
 
 #: Where each dialect puts the primary key: after the column list (GoogleSQL) or inside it (PostgreSQL).
@@ -39,6 +40,33 @@ def checkpoint_name(dialect: Dialect, name: str) -> str:
     ('DATABASE_NAME', 'database_name')
     """
     return _NAMES[dialect.name](name)
+
+
+class InDatabaseDialect:
+    """What a store of a table in ``self.database`` needs of its dialect: the dialect (found once, from
+    the database) and the table's and columns' names in it. The checkpoint and progress stores share it.
+
+    >>> class Store(InDatabaseDialect):
+    ...     database_dialect = 2
+    ...     def __init__(self):
+    ...         self.database = self
+    >>> Store().dialect.name, Store()._name("DATABASE_NAME")
+    ('PostgreSQL', 'database_name')
+    """
+
+    database: Any
+    _dialect: Dialect | None = None
+
+    @property
+    def dialect(self) -> Dialect:
+        """The dialect of the database holding the table."""
+        if self._dialect is None:
+            self._dialect = dialect_of(self.database)
+        return self._dialect
+
+    def _name(self, name: str) -> str:
+        """The table's or a column's name in the database's dialect."""
+        return checkpoint_name(self.dialect, name)
 
 
 def _quote(dialect: Dialect, name: str, what: str = "identifier") -> str:

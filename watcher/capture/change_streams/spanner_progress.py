@@ -25,8 +25,8 @@ from google.api_core import exceptions as gexc
 from google.cloud import spanner
 from google.cloud.spanner_v1 import param_types
 
-from ...dialects import GOOGLE_SQL, POSTGRESQL, Dialect, dialect_of
-from ...dialects.checkpoints import checkpoint_name, create_table_sql
+from ...dialects import GOOGLE_SQL, POSTGRESQL, Dialect
+from ...dialects.checkpoints import InDatabaseDialect, create_table_sql
 from ...dialects.schema import columns_query
 from ...errors import CheckpointError
 from ...model import TableId
@@ -83,7 +83,7 @@ def postgresql_statements(table: str = TABLE) -> list[str]:
 _CREATE = {GOOGLE_SQL.name: table_statements, POSTGRESQL.name: postgresql_statements}
 
 
-class SpannerProgressStore(ProgressStore):
+class SpannerProgressStore(InDatabaseDialect, ProgressStore):
     """Progress rows in :data:`TABLE` of ``database``.
 
     Args:
@@ -103,16 +103,6 @@ class SpannerProgressStore(ProgressStore):
         self.table = validate_identifier(table, "progress table")
         self._initialized = False
         self._dialect: Dialect | None = None
-
-    @property
-    def dialect(self) -> Dialect:
-        """The dialect of the database holding the table."""
-        if self._dialect is None:
-            self._dialect = dialect_of(self.database)
-        return self._dialect
-
-    def _name(self, name: str) -> str:
-        return checkpoint_name(self.dialect, name)
 
     def initialize(self) -> None:
         if self._initialized:
