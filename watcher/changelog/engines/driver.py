@@ -37,6 +37,7 @@ from ..driver.window import Classified, StateRow, classify
 from ..grouping import commit_group
 from ..tables import arrow_rows, layout, watermark_table
 from ..tables.ledger import Ledger, Run
+from ..tables.source import COLUMNS as SOURCE_COLUMNS
 from ..tables.source import Source
 from ..tally import Tally, from_groups
 from .base import Engine, Outcome, PreparedRun, all_newer, hold
@@ -127,9 +128,8 @@ def _rows(table: Any, partitions: list[tuple[str, str, Any]], origin: Source, co
     """``columns`` of the rows of ``origin`` in ``table``'s ``partitions`` (delta-rs' partition filter), as Arrow."""
     import pyarrow.compute as pc
 
-    source = ["source_project", "source_instance", "source_database"]
-    read = table.to_pyarrow_table(filters=partitions, columns=[*source, *columns])
-    for column, value in zip(source, origin.values(), strict=True):
+    read = table.to_pyarrow_table(filters=partitions, columns=[*SOURCE_COLUMNS, *columns])
+    for column, value in zip(SOURCE_COLUMNS, origin.values(), strict=True):
         read = read.filter(pc.equal(read.column(column), value))
     return read.select(columns)
 
@@ -165,8 +165,7 @@ class DriverRun(PreparedRun):
 
         ledger = self.engine.ledger
         tables = sorted(set(rows.column("table_name").to_pylist()))
-        on = " AND ".join(f"t.{c} = s.{c}" for c in ("source_project", "source_instance", "source_database",
-                                                      "table_name", "keys"))
+        on = " AND ".join(f"t.{c} = s.{c}" for c in (*SOURCE_COLUMNS, "table_name", "keys"))
         among = ", ".join("'" + t.replace("'", "''") + "'" for t in tables)
         (DeltaTable(ledger.uri(layout.CURRENT_STATE.name), storage_options=ledger.storage_options or None)
          .merge(rows, f"{on} AND t.table_name IN ({among})", source_alias="s", target_alias="t",
