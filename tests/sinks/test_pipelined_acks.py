@@ -307,10 +307,17 @@ class CheckedProgress(InMemoryProgressStore):
         def acknowledged(f: cf.Future[None]) -> bool:
             return f.done() and f.exception() is None
 
+        def covered(last: Change, row: PartitionProgress) -> bool:
+            # at the watermark itself, the row says which records of that commit timestamp were delivered
+            # (a transaction's records may be split over two batches)
+            if last.commit_timestamp != row.watermark:
+                return last.commit_timestamp < row.watermark
+            ids = row.delivered_at_watermark
+            return not ids or f"{last.server_transaction_id}/{last.record_sequence}" in ids
+
         for row in rows:
             for i, (last, f) in enumerate(batches):
-                if (last.partition_token != row.token or last.commit_timestamp > row.watermark
-                        or acknowledged(f)):
+                if last.partition_token != row.token or not covered(last, row) or acknowledged(f):
                     continue
                 if f.done() and any(acknowledged(g) and later.partition_token == row.token
                                     and later.commit_timestamp >= last.commit_timestamp
