@@ -37,6 +37,7 @@ from ..driver.window import Classified, StateRow, classify
 from ..grouping import commit_group
 from ..tables import arrow_rows, layout, watermark_table
 from ..tables.ledger import Ledger, Run
+from ..tables.readers import arrow_table
 from ..tables.source import COLUMNS as SOURCE_COLUMNS
 from ..tables.source import Source
 from ..tally import Tally, from_groups
@@ -128,7 +129,7 @@ def _rows(table: Any, partitions: list[tuple[str, str, Any]], origin: Source, co
     """``columns`` of the rows of ``origin`` in ``table``'s ``partitions`` (delta-rs' partition filter), as Arrow."""
     import pyarrow.compute as pc
 
-    read = table.to_pyarrow_table(filters=partitions, columns=[*SOURCE_COLUMNS, *columns])
+    read = arrow_table(table, filters=partitions, columns=[*SOURCE_COLUMNS, *columns])
     for column, value in zip(SOURCE_COLUMNS, origin.values(), strict=True):
         read = read.filter(pc.equal(read.column(column), value))
     return read.select(columns)

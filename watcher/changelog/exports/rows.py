@@ -28,6 +28,7 @@ from typing import Any
 
 from .. import records
 from ..tables import layout
+from ..tables.readers import arrow_table
 from . import errors
 from .delta_columns import EXACT_COMMIT_SQL, SOURCE_COLUMNS
 from .selection import Selection
@@ -67,7 +68,7 @@ def snapshot(warehouse: str, *, storage_options: dict[str, str] | None = None) -
     files = pa.table(table.get_add_actions(flatten=True))
     runs = files.column("max.run_version").to_pylist() if "max.run_version" in files.column_names else [None]
     if files.num_rows and None in runs:  # a writer that kept no statistics: the rows say it
-        rows = table.to_pyarrow_table(columns=["run_version"]).column("run_version").to_pylist()
+        rows = arrow_table(table, columns=["run_version"]).column("run_version").to_pylist()
         runs = [r for r in rows if r is not None]
     names = files.column("partition.table_name").to_pylist() if "partition.table_name" in files.column_names else []
     return Snapshot(warehouse, table.version(), str(table.metadata().id), int(max(runs, default=0) or 0),

@@ -38,6 +38,7 @@ from typing import Any
 
 from ...errors import ChangelogError
 from . import layout
+from .readers import arrow_table
 
 #: The application id of the changelog job's commits (streaming writers use their own).
 APP_ID = "spanner-watcher/changelog"
@@ -124,7 +125,7 @@ class Ledger:
         found = self._open(layout.RUNS.name)
         if found is None:
             return []
-        return found.to_pyarrow_table(columns=["run_version", "batches"]).to_pylist()
+        return arrow_table(found, columns=["run_version", "batches"]).to_pylist()
 
     def run(self, version: int, rows: list[dict[str, Any]] | None = None) -> Run:
         """Run ``version`` as the tables hold it (``rows``: the ``runs`` table's rows, when already read)."""

@@ -42,8 +42,31 @@ def duckdb_connection() -> Any:
     return con
 
 
+def arrow_table(table: Any, *, columns: list[str] | None = None, filters: Any = None) -> Any:
+    """A delta-rs table's rows as one Arrow table; on local disk read through pyarrow's own filesystem.
+
+    delta-rs otherwise reads through a filesystem written in Python, whose last reference an Arrow
+    thread may drop while the interpreter exits: the process then aborts (``std::terminate``) after
+    its work is done.
+
+    >>> import tempfile, pyarrow as pa
+    >>> from deltalake import DeltaTable, write_deltalake
+    >>> folder = tempfile.mkdtemp()
+    >>> write_deltalake(folder, pa.table({"table_name": ["a b/c", "d"], "n": [1, 2]}), partition_by=["table_name"])
+    >>> sorted(arrow_table(DeltaTable(folder), columns=["n"]).column("n").to_pylist())
+    [1, 2]
+    """
+    import pyarrow.fs as pafs
+
+    from ...storage_urls import local_path
+
+    folder = local_path(table.table_uri)
+    native = pafs.SubTreeFileSystem(folder.rstrip("/") or "/", pafs.LocalFileSystem()) if folder else None
+    return table.to_pyarrow_table(columns=columns, filters=filters, filesystem=native)
+
+
 def delta_rs_rows(uri: str, *, version: int | None = None, storage_options: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """The rows of the Delta table at ``uri`` (its ``version``, else the newest) as delta-rs reads them."""
     from deltalake import DeltaTable
 
-    return DeltaTable(uri, version=version, storage_options=storage_options).to_pyarrow_table().to_pylist()
+    return arrow_table(DeltaTable(uri, version=version, storage_options=storage_options)).to_pylist()

@@ -44,6 +44,7 @@ from typing import Any
 from ...errors import ConfigurationError
 from . import layout
 from .ledger import Ledger
+from .readers import arrow_table
 
 #: Delta's default retention of removed files (``delta.deletedFileRetentionDuration``): VACUUM keeps
 #: at least this much unless forced.
@@ -141,7 +142,7 @@ def removable_batches(ledger: Ledger, age: dt.timedelta, now: dt.datetime) -> li
         runs = DeltaTable(ledger.uri(layout.RUNS.name), storage_options=ledger.storage_options or None)
     except TableNotFoundError:
         return []
-    rows = runs.to_pyarrow_table(columns=["run_version", "batches", "started_at"]).to_pylist()
+    rows = arrow_table(runs, columns=["run_version", "batches", "started_at"]).to_pylist()
     cutoff = now - age
     return sorted({batch for row in rows if row["run_version"] <= complete and row["started_at"] <= cutoff
                    for batch in row["batches"] or ()})

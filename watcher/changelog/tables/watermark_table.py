@@ -25,6 +25,7 @@ from typing import Any
 from .. import watermarks
 from . import layout
 from .ledger import Ledger, Run
+from .readers import arrow_table
 from .source import DEFAULT_SOURCE, Source
 
 __all__ = ["DEFAULT_SOURCE", "next_rows", "read_rows", "text_of", "timestamp_of", "write", "write_run"]
@@ -51,7 +52,7 @@ def text_of(when: dt.datetime, nanos: int | None) -> str:
 def read_rows(ledger: Ledger, source: Source | None = None) -> list[dict[str, Any]]:
     """The table's rows (of ``source``, when given), as delta-rs reads them (none before the first run)."""
     found = ledger._open(layout.WATERMARKS.name)
-    rows = found.to_pyarrow_table().to_pylist() if found is not None else []
+    rows = arrow_table(found).to_pylist() if found is not None else []
     return [r for r in rows if source is None or tuple(r[c] for c in ("source_project", "source_instance",
                                                                         "source_database")) == source.values()]
 
