@@ -81,7 +81,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _need_setuptools() -> None:
     if importlib.util.find_spec("setuptools.command.bdist_wheel") is None:
-        pytest.fail("building the wheel offline needs setuptools>=70.1 here: pip install -e '.[test]'")
+        pytest.fail("building the wheel offline needs setuptools>=77 here: pip install -e '.[test]'")
 
 
 def _install(python: Path, *what: str, cwd: Path) -> None:
