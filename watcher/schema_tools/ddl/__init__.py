@@ -1,4 +1,4 @@
-"""DDL helpers: the schema that makes commit-timestamp polling scale, as GoogleSQL statements.
+"""DDL helpers: the schema that makes commit-timestamp polling scale, as GoogleSQL or PostgreSQL statements.
 
 Three pieces make a poll cost what it returns instead of what the table holds, as the Java
 library's sharding samples set it up: a commit-timestamp column; a computed shard column
@@ -19,6 +19,11 @@ The helpers live in one module per concept: :mod:`.columns` (types, literals, co
 definitions, commit-timestamp columns), :mod:`.sharding` (the computed shard column and its
 values), :mod:`.indexes` (indexes and the FORCE_INDEX hint), :mod:`.tables` (CREATE TABLE
 and whole-table setup) and :mod:`.change_streams` (the change stream the change-stream mode reads); every public name is importable from here.
+
+Every helper writes GoogleSQL unless given ``dialect=POSTGRESQL`` (from :mod:`watcher.dialects`): then
+the commit-timestamp column is ``spanner.commit_timestamp``, the shard column ``bigint GENERATED ALWAYS AS
+(MOD(spanner.farm_fingerprint(...), N)) STORED``, the index ``CREATE INDEX ... WHERE ... IS NOT NULL``
+and the hint ``/*@ FORCE_INDEX=... */``; :mod:`watcher.dialects.ddl` holds these spellings.
 
 Example:
     >>> setup = sharded_polling("Singers", ["FirstName", ShardSource("LastName", not_null=True)],

@@ -13,6 +13,8 @@ Example:
     CREATE CHANGE STREAM `SingersStream` FOR `Singers`, `Albums`(`Title`) OPTIONS (retention_period = '36h', value_capture_type = 'NEW_ROW')
     >>> create_change_stream("Everything", ALL, exclude_delete=True)
     'CREATE CHANGE STREAM `Everything` FOR ALL OPTIONS (exclude_delete = true)'
+    >>> print(create_change_stream("SingersStream", {"Singers": None}, retention_period="36h", dialect=POSTGRESQL))
+    CREATE CHANGE STREAM "SingersStream" FOR "Singers" WITH (retention_period = '36h')
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Final
 
+from ...dialects.base import GOOGLE_SQL, POSTGRESQL, Dialect  # noqa: F401 (POSTGRESQL: the doctests)
+from ...dialects.ddl import DDL_SQL
 from ...errors import DdlError
-from ...sqlnames import quote_identifier
 from .columns import quoted_column, quoted_table
 
 #: ``tracking=ALL``: the stream watches every table and column, now and later.
@@ -35,11 +38,13 @@ _BOOL_OPTIONS: Final = ("exclude_insert", "exclude_update", "exclude_delete", "e
 Tracking = Mapping[str, Sequence[str] | None]
 
 
-def tracking_clause(tracking: str | Tracking | None) -> str:
+def tracking_clause(tracking: str | Tracking | None, dialect: Dialect = GOOGLE_SQL) -> str:
     """The ``FOR ...`` clause; '' when the stream tracks nothing yet.
 
     >>> tracking_clause(ALL), tracking_clause({"Singers": [], "Albums": ["Title", "Year"]})
     ('FOR ALL', 'FOR `Singers`(), `Albums`(`Title`, `Year`)')
+    >>> print(tracking_clause({"Albums": ["Title"]}, POSTGRESQL))
+    FOR "Albums"("Title")
     """
     if tracking is None:
         return ""
@@ -54,16 +59,17 @@ def tracking_clause(tracking: str | Tracking | None) -> str:
         if isinstance(columns, str):
             raise DdlError(f"columns of table {table} must be a list of names, got the string {columns!r}")
         if columns is None:
-            parts.append(quoted_table(table))
+            parts.append(quoted_table(table, dialect))
             continue
         lowered = [c.lower() for c in columns]
         if len(set(lowered)) != len(lowered):
             raise DdlError(f"table {table} lists a column twice in the change stream: {list(columns)}")
-        parts.append(f"{quoted_table(table)}({', '.join(quoted_column(c) for c in columns)})")
+        parts.append(f"{quoted_table(table, dialect)}({', '.join(quoted_column(c, dialect) for c in columns)})")
     return "FOR " + ", ".join(parts)
 
 
-def _options_clause(retention_period: str | None, value_capture_type: str | None, flags: Mapping[str, bool | None]) -> str:
+def _options_clause(retention_period: str | None, value_capture_type: str | None, flags: Mapping[str, bool | None],
+                    dialect: Dialect) -> str:
     options = []
     if retention_period is not None:
         if not _TIMESPAN.match(retention_period.strip().lower()):
@@ -79,13 +85,14 @@ def _options_clause(retention_period: str | None, value_capture_type: str | None
         value = flags.get(name)
         if value is not None:
             options.append(f"{name} = {'true' if value else 'false'}")
-    return f"OPTIONS ({', '.join(options)})" if options else ""
+    return DDL_SQL[dialect.name].change_stream_options.format(", ".join(options)) if options else ""
 
 
 def create_change_stream(name: str, tracking: str | Tracking | None = ALL, *, retention_period: str | None = None,
                          value_capture_type: str | None = None, exclude_insert: bool | None = None,
                          exclude_update: bool | None = None, exclude_delete: bool | None = None,
-                         exclude_ttl_deletes: bool | None = None, allow_txn_exclusion: bool | None = None) -> str:
+                         exclude_ttl_deletes: bool | None = None, allow_txn_exclusion: bool | None = None,
+                         dialect: Dialect = GOOGLE_SQL) -> str:
     """``CREATE CHANGE STREAM``; options left None are not written (Spanner's defaults apply).
 
     >>> create_change_stream("S", None)
@@ -97,29 +104,31 @@ def create_change_stream(name: str, tracking: str | Tracking | None = ALL, *, re
     """
     flags = {"exclude_insert": exclude_insert, "exclude_update": exclude_update, "exclude_delete": exclude_delete,
              "exclude_ttl_deletes": exclude_ttl_deletes, "allow_txn_exclusion": allow_txn_exclusion}
-    parts = [f"CREATE CHANGE STREAM {quote_identifier(name, 'change stream')}",
-             tracking_clause(tracking), _options_clause(retention_period, value_capture_type, flags)]
+    parts = [f"CREATE CHANGE STREAM {dialect.quote(name, 'change stream')}",
+             tracking_clause(tracking, dialect), _options_clause(retention_period, value_capture_type, flags, dialect)]
     return " ".join(p for p in parts if p)
 
 
-def alter_change_stream_tracking(name: str, tracking: str | Tracking | None) -> str:
+def alter_change_stream_tracking(name: str, tracking: str | Tracking | None, *, dialect: Dialect = GOOGLE_SQL) -> str:
     """``ALTER CHANGE STREAM ... SET FOR ...``, or ``DROP FOR ALL`` when ``tracking`` is None.
 
     >>> alter_change_stream_tracking("S", {"Singers": None})
     'ALTER CHANGE STREAM `S` SET FOR `Singers`'
     >>> alter_change_stream_tracking("S", None)
     'ALTER CHANGE STREAM `S` DROP FOR ALL'
+    >>> alter_change_stream_tracking("S", ALL, dialect=POSTGRESQL)
+    'ALTER CHANGE STREAM "S" SET FOR ALL'
     """
-    stream = quote_identifier(name, "change stream")
+    stream = dialect.quote(name, "change stream")
     if tracking is None:
         return f"ALTER CHANGE STREAM {stream} DROP FOR ALL"
-    return f"ALTER CHANGE STREAM {stream} SET {tracking_clause(tracking)}"
+    return f"ALTER CHANGE STREAM {stream} SET {tracking_clause(tracking, dialect)}"
 
 
-def drop_change_stream(name: str) -> str:
+def drop_change_stream(name: str, *, dialect: Dialect = GOOGLE_SQL) -> str:
     """``DROP CHANGE STREAM``.
 
-    >>> drop_change_stream("S")
-    'DROP CHANGE STREAM `S`'
+    >>> drop_change_stream("S"), drop_change_stream("S", dialect=POSTGRESQL)
+    ('DROP CHANGE STREAM `S`', 'DROP CHANGE STREAM "S"')
     """
-    return f"DROP CHANGE STREAM {quote_identifier(name, 'change stream')}"
+    return f"DROP CHANGE STREAM {dialect.quote(name, 'change stream')}"

@@ -4,9 +4,14 @@ A commit-timestamp column (``allow_commit_timestamp=true``) is what polling read
 writes each row's commit time into it. These helpers define one for a new table, add one to
 an existing table, or turn an existing TIMESTAMP column into one (and back).
 
+Every helper writes GoogleSQL unless given ``dialect=POSTGRESQL`` (:mod:`watcher.dialects.ddl` holds what
+the dialects spell differently); column types are given by their GoogleSQL names in both.
+
 Example:
     >>> add_commit_timestamp_column("Singers")
     'ALTER TABLE `Singers` ADD COLUMN `LastUpdated` TIMESTAMP OPTIONS (allow_commit_timestamp=true)'
+    >>> add_commit_timestamp_column("Singers", dialect=POSTGRESQL)
+    'ALTER TABLE "Singers" ADD COLUMN "LastUpdated" spanner.commit_timestamp'
 """
 
 from __future__ import annotations
@@ -15,8 +20,11 @@ import re
 from dataclasses import dataclass
 from typing import Protocol
 
+from ...dialects.base import GOOGLE_SQL, POSTGRESQL, Dialect  # noqa: F401 (POSTGRESQL: the doctests)
+from ...dialects.ddl import DDL_SQL, column_definition_type, commit_timestamp_definition
+from ...dialects.ddl import string_literal as dialect_literal
 from ...errors import DdlError
-from ...sqlnames import quote_identifier, validate_identifier
+from ...sqlnames import validate_identifier
 
 DEFAULT_COMMIT_TIMESTAMP_COLUMN = "LastUpdated"
 DEFAULT_PROCESSED_COLUMN = "Processed"
@@ -40,35 +48,35 @@ def column_type(text: str) -> str:
     return re.sub(r"\s+", "", text).upper()
 
 
-def string_literal(text: str) -> str:
-    """A GoogleSQL string literal holding exactly ``text``.
+def string_literal(text: str, dialect: Dialect = GOOGLE_SQL) -> str:
+    """A string literal of ``dialect`` holding exactly ``text``.
 
-    >>> string_literal("it's")
-    "'it\\\\'s'"
+    >>> string_literal("it's"), string_literal("it's", POSTGRESQL)
+    ("'it\\\\'s'", "'it''s'")
     """
-    if not isinstance(text, str) or any(ord(c) < 32 or ord(c) == 127 for c in text):
-        raise DdlError(f"invalid literal {text!r}: control characters are not allowed")
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    return dialect_literal(dialect, text)
 
 
-def quoted_table(table: str) -> str:
+def quoted_table(table: str, dialect: Dialect = GOOGLE_SQL) -> str:
     """``table`` as a quoted identifier, for a statement (names are checked, never spliced in raw)."""
-    return quote_identifier(table, "table")
+    return dialect.quote(table, "table")
 
 
-def quoted_column(name: str) -> str:
+def quoted_column(name: str, dialect: Dialect = GOOGLE_SQL) -> str:
     """``name`` as a quoted column identifier."""
-    return quote_identifier(name, "column")
+    return dialect.quote(name, "column")
 
 
 # --- column definitions ------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class ColumnDef:
-    """A plain column of a new table (``commit_timestamp=True`` adds allow_commit_timestamp).
+    """A plain column of a new table (``commit_timestamp=True`` makes it hold commit timestamps).
 
     >>> ColumnDef("LastUpdated", "TIMESTAMP", commit_timestamp=True).sql
     '`LastUpdated` TIMESTAMP OPTIONS (allow_commit_timestamp=true)'
+    >>> ColumnDef("Name", "STRING(200)", not_null=True).definition(POSTGRESQL)
+    '"Name" varchar(200) NOT NULL'
     """
 
     name: str
@@ -84,8 +92,15 @@ class ColumnDef:
 
     @property
     def sql(self) -> str:
-        options = " OPTIONS (allow_commit_timestamp=true)" if self.commit_timestamp else ""
-        return f"{quote_identifier(self.name)} {self.type}{' NOT NULL' if self.not_null else ''}{options}"
+        """The definition in GoogleSQL."""
+        return self.definition(GOOGLE_SQL)
+
+    def definition(self, dialect: Dialect) -> str:
+        """The column's definition in ``dialect``, for CREATE TABLE or ADD COLUMN."""
+        if self.commit_timestamp:
+            return commit_timestamp_definition(dialect, self.name, not_null=self.not_null)
+        not_null = " NOT NULL" if self.not_null else ""
+        return f"{dialect.quote(self.name, 'column')} {column_definition_type(dialect, self.type)}{not_null}"
 
 
 def commit_timestamp_column(name: str = DEFAULT_COMMIT_TIMESTAMP_COLUMN, *, not_null: bool = False) -> ColumnDef:
@@ -94,45 +109,55 @@ def commit_timestamp_column(name: str = DEFAULT_COMMIT_TIMESTAMP_COLUMN, *, not_
 
 
 class ColumnSql(Protocol):
-    """What ADD COLUMN needs of a column: its name and its definition (ColumnDef, ShardColumn)."""
+    """What ADD COLUMN needs of a column: its name and its definition in a dialect (ColumnDef, ShardColumn)."""
 
     @property
     def name(self) -> str: ...
 
-    @property
-    def sql(self) -> str: ...
+    def definition(self, dialect: Dialect) -> str: ...
 
 
 # --- statements on columns -------------------------------------------------------------------------
 
-def add_column(table: str, column: ColumnSql, *, if_not_exists: bool = False) -> str:
+def add_column(table: str, column: ColumnSql, *, if_not_exists: bool = False, dialect: Dialect = GOOGLE_SQL) -> str:
     """``ALTER TABLE ... ADD COLUMN``; Spanner fills a computed column in for existing rows.
 
     >>> add_column("Singers", ColumnDef("Processed", "BOOL"))
     'ALTER TABLE `Singers` ADD COLUMN `Processed` BOOL'
+    >>> add_column("Singers", ColumnDef("Processed", "BOOL"), dialect=POSTGRESQL)
+    'ALTER TABLE "Singers" ADD COLUMN "Processed" boolean'
     """
     exists = "IF NOT EXISTS " if if_not_exists else ""
-    return f"ALTER TABLE {quoted_table(table)} ADD COLUMN {exists}{column.sql}"
+    return f"ALTER TABLE {quoted_table(table, dialect)} ADD COLUMN {exists}{column.definition(dialect)}"
 
 
-def add_commit_timestamp_column(table: str, column: str = DEFAULT_COMMIT_TIMESTAMP_COLUMN, *, not_null: bool = False) -> str:
+def add_commit_timestamp_column(table: str, column: str = DEFAULT_COMMIT_TIMESTAMP_COLUMN, *, not_null: bool = False,
+                                dialect: Dialect = GOOGLE_SQL) -> str:
     """Add a new commit-timestamp column (NOT NULL only works on an empty table)."""
-    return add_column(table, commit_timestamp_column(column, not_null=not_null))
+    return add_column(table, commit_timestamp_column(column, not_null=not_null), dialect=dialect)
 
 
-def _set_commit_timestamp_option(table: str, column: str, value: str) -> str:
-    return f"ALTER TABLE {quoted_table(table)} ALTER COLUMN {quoted_column(column)} SET OPTIONS (allow_commit_timestamp={value})"
+def _alter_commit_timestamp(template: str, table: str, column: str, dialect: Dialect) -> str:
+    return template.format(table=quoted_table(table, dialect), column=quoted_column(column, dialect))
 
 
-def enable_commit_timestamp(table: str, column: str = DEFAULT_COMMIT_TIMESTAMP_COLUMN) -> str:
+def enable_commit_timestamp(table: str, column: str = DEFAULT_COMMIT_TIMESTAMP_COLUMN, *,
+                            dialect: Dialect = GOOGLE_SQL) -> str:
     """Turn an existing TIMESTAMP column into a commit-timestamp column (its values must lie in the past).
 
     >>> enable_commit_timestamp("Performances", "LastUpdateTime")
     'ALTER TABLE `Performances` ALTER COLUMN `LastUpdateTime` SET OPTIONS (allow_commit_timestamp=true)'
+    >>> enable_commit_timestamp("Performances", "LastUpdateTime", dialect=POSTGRESQL)
+    'ALTER TABLE "Performances" ALTER COLUMN "LastUpdateTime" TYPE spanner.commit_timestamp'
     """
-    return _set_commit_timestamp_option(table, column, "true")
+    return _alter_commit_timestamp(DDL_SQL[dialect.name].set_commit_timestamp, table, column, dialect)
 
 
-def disable_commit_timestamp(table: str, column: str = DEFAULT_COMMIT_TIMESTAMP_COLUMN) -> str:
-    """Remove the option again (``=null``); the column stays a TIMESTAMP, with its values and nullability."""
-    return _set_commit_timestamp_option(table, column, "null")
+def disable_commit_timestamp(table: str, column: str = DEFAULT_COMMIT_TIMESTAMP_COLUMN, *,
+                             dialect: Dialect = GOOGLE_SQL) -> str:
+    """Make the column a plain timestamp again, with its values and nullability.
+
+    >>> disable_commit_timestamp("T", "Ts", dialect=POSTGRESQL)
+    'ALTER TABLE "T" ALTER COLUMN "Ts" TYPE timestamptz'
+    """
+    return _alter_commit_timestamp(DDL_SQL[dialect.name].clear_commit_timestamp, table, column, dialect)

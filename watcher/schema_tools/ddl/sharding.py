@@ -4,9 +4,14 @@ Spanner fills the column in for every writer, old or new, without the writers me
 the whole table. :meth:`ShardColumn.shard_of` computes the same value in Python, and
 :func:`shard_provider` lists every value for the watcher.
 
+In a PostgreSQL database the column is ``bigint GENERATED ALWAYS AS (MOD(spanner.farm_fingerprint(...), N))
+STORED`` and non-text sources are cast to ``varchar``; the values are the same in both dialects.
+
 Example:
     >>> shard_column("ShardId", ["FirstName"], 7).sql
     "`ShardId` INT64 AS (MOD(FARM_FINGERPRINT(COALESCE(`FirstName`, '')), 7)) STORED"
+    >>> print(shard_column("ShardId", ["FirstName"], 7).definition(POSTGRESQL))
+    "ShardId" bigint GENERATED ALWAYS AS (MOD(spanner.farm_fingerprint(COALESCE("FirstName", '')), 7)) STORED
     >>> shard_provider("ShardId", 3)
     FixedShardProvider('ShardId', [-2, -1, 0, 1, 2])
 """
@@ -24,8 +29,10 @@ from typing import Any
 import farmhash  # type: ignore[import-untyped]
 
 from ...capture.shards import FixedShardProvider
+from ...dialects.base import GOOGLE_SQL, POSTGRESQL, Dialect  # noqa: F401 (POSTGRESQL: the doctests)
+from ...dialects.ddl import DDL_SQL, as_text, column_definition_type
 from ...errors import DdlError
-from ...sqlnames import quote_identifier, validate_identifier
+from ...sqlnames import validate_identifier
 from .columns import string_literal
 
 #: The Java library's sample shard count: MOD(..., 19) gives the 37 values -18..18.
@@ -62,14 +69,14 @@ class ShardSource:
 
 
 _SOURCE_TYPE = re.compile(r"^\s*([A-Za-z0-9]+)\s*(?:\(\s*(?:MAX|[1-9][0-9]{0,6})\s*\))?\s*$", re.IGNORECASE)
-#: How each source type becomes STRING for FARM_FINGERPRINT (deterministic, as generated columns require),
-#: and the same conversion in Python for :meth:`ShardColumn.shard_of`.
-_AS_STRING: dict[str, tuple[str, Callable[[Any], str]]] = {
-    "STRING": ("{}", str),
-    "BYTES": ("TO_BASE64({})", lambda v: base64.b64encode(v).decode("ascii")),
-    "INT64": ("CAST({} AS STRING)", lambda v: str(int(v))),
-    "BOOL": ("CAST({} AS STRING)", lambda v: "true" if v else "false"),
-    "DATE": ("CAST({} AS STRING)", lambda v: v.isoformat() if isinstance(v, dt.date) else str(v)),
+#: How each source type becomes text in Python, as the database's conversion for FARM_FINGERPRINT makes it
+#: (:data:`watcher.dialects.ddl.DDL_SQL` ``as_text``), for :meth:`ShardColumn.shard_of`.
+_AS_STRING: dict[str, Callable[[Any], str]] = {
+    "STRING": str,
+    "BYTES": lambda v: base64.b64encode(v).decode("ascii"),
+    "INT64": lambda v: str(int(v)),
+    "BOOL": lambda v: "true" if v else "false",
+    "DATE": lambda v: v.isoformat() if isinstance(v, dt.date) else str(v),
 }
 
 
@@ -132,11 +139,19 @@ class ShardColumn:
 
     @property
     def fingerprint_input(self) -> str:
-        """The STRING expression that is fingerprinted."""
-        sep = string_literal(self.separator)
+        """The STRING expression that is fingerprinted, in GoogleSQL."""
+        return self.fingerprint_input_in(GOOGLE_SQL)
+
+    def fingerprint_input_in(self, dialect: Dialect) -> str:
+        """The text expression that is fingerprinted, in ``dialect``.
+
+        >>> print(ShardColumn("S", (ShardSource("Id", "INT64", not_null=True), ShardSource("N")), 3).fingerprint_input_in(POSTGRESQL))
+        CAST("Id" AS varchar) || ' ' || COALESCE("N", '')
+        """
+        sep = string_literal(self.separator, dialect)
         parts = []
         for i, source in enumerate(self.sources):
-            value = _AS_STRING[source.type][0].format(quote_identifier(source.name))
+            value = as_text(dialect, source.type, dialect.quote(source.name, "column"), source.name)
             last = i == len(self.sources) - 1
             term = value if last else f"{value} || {sep}"
             parts.append(term if source.not_null else f"COALESCE({term}, '')")
@@ -144,16 +159,29 @@ class ShardColumn:
 
     @property
     def expression(self) -> str:
-        """The shard value expression (without the processed-column CASE)."""
-        return f"MOD(FARM_FINGERPRINT({self.fingerprint_input}), {self.shards})"
+        """The shard value expression (without the processed-column CASE), in GoogleSQL."""
+        return self.expression_in(GOOGLE_SQL)
+
+    def expression_in(self, dialect: Dialect) -> str:
+        """The shard value expression (without the processed-column CASE), in ``dialect``.
+
+        >>> print(ShardColumn("ShardId", (ShardSource("Name"),), 11).expression_in(POSTGRESQL))
+        MOD(spanner.farm_fingerprint(COALESCE("Name", '')), 11)
+        """
+        return f"MOD({DDL_SQL[dialect.name].fingerprint.format(self.fingerprint_input_in(dialect))}, {self.shards})"
 
     @property
     def sql(self) -> str:
-        """The column definition, for CREATE TABLE or ALTER TABLE ADD COLUMN."""
-        value = self.expression
+        """The column definition in GoogleSQL, for CREATE TABLE or ALTER TABLE ADD COLUMN."""
+        return self.definition(GOOGLE_SQL)
+
+    def definition(self, dialect: Dialect) -> str:
+        """The column definition in ``dialect``, for CREATE TABLE or ALTER TABLE ADD COLUMN."""
+        value = self.expression_in(dialect)
         if self.processed_column is not None:
-            value = f"CASE WHEN {quote_identifier(self.processed_column)} THEN NULL ELSE {value} END"
-        return f"{quote_identifier(self.name)} INT64 AS ({value}) STORED"
+            value = f"CASE WHEN {dialect.quote(self.processed_column, 'column')} THEN NULL ELSE {value} END"
+        return DDL_SQL[dialect.name].generated_column.format(
+            name=dialect.quote(self.name, "column"), type=column_definition_type(dialect, "INT64"), expression=value)
 
     @property
     def values(self) -> range:
@@ -177,7 +205,7 @@ class ShardColumn:
                 if source.not_null:
                     return None  # Spanner would compute NULL; NOT NULL columns never get here
                 continue
-            text.append(_AS_STRING[source.type][1](value) + ("" if last else self.separator))
+            text.append(_AS_STRING[source.type](value) + ("" if last else self.separator))
         return _mod(fingerprint("".join(text)), self.shards)
 
 

@@ -10,6 +10,9 @@ Example:
     'ALTER TABLE `Albums` ADD COLUMN `LastUpdated` TIMESTAMP OPTIONS (allow_commit_timestamp=true)'
     >>> setup.watcher_options()["table_hint"]
     '@{FORCE_INDEX=Idx_Albums_ShardId_LastUpdated}'
+    >>> postgres = sharded_polling("Albums", ["Title"], shards=5, commit_timestamp="add", dialect=POSTGRESQL)
+    >>> postgres.statements[0], postgres.table_hint
+    ('ALTER TABLE "Albums" ADD COLUMN "LastUpdated" spanner.commit_timestamp', '/*@ FORCE_INDEX=Idx_Albums_ShardId_LastUpdated */')
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...capture.shards import FixedShardProvider
+from ...dialects.base import GOOGLE_SQL, POSTGRESQL, Dialect  # noqa: F401 (POSTGRESQL: the doctests)
+from ...dialects.ddl import DDL_SQL
 from ...errors import DdlError, HotspotError
 from ...sqlnames import validate_identifier
 from .columns import (
@@ -35,11 +40,16 @@ from .sharding import DEFAULT_SHARD_COLUMN, DEFAULT_SHARDS, ShardColumn, ShardSo
 
 
 def create_table(table: str, columns: Sequence[ColumnDef | ShardColumn], primary_key: Sequence[str], *,
-                 allow_hotspot: bool = False, if_not_exists: bool = False) -> str:
+                 allow_hotspot: bool = False, if_not_exists: bool = False, dialect: Dialect = GOOGLE_SQL) -> str:
     """``CREATE TABLE`` with the given columns; refuses a commit-timestamp column leading the key.
 
     >>> create_table("T", [ColumnDef("Id", "INT64", not_null=True), ColumnDef("Ts", "TIMESTAMP", commit_timestamp=True)], ["Id"])
     'CREATE TABLE `T` (\\n  `Id` INT64 NOT NULL,\\n  `Ts` TIMESTAMP OPTIONS (allow_commit_timestamp=true),\\n) PRIMARY KEY (`Id`)'
+    >>> print(create_table("T", [ColumnDef("Id", "INT64", not_null=True)], ["Id"], dialect=POSTGRESQL))
+    CREATE TABLE "T" (
+      "Id" bigint NOT NULL,
+      PRIMARY KEY ("Id")
+    )
     """
     if not columns:
         raise DdlError(f"table {table} needs at least one column")
@@ -54,10 +64,10 @@ def create_table(table: str, columns: Sequence[ColumnDef | ShardColumn], primary
     first = names[primary_key[0].lower()] if primary_key else None
     if isinstance(first, ColumnDef) and first.commit_timestamp and not allow_hotspot:
         raise HotspotError(first.name, f"the primary key of table {table}")
-    body = "".join(f"  {c.sql},\n" for c in columns)
-    key = ", ".join(quoted_column(k) for k in primary_key)
-    exists = "IF NOT EXISTS " if if_not_exists else ""
-    return f"CREATE TABLE {exists}{quoted_table(table)} (\n{body}) PRIMARY KEY ({key})"
+    body = "".join(f"  {c.definition(dialect)},\n" for c in columns)
+    key = ", ".join(quoted_column(k, dialect) for k in primary_key)
+    return DDL_SQL[dialect.name].create_table.format(exists="IF NOT EXISTS " if if_not_exists else "",
+                                                     table=quoted_table(table, dialect), columns=body, key=key)
 
 
 # --- everything at once ------------------------------------------------------------------------------
@@ -71,6 +81,8 @@ class ShardedPolling:
     shard_column: ShardColumn
     commit_timestamp_column: str
     index: str
+    #: The dialect the statements are written in (the hint takes its form).
+    dialect: Dialect = GOOGLE_SQL
 
     @property
     def shard_provider(self) -> FixedShardProvider:
@@ -78,7 +90,7 @@ class ShardedPolling:
 
     @property
     def table_hint(self) -> str:
-        return force_index_hint(self.index)
+        return force_index_hint(self.index, self.dialect)
 
     def watcher_options(self) -> dict[str, Any]:
         """Keyword arguments for ``TableWatcher(database, table, **options)``."""
@@ -87,10 +99,10 @@ class ShardedPolling:
 
 
 #: What to do about the commit-timestamp column of an existing table.
-_COMMIT_TIMESTAMP_STEPS: dict[str, Callable[[str, str], str | None]] = {
-    "existing": lambda table, column: None,
-    "add": lambda table, column: add_commit_timestamp_column(table, column),
-    "convert": enable_commit_timestamp,
+_COMMIT_TIMESTAMP_STEPS: dict[str, Callable[[str, str, Dialect], str | None]] = {
+    "existing": lambda table, column, dialect: None,
+    "add": lambda table, column, dialect: add_commit_timestamp_column(table, column, dialect=dialect),
+    "convert": lambda table, column, dialect: enable_commit_timestamp(table, column, dialect=dialect),
 }
 
 
@@ -98,8 +110,8 @@ def sharded_polling(table: str, sources: Iterable[str | ShardSource], *, shards:
                     commit_timestamp_column: str = DEFAULT_COMMIT_TIMESTAMP_COLUMN, commit_timestamp: str = "existing",
                     shard_column_name: str = DEFAULT_SHARD_COLUMN, processed_column: str | None = None,
                     add_processed_column: bool = True, storing: Sequence[str] = (), index_name: str | None = None,
-                    separator: str = " ") -> ShardedPolling:
-    """Make an existing table poll-friendly: commit timestamp, shard column, NULL_FILTERED index.
+                    separator: str = " ", dialect: Dialect = GOOGLE_SQL) -> ShardedPolling:
+    """Make an existing table poll-friendly: commit timestamp, shard column, NULL-filtered index.
 
     Args:
         table: the table to change.
@@ -116,6 +128,7 @@ def sharded_polling(table: str, sources: Iterable[str | ShardSource], *, shards:
         storing: columns the index stores (a poll reading only these never touches the table).
         index_name: the index name (default ``Idx_<table>_<shard column>_<commit timestamp column>``).
         separator: the text between source values in the fingerprinted string.
+        dialect: the database's dialect, which the statements and the hint are written in.
     """
     if commit_timestamp not in _COMMIT_TIMESTAMP_STEPS:
         raise DdlError(f"commit_timestamp must be one of {sorted(_COMMIT_TIMESTAMP_STEPS)}, got {commit_timestamp!r}")
@@ -125,19 +138,19 @@ def sharded_polling(table: str, sources: Iterable[str | ShardSource], *, shards:
     if commit_timestamp_column.lower() in {s.name.lower() for s in shard.sources}:
         raise DdlError(f"the shard cannot be computed from the commit-timestamp column {commit_timestamp_column}")
     index = shard_index_name(table, shard.name, commit_timestamp_column) if index_name is None else index_name
-    steps = [_COMMIT_TIMESTAMP_STEPS[commit_timestamp](table, commit_timestamp_column)]
+    steps = [_COMMIT_TIMESTAMP_STEPS[commit_timestamp](table, commit_timestamp_column, dialect)]
     if processed_column is not None and add_processed_column:
-        steps.append(add_column(table, ColumnDef(processed_column, "BOOL")))
-    steps.append(add_column(table, shard))
-    steps.append(shard_index(table, shard.name, commit_timestamp_column, name=index, storing=storing))
-    return ShardedPolling(table, tuple(s for s in steps if s), shard, commit_timestamp_column, index)
+        steps.append(add_column(table, ColumnDef(processed_column, "BOOL"), dialect=dialect))
+    steps.append(add_column(table, shard, dialect=dialect))
+    steps.append(shard_index(table, shard.name, commit_timestamp_column, name=index, storing=storing, dialect=dialect))
+    return ShardedPolling(table, tuple(s for s in steps if s), shard, commit_timestamp_column, index, dialect)
 
 
 def sharded_table(table: str, columns: Sequence[ColumnDef], primary_key: Sequence[str], sources: Iterable[str | ShardSource],
                   *, shards: int = DEFAULT_SHARDS, commit_timestamp_column: str = DEFAULT_COMMIT_TIMESTAMP_COLUMN,
                   shard_column_name: str = DEFAULT_SHARD_COLUMN, processed_column: str | None = None,
                   storing: Sequence[str] = (), index_name: str | None = None, separator: str = " ",
-                  allow_hotspot: bool = False) -> ShardedPolling:
+                  allow_hotspot: bool = False, dialect: Dialect = GOOGLE_SQL) -> ShardedPolling:
     """A new table with a commit-timestamp column, a shard column and the shard index.
 
     ``columns`` are the table's own columns; the commit-timestamp column (and the
@@ -158,6 +171,6 @@ def sharded_table(table: str, columns: Sequence[ColumnDef], primary_key: Sequenc
     if missing:
         raise DdlError(f"shard source column(s) {missing} are not columns of table {table}")
     index = shard_index_name(table, shard.name, ts.name) if index_name is None else index_name
-    statements = (create_table(table, [*columns, shard], primary_key, allow_hotspot=allow_hotspot),
-                  shard_index(table, shard.name, ts.name, name=index, storing=storing))
-    return ShardedPolling(table, statements, shard, ts.name, index)
+    statements = (create_table(table, [*columns, shard], primary_key, allow_hotspot=allow_hotspot, dialect=dialect),
+                  shard_index(table, shard.name, ts.name, name=index, storing=storing, dialect=dialect))
+    return ShardedPolling(table, statements, shard, ts.name, index, dialect)
