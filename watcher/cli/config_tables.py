@@ -8,7 +8,7 @@
 
     [tables.Singers]
     commit_timestamp_column = "LastUpdated"
-    hint = "@{FORCE_INDEX=Idx_Singers_ShardId_LastUpdated}"
+    hint = "@{FORCE_INDEX=Idx_Singers_ShardId_LastUpdated}"   # or /*@ FORCE_INDEX=... */: either form, any dialect
     shards = { kind = "fixed", column = "ShardId", values = "-18..18" }
 
 The values are checked by the configuration's reader (:mod:`watcher.cli.config`), so every
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..capture.table_set import TableSelection
-from ..errors import InvalidIdentifierError
+from ..errors import ConfigurationError, InvalidIdentifierError
 from ..sqlnames import validate_identifier
 
 if TYPE_CHECKING:
@@ -133,11 +133,21 @@ def _table(r: _Reader, name: str, section: dict[str, Any]) -> TableSettings:
     return TableSettings(name, column, hint, shards)
 
 
+#: What a hint may look like: the watcher sends either form in its database's dialect.
+_HINT_EXPECTED = ("expected a table hint like @{{FORCE_INDEX=IndexName}} (GoogleSQL) or /*@ FORCE_INDEX=IndexName */ "
+                  "(PostgreSQL; either form works in both dialects), got {hint!r}")
+
+
 def _hint(r: _Reader, key: str, value: Any) -> str:
+    from ..dialects.hints import hint_entries
+
     hint = r.text(key, value).strip()
-    if not (hint.startswith("@{") and hint.endswith("}")):
-        raise r.fail(key, f"expected a table hint like @{{FORCE_INDEX=IndexName}}, got {hint!r}")
-    return hint
+    try:
+        if hint_entries(hint):
+            return hint
+    except ConfigurationError:
+        pass
+    raise r.fail(key, _HINT_EXPECTED.format(hint=hint))
 
 
 def _shards(r: _Reader, key: str, value: Any) -> ShardSettings:

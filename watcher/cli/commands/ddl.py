@@ -1,10 +1,13 @@
 """``spanner-watcher ddl ...``: print the DDL the helpers of :mod:`watcher.schema_tools.ddl` generate.
 
 The output is a valid migration file (statements end with ``;``, notes are ``--``
-comments), so it can go straight into a migration folder.
+comments), so it can go straight into a migration folder. ``--dialect postgresql`` prints the
+statements for a PostgreSQL-dialect database; these subcommands do not connect to a database, so
+GoogleSQL is the default. Column types are given by their GoogleSQL names in both dialects.
 
 Example:
     $ spanner-watcher ddl setup Singers --source FirstName --source LastName:STRING:not_null
+    $ spanner-watcher ddl setup singers --source firstname --dialect postgresql
     $ spanner-watcher ddl commit-timestamp Performances --column LastUpdateTime --convert
     $ spanner-watcher ddl prune Singers --retention 1h                 # print, with the cutoff from the checkpoints
     $ spanner-watcher ddl prune Singers --retention 1h --execute       # or run it
@@ -27,6 +30,10 @@ _NOT_NULL = {"not_null", "notnull", "not-null"}
 _UNITS = {"d": "days", "h": "hours", "m": "minutes", "s": "seconds"}
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)([dhms])")
 _TRACKED_TABLE = re.compile(r"\s*([^()\s]+)\s*(?:\((.*)\))?\s*\Z")
+#: --dialect's values; the dialect objects are looked up when the command runs (the parser imports no client).
+DIALECT_CHOICES = ("googlesql", "postgresql")
+_DIALECT_HELP = ("the SQL dialect of the database the DDL is for (default googlesql: this command does not "
+                 "connect to a database, so it cannot read the database's own)")
 
 
 def parse_duration(text: str) -> dt.timedelta:
@@ -89,6 +96,21 @@ def tracked_table(text: str) -> tuple[str, tuple[str, ...] | None]:
     return table, names
 
 
+def _dialect_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dialect", type=str.lower, choices=DIALECT_CHOICES, default="googlesql", help=_DIALECT_HELP)
+
+
+def dialect_named(name: str) -> Any:
+    """The :class:`~watcher.dialects.Dialect` a --dialect value names.
+
+    >>> dialect_named("postgresql"), dialect_named("googlesql")
+    (PostgreSQL, GoogleSQL)
+    """
+    from ...dialects import GOOGLE_SQL, POSTGRESQL
+
+    return {"googlesql": GOOGLE_SQL, "postgresql": POSTGRESQL}[name]
+
+
 def _shard_options(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
     from ...schema_tools.ddl import DEFAULT_SHARD_COLUMN, DEFAULT_SHARDS
 
@@ -119,9 +141,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``ddl`` subcommand and its own subcommands."""
     parser = subparsers.add_parser(
         NAME, help="print the DDL for commit timestamps, shard columns and the index the watcher polls",
-        description="Print GoogleSQL DDL for what the watcher needs: commit-timestamp columns, a computed "
-                    "FARM_FINGERPRINT shard column, the NULL_FILTERED (shard, commit timestamp) index, or all of it "
-                    "at once with the matching watcher settings. The output can be saved as a migration file.")
+        description="Print the DDL for what the watcher needs: commit-timestamp columns, a computed "
+                    "FARM_FINGERPRINT shard column, the NULL-filtered (shard, commit timestamp) index, or all of it "
+                    "at once with the matching watcher settings, in GoogleSQL or (--dialect postgresql) PostgreSQL. "
+                    "The output can be saved as a migration file.")
     kinds = parser.add_subparsers(dest="kind", metavar="KIND", required=True, parser_class=type(parser))
 
     p = kinds.add_parser("commit-timestamp", help="add, convert or remove a commit-timestamp column")
@@ -130,20 +153,24 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("--add", dest="mode", action="store_const", const="add", help="ALTER TABLE ... ADD COLUMN")
     mode.add_argument("--convert", dest="mode", action="store_const", const="convert",
-                      help="SET OPTIONS (allow_commit_timestamp=true) on an existing TIMESTAMP column")
+                      help="make an existing TIMESTAMP column a commit-timestamp column (GoogleSQL: SET OPTIONS "
+                           "(allow_commit_timestamp=true); PostgreSQL: TYPE spanner.commit_timestamp)")
     mode.add_argument("--remove", dest="mode", action="store_const", const="remove",
-                      help="SET OPTIONS (allow_commit_timestamp=null)")
+                      help="make it a plain timestamp again (allow_commit_timestamp=null; PostgreSQL: TYPE timestamptz)")
     p.add_argument("--not-null", action="store_true", help="with --add: NOT NULL (works on an empty table only)")
+    _dialect_option(p)
 
     p = kinds.add_parser("shard-column", help="add a computed shard column to an existing table")
     p.add_argument("table")
     _shard_options(p)
+    _dialect_option(p)
 
-    p = kinds.add_parser("index", help="the NULL_FILTERED index on (shard, commit timestamp)")
+    p = kinds.add_parser("index", help="the NULL-filtered index on (shard, commit timestamp)")
     p.add_argument("table")
     p.add_argument("--shard-column", default="ShardId", help="default ShardId")
     _ts_option(p)
     _index_options(p)
+    _dialect_option(p)
 
     p = kinds.add_parser("setup", help="everything for an existing table, plus the watcher settings")
     p.add_argument("table")
@@ -153,6 +180,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--commit-timestamp", choices=("existing", "add", "convert"), default="existing",
                    help="the commit-timestamp column exists already, must be added, or is a TIMESTAMP to convert")
     p.add_argument("--processed-exists", action="store_true", help="the table has its --processed-column already")
+    _dialect_option(p)
 
     p = kinds.add_parser("table", help="a new table with all of it, plus the watcher settings")
     p.add_argument("table")
@@ -164,6 +192,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     _index_options(p)
     p.add_argument("--allow-hotspot", action="store_true",
                    help="allow the commit-timestamp column as the first primary-key column")
+    _dialect_option(p)
 
     _change_stream_parser(kinds)
 
@@ -215,6 +244,7 @@ def _change_stream_parser(kinds: Any) -> None:
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--alter", action="store_true", help="print ALTER CHANGE STREAM ... SET FOR (the tables only)")
     mode.add_argument("--drop", action="store_true", help="print DROP CHANGE STREAM")
+    _dialect_option(p)
 
 
 def _change_stream(args: argparse.Namespace) -> list[str]:
@@ -225,14 +255,15 @@ def _change_stream(args: argparse.Namespace) -> list[str]:
     tracking: Any = None if args.none else (dict(args.tables) if args.tables else cs.ALL)
     if args.tables and len({t.lower() for t, _ in args.tables}) != len(args.tables):
         raise argparse.ArgumentTypeError("a table is given twice with --table")
+    dialect = dialect_named(args.dialect)
     if args.drop:
-        return [cs.drop_change_stream(args.stream)]
+        return [cs.drop_change_stream(args.stream, dialect=dialect)]
     if args.alter:
-        return [cs.alter_change_stream_tracking(args.stream, tracking)]
+        return [cs.alter_change_stream_tracking(args.stream, tracking, dialect=dialect)]
     return [cs.create_change_stream(
         args.stream, tracking, retention_period=args.retention_period, value_capture_type=args.value_capture_type,
         exclude_insert=args.exclude_insert, exclude_update=args.exclude_update, exclude_delete=args.exclude_delete,
-        exclude_ttl_deletes=args.exclude_ttl_deletes, allow_txn_exclusion=args.allow_txn_exclusion)]
+        exclude_ttl_deletes=args.exclude_ttl_deletes, allow_txn_exclusion=args.allow_txn_exclusion, dialect=dialect)]
 
 
 def _settings(setup: Any) -> list[str]:
@@ -245,10 +276,11 @@ def _settings(setup: Any) -> list[str]:
 def _commit_timestamp(args: argparse.Namespace) -> list[str]:
     from ...schema_tools import ddl
 
+    dialect = dialect_named(args.dialect)
     actions: dict[str, Callable[[], str]] = {
-        "add": lambda: ddl.add_commit_timestamp_column(args.table, args.column, not_null=args.not_null),
-        "convert": lambda: ddl.enable_commit_timestamp(args.table, args.column),
-        "remove": lambda: ddl.disable_commit_timestamp(args.table, args.column),
+        "add": lambda: ddl.add_commit_timestamp_column(args.table, args.column, not_null=args.not_null, dialect=dialect),
+        "convert": lambda: ddl.enable_commit_timestamp(args.table, args.column, dialect=dialect),
+        "remove": lambda: ddl.disable_commit_timestamp(args.table, args.column, dialect=dialect),
     }
     return [actions[args.mode]()]
 
@@ -258,14 +290,14 @@ def _shard_column(args: argparse.Namespace) -> list[str]:
 
     column = ddl.shard_column(args.shard_column, [s() for s in args.sources], args.shards,
                               processed_column=args.processed_column, separator=args.separator)
-    return [ddl.add_column(args.table, column)]
+    return [ddl.add_column(args.table, column, dialect=dialect_named(args.dialect))]
 
 
 def _index(args: argparse.Namespace) -> list[str]:
     from ...schema_tools import ddl
 
     return [ddl.shard_index(args.table, args.shard_column, args.commit_timestamp_column, name=args.index_name,
-                            storing=args.storing)]
+                            storing=args.storing, dialect=dialect_named(args.dialect))]
 
 
 def _setup(args: argparse.Namespace) -> list[str]:
@@ -275,7 +307,8 @@ def _setup(args: argparse.Namespace) -> list[str]:
                                 commit_timestamp_column=args.commit_timestamp_column,
                                 commit_timestamp=args.commit_timestamp, shard_column_name=args.shard_column,
                                 processed_column=args.processed_column, add_processed_column=not args.processed_exists,
-                                storing=args.storing, index_name=args.index_name, separator=args.separator)
+                                storing=args.storing, index_name=args.index_name, separator=args.separator,
+                                dialect=dialect_named(args.dialect))
     return [*setup.statements, *_settings(setup)]
 
 
@@ -286,7 +319,7 @@ def _table(args: argparse.Namespace) -> list[str]:
                               shards=args.shards, commit_timestamp_column=args.commit_timestamp_column,
                               shard_column_name=args.shard_column, processed_column=args.processed_column,
                               storing=args.storing, index_name=args.index_name, separator=args.separator,
-                              allow_hotspot=args.allow_hotspot)
+                              allow_hotspot=args.allow_hotspot, dialect=dialect_named(args.dialect))
     return [*setup.statements, *_settings(setup)]
 
 
