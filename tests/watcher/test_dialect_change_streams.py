@@ -1,8 +1,10 @@
 """ChangeStreamWatcher on GoogleSQL and PostgreSQL databases alike: READ_<stream> structs or
-spanner.read_json_<stream> records, the same changes. Every test runs once per dialect."""
+spanner.read_json_<stream> records (MUTABLE_KEY_RANGE: ChangeStreamRecord protos from READ_<stream> or
+spanner.read_proto_bytes_<stream>), the same changes. Every test runs once per dialect."""
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 
 import pytest
@@ -16,9 +18,11 @@ from watcher.capture.change_streams.stream_info import describe_stream, server_n
 from watcher.dialects import dialect_of
 from watcher.dialects.schema import watchable_tables_query
 
-# Lower-case stream names: the local server reads PostgreSQL's spanner.read_json_<stream> only in its bare form.
 STREAM = {GOOGLE: "CREATE CHANGE STREAM everything FOR ALL", "PostgreSQL": "CREATE CHANGE STREAM everything FOR ALL"}
 SOME = {GOOGLE: "CREATE CHANGE STREAM part FOR C", "PostgreSQL": 'CREATE CHANGE STREAM part FOR "C"'}
+# Upper case kept: PostgreSQL reads it with the whole function name double-quoted.
+MOVING = {GOOGLE: "CREATE CHANGE STREAM Moving FOR ALL OPTIONS (partition_mode = 'MUTABLE_KEY_RANGE')",
+          "PostgreSQL": """CREATE CHANGE STREAM "Moving" FOR ALL WITH (partition_mode = 'MUTABLE_KEY_RANGE')"""}
 HEARTBEAT = dt.timedelta(seconds=1)
 
 
@@ -65,6 +69,48 @@ def test_inserts_updates_and_deletes_arrive_typed_in_commit_order(stream_db):
     one = next(c for c in changes if c.keys == (1,) and c.mod_type == "INSERT")
     assert one.row == {"Id": 1, "Name": "x1", "Ts": first} and one.commit_timestamp == first
     assert next(c for c in changes if c.table == "C").row == {"A": 5, "B": None, "V": 50, "Ts": changes[3].commit_timestamp}
+
+
+def test_a_mutable_key_range_stream_gives_the_same_changes_as_the_original_mode(make_database, dialect):
+    """PostgreSQL reads a MUTABLE_KEY_RANGE stream with spanner."read_proto_bytes_Moving"; the changes are those the
+    original partition mode gives, in commit order per key, with the stream's mixed-case name kept."""
+    db = database_maker(make_database, dialect)("T", extra=[STREAM[dialect], MOVING[dialect]])
+    start = server_now(db)
+    insert_t(db, [1, 2])
+    insert_t(db, [1], name="again")
+    with db.batch() as batch:
+        batch.delete("T", spanner.KeySet(keys=[[2]]))
+    end = batch.committed + dt.timedelta(milliseconds=10)
+    assert describe_stream(db, "moving").name == "Moving"
+
+    def seen(changes):
+        return sorted((c.commit_timestamp, c.keys, c.mod_type, tuple(sorted(c.row.items()))) for c in changes)
+
+    moving = _read(db, start, end, "Moving")
+    assert [(keys, mod) for _, keys, mod, _ in seen(moving)] == [((1,), "INSERT"), ((2,), "INSERT"), ((1,), "UPDATE"),
+                                                                 ((2,), "DELETE")]
+    assert seen(moving) == seen(_read(db, start, end))
+
+
+def test_each_partition_mode_has_its_own_read_function_in_postgresql(make_database):
+    db = database_maker(make_database, "PostgreSQL")("T", extra=[STREAM["PostgreSQL"], MOVING["PostgreSQL"]])
+    start = server_now(db)
+    types = {"p1": spanner.param_types.TIMESTAMP, "p2": spanner.param_types.TIMESTAMP}
+    for query, right in [('SELECT * FROM spanner."read_json_Moving"($1, $2, NULL, 1000, NULL)', '"read_proto_bytes_Moving"'),
+                         ("SELECT * FROM spanner.read_proto_bytes_everything($1, $2, NULL, 1000, NULL)",
+                          "read_json_everything")]:
+        with pytest.raises(Exception, match="Table-valued function not found") as refused, db.snapshot() as snap:
+            list(snap.execute_sql(query, params={"p1": start, "p2": start + dt.timedelta(seconds=1)}, param_types=types))
+        assert right.strip('"') in str(refused.value)
+    with db.snapshot() as snap:
+        result = snap.execute_sql('SELECT * FROM "spanner"."read_proto_bytes_Moving"($1, $2, NULL, 1000, NULL)',
+                                  params={"p1": start, "p2": start + dt.timedelta(seconds=1)}, param_types=types)
+        rows = list(result)
+        assert [f.name for f in result.fields] == ["read_proto_bytes_Moving"]
+    from google.cloud.spanner_v1.types import ChangeStreamRecord
+
+    (first,) = rows  # BYTES, which the client hands over as base64
+    assert ChangeStreamRecord.deserialize(base64.b64decode(first[0])).partition_start_record.partition_tokens
 
 
 def test_a_stream_on_some_tables_reads_only_them(stream_db):

@@ -2,7 +2,9 @@
 
 GoogleSQL reads ``READ_<stream>(...)`` with named arguments and gets ChangeRecord structs;
 PostgreSQL reads ``spanner.read_json_<stream>($1, $2, $3, $4, NULL)`` and gets one jsonb record per row
-(:mod:`watcher.capture.change_streams.json_records`). The read function's name holds the stream's name
+(:mod:`watcher.capture.change_streams.json_records`), or for a ``MUTABLE_KEY_RANGE`` stream
+``spanner.read_proto_bytes_<stream>(...)`` and one serialized ChangeStreamRecord per row, as GoogleSQL's
+``READ_<stream>`` gives it in that mode. The read function's name holds the stream's name
 as the schema spells it; in PostgreSQL a name that keeps upper case (created double-quoted) needs the
 whole function name double-quoted (``spanner."read_json_Everything"``), a lower-case one is written bare.
 
@@ -13,6 +15,8 @@ Example:
     SELECT * FROM spanner."read_json_Everything"
     >>> read_query(POSTGRESQL, "everything").params == {"p1": None, "p2": None, "p3": None, "p4": 1000}
     True
+    >>> print(read_query(POSTGRESQL, "everything", mutable_key_range=True).sql.split("(")[0])
+    SELECT * FROM spanner.read_proto_bytes_everything
 """
 
 from __future__ import annotations
@@ -75,25 +79,33 @@ CHANGE_STREAM_SQL: dict[str, ChangeStreamSql] = {
 }
 
 
-def _postgresql_function(stream: str) -> str:
-    name = f"read_json_{stream}"
-    return name if name == name.lower() else f'"{name}"'
+def _postgresql_function(prefix: str) -> Any:
+    def name_of(stream: str) -> str:
+        name = prefix + stream
+        return name if name == name.lower() else f'"{name}"'
+
+    return name_of
 
 
-#: The read function's name of a stream in each dialect (GoogleSQL's text needs none: READ_{stream}).
-_FUNCTION = {GOOGLE_SQL.name: lambda stream: f"READ_{stream}", POSTGRESQL.name: _postgresql_function}
+#: The read function's name of a stream, by (dialect, MUTABLE_KEY_RANGE) (GoogleSQL's text needs none:
+#: READ_{stream} in both partition modes).
+_FUNCTION = {(GOOGLE_SQL.name, False): lambda stream: f"READ_{stream}",
+             (GOOGLE_SQL.name, True): lambda stream: f"READ_{stream}",
+             (POSTGRESQL.name, False): _postgresql_function("read_json_"),
+             (POSTGRESQL.name, True): _postgresql_function("read_proto_bytes_")}
 
 
 def read_query(dialect: Dialect, stream: str, start: Any = None, end: Any = None, token: str | None = None,
-               heartbeat_ms: int = 1000) -> Statement:
+               heartbeat_ms: int = 1000, *, mutable_key_range: bool = False) -> Statement:
     """The read function of ``stream`` from ``start`` to ``end`` (None: no end) in partition ``token``
-    (None: the first query).
+    (None: the first query); ``mutable_key_range``: the stream is in that partition mode.
 
     >>> read_query(GOOGLE_SQL, "S").sql[:48]
     'SELECT ChangeRecord FROM READ_S(start_timestamp '
     """
     stream = validate_identifier(stream, "change stream")
-    sql = CHANGE_STREAM_SQL[dialect.name].read.format(stream=stream, function=_FUNCTION[dialect.name](stream))
+    function = _FUNCTION[dialect.name, mutable_key_range](stream)
+    sql = CHANGE_STREAM_SQL[dialect.name].read.format(stream=stream, function=function)
     return dialect.bind(sql, {"start": start, "end": end, "token": token, "heartbeat": heartbeat_ms}, READ_PARAM_TYPES)
 
 

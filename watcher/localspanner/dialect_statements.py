@@ -1,8 +1,8 @@
 """A query or DML request as the server runs it, whatever the database's dialect.
 
 A PostgreSQL database's statement becomes GoogleSQL text (``postgresql.to_google_sql``; a
-change stream query ``spanner.read_json_<stream>(...)``, the GoogleSQL read function's, whose
-rows :func:`result_shape` turns into JSONB) and its errors name the statement as the client
+change stream query ``spanner.read_json_<stream>(...)`` or ``spanner.read_proto_bytes_<stream>(...)``,
+the GoogleSQL read function's, whose rows :func:`result_shape` turns into JSONB or BYTES) and its errors name the statement as the client
 wrote it; a GoogleSQL database's statement runs unchanged once it is known to hold no
 PostgreSQL-only syntax.
 
@@ -23,6 +23,7 @@ from typing import TypeVar
 from . import dialects, errors, postgresql
 from .catalog import Catalog
 from .change_streams import pg_reads
+from .ddl.change_stream_options import MUTABLE_KEY_RANGE
 from .requests import BatchDmlResult, ResultStream, Statement
 
 _Answer = TypeVar("_Answer")
@@ -42,6 +43,10 @@ def in_dialect(catalog: Catalog, statement: Statement) -> Statement:
     if catalog.dialect == dialects.POSTGRESQL:
         read = pg_reads.as_google_sql(statement.sql)
         if read is not None:
+            function = pg_reads.read_function(statement.sql)
+            stream = catalog.change_stream(function.stream) if function is not None else None
+            if function is not None and stream is not None:
+                pg_reads.check_mode(function, stream.option("partition_mode") == MUTABLE_KEY_RANGE)
             return dataclasses.replace(statement, sql=read)
         run = postgresql.to_google_sql(statement.sql)
         postgresql.refuse_wrong_case(statement.sql, catalog)

@@ -155,6 +155,12 @@ def parse_row(row: Sequence[Any]) -> list[KeyRangeRecord]:
     return [parse_message(bytes(data))]
 
 
+def parse_bytes_row(row: Sequence[Any]) -> list[KeyRangeRecord]:
+    """The record of one row of PostgreSQL's ``read_proto_bytes_<stream>``: a BYTES column, which the
+    client hands over as its base64 text (bytes), as it does every BYTES value."""
+    return [parse_message(base64.b64decode(row[0]))]
+
+
 def timestamp_of(record: KeyRangeRecord) -> dt.datetime:
     """The timestamp a record stands at in its partition."""
     if isinstance(record, DataChangeRecord | PartitionEventRecord):

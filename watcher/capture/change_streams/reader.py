@@ -1,11 +1,12 @@
 """One query of a change-stream partition, read on its own thread into a queue.
 
 The query (``SELECT ChangeRecord FROM READ_<stream>(...)``, in a PostgreSQL database
-``spanner.read_json_<stream>(...)``: :mod:`watcher.dialects.change_streams`) is a single-use strong
+``spanner.read_json_<stream>(...)``, ``spanner.read_proto_bytes_<stream>(...)`` for ``MUTABLE_KEY_RANGE``:
+:mod:`watcher.dialects.change_streams`) is a single-use strong
 read-only query, as the read function demands. Its rows are parsed by the database's dialect and the
 stream's partition mode (:data:`ROW_READERS`): the original ChangeRecord structs (:mod:`.records`), one
 jsonb record per row in PostgreSQL (:mod:`.json_records`), or for ``MUTABLE_KEY_RANGE`` one
-ChangeStreamRecord protobuf per row (:mod:`.key_range_records`). Its rows arrive when the server has
+ChangeStreamRecord protobuf per row in either dialect (:mod:`.key_range_records`). Its rows arrive when the server has
 something: data change records as transactions commit, a heartbeat when idle, child
 partitions when the partition ends. A reader thread parses each row into records
 (:mod:`.records`) and puts them on a queue, so the partition's consumer can take everything
@@ -31,7 +32,6 @@ from typing import Any
 
 from ...dialects import GOOGLE_SQL, POSTGRESQL, Dialect, dialect_of
 from ...dialects.change_streams import CHANGE_STREAM_SQL, READ_PARAM_TYPES, read_query
-from ...errors import ConfigurationError
 from ...request_settings import RequestSettings, settings_or_default
 from ...sqlnames import validate_identifier
 from . import json_records, key_range_records, records
@@ -71,22 +71,17 @@ ROW_READERS: dict[tuple[str, bool], Callable[[Sequence[Any]], Callable[[Any], li
     (GOOGLE_SQL.name, False): _struct_rows,
     (GOOGLE_SQL.name, True): lambda fields: key_range_records.parse_row,
     (POSTGRESQL.name, False): lambda fields: json_records.parse_row,
+    (POSTGRESQL.name, True): lambda fields: key_range_records.parse_bytes_row,  # read_proto_bytes_<stream>
 }
 
 
 def row_reader(dialect: Dialect, mutable_key_range: bool, stream: str) -> Callable[[Sequence[Any]], Callable[[Any], list[Any]]]:
-    """The row reader of a stream's rows in ``dialect``; a ConfigurationError for a pair not read yet.
+    """The row reader of a stream's rows in ``dialect`` and partition mode.
 
-    >>> row_reader(POSTGRESQL, True, "S")
-    Traceback (most recent call last):
-    ...
-    watcher.errors.ConfigurationError: change stream S: MUTABLE_KEY_RANGE partitions are read in GoogleSQL databases only, this one is PostgreSQL
+    >>> row_reader(POSTGRESQL, True, "S") is ROW_READERS[POSTGRESQL.name, True]
+    True
     """
-    found = ROW_READERS.get((dialect.name, mutable_key_range))
-    if found is None:
-        raise ConfigurationError(f"change stream {stream}: MUTABLE_KEY_RANGE partitions are read in GoogleSQL "
-                                 f"databases only, this one is {dialect.name}")
-    return found
+    return ROW_READERS[dialect.name, mutable_key_range]
 
 
 class PartitionReader:
@@ -101,7 +96,7 @@ class PartitionReader:
         self.request_options = settings_or_default(request_settings).request_options()
         dialect = dialect_of(database)
         self._rows = row_reader(dialect, mutable_key_range, stream)
-        statement = read_query(dialect, stream, start, end, token, heartbeat_ms)
+        statement = read_query(dialect, stream, start, end, token, heartbeat_ms, mutable_key_range=mutable_key_range)
         self.sql, self.params, self.types = statement.sql, statement.params, statement.types
         self.queue: queue.Queue[Any] = queue.Queue(QUEUE_ROWS)
         self.stop = stop or threading.Event()
@@ -194,7 +189,7 @@ def first_partitions(database: Any, stream: str, start: Any, *, end: Any = None,
     (child partitions records, or in MUTABLE_KEY_RANGE partition start records: no parents)."""
     dialect = dialect_of(database)
     rows = row_reader(dialect, mutable_key_range, stream)
-    statement = read_query(dialect, stream, start, end, None, heartbeat_ms)
+    statement = read_query(dialect, stream, start, end, None, heartbeat_ms, mutable_key_range=mutable_key_range)
     found: dict[str, tuple[records.ChildPartition, Any]] = {}
     options = settings_or_default(request_settings).request_options()
     with database.snapshot() as snap:

@@ -15,6 +15,11 @@ def change_stream_read_unknown_stream(name: str) -> SpannerError:
     return invalid_argument(f"Table-valued function not found: READ_{name} (no change stream {name}).")
 
 
+def change_stream_read_wrong_function(function: str, stream: str, mode: str, right: str) -> SpannerError:
+    return invalid_argument(f"Table-valued function not found: spanner.{function} (change stream {stream} is in "
+                            f"{mode} partition mode: read it with spanner.{right}).")
+
+
 def change_stream_read_syntax(detail: str) -> SpannerError:
     return invalid_argument(f"Invalid change stream query: {detail}.")
 
