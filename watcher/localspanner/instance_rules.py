@@ -11,6 +11,8 @@ Example:
     ((2, 2000), (0, 500))
     >>> config_id("projects/p/instanceConfigs/nam3"), leader_options("regional-us-central1")
     ('nam3', ('us-central1',))
+    >>> setting("edition", "", EDITIONS), setting("default_backup_schedule_type", "NONE", BACKUP_SCHEDULE_TYPES)
+    ('STANDARD', 'NONE')
 """
 
 from __future__ import annotations
@@ -43,6 +45,10 @@ REGIONS = (
 )
 #: The configurations ListInstanceConfigs lists, in order.
 KNOWN_CONFIGS: tuple[str, ...] = (EMULATOR_CONFIG, *(f"regional-{r}" for r in REGIONS), *MULTI_REGION_LEADERS)
+
+#: An instance's editions and default backup schedule types; the first is what an instance gets when none is given.
+EDITIONS = ("STANDARD", "ENTERPRISE", "ENTERPRISE_PLUS")
+BACKUP_SCHEDULE_TYPES = ("AUTOMATIC", "NONE")
 
 _CONFIG_ID = re.compile(r"[a-z][-a-z0-9]{0,62}\Z")
 
@@ -83,3 +89,12 @@ def capacity(*, node_count: int, processing_units: int) -> tuple[int, int]:
         raise errors.instance_capacity_invalid(
             errors.capacity_granularity(units, PROCESSING_UNITS_STEP_BELOW_A_NODE, PROCESSING_UNITS_PER_NODE))
     return units // PROCESSING_UNITS_PER_NODE, units
+
+
+def setting(field: str, value: str, allowed: tuple[str, ...]) -> str:
+    """``value`` of an instance's enum ``field`` (its name; empty: unspecified, the first of ``allowed``)."""
+    if not value or value.endswith("_UNSPECIFIED"):
+        return allowed[0]
+    if value not in allowed:
+        raise errors.instance_setting_invalid(field, value, allowed)
+    return value

@@ -217,12 +217,18 @@ class BatchWriteResult:
 
 @dataclass(frozen=True)
 class InstanceInfo:
+    """An instance as the admin API shows it; ``edition`` and ``default_backup_schedule_type`` as in ``instance_rules.py``."""
+
     name: str
     config: str
     display_name: str
     node_count: int = 1
     labels: dict[str, str] = field(default_factory=dict)
     processing_units: int = 1000  # node_count * 1000, or 100..900 for an instance smaller than a node
+    edition: str = "STANDARD"
+    default_backup_schedule_type: str = "AUTOMATIC"
+    create_time_nanos: int = 0
+    update_time_nanos: int = 0
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,8 @@ from .change_streams.load import TIMELINES_SUFFIX, LoadPolicy
 from .clock import Clock
 from .dialect_statements import as_written, batch_in_dialect, in_dialect, result_shape
 from .engine import DatabaseEngine, read_request_text
+from .instance_configs import InstanceConfigInfo, Replica, UserConfigs, google_config
+from .instance_partitions import InstancePartitionInfo, InstancePartitions, instance_of
 from .request_log import RequestRecord
 from .requests import (
     NO_OPTIONS,
@@ -71,6 +73,8 @@ _CREATE_DATABASE = re.compile(r"^\s*CREATE\s+DATABASE\s+(?:`([^`]+)`|([A-Za-z0-9
 #: A PostgreSQL database's create statement names it in double quotes (or bare).
 _CREATE_PG_DATABASE = re.compile(r'^\s*CREATE\s+DATABASE\s+(?:"([^"]+)"|([A-Za-z0-9_\-]+))\s*;?\s*$', re.IGNORECASE)
 _Answer = TypeVar("_Answer")
+#: InstanceInfo fields a state file may lack (written before they existed): their defaults apply.
+_INSTANCE_SETTINGS = ("edition", "default_backup_schedule_type", "create_time_nanos", "update_time_nanos")
 #: A database's files: its SQLite file, the SQLite WAL and shared memory, its change-stream load timelines.
 _FILE_SUFFIXES = ("", "-wal", "-shm", TIMELINES_SUFFIX)
 
@@ -91,6 +95,8 @@ class LocalSpannerService:
         self.change_stream_load = change_stream_load
         self._lock = threading.RLock()
         self._instances: dict[str, InstanceInfo] = {}
+        self._user_configs = UserConfigs()
+        self._partitions = InstancePartitions()
         self._databases: dict[str, DatabaseInfo] = {}
         self._engines: dict[str, DatabaseEngine] = {}
         self._sessions: dict[str, SessionInfo] = {}
@@ -119,8 +125,11 @@ class LocalSpannerService:
             raise RuntimeError(f"{path} was written by a newer spanner-watcher (format {state['format_version']}); upgrade to read it.")
         for i in state.get("instances", []):
             info = InstanceInfo(i["name"], i["config"].rsplit("/", 1)[-1], i.get("display_name", ""), i.get("node_count", 1),
-                                i.get("labels", {}), i.get("processing_units", i.get("node_count", 1) * 1000))
+                                i.get("labels", {}), i.get("processing_units", i.get("node_count", 1) * 1000),
+                                **{k: i[k] for k in _INSTANCE_SETTINGS if k in i})
             self._instances[info.name] = info
+        self._user_configs.load(state.get("instance_configs", []))
+        self._partitions.load(state.get("instance_partitions", []))
         for d in state.get("databases", []):
             info = DatabaseInfo(d["name"], d["create_time_nanos"], d["create_time_nanos"],
                                 d.get("drop_protection", False), tuple(d.get("kms_key_names", ())))
@@ -137,6 +146,8 @@ class LocalSpannerService:
         state = {
             "format_version": FORMAT_VERSION,
             "instances": [i.__dict__ for i in self._instances.values()],
+            "instance_configs": self._user_configs.to_state(),
+            "instance_partitions": self._partitions.to_state(),
             "databases": [{"name": d.name, "create_time_nanos": d.create_time_nanos, "drop_protection": d.drop_protection,
                            "kms_key_names": list(d.kms_key_names)} for d in self._databases.values()],
         }
@@ -167,30 +178,80 @@ class LocalSpannerService:
 
     # --- instances (InstanceAdmin) -----------------------------------------------------------------------
 
-    def list_instance_configs(self, project: str) -> list[str]:
-        """The configurations offered: Spanner's usual names, then any other one an instance uses."""
+    def list_instance_configs(self, project: str) -> list[InstanceConfigInfo]:
+        """The configurations offered: Spanner's usual ones, the user-managed ones, then any other one an instance uses."""
         with self._lock:
             used = [i.config for n, i in sorted(self._instances.items()) if n.startswith(project + "/")]
-        ids = list(instance_rules.KNOWN_CONFIGS) + [c for c in dict.fromkeys(used) if c not in instance_rules.KNOWN_CONFIGS]
-        return [f"{project}/instanceConfigs/{c}" for c in ids]
+            user = self._user_configs.in_project(project)
+        listed = {*instance_rules.KNOWN_CONFIGS, *(c.name.rsplit("/", 1)[-1] for c in user)}
+        others = [c for c in dict.fromkeys(used) if c not in listed]
+        return ([google_config(project, c) for c in instance_rules.KNOWN_CONFIGS] + user
+                + [InstanceConfigInfo(f"{project}/instanceConfigs/{c}", c, (), user_managed=True) for c in others])
+
+    def get_instance_config(self, name: str) -> InstanceConfigInfo:
+        project = "/".join(name.split("/")[:2])
+        for config in self.list_instance_configs(project):
+            if config.name == name:
+                return config
+        raise errors.instance_config_not_found(name)
+
+    def create_instance_config(self, name: str, *, base_config: str, display_name: str = "",
+                               replicas: Iterable[Replica] = (), labels: dict[str, str] | None = None,
+                               validate_only: bool = False) -> InstanceConfigInfo:
+        """CreateInstanceConfig: a user-managed config (``instance_configs.py`` has its rules)."""
+        with self._lock:
+            info = self._user_configs.create(name, display_name=display_name, base_config=base_config,
+                                             replicas=replicas, labels=labels, validate_only=validate_only)
+            if not validate_only:
+                self._save_state()
+            return info
+
+    def update_instance_config(self, name: str, fields: Iterable[str], *, display_name: str = "",
+                               labels: dict[str, str] | None = None, etag: str = "",
+                               validate_only: bool = False) -> InstanceConfigInfo:
+        """UpdateInstanceConfig: display_name and labels of a user-managed config."""
+        with self._lock:
+            info = self._user_configs.update(name, fields, display_name=display_name, labels=labels, etag=etag,
+                                             validate_only=validate_only)
+            if not validate_only:
+                self._save_state()
+            return info
+
+    def delete_instance_config(self, name: str, *, etag: str = "", validate_only: bool = False) -> None:
+        """DeleteInstanceConfig: a user-managed config no instance uses."""
+        config = name.rsplit("/", 1)[-1]
+        with self._lock:
+            users = [n for n, i in sorted(self._instances.items())
+                     if i.config == config and n.startswith("/".join(name.split("/")[:2]) + "/")]
+            self._user_configs.delete(name, etag=etag, used_by=users[0] if users else None, validate_only=validate_only)
+            if not validate_only:
+                self._save_state()
 
     def create_instance(self, name: str, *, config: str, display_name: str = "", node_count: int = 0,
-                        labels: dict[str, str] | None = None, processing_units: int = 0) -> InstanceInfo:
+                        labels: dict[str, str] | None = None, processing_units: int = 0, edition: str = "",
+                        default_backup_schedule_type: str = "") -> InstanceInfo:
+        """CreateInstance; ``edition`` and ``default_backup_schedule_type`` are enum names (empty: Spanner's default)."""
         if not _INSTANCE_NAME.match(name):
             raise errors.bad_resource_name("instance", name, "projects/<project>/instances/<instance-id>")
         config = instance_rules.config_id(config)
         nodes, units = instance_rules.capacity(node_count=node_count, processing_units=processing_units)
+        edition = instance_rules.setting("edition", edition, instance_rules.EDITIONS)
+        schedule = instance_rules.setting("default_backup_schedule_type", default_backup_schedule_type,
+                                          instance_rules.BACKUP_SCHEDULE_TYPES)
         with self._lock:
             if name in self._instances:
                 raise errors.instance_already_exists(name)
-            info = InstanceInfo(name, config, display_name or name.rsplit("/", 1)[-1], nodes, dict(labels or {}), units)
+            now = self.clock.wall_nanos()
+            info = InstanceInfo(name, config, display_name or name.rsplit("/", 1)[-1], nodes, dict(labels or {}), units,
+                                edition, schedule, now, now)
             self._instances[name] = info
             self._save_state()
             return info
 
     def update_instance(self, name: str, fields: list[str], *, config: str = "", display_name: str = "",
                         node_count: int = 0, processing_units: int = 0,
-                        labels: dict[str, str] | None = None) -> InstanceInfo:
+                        labels: dict[str, str] | None = None, edition: str = "",
+                        default_backup_schedule_type: str = "") -> InstanceInfo:
         """Change the fields named (UpdateInstance's field mask); the others keep their values."""
         changes: dict[str, Any] = {}
         for path in fields:
@@ -200,6 +261,11 @@ class LocalSpannerService:
                 changes["display_name"] = display_name
             elif path == "labels":
                 changes["labels"] = dict(labels or {})
+            elif path == "edition":
+                changes["edition"] = instance_rules.setting(path, edition, instance_rules.EDITIONS)
+            elif path == "default_backup_schedule_type":
+                changes[path] = instance_rules.setting(path, default_backup_schedule_type,
+                                                       instance_rules.BACKUP_SCHEDULE_TYPES)
             elif path in ("node_count", "processing_units"):
                 nodes, units = instance_rules.capacity(
                     node_count=node_count if path == "node_count" else 0,
@@ -209,7 +275,8 @@ class LocalSpannerService:
                 raise errors.instance_update_field_unknown(path)
         with self._lock:
             info = self.get_instance(name)
-            updated = dataclasses.replace(info, **{k: v for k, v in changes.items() if v is not None and v != ""})
+            updated = dataclasses.replace(info, **{k: v for k, v in changes.items() if v is not None and v != ""},
+                                          update_time_nanos=self.clock.wall_nanos())
             self._instances[name] = updated
             self._save_state()
             return updated
@@ -235,7 +302,46 @@ class LocalSpannerService:
                     raise errors.instance_holds_protected_database(name, db)
             for db in held:
                 self._drop(db)
+            self._partitions.drop_instance(name)
             del self._instances[name]
+            self._save_state()
+
+    # --- instance partitions ---------------------------------------------------------------------------------
+
+    def create_instance_partition(self, name: str, *, config: str, display_name: str = "", node_count: int = 0,
+                                  processing_units: int = 0) -> InstancePartitionInfo:
+        """CreateInstancePartition: capacity as an instance's (``instance_partitions.py``)."""
+        with self._lock:
+            self.get_instance(instance_of(name))
+            info = self._partitions.create(name, config=config, display_name=display_name, node_count=node_count,
+                                           processing_units=processing_units, now_nanos=self.clock.wall_nanos())
+            self._save_state()
+            return info
+
+    def get_instance_partition(self, name: str) -> InstancePartitionInfo:
+        with self._lock:
+            self.get_instance(instance_of(name))
+            return self._partitions.get(name)
+
+    def list_instance_partitions(self, instance: str) -> list[InstancePartitionInfo]:
+        with self._lock:
+            self.get_instance(instance)
+            return self._partitions.of_instance(instance)
+
+    def update_instance_partition(self, name: str, fields: Iterable[str], *, display_name: str = "",
+                                  node_count: int = 0, processing_units: int = 0, etag: str = "") -> InstancePartitionInfo:
+        with self._lock:
+            self.get_instance(instance_of(name))
+            info = self._partitions.update(name, fields, display_name=display_name, node_count=node_count,
+                                           processing_units=processing_units, etag=etag,
+                                           now_nanos=self.clock.wall_nanos())
+            self._save_state()
+            return info
+
+    def delete_instance_partition(self, name: str, etag: str = "") -> None:
+        with self._lock:
+            self.get_instance(instance_of(name))
+            self._partitions.delete(name, etag)
             self._save_state()
 
     # --- databases (DatabaseAdmin) ---------------------------------------------------------------------------

@@ -4,7 +4,7 @@ The backend raises :class:`SpannerError`; the gRPC edge turns it into a status o
 (``frontend/status.py``). Nothing else in the server chooses status codes or writes
 client-visible messages: add a named function here instead, in the module of its
 kind (:mod:`.requests`, :mod:`.databases`, :mod:`.schema`, :mod:`.data`, :mod:`.constraints`, :mod:`.views`, :mod:`.sequences`, :mod:`.protos`,
-:mod:`.change_stream_reads`, :mod:`.new_types`, :mod:`.dialects`; the
+:mod:`.change_stream_reads`, :mod:`.new_types`, :mod:`.dialects`, :mod:`.instances`; the
 wording of detail messages in :mod:`.sql_details`, :mod:`.ddl_details`, :mod:`.schema_details`,
 :mod:`.value_details`); every public name is importable from the package.
 
@@ -24,6 +24,7 @@ from .data import *  # noqa: F403
 from .databases import *  # noqa: F403
 from .ddl_details import *  # noqa: F403
 from .dialects import *  # noqa: F403
+from .instances import *  # noqa: F403
 from .new_types import *  # noqa: F403
 from .protos import *  # noqa: F403
 from .requests import *  # noqa: F403

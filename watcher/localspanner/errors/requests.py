@@ -231,7 +231,7 @@ def instance_capacity_invalid(detail: str) -> SpannerError:
 def instance_update_field_unknown(path: str) -> SpannerError:
     return invalid_argument(
         f"UpdateInstance cannot change field {path!r}: the field mask may name config, display_name, node_count, "
-        "processing_units and labels."
+        "processing_units, labels, edition and default_backup_schedule_type."
     )
 
 

@@ -84,19 +84,23 @@ _FILTER_FIELDS = {
 
 
 def parse_filter(text: str) -> list[tuple[str, str]]:
-    """``(name:x) AND (metadata.@type:y)`` -> [(field, value), ...]; other filters are refused.
+    """``(name:x) AND (metadata.@type:y)`` (or ``=``) -> [(field, value), ...]; other filters are refused.
 
     The client's ``Database.list_database_operations`` sends such a filter.
 
     >>> parse_filter("(name:databases/d/operations/) AND (metadata.@type:type.googleapis.com/a.B)")
     [('name', 'databases/d/operations/'), ('metadata.@type', 'type.googleapis.com/a.B')]
+    >>> parse_filter("(metadata.@type=type.googleapis.com/a.B)")
+    [('metadata.@type', 'type.googleapis.com/a.B')]
     """
     terms = []
     for raw in (t.strip() for t in text.split(" AND ")) if text.strip() else ():
         term = raw
         while term.startswith("(") and term.endswith(")"):
             term = term[1:-1].strip()
-        field, sep, value = term.partition(":")
+        # ``field=value`` (the instance admin's documented form) is read as ``field:value``.
+        cut = min((i for i in (term.find(":"), term.find("=")) if i >= 0), default=-1)
+        field, sep, value = (term[:cut], term[cut], term[cut + 1:]) if cut >= 0 else (term, "", "")
         if not sep or field.strip() not in _FILTER_FIELDS or not value.strip():
             raise errors.operation_filter_unsupported(raw)
         terms.append((field.strip(), value.strip().strip('"')))
