@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from google.cloud.spanner_admin_database_v1 import DatabaseDialect
 
 from watcher.cli.commands.ddl import tracked_table
 from watcher.cli.main import main
+from watcher.dialects import GOOGLE_SQL, POSTGRESQL
 from watcher.errors import DdlError, InvalidIdentifierError
 from watcher.schema_tools import ddl
 from watcher.schema_tools.ddl.change_streams import VALUE_CAPTURE_TYPES, tracking_clause
@@ -14,6 +16,11 @@ TABLES = ["CREATE TABLE Singers (SingerId INT64 NOT NULL, FirstName STRING(100),
           "PRIMARY KEY (SingerId)",
           "CREATE TABLE Albums (SingerId INT64 NOT NULL, AlbumId INT64 NOT NULL, Title STRING(100), Year INT64) "
           "PRIMARY KEY (SingerId, AlbumId), INTERLEAVE IN PARENT Singers ON DELETE CASCADE"]
+#: The same tables in a PostgreSQL database (names double-quoted, so they keep their case).
+PG_TABLES = ['CREATE TABLE "Singers" ("SingerId" bigint NOT NULL, "FirstName" varchar(100), PRIMARY KEY ("SingerId"))',
+             'CREATE TABLE "Albums" ("SingerId" bigint NOT NULL, "AlbumId" bigint NOT NULL, "Title" varchar(100), '
+             'PRIMARY KEY ("SingerId", "AlbumId")) INTERLEAVE IN PARENT "Singers" ON DELETE CASCADE']
+DIALECTS = pytest.mark.parametrize("dialect", [GOOGLE_SQL, POSTGRESQL], ids=str)
 
 
 def _rows(database, sql: str) -> list[list]:
@@ -31,8 +38,9 @@ def _rows(database, sql: str) -> list[list]:
     ({"Singers": []}, "FOR `Singers`()"),
     ({"Singers": None, "Albums": ("Title", "Year")}, "FOR `Singers`, `Albums`(`Title`, `Year`)"),
 ])
-def test_tracking_clauses(tracking, clause):
-    assert tracking_clause(tracking) == clause
+@DIALECTS
+def test_tracking_clauses(tracking, clause, dialect):
+    assert tracking_clause(tracking, dialect) == clause.replace("`", dialect.quote_char)
 
 
 @pytest.mark.parametrize("bad", [{}, "SOME", {"Singers": "Title"}, {"Albums": ["Title", "title"]}])
@@ -43,21 +51,27 @@ def test_bad_tracking_is_refused_with_the_table_named(bad):
         assert next(iter(bad)) in str(info.value)
 
 
-@pytest.mark.parametrize("name", ["S-1", "1S", "S; DROP TABLE Singers", "S`"])
-def test_hostile_stream_table_and_column_names_are_refused(name):
-    for build in (lambda: ddl.create_change_stream(name), lambda: ddl.create_change_stream("S", {name: None}),
-                  lambda: ddl.create_change_stream("S", {"T": [name]}), lambda: ddl.drop_change_stream(name),
-                  lambda: ddl.alter_change_stream_tracking(name, ddl.ALL)):
+@DIALECTS
+@pytest.mark.parametrize("name", ["S-1", "1S", "S; DROP TABLE Singers", "S`", 'S"'])
+def test_hostile_stream_table_and_column_names_are_refused(name, dialect):
+    for build in (lambda: ddl.create_change_stream(name, dialect=dialect),
+                  lambda: ddl.create_change_stream("S", {name: None}, dialect=dialect),
+                  lambda: ddl.create_change_stream("S", {"T": [name]}, dialect=dialect),
+                  lambda: ddl.drop_change_stream(name, dialect=dialect),
+                  lambda: ddl.alter_change_stream_tracking(name, ddl.ALL, dialect=dialect)):
         with pytest.raises(InvalidIdentifierError):
             build()
 
 
-def test_every_option_is_written_only_when_given():
-    assert ddl.create_change_stream("S") == "CREATE CHANGE STREAM `S` FOR ALL"
+@DIALECTS
+def test_every_option_is_written_only_when_given(dialect):
+    stream, table = dialect.quote("S"), dialect.quote("Singers")
+    options = {"GoogleSQL": "OPTIONS", "PostgreSQL": "WITH"}[dialect.name]
+    assert ddl.create_change_stream("S", dialect=dialect) == f"CREATE CHANGE STREAM {stream} FOR ALL"
     full = ddl.create_change_stream("S", {"Singers": None}, retention_period="7D", value_capture_type="new_values",
                                     exclude_insert=True, exclude_update=False, exclude_delete=True,
-                                    exclude_ttl_deletes=False, allow_txn_exclusion=True)
-    assert full == ("CREATE CHANGE STREAM `S` FOR `Singers` OPTIONS (retention_period = '7d', "
+                                    exclude_ttl_deletes=False, allow_txn_exclusion=True, dialect=dialect)
+    assert full == (f"CREATE CHANGE STREAM {stream} FOR {table} {options} (retention_period = '7d', "
                     "value_capture_type = 'NEW_VALUES', exclude_insert = true, exclude_update = false, "
                     "exclude_delete = true, exclude_ttl_deletes = false, allow_txn_exclusion = true)")
 
@@ -131,3 +145,27 @@ def test_every_capture_type_and_for_all_is_taken(make_database, capture):
     assert len(printed) == 1 and "FOR ALL" in printed[0]
     assert _rows(database, "SELECT OPTION_VALUE FROM INFORMATION_SCHEMA.CHANGE_STREAM_OPTIONS "
                            "WHERE OPTION_NAME = 'value_capture_type'") == [[capture]]
+
+
+def test_printed_postgresql_statements_create_alter_and_drop_the_stream(make_database, capsys):
+    database = make_database((), database_dialect=DatabaseDialect.POSTGRESQL)
+    database.update_ddl(PG_TABLES).result(60)
+    assert main(["ddl", "change-stream", "SingersStream", "--table", "Singers", "--table", "Albums(Title)",
+                 "--retention", "36h", "--value-capture-type", "new_row", "--exclude-delete",
+                 "--dialect", "postgresql"]) == 0
+    created = capsys.readouterr().out.strip().rstrip(";")
+    assert created.startswith('CREATE CHANGE STREAM "SingersStream" FOR "Singers", "Albums"("Title") WITH (')
+    database.update_ddl([created]).result(60)
+    options = dict((n, v) for n, v in _rows(database, "SELECT option_name, option_value FROM "
+                   "information_schema.change_stream_options WHERE change_stream_name = 'SingersStream'"))
+    assert (options["retention_period"], options["value_capture_type"]) == ("36h", "NEW_ROW")
+    assert options["exclude_delete"].lower() == "true"
+    tables = _rows(database, "SELECT table_name FROM information_schema.change_stream_tables "
+                             "WHERE change_stream_name = 'SingersStream' ORDER BY table_name")
+    assert tables == [["Albums"], ["Singers"]]
+
+    database.update_ddl([ddl.alter_change_stream_tracking("SingersStream", {"Albums": []}, dialect=POSTGRESQL)]).result(60)
+    assert _rows(database, "SELECT table_name FROM information_schema.change_stream_tables "
+                           "WHERE change_stream_name = 'SingersStream'") == [["Albums"]]
+    database.update_ddl([ddl.drop_change_stream("SingersStream", dialect=POSTGRESQL)]).result(60)
+    assert _rows(database, "SELECT COUNT(*) FROM information_schema.change_streams") == [[0]]

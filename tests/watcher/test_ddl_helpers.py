@@ -5,13 +5,20 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import os
+import re
+import time
 import warnings
 
 import pytest
 from google.api_core import exceptions as gexc
 from google.cloud import spanner
+from google.cloud.spanner_admin_database_v1 import DatabaseDialect
 from google.cloud.spanner_v1 import param_types
 
+from tests.watcher.core_support import Collector
+from watcher import MIN_TIMESTAMP, InMemoryCommitTimestampRepository, RetryPolicy, TableWatcher
+from watcher.cli.main import main
+from watcher.dialects import GOOGLE_SQL, POSTGRESQL
 from watcher.errors import DdlError, HotspotError, InvalidIdentifierError
 from watcher.schema_tools import ddl
 from watcher.schema_tools.ddl import ColumnDef, ShardCountWarning, ShardSource
@@ -21,36 +28,67 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 UTC = dt.UTC
 PAST = dt.datetime(2020, 1, 1, tzinfo=UTC)
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=UTC)
+#: The pure tests of the printed DDL run once per dialect.
+DIALECTS = pytest.mark.parametrize("dialect", [GOOGLE_SQL, POSTGRESQL], ids=str)
 
 
 # --- what is generated ----------------------------------------------------------------------------------
 
-def test_seed_example_for_an_existing_table():
-    setup = ddl.sharded_polling("Singers", ["FirstName", ShardSource("LastName", not_null=True)])
-    assert setup.statements == (
-        "ALTER TABLE `Singers` ADD COLUMN `ShardId` INT64 AS "
-        "(MOD(FARM_FINGERPRINT(COALESCE(`FirstName` || ' ', '') || `LastName`), 19)) STORED",
-        "CREATE NULL_FILTERED INDEX `Idx_Singers_ShardId_LastUpdated` ON `Singers` (`ShardId`, `LastUpdated`)",
-    )
-    assert setup.table_hint == "@{FORCE_INDEX=Idx_Singers_ShardId_LastUpdated}"
+#: What the example below prints in each dialect.
+EXAMPLE = {
+    "GoogleSQL": ("ALTER TABLE `Singers` ADD COLUMN `ShardId` INT64 AS "
+                  "(MOD(FARM_FINGERPRINT(COALESCE(`FirstName` || ' ', '') || `LastName`), 19)) STORED",
+                  "CREATE NULL_FILTERED INDEX `Idx_Singers_ShardId_LastUpdated` ON `Singers` (`ShardId`, `LastUpdated`)",
+                  "@{FORCE_INDEX=Idx_Singers_ShardId_LastUpdated}"),
+    "PostgreSQL": ('ALTER TABLE "Singers" ADD COLUMN "ShardId" bigint GENERATED ALWAYS AS '
+                   "(MOD(spanner.farm_fingerprint(COALESCE(\"FirstName\" || ' ', '') || \"LastName\"), 19)) STORED",
+                   'CREATE INDEX "Idx_Singers_ShardId_LastUpdated" ON "Singers" ("ShardId", "LastUpdated") '
+                   'WHERE "ShardId" IS NOT NULL AND "LastUpdated" IS NOT NULL',
+                   "/*@ FORCE_INDEX=Idx_Singers_ShardId_LastUpdated */"),
+}
+
+
+@DIALECTS
+def test_the_example_for_an_existing_table(dialect):
+    setup = ddl.sharded_polling("Singers", ["FirstName", ShardSource("LastName", not_null=True)], dialect=dialect)
+    *statements, hint = EXAMPLE[dialect.name]
+    assert setup.statements == tuple(statements)
+    assert setup.table_hint == hint
     assert list(setup.shard_provider.values) == list(range(-18, 19))
     assert setup.watcher_options()["table_hint"] == setup.table_hint
 
 
-def test_processed_variant_and_commit_timestamp_steps():
+#: The processed variant with a converted commit-timestamp column, then an added one, and the option removed.
+PROCESSED = {
+    "GoogleSQL": ("ALTER TABLE `T` ALTER COLUMN `Ts` SET OPTIONS (allow_commit_timestamp=true)",
+                  "ALTER TABLE `T` ADD COLUMN `Done` BOOL",
+                  "ALTER TABLE `T` ADD COLUMN `ShardId` INT64 AS "
+                  "(CASE WHEN `Done` THEN NULL ELSE MOD(FARM_FINGERPRINT(COALESCE(`A`, '')), 7) END) STORED",
+                  "CREATE NULL_FILTERED INDEX `Idx_T_ShardId_Ts` ON `T` (`ShardId`, `Ts`) STORING (`A`)",
+                  "ALTER TABLE `T` ADD COLUMN `LastUpdated` TIMESTAMP OPTIONS (allow_commit_timestamp=true)",
+                  "ALTER TABLE `T` ALTER COLUMN `Ts` SET OPTIONS (allow_commit_timestamp=null)"),
+    "PostgreSQL": ('ALTER TABLE "T" ALTER COLUMN "Ts" TYPE spanner.commit_timestamp',
+                   'ALTER TABLE "T" ADD COLUMN "Done" boolean',
+                   'ALTER TABLE "T" ADD COLUMN "ShardId" bigint GENERATED ALWAYS AS '
+                   "(CASE WHEN \"Done\" THEN NULL ELSE MOD(spanner.farm_fingerprint(COALESCE(\"A\", '')), 7) END) STORED",
+                   'CREATE INDEX "Idx_T_ShardId_Ts" ON "T" ("ShardId", "Ts") INCLUDE ("A") '
+                   'WHERE "ShardId" IS NOT NULL AND "Ts" IS NOT NULL',
+                   'ALTER TABLE "T" ADD COLUMN "LastUpdated" spanner.commit_timestamp',
+                   'ALTER TABLE "T" ALTER COLUMN "Ts" TYPE timestamptz'),
+}
+
+
+@DIALECTS
+def test_processed_variant_and_commit_timestamp_steps(dialect):
+    *steps, added_column, removed = PROCESSED[dialect.name]
     setup = ddl.sharded_polling("T", ["A"], shards=7, commit_timestamp="convert", commit_timestamp_column="Ts",
-                                processed_column="Done", storing=["A"])
-    assert setup.statements == (
-        "ALTER TABLE `T` ALTER COLUMN `Ts` SET OPTIONS (allow_commit_timestamp=true)",
-        "ALTER TABLE `T` ADD COLUMN `Done` BOOL",
-        "ALTER TABLE `T` ADD COLUMN `ShardId` INT64 AS "
-        "(CASE WHEN `Done` THEN NULL ELSE MOD(FARM_FINGERPRINT(COALESCE(`A`, '')), 7) END) STORED",
-        "CREATE NULL_FILTERED INDEX `Idx_T_ShardId_Ts` ON `T` (`ShardId`, `Ts`) STORING (`A`)",
-    )
-    added = ddl.sharded_polling("T", ["A"], commit_timestamp="add", processed_column="Done", add_processed_column=False)
-    assert added.statements[0] == "ALTER TABLE `T` ADD COLUMN `LastUpdated` TIMESTAMP OPTIONS (allow_commit_timestamp=true)"
-    assert not any("`Done` BOOL" in s for s in added.statements)
-    assert ddl.disable_commit_timestamp("T", "Ts") == "ALTER TABLE `T` ALTER COLUMN `Ts` SET OPTIONS (allow_commit_timestamp=null)"
+                                processed_column="Done", storing=["A"], dialect=dialect)
+    assert setup.statements == tuple(steps)
+    added = ddl.sharded_polling("T", ["A"], commit_timestamp="add", processed_column="Done", add_processed_column=False,
+                                dialect=dialect)
+    assert added.statements[0] == added_column
+    assert not any(f"ADD COLUMN {dialect.quote('Done')}" in s for s in added.statements)
+    assert ddl.disable_commit_timestamp("T", "Ts", dialect=dialect) == removed
 
 
 def test_sources_of_other_types_are_made_strings():
@@ -58,6 +96,28 @@ def test_sources_of_other_types_are_made_strings():
                                     ShardSource("Born", "date"), ShardSource("Flag", "BOOL", not_null=True)], 5)
     assert column.fingerprint_input == ("CAST(`Id` AS STRING) || ' ' || COALESCE(TO_BASE64(`Pic`) || ' ', '') || "
                                         "COALESCE(CAST(`Born` AS STRING) || ' ', '') || CAST(`Flag` AS STRING)")
+    without_bytes = ddl.shard_column("S", [s for s in column.sources if s.type != "BYTES"], 5)
+    assert without_bytes.fingerprint_input_in(POSTGRESQL) == (
+        "CAST(\"Id\" AS varchar) || ' ' || COALESCE(CAST(\"Born\" AS varchar) || ' ', '') || CAST(\"Flag\" AS varchar)")
+    # No base64 text function may compute a PostgreSQL generated column, so a BYTES source is refused by name.
+    with pytest.raises(DdlError, match="Pic is BYTES: in a PostgreSQL database"):
+        ddl.add_column("S", column, dialect=POSTGRESQL)
+
+
+@DIALECTS
+def test_new_tables_and_literals_in_the_dialect(dialect):
+    columns = [ColumnDef("Id", "STRING(36)", not_null=True), ColumnDef("Tags", "ARRAY<STRING(MAX)>"),
+               ColumnDef("At", "TIMESTAMP", not_null=True, commit_timestamp=True)]
+    expected = {
+        "GoogleSQL": ("CREATE TABLE IF NOT EXISTS `E` (\n  `Id` STRING(36) NOT NULL,\n  `Tags` ARRAY<STRING(MAX)>,\n"
+                      "  `At` TIMESTAMP NOT NULL OPTIONS (allow_commit_timestamp=true),\n) PRIMARY KEY (`Id`)",
+                      "'a\\\\b\\'c'"),
+        "PostgreSQL": ('CREATE TABLE IF NOT EXISTS "E" (\n  "Id" varchar(36) NOT NULL,\n  "Tags" varchar[],\n'
+                       '  "At" spanner.commit_timestamp NOT NULL,\n  PRIMARY KEY ("Id")\n)',
+                       "'a\\b''c'"),
+    }[dialect.name]
+    assert ddl.create_table("E", columns, ["Id"], if_not_exists=True, dialect=dialect) == expected[0]
+    assert ddl.string_literal("a\\b'c", dialect) == expected[1]
 
 
 def test_the_sample_schema_is_what_the_helpers_generate(make_database):
@@ -207,34 +267,95 @@ def test_new_table_with_storing_index_runs(make_database):
     assert _rows(database, sql, {"since": EPOCH, **f.params}, {"since": param_types.TIMESTAMP, **f.types}) == [("a", "x")]
 
 
+PG_LEGACY_TABLE = ('CREATE TABLE "Singers" ("SingerId" bigint NOT NULL, "FirstName" varchar(200), '
+                   '"LastName" varchar(200) NOT NULL, "Born" date, "Active" boolean, PRIMARY KEY ("SingerId"))')
+PG_COLUMNS = ("SingerId", "FirstName", "LastName", "Born", "Active")
+PG_SOURCES = ["SingerId:INT64:not_null", "FirstName", "LastName:STRING:not_null", "Born:DATE", "Active:BOOL"]
+
+
+def _printed_statements(printed: str) -> list[str]:
+    """The statements of what ``spanner-watcher ddl`` printed, its comment lines left out."""
+    text = "\n".join(line for line in printed.splitlines() if not line.startswith("--"))
+    return [s.strip() for s in re.split(r";\s*(?:\n|$)", text) if s.strip()]
+
+
+def test_setup_printed_for_a_postgresql_table_runs_there_and_a_watcher_captures_through_its_index(make_database, capsys):
+    database = make_database((), database_dialect=DatabaseDialect.POSTGRESQL)
+    database.update_ddl([PG_LEGACY_TABLE]).result(60)
+    with database.batch() as batch:   # rows from before the setup: no commit timestamp, so never polled
+        batch.insert("Singers", PG_COLUMNS, [(1, "Ann", "Lee", dt.date(1990, 5, 17), True), (2, None, "Bo", None, None)])
+
+    assert main(["ddl", "setup", "Singers", *(a for src in PG_SOURCES for a in ("--source", src)), "--shards", "7",
+                 "--commit-timestamp", "add", "--dialect", "postgresql"]) == 0
+    printed = capsys.readouterr().out
+    statements = _printed_statements(printed)
+    sources = [ShardSource("SingerId", "INT64", not_null=True), "FirstName", ShardSource("LastName", not_null=True),
+               ShardSource("Born", "DATE"), ShardSource("Active", "BOOL")]
+    setup = ddl.sharded_polling("Singers", sources, shards=7, commit_timestamp="add", dialect=POSTGRESQL)
+    assert statements == list(setup.statements) and len(statements) == 3
+    assert "table_hint='/*@ FORCE_INDEX=Idx_Singers_ShardId_LastUpdated */'" in printed
+    database.update_ddl(statements).result(120)
+
+    # The server computed every existing row's shard as Python does (the casts to varchar included).
+    def shards() -> dict[int, int]:
+        rows = _rows(database, 'SELECT "SingerId", "FirstName", "LastName", "Born", "Active", "ShardId" FROM "Singers"')
+        for *values, shard in rows:
+            assert shard == setup.shard_column.shard_of(dict(zip(PG_COLUMNS, values, strict=True))), values
+        return {r[0]: r[-1] for r in rows}
+
+    assert set(shards()) == {1, 2}
+
+    got = Collector()
+    watcher = TableWatcher(database, "Singers", **setup.watcher_options(), initial_timestamp=MIN_TIMESTAMP,
+                           checkpoints=InMemoryCommitTimestampRepository(), poll_interval=0.005,
+                           retry_policy=RetryPolicy(initial=0.001, maximum=0.01), limit=3)
+    watcher.add_callback(got)
+    watcher.start()
+    try:
+        with database.batch() as batch:   # writers that never mention the shard column
+            batch.insert("Singers", (*PG_COLUMNS, "LastUpdated"),
+                         [(i, f"F{i}", f"L{i}", dt.date(2000, 1, i), i % 2 == 0, spanner.COMMIT_TIMESTAMP)
+                          for i in range(3, 11)])
+            batch.update("Singers", ("SingerId", "LastUpdated"), [(1, spanner.COMMIT_TIMESTAMP)])
+        got.wait_for(9)
+        time.sleep(0.05)
+    finally:
+        watcher.stop(timeout=5)
+    assert sorted(got.keys()) == [(i,) for i in (1, *range(3, 11))]   # row 2 has no commit timestamp
+    assert set(shards()) == set(range(1, 11))
+    assert all(shard in setup.shard_column.values for shard in shards().values())
+
+
 # --- guard rails ------------------------------------------------------------------------------------------
 
-HOSTILE = ["x`; DROP TABLE t; --", "", "1abc", "a b", "a-b", "Ä", "x" * 129, "x\ny", "`x`", None, 42]
+HOSTILE = ["x`; DROP TABLE t; --", 'x"; DROP TABLE t; --', "", "1abc", "a b", "a-b", "Ä", "x" * 129, "x\ny", "`x`",
+           '"x"', None, 42]
 
 
+@DIALECTS
 @pytest.mark.parametrize("name", HOSTILE)
 @pytest.mark.parametrize("build", [
-    lambda n: ddl.sharded_polling(n, ["A"]),
-    lambda n: ddl.sharded_polling("T", [n]),
-    lambda n: ddl.sharded_polling("T", ["A"], commit_timestamp_column=n),
-    lambda n: ddl.sharded_polling("T", ["A"], shard_column_name=n),
-    lambda n: ddl.sharded_polling("T", ["A"], processed_column=n),
-    lambda n: ddl.sharded_polling("T", ["A"], index_name=n),
-    lambda n: ddl.sharded_polling("T", ["A"], storing=[n]),
-    lambda n: ddl.enable_commit_timestamp(n, "Ts"),
-    lambda n: ddl.disable_commit_timestamp("T", n),
-    lambda n: ddl.add_commit_timestamp_column("T", n),
-    lambda n: ddl.create_table("T", [ColumnDef(n, "INT64")], [n]),
-    lambda n: ddl.create_index("I", "T", ["A", n]),
-    lambda n: ddl.force_index_hint(n),
-    lambda n: ddl.shard_provider(n, 19),
+    lambda n, d: ddl.sharded_polling(n, ["A"], dialect=d),
+    lambda n, d: ddl.sharded_polling("T", [n], dialect=d),
+    lambda n, d: ddl.sharded_polling("T", ["A"], commit_timestamp_column=n, dialect=d),
+    lambda n, d: ddl.sharded_polling("T", ["A"], shard_column_name=n, dialect=d),
+    lambda n, d: ddl.sharded_polling("T", ["A"], processed_column=n, dialect=d),
+    lambda n, d: ddl.sharded_polling("T", ["A"], index_name=n, dialect=d),
+    lambda n, d: ddl.sharded_polling("T", ["A"], storing=[n], dialect=d),
+    lambda n, d: ddl.enable_commit_timestamp(n, "Ts", dialect=d),
+    lambda n, d: ddl.disable_commit_timestamp("T", n, dialect=d),
+    lambda n, d: ddl.add_commit_timestamp_column("T", n, dialect=d),
+    lambda n, d: ddl.create_table("T", [ColumnDef(n, "INT64")], [n], dialect=d),
+    lambda n, d: ddl.create_index("I", "T", ["A", n], dialect=d),
+    lambda n, d: ddl.force_index_hint(n, d),
+    lambda n, d: ddl.shard_provider(n, 19),
 ], ids=["table", "source", "ts", "shard", "processed", "index", "storing", "enable", "disable", "add", "create", "create_index",
         "hint", "provider"])
-def test_hostile_identifiers_are_refused(request, name, build):
+def test_hostile_identifiers_are_refused(request, name, build, dialect):
     if name is None and request.node.callspec.id.startswith(("processed-", "index-")):
         pytest.skip("None means 'not given' for this option")
     with pytest.raises((InvalidIdentifierError, DdlError)) as info:
-        build(name)
+        build(name, dialect)
     assert "invalid" in str(info.value)
 
 
@@ -321,3 +442,21 @@ def test_cli_prints_the_statements(capsys):
     assert "invalid table 'Bad`Name'" in capsys.readouterr().err
     assert main(["ddl", "shard-column", "T", "--source", "A", "--shards", "2000"]) == 0
     assert capsys.readouterr().out.startswith("-- warning: 2000 shard(s)")
+
+
+@pytest.mark.parametrize("kind", [["commit-timestamp", "T", "--convert"], ["shard-column", "T", "--source", "A"],
+                                  ["index", "T"], ["setup", "T", "--source", "A"],
+                                  ["table", "T", "--column", "A:STRING(10)", "--primary-key", "A", "--source", "A"]],
+                         ids=lambda kind: kind[0])
+def test_cli_prints_each_kind_in_the_dialect_asked_for_googlesql_by_default(capsys, kind):
+    printed = {}
+    for dialect in ([], ["--dialect", "googlesql"], ["--dialect", "PostgreSQL"]):
+        assert main(["ddl", *kind, *dialect]) == 0
+        printed[tuple(dialect)] = capsys.readouterr().out
+    assert printed[()] == printed[("--dialect", "googlesql")]
+    assert "`T`" in printed[()] and '"T"' not in printed[()]
+    postgres = printed[("--dialect", "PostgreSQL")]
+    assert '"T"' in postgres and "`" not in postgres and "OPTIONS" not in postgres and "NULL_FILTERED" not in postgres
+    with pytest.raises(SystemExit):
+        main(["ddl", *kind, "--help"])
+    assert "default googlesql" in " ".join(capsys.readouterr().out.split())
