@@ -264,16 +264,35 @@ def test_a_google_managed_config_cannot_be_changed(spanner_client, action):
 
 
 @USER_CONFIGS
-def test_a_config_an_instance_uses_cannot_be_deleted(spanner_client, make_config, make_instance):
+def test_a_config_an_instance_or_partition_uses_cannot_be_deleted(spanner_client, make_config, make_instance):
     api = spanner_client.instance_admin_api
     created = make_config()
     inst = make_instance(created.name.rsplit("/", 1)[-1])
     with pytest.raises(exceptions.FailedPrecondition, match=inst.instance_id):
         api.delete_instance_config(name=created.name)
     inst.delete()
+    holder = make_instance()
+    part = api.create_instance_partition(parent=holder.name, instance_partition_id="part-a", instance_partition=
+                                         admin.InstancePartition(config=created.name, node_count=1)).result(30)
+    with pytest.raises(exceptions.FailedPrecondition, match=part.name):
+        api.delete_instance_config(name=created.name)
+    api.delete_instance_partition(name=part.name)
     api.delete_instance_config(request={"name": created.name, "etag": created.etag})
     with pytest.raises(exceptions.NotFound, match="Instance config not found"):
         api.get_instance_config(name=created.name)
+
+
+@USER_CONFIGS
+@pytest.mark.parametrize("resource", ["instance", "instance partition"])
+def test_a_user_managed_config_that_does_not_exist_is_not_found(spanner_client, make_instance, resource):
+    missing = _config(spanner_client, _name("custom"))
+    with pytest.raises(exceptions.NotFound, match=f"Instance config not found: {missing}"):
+        if resource == "instance":
+            make_instance(missing.rsplit("/", 1)[-1])
+        else:
+            spanner_client.instance_admin_api.create_instance_partition(
+                parent=make_instance().name, instance_partition_id="part-a",
+                instance_partition=admin.InstancePartition(config=missing, node_count=1)).result(30)
 
 
 # --- instance settings ------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from typing import Any
 
 from . import errors, instance_rules
 from .clock import Clock
-from .instance_configs import InstanceConfigInfo, Replica, UserConfigs, google_config
+from .instance_configs import USER_CONFIG_PREFIX, InstanceConfigInfo, Replica, UserConfigs, google_config
 from .instance_partitions import InstancePartitionInfo, InstancePartitions, instance_of
 from .requests import DatabaseInfo, InstanceInfo
 
@@ -47,6 +47,13 @@ class InstanceAdministration:
 
     def _drop(self, name: str) -> None:
         raise NotImplementedError
+
+    def _check_user_config(self, resource: str, config: str) -> None:
+        """NOT_FOUND when ``config`` (an id) names a user-managed config that ``resource``'s project lacks."""
+        if config.startswith(USER_CONFIG_PREFIX):
+            name = f"{'/'.join(resource.split('/')[:2])}/instanceConfigs/{config}"
+            if self._user_configs.get(name) is None:
+                raise errors.instance_config_not_found(name)
 
     # --- instance configs --------------------------------------------------------------------------------
 
@@ -90,11 +97,11 @@ class InstanceAdministration:
             return info
 
     def delete_instance_config(self, name: str, *, etag: str = "", validate_only: bool = False) -> None:
-        """DeleteInstanceConfig: a user-managed config no instance uses."""
-        config = name.rsplit("/", 1)[-1]
+        """DeleteInstanceConfig: a user-managed config no instance or instance partition uses."""
+        config, project = name.rsplit("/", 1)[-1], "/".join(name.split("/")[:2])
         with self._lock:
-            users = [n for n, i in sorted(self._instances.items())
-                     if i.config == config and n.startswith("/".join(name.split("/")[:2]) + "/")]
+            users = [n for n, i in sorted(self._instances.items()) if i.config == config and n.startswith(project + "/")]
+            users += [p.name for p in self._partitions.in_project(project) if p.config == config]
             self._user_configs.delete(name, etag=etag, used_by=users[0] if users else None, validate_only=validate_only)
             if not validate_only:
                 self._save_state()
@@ -113,6 +120,7 @@ class InstanceAdministration:
         with self._lock:
             if name in self._instances:
                 raise errors.instance_already_exists(name)
+            self._check_user_config(name, config)
             now = self.clock.wall_nanos()
             info = InstanceInfo(name, config, display_name or name.rsplit("/", 1)[-1], nodes, dict(labels or {}), units,
                                 edition, schedule, now, now)
@@ -147,6 +155,8 @@ class InstanceAdministration:
                 raise errors.instance_update_field_unknown(path)
         with self._lock:
             info = self.get_instance(name)
+            if changes.get("config"):
+                self._check_user_config(name, changes["config"])
             updated = dataclasses.replace(info, **{k: v for k, v in changes.items() if v is not None and v != ""},
                                           update_time_nanos=self.clock.wall_nanos())
             self._instances[name] = updated
@@ -185,6 +195,8 @@ class InstanceAdministration:
         """CreateInstancePartition: capacity as an instance's (``instance_partitions.py``)."""
         with self._lock:
             self.get_instance(instance_of(name))
+            if config:
+                self._check_user_config(name, instance_rules.config_id(config))
             info = self._partitions.create(name, config=config, display_name=display_name, node_count=node_count,
                                            processing_units=processing_units, now_nanos=self.clock.wall_nanos())
             self._save_state()

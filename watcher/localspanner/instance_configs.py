@@ -30,7 +30,7 @@ USER_CONFIG_PREFIX = "custom-"
 REPLICA_TYPES = ("READ_WRITE", "READ_ONLY", "WITNESS")
 #: The fields UpdateInstanceConfig's mask may name.
 UPDATABLE_FIELDS = ("display_name", "labels")
-_USER_CONFIG_ID = re.compile(r"custom-[a-z0-9][-a-z0-9]{0,55}\Z")
+_USER_CONFIG_ID = re.compile(rf"{USER_CONFIG_PREFIX}[a-z0-9][-a-z0-9]{{0,55}}\Z")
 #: Replicas per region: a regional config keeps three, a multi-region config two in each leader region.
 _REGIONAL_REPLICAS = 3
 _MULTI_REGION_REPLICAS = 2

@@ -98,6 +98,9 @@ class InstancePartitions:
         prefix = instance + "/instancePartitions/"
         return [p for n, p in sorted(self._partitions.items()) if n.startswith(prefix)]
 
+    def in_project(self, project: str) -> list[InstancePartitionInfo]:
+        return [p for n, p in sorted(self._partitions.items()) if n.startswith(project + "/")]
+
     def update(self, name: str, fields: Iterable[str], *, now_nanos: int, display_name: str = "", node_count: int = 0,
                processing_units: int = 0, etag: str = "") -> InstancePartitionInfo:
         """Set the ``fields`` named (``UPDATABLE_FIELDS``); ``etag``, when given, must be the current one."""

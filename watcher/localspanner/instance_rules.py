@@ -2,8 +2,9 @@
 
 The local server runs everything in one process, so a configuration and a capacity are only
 recorded and reported. It accepts the configuration names applications and their test
-suites use: ``emulator-config``, Google's regional and multi-region names, and any other
-well-formed id (a custom configuration). Capacity follows Spanner's rules: processing units
+suites use: ``emulator-config``, Google's regional and multi-region names, the user-managed
+configs created with CreateInstanceConfig (``custom-...``, ``instance_configs.py``), and any
+other well-formed id. Capacity follows Spanner's rules: processing units
 are 100..900 in steps of 100 or whole nodes of 1000; ``node_count * 1000 = processing_units``.
 
 Example:
