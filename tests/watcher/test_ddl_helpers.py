@@ -104,6 +104,16 @@ def test_sources_of_other_types_are_made_strings():
         ddl.add_column("S", column, dialect=POSTGRESQL)
 
 
+def test_types_may_be_written_the_postgresql_way():
+    assert ColumnDef("A", "varchar(20)").definition(POSTGRESQL) == '"A" varchar(20)'
+    assert ColumnDef("A", "bigint[]").sql == "`A` ARRAY<INT64>"
+    assert ColumnDef("A", "timestamptz", commit_timestamp=True).definition(POSTGRESQL) == '"A" spanner.commit_timestamp'
+    assert ShardSource("Id", "int8").type == "INT64"
+    for bad in ("bigint(3)", "varchar(0)", "integer"):
+        with pytest.raises(DdlError, match="invalid column type"):
+            ColumnDef("A", bad)
+
+
 @DIALECTS
 def test_new_tables_and_literals_in_the_dialect(dialect):
     columns = [ColumnDef("Id", "STRING(36)", not_null=True), ColumnDef("Tags", "ARRAY<STRING(MAX)>"),

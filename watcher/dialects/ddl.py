@@ -25,6 +25,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -119,6 +120,35 @@ def column_definition_type(dialect: Dialect, google: str) -> str:
         array = written.endswith("[]")
         return f"{written.removesuffix('[]')}({length})" + ("[]" if array else "")
     return written
+
+
+#: PostgreSQL column type names a user may write -> the GoogleSQL names the helpers speak.
+_FROM_POSTGRESQL = {
+    "bigint": "INT64", "int8": "INT64", "boolean": "BOOL", "bool": "BOOL", "double precision": "FLOAT64",
+    "float8": "FLOAT64", "real": "FLOAT32", "float4": "FLOAT32", "varchar": "STRING", "character varying": "STRING",
+    "text": "STRING", "bytea": "BYTES", "numeric": "NUMERIC", "date": "DATE", "timestamptz": "TIMESTAMP",
+    "timestamp with time zone": "TIMESTAMP", "jsonb": "JSON",
+}
+_PG_TYPE = re.compile(r"^\s*(?P<name>[a-z][a-z0-9 ]*?)\s*(?:\(\s*(?P<length>[1-9][0-9]{0,6})\s*\))?\s*(?P<array>\[\])?\s*$")
+
+
+def google_type_name(text: str) -> str | None:
+    """A column type written the PostgreSQL way as its GoogleSQL name; None for anything else.
+
+    >>> google_type_name("varchar(200)"), google_type_name("bigint[]"), google_type_name("bytea")
+    ('STRING(200)', 'ARRAY<INT64>', 'BYTES(MAX)')
+    >>> google_type_name("INT64") is None, google_type_name("varchar(200); DROP") is None
+    (True, True)
+    """
+    found = _PG_TYPE.match(text.lower()) if isinstance(text, str) else None
+    name = _FROM_POSTGRESQL.get(found.group("name")) if found else None
+    if found is None or name is None:
+        return None
+    if name in ("STRING", "BYTES"):
+        name = f"{name}({found.group('length') or 'MAX'})"
+    elif found.group("length"):
+        return None
+    return f"ARRAY<{name}>" if found.group("array") else name
 
 
 def commit_timestamp_definition(dialect: Dialect, name: str, *, not_null: bool) -> str:

@@ -3,7 +3,7 @@
 The output is a valid migration file (statements end with ``;``, notes are ``--``
 comments), so it can go straight into a migration folder. ``--dialect postgresql`` prints the
 statements for a PostgreSQL-dialect database; these subcommands do not connect to a database, so
-GoogleSQL is the default. Column types are given by their GoogleSQL names in both dialects.
+GoogleSQL is the default. Column types may be written either way (``INT64`` or ``bigint``) in both.
 
 Example:
     $ spanner-watcher ddl setup Singers --source FirstName --source LastName:STRING:not_null

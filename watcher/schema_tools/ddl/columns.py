@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ...dialects.base import GOOGLE_SQL, POSTGRESQL, Dialect  # noqa: F401 (POSTGRESQL: the doctests)
-from ...dialects.ddl import DDL_SQL, column_definition_type, commit_timestamp_definition
+from ...dialects.ddl import DDL_SQL, column_definition_type, commit_timestamp_definition, google_type_name
 from ...dialects.ddl import string_literal as dialect_literal
 from ...errors import DdlError
 from ...sqlnames import validate_identifier
@@ -37,14 +37,17 @@ _TYPE = re.compile(rf"^\s*(?:{_SCALAR}|ARRAY\s*<\s*{_SCALAR}\s*>)\s*$", re.IGNOR
 
 
 def column_type(text: str) -> str:
-    """``text`` as a Spanner column type (upper case, no spaces), or DdlError.
+    """``text`` as a Spanner column type by its GoogleSQL name (upper case, no spaces), or DdlError; a type
+    written the PostgreSQL way (``bigint``, ``varchar(200)``) is taken by its GoogleSQL name.
 
-    >>> column_type("string(200)"), column_type("ARRAY<INT64>")
-    ('STRING(200)', 'ARRAY<INT64>')
+    >>> column_type("string(200)"), column_type("ARRAY<INT64>"), column_type("varchar(200)")
+    ('STRING(200)', 'ARRAY<INT64>', 'STRING(200)')
     """
+    if isinstance(text, str) and not _TYPE.match(text):
+        text = google_type_name(text) or text
     if not isinstance(text, str) or not _TYPE.match(text):
         raise DdlError(f"invalid column type {text!r}: expected a Spanner type such as INT64, STRING(200), "
-                       "BYTES(MAX), TIMESTAMP or ARRAY<STRING(MAX)>")
+                       "BYTES(MAX), TIMESTAMP or ARRAY<STRING(MAX)> (or bigint, varchar(200), ...)")
     return re.sub(r"\s+", "", text).upper()
 
 

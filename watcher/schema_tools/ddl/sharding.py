@@ -30,7 +30,7 @@ import farmhash  # type: ignore[import-untyped]
 
 from ...capture.shards import FixedShardProvider
 from ...dialects.base import GOOGLE_SQL, POSTGRESQL, Dialect  # noqa: F401 (POSTGRESQL: the doctests)
-from ...dialects.ddl import DDL_SQL, as_text, column_definition_type
+from ...dialects.ddl import DDL_SQL, as_text, column_definition_type, google_type_name
 from ...errors import DdlError
 from ...sqlnames import validate_identifier
 from .columns import string_literal
@@ -52,7 +52,11 @@ class ShardCountWarning(UserWarning):
 
 @dataclass(frozen=True)
 class ShardSource:
-    """A column the shard is computed from. Nullable columns are wrapped in COALESCE."""
+    """A column the shard is computed from. Nullable columns are wrapped in COALESCE.
+
+    >>> ShardSource("Id", "bigint", not_null=True).type, ShardSource("Name", "STRING(200)").type
+    ('INT64', 'STRING')
+    """
 
     name: str
     type: str = "STRING"
@@ -60,7 +64,8 @@ class ShardSource:
 
     def __post_init__(self) -> None:
         validate_identifier(self.name, "shard source column")
-        match = _SOURCE_TYPE.match(self.type) if isinstance(self.type, str) else None
+        written = (google_type_name(self.type) or self.type) if isinstance(self.type, str) else self.type
+        match = _SOURCE_TYPE.match(written) if isinstance(written, str) else None
         kind = match.group(1).upper() if match else None
         if kind not in _AS_STRING:
             raise DdlError(f"shard source column {self.name} is {self.type}: a shard can be computed from "
