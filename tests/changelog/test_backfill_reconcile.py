@@ -175,3 +175,40 @@ def test_reconcile_records_hard_deletes_and_exports_to_spanner(spark, make_datab
     history_of_2 = [(r[1], r[2], r[3]) for r in rows if json.loads(r[0]) == {"Id": "2"}]
     assert history_of_2 == [("UPSERT", "UPSERT", "backfill"), ("DELETE", "DELETE", "reconcile")]
     assert all(r[5] is not None for r in rows)
+
+
+PG_DDL = ['CREATE TABLE "Items" ("Code" varchar NOT NULL, "Name" varchar, "Ts" spanner.commit_timestamp, '
+          '"ShardId" bigint GENERATED ALWAYS AS (mod(spanner.farm_fingerprint("Code"), 3)) STORED, PRIMARY KEY ("Code"))']
+
+
+def test_backfill_and_reconcile_read_a_postgresql_database(spark, make_database, dirs):
+    """The snapshot's partitions are written in the database's dialect: shard values with = ANY($1), a string
+    key hashed with spanner.farm_fingerprint, names double-quoted."""
+    from google.cloud.spanner_admin_database_v1 import DatabaseDialect
+
+    db = make_database((), database_dialect=DatabaseDialect.POSTGRESQL)
+    db.update_ddl(PG_DDL).result(120)
+
+    def write(codes, name="n"):
+        with db.batch() as batch:
+            batch.insert_or_update("Items", ("Code", "Name", "Ts"), [(c, f"{name}{c}", spanner.COMMIT_TIMESTAMP) for c in codes])
+
+    def recorded(method):
+        rows = spark.sql(f"SELECT keys, mod_type FROM changelog WHERE read_method = '{method}' "
+                         "ORDER BY commit_timestamp, keys").collect()
+        return [(json.loads(r.keys)["Code"], r.mod_type) for r in rows]
+
+    write(["c1", "c2", "c3", "c4", "c5"])
+    backfill = (Backfill(spark, db).table("Items").staging(dirs["staging"]).warehouse(dirs["warehouse"])
+                .shards("ShardId", [0, 1], per_partition=1).run())
+    assert (backfill.rows, backfill.partitions, backfill.read_at_timestamp) == (5, 3, 3)
+    _job(spark, dirs)
+    assert sorted(recorded("backfill")) == [(f"c{i}", "UPSERT") for i in range(1, 6)]
+
+    with db.batch() as batch:
+        batch.delete("Items", spanner.KeySet(keys=[["c2"], ["c4"]]))
+    write(["c7"], name="unseen")
+    reconcile = Reconcile(spark, db).table("Items").staging(dirs["staging"]).warehouse(dirs["warehouse"]).partitions(2).run()
+    assert (reconcile.deletes, reconcile.restaged, reconcile.rows, reconcile.partitions) == (2, 1, 4, 2)
+    _job(spark, dirs)
+    assert recorded("reconcile") == [("c7", "INSERT"), ("c2", "DELETE"), ("c4", "DELETE")]

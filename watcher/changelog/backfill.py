@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..capture.table_info import discover
+from ..dialects import dialect_of
 from ..checkpoints import CommitTimestampRepository
 from ..errors import ConfigurationError
 from ..model import Checkpoint, TableId
@@ -194,11 +195,13 @@ class SnapshotJob:
         if self._shard_column is not None:
             if self._shard_column not in info.column_types:
                 raise ConfigurationError(f"shard column {self._shard_column} is not a column of {self._table}")
-            return spanner_source.shard_partitions(self._shard_column, self._shard_values, self._per_partition)
+            return spanner_source.shard_partitions(self._shard_column, self._shard_values, self._per_partition,
+                                                   dialect_of(self._database))
         first = info.key_columns[0] if info.key_columns else None
         if first is None:
             return spanner_source.single_partition()
-        return spanner_source.hash_partitions(first, info.column_types[first], self._hash_partitions)
+        return spanner_source.hash_partitions(first, info.column_types[first], self._hash_partitions,
+                                              dialect_of(self._database))
 
     def _read(self, stats: SnapshotStats, stage: Callable[[Any, ReadPoint, ReadPlan], int]) -> Any:
         """Discover the table, fix R, read it in parallel and hand the lines to ``stage`` (R still held);
@@ -212,7 +215,8 @@ class SnapshotJob:
             plan = ReadPlan(SpannerLocation.of(self._database), str(info.table), tuple(info.key_columns),
                             info.commit_timestamp_column, dict(info.column_types), stats.read_timestamp,
                             self.method, f"spanner-watcher-{self.method}",
-                            spanner_source.batch_prefix(stats.read_timestamp, self.method), self._request_settings)
+                            spanner_source.batch_prefix(stats.read_timestamp, self.method), self._request_settings,
+                            dialect_of(self._database).name)
             lines = spanner_source.snapshot_lines(self._spark, plan, parts)
             stats.rows = stage(lines, point, plan)
         stats.read_at_timestamp = len(parts)  # every partition read at exactly R, or the job failed

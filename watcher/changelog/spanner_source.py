@@ -9,6 +9,9 @@ That is stateless and retry-safe, and it is what runs on Cloud Spanner, on the
 official emulator and on the embedded local Spanner (which keeps row versions for the
 database's version retention period, one hour by default, as Spanner does).
 
+Both of Spanner's dialects are read: the partitions' conditions and the query are written in the
+database's (``ReadPlan.dialect``, found from the database), parameters bound as it takes them.
+
 Rows come out as staging records (:mod:`watcher.staging.contract`, ``read_method`` backfill
 or reconcile), so the changelog job reads them like anything a watcher staged.
 
@@ -17,6 +20,8 @@ Example:
     ['ShardId in [0, 1]', 'ShardId in [2]', 'ShardId: NULL or other values']
     >>> hash_partitions("Id", "INT64", 2)[1].where
     'MOD(MOD(`Id`, 2) + 2, 2) = 1'
+    >>> hash_partitions("name", "STRING", 2, POSTGRESQL)[1].where
+    'MOD(MOD(spanner.farm_fingerprint("name"), 2) + 2, 2) = 1'
 """
 
 from __future__ import annotations
@@ -28,9 +33,11 @@ from typing import Any
 from .. import spanner_client
 from ..codec import timestamp_text
 from ..connection import connect, settings_of
+from ..dialects import GOOGLE_SQL, POSTGRESQL, Dialect
+from ..dialects.base import BY_NAME
+from ..dialects.ddl import DDL_SQL
 from ..errors import ChangelogError, ConfigurationError
 from ..request_settings import DEFAULT_SETTINGS, RequestSettings, settings_or_default
-from ..sqlnames import quote_identifier
 from ..staging import contract
 from . import cluster
 
@@ -38,11 +45,12 @@ from . import cluster
 #: every kind of Spanner; "auto" and "shared" (the old fallback to, and the forced use of, the
 #: driver's transaction) are accepted for compatibility and give the same rows, read the same way.
 READ_MODES = ("auto", "timestamp", "shared")
-#: Hash expressions that spread a key column over N partitions, by the column's base type.
+#: Hash expressions that spread a key column over N partitions, by the column's base type (``{hash}``:
+#: the dialect's fingerprint of the column).
 HASH_SQL = {
     "INT64": "MOD(MOD({col}, {n}) + {n}, {n})",
-    "STRING": "MOD(MOD(FARM_FINGERPRINT({col}), {n}) + {n}, {n})",
-    "BYTES": "MOD(MOD(FARM_FINGERPRINT({col}), {n}) + {n}, {n})",
+    "STRING": "MOD(MOD({hash}, {n}) + {n}, {n})",
+    "BYTES": "MOD(MOD({hash}, {n}) + {n}, {n})",
 }
 #: Seconds a task waits for its Spanner client's first answer before giving up.
 READ_TIMEOUT = 600.0
@@ -95,23 +103,28 @@ def single_partition() -> list[ReadPartition]:
     return [ReadPartition(0)]
 
 
-def shard_partitions(column: str, values: Sequence[Any], per_partition: int = 4) -> list[ReadPartition]:
-    """Groups of shard values, plus one partition for NULL and unlisted values (the whole table)."""
+def shard_partitions(column: str, values: Sequence[Any], per_partition: int = 4,
+                     dialect: Dialect = GOOGLE_SQL) -> list[ReadPartition]:
+    """Groups of shard values, plus one partition for NULL and unlisted values (the whole table).
+
+    >>> shard_partitions("ShardId", [1], dialect=POSTGRESQL)[1].where
+    '("ShardId" IS NULL OR NOT ("ShardId" = ANY(@shards)))'
+    """
     if not values:
         raise ConfigurationError("shard_partitions needs at least one shard value")
     if per_partition < 1:
         raise ConfigurationError(f"per_partition must be >= 1, got {per_partition}")
-    col = quote_identifier(column, "shard column")
+    col = dialect.quote(column, "shard column")
     values = list(values)
-    parts = [ReadPartition(i, f"{col} IN UNNEST(@shards)", {"shards": values[start:start + per_partition]},
+    parts = [ReadPartition(i, dialect.in_array(col, "shards"), {"shards": values[start:start + per_partition]},
                            f"{column} in {values[start:start + per_partition]}")
              for i, start in enumerate(range(0, len(values), per_partition))]
-    parts.append(ReadPartition(len(parts), f"({col} IS NULL OR {col} NOT IN UNNEST(@shards))", {"shards": values},
+    parts.append(ReadPartition(len(parts), f"({col} IS NULL OR {dialect.not_in_array(col, 'shards')})", {"shards": values},
                                f"{column}: NULL or other values"))
     return parts
 
 
-def hash_partitions(key_column: str, key_type: str, count: int) -> list[ReadPartition]:
+def hash_partitions(key_column: str, key_type: str, count: int, dialect: Dialect = GOOGLE_SQL) -> list[ReadPartition]:
     """``count`` partitions by a hash of the key column (one partition when its type has no hash).
 
     A NULL key part (allowed in Spanner keys) hashes to NULL, so partition 0 takes it: every row
@@ -123,8 +136,8 @@ def hash_partitions(key_column: str, key_type: str, count: int) -> list[ReadPart
     template = HASH_SQL.get(key_type.split("(", 1)[0].strip().upper())
     if template is None or count <= 1:
         return single_partition()
-    column = quote_identifier(key_column)
-    expr = template.format(col=column, n=count)
+    column = dialect.quote(key_column)
+    expr = template.format(col=column, n=count, hash=DDL_SQL[dialect.name].fingerprint.format(column))
     return [ReadPartition(i, f"({expr} = 0 OR {column} IS NULL)" if i == 0 else f"{expr} = {i}", {},
                           f"hash({key_column}) = {i} of {count}") for i in range(count)]
 
@@ -144,10 +157,19 @@ class ReadPlan:
     batch_prefix: str
     #: The tag and priority of the reads, and whether they run on Data Boost.
     request_settings: RequestSettings = DEFAULT_SETTINGS
+    #: The database's dialect, by name (the partitions' conditions are written in it).
+    dialect: str = GOOGLE_SQL.name
 
     def sql(self, part: ReadPartition) -> str:
-        table = ".".join(quote_identifier(p) for p in self.table.split("."))
+        """The partition's query, with ``@name`` parameters (bound by :meth:`statement`)."""
+        dialect = BY_NAME[self.dialect]
+        table = ".".join(dialect.quote(p) for p in self.table.split("."))
         return f"SELECT * FROM {table}" + (f" WHERE {part.where}" if part.where else "")
+
+    def statement(self, part: ReadPartition) -> Any:
+        """The partition's query and parameters as the database's dialect takes them."""
+        params = dict(part.params)
+        return BY_NAME[self.dialect].bind(self.sql(part), params, _param_types(params))
 
 
 class ReadPoint:
@@ -224,8 +246,9 @@ def _rows(plan: ReadPlan, part: ReadPartition, database: Any) -> Iterator[tuple[
     """
     from google.api_core.datetime_helpers import DatetimeWithNanoseconds
 
-    sql, params = plan.sql(part), dict(part.params)
-    kwargs: dict[str, Any] = {"params": params, "param_types": _param_types(params)} if params else {}
+    statement = plan.statement(part)
+    sql = statement.sql
+    kwargs: dict[str, Any] = {"params": statement.params, "param_types": statement.types} if statement.params else {}
     options = plan.request_settings.request_options()
     at = DatetimeWithNanoseconds.from_rfc3339(plan.read_timestamp)
     if plan.request_settings.data_boost:

@@ -10,6 +10,7 @@ order of first use (``$1``, ``$2``, ...) and names them ``p1``, ``p2``, ... on t
 | name | ```Singers``` | ``"Singers"`` (unquoted names fold to lower case) |
 | parameter | ``@last`` | ``$1`` (sent as ``p1``) |
 | array membership | ``x IN UNNEST(@a)`` | ``x = ANY($1)`` |
+| not in the array | ``x NOT IN UNNEST(@a)`` | ``NOT (x = ANY($1))`` |
 | default schema in INFORMATION_SCHEMA | ``''`` | ``'public'`` |
 | the current time | ``SELECT CURRENT_TIMESTAMP()`` | ``SELECT CURRENT_TIMESTAMP`` |
 | ascending, NULL first (Spanner's key order) | ``x`` | ``x NULLS FIRST`` (NULL sorts last by default) |
@@ -62,6 +63,8 @@ class Dialect:
     default_schema: str
     #: ``{column}`` is one of the elements of the array parameter ``{array}``.
     array_membership: str
+    #: ``{column}`` is none of the elements of the array parameter ``{array}``.
+    array_exclusion: str
     current_timestamp_sql: str
     #: Parameters go to the database as $1, $2, ... named p1, p2, ...
     positional: bool
@@ -103,6 +106,14 @@ class Dialect:
         """
         return self.array_membership.format(column=column_sql, array=f"@{param}")
 
+    def not_in_array(self, column_sql: str, param: str) -> str:
+        """The condition "``column_sql`` is none of the elements of the array parameter ``param``".
+
+        >>> GOOGLE_SQL.not_in_array("`S`", "shard"), POSTGRESQL.not_in_array('"S"', "shard")
+        ('`S` NOT IN UNNEST(@shard)', 'NOT ("S" = ANY(@shard))')
+        """
+        return self.array_exclusion.format(column=column_sql, array=f"@{param}")
+
     def order_key(self, column_sql: str) -> str:
         """An ORDER BY item: ascending, NULL first (the order the watcher's key conditions assume).
 
@@ -137,12 +148,15 @@ class Dialect:
                          {wire[name]: types[name] for name in numbers if name in types})
 
 
-GOOGLE_SQL = Dialect("GoogleSQL", 1, "`", "", "{column} IN UNNEST({array})", "SELECT CURRENT_TIMESTAMP()", False)
-POSTGRESQL = Dialect("PostgreSQL", 2, '"', "public", "{column} = ANY({array})", "SELECT CURRENT_TIMESTAMP", True,
-                     "{column} NULLS FIRST")
+GOOGLE_SQL = Dialect("GoogleSQL", 1, "`", "", "{column} IN UNNEST({array})", "{column} NOT IN UNNEST({array})",
+                     "SELECT CURRENT_TIMESTAMP()", False)
+POSTGRESQL = Dialect("PostgreSQL", 2, '"', "public", "{column} = ANY({array})", "NOT ({column} = ANY({array}))",
+                     "SELECT CURRENT_TIMESTAMP", True, "{column} NULLS FIRST")
 
 #: Each dialect by its DatabaseDialect value; unspecified (0) is GoogleSQL, Spanner's default.
 DIALECTS: dict[int, Dialect] = {0: GOOGLE_SQL, 1: GOOGLE_SQL, 2: POSTGRESQL}
+#: Each dialect by its name (what a picklable plan carries to Spark's tasks).
+BY_NAME: dict[str, Dialect] = {GOOGLE_SQL.name: GOOGLE_SQL, POSTGRESQL.name: POSTGRESQL}
 #: The same by the name INFORMATION_SCHEMA.DATABASE_OPTIONS gives ('database_dialect').
 _BY_OPTION = {"GOOGLE_STANDARD_SQL": GOOGLE_SQL, "POSTGRESQL": POSTGRESQL}
 #: A query both dialects read alike (unquoted names, a string literal), for when the admin API says nothing.
