@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from .ddl.change_stream_options import SPECS
 from .proto_bundle import ProtoBundle
+from .roles import SYSTEM_ROLES, Grant, Membership
 from .types import SpannerType
 
 #: The one sequence kind Spanner offers.
@@ -282,6 +283,10 @@ class Catalog:
     proto_bundle: ProtoBundle | None = None
     #: GOOGLE_STANDARD_SQL or POSTGRESQL (``dialects.py``); set once, when the database is created.
     dialect: str = "GOOGLE_STANDARD_SQL"
+    #: Fine-grained access control (``roles.py``): the user's roles as declared, their privileges and memberships.
+    roles: tuple[str, ...] = ()
+    grants: tuple[Grant, ...] = ()
+    memberships: tuple[Membership, ...] = ()
     _by_name: dict[str, Table] = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
@@ -304,6 +309,11 @@ class Catalog:
     def search_indexes_of(self, table: str) -> tuple[SearchIndex, ...]:
         low = table.lower()
         return tuple(i for i in self.search_indexes if i.table.lower() == low)
+
+    def role(self, name: str) -> str | None:
+        """A user role's declared name, or a system role's (``roles.SYSTEM_ROLES``); None when there is none."""
+        low = name.lower()
+        return next((r for r in (*self.roles, *SYSTEM_ROLES) if r.lower() == low), None)
 
     def view(self, name: str) -> View | None:
         low = name.lower()

@@ -39,6 +39,7 @@ from . import (
     constraint_rules,
     errors,
     proto_rules,
+    role_rules,
     row_deletion_rules,
     search_index_rules,
     sequence_rules,
@@ -119,12 +120,12 @@ def _apply(catalog: Catalog, node: nodes.Node, statement: str, created_nanos: in
     if result is None:
         return catalog
     if isinstance(result, list):  # a change stream statement: tables and indexes stay
-        return dataclasses.replace(catalog, version=catalog.version + 1, change_streams=tuple(result))
-    if isinstance(result, Catalog):  # a view or proto bundle statement: builds its catalog itself
-        return result
+        return role_rules.prune(dataclasses.replace(catalog, version=catalog.version + 1, change_streams=tuple(result)))
+    if isinstance(result, Catalog):  # a view, proto bundle or role statement: builds its catalog itself
+        return role_rules.prune(result)
     tables, indexes = result
     new = dataclasses.replace(catalog, tables=tuple(tables), indexes=tuple(indexes), version=catalog.version + 1)
-    return view_rules.refresh(statement, new)
+    return role_rules.prune(view_rules.refresh(statement, new))
 
 
 class _Context:
@@ -470,4 +471,8 @@ _HANDLERS: dict[type, Callable[..., _Result]] = {
     nodes.CreateProtoBundle: proto_rules.create,
     nodes.AlterProtoBundle: proto_rules.alter,
     nodes.DropProtoBundle: proto_rules.drop,
+    nodes.CreateRole: role_rules.create,
+    nodes.DropRole: role_rules.drop,
+    nodes.GrantPrivileges: role_rules.grant_privileges,
+    nodes.GrantRole: role_rules.grant_role,
 }

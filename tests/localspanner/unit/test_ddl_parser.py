@@ -133,7 +133,7 @@ def test_syntax_errors_say_what_was_expected_and_where(statement: str, detail: s
 @pytest.mark.parametrize(
     ("statement", "feature"),
     [
-        ("CREATE ROLE R", "CREATE ROLE"),
+        ("CREATE SCHEMA S", "CREATE SCHEMA"),
         ("CREATE MODEL M INPUT (x INT64) OUTPUT (y INT64) REMOTE", "CREATE MODEL"),
         ("CREATE TABLE T (a INT64, SYNONYM (U)) PRIMARY KEY (a)", "SYNONYM"),
         ("ALTER TABLE T ADD SYNONYM U", "ALTER TABLE ADD SYNONYM"),

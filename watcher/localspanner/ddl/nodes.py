@@ -45,6 +45,11 @@ __all__ = [
     "CreateSearchIndex",
     "CreateSequence",
     "CreateProtoBundle",
+    "CreateRole",
+    "DropRole",
+    "GrantPrivileges",
+    "GrantRole",
+    "PrivilegeSpec",
     "CreateTable",
     "CreateView",
     "DropChangeStream",
@@ -354,6 +359,51 @@ class DropProtoBundle:
     """``DROP PROTO BUNDLE``."""
 
 
+@dataclass(frozen=True)
+class CreateRole:
+    """``CREATE ROLE name``."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class DropRole:
+    """``DROP ROLE name``."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class PrivilegeSpec:
+    """One privilege of a GRANT or REVOKE: ``SELECT`` or ``SELECT(a, b)`` (``columns`` None: the whole object)."""
+
+    privilege: str
+    columns: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class GrantPrivileges:
+    """``GRANT privileges ON kind names TO ROLE roles`` (``revoke``: ``REVOKE ... FROM ROLE roles``).
+
+    ``kind`` is one of ``roles.PRIVILEGES_OF`` (TABLE, VIEW, CHANGE STREAM, TABLE FUNCTION).
+    """
+
+    privileges: tuple[PrivilegeSpec, ...]
+    kind: str
+    names: tuple[str, ...]
+    roles: tuple[str, ...]
+    revoke: bool = False
+
+
+@dataclass(frozen=True)
+class GrantRole:
+    """``GRANT ROLE roles TO ROLE grantees`` (``revoke``: ``REVOKE ROLE ... FROM ROLE ...``)."""
+
+    roles: tuple[str, ...]
+    grantees: tuple[str, ...]
+    revoke: bool = False
+
+
 Node = (
     CreateDatabase
     | CreateTable
@@ -384,4 +434,8 @@ Node = (
     | CreateProtoBundle
     | AlterProtoBundle
     | DropProtoBundle
+    | CreateRole
+    | DropRole
+    | GrantPrivileges
+    | GrantRole
 )

@@ -28,6 +28,7 @@ from . import (
     constraint_parser,
     nodes,
     proto_bundle_parser,
+    role_parser,
     row_deletion_parser,
     search_index_parser,
     sequence_parser,
@@ -40,7 +41,7 @@ _OPTION_VALUES: dict[str, dict[str, bool | None]] = {
 }
 
 # DDL the local server does not implement, by the keywords that start it.
-_UNSUPPORTED_CREATE = ("ROLE", "VECTOR", "MODEL", "SCHEMA",
+_UNSUPPORTED_CREATE = ("VECTOR", "MODEL", "SCHEMA",
                        "PLACEMENT", "LOCALITY", "FUNCTION")
 _UNSUPPORTED_TABLE_ELEMENTS = ("SYNONYM",)
 
@@ -132,7 +133,8 @@ class _Parser:
     def statement(self) -> nodes.Node:
         if self.tok.kind == EOF:
             raise self.fail("a DDL statement")
-        dispatch = {"CREATE": self.create, "ALTER": self.alter, "DROP": self.drop}
+        dispatch = {"CREATE": self.create, "ALTER": self.alter, "DROP": self.drop,
+                    "GRANT": lambda: self.grant(revoke=False), "REVOKE": lambda: self.grant(revoke=True)}
         word = self.tok.text.upper() if self.tok.kind == IDENT else ""
         if word not in dispatch:
             raise self.fail("CREATE, ALTER or DROP")
@@ -143,6 +145,10 @@ class _Parser:
         if self.tok.kind != EOF:
             raise self.fail("end of statement")
         return node
+
+    def grant(self, *, revoke: bool) -> nodes.Node:
+        """After ``GRANT`` or ``REVOKE``."""
+        return role_parser.grant(self, revoke=revoke)
 
     def create(self) -> nodes.Node:
         if self.accept("DATABASE"):
@@ -157,6 +163,8 @@ class _Parser:
             return sequence_parser.create(self)
         if self.accept("PROTO", "BUNDLE"):
             return proto_bundle_parser.create(self)
+        if self.accept("ROLE"):
+            return role_parser.create(self)
         if self.accept("OR", "REPLACE"):
             self.expect("VIEW")
             return self.create_view(or_replace=True)
@@ -360,6 +368,8 @@ class _Parser:
             return sequence_parser.drop(self)
         if self.accept("PROTO", "BUNDLE"):
             return proto_bundle_parser.drop(self)
+        if self.accept("ROLE"):
+            return role_parser.drop(self)
         if self.at(*_UNSUPPORTED_CREATE, "DATABASE"):
             raise self.unsupported(errors.feature_drop(self.tok.text.upper()))
         raise self.fail("TABLE or INDEX")

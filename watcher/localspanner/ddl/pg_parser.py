@@ -43,7 +43,7 @@ import re
 from .. import database_options, dialects, errors
 from ..catalog import BIT_REVERSED_POSITIVE, Catalog, Column, KeyPart, RowDeletionPolicy
 from ..postgresql import expression_to_google_sql, to_google_sql
-from . import change_stream_parser, constraint_parser, nodes, sequence_options, sequence_parser
+from . import change_stream_parser, constraint_parser, nodes, role_parser, sequence_options, sequence_parser
 from .lexer import EOF, IDENT, NUMBER, QUOTED, STRING, SYMBOL, Token
 from .parser import _Parser
 
@@ -54,7 +54,7 @@ _COLUMN_CLAUSES = ("NOT", "NULL", "PRIMARY", "GENERATED", "CHECK", "REFERENCES",
 #: ``TTL INTERVAL '<n> <unit>' ON column``: the units Spanner's PostgreSQL interface takes, as days.
 _TTL_UNITS = {"day": 1, "days": 1}
 _TTL_INTERVAL = re.compile(r"\s*(\d+)\s*([a-z]+)\s*\Z")
-_UNSUPPORTED_CREATE = ("ROLE", "SCHEMA", "FUNCTION", "MODEL", "SEARCH", "PROTO", "PLACEMENT", "LOCALITY")
+_UNSUPPORTED_CREATE = ("SCHEMA", "FUNCTION", "MODEL", "SEARCH", "PROTO", "PLACEMENT", "LOCALITY")
 _TOKEN = re.compile(r"""
     (?P<space>\s+|--[^\n]*|/\*.*?\*/)
   | (?P<quoted>"(?:[^"]|"")*")
@@ -129,9 +129,15 @@ class _PgParser(_Parser):
 
     # --- statements ----------------------------------------------------------------------
 
+    def grant(self, *, revoke: bool) -> nodes.Node:
+        """After ``GRANT`` or ``REVOKE``, PostgreSQL's way."""
+        return role_parser.pg_grant(self, revoke=revoke)
+
     def create(self) -> nodes.Node:
         if self.accept("DATABASE"):
             return nodes.CreateDatabase(self.name("database name"))
+        if self.accept("ROLE"):
+            return role_parser.create(self)
         if self.accept("TABLE"):
             return self.create_table()
         if self.accept("CHANGE", "STREAM"):

@@ -26,12 +26,12 @@ from ..catalog import Catalog, ChangeStream, CheckConstraint, Column, ForeignKey
 from ..dialects import pg_identifier as q
 from ..dialects import pg_type_text
 from ..postgresql import expression_to_pg, statement_to_pg
-from . import constraint_parser
+from . import constraint_parser, role_printer
 
 
 def print_pg_catalog(catalog: Catalog) -> list[str]:
     """The statements that recreate ``catalog``: the sequences, tables in creation order, each followed
-    by its indexes, then foreign keys to tables created later, the views and the change streams."""
+    by its indexes, then foreign keys to tables created later, the views, the change streams and the roles."""
     out: list[str] = [_create_sequence(s) for s in catalog.sequences]  # first: column defaults use them
     printed: set[str] = set()
     later: list[str] = []
@@ -44,6 +44,7 @@ def print_pg_catalog(catalog: Catalog) -> list[str]:
     out.extend(later)
     out.extend(_create_view(v) for v in catalog.views)
     out.extend(_create_change_stream(s) for s in catalog.change_streams)
+    out.extend(role_printer.role_statements(catalog, pg=True))
     return out
 
 

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 
 from ..catalog import Catalog, ChangeStream, CheckConstraint, Column, ForeignKey, Index, KeyPart, SearchIndex, Sequence, Table
-from . import constraint_parser, nodes, row_deletion_parser, sequence_options
+from . import constraint_parser, nodes, role_printer, row_deletion_parser, sequence_options
 from .change_stream_options import print_value
 from .lexer import quote_identifier as q
 
@@ -28,7 +28,7 @@ _DATABASE_ID = re.compile(r"[a-z][a-z0-9_-]*\Z")
 
 def print_catalog(catalog: Catalog) -> list[str]:
     """The statements that recreate ``catalog``: the sequences (column defaults use them), tables in
-    creation order, each followed by its indexes, then the views and the change streams in creation order.
+    creation order, each followed by its indexes, then the views, the change streams in creation order and the roles.
 
     >>> from watcher.localspanner.ddl.parser import parse_ddl
     >>> from watcher.localspanner.schema_updater import apply_ddl
@@ -53,6 +53,7 @@ def print_catalog(catalog: Catalog) -> list[str]:
     out.extend(_add_constraint(node) for node in later)
     out.extend(_create_view(nodes.CreateView(v.name, v.definition, v.security)) for v in catalog.views)
     out.extend(_create_change_stream(change_stream_node(s)) for s in catalog.change_streams)
+    out.extend(role_printer.role_statements(catalog))  # last: grants name the objects above
     return out
 
 
@@ -307,4 +308,8 @@ _PRINTERS: dict[type, Callable] = {
     nodes.CreateProtoBundle: _create_proto_bundle,
     nodes.AlterProtoBundle: _alter_proto_bundle,
     nodes.DropProtoBundle: lambda n: "DROP PROTO BUNDLE",
+    nodes.CreateRole: lambda n: f"CREATE ROLE {q(n.name)}",
+    nodes.DropRole: lambda n: f"DROP ROLE {q(n.name)}",
+    nodes.GrantPrivileges: role_printer.print_grant,
+    nodes.GrantRole: role_printer.print_grant_role,
 }

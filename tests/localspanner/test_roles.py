@@ -1,0 +1,185 @@
+"""Fine-grained access control through the official client: role DDL in both dialects, GetDatabaseDdl,
+the refusals Spanner gives, the roles kept across a restart."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from google.api_core import exceptions
+from google.cloud import spanner
+from google.cloud.spanner_admin_database_v1 import DatabaseDialect
+
+from tests.conftest import emulator_lacks
+
+_EXTERNAL = os.environ.get("SPANNER_EMULATOR_HOST")
+
+GOOGLE_DDL = [
+    "CREATE TABLE Singers (SingerId INT64 NOT NULL, Name STRING(MAX), Secret STRING(MAX)) PRIMARY KEY (SingerId)",
+    "CREATE VIEW Names SQL SECURITY INVOKER AS SELECT Singers.SingerId, Singers.Name FROM Singers",
+    "CREATE CHANGE STREAM Everything FOR ALL",
+]
+PG_DDL = [
+    "CREATE TABLE singers (singerid bigint NOT NULL, name text, secret text, PRIMARY KEY (singerid))",
+    "CREATE VIEW names SQL SECURITY INVOKER AS SELECT singers.singerid, singers.name FROM singers",
+    "CREATE CHANGE STREAM everything FOR ALL",
+]
+#: The same grants in each dialect, and what GetDatabaseDdl prints for them.
+GRANTS = {
+    "google": [
+        "CREATE ROLE reader", "CREATE ROLE lead",
+        "GRANT SELECT(SingerId, Name), UPDATE(Name) ON TABLE Singers TO ROLE reader",
+        "GRANT SELECT ON VIEW Names TO ROLE reader",
+        "GRANT SELECT ON CHANGE STREAM Everything TO ROLE reader",
+        "GRANT EXECUTE ON TABLE FUNCTION READ_Everything TO ROLE reader",
+        "GRANT INSERT, DELETE ON TABLE Singers TO ROLE lead",
+        "GRANT ROLE reader TO ROLE lead",
+    ],
+    "postgresql": [
+        "CREATE ROLE reader", "CREATE ROLE lead",
+        "GRANT SELECT(singerid, name), UPDATE(name) ON TABLE singers TO reader",
+        "GRANT SELECT ON TABLE names TO reader",
+        "GRANT SELECT ON CHANGE STREAM everything TO reader",
+        "GRANT EXECUTE ON FUNCTION spanner.read_json_everything TO reader",
+        "GRANT INSERT, DELETE ON TABLE singers TO lead",
+        "GRANT reader TO lead",
+    ],
+}
+PRINTED = {
+    "google": [
+        "CREATE ROLE reader", "CREATE ROLE lead",
+        "GRANT SELECT(SingerId, Name) ON TABLE Singers TO ROLE reader",
+        "GRANT UPDATE(Name) ON TABLE Singers TO ROLE reader",
+        "GRANT SELECT ON VIEW Names TO ROLE reader",
+        "GRANT SELECT ON CHANGE STREAM Everything TO ROLE reader",
+        "GRANT EXECUTE ON TABLE FUNCTION READ_Everything TO ROLE reader",
+        "GRANT INSERT ON TABLE Singers TO ROLE lead",
+        "GRANT DELETE ON TABLE Singers TO ROLE lead",
+        "GRANT ROLE reader TO ROLE lead",
+    ],
+    "postgresql": [
+        "CREATE ROLE reader", "CREATE ROLE lead",
+        "GRANT SELECT(singerid, name) ON TABLE singers TO reader",
+        "GRANT UPDATE(name) ON TABLE singers TO reader",
+        "GRANT SELECT ON TABLE names TO reader",
+        "GRANT SELECT ON CHANGE STREAM everything TO reader",
+        "GRANT EXECUTE ON FUNCTION spanner.read_json_everything TO reader",
+        "GRANT INSERT ON TABLE singers TO lead",
+        "GRANT DELETE ON TABLE singers TO lead",
+        "GRANT reader TO lead",
+    ],
+}
+DIALECTS = ["google", "postgresql"]
+
+
+def make(make_database, dialect: str, grants: bool = True):
+    """A database of ``dialect`` with Singers, a view, a change stream and (``grants``) the roles above."""
+    if dialect == "google":
+        db = make_database(GOOGLE_DDL)
+    else:
+        db = make_database(database_dialect=DatabaseDialect.POSTGRESQL)
+        db.update_ddl(PG_DDL).result(120)
+    if grants:
+        db.update_ddl(GRANTS[dialect]).result(120)
+    return db
+
+
+def ddl_error(db, statement: str) -> exceptions.GoogleAPICallError:
+    with pytest.raises(exceptions.GoogleAPICallError) as info:
+        db.update_ddl([statement]).result(60)
+    return info.value
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_role_statements_apply(make_database, dialect):
+    db = make(make_database, dialect)
+    revoke = {"google": ["REVOKE ROLE reader FROM ROLE lead", "REVOKE INSERT, DELETE ON TABLE Singers FROM ROLE lead",
+                         "DROP ROLE lead"],
+              "postgresql": ["REVOKE reader FROM lead", "REVOKE INSERT, DELETE ON TABLE singers FROM lead",
+                             "DROP ROLE lead"]}[dialect]
+    db.update_ddl(revoke).result(120)
+
+
+@emulator_lacks("roles in GetDatabaseDdl")
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_get_database_ddl_prints_roles_and_grants_canonically(make_database, dialect):
+    db = make(make_database, dialect)
+    db.reload()
+    ddl = list(db.ddl_statements)
+    assert ddl[-len(PRINTED[dialect]):] == PRINTED[dialect]
+
+
+@emulator_lacks("fine-grained access control")
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_role_with_privileges_or_members_cannot_be_dropped(make_database, dialect):
+    db = make(make_database, dialect)
+    err = ddl_error(db, "DROP ROLE reader")
+    assert isinstance(err, exceptions.FailedPrecondition)
+    assert "reader" in err.message and "privileges" in err.message and "members" in err.message
+
+
+@emulator_lacks("fine-grained access control")
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_unknown_role_table_and_column_are_not_found_and_a_duplicate_role_already_exists(make_database, dialect):
+    db = make(make_database, dialect)
+    table, to = ("Singers", "TO ROLE") if dialect == "google" else ("singers", "TO")
+    cases = [
+        (f"GRANT SELECT ON TABLE {table} {to} nobody", exceptions.NotFound, "Role not found: nobody"),
+        (f"GRANT SELECT ON TABLE Missing {to} reader", exceptions.NotFound,
+         "Table not found: missing" if dialect == "postgresql" else "Table not found: Missing"),
+        (f"GRANT SELECT(Nope) ON TABLE {table} {to} reader", exceptions.NotFound, "nope" if dialect == "postgresql" else "Nope"),
+        ("DROP ROLE nobody", exceptions.NotFound, "Role not found: nobody"),
+    ]
+    for statement, kind, words in cases:
+        err = ddl_error(db, statement)
+        assert isinstance(err, kind), (statement, err)
+        assert words in err.message, (statement, err.message)
+    err = ddl_error(db, "CREATE ROLE reader")
+    assert isinstance(err, exceptions.AlreadyExists) and "reader" in err.message
+
+
+@emulator_lacks("fine-grained access control")
+def test_system_roles_cannot_be_created_dropped_or_given_privileges(make_database):
+    db = make(make_database, "google", grants=False)
+    for statement in ("CREATE ROLE public", "DROP ROLE spanner_info_reader", "CREATE ROLE spanner_mine",
+                      "GRANT SELECT ON TABLE Singers TO ROLE spanner_sys_reader"):
+        assert isinstance(ddl_error(db, statement), exceptions.FailedPrecondition), statement
+    db.update_ddl(["GRANT SELECT ON TABLE Singers TO ROLE public", "CREATE ROLE r",
+                   "GRANT ROLE spanner_info_reader TO ROLE r"]).result(60)
+
+
+@emulator_lacks("fine-grained access control")
+def test_dropping_a_table_drops_its_grants(make_database):
+    db = make_database(["CREATE TABLE T (K INT64) PRIMARY KEY (K)", "CREATE ROLE r",
+                        "GRANT SELECT ON TABLE T TO ROLE r"])
+    db.update_ddl(["DROP TABLE T", "DROP ROLE r"]).result(60)
+    db.reload()
+    assert list(db.ddl_statements) == []
+
+
+@pytest.mark.skipif(bool(_EXTERNAL), reason="starts its own local server; SPANNER_EMULATOR_HOST is set")
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_roles_and_grants_survive_a_restart(tmp_path, monkeypatch, dialect):
+    from watcher.localspanner.server import LocalSpanner
+
+    def instance(server, create: bool):
+        monkeypatch.setenv("SPANNER_EMULATOR_HOST", server.emulator_host)
+        inst = spanner.Client(project="roles-project").instance(
+            "roles-instance", configuration_name="projects/roles-project/instanceConfigs/emulator-config", node_count=1)
+        if create:
+            inst.create().result(30)
+        return inst
+
+    data_dir = str(tmp_path / "data")
+    with LocalSpanner(data_dir=data_dir) as server:
+        inst = instance(server, create=True)
+        make(lambda ddl=(), **kw: _created(inst.database("kept", ddl_statements=list(ddl), **kw)), dialect)
+    with LocalSpanner(data_dir=data_dir) as server:
+        db = instance(server, create=False).database("kept")
+        db.reload()
+        assert list(db.ddl_statements)[-len(PRINTED[dialect]):] == PRINTED[dialect]
+
+
+def _created(db):
+    db.create().result(60)
+    return db

@@ -1,0 +1,1 @@
+GRANT select ON change stream Stream TO ROLE analyst

@@ -1,0 +1,1 @@
+revoke role reader from role analyst

@@ -1,0 +1,1 @@
+revoke execute on table function READ_Stream from role analyst
