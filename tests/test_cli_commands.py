@@ -256,6 +256,38 @@ def test_ddl_prune_is_bounded_by_the_oldest_checkpoint(instance, host: str, make
     assert last_updated() == {"old": None, "middle": None, "recent": ago["recent"]}
 
 
+
+def test_ddl_prune_writes_and_runs_a_postgresql_databases_own_statement(instance, host: str, make_database) -> None:
+    import datetime as dt
+
+    from google.cloud.spanner_admin_database_v1 import DatabaseDialect
+
+    from watcher.checkpoints import SpannerCommitTimestampRepository
+    from watcher.model import Checkpoint, TableId
+
+    database = make_database((), database_dialect=DatabaseDialect.POSTGRESQL)
+    database.update_ddl(['CREATE TABLE "Items" ("Id" bigint NOT NULL, "Name" varchar, '
+                         '"LastUpdated" spanner.commit_timestamp, PRIMARY KEY ("Id"))']).result(60)
+    now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    ago = {name: now - dt.timedelta(minutes=minutes) for name, minutes in (("old", 180), ("checkpoint", 60), ("recent", 30))}
+    with database.batch() as batch:
+        batch.insert("Items", ("Id", "Name", "LastUpdated"), [(1, "old", ago["old"]), (2, "recent", ago["recent"])])
+    SpannerCommitTimestampRepository(database).set(TableId("Items"), Checkpoint(ago["checkpoint"]))
+    names, env = _names(database.database_id), _env(host)
+    r = _run_all({
+        "print": (["ddl", "prune", "Items", "--retention", "1h", *names], env),
+        "wrong": (["ddl", "prune", "Items", "--retention", "1h", "--dialect", "googlesql", *names], env),
+    })
+    cutoff = (ago["checkpoint"] - dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%S.000000000Z")
+    statement = f"UPDATE \"Items\" SET \"LastUpdated\" = NULL WHERE \"LastUpdated\" < CAST('{cutoff}' AS timestamptz);"
+    assert statement in _ok(r["print"]).splitlines()
+    _one_line_error(r["wrong"], "--dialect googlesql", "is a PostgreSQL database")
+
+    executed = _ok(_run("ddl", "prune", "Items", "--retention", "1h", "--execute", *names, env=env))
+    assert f"-- Pruned 1 row(s) of Items with LastUpdated before {cutoff}" in executed
+    assert dict(_query(database, 'SELECT "Name", "LastUpdated" FROM "Items"')) == {"old": None, "recent": ago["recent"]}
+
+
 # --- the pipeline: backfill, watch, changelog, export, reconcile ----------------------------------------
 
 def _watch_config(path: Path, database_id: str) -> Path:

@@ -9,10 +9,12 @@ import threading
 import pytest
 from freezegun import freeze_time
 from google.cloud import spanner
+from google.cloud.spanner_admin_database_v1 import DatabaseDialect
 from google.cloud.spanner_v1 import param_types
 
 from tests.conftest import emulator_lacks
 from watcher.checkpoints import InMemoryCommitTimestampRepository, SpannerCommitTimestampRepository
+from watcher.dialects import GOOGLE_SQL, POSTGRESQL
 from watcher.errors import ConfigurationError, InvalidIdentifierError, SchemaError
 from watcher.model import Checkpoint, TableId
 from watcher.request_settings import RequestSettings
@@ -51,6 +53,19 @@ def test_statements():
     assert prune_statement(PruneSpec("Singers", HOUR)) == "UPDATE `Singers` SET `LastUpdated` = NULL WHERE `LastUpdated` < @cutoff"
     assert prune_statement(PruneSpec(TableId("T"), HOUR, "Ts", "Done")) == (
         "UPDATE `T` SET `Done` = TRUE WHERE `Ts` < @cutoff AND (`Done` IS NULL OR NOT `Done`)")
+
+
+@pytest.mark.parametrize("dialect, expected", [
+    (GOOGLE_SQL, ("UPDATE `T` SET `Ts` = NULL WHERE `Ts` < @cutoff",
+                  "UPDATE `T` SET `Done` = TRUE WHERE `Ts` < TIMESTAMP '2024-05-01T12:00:00.000000000Z' "
+                  "AND (`Done` IS NULL OR NOT `Done`)")),
+    (POSTGRESQL, ('UPDATE "T" SET "Ts" = NULL WHERE "Ts" < $1',
+                  "UPDATE \"T\" SET \"Done\" = TRUE WHERE \"Ts\" < CAST('2024-05-01T12:00:00.000000000Z' AS timestamptz) "
+                  'AND ("Done" IS NULL OR NOT "Done")')),
+], ids=str)
+def test_statements_in_each_dialect(dialect, expected):
+    assert prune_statement(PruneSpec("T", HOUR, "Ts"), dialect=dialect) == expected[0]
+    assert prune_statement(PruneSpec("T", HOUR, "Ts", "Done"), T0, dialect=dialect) == expected[1]
 
 
 @pytest.mark.parametrize("kwargs, error", [
@@ -178,6 +193,56 @@ def test_schema_problems_are_named(make_database, ddl_text, spec, message):
     database = make_database([ddl_text])
     with pytest.raises(SchemaError, match=message):
         check_schema(database, spec)
+
+
+@pytest.mark.parametrize("ddl_text, spec, message", [
+    ('CREATE TABLE "T" ("Id" bigint NOT NULL, "Ts" spanner.commit_timestamp NOT NULL, PRIMARY KEY ("Id"))',
+     PruneSpec("T", HOUR, "Ts"), "is NOT NULL, so pruning cannot set it to NULL"),
+    ('CREATE TABLE "T" ("Id" bigint NOT NULL, "Ts" timestamptz, PRIMARY KEY ("Id"))', PruneSpec("T", HOUR, "Ts"),
+     "is not a commit-timestamp column"),
+    ('CREATE TABLE "T" ("Id" bigint NOT NULL, "Ts" spanner.commit_timestamp, "Done" varchar, PRIMARY KEY ("Id"))',
+     PruneSpec("T", HOUR, "Ts", "Done"), "has no BOOL column Done"),
+    ('CREATE TABLE "T" ("Id" bigint NOT NULL, PRIMARY KEY ("Id"))', PruneSpec("Nope", HOUR), "table Nope has no column"),
+])
+def test_schema_problems_are_named_in_a_postgresql_database(make_database, ddl_text, spec, message):
+    database = make_database((), database_dialect=DatabaseDialect.POSTGRESQL)
+    database.update_ddl([ddl_text]).result(60)
+    with pytest.raises(SchemaError, match=message):
+        check_schema(database, spec)
+
+
+@pytest.mark.parametrize("processed", [None, "Processed"], ids=["timestamp", "processed"])
+def test_pruning_a_postgresql_table_made_by_the_ddl_helpers(make_database, processed):
+    setup = ddl.sharded_table("Singers", [ddl.ColumnDef("SingerId", "INT64", not_null=True),
+                                          ddl.ColumnDef("Name", "STRING(MAX)")], ["SingerId"], ["Name"], shards=5,
+                              processed_column=processed, dialect=POSTGRESQL)
+    database = make_database((), database_dialect=DatabaseDialect.POSTGRESQL)
+    database.update_ddl(list(setup.statements)).result(60)
+
+    def write(ids):
+        with database.batch() as batch:
+            batch.insert("Singers", ("SingerId", "Name", "LastUpdated"), [(i, f"N{i}", spanner.COMMIT_TIMESTAMP) for i in ids])
+        return batch.committed
+
+    def polled():
+        f = setup.shard_provider.shard_filter(POSTGRESQL)
+        sql = POSTGRESQL.bind(f'SELECT "SingerId" FROM "Singers" {setup.table_hint} '
+                              f'WHERE "LastUpdated" > @since{f.sql} ORDER BY "SingerId"',
+                              {"since": EPOCH, **f.params}, {"since": param_types.TIMESTAMP, **f.types})
+        with database.snapshot() as snap:
+            return [r[0] for r in snap.execute_sql(sql.sql, params=sql.params, param_types=sql.types)]
+
+    write([1, 2])
+    delivered = write([3])
+    write([4])
+    checkpoints = InMemoryCommitTimestampRepository()
+    checkpoints.set(TableId("Singers"), Checkpoint(delivered))
+    spec = PruneSpec("Singers", dt.timedelta(0), processed_column=processed)
+    check_schema(database, spec)
+    result = prune_index(database, spec, checkpoints, now=FAR_FUTURE)
+    assert (result.cutoff, result.rows) == (delivered, 2)
+    assert polled() == [3, 4]
+    assert prune_index(database, spec, checkpoints, now=FAR_FUTURE).rows == 0     # idempotent
 
 
 # --- the job ------------------------------------------------------------------------------------------

@@ -22,7 +22,8 @@ current state holds them; or, in processed mode, its commit timestamp the state'
 rule of :mod:`watcher.changelog.unchanged`.
 
 :func:`prune_index` does one run for a given ``now``; :class:`IndexPruningJob` runs it on an
-APScheduler 3 scheduler.
+APScheduler 3 scheduler. Both write their statements in the database's dialect;
+:func:`prune_statement` takes ``dialect=`` (:mod:`watcher.dialects.pruning` holds what differs).
 
 Example:
     >>> prune_statement(PruneSpec("Singers", dt.timedelta(days=1)))
@@ -42,10 +43,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..checkpoints.base import CommitTimestampRepository
+from ..dialects.base import GOOGLE_SQL, POSTGRESQL, Dialect, dialect_of  # noqa: F401 (POSTGRESQL: the doctests)
+from ..dialects.pruning import column_query, timestamp_literal
+from ..dialects.types import column_type
 from ..errors import ConfigurationError, SchemaError
 from ..model import TableId, as_nanos_timestamp, rfc3339_nanos
 from ..request_settings import RequestSettings, settings_or_default
-from ..sqlnames import quote_identifier, validate_identifier
+from ..sqlnames import validate_identifier
 from .ddl import DEFAULT_COMMIT_TIMESTAMP_COLUMN
 
 log = logging.getLogger(__name__)
@@ -79,8 +83,9 @@ class PruneSpec:
         return self.table
 
 
-def prune_statement(spec: PruneSpec, cutoff: dt.datetime | None = None) -> str:
-    """The partitioned DML of one run; ``@cutoff`` is a TIMESTAMP parameter, or ``cutoff`` as a literal.
+def prune_statement(spec: PruneSpec, cutoff: dt.datetime | None = None, *, dialect: Dialect = GOOGLE_SQL) -> str:
+    """The partitioned DML of one run in ``dialect``; the cutoff is a TIMESTAMP parameter (``@cutoff``, in
+    PostgreSQL ``$1``), or ``cutoff`` as a literal.
 
     Both forms are idempotent, as partitioned DML requires.
 
@@ -88,13 +93,20 @@ def prune_statement(spec: PruneSpec, cutoff: dt.datetime | None = None) -> str:
     'UPDATE `Singers` SET `Processed` = TRUE WHERE `LastUpdated` < @cutoff AND (`Processed` IS NULL OR NOT `Processed`)'
     >>> prune_statement(PruneSpec("Singers", dt.timedelta(0)), dt.datetime(2024, 5, 1, tzinfo=dt.timezone.utc))
     "UPDATE `Singers` SET `LastUpdated` = NULL WHERE `LastUpdated` < TIMESTAMP '2024-05-01T00:00:00.000000000Z'"
+    >>> prune_statement(PruneSpec("Singers", dt.timedelta(0)), dialect=POSTGRESQL)
+    'UPDATE "Singers" SET "LastUpdated" = NULL WHERE "LastUpdated" < $1'
     """
-    table = spec.table_id.sql
-    ts = quote_identifier(spec.commit_timestamp_column)
-    bound = f"@{CUTOFF_PARAM}" if cutoff is None else f"TIMESTAMP '{rfc3339_nanos(_aware(cutoff))}'"
+    bound = f"@{CUTOFF_PARAM}" if cutoff is None else timestamp_literal(dialect, rfc3339_nanos(_aware(cutoff)))
+    return dialect.bind(_update(spec, bound, dialect), {CUTOFF_PARAM: None}, {}).sql
+
+
+def _update(spec: PruneSpec, bound: str, dialect: Dialect) -> str:
+    """The UPDATE with ``bound`` (``@cutoff`` or a literal) as the cutoff, before its parameters are bound."""
+    table = dialect.table(spec.table_id)
+    ts = dialect.quote(spec.commit_timestamp_column, "column")
     if spec.processed_column is None:
         return f"UPDATE {table} SET {ts} = NULL WHERE {ts} < {bound}"
-    flag = quote_identifier(spec.processed_column)
+    flag = dialect.quote(spec.processed_column, "column")
     return f"UPDATE {table} SET {flag} = TRUE WHERE {ts} < {bound} AND ({flag} IS NULL OR NOT {flag})"
 
 
@@ -124,26 +136,19 @@ class PruneResult:
     seconds: float = 0.0
 
 
-_COLUMN_SQL = ("SELECT C.SPANNER_TYPE, C.IS_NULLABLE, "
-               "(SELECT COUNT(*) FROM INFORMATION_SCHEMA.COLUMN_OPTIONS AS O WHERE O.TABLE_CATALOG = C.TABLE_CATALOG "
-               "AND O.TABLE_SCHEMA = C.TABLE_SCHEMA AND O.TABLE_NAME = C.TABLE_NAME AND O.COLUMN_NAME = C.COLUMN_NAME "
-               "AND O.OPTION_NAME = 'allow_commit_timestamp' AND O.OPTION_VALUE = 'TRUE') "
-               "FROM INFORMATION_SCHEMA.COLUMNS AS C WHERE C.TABLE_CATALOG = @catalog AND C.TABLE_SCHEMA = @schema "
-               "AND C.TABLE_NAME = @table AND C.COLUMN_NAME = @column")
-
-
 def check_schema(database: Any, spec: PruneSpec, request_settings: RequestSettings | None = None) -> None:
-    """Fail early, with the table and column named, when ``spec`` cannot work on ``database``."""
-    from google.cloud.spanner_v1 import param_types
-
+    """Fail early, with the table and column named, when ``spec`` cannot work on ``database`` (either dialect)."""
     options = settings_or_default(request_settings).request_options(with_priority=False)
+    dialect = dialect_of(database)
 
     def column(name: str) -> tuple[str, str, int] | None:
-        params = {"catalog": spec.table_id.catalog, "schema": spec.table_id.schema, "table": spec.table_id.table, "column": name}
+        query = column_query(dialect, spec.table_id, name)
         with database.snapshot() as snap:
-            rows = list(snap.execute_sql(_COLUMN_SQL, params=params, param_types={k: param_types.STRING for k in params},
-                                         request_options=options))
-        return tuple(rows[0]) if rows else None  # type: ignore[return-value]
+            rows = list(snap.execute_sql(query.sql, params=query.params, param_types=query.types, request_options=options))
+        if not rows:
+            return None
+        spanner_type, nullable, commit_timestamps = rows[0]
+        return column_type(dialect, spanner_type), nullable, int(commit_timestamps)
 
     where = f"table {spec.table_id}"
     ts = column(spec.commit_timestamp_column)
@@ -164,7 +169,8 @@ def check_schema(database: Any, spec: PruneSpec, request_settings: RequestSettin
 
 def prune_index(database: Any, spec: PruneSpec, checkpoints: CommitTimestampRepository, now: dt.datetime, *,
                 request_settings: RequestSettings | None = None) -> PruneResult:
-    """One pruning run for ``spec`` at time ``now`` (partitioned DML carrying the request tag; no-op without a checkpoint)."""
+    """One pruning run for ``spec`` at time ``now`` (partitioned DML in the database's dialect carrying the request
+    tag; no-op without a checkpoint)."""
     from google.cloud.spanner_v1 import param_types
 
     oldest = checkpoints.oldest(spec.table_id)
@@ -174,8 +180,10 @@ def prune_index(database: Any, spec: PruneSpec, checkpoints: CommitTimestampRepo
         log.info("%s", reason)
         return PruneResult(spec.table_id, None, skipped=reason)
     started = time.monotonic()
-    rows = database.execute_partitioned_dml(prune_statement(spec), params={CUTOFF_PARAM: as_nanos_timestamp(cutoff)},
-                                            param_types={CUTOFF_PARAM: param_types.TIMESTAMP},
+    dialect = dialect_of(database)
+    statement = dialect.bind(_update(spec, f"@{CUTOFF_PARAM}", dialect), {CUTOFF_PARAM: as_nanos_timestamp(cutoff)},
+                             {CUTOFF_PARAM: param_types.TIMESTAMP})
+    rows = database.execute_partitioned_dml(statement.sql, params=statement.params, param_types=statement.types,
                                             request_options=settings_or_default(request_settings).request_options(
                                                 with_priority=False))
     seconds = time.monotonic() - started

@@ -217,6 +217,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     mode.add_argument("--execute", action="store_true", help="run the pruning against the database instead of printing it")
     mode.add_argument("--template", action="store_true",
                       help="print the statement with a @cutoff parameter, without reading any checkpoint")
+    p.add_argument("--dialect", type=str.lower, choices=DIALECT_CHOICES, default=None,
+                   help="the SQL dialect of the statement (default: the database's own; with --template, which reads "
+                        "no database, googlesql)")
     add_arguments(p)
     add_request_arguments(p)
     return parser
@@ -324,13 +327,15 @@ def _table(args: argparse.Namespace) -> list[str]:
 
 
 def _prune(args: argparse.Namespace) -> list[str]:
-    from ...schema_tools.pruning import PruneSpec, prune_statement
+    from ...schema_tools.pruning import CUTOFF_PARAM, PruneSpec, prune_statement
     from .ddl_prune import bounded_prune
 
     spec = PruneSpec(args.table, args.retention, args.commit_timestamp_column, args.processed_column)
     if args.template:
-        return ["-- Run as partitioned DML, with @cutoff = the table's oldest checkpoint (or now, if earlier) minus "
-                "the retention.", prune_statement(spec)]
+        dialect = dialect_named(args.dialect or "googlesql")
+        parameter = dialect.bind(f"@{CUTOFF_PARAM}", {CUTOFF_PARAM: None}, {}).sql   # @cutoff, or $1
+        return [f"-- Run as partitioned DML, with {parameter} = the table's oldest checkpoint (or now, if earlier) "
+                "minus the retention.", prune_statement(spec, dialect=dialect)]
     return bounded_prune(args, spec)
 
 

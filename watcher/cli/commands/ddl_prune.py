@@ -25,14 +25,16 @@ def _utcnow() -> dt.datetime:
 
 
 def bounded_prune(args: argparse.Namespace, spec: Any, *, now: dt.datetime | None = None) -> list[str]:
-    """Print lines for ``spec`` (a PruneSpec) on the database of ``args``, or run it with ``args.execute``.
+    """Print lines for ``spec`` (a PruneSpec) on the database of ``args``, or run it with ``args.execute``, in
+    the database's dialect.
 
     Raises CommandError (one line) when the table has no checkpoint, the checkpoint table is
-    missing, or the table cannot be pruned as asked.
+    missing, the table cannot be pruned as asked, or ``--dialect`` is not the database's.
     """
     from google.api_core.exceptions import GoogleAPICallError
 
     from ...checkpoints.spanner import SpannerCommitTimestampRepository
+    from ...dialects import dialect_of
     from ...errors import CheckpointError, ConfigurationError, SchemaError
     from ...model import rfc3339_nanos
     from ...schema_tools.pruning import check_schema, prune_cutoff, prune_index, prune_statement
@@ -43,6 +45,10 @@ def bounded_prune(args: argparse.Namespace, spec: Any, *, now: dt.datetime | Non
     table, where = spec.table_id, f"--checkpoint-table {args.checkpoint_table}"
     try:
         with open_from_args(args) as target:
+            dialect = dialect_of(target.database)
+            if getattr(args, "dialect", None) and args.dialect != dialect.name.lower():
+                raise CommandError(f"--dialect {args.dialect}: {target.describe()} is a {dialect.name} database "
+                                   "(leave --dialect out to use the database's own)")
             settings = settings_from_args(args)
             repository = SpannerCommitTimestampRepository(target.database, table=args.checkpoint_table,
                                                           create_if_missing=False, request_settings=settings)
@@ -63,7 +69,7 @@ def bounded_prune(args: argparse.Namespace, spec: Any, *, now: dt.datetime | Non
                      f"-- Cutoff: that checkpoint (or now, if earlier) minus the retention {spec.retention} = "
                      f"{rfc3339_nanos(cutoff)}"]
             if not args.execute:
-                return [*lines, "-- Run as partitioned DML, or again with --execute.", prune_statement(spec, cutoff)]
+                return [*lines, "-- Run as partitioned DML, or again with --execute.", prune_statement(spec, cutoff, dialect=dialect)]
             result = prune_index(target.database, spec, repository, at, request_settings=settings)
             assert result.cutoff is not None  # the checkpoint was there a moment ago, and checkpoints only move on
             return [lines[0], f"-- Pruned {result.rows} row(s) of {table} with {spec.commit_timestamp_column} before "
