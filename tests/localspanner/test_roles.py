@@ -183,3 +183,38 @@ def test_roles_and_grants_survive_a_restart(tmp_path, monkeypatch, dialect):
 def _created(db):
     db.create().result(60)
     return db
+
+
+def rows(db, sql: str) -> list[list]:
+    with db.snapshot() as snap:
+        return [list(r) for r in snap.execute_sql(sql)]
+
+
+@emulator_lacks("roles in INFORMATION_SCHEMA")
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_information_schema_lists_roles_memberships_and_privileges(make_database, dialect):
+    db = make(make_database, dialect)
+    pg = dialect == "postgresql"
+    yes, no, schema = ("YES", "NO", "public") if pg else (True, False, "")
+
+    def name(n: str) -> str:
+        return n.lower() if pg else n
+
+    assert rows(db, "SELECT role_name, is_system FROM information_schema.roles ORDER BY role_name") == [
+        ["lead", no], ["public", yes], ["reader", no], ["spanner_info_reader", yes], ["spanner_sys_reader", yes]]
+    assert rows(db, "SELECT role_name, grantee FROM information_schema.role_grantees") == [["reader", "lead"]]
+    assert rows(db, "SELECT privilege_type, table_schema, table_name, grantee FROM information_schema.table_privileges "
+                    "ORDER BY table_name, privilege_type") == [
+        ["SELECT", schema, name("Names"), "reader"], ["DELETE", schema, name("Singers"), "lead"],
+        ["INSERT", schema, name("Singers"), "lead"]]
+    assert rows(db, "SELECT privilege_type, table_name, column_name, grantee FROM information_schema.column_privileges "
+                    "ORDER BY privilege_type, column_name") == [
+        ["SELECT", name("Singers"), name("Name"), "reader"], ["SELECT", name("Singers"), name("SingerId"), "reader"],
+        ["UPDATE", name("Singers"), name("Name"), "reader"]]
+    assert rows(db, "SELECT change_stream_schema, change_stream_name, privilege_type, grantee "
+                    "FROM information_schema.change_stream_privileges") == [[schema, name("Everything"), "SELECT", "reader"]]
+    function = "read_json_everything" if pg else "READ_Everything"
+    assert rows(db, "SELECT specific_schema, specific_name, privilege_type, grantee "
+                    "FROM information_schema.routine_privileges") == [["spanner" if pg else "", function, "EXECUTE", "reader"]]
+    assert rows(db, "SELECT table_name, privilege_type FROM information_schema.role_table_grants "
+                    "WHERE grantee = 'lead' ORDER BY privilege_type") == [[name("Singers"), "DELETE"], [name("Singers"), "INSERT"]]

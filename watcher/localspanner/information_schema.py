@@ -26,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator
 
-from . import constraint_information, database_options, dialects, postgresql
+from . import constraint_information, database_options, dialects, postgresql, role_information
 from . import types as T
 from .catalog import Catalog, ChangeStream, Column, KeyPart, Table
 from .ddl import change_stream_options, sequence_options
@@ -80,6 +80,7 @@ VIEWS: dict[str, Table] = {
         view_table("SEQUENCES", "CATALOG STRING(MAX), SCHEMA STRING(MAX), NAME STRING(MAX), DATA_TYPE STRING(MAX)"),
         view_table("SEQUENCE_OPTIONS", "CATALOG STRING(MAX), SCHEMA STRING(MAX), NAME STRING(MAX), "
               "OPTION_NAME STRING(MAX), OPTION_TYPE STRING(MAX), OPTION_VALUE STRING(MAX)"),
+        *(view_table(name, columns) for name, columns in role_information.VIEW_COLUMNS.items()),
     )
 }
 
@@ -161,6 +162,9 @@ PG_REWRITES: dict[tuple[str, str], Callable[[Catalog, dict[str, object], object]
     ("CHECK_CONSTRAINTS", "CHECK_CLAUSE"): _pg_expression,
     ("DATABASE_OPTIONS", "OPTION_VALUE"): lambda catalog, row, value: (
         catalog.dialect if row["OPTION_NAME"] == dialects.OPTION else value),
+    # A change stream's read function is spanner.read_json_<stream> in PostgreSQL.
+    ("ROUTINE_PRIVILEGES", "SPECIFIC_SCHEMA"): lambda catalog, row, value: "spanner",
+    ("ROLE_ROUTINE_GRANTS", "SPECIFIC_SCHEMA"): lambda catalog, row, value: "spanner",
 }
 
 
@@ -353,5 +357,6 @@ _PRODUCERS: dict[str, Callable[[Catalog], Iterator[tuple]]] = {
     "CHANGE_STREAM_OPTIONS": _change_stream_options,
     "SEQUENCES": _sequences,
     "SEQUENCE_OPTIONS": _sequence_options,
+    **role_information.PRODUCERS,
 }
 assert _PRODUCERS.keys() == VIEWS.keys()

@@ -132,11 +132,12 @@ def test_constraints_and_key_column_usage(views: dict[str, list[tuple]]) -> None
     ]
 
 
-def test_empty_catalog_has_only_schemata_and_the_dialect() -> None:
+def test_empty_catalog_has_only_schemata_the_dialect_and_the_system_roles() -> None:
     rows = IS.rows(Catalog())
+    assert rows["ROLES"] == [("public", 1), ("spanner_info_reader", 1), ("spanner_sys_reader", 1)]
     assert len(rows["SCHEMATA"]) == 3
     assert rows["DATABASE_OPTIONS"] == [("", "", "database_dialect", "STRING", "GOOGLE_STANDARD_SQL")]
-    assert all(not r for name, r in rows.items() if name not in ("SCHEMATA", "DATABASE_OPTIONS"))
+    assert all(not r for name, r in rows.items() if name not in ("SCHEMATA", "DATABASE_OPTIONS", "ROLES"))
     kind = IS.rows(Catalog(default_sequence_kind="bit_reversed_positive"))["DATABASE_OPTIONS"][1]
     assert kind == ("", "", "default_sequence_kind", "STRING", "bit_reversed_positive")
 
