@@ -25,10 +25,9 @@ from typing import Any
 from google.cloud.spanner_v1 import param_types
 
 from .base import GOOGLE_SQL, POSTGRESQL, Dialect, Statement, dialect_of
+from .ddl import DDL_SQL
 from .types import ddl_type
 
-#: Where each dialect puts the primary key: after the column list (GoogleSQL) or inside it (PostgreSQL).
-_KEY_INSIDE = {GOOGLE_SQL.name: False, POSTGRESQL.name: True}
 #: How each dialect spells the checkpoint table's names: as the Java library does, or folded as PostgreSQL folds.
 _NAMES: dict[str, Callable[[str], str]] = {GOOGLE_SQL.name: str, POSTGRESQL.name: str.lower}
 
@@ -73,13 +72,6 @@ def _quote(dialect: Dialect, name: str, what: str = "identifier") -> str:
     return dialect.quote(checkpoint_name(dialect, name), what)
 
 
-#: A commit-timestamp column in each dialect: its type (None: the column's own) and what follows NOT NULL.
-_COMMIT_TIMESTAMP: dict[str, tuple[str | None, str]] = {
-    GOOGLE_SQL.name: (None, " OPTIONS (allow_commit_timestamp=true)"),
-    POSTGRESQL.name: ("spanner.commit_timestamp", ""),
-}
-
-
 def create_table_sql(dialect: Dialect, table: str, columns: Sequence[tuple[str, str, bool]], key: Sequence[str],
                      commit_timestamps: Sequence[str] = ()) -> str:
     """CREATE TABLE for ``columns`` (name, GoogleSQL type, NOT NULL) with primary key ``key``; the columns
@@ -95,19 +87,17 @@ def create_table_sql(dialect: Dialect, table: str, columns: Sequence[tuple[str, 
       `K` STRING(MAX) NOT NULL,
     ) PRIMARY KEY (`K`)
     """
-    def column(name: str, google: str, not_null: bool) -> str:
-        written, after = ddl_type(dialect, google), ""
-        if name in commit_timestamps:
-            override, after = _COMMIT_TIMESTAMP[dialect.name]
-            written = override or written
-        return f"  {_quote(dialect, name)} {written}{' NOT NULL' if not_null else ''}{after},"
+    spelled = DDL_SQL[dialect.name]  # the schema helpers' spellings: one source for every CREATE TABLE
 
-    lines = [column(n, t, not_null) for n, t, not_null in columns]
-    primary = f"PRIMARY KEY ({', '.join(_quote(dialect, k) for k in key)})"
-    head = f"CREATE TABLE {_quote(dialect, table, 'checkpoint table')} (\n"
-    if _KEY_INSIDE[dialect.name]:
-        return head + "\n".join(lines) + f"\n  {primary}\n)"
-    return head + "\n".join(lines) + f"\n) {primary}"
+    def column(name: str, google: str, not_null: bool) -> str:
+        quoted, null = _quote(dialect, name), " NOT NULL" if not_null else ""
+        if name in commit_timestamps:
+            return f"  {spelled.commit_timestamp_column.format(name=quoted, not_null=null)},\n"
+        return f"  {quoted} {ddl_type(dialect, google)}{null},\n"
+
+    return spelled.create_table.format(exists="", table=_quote(dialect, table, "checkpoint table"),
+                                       columns="".join(column(n, t, not_null) for n, t, not_null in columns),
+                                       key=", ".join(_quote(dialect, k) for k in key))
 
 
 def add_column_sql(dialect: Dialect, table: str, column: str, google_type: str) -> str:
