@@ -26,7 +26,6 @@ from watcher import (
     ChangeSetWatcher,
     DatabaseWatcher,
     FixedShardProvider,
-    HistoryTable,
     InMemoryCommitTimestampRepository,
     NotNullShardProvider,
     RetryPolicy,
@@ -370,8 +369,6 @@ def test_database_watcher_a_dropped_table_ends_alone(make_db, dialect):
 
 def test_the_capture_variants_not_read_in_postgresql_yet_say_so(make_database):
     db = database_maker(make_database, "PostgreSQL")("T")
-    with pytest.raises(ConfigurationError, match="history tables are read in GoogleSQL databases only"):
-        HistoryTable.discover(db, "T")
     timed = TableWatcher(db, "T", shard_provider=TimebasedShardProvider("Name"), poll_interval=0.005,
                          checkpoints=InMemoryCommitTimestampRepository(), initial_timestamp=MIN_TIMESTAMP)
     timed.add_callback(lambda change: None)

@@ -1,4 +1,5 @@
-"""History-table mode: every version and every delete, with the right operation, in order."""
+"""History-table mode: every version and every delete, with the right operation, in order, in GoogleSQL and
+PostgreSQL databases alike (names double-quoted in the PostgreSQL DDL keep the GoogleSQL tables' case)."""
 
 from __future__ import annotations
 
@@ -8,16 +9,18 @@ import decimal
 import math
 
 import pytest
-from google.cloud.spanner_v1 import COMMIT_TIMESTAMP, KeySet
+from google.cloud.spanner_v1 import COMMIT_TIMESTAMP, KeySet, param_types
 from google.cloud.spanner_v1.data_types import JsonObject
 
 from tests.watcher.core_support import Collector, wait_until
 from tests.watcher.core_support import run_with_history as run
+from tests.watcher.dialect_support import DIALECT_NAMES, GOOGLE, database_maker
 from watcher import MIN_TIMESTAMP, InMemoryCommitTimestampRepository
 from watcher.capture.helper_tables.history import HistoryTable, HistoryWatcher, history_table_ddl
+from watcher.dialects import POSTGRESQL
 from watcher.errors import ConfigurationError, DdlError
 
-DOCUMENTS = """CREATE TABLE Documents (
+DOCUMENTS_GOOGLE = """CREATE TABLE Documents (
     UserId INT64 NOT NULL,
     DocumentId STRING(36) NOT NULL,
     Contents STRING(MAX),
@@ -30,11 +33,51 @@ DOCUMENTS = """CREATE TABLE Documents (
     Big INT64,
     Updated TIMESTAMP OPTIONS (allow_commit_timestamp=true)
 ) PRIMARY KEY (UserId, DocumentId)"""
+DOCUMENTS_POSTGRES = """CREATE TABLE "Documents" (
+    "UserId" bigint NOT NULL,
+    "DocumentId" varchar(36) NOT NULL,
+    "Contents" varchar,
+    "Score" numeric,
+    "Blob" bytea,
+    "Day" date,
+    "Tags" varchar[],
+    "Meta" jsonb,
+    "F" double precision,
+    "Big" bigint,
+    "Updated" spanner.commit_timestamp,
+    PRIMARY KEY ("UserId", "DocumentId")
+)"""
+DOCUMENTS = {GOOGLE: DOCUMENTS_GOOGLE, "PostgreSQL": DOCUMENTS_POSTGRES}
+#: The statements the tests send themselves, in each dialect.
+SQL = {
+    GOOGLE: {
+        "history": "SELECT DocumentId, Seq, Operation FROM DocumentsHistory ORDER BY Seq",
+        "keys": "SELECT UserId, DocumentId FROM Documents WHERE Big > @min",
+        "update": "UPDATE Documents SET Big = Big * 10, Updated = PENDING_COMMIT_TIMESTAMP() WHERE Big > @min",
+        "delete": "DELETE FROM Documents WHERE DocumentId = 'x'",
+        "insert": "INSERT INTO Documents (UserId, DocumentId, Contents) VALUES (4, 'z', 'new')",
+        "min": "min",
+    },
+    "PostgreSQL": {
+        "history": 'SELECT "DocumentId", "Seq", "Operation" FROM "DocumentsHistory" ORDER BY "Seq"',
+        "keys": 'SELECT "UserId", "DocumentId" FROM "Documents" WHERE "Big" > $1',
+        "update": ('UPDATE "Documents" SET "Big" = "Big" * 10, "Updated" = spanner.pending_commit_timestamp() '
+                   'WHERE "Big" > $1'),
+        "delete": """DELETE FROM "Documents" WHERE "DocumentId" = 'x'""",
+        "insert": """INSERT INTO "Documents" ("UserId", "DocumentId", "Contents") VALUES (4, 'z', 'new')""",
+        "min": "p1",
+    },
+}
+
+
+@pytest.fixture(params=DIALECT_NAMES)
+def dialect(request):
+    return request.param
 
 
 @pytest.fixture
-def docs(make_database):
-    db = make_database([DOCUMENTS])
+def docs(make_database, dialect):
+    db = database_maker(make_database, dialect)(extra=[DOCUMENTS[dialect]])
     history = HistoryTable.discover(db, "Documents")
     assert history.create(db) is True and history.create(db) is False
     return db, history
@@ -60,6 +103,18 @@ def test_ddl_puts_the_data_key_first_and_rejects_clashing_names():
     assert ddl.endswith("PRIMARY KEY (`A`, `B`, `CommitTimestamp`, `Seq`)")
     with pytest.raises(DdlError, match="Seq"):
         history_table_ddl("T", [("Seq", "INT64")])
+    pg = history_table_ddl("T", [("A", "INT64"), ("B", "STRING(10)", True)], history_table="TLog", dialect=POSTGRESQL)
+    assert pg.startswith('CREATE TABLE "TLog" (') and '"B" varchar(10),\n' in pg and '"NewValues" jsonb,\n' in pg
+    assert pg.endswith('  PRIMARY KEY ("A", "B", "CommitTimestamp", "Seq")\n)')
+
+
+def test_the_history_table_is_made_in_the_database_dialect(docs, dialect):
+    db, history = docs
+    assert history.dialect.name == dialect
+    (ddl,) = [s for s in db.reload() or db.ddl_statements if "DocumentsHistory" in s]
+    expected = {GOOGLE: ("allow_commit_timestamp", "NewValues JSON"),
+                "PostgreSQL": ("spanner.commit_timestamp NOT NULL", "jsonb")}[dialect]
+    assert all(text in ddl for text in expected), ddl
 
 
 def test_every_operation_is_recorded_with_its_values_in_order(docs):
@@ -113,7 +168,7 @@ def test_several_changes_of_one_key_in_one_transaction_stay_distinct_and_ordered
         assert list(snap.read("Documents", ["Contents"], KeySet(keys=[[5, "k"]]))) == [["three"]]
 
 
-def test_aborted_attempts_leave_no_history_rows(docs, local_server):
+def test_aborted_attempts_leave_no_history_rows(docs, dialect, local_server):
     db, history = docs
     attempts = []
 
@@ -125,7 +180,7 @@ def test_aborted_attempts_leave_no_history_rows(docs, local_server):
     db.run_in_transaction(write)
     assert len(attempts) >= 3  # the client may also retry the inline begin of the first read
     with db.snapshot() as snap:
-        rows = list(snap.execute_sql("SELECT DocumentId, Seq, Operation FROM DocumentsHistory ORDER BY Seq"))
+        rows = list(snap.execute_sql(SQL[dialect]["history"]))
     assert rows == [["z", 1, "INSERT"], ["y", 2, "INSERT"]]
 
 
@@ -167,18 +222,21 @@ def test_versions_carry_their_sequence_and_partial_updates_say_so(docs):
     assert changes[2].row["F"] is None and changes[2].row["Contents"] == "three"  # replace set the others to NULL
 
 
-def test_dml_is_recorded_with_the_rows_it_left(docs):
+def test_dml_is_recorded_with_the_rows_it_left(docs, dialect):
     db, history = docs
+    sql = SQL[dialect]
+    bound = {sql["min"]: 1}
+    types = {sql["min"]: param_types.INT64}
     run(db, history, lambda h: h.insert(["UserId", "DocumentId", "Contents", "Big"], [[4, "x", "a", 1], [4, "y", "b", 2]]))
 
     def dml(h):
         # The keys an UPDATE by condition will change, read first in the same transaction.
-        found = [tuple(r) for r in h.transaction.execute_sql("SELECT UserId, DocumentId FROM Documents WHERE Big > 1")]
-        changed = h.execute_update("UPDATE Documents SET Big = Big * 10, Updated = PENDING_COMMIT_TIMESTAMP() "
-                                   "WHERE Big > 1", keys=found, commit_timestamp_columns=["Updated"])
+        found = [tuple(r) for r in h.transaction.execute_sql(sql["keys"], params=bound, param_types=types)]
+        changed = h.execute_update(sql["update"], keys=found, params=bound, param_types=types,
+                                   commit_timestamp_columns=["Updated"])
         assert changed == 1
-        h.execute_update("DELETE FROM Documents WHERE DocumentId = 'x'", keys=[(4, "x")])
-        h.execute_update("INSERT INTO Documents (UserId, DocumentId, Contents) VALUES (4, 'z', 'new')", keys=[(4, "z")])
+        h.execute_update(sql["delete"], keys=[(4, "x")])
+        h.execute_update(sql["insert"], keys=[(4, "z")])
 
     ts = run(db, history, dml)
     changes = collect(db, 5)[2:]  # one commit timestamp: delivered in key order

@@ -30,6 +30,8 @@ class SchemaSql:
 
     #: Column name and SPANNER_TYPE, in table order.
     columns: str
+    #: Column name, SPANNER_TYPE and IS_NULLABLE (``YES`` / ``NO``), in table order.
+    nullable_columns: str
     #: Primary-key column names, in key order.
     key: str
     #: The columns that hold commit timestamps, by name.
@@ -45,6 +47,9 @@ SCHEMA_SQL: dict[str, SchemaSql] = {
         columns=("SELECT COLUMN_NAME, SPANNER_TYPE FROM INFORMATION_SCHEMA.COLUMNS "
                  "WHERE TABLE_CATALOG = @catalog AND TABLE_SCHEMA = @schema AND TABLE_NAME = @table "
                  "ORDER BY ORDINAL_POSITION"),
+        nullable_columns=("SELECT COLUMN_NAME, SPANNER_TYPE, IS_NULLABLE FROM INFORMATION_SCHEMA.COLUMNS "
+                          "WHERE TABLE_CATALOG = @catalog AND TABLE_SCHEMA = @schema AND TABLE_NAME = @table "
+                          "ORDER BY ORDINAL_POSITION"),
         key=("SELECT INDEX_COLUMNS.COLUMN_NAME FROM INFORMATION_SCHEMA.INDEXES AS INDEXES "
              "JOIN INFORMATION_SCHEMA.INDEX_COLUMNS AS INDEX_COLUMNS "
              "ON INDEXES.TABLE_CATALOG = INDEX_COLUMNS.TABLE_CATALOG AND INDEXES.TABLE_SCHEMA = INDEX_COLUMNS.TABLE_SCHEMA "
@@ -70,6 +75,8 @@ SCHEMA_SQL: dict[str, SchemaSql] = {
     POSTGRESQL.name: SchemaSql(
         columns=("SELECT column_name, spanner_type FROM information_schema.columns "
                  "WHERE table_schema = @schema AND table_name = @table ORDER BY ordinal_position"),
+        nullable_columns=("SELECT column_name, spanner_type, is_nullable FROM information_schema.columns "
+                          "WHERE table_schema = @schema AND table_name = @table ORDER BY ordinal_position"),
         key=("SELECT index_columns.column_name FROM information_schema.indexes AS indexes "
              "JOIN information_schema.index_columns AS index_columns "
              "ON indexes.table_schema = index_columns.table_schema "
@@ -104,6 +111,15 @@ def columns_query(dialect: Dialect, table: TableId) -> Statement:
     {'catalog': '', 'schema': '', 'table': 'Singers'}
     """
     return _about(dialect, SCHEMA_SQL[dialect.name].columns, table)
+
+
+def nullable_columns_query(dialect: Dialect, table: TableId) -> Statement:
+    """Column names, SPANNER_TYPE and IS_NULLABLE of ``table``, in table order.
+
+    >>> nullable_columns_query(POSTGRESQL, TableId("t")).sql.startswith("SELECT column_name, spanner_type, is_nullable")
+    True
+    """
+    return _about(dialect, SCHEMA_SQL[dialect.name].nullable_columns, table)
 
 
 def key_query(dialect: Dialect, table: TableId) -> Statement:

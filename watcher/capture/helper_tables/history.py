@@ -12,6 +12,9 @@ The history table of ``T``, ``THistory`` by default::
     Seq INT64 NOT NULL, Operation STRING(6) NOT NULL, NewValues JSON
     PRIMARY KEY (<key columns>, CommitTimestamp, Seq)
 
+and in a PostgreSQL database the same columns as ``"CommitTimestamp" spanner.commit_timestamp NOT NULL,
+"Seq" bigint NOT NULL, "Operation" varchar(6) NOT NULL, "NewValues" jsonb``, the key inside the column list.
+
 The key starts with the data table's key, so appends spread over the key space like the
 data writes do (a key starting with the commit timestamp would send every append to one
 split). ``Seq`` numbers the history rows of one transaction, so several changes of one
@@ -55,13 +58,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from google.cloud.spanner_v1 import COMMIT_TIMESTAMP, KeySet, param_types
+from google.cloud.spanner_v1 import COMMIT_TIMESTAMP, KeySet
 from google.cloud.spanner_v1.data_types import JsonObject
 
 from ...checkpoints import CommitTimestampRepository
-from ...dialects import GOOGLE_SQL
-from ...dialects.base import require_dialect
-from ...dialects.schema import key_query
+from ...dialects import GOOGLE_SQL, Dialect, dialect_of
+from ...dialects.schema import key_query, nullable_columns_query
+from ...dialects.types import column_type
 from ...errors import ConfigurationError, TableNotFoundError
 from ...model import NEW_ROW as NEW_ROW_CAPTURE
 from ...model import NEW_VALUES as NEW_VALUES_CAPTURE
@@ -87,25 +90,18 @@ if TYPE_CHECKING:
 
 INSERT, UPDATE, DELETE = "INSERT", "UPDATE", "DELETE"
 
-_COLUMNS_SQL = (
-    "SELECT COLUMN_NAME, SPANNER_TYPE, IS_NULLABLE FROM INFORMATION_SCHEMA.COLUMNS "
-    "WHERE TABLE_CATALOG = @catalog AND TABLE_SCHEMA = @schema AND TABLE_NAME = @table ORDER BY ORDINAL_POSITION"
-)
-
-
-def _describe(database: Database, table: str,
-              settings: RequestSettings | None = None) -> tuple[dict[str, tuple[str, bool]], tuple[str, ...]]:
-    require_dialect(database, (GOOGLE_SQL,), "history tables")  # their DDL and writer are GoogleSQL's
+def _describe(database: Database, table: str, settings: RequestSettings | None = None,
+              ) -> tuple[dict[str, tuple[str, bool]], tuple[str, ...], Dialect]:
+    """``table``'s columns (GoogleSQL type names, nullability), its key and the database's dialect."""
+    dialect = dialect_of(database)
     tid = TableId(table)
-    params = {"catalog": "", "schema": "", "table": table}
-    options = settings_or_default(settings).request_options(with_priority=False)
     with database.snapshot(multi_use=True) as snap:
-        rows = list(snap.execute_sql(_COLUMNS_SQL, params=params, param_types={k: param_types.STRING for k in params},
-                                     request_options=options))
-        key = tuple(r[0] for r in _query(snap, key_query(GOOGLE_SQL, tid), settings))
+        rows = _query(snap, nullable_columns_query(dialect, tid), settings)
+        key = tuple(r[0] for r in _query(snap, key_query(dialect, tid), settings))
     if not rows:
         raise TableNotFoundError(table)
-    return {name: (spanner_type, nullable == "YES") for name, spanner_type, nullable in rows}, key
+    return ({name: (column_type(dialect, spanner_type), nullable == "YES") for name, spanner_type, nullable in rows},
+            key, dialect)
 
 
 @dataclass(frozen=True)
@@ -122,6 +118,8 @@ class HistoryTable:
     column_types: Mapping[str, str]
     history_table: str = ""
     nullable_keys: frozenset[str] = frozenset()
+    #: The dialect of the database the tables are in (what :meth:`ddl` writes).
+    dialect: Dialect = GOOGLE_SQL
 
     def __post_init__(self) -> None:
         validate_identifier(self.table, "table")
@@ -133,21 +131,22 @@ class HistoryTable:
     def discover(cls, database: Database, table: str, *, history_table: str | None = None,
                  request_settings: RequestSettings | None = None) -> HistoryTable:
         """Read the key and column types of ``table`` from INFORMATION_SCHEMA (queries tagged by ``request_settings``)."""
-        columns, key = _describe(database, table, request_settings)
+        columns, key, dialect = _describe(database, table, request_settings)
         return cls(table, key, {c: t for c, (t, _) in columns.items()}, history_table or "",
-                   frozenset(k for k in key if columns[k][1]))
+                   frozenset(k for k in key if columns[k][1]), dialect)
 
-    def ddl(self) -> str:
+    def ddl(self, dialect: Dialect | None = None) -> str:
+        """The history table's CREATE TABLE, in ``dialect`` (default: the data table's)."""
         return history_table_ddl(self.table, [(k, self.column_types[k], k in self.nullable_keys) for k in self.key_columns],
-                                 history_table=self.history_table)
+                                 history_table=self.history_table, dialect=dialect or self.dialect)
 
     def create(self, database: Database, timeout: float = 120.0) -> bool:
-        """Create the history table unless it exists; True when it was created."""
+        """Create the history table unless it exists, in the database's dialect; True when it was created."""
         try:
             _describe(database, self.history_table)
             return False
         except TableNotFoundError:
-            database.update_ddl([self.ddl()]).result(timeout)
+            database.update_ddl([self.ddl(dialect_of(database))]).result(timeout)
             return True
 
     def key_of(self, row: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -214,7 +213,8 @@ class HistoryWriter:
         and appends INSERT, UPDATE (the full row) or DELETE for each key whose existence or row
         the statement may have changed. ``commit_timestamp_columns``: the columns the statement
         sets to ``PENDING_COMMIT_TIMESTAMP()`` (Spanner cannot read them back before the commit;
-        they are recorded as the commit timestamp).
+        they are recorded as the commit timestamp). In a PostgreSQL database ``dml`` is PostgreSQL
+        text with ``$1``, ``$2``, ... parameters, given in ``params`` as ``p1``, ``p2``, ...
 
         Raises:
             ConfigurationError: the statement changed more rows than ``keys`` names (the
@@ -353,7 +353,7 @@ class HistoryWatcher(TranslatingWatcher):
         return [self._info] if self._info is not None else []
 
     def _prepare(self) -> None:
-        history_columns, history_key = _describe(self.database, self.history_table, self.request_settings)
+        history_columns, history_key, _ = _describe(self.database, self.history_table, self.request_settings)
         self._key_columns = history_key[:-2]
         if history_key[-2:] != (COMMIT_TIMESTAMP_COLUMN, SEQUENCE_COLUMN) or not self._key_columns:
             raise ConfigurationError(f"{self.history_table} is not a history table: its primary key must be the key "

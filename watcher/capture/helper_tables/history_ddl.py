@@ -1,4 +1,4 @@
-"""The history table of a data table: its name, columns and CREATE TABLE statement.
+"""The history table of a data table: its name, columns and CREATE TABLE statement, in either dialect.
 
 See :mod:`watcher.capture.helper_tables.history` for the mode these tables serve.
 """
@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ...dialects import GOOGLE_SQL, Dialect
+from ...dialects.ddl import DDL_SQL, column_definition_type, commit_timestamp_definition
 from ...errors import DdlError
-from ...sqlnames import quote_identifier
 
 COMMIT_TIMESTAMP_COLUMN = "CommitTimestamp"
 SEQUENCE_COLUMN = "Seq"
@@ -27,11 +28,11 @@ def history_table_name(table: str) -> str:
 
 
 def history_table_ddl(table: str, key_columns: Sequence[tuple[str, str] | tuple[str, str, bool]], *,
-                      history_table: str | None = None) -> str:
-    """The CREATE TABLE statement of the history table of ``table``.
+                      history_table: str | None = None, dialect: Dialect = GOOGLE_SQL) -> str:
+    """The CREATE TABLE statement of the history table of ``table``, in ``dialect``.
 
     ``key_columns`` are the data table's primary-key columns as (name, Spanner type) or
-    (name, Spanner type, nullable).
+    (name, Spanner type, nullable), the types by their GoogleSQL names.
 
     >>> print(history_table_ddl("Documents", [("UserId", "INT64"), ("DocumentId", "INT64")]))
     CREATE TABLE `DocumentsHistory` (
@@ -40,8 +41,18 @@ def history_table_ddl(table: str, key_columns: Sequence[tuple[str, str] | tuple[
       `CommitTimestamp` TIMESTAMP NOT NULL OPTIONS (allow_commit_timestamp=true),
       `Seq` INT64 NOT NULL,
       `Operation` STRING(6) NOT NULL,
-      `NewValues` JSON
+      `NewValues` JSON,
     ) PRIMARY KEY (`UserId`, `DocumentId`, `CommitTimestamp`, `Seq`)
+    >>> from watcher.dialects import POSTGRESQL
+    >>> print(history_table_ddl("Documents", [("DocumentId", "STRING(36)")], dialect=POSTGRESQL))
+    CREATE TABLE "DocumentsHistory" (
+      "DocumentId" varchar(36) NOT NULL,
+      "CommitTimestamp" spanner.commit_timestamp NOT NULL,
+      "Seq" bigint NOT NULL,
+      "Operation" varchar(6) NOT NULL,
+      "NewValues" jsonb,
+      PRIMARY KEY ("DocumentId", "CommitTimestamp", "Seq")
+    )
     """
     name = history_table or history_table_name(table)
     if not key_columns:
@@ -50,15 +61,18 @@ def history_table_ddl(table: str, key_columns: Sequence[tuple[str, str] | tuple[
     if clash:
         raise DdlError(f"Key column(s) {', '.join(sorted(clash))} of table {table} clash with the history columns "
                        f"{', '.join(HISTORY_COLUMNS)}")
-    lines = []
-    for column in key_columns:
-        nullable = len(column) > 2 and column[2]  # type: ignore[misc]
-        lines.append(f"  {quote_identifier(column[0], 'key column')} {column[1]}{'' if nullable else ' NOT NULL'}")
+
+    def column(column_name: str, google: str, nullable: bool = False) -> str:
+        return (f"  {dialect.quote(column_name, 'key column')} {column_definition_type(dialect, google)}"
+                f"{'' if nullable else ' NOT NULL'},\n")
+
+    lines = [column(k[0], k[1], len(k) > 2 and bool(k[2])) for k in key_columns]  # type: ignore[misc]
     lines += [
-        f"  {quote_identifier(COMMIT_TIMESTAMP_COLUMN)} TIMESTAMP NOT NULL OPTIONS (allow_commit_timestamp=true)",
-        f"  {quote_identifier(SEQUENCE_COLUMN)} INT64 NOT NULL",
-        f"  {quote_identifier(OPERATION_COLUMN)} STRING(6) NOT NULL",
-        f"  {quote_identifier(NEW_VALUES_COLUMN)} JSON",
+        f"  {commit_timestamp_definition(dialect, COMMIT_TIMESTAMP_COLUMN, not_null=True)},\n",
+        column(SEQUENCE_COLUMN, "INT64"),
+        column(OPERATION_COLUMN, "STRING(6)"),
+        column(NEW_VALUES_COLUMN, "JSON", nullable=True),
     ]
-    key = ", ".join(quote_identifier(c) for c in [*(k[0] for k in key_columns), COMMIT_TIMESTAMP_COLUMN, SEQUENCE_COLUMN])
-    return f"CREATE TABLE {quote_identifier(name, 'history table')} (\n" + ",\n".join(lines) + f"\n) PRIMARY KEY ({key})"
+    key = ", ".join(dialect.quote(c) for c in [*(k[0] for k in key_columns), COMMIT_TIMESTAMP_COLUMN, SEQUENCE_COLUMN])
+    return DDL_SQL[dialect.name].create_table.format(exists="", table=dialect.quote(name, "history table"),
+                                                     columns="".join(lines), key=key)
