@@ -175,3 +175,23 @@ def test_lock_options_on_the_command_line():
     bad = subprocess.run([sys.executable, "-m", "watcher", "migrate", "--lock-timeout", "-3"], capture_output=True,
                          text=True, cwd=REPO, timeout=60, env={**os.environ, "PYTHONPATH": str(REPO)})
     assert bad.returncode == 2 and "--lock-timeout" in bad.stderr
+
+
+def test_the_lock_of_a_postgresql_database_is_its_lower_case_table(make_database, tmp_path: Path):
+    from google.cloud.spanner_admin_database_v1 import DatabaseDialect
+
+    database = make_database([], database_dialect=DatabaseDialect.POSTGRESQL)
+    pg = tmp_path / "pg"
+    pg.mkdir()
+    write(pg, "V001__singers.sql", "CREATE TABLE singers (id bigint NOT NULL, name varchar, PRIMARY KEY (id))")
+    migrator = Migrator(database, lock_wait=0)
+    migrator.ensure_table()
+    with migrator.lock() as held:
+        held.acquire()
+        with pytest.raises(MigrationLockedError, match=held.owner):
+            Migrator(database, lock_wait=0).migrate(MigrationSet.from_directory(pg))
+        assert query(database, 'SELECT lock_id, owner FROM "spanner_watcher_migrations_lock"') == [[LOCK_ID, held.owner]]
+        held.renew()
+        held.check()
+    assert lock_rows(database) == []
+    assert len(Migrator(database).migrate(MigrationSet.from_directory(pg)).applied) == 1

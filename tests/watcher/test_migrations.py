@@ -389,3 +389,98 @@ def test_the_samples_are_read_from_ddl_samples():
 def test_an_unknown_sample_is_refused_by_name():
     with pytest.raises(MigrationError, match="no sample schema 'albums' in the package"):
         m.sample_migrations("albums")
+
+
+# --- both dialects ---------------------------------------------------------------------------------------------------
+
+#: A folder's two files in each dialect: a table, then an index and a row (DML) in one file.
+DIALECT_FILES = {
+    "GoogleSQL": {"V001__singers.sql": "CREATE TABLE Singers (\n  Id INT64 NOT NULL,\n  Name STRING(MAX),\n) PRIMARY KEY (Id);\n",
+                  "V002__seed_and_index.sql": "CREATE INDEX SingersByName ON Singers (Name);\n"
+                                              "INSERT INTO Singers (Id, Name) VALUES (1, 'Ann; the first');\n"},
+    "PostgreSQL": {"V001__singers.sql": "CREATE TABLE singers (\n  id bigint NOT NULL,\n  name varchar,\n  PRIMARY KEY (id)\n);\n",
+                   "V002__seed_and_index.sql": "CREATE INDEX singers_by_name ON singers (name);\n"
+                                               "INSERT INTO singers (id, name) VALUES (1, 'Ann; the first');\n"},
+}
+#: The runner's own tables as each dialect names them.
+RUNNER_TABLES = {"GoogleSQL": {m.MIGRATIONS_TABLE, m.MIGRATIONS_TABLE + "_LOCK"},
+                 "PostgreSQL": {m.MIGRATIONS_TABLE.lower(), m.MIGRATIONS_TABLE.lower() + "_lock"}}
+
+
+def dialect_folder(tmp_path, dialect):
+    path = tmp_path / f"app-{dialect.lower()}"
+    path.mkdir()
+    for name, text in DIALECT_FILES[dialect].items():
+        write(path, name, text)
+    return path
+
+
+def tables_of(database):
+    from watcher.dialects import dialect_of
+    from watcher.dialects.schema import tables_query
+
+    statement = tables_query(dialect_of(database))
+    with database.snapshot() as snap:
+        return {r[0] for r in snap.execute_sql(statement.sql, params=statement.params, param_types=statement.types)}
+
+
+@pytest.mark.parametrize("dialect", ["GoogleSQL", "PostgreSQL"])
+def test_a_folder_in_the_databases_dialect_applies_once(make_database, tmp_path, dialect):
+    from tests.watcher.dialect_support import database_maker
+
+    database = database_maker(make_database, dialect)()
+    folder = dialect_folder(tmp_path, dialect)
+    report = Migrator(database).migrate(MigrationSet.from_directory(folder))
+    assert [f.version for _, f, _ in report.applied] == [1, 2]
+    assert RUNNER_TABLES[dialect] <= tables_of(database) and {"Singers", "singers"} & tables_of(database)
+    files = MigrationSet.from_directory(folder).files
+    # Unquoted names read the runner's table in both: PostgreSQL folds them to its lower-case names.
+    assert records(database) == [(folder.name, 1, "singers", files[0].checksum, True),
+                                 (folder.name, 2, "seed_and_index", files[1].checksum, True)]
+    with database.snapshot() as snap:
+        assert list(snap.execute_sql(f"SELECT COUNT(*) FROM {m.MIGRATIONS_TABLE}_LOCK")) == [[0]]
+    again = Migrator(database).migrate(MigrationSet.from_directory(folder))
+    assert again.applied == [] and again.plans[0].pending == ()
+    with database.snapshot() as snap:   # the DML ran once
+        assert list(snap.execute_sql("SELECT COUNT(*) FROM Singers")) == [[1]]
+    write(folder, "V001__singers.sql", DIALECT_FILES[dialect]["V001__singers.sql"] + "\n")
+    with pytest.raises(MigrationChangedError, match="V001__singers.sql of folder .* was changed after it was applied"):
+        Migrator(database).migrate(MigrationSet.from_directory(folder))
+
+
+@pytest.mark.parametrize("dialect, other", [("GoogleSQL", "PostgreSQL"), ("PostgreSQL", "GoogleSQL")])
+def test_files_in_the_other_dialect_are_refused_before_anything_runs(make_database, tmp_path, dialect, other):
+    from tests.watcher.dialect_support import database_maker
+
+    database = database_maker(make_database, dialect)()
+    folder = dialect_folder(tmp_path, other)
+    write(folder, "V000__neutral.sql", "DROP TABLE IF EXISTS Nothing")   # no dialect's own spelling: not refused
+    with pytest.raises(MigrationError) as info:
+        Migrator(database).migrate(MigrationSet.from_directory(folder))
+    message = str(info.value)
+    assert message == (f"{folder}/V001__singers.sql:1: written in {other}, but the database is {dialect}; "
+                       f"give it migration files in {dialect}")
+    assert tables_of(database) == set()   # not even the runner's tables
+
+
+def test_migrate_command_on_a_postgresql_database(capsys, spanner_client, instance, tmp_path):
+    from google.cloud.spanner_admin_database_v1 import DatabaseDialect
+
+    database_id = f"cli-pg-{uuid.uuid4().hex[:8]}"
+    database = instance.database(database_id, database_dialect=DatabaseDialect.POSTGRESQL)
+    database.create().result(60)
+    try:
+        names = ["--project", spanner_client.project, "--instance", instance.instance_id, "--database", database_id]
+        folder = dialect_folder(tmp_path, "PostgreSQL")
+        assert run_cli("--dir", str(folder), *names) == 0
+        assert "done: 2 file(s) applied" in capsys.readouterr().out
+        assert run_cli("--dir", str(folder), *names) == 0
+        assert "up to date" in capsys.readouterr().out
+        # The packaged default set is GoogleSQL: refused with one line naming its first file.
+        assert run_cli(*names) == 1
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1
+        assert "V001__watcher_checkpoints.sql:7: written in GoogleSQL, but the database is PostgreSQL" in err
+        assert [r[:2] for r in records(database)] == [(folder.name, 1), (folder.name, 2)]   # nothing more recorded
+    finally:
+        database.drop()

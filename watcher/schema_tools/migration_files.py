@@ -1,8 +1,8 @@
 """Versioned migration files: a folder of ``V<version>__<name>.sql`` files, split into statements.
 
 A migration folder holds files named ``V<version>__<name>.sql`` (``V001__watcher_checkpoints.sql``);
-each file holds GoogleSQL statements separated by ``;`` (``--``, ``#`` and ``/* */`` comments
-allowed). A :class:`MigrationSet` is one folder's files, with a folder id (by default the folder's
+each file holds statements in the database's dialect (GoogleSQL or PostgreSQL) separated by ``;``
+(``--``, ``#`` and ``/* */`` comments allowed). A :class:`MigrationSet` is one folder's files, with a folder id (by default the folder's
 name) under which the runner (:mod:`~watcher.schema_tools.migrations`) tracks them. The default set
 (the watcher's own tables) ships inside the package: :func:`default_migrations` (see
 :func:`migrations_root` for where the files are found).

@@ -7,7 +7,8 @@ naming the holder. The row names its owner (``host:pid:uuid``) and when it expir
 holder renews it while it works (every third of the timeout), so only a holder that
 crashed, or lost its connection, lets its lock expire, and the next run takes it over then.
 Expiry is judged by the database's clock (``CURRENT_TIMESTAMP()`` inside the transaction),
-so hosts with skewed clocks agree on it.
+so hosts with skewed clocks agree on it. In a PostgreSQL database the table and its columns are
+lower case (:mod:`watcher.dialects.migrations`).
 
 Example::
 
@@ -32,8 +33,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..dialects import GOOGLE_SQL, Dialect, dialect_of
+from ..dialects.migrations import lock_table_sql, name_in
 from ..errors import MigrationError, MigrationLockedError
-from ..sqlnames import quote_identifier, validate_identifier
+from ..sqlnames import validate_identifier
 
 log = logging.getLogger(__name__)
 
@@ -55,14 +58,9 @@ def lock_table_name(tracking_table: str) -> str:
     return validate_identifier(tracking_table + "_LOCK", "migration lock table")
 
 
-def create_lock_table_sql(table: str) -> str:
-    """The DDL of the lock table (``IF NOT EXISTS``: two first runs may create it at once)."""
-    return (f"CREATE TABLE IF NOT EXISTS {quote_identifier(table, 'migration lock table')} (\n"
-            "  LOCK_ID STRING(MAX) NOT NULL,\n"
-            "  OWNER STRING(MAX) NOT NULL,\n"
-            "  ACQUIRED_AT TIMESTAMP NOT NULL,\n"
-            "  EXPIRES_AT TIMESTAMP NOT NULL,\n"
-            ") PRIMARY KEY (LOCK_ID)")
+def create_lock_table_sql(table: str, dialect: Dialect = GOOGLE_SQL) -> str:
+    """The DDL of the lock table in ``dialect`` (``IF NOT EXISTS``: two first runs may create it at once)."""
+    return lock_table_sql(dialect, validate_identifier(table, "migration lock table"))
 
 
 def new_owner() -> str:
@@ -87,12 +85,12 @@ class MigrationLock:
 
     ``timeout`` is the lifetime of the lock without renewal; ``progress`` receives lines
     worth showing (waiting, taking over an expired lock). Not reentrant across threads:
-    one object per run.
+    one object per run. ``dialect``: the database's (found from it when not given).
     """
 
     def __init__(self, database: Any, table: str, *, timeout: float = DEFAULT_LOCK_TIMEOUT,
                  owner: str | None = None, progress: Callable[[str], None] | None = None,
-                 poll_interval: float = POLL_INTERVAL) -> None:
+                 poll_interval: float = POLL_INTERVAL, dialect: Dialect | None = None) -> None:
         if timeout <= 0:
             raise MigrationError(f"the lock timeout must be positive, got {timeout}")
         self.database = database
@@ -105,21 +103,37 @@ class MigrationLock:
         self._lost: str | None = None
         self._stop = threading.Event()
         self._renewer: threading.Thread | None = None
+        self._dialect = dialect
+
+    @property
+    def dialect(self) -> Dialect:
+        """The dialect of the database holding the lock table."""
+        if self._dialect is None:
+            self._dialect = dialect_of(self.database)
+        return self._dialect
+
+    @property
+    def _table(self) -> str:
+        return name_in(self.dialect, self.table)
+
+    @property
+    def _columns(self) -> tuple[str, ...]:
+        return tuple(name_in(self.dialect, c) for c in _COLUMNS)
 
     # --- the transactions ----------------------------------------------------------------------------
 
     def _read(self, tx: Any) -> tuple[dt.datetime, LockHolder | None]:
         """The database's now and the current lock row, read inside ``tx``."""
-        now = list(tx.execute_sql("SELECT CURRENT_TIMESTAMP()"))[0][0]
+        now = list(tx.execute_sql(self.dialect.current_timestamp_sql))[0][0]
         from google.cloud.spanner_v1 import KeySet
 
-        rows = list(tx.read(self.table, _COLUMNS, KeySet(keys=[[LOCK_ID]])))
+        rows = list(tx.read(self._table, self._columns, KeySet(keys=[[LOCK_ID]])))
         holder = LockHolder(rows[0][1], rows[0][2], rows[0][3]) if rows else None
         return now, holder
 
     def _write(self, tx: Any, now: dt.datetime, acquired_at: dt.datetime) -> None:
         expires = now + dt.timedelta(seconds=self.timeout)
-        tx.insert_or_update(self.table, _COLUMNS, [(LOCK_ID, self.owner, acquired_at, expires)])
+        tx.insert_or_update(self._table, self._columns, [(LOCK_ID, self.owner, acquired_at, expires)])
 
     def try_acquire(self) -> LockHolder | None:
         """Take the lock if it is free, expired or ours; else return its live holder."""
@@ -212,7 +226,7 @@ class MigrationLock:
             if holder is not None and holder.owner == self.owner:
                 from google.cloud.spanner_v1 import KeySet
 
-                tx.delete(self.table, KeySet(keys=[[LOCK_ID]]))
+                tx.delete(self._table, KeySet(keys=[[LOCK_ID]]))
 
         try:
             self.database.run_in_transaction(attempt)

@@ -15,6 +15,11 @@ nothing; a file edited after it was applied is refused
 already applied. The files themselves: :mod:`~watcher.schema_tools.migration_files` (its
 names are re-exported here).
 
+Both dialects: in a PostgreSQL database the tracking and lock tables have lower-case names
+(``spanner_watcher_migrations``; :mod:`watcher.dialects.migrations`), and the files are applied
+as written, so a pending file written in the other dialect than the database's is refused
+before anything runs, naming the file.
+
 Example:
     >>> MIGRATIONS_TABLE
     'SPANNER_WATCHER_MIGRATIONS'
@@ -28,8 +33,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..dialects import Dialect, dialect_of
+from ..dialects.migrations import applied_sql, name_in, tracking_table_sql, written_in
+from ..dialects.schema import tables_query
 from ..errors import MigrationChangedError, MigrationError, MigrationStatementError
-from ..sqlnames import quote_identifier, validate_identifier
+from ..sqlnames import validate_identifier
 from .migration_files import (
     DEFAULT_FOLDER_ID,
     MigrationFile,
@@ -100,16 +108,6 @@ class MigrationReport:
     dry_run: bool = False
 
 
-def _create_table_sql(table: str) -> str:
-    return (f"CREATE TABLE {quote_identifier(table, 'migrations table')} (\n"
-            "  FOLDER_ID STRING(MAX) NOT NULL,\n"
-            "  VERSION INT64 NOT NULL,\n"
-            "  NAME STRING(MAX) NOT NULL,\n"
-            "  CHECKSUM STRING(MAX) NOT NULL,\n"
-            "  APPLIED_AT TIMESTAMP NOT NULL OPTIONS (allow_commit_timestamp=true),\n"
-            ") PRIMARY KEY (FOLDER_ID, VERSION)")
-
-
 class Migrator:
     """Applies migration sets to ``database`` (a google.cloud.spanner_v1 Database).
 
@@ -130,24 +128,28 @@ class Migrator:
         self.progress = progress or (lambda message: log.info("%s", message))
         self.lock_timeout = lock_timeout
         self.lock_wait = lock_wait
+        self._dialect: Dialect | None = None
+
+    @property
+    def dialect(self) -> Dialect:
+        """The dialect of the database (found once, from the database)."""
+        if self._dialect is None:
+            self._dialect = dialect_of(self.database)
+        return self._dialect
 
     # --- the migrations table ----------------------------------------------------------------------
 
     def table_exists(self, table: str | None = None) -> bool:
-        """Whether the tracking table (or ``table``) exists."""
-        from google.cloud.spanner_v1 import param_types
-
-        sql = ("SELECT COUNT(*) FROM INFORMATION_SCHEMA.TABLES "
-               "WHERE TABLE_CATALOG = '' AND TABLE_SCHEMA = '' AND TABLE_NAME = @table")
+        """Whether the tracking table (or ``table``, named as for GoogleSQL) exists."""
+        statement = tables_query(self.dialect)
         with self.database.snapshot() as snap:
-            rows = list(snap.execute_sql(sql, params={"table": table or self.table},
-                                         param_types={"table": param_types.STRING}))
-        return bool(rows and rows[0][0])
+            rows = list(snap.execute_sql(statement.sql, params=statement.params, param_types=statement.types))
+        return name_in(self.dialect, table or self.table) in {row[0] for row in rows}
 
     def ensure_table(self) -> None:
         """Create the tracking table and the lock table, where missing (safe to race with another run)."""
-        missing = [sql for name, sql in ((self.table, _create_table_sql(self.table)),
-                                         (self.lock_table, create_lock_table_sql(self.lock_table)))
+        missing = [sql for name, sql in ((self.table, tracking_table_sql(self.dialect, self.table)),
+                                         (self.lock_table, create_lock_table_sql(self.lock_table, self.dialect)))
                    if not self.table_exists(name)]
         if not missing:
             return
@@ -159,18 +161,16 @@ class Migrator:
 
     def lock(self) -> MigrationLock:
         """A new (not yet taken) hold on this database's migration lock."""
-        return MigrationLock(self.database, self.lock_table, timeout=self.lock_timeout, progress=self.progress)
+        return MigrationLock(self.database, self.lock_table, timeout=self.lock_timeout, progress=self.progress,
+                             dialect=self.dialect)
 
     def applied(self, folder_id: str) -> list[AppliedMigration]:
         """The recorded migrations of ``folder_id`` (none when the table does not exist yet)."""
-        from google.cloud.spanner_v1 import param_types
-
         if not self.table_exists():
             return []
-        sql = (f"SELECT VERSION, NAME, CHECKSUM, APPLIED_AT FROM {quote_identifier(self.table)} "
-               "WHERE FOLDER_ID = @folder ORDER BY VERSION")
+        statement = applied_sql(self.dialect, self.table, folder_id)
         with self.database.snapshot() as snap:
-            rows = list(snap.execute_sql(sql, params={"folder": folder_id}, param_types={"folder": param_types.STRING}))
+            rows = list(snap.execute_sql(statement.sql, params=statement.params, param_types=statement.types))
         return [AppliedMigration(folder_id, int(v), n, c, at) for v, n, c, at in rows]
 
     # --- planning --------------------------------------------------------------------------------------
@@ -190,7 +190,17 @@ class Migrator:
             raise MigrationError(f"{late.location} is new, but version {max(done)} of folder {migrations.folder_id!r} "
                                  f"is already applied; give the new file a version above {max(done)}")
         missing = tuple(a for a in applied if a.version not in files)
+        for migration in pending:
+            self._check_dialect(migration)
         return MigrationPlan(migrations, tuple(applied), pending, missing)
+
+    def _check_dialect(self, migration: MigrationFile) -> None:
+        """Raise MigrationError when a statement of ``migration`` is written in the other dialect than the database's."""
+        for statement in migration.statements:
+            written = written_in(statement.sql)
+            if written is not None and written is not self.dialect:
+                raise MigrationError(f"{migration.location}:{statement.line}: written in {written.name}, but the database "
+                                     f"is {self.dialect.name}; give it migration files in {self.dialect.name}")
 
     # --- applying --------------------------------------------------------------------------------------
 
@@ -265,7 +275,8 @@ class Migrator:
 
         def record(tx: Any) -> None:
             lock.check(tx)  # the record commits only while this run holds the lock
-            tx.insert(self.table, ("FOLDER_ID", "VERSION", "NAME", "CHECKSUM", "APPLIED_AT"),
+            tx.insert(name_in(self.dialect, self.table),
+                      tuple(name_in(self.dialect, c) for c in ("FOLDER_ID", "VERSION", "NAME", "CHECKSUM", "APPLIED_AT")),
                       [(folder_id, migration.version, migration.name, migration.checksum, spanner.COMMIT_TIMESTAMP)])
 
         try:
