@@ -230,7 +230,12 @@ def test_watch_sends_its_request_tag_and_priority_with_its_database_role(make_da
 
     from google.cloud import spanner
 
-    database = make_database(SINGERS_DDL)
+    from watcher.checkpoints.java_table import DEFAULT_TABLE, create_table_ddl
+
+    # The role reads Singers and keeps its checkpoints in a table made for it beforehand.
+    database = make_database([*SINGERS_DDL, create_table_ddl(), "CREATE ROLE cdc_reader",
+                              "GRANT SELECT ON TABLE Singers TO ROLE cdc_reader",
+                              f"GRANT SELECT, INSERT, UPDATE ON TABLE {DEFAULT_TABLE} TO ROLE cdc_reader"])
     with database.batch() as batch:
         batch.insert("Singers", ("SingerId", "FirstName", "LastName", "LastUpdated"), [(1, "A", "B", spanner.COMMIT_TIMESTAMP)])
     tag = f"cli-test-{uuid.uuid4().hex[:8]}"

@@ -82,6 +82,7 @@ def test_transaction_tags_reach_txn_stats(db):
 
 def test_the_sessions_database_role_is_on_its_requests(db, instance):
     tag = _tag()
+    db.update_ddl(["CREATE ROLE reader"]).result(60)  # a session may only take a role the database has
     as_reader = instance.database(db.database_id, database_role="reader")
     with as_reader.snapshot() as snap:
         list(snap.execute_sql("SELECT 1", request_options={"request_tag": tag}))

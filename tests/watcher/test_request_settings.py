@@ -25,6 +25,7 @@ from watcher import (
     change_set_batch,
 )
 from watcher.capture.helper_tables.change_sets import change_set_column_ddl, change_sets_table_ddl
+from watcher.checkpoints.java_table import DEFAULT_TABLE, create_table_ddl
 from watcher.errors import ConfigurationError
 from watcher.model import Checkpoint, TableId
 from watcher.request_settings import DEFAULT_REQUEST_TAG, DEFAULT_TRANSACTION_TAG
@@ -141,6 +142,9 @@ def test_a_database_watcher_gives_its_settings_to_its_table_watchers(make_databa
 
 @needs_request_log
 def test_the_database_role_of_the_watchers_database_is_on_its_requests(t_db, instance):
+    # The role reads T and keeps its checkpoints in a table made for it beforehand.
+    t_db.update_ddl([create_table_ddl(), "CREATE ROLE watcher_role", "GRANT SELECT ON TABLE T TO ROLE watcher_role",
+                     f"GRANT SELECT, INSERT, UPDATE ON TABLE {DEFAULT_TABLE} TO ROLE watcher_role"]).result(60)
     as_watcher = instance.database(t_db.database_id, database_role="watcher_role")
     w = TableWatcher(as_watcher, "T", poll_interval=0.005, retry_policy=FAST,
                      request_settings=RequestSettings(request_tag="role-check"))
@@ -242,6 +246,7 @@ def test_snapshot_reads_run_on_data_boost_when_asked(spark, make_database, insta
         batch.insert("Items", ["Id", "Name", "Ts"], [[i, f"n{i}", spanner.COMMIT_TIMESTAMP] for i in range(12)])
     with pytest.raises(ConfigurationError, match="request_settings needs a RequestSettings"):
         Backfill(spark, db).request_settings({"data_boost": True})
+    db.update_ddl(["CREATE ROLE etl", "GRANT SELECT ON TABLE Items TO ROLE etl"]).result(60)
     as_role = instance.database(db.database_id, database_role="etl")
     boosted = RequestSettings(priority="LOW", request_tag="backfill-boost", data_boost=True)
     result = (Backfill(spark, as_role).table("Items").staging(str(tmp_path / "s")).warehouse(str(tmp_path / "w"))
@@ -280,7 +285,7 @@ def test_the_streaming_source_tags_its_planning_and_its_reads(make_database):
     from watcher.changelog.streaming.options import StreamOptions
     from watcher.changelog.streaming.source import SpannerStreamReader
 
-    db = make_database([T_DDL])
+    db = make_database([T_DDL, "CREATE ROLE streamer", "GRANT SELECT ON TABLE T TO ROLE streamer"])
     options = StreamOptions.parse({"database": db.name, "table": "T", "priority": "low", "request_tag": "stream-t",
                                    "database_role": "streamer"})
     reader = SpannerStreamReader(options)

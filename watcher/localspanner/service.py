@@ -33,8 +33,9 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
-from . import database_settings, dialects, errors, instance_rules, limits, split_points
+from . import access_checks, database_settings, dialects, errors, instance_rules, limits, split_points
 from .change_streams.load import TIMELINES_SUFFIX, LoadPolicy
+from .catalog import Catalog
 from .clock import Clock
 from .dialect_statements import as_written, batch_in_dialect, in_dialect, result_shape
 from .engine import DatabaseEngine, read_request_text
@@ -303,8 +304,9 @@ class LocalSpannerService(InstanceAdministration):
 
     def create_session(self, database: str, *, multiplexed: bool = False, labels: dict[str, str] | None = None,
                        creator_role: str = "") -> SessionInfo:
-        """A new session; ``creator_role`` (its database role) is recorded with its requests, not enforced."""
-        self.engine(database)
+        """A new session; ``creator_role`` (its database role, which the database must have) limits its requests
+        to what the role is granted (``access_checks.py``) and is recorded with them."""
+        access_checks.check_session_role(self.engine(database).catalog, creator_role, database)
         info = SessionInfo(f"{database}/sessions/{uuid.uuid4().hex}", database, multiplexed, self.clock.wall_nanos(),
                            dict(labels or {}), creator_role)
         with self._lock:
@@ -340,12 +342,17 @@ class LocalSpannerService(InstanceAdministration):
         return self.engine(self.get_session(session).database)
 
     def _recorded(self, session: str, method: str, text: str, options: RequestOptions,
-                  run: Callable[[DatabaseEngine], _Answer], *, partitioned: bool = False) -> _Answer:
-        """``run`` on the session's engine, the request recorded in its log with how it ended."""
+                  run: Callable[[DatabaseEngine], _Answer], *, partitioned: bool = False,
+                  check: Callable[[Catalog, str], None] | None = None) -> _Answer:
+        """``run`` on the session's engine, the request recorded in its log with how it ended.
+
+        ``check`` (given the catalog and the session's role, when it has one) refuses what the role may not do."""
         info = self.get_session(session)
         engine = self.engine(info.database)
         status = "OK"
         try:
+            if check is not None and info.creator_role:
+                check(engine.catalog, info.creator_role)
             return run(engine)
         except BaseException as exc:
             status = exc.code.name if isinstance(exc, errors.SpannerError) else "UNKNOWN"
@@ -374,28 +381,31 @@ class LocalSpannerService(InstanceAdministration):
         reshape = result_shape(catalog.dialect, original)
         return self._recorded(session, "ExecuteSql", original, options, as_written(lambda engine: engine.execute_sql(
             session, statement, selector, seqno=seqno, plan=plan, partition_token=partition_token),
-            [(statement.sql, original)], reshape), partitioned=bool(partition_token))
+            [(statement.sql, original)], reshape), partitioned=bool(partition_token),
+            check=lambda cat, role: access_checks.check_statement(cat, role, statement.sql, original))
 
     def read(self, session: str, table: str, columns: list[str], key_set: KeySet, selector: TransactionSelector | None, *,
              index: str = "", limit: int = 0, partition_token: bytes = b"",
              options: RequestOptions = NO_OPTIONS) -> ResultStream:
         return self._recorded(session, "Read", _read_text(table, index, columns), options, lambda engine: engine.read(
             session, table, columns, key_set, selector, index=index, limit=limit, partition_token=partition_token),
-            partitioned=bool(partition_token))
+            partitioned=bool(partition_token), check=lambda cat, role: access_checks.check_read(cat, role, table, columns))
 
     def partition_query(self, session: str, statement: Statement, selector: TransactionSelector | None,
                         max_partitions: int = 0) -> tuple[list[bytes], TransactionInfo | None]:
         """Partition tokens of a query in a read-only transaction (run each with ExecuteSql and the token)."""
-        statement = self._in_dialect(session, statement)
+        original, statement = statement.sql, self._in_dialect(session, statement)
         return self._recorded(session, "PartitionQuery", statement.sql, NO_OPTIONS, lambda engine: engine.partition(
-            session, selector, statement.sql, max_partitions, statement=statement))
+            session, selector, statement.sql, max_partitions, statement=statement),
+            check=lambda cat, role: access_checks.check_statement(cat, role, statement.sql, original))
 
     def partition_read(self, session: str, table: str, columns: list[str], key_set: KeySet, selector: TransactionSelector | None,
                        *, index: str = "", max_partitions: int = 0) -> tuple[list[bytes], TransactionInfo | None]:
         """Partition tokens of a read in a read-only transaction (run each with Read and the token)."""
         request = read_request_text(table, index, columns, key_set)
         return self._recorded(session, "PartitionRead", _read_text(table, index, columns), NO_OPTIONS,
-                              lambda engine: engine.partition(session, selector, request, max_partitions))
+                              lambda engine: engine.partition(session, selector, request, max_partitions),
+                              check=lambda cat, role: access_checks.check_read(cat, role, table, columns))
 
     def execute_batch_dml(self, session: str, statements: list[Statement], selector: TransactionSelector | None, *,
                           seqno: int | None = None, options: RequestOptions = NO_OPTIONS) -> BatchDmlResult:
@@ -408,7 +418,9 @@ class LocalSpannerService(InstanceAdministration):
         run, refused = batch_in_dialect(self._session_engine(session).catalog, statements)
         return self._recorded(session, "ExecuteBatchDml", text, options, as_written(
             lambda engine: engine.execute_batch_dml(session, run, selector, seqno=seqno),
-            [(r.sql, s.sql) for r, s in zip(run, statements, strict=False)], refused=refused))
+            [(r.sql, s.sql) for r, s in zip(run, statements, strict=False)], refused=refused),
+            check=lambda cat, role: [access_checks.check_statement(cat, role, r.sql, s.sql)
+                                     for r, s in zip(run, statements, strict=False) if r.sql])
 
     def begin_transaction(self, session: str, options: TransactionOptions,
                           request_options: RequestOptions = NO_OPTIONS) -> TransactionInfo:
@@ -429,7 +441,8 @@ class LocalSpannerService(InstanceAdministration):
         if tag and not options.transaction_tag:
             options = dataclasses.replace(options, transaction_tag=tag)
         return self._recorded(session, "Commit", _written_tables(mutations), options, lambda engine: engine.commit(
-            session, mutations, transaction_id=transaction_id, single_use=single_use, tag=tag))
+            session, mutations, transaction_id=transaction_id, single_use=single_use, tag=tag),
+            check=lambda cat, role: access_checks.check_mutations(cat, role, mutations))
 
     def rollback(self, session: str, transaction_id: bytes) -> None:
         self._session_engine(session).rollback(transaction_id)
@@ -443,7 +456,8 @@ class LocalSpannerService(InstanceAdministration):
         for i, group in enumerate(groups):
             try:
                 result = self._recorded(session, "BatchWrite", _written_tables(group), options,
-                                        functools.partial(_commit_group, session, group, single_use))
+                                        functools.partial(_commit_group, session, group, single_use),
+                                        check=functools.partial(_check_group, group))
                 yield BatchWriteResult([i], result.commit_timestamp_nanos)
             except errors.SpannerError as exc:
                 yield BatchWriteResult([i], None, exc)
@@ -451,6 +465,10 @@ class LocalSpannerService(InstanceAdministration):
 
 def _commit_group(session: str, group: list[Mutation], single_use: TransactionOptions, engine: DatabaseEngine) -> CommitResult:
     return engine.commit(session, group, single_use=single_use)
+
+
+def _check_group(group: list[Mutation], catalog: Catalog, role: str) -> None:
+    access_checks.check_mutations(catalog, role, group)
 
 
 def _read_text(table: str, index: str, columns: list[str]) -> str:

@@ -65,3 +65,11 @@ def privilege_denied(role: str, privilege: str, kind: str, name: str, column: st
     return SpannerError(Code.PERMISSION_DENIED,
                         f"Role {role} does not have required privileges on {kind.lower()} {name}: it needs {what}. "
                         f"Grant it with GRANT {privilege}{cols}ON {kind} {name} TO ROLE {role}")
+
+
+def system_view_denied(role: str, view: str) -> SpannerError:
+    """A query of SPANNER_SYS by a role that is not a member of ``spanner_sys_reader``."""
+    return SpannerError(Code.PERMISSION_DENIED,
+                        f"Role {role} does not have required privileges on table {view}: it needs SELECT on "
+                        f"SPANNER_SYS, which members of spanner_sys_reader have. Grant it with "
+                        f"GRANT ROLE spanner_sys_reader TO ROLE {role}")

@@ -1,0 +1,219 @@
+"""What a session's database role may do: the privilege checks of fine-grained access control.
+
+A session created without a role has the database's full access (a principal with
+database-level IAM access). With a role, every request needs privileges held by the role,
+the roles it is a member of, or ``public`` (``roles.effective_roles``):
+
+* Read: SELECT on each column read (a table-level grant covers them all);
+* a query: SELECT on each table and view it names, at column level for the columns it
+  names when the role has no table-level grant (``*`` names every visible column); a view
+  of SQL SECURITY INVOKER also needs what its own query needs; INFORMATION_SCHEMA is open
+  to every role and SPANNER_SYS to members of ``spanner_sys_reader``;
+* DML: INSERT on the columns inserted, UPDATE on those set, DELETE on the table, and
+  SELECT on the target's columns the statement reads (WHERE, values);
+* mutations: insert INSERT, update UPDATE, insert_or_update both, replace INSERT and DELETE,
+  delete DELETE; on the columns written (UPDATE: but the key, which only names the row);
+* a change stream query: SELECT on the stream and EXECUTE on its read function.
+
+Example:
+    >>> from watcher.localspanner.schema_updater import apply_statements
+    >>> from watcher.localspanner.catalog import Catalog
+    >>> cat, _ = apply_statements(Catalog(), ["CREATE TABLE T (K INT64, V STRING(MAX)) PRIMARY KEY (K)",
+    ...                                       "CREATE ROLE r", "GRANT SELECT(K) ON TABLE T TO ROLE r"])
+    >>> check_statement(cat, "r", "SELECT K FROM T WHERE K > 0")
+    >>> try:
+    ...     check_statement(cat, "r", "SELECT V FROM T")
+    ... except errors.SpannerError as exc:
+    ...     print(exc.code.name, exc.message.split(":")[0])
+    PERMISSION_DENIED Role r does not have required privileges on table T
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sqlglot import exp
+
+from . import dialects, errors, roles
+from .catalog import Catalog
+from .change_streams import pg_reads
+from .change_streams.read_function import is_change_stream_read
+from .change_streams.read_function import parse as parse_read
+from .requests import Mutation, Statement
+from .role_rules import read_function
+from .sql.spanner_syntax import preprocess
+from .sql.translator import parse
+
+#: The privileges each mutation kind needs on the columns it writes (DELETE: on the table).
+MUTATION_PRIVILEGES = {"insert": (roles.INSERT,), "update": (roles.UPDATE,),
+                       "insert_or_update": (roles.INSERT, roles.UPDATE), "replace": (roles.INSERT, roles.DELETE),
+                       "delete": (roles.DELETE,)}
+_OPEN_SCHEMA = "information_schema."
+_SYS_SCHEMA = "spanner_sys."
+
+
+def check_session_role(catalog: Catalog, role: str, database: str) -> None:
+    """A session may take ``role`` only when the database has it."""
+    if role and catalog.role(role) is None:
+        raise errors.session_role_not_found(role, database)
+
+
+class _Checker:
+    def __init__(self, catalog: Catalog, role: str) -> None:
+        self.catalog = catalog
+        self.role = role
+        self.held = roles.effective_roles(catalog.memberships, role)
+
+    def has(self, privilege: str, kind: str, name: str, column: str | None = None) -> bool:
+        return roles.holds(self.catalog.grants, self.held, privilege, kind, name, column)
+
+    def need(self, privilege: str, kind: str, name: str, columns: Iterable[str] | None = None) -> None:
+        """``privilege`` on the object, or (``columns``) on each of them; a table-level grant covers all columns."""
+        if self.has(privilege, kind, name):
+            return
+        if columns is None:
+            raise errors.privilege_denied(self.role, privilege, kind, name)
+        wanted = list(columns)
+        for column in wanted:
+            if not self.has(privilege, kind, name, column):
+                raise errors.privilege_denied(self.role, privilege, kind, name, column)
+        if not wanted and not any(g.privilege == privilege and g.kind == kind and g.name.lower() == name.lower()
+                                  and g.grantee.lower() in self.held for g in self.catalog.grants):
+            raise errors.privilege_denied(self.role, privilege, kind, name)
+
+
+def check_read(catalog: Catalog, role: str, table: str, columns: Iterable[str]) -> None:
+    """A Read of ``columns`` of ``table`` (an unknown table is left to the read itself)."""
+    found = catalog.table(table)
+    if role and found is not None:
+        names = [(found.column(c).name if found.column(c) is not None else c) for c in columns]  # type: ignore[union-attr]
+        _Checker(catalog, role).need(roles.SELECT, roles.TABLE, found.name, names)
+
+
+def check_mutations(catalog: Catalog, role: str, mutations: Iterable[Mutation]) -> None:
+    """The mutations of a commit (unknown tables and columns are left to the commit)."""
+    if not role:
+        return
+    checker = _Checker(catalog, role)
+    for m in mutations:
+        table = catalog.table(m.table)
+        if table is None:
+            continue
+        written = [table.column(c).name if table.column(c) is not None else c for c in m.columns]  # type: ignore[union-attr]
+        keys = {k.lower() for k in table.key_names}
+        for privilege in MUTATION_PRIVILEGES.get(m.op, ()):
+            if privilege == roles.DELETE:
+                checker.need(privilege, roles.TABLE, table.name)
+            else:  # an update names its row by the key, which it does not change
+                checker.need(privilege, roles.TABLE, table.name,
+                             [c for c in written if privilege == roles.INSERT or c.lower() not in keys])
+
+
+def check_statement(catalog: Catalog, role: str, sql: str, original: str | None = None) -> None:
+    """A query, DML statement or change stream query as the database runs it (GoogleSQL ``sql``);
+    ``original`` is what a PostgreSQL database was sent. Syntax errors are left to the statement itself."""
+    if not role:
+        return
+    checker = _Checker(catalog, role)
+    if is_change_stream_read(sql):
+        _check_stream_read(checker, sql, original)
+        return
+    try:
+        tree = parse(preprocess(sql), sql)
+    except errors.SpannerError:
+        return
+    _check_tree(checker, tree)
+
+
+def _check_stream_read(checker: _Checker, sql: str, original: str | None) -> None:
+    try:
+        stream_name = parse_read(Statement(sql)).stream
+    except errors.SpannerError:
+        return
+    stream = checker.catalog.change_stream(stream_name)
+    if stream is None:
+        return
+    checker.need(roles.SELECT, roles.CHANGE_STREAM, stream.name)
+    function = pg_reads.read_function(original) if original is not None else None
+    if checker.catalog.dialect == dialects.POSTGRESQL and function is not None:
+        name = function.prefix + stream.name
+    else:
+        name = read_function(stream.name, checker.catalog.dialect)
+    checker.need(roles.EXECUTE, roles.TABLE_FUNCTION, name)
+
+
+def _check_tree(checker: _Checker, tree: exp.Expression) -> None:
+    catalog = checker.catalog
+    ctes = {c.alias.lower() for c in tree.find_all(exp.CTE)}
+    tables = [t for t in tree.find_all(exp.Table) if t.name.lower() not in ctes]
+    target = tables[0] if isinstance(tree, (exp.Insert, exp.Update, exp.Delete)) and tables else None
+    written = _written_columns(tree)
+    star = _selects_star(tree)
+    for t in tables:
+        low = f"{t.db}.{t.name}".lower() if t.db else t.name.lower()
+        if low.startswith(_OPEN_SCHEMA):
+            continue
+        if low.startswith(_SYS_SCHEMA):
+            if roles.SYS_READER not in checker.held:
+                raise errors.system_view_denied(checker.role, f"{t.db}.{t.name}" if t.db else t.name)
+            continue
+        table, view = catalog.table(t.name), catalog.view(t.name)
+        if view is not None and table is None:
+            checker.need(roles.SELECT, roles.VIEW, view.name)
+            if view.security.upper() == "INVOKER":
+                _check_tree(checker, parse(preprocess(view.definition), view.definition))
+            continue
+        if table is None:
+            continue
+        qualifiers = {t.alias_or_name.lower(), table.name.lower()}
+        read = [c for c in _columns_named(tree, table, qualifiers) if t is not target or c.lower() not in written]
+        if star and t is not target:
+            read = [c.name for c in table.columns if not c.hidden]
+        if t is target:
+            _check_target(checker, tree, table.name, written)
+            if read:
+                checker.need(roles.SELECT, roles.TABLE, table.name, read)
+        else:
+            checker.need(roles.SELECT, roles.TABLE, table.name, read)
+
+
+def _check_target(checker: _Checker, tree: exp.Expression, table: str, written: set[str]) -> None:
+    found = checker.catalog.table(table)
+    assert found is not None
+    names = [found.column(c).name if found.column(c) is not None else c for c in written]  # type: ignore[union-attr]
+    if isinstance(tree, exp.Delete):
+        checker.need(roles.DELETE, roles.TABLE, table)
+    elif isinstance(tree, exp.Insert):
+        checker.need(roles.INSERT, roles.TABLE, table, names)
+    else:
+        checker.need(roles.UPDATE, roles.TABLE, table, names)
+
+
+def _written_columns(tree: exp.Expression) -> set[str]:
+    """The columns an INSERT lists or an UPDATE sets, lower-cased."""
+    if isinstance(tree, exp.Insert) and isinstance(tree.this, exp.Schema):
+        return {i.name.lower() for i in tree.this.expressions}
+    if isinstance(tree, exp.Update):
+        return {e.this.name.lower() for e in tree.expressions if isinstance(e, exp.EQ) and isinstance(e.this, exp.Column)}
+    return set()
+
+
+def _selects_star(tree: exp.Expression) -> bool:
+    """True when a SELECT list has ``*`` or ``t.*`` (not ``COUNT(*)``)."""
+    for select in tree.find_all(exp.Select):
+        for e in select.expressions:
+            if isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star)):
+                return True
+    return False
+
+
+def _columns_named(tree: exp.Expression, table, qualifiers: set[str]) -> list[str]:  # type: ignore[no-untyped-def]
+    """The columns of ``table`` the statement names, unqualified or qualified by its alias or name."""
+    out: list[str] = []
+    for c in tree.find_all(exp.Column):
+        if c.table and c.table.lower() not in qualifiers:
+            continue
+        column = table.column(c.name) if c.name != "*" else None
+        if column is not None and column.name not in out:
+            out.append(column.name)
+    return out
