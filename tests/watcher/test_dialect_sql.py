@@ -10,7 +10,7 @@ import pytest
 from google.cloud.spanner_v1 import param_types
 
 from tests.watcher.dialect_support import DIALECT_NAMES, GOOGLE, POSTGRES, database_maker
-from watcher import Checkpoint, FixedShardProvider, NotNullShardProvider, TableId, TimebasedShardProvider
+from watcher import Checkpoint, FixedShardProvider, Interval, NotNullShardProvider, TableId, TimebasedShardProvider
 from watcher.capture.polling import continuation_query, simple_query, with_query
 from watcher.capture.shards import ShardFilter, ShardProvider, shard_filter_for
 from watcher.capture.table_info import TableInfo
@@ -128,8 +128,11 @@ def test_the_checkpoint_table_statements_in_both_dialects():
 def test_shard_providers_write_each_dialect_and_an_old_style_provider_serves_google_sql_only():
     assert NotNullShardProvider("S").shard_filter(POSTGRESQL).sql == ' AND "S" IS NOT NULL'
     assert FixedShardProvider("S", 3).shard_filter(POSTGRESQL).sql == ' AND "S" = @shard'
-    with pytest.raises(ConfigurationError, match="GoogleSQL database"):
-        TimebasedShardProvider("S").shard_filter(POSTGRESQL)
+    now = dt.datetime(2024, 3, 6, 0, 0, 30, tzinfo=dt.UTC)
+    timed = TimebasedShardProvider("S", clock=lambda: now).shard_filter(POSTGRESQL)
+    assert timed.sql == ' AND "S" IS NOT NULL AND "S" = ANY(@shard)'
+    assert timed.params == {"shard": [Interval.DAY.shard_id(now), Interval.DAY.shard_id(now - dt.timedelta(days=1))]}
+    assert timed.types == {"shard": param_types.Array(param_types.STRING)}
 
     class OldStyle(ShardProvider):
         def shard_filter(self) -> ShardFilter:  # type: ignore[override]

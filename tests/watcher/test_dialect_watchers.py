@@ -27,6 +27,7 @@ from watcher import (
     DatabaseWatcher,
     FixedShardProvider,
     InMemoryCommitTimestampRepository,
+    Interval,
     NotNullShardProvider,
     RetryPolicy,
     SpannerCommitTimestampRepository,
@@ -43,7 +44,7 @@ from watcher.capture.helper_tables.change_sets import (
     run_in_change_set_transaction,
 )
 from watcher.dialects import GOOGLE_SQL, POSTGRESQL
-from watcher.errors import ColumnNotFoundError, ConfigurationError
+from watcher.errors import ColumnNotFoundError
 
 FAST = RetryPolicy(initial=0.001, maximum=0.01)
 WATCHER_DIALECTS = {"GoogleSQL": GOOGLE_SQL, "PostgreSQL": POSTGRESQL}
@@ -367,17 +368,55 @@ def test_database_watcher_a_dropped_table_ends_alone(make_db, dialect):
         w.stop()
 
 
-def test_the_capture_variants_not_read_in_postgresql_yet_say_so(make_database):
-    db = database_maker(make_database, "PostgreSQL")("T")
-    timed = TableWatcher(db, "T", shard_provider=TimebasedShardProvider("Name"), poll_interval=0.005,
-                         checkpoints=InMemoryCommitTimestampRepository(), initial_timestamp=MIN_TIMESTAMP)
-    timed.add_callback(lambda change: None)
-    try:
-        timed.start()
-        wait_until(lambda: timed.state == State.FAILED)
-        assert isinstance(timed.failure, ConfigurationError) and "needs a GoogleSQL database" in str(timed.failure)
-    finally:
-        timed.stop()
+#: A table with a time-based shard column, in each dialect.
+TIMED = {GOOGLE: ("CREATE TABLE TB (Id INT64 NOT NULL, Name STRING(MAX), ShardId STRING(MAX), "
+                  "Ts TIMESTAMP OPTIONS (allow_commit_timestamp=true)) PRIMARY KEY (Id)"),
+         "PostgreSQL": ('CREATE TABLE "TB" ("Id" bigint NOT NULL, "Name" varchar, "ShardId" varchar, '
+                        '"Ts" spanner.commit_timestamp, PRIMARY KEY ("Id"))')}
+
+
+def test_timebased_shards_match_the_current_and_previous_period_in_either_dialect(make_db, dialect, watch):
+    db = make_db(extra=[TIMED[dialect]])
+    got = Collector()
+    w = watch(db, "TB", shard_provider=TimebasedShardProvider("ShardId", Interval.DAY),
+              checkpoints=InMemoryCommitTimestampRepository(), initial_timestamp=MIN_TIMESTAMP)
+    w.add_callback(got)
+    w.start()
+    now = dt.datetime.now(dt.UTC)
+    current = Interval.DAY.shard_id(now)
+    yesterday = Interval.DAY.shard_id(now - dt.timedelta(days=1))
+    old = Interval.DAY.shard_id(now - dt.timedelta(days=10))
+    insert(db, "TB", ("Id", "Name", "ShardId"), [(1, "now", current), (2, "old", old), (3, "none", None)])
+    insert(db, "TB", ("Id", "Name", "ShardId"), [(4, "yesterday", yesterday), (5, "now", current)])
+    wait_until(lambda: w.stats()["polls"] >= 3 and len(got) >= 2)
+    time.sleep(0.05)
+    # Yesterday's id only matches during the first minute of a day (the "previous" period).
+    expected = {(1,), (5,)} | ({(4,)} if Interval.DAY.shard_id(now - dt.timedelta(seconds=60)) == yesterday else set())
+    assert set(got.keys()) == expected and w.failure is None
+
+
+def test_postgresql_timebased_shards_follow_the_clock_past_the_end_of_a_period(make_database, watch):
+    """The ids a PostgreSQL poll sends are those of its provider's clock: the previous period's rows are
+    still seen for ``previous_seconds`` after it ended, then only the new period's."""
+    db = database_maker(make_database, "PostgreSQL")(extra=[TIMED["PostgreSQL"]])
+    midnight = dt.datetime(2024, 3, 6, tzinfo=dt.UTC)
+    clock = [midnight + dt.timedelta(seconds=30)]
+    got = Collector()
+    w = watch(db, "TB", shard_provider=TimebasedShardProvider("ShardId", Interval.DAY, clock=lambda: clock[0]),
+              checkpoints=InMemoryCommitTimestampRepository(), initial_timestamp=MIN_TIMESTAMP)
+    w.add_callback(got)
+    today, yesterday = Interval.DAY.shard_id(midnight), Interval.DAY.shard_id(midnight - dt.timedelta(days=1))
+    with w:
+        insert(db, "TB", ("Id", "Name", "ShardId"), [(1, "late", yesterday), (2, "early", today)])
+        got.wait_for(2)
+        polls = w.stats()["polls"]
+        clock[0] = midnight + dt.timedelta(minutes=2)
+        wait_until(lambda: w.stats()["polls"] > polls)
+        insert(db, "TB", ("Id", "Name", "ShardId"), [(3, "too late", yesterday), (4, "today", today)])
+        got.wait_for(3)
+        polls = w.stats()["polls"]
+        wait_until(lambda: w.stats()["polls"] >= polls + 3)
+    assert got.keys() == [(1,), (2,), (4,)] and w.failure is None
 
 
 def test_change_sets_in_either_dialect_deliver_each_change_set_in_order(make_db, dialect):

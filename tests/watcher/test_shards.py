@@ -9,10 +9,12 @@ import hashlib
 
 import pytest
 from freezegun import freeze_time
+from google.cloud.spanner_admin_database_v1 import DatabaseDialect
 from google.cloud.spanner_v1 import param_types
 
 from watcher import ConfigurationError, FixedShardProvider, Interval, NotNullShardProvider, ShardIdCache, TimebasedShardProvider
 from watcher.capture.shards import fetch_from_database, param_type_of, split_shards
+from watcher.dialects import POSTGRESQL
 
 UTC = dt.UTC
 
@@ -137,6 +139,26 @@ def test_shard_id_equals_what_the_database_computes(singers_db, interval):
 def test_fetch_from_database_gives_the_current_id(singers_db, interval):
     before = dt.datetime.now(UTC)
     got = fetch_from_database(singers_db, interval)(before)
+    after = dt.datetime.now(UTC)
+    assert got in {interval.shard_id(before), interval.shard_id(after)}
+
+
+@pytest.mark.parametrize("interval", list(Interval))
+def test_postgresql_polls_send_the_ids_a_google_sql_database_computes(singers_db, interval):
+    """A PostgreSQL poll's ids, computed here for a time, are the GoogleSQL expressions' values at that time."""
+    seconds = interval.spec.previous_seconds
+    sql = f"SELECT CURRENT_TIMESTAMP(), {interval.shard_id_expression()}, {interval.shard_id_expression(seconds)}"
+    with singers_db.snapshot() as snap:
+        ((now, current, previous),) = list(snap.execute_sql(sql))
+    sent = TimebasedShardProvider("S", interval, clock=lambda: now).shard_filter(POSTGRESQL).params["shard"]
+    assert sent == list(dict.fromkeys([current, previous]))
+
+
+@pytest.mark.parametrize("interval", [Interval.DAY, Interval.WEEK, Interval.MINUTE_OF_HOUR])
+def test_fetch_from_a_postgresql_database_gives_the_current_id(make_database, interval):
+    db = make_database((), database_dialect=DatabaseDialect.POSTGRESQL)
+    before = dt.datetime.now(UTC)
+    got = fetch_from_database(db, interval)(before)
     after = dt.datetime.now(UTC)
     assert got in {interval.shard_id(before), interval.shard_id(after)}
 

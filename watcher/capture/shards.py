@@ -37,7 +37,7 @@ from typing import Any, TypeVar
 
 from google.cloud.spanner_v1 import param_types
 
-from ..dialects import GOOGLE_SQL, Dialect
+from ..dialects import GOOGLE_SQL, POSTGRESQL, Dialect, dialect_of
 from ..errors import ConfigurationError
 from ..request_settings import RequestSettings, settings_or_default
 from ..sqlnames import find_name, validate_identifier
@@ -248,11 +248,21 @@ class TimebasedShardProvider(ShardProvider):
     the current period and the one ``previous_seconds`` ago, so a change written just before
     a period ended is still seen. Progress is stored for the whole table.
 
+    In a GoogleSQL database the ids are computed by the database at the poll (FORMAT_TIMESTAMP,
+    SHA512, TO_BASE64 of its CURRENT_TIMESTAMP). Spanner's PostgreSQL interface has no equivalent that
+    gives the same text (no time zone for ``to_char``, no Monday-first week number), so there the ids are
+    computed here, by :meth:`Interval.shard_id` of ``clock()``, and sent as an array parameter: the same
+    ids for the same time, so the rows matched are the same.
+
     >>> TimebasedShardProvider("ShardId", Interval.DAY).shard_filter().sql.startswith(" AND `ShardId` IN (TO_BASE64(")
     True
+    >>> from watcher.dialects import POSTGRESQL
+    >>> TimebasedShardProvider("ShardId", Interval.DAY).shard_filter(POSTGRESQL).sql
+    ' AND "ShardId" IS NOT NULL AND "ShardId" = ANY(@shard)'
     """
 
-    def __init__(self, column: str, interval: Interval = Interval.DAY, previous_seconds: int | None = None) -> None:
+    def __init__(self, column: str, interval: Interval = Interval.DAY, previous_seconds: int | None = None, *,
+                 clock: Callable[[], dt.datetime] | None = None) -> None:
         if not isinstance(interval, Interval):
             raise ConfigurationError(f"interval must be an Interval, got {interval!r}")
         seconds = interval.spec.previous_seconds if previous_seconds is None else previous_seconds
@@ -261,19 +271,46 @@ class TimebasedShardProvider(ShardProvider):
         self.column = validate_identifier(column, "shard column")
         self.interval = interval
         self.previous_seconds = seconds
+        #: The time the ids are computed for where the database does not compute them.
+        self.clock = clock or (lambda: dt.datetime.now(dt.UTC))
+
+    def shard_ids(self, now: dt.datetime) -> list[str]:
+        """The current and the previous period's ids at ``now`` (one, when both periods are the same).
+
+        >>> t = dt.datetime(2024, 3, 6, 0, 0, 30, tzinfo=dt.timezone.utc)
+        >>> p = TimebasedShardProvider("S", Interval.DAY)
+        >>> p.shard_ids(t) == [Interval.DAY.shard_id(t), Interval.DAY.shard_id(t - dt.timedelta(days=1))]
+        True
+        >>> len(p.shard_ids(t + dt.timedelta(minutes=1)))
+        1
+        """
+        previous = now - dt.timedelta(seconds=self.previous_seconds)
+        return list(dict.fromkeys([self.interval.shard_id(now), self.interval.shard_id(previous)]))
 
     def shard_filter(self, dialect: Dialect = GOOGLE_SQL) -> ShardFilter:
-        if dialect is not GOOGLE_SQL:
-            # Its shard ids are GoogleSQL expressions (FORMAT_TIMESTAMP, SHA512, TO_BASE64).
-            raise ConfigurationError(f"TimebasedShardProvider on column {self.column} needs a GoogleSQL database; "
-                                     f"this one is {dialect.name}")
-        quoted = dialect.quote(self.column, "shard column")
-        interval = self.interval
-        return ShardFilter(f" AND {quoted} IN ({interval.shard_id_expression()}, "
-                           f"{interval.shard_id_expression(self.previous_seconds)})")
+        return _TIMEBASED_FILTERS[dialect.name](self, dialect, dialect.quote(self.column, "shard column"))
 
     def __repr__(self) -> str:
         return f"TimebasedShardProvider({self.column!r}, Interval.{self.interval.name})"
+
+
+def _ids_by_the_database(provider: TimebasedShardProvider, _dialect: Dialect, quoted: str) -> ShardFilter:
+    interval = provider.interval
+    return ShardFilter(f" AND {quoted} IN ({interval.shard_id_expression()}, "
+                       f"{interval.shard_id_expression(provider.previous_seconds)})")
+
+
+def _ids_as_parameter(provider: TimebasedShardProvider, dialect: Dialect, quoted: str) -> ShardFilter:
+    return ShardFilter(f" AND {quoted} IS NOT NULL AND {dialect.in_array(quoted, SHARD_PARAM)}",
+                       {SHARD_PARAM: provider.shard_ids(provider.clock())},
+                       {SHARD_PARAM: param_types.Array(param_types.STRING)})
+
+
+#: How each dialect's poll finds the time-based shard ids: computed by the database, or sent to it.
+_TIMEBASED_FILTERS: dict[str, Callable[[TimebasedShardProvider, Dialect, str], ShardFilter]] = {
+    GOOGLE_SQL.name: _ids_by_the_database,
+    POSTGRESQL.name: _ids_as_parameter,
+}
 
 
 class ShardIdCache:
@@ -309,15 +346,25 @@ class ShardIdCache:
 def fetch_from_database(database: Any, interval: Interval, *,
                         request_settings: RequestSettings | None = None) -> Callable[[dt.datetime], str]:
     """A ``fetch`` for :class:`ShardIdCache` that asks the database for the current shard id
-    (its query carries ``request_settings``' request tag)."""
+    (its query carries ``request_settings``' request tag): a GoogleSQL database computes it, a
+    PostgreSQL one gives its current time, whose id is computed here."""
     options = settings_or_default(request_settings).request_options(with_priority=False)
+    sql, finish = _DATABASE_SHARD_ID[dialect_of(database).name](interval)
 
     def fetch(_now: dt.datetime) -> str:
         with database.snapshot() as snap:
-            rows = list(snap.execute_sql(f"SELECT {interval.shard_id_expression()}", request_options=options))
-        return rows[0][0]
+            rows = list(snap.execute_sql(sql, request_options=options))
+        return finish(rows[0][0])
 
     return fetch
+
+
+#: Per dialect: the query that gives an interval's current shard id, or the time to compute it from, and
+#: what turns its one value into the id.
+_DATABASE_SHARD_ID: dict[str, Callable[[Interval], tuple[str, Callable[[Any], str]]]] = {
+    GOOGLE_SQL.name: lambda interval: (f"SELECT {interval.shard_id_expression()}", str),
+    POSTGRESQL.name: lambda interval: (POSTGRESQL.current_timestamp_sql, interval.shard_id),
+}
 
 
 def split_shards(values: Iterable[Any], parts: int) -> list[list[Any]]:
