@@ -347,3 +347,11 @@ def test_information_schema_is_open_and_spanner_sys_needs_its_reader_role(make_d
     assert "SELECT" in err.message
     db.update_ddl(["GRANT ROLE spanner_sys_reader TO ROLE reader"]).result(60)
     rows(as_role(instance, db, "reader"), "SELECT COUNT(*) FROM SPANNER_SYS.QUERY_STATS_TOP_MINUTE")
+
+
+@emulator_lacks("ListDatabaseRoles")
+def test_list_database_roles_names_the_system_roles_and_the_users(make_database):
+    db = make(make_database, "google")
+    assert [r.name.rsplit("/", 1)[-1] for r in db.list_database_roles()] == [
+        "public", "spanner_info_reader", "spanner_sys_reader", "reader", "lead"]
+    assert next(iter(db.list_database_roles())).name == f"{db.name}/databaseRoles/public"

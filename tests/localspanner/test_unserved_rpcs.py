@@ -18,11 +18,3 @@ def test_backups_are_unimplemented_and_named(make_database, instance):
         instance.backup("a-backup", database=db, expire_time=expire).create()
     if not _EXTERNAL:
         assert "DatabaseAdmin/CreateBackup" in refused.value.message
-
-
-def test_database_roles_listing_is_unimplemented_and_named(make_database):
-    db = make_database(["CREATE TABLE T (Id INT64 NOT NULL) PRIMARY KEY (Id)"])
-    if _EXTERNAL:
-        pytest.skip("the official emulator may list database roles")
-    with pytest.raises(exceptions.MethodNotImplemented, match="DatabaseAdmin/ListDatabaseRoles"):
-        list(db.list_database_roles())

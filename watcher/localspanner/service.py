@@ -33,7 +33,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
-from . import access_checks, database_settings, dialects, errors, instance_rules, limits, split_points
+from . import access_checks, database_settings, dialects, errors, instance_rules, limits, roles, split_points
 from .change_streams.load import TIMELINES_SUFFIX, LoadPolicy
 from .catalog import Catalog
 from .clock import Clock
@@ -278,6 +278,11 @@ class LocalSpannerService(InstanceAdministration):
 
     def update_ddl(self, database: str, statements: list[str], proto_descriptors: bytes | None = None) -> list[int]:
         return self.engine(database).update_ddl(list(statements), proto_descriptors)
+
+    def list_database_roles(self, database: str) -> list[str]:
+        """The resource names of the database's roles: the system roles, then the user's in creation order."""
+        catalog = self.engine(database).catalog
+        return [f"{database}/databaseRoles/{r}" for r in (*roles.SYSTEM_ROLES, *catalog.roles)]
 
     def get_ddl(self, database: str) -> list[str]:
         return self.engine(database).ddl()

@@ -107,6 +107,7 @@ class DatabaseAdminServicer(spanner_database_admin_pb2_grpc.DatabaseAdminService
         Rpc("UpdateDatabaseDdl", A.UpdateDatabaseDdlRequest.pb()),
         Rpc("GetDatabaseDdl", A.GetDatabaseDdlRequest.pb()),
         Rpc("ListDatabaseOperations", A.ListDatabaseOperationsRequest.pb()),
+        Rpc("ListDatabaseRoles", A.ListDatabaseRolesRequest.pb()),
     )
 
     def __init__(self, service: LocalSpannerService, operations: OperationRegistry) -> None:
@@ -164,6 +165,10 @@ class DatabaseAdminServicer(spanner_database_admin_pb2_grpc.DatabaseAdminService
         self.service.get_instance(request.parent)
         found = self.operations.list(request.parent + "/databases/", request.filter)
         return A.ListDatabaseOperationsResponse.pb()(operations=found)
+
+    def ListDatabaseRoles(self, request: Any, context: grpc.ServicerContext) -> Any:
+        names = self.service.list_database_roles(request.parent)
+        return A.ListDatabaseRolesResponse.pb()(database_roles=[A.DatabaseRole.pb()(name=n) for n in names])
 
     def GetDatabaseDdl(self, request: Any, context: grpc.ServicerContext) -> Any:
         return A.GetDatabaseDdlResponse.pb()(statements=self.service.get_ddl(request.database),
