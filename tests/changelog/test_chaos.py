@@ -39,7 +39,10 @@ from watcher.model import MIN_TIMESTAMP
 from watcher.staging.sink import StagingSink
 
 SEED = 20261124
-WRITE_SECONDS = 20  # of writing per mode: enough faults per mode while the test stays short
+SCRIPT_STEPS = 24  # schema changes per mode: several of each kind, the writers writing until the last is done
+#: Seconds the script pauses before each change: writes of many commits land between two changes.
+SCRIPT_PAUSE = (0.1, 0.4)
+WAIT_SECONDS = 240  # at most, for the writing threads on a loaded machine
 WRITERS = 3
 SHARDS = [0, 1, 2]
 
@@ -124,9 +127,9 @@ def _key(world: World, table: str, rng: random.Random) -> list[Any]:
     return [rng.randint(0, 30)]
 
 
-def _writer(db: Any, world: World, rng: random.Random, deadline: float) -> None:
+def _writer(db: Any, world: World, rng: random.Random, done: threading.Event) -> None:
     try:
-        while time.monotonic() < deadline:
+        while not done.is_set():
             with world.lock:
                 table = rng.choice(sorted(world.live))
                 table_lock = world.live[table]
@@ -150,13 +153,13 @@ def _writer(db: Any, world: World, rng: random.Random, deadline: float) -> None:
         world.errors.append(exc)
 
 
-def _script(db: Any, world: World, rng: random.Random, deadline: float) -> None:
-    """Adds and drops columns, creates and drops tables, one DDL statement at a time."""
+def _script(db: Any, world: World, rng: random.Random, done: threading.Event) -> None:
+    """Adds and drops columns, creates and drops tables, one DDL statement at a time, then sets ``done``."""
     extras: dict[str, list[str]] = {}
     created = 0
     try:
-        while time.monotonic() < deadline:
-            time.sleep(rng.uniform(0.3, 1.2))
+        for _ in range(SCRIPT_STEPS):
+            time.sleep(rng.uniform(*SCRIPT_PAUSE))
             with world.lock:
                 tables = sorted(world.live)
             roll = rng.random()
@@ -198,6 +201,8 @@ def _script(db: Any, world: World, rng: random.Random, deadline: float) -> None:
                     world.dropped.add(victim)
     except BaseException as exc:  # reported by the test
         world.errors.append(exc)
+    finally:
+        done.set()
 
 
 def _final_state(db: Any, table: str) -> tuple[list[str], dict[tuple, dict[str, Any]]]:
@@ -236,14 +241,15 @@ def test_every_change_exact_while_the_world_changes(spark, make_database, tmp_pa
     watcher.add_poll_listener(lambda record: with_query_polls.append(record.using_with_query))
     watcher.start()
     try:
-        deadline = time.monotonic() + WRITE_SECONDS
-        threads = [threading.Thread(target=_writer, args=(db, world, random.Random(SEED + i), deadline))
+        done = threading.Event()
+        threads = [threading.Thread(target=_writer, args=(db, world, random.Random(SEED + i), done))
                    for i in range(WRITERS)]
-        threads.append(threading.Thread(target=_script, args=(db, world, random.Random(SEED - 1), deadline)))
+        threads.append(threading.Thread(target=_script, args=(db, world, random.Random(SEED - 1), done)))
         for t in threads:
             t.start()
         for t in threads:
-            t.join(timeout=WRITE_SECONDS + 180)
+            t.join(timeout=WAIT_SECONDS)
+        done.set()  # the writers stop even if the script hung
         assert not any(t.is_alive() for t in threads)
         assert world.errors == []
         surviving = sorted(world.live)
