@@ -244,3 +244,48 @@ def test_dml_is_recorded_with_the_rows_it_left(docs, dialect):
         ("DELETE", (4, "x"), "NEW_ROW"), ("UPDATE", (4, "y"), "NEW_ROW"), ("INSERT", (4, "z"), "NEW_ROW")]
     assert changes[1].row["Big"] == 20 and changes[1].row["Contents"] == "b" and changes[1].row["Updated"] == ts
     assert changes[2].row["Contents"] == "new" and changes[2].row["Score"] is None
+
+
+ADD_EXTRA = {GOOGLE: "ALTER TABLE Documents ADD COLUMN Extra INT64",
+             "PostgreSQL": 'ALTER TABLE "Documents" ADD COLUMN "Extra" bigint'}
+DROP_DOCUMENTS = {GOOGLE: "DROP TABLE Documents", "PostgreSQL": 'DROP TABLE "Documents"'}
+
+
+def test_a_column_added_while_watching_is_typed_and_history_outlives_its_data_table(docs, dialect):
+    db, history = docs
+    got = Collector()
+    with watch(db) as w:
+        w.add_callback(got)
+        run(db, history, lambda h: h.insert(["UserId", "DocumentId", "Big"], [[7, "a", 1]]))
+        got.wait_for(1)
+        db.update_ddl([ADD_EXTRA[dialect]]).result(60)
+        grown = HistoryTable.discover(db, "Documents")  # the writer knows the columns it was made with
+        assert grown.column_types["Extra"] == "INT64" and grown.dialect.name == dialect
+        run(db, grown, lambda h: h.update(["UserId", "DocumentId", "Extra"], [[7, "a", 2**40]]))
+        got.wait_for(2)
+        assert w.failure is None
+    added = got.changes[1]
+    assert added.row == {"UserId": 7, "DocumentId": "a", "Extra": 2**40} and added.column_types["Extra"] == "INT64"
+    assert added.value_capture_type == "NEW_VALUES"
+
+    db.update_ddl([DROP_DOCUMENTS[dialect]]).result(60)
+    changes = collect(db, 2)  # from the start again, the data table gone: values keep their JSON form
+    assert [(c.mod_type, c.keys, c.value_capture_type) for c in changes] == [
+        ("INSERT", (7, "a"), "NEW_ROW"), ("UPDATE", (7, "a"), "NEW_VALUES")]
+    assert changes[1].row["Extra"] == 2**40 and set(changes[1].column_types) == {"UserId", "DocumentId"}
+
+
+def test_a_postgresql_table_made_without_quotes_keeps_its_lower_case_names(make_database):
+    db = database_maker(make_database, "PostgreSQL")(extra=["CREATE TABLE notes (id bigint NOT NULL, body varchar, "
+                                                            "PRIMARY KEY (id))"])
+    history = HistoryTable.discover(db, "notes")
+    assert history.key_columns == ("id",) and history.create(db) is True
+    run(db, history, lambda h: h.insert(["Id", "Body"], [[1, "x"]]))  # names as the writer's columns spell them
+    got = Collector()
+    with HistoryWatcher(db, "notes", poll_interval=0.01, initial_timestamp=MIN_TIMESTAMP,
+                        checkpoints=InMemoryCommitTimestampRepository()) as w:
+        w.add_callback(got)
+        got.wait_for(1)
+    assert [(c.mod_type, c.row) for c in got.changes] == [("INSERT", {"id": 1, "body": "x"})]
+    with pytest.raises(ConfigurationError, match="notes has no column nope"):
+        run(db, history, lambda h: h.insert(["id", "nope"], [[2, "y"]]))
