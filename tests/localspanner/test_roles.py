@@ -355,3 +355,13 @@ def test_list_database_roles_names_the_system_roles_and_the_users(make_database)
     assert [r.name.rsplit("/", 1)[-1] for r in db.list_database_roles()] == [
         "public", "spanner_info_reader", "spanner_sys_reader", "reader", "lead"]
     assert next(iter(db.list_database_roles())).name == f"{db.name}/databaseRoles/public"
+
+
+@emulator_lacks("fine-grained access control")
+def test_postgresql_grants_on_the_proto_bytes_read_function_and_refuses_usage_on_schemas(make_database):
+    db = make(make_database, "postgresql")
+    db.update_ddl(["GRANT EXECUTE ON FUNCTION spanner.read_proto_bytes_everything TO reader"]).result(60)
+    err = ddl_error(db, "GRANT EXECUTE ON FUNCTION spanner.read_json_nothing TO reader")
+    assert isinstance(err, exceptions.NotFound) and "read_json_nothing" in err.message
+    err = ddl_error(db, "GRANT USAGE ON SCHEMA public TO reader")
+    assert isinstance(err, exceptions.MethodNotImplemented) and "GRANT USAGE" in err.message

@@ -161,17 +161,30 @@ def _object(ctx: _Context, kind: str, name: str) -> tuple[str, str, tuple[str, .
         if stream is None:
             raise ctx.wrap(errors.change_stream_not_found(ctx.statement, name))
         return kind, stream.name, ()
-    stream_name = _stream_of_function(cat, name)
-    if stream_name is None:
+    found = _stream_of_function(cat, name)
+    if found is None:
         raise ctx.wrap(errors.change_stream_function_not_found(name))
-    return kind, read_function(stream_name, cat.dialect), ()
+    return kind, found[1], ()
 
 
-def _stream_of_function(catalog: Catalog, function: str) -> str | None:
+def read_functions(stream: str, dialect: str) -> tuple[str, ...]:
+    """Every read function of a change stream: PostgreSQL's JSON one and its ``read_proto_bytes_`` one.
+
+    >>> read_functions("s", "POSTGRESQL")
+    ('read_json_s', 'read_proto_bytes_s')
+    """
+    if dialect == dialects.POSTGRESQL:
+        return read_function(stream, dialect), f"read_proto_bytes_{stream}"
+    return (read_function(stream, dialect),)
+
+
+def _stream_of_function(catalog: Catalog, function: str) -> tuple[str, str] | None:
+    """(stream, the function's name as the schema spells it) of a read function."""
     low = function.lower()
     for s in catalog.change_streams:
-        if low == read_function(s.name, catalog.dialect).lower():
-            return s.name
+        found = next((f for f in read_functions(s.name, catalog.dialect) if f.lower() == low), None)
+        if found is not None:
+            return s.name, found
     return None
 
 

@@ -78,8 +78,8 @@ def pg_grant(p: _Parser, *, revoke: bool) -> nodes.GrantPrivileges | nodes.Grant
         granted = _names(p, "role name")
         p.expect("FROM" if revoke else "TO")
         return nodes.GrantRole(granted, _names(p, "role name"), revoke)
-    if p.at("USAGE", "ALL"):
-        raise p.fail("SELECT, INSERT, UPDATE, DELETE or EXECUTE (named schemas are not supported)")
+    if p.at("USAGE", "ALL"):  # USAGE is on named schemas, which the local server lacks
+        raise errors.pg_ddl_unsupported(p.text, ("REVOKE" if revoke else "GRANT", p.tok.text.upper()))
     privileges = _privileges(p)
     p.expect("ON")
     if p.accept("FUNCTION"):

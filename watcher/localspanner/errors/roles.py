@@ -44,7 +44,8 @@ def role_membership_cycle(role: str, grantee: str) -> SpannerError:
 
 def change_stream_function_not_found(name: str) -> SpannerError:
     return SpannerError(Code.NOT_FOUND, f"Table function not found: {name} (a change stream's read function "
-                                        "is READ_<stream>, or read_json_<stream> in PostgreSQL)")
+                                        "is READ_<stream>; in PostgreSQL spanner.read_json_<stream> or "
+                                        "spanner.read_proto_bytes_<stream>)")
 
 
 def session_role_not_found(role: str, database: str) -> SpannerError:
