@@ -34,8 +34,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
 from . import access_checks, database_settings, dialects, errors, instance_rules, limits, roles, split_points
-from .change_streams.load import TIMELINES_SUFFIX, LoadPolicy
 from .catalog import Catalog
+from .change_streams.load import TIMELINES_SUFFIX, LoadPolicy
 from .clock import Clock
 from .dialect_statements import as_written, batch_in_dialect, in_dialect, result_shape
 from .engine import DatabaseEngine, read_request_text
@@ -424,8 +424,7 @@ class LocalSpannerService(InstanceAdministration):
         return self._recorded(session, "ExecuteBatchDml", text, options, as_written(
             lambda engine: engine.execute_batch_dml(session, run, selector, seqno=seqno),
             [(r.sql, s.sql) for r, s in zip(run, statements, strict=False)], refused=refused),
-            check=lambda cat, role: [access_checks.check_statement(cat, role, r.sql, s.sql)
-                                     for r, s in zip(run, statements, strict=False) if r.sql])
+            check=functools.partial(_check_batch, list(zip(run, statements, strict=False))))
 
     def begin_transaction(self, session: str, options: TransactionOptions,
                           request_options: RequestOptions = NO_OPTIONS) -> TransactionInfo:
@@ -470,6 +469,13 @@ class LocalSpannerService(InstanceAdministration):
 
 def _commit_group(session: str, group: list[Mutation], single_use: TransactionOptions, engine: DatabaseEngine) -> CommitResult:
     return engine.commit(session, group, single_use=single_use)
+
+
+def _check_batch(pairs: list[tuple[Statement, Statement]], catalog: Catalog, role: str) -> None:
+    """Each statement of a batch as run (a refused one, run as empty text, is left to the batch)."""
+    for run, sent in pairs:
+        if run.sql:
+            access_checks.check_statement(catalog, role, run.sql, sent.sql)
 
 
 def _check_group(group: list[Mutation], catalog: Catalog, role: str) -> None:
