@@ -365,3 +365,19 @@ def test_postgresql_grants_on_the_proto_bytes_read_function_and_refuses_usage_on
     assert isinstance(err, exceptions.NotFound) and "read_json_nothing" in err.message
     err = ddl_error(db, "GRANT USAGE ON SCHEMA public TO reader")
     assert isinstance(err, exceptions.MethodNotImplemented) and "GRANT USAGE" in err.message
+
+
+@emulator_lacks("fine-grained access control")
+def test_a_batch_runs_up_to_the_statement_the_role_may_not_run(make_database, instance):
+    db = seeded(make_database, "google")
+    reader = as_role(instance, db, "reader")
+    outcome = {}
+
+    def work(tx):
+        outcome["status"], outcome["counts"] = tx.batch_update([
+            "UPDATE Singers SET Name = 'Cy' WHERE SingerId = 1", "DELETE FROM Singers WHERE SingerId = 2"])
+
+    reader.run_in_transaction(work)  # the batch answers its error; the statements before it stand
+    assert outcome["counts"] == [1] and outcome["status"].code == 7
+    assert "DELETE" in outcome["status"].message
+    assert rows(db, "SELECT SingerId, Name FROM Singers ORDER BY SingerId") == [[1, "Cy"], [2, "Bo"]]

@@ -30,6 +30,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 
 from sqlglot import exp
@@ -123,6 +124,32 @@ def check_statement(catalog: Catalog, role: str, sql: str, original: str | None 
     except errors.SpannerError:
         return
     _check_tree(checker, tree)
+
+
+def check_batch(catalog: Catalog, role: str, run: list[Statement], sent: list[Statement],
+                refused: errors.SpannerError | None) -> tuple[list[Statement], errors.SpannerError | None]:
+    """A batch DML request as ``dialect_statements.batch_in_dialect`` gave it (``run``, ``refused``), cut at
+    its first statement the role may not run: that one runs as empty text and its refusal is the batch's,
+    so the statements before it run, as on Spanner.
+
+    >>> from watcher.localspanner.schema_updater import apply_statements
+    >>> cat, _ = apply_statements(Catalog(), ["CREATE TABLE T (K INT64) PRIMARY KEY (K)", "CREATE ROLE r",
+    ...                                       "GRANT UPDATE, SELECT ON TABLE T TO ROLE r"])
+    >>> sent = [Statement("UPDATE T SET K = 1 WHERE TRUE"), Statement("DELETE FROM T WHERE TRUE")]
+    >>> run, refused = check_batch(cat, "r", sent, sent, None)
+    >>> [s.sql for s in run], refused.code.name
+    (['UPDATE T SET K = 1 WHERE TRUE', ''], 'PERMISSION_DENIED')
+    """
+    if not role:
+        return run, refused
+    for i, (statement, written) in enumerate(zip(run, sent, strict=False)):
+        if not statement.sql:
+            break
+        try:
+            check_statement(catalog, role, statement.sql, written.sql)
+        except errors.SpannerError as exc:
+            return [*run[:i], dataclasses.replace(statement, sql="")], exc
+    return run, refused
 
 
 def _check_stream_read(checker: _Checker, sql: str, original: str | None) -> None:

@@ -420,11 +420,12 @@ class LocalSpannerService(InstanceAdministration):
         if selector is None:
             raise errors.batch_dml_without_transaction()
         text = ";\n".join(s.sql for s in statements)
-        run, refused = batch_in_dialect(self._session_engine(session).catalog, statements)
+        catalog = self._session_engine(session).catalog
+        run, refused = batch_in_dialect(catalog, statements)
+        run, refused = access_checks.check_batch(catalog, self.get_session(session).creator_role, run, statements, refused)
         return self._recorded(session, "ExecuteBatchDml", text, options, as_written(
             lambda engine: engine.execute_batch_dml(session, run, selector, seqno=seqno),
-            [(r.sql, s.sql) for r, s in zip(run, statements, strict=False)], refused=refused),
-            check=functools.partial(_check_batch, list(zip(run, statements, strict=False))))
+            [(r.sql, s.sql) for r, s in zip(run, statements, strict=False)], refused=refused))
 
     def begin_transaction(self, session: str, options: TransactionOptions,
                           request_options: RequestOptions = NO_OPTIONS) -> TransactionInfo:
@@ -469,13 +470,6 @@ class LocalSpannerService(InstanceAdministration):
 
 def _commit_group(session: str, group: list[Mutation], single_use: TransactionOptions, engine: DatabaseEngine) -> CommitResult:
     return engine.commit(session, group, single_use=single_use)
-
-
-def _check_batch(pairs: list[tuple[Statement, Statement]], catalog: Catalog, role: str) -> None:
-    """Each statement of a batch as run (a refused one, run as empty text, is left to the batch)."""
-    for run, sent in pairs:
-        if run.sql:
-            access_checks.check_statement(catalog, role, run.sql, sent.sql)
 
 
 def _check_group(group: list[Mutation], catalog: Catalog, role: str) -> None:
