@@ -64,11 +64,10 @@ QUERY = ("SELECT ChangeRecord FROM READ_S(start_timestamp => @start, end_timesta
          "partition_token => @token, heartbeat_milliseconds => 1000)")
 #: The lag part: 5,000 changes/s as 50 commits/s of 100 new rows (the commit size of the write part), paced by a writer process.
 LAG_COMMITS_PER_SECOND, LAG_ROWS_PER_COMMIT, LAG_WRITER_THREADS = 50, 100, 8
-#: Seconds the writer process gets to import the client and connect on a loaded machine (a late start
-#: would begin with a burst of overdue commits).
-LAG_WRITER_START_DELAY = 8.0
-LAG_FULL = {"seconds": 30.0, "warmup_seconds": 3.0, "rounds": 2}
-LAG_QUICK = {"seconds": 4.0, "warmup_seconds": 1.0, "rounds": 1}
+#: ``start_delay``: seconds the writer process gets to import the client and connect on a loaded machine
+#: (a late start would begin with a burst of overdue commits, which a quick run's figures may show).
+LAG_FULL = {"seconds": 30.0, "warmup_seconds": 3.0, "rounds": 2, "start_delay": 8.0}
+LAG_QUICK = {"seconds": 4.0, "warmup_seconds": 1.0, "rounds": 1, "start_delay": 2.0}
 #: A whole partition gets ~2 records per commit (100/s), each split one ~1 per commit (50/s): split above
 #: 60 records/s, merge below 55, so the stream splits and merges back every window under the load.
 SPLIT_OPTIONS = ("--change-stream-split-rate", "60", "--change-stream-merge-rate", "55",
@@ -180,7 +179,7 @@ def _lag_round(ctx: RunContext, server: ServerProcess, database: Any, mode: str,
     from watcher.model import timestamp_nanos
 
     database_id = STREAMS[mode][0]
-    seconds, warmup = settings["seconds"], settings["warmup_seconds"]
+    seconds, warmup, start_delay = settings["seconds"], settings["warmup_seconds"], settings["start_delay"]
     with database.snapshot() as snap:
         start, top = next(iter(snap.execute_sql("SELECT CURRENT_TIMESTAMP(), MAX(SingerId) FROM Singers")))
     first_id = (top or 0) + 1
@@ -193,12 +192,12 @@ def _lag_round(ctx: RunContext, server: ServerProcess, database: Any, mode: str,
     try:
         mp = multiprocessing.get_context("spawn")
         out = mp.Queue()
-        start_at = time.time() + LAG_WRITER_START_DELAY
+        start_at = time.time() + start_delay
         writer = mp.Process(target=_writer, args=(server.emulator_host, first_id, start_at, warmup, seconds, out, database_id,
                                                   LAG_COMMITS_PER_SECOND, LAG_ROWS_PER_COMMIT, LAG_WRITER_THREADS))
         writer.start()
         with SleepProbe() as probe:
-            deadline = time.monotonic() + LAG_WRITER_START_DELAY + warmup + seconds + 120
+            deadline = time.monotonic() + start_delay + warmup + seconds + 120
             while True:
                 most_active = max(most_active, watcher.stats()["partitions_active"])
                 try:

@@ -1,6 +1,6 @@
 """The benchmark runner works end to end: ``python -m benchmarks localspanner --quick`` writes its JSON results.
 
-A smoke test of the runner and the local-server benchmarks (small sizes, about 20-30 s);
+A smoke test of the runner and the local-server benchmarks (small sizes);
 the figures of a quick run measure nothing and are not checked, only their shape.
 """
 
