@@ -9,8 +9,9 @@ the roles it is a member of, or ``public`` (``roles.effective_roles``):
   names when the role has no table-level grant (``*`` names every visible column); a view
   of SQL SECURITY INVOKER also needs what its own query needs; INFORMATION_SCHEMA is open
   to every role and SPANNER_SYS to members of ``spanner_sys_reader``;
-* DML: INSERT on the columns inserted, UPDATE on those set, DELETE on the table, and
-  SELECT on the target's columns the statement reads (WHERE, values);
+* DML: INSERT on the columns inserted (INSERT OR UPDATE: UPDATE too), UPDATE on those set,
+  DELETE on the table, and SELECT on the target's columns the statement reads (WHERE, values,
+  THEN RETURN);
 * mutations: insert INSERT, update UPDATE, insert_or_update both, replace INSERT and DELETE,
   delete DELETE; on the columns written (UPDATE: but the key, which only names the row);
 * a change stream query: SELECT on the stream and EXECUTE on its read function.
@@ -31,6 +32,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterable
 
 from sqlglot import exp
@@ -49,6 +51,7 @@ from .sql.translator import parse
 MUTATION_PRIVILEGES = {"insert": (roles.INSERT,), "update": (roles.UPDATE,),
                        "insert_or_update": (roles.INSERT, roles.UPDATE), "replace": (roles.INSERT, roles.DELETE),
                        "delete": (roles.DELETE,)}
+_WITH_ACTION = re.compile(r"\s*WITH\s+ACTION(?:\s+AS\s+\w+)?\s*", re.IGNORECASE)
 _OPEN_SCHEMA = "information_schema."
 _SYS_SCHEMA = "spanner_sys."
 
@@ -119,11 +122,29 @@ def check_statement(catalog: Catalog, role: str, sql: str, original: str | None 
     if is_change_stream_read(sql):
         _check_stream_read(checker, sql, original)
         return
+    pre = preprocess(sql)
     try:
-        tree = parse(preprocess(sql), sql)
+        tree = parse(pre, sql)
     except errors.SpannerError:
         return
-    _check_tree(checker, tree)
+    _check_tree(checker, tree, upsert=pre.insert_mode == "UPDATE")
+    if pre.then_return is not None and isinstance(tree, (exp.Insert, exp.Update, exp.Delete)):
+        _check_returned(checker, tree, pre.then_return)
+
+
+def _check_returned(checker: _Checker, tree: exp.Expression, returned: str) -> None:
+    """``THEN RETURN [WITH ACTION [AS a]] exprs``: SELECT on the target's columns returned."""
+    target = tree.find(exp.Table)
+    if target is None or checker.catalog.table(target.name) is None:
+        return
+    exprs = _WITH_ACTION.sub("", returned, count=1)
+    text = f"SELECT {exprs} FROM {checker.catalog.table(target.name).name} AS {target.alias_or_name}"  # type: ignore[union-attr]
+    try:
+        _check_tree(checker, parse(preprocess(text), text))
+    except errors.SpannerError as exc:
+        if exc.code == errors.Code.PERMISSION_DENIED:
+            raise
+        checker.need(roles.SELECT, roles.TABLE, target.name, [])
 
 
 def check_batch(catalog: Catalog, role: str, run: list[Statement], sent: list[Statement],
@@ -169,7 +190,7 @@ def _check_stream_read(checker: _Checker, sql: str, original: str | None) -> Non
     checker.need(roles.EXECUTE, roles.TABLE_FUNCTION, name)
 
 
-def _check_tree(checker: _Checker, tree: exp.Expression) -> None:
+def _check_tree(checker: _Checker, tree: exp.Expression, *, upsert: bool = False) -> None:
     catalog = checker.catalog
     ctes = {c.alias.lower() for c in tree.find_all(exp.CTE)}
     tables = [t for t in tree.find_all(exp.Table) if t.name.lower() not in ctes]
@@ -197,14 +218,14 @@ def _check_tree(checker: _Checker, tree: exp.Expression) -> None:
         if star and t is not target:
             read = [c.name for c in table.columns if not c.hidden]
         if t is target:
-            _check_target(checker, tree, table.name, written)
+            _check_target(checker, tree, table.name, written, upsert)
             if read:
                 checker.need(roles.SELECT, roles.TABLE, table.name, read)
         else:
             checker.need(roles.SELECT, roles.TABLE, table.name, read)
 
 
-def _check_target(checker: _Checker, tree: exp.Expression, table: str, written: set[str]) -> None:
+def _check_target(checker: _Checker, tree: exp.Expression, table: str, written: set[str], upsert: bool) -> None:
     found = checker.catalog.table(table)
     assert found is not None
     names = [found.column(c).name if found.column(c) is not None else c for c in written]  # type: ignore[union-attr]
@@ -212,6 +233,9 @@ def _check_target(checker: _Checker, tree: exp.Expression, table: str, written: 
         checker.need(roles.DELETE, roles.TABLE, table)
     elif isinstance(tree, exp.Insert):
         checker.need(roles.INSERT, roles.TABLE, table, names)
+        if upsert:  # INSERT OR UPDATE changes the rows that exist: UPDATE on what it writes but the key
+            keys = {k.lower() for k in found.key_names}
+            checker.need(roles.UPDATE, roles.TABLE, table, [c for c in names if c.lower() not in keys])
     else:
         checker.need(roles.UPDATE, roles.TABLE, table, names)
 

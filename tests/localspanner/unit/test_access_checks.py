@@ -75,6 +75,11 @@ def test_a_member_has_its_roles_privileges_and_no_role_has_everything():
     ("UPDATE Singers SET Name = 'b' WHERE Secret = 'x'", False),  # WHERE reads Secret
     ("DELETE FROM Singers WHERE SingerId = 1", True),
     ("DELETE FROM Albums WHERE TRUE", False),
+    ("INSERT OR UPDATE INTO Singers (SingerId, Name) VALUES (1, 'a')", True),
+    ("INSERT OR UPDATE INTO Singers (SingerId, Name, Secret) VALUES (1, 'a', 'b')", False),
+    ("INSERT INTO Singers (SingerId, Name) VALUES (1, 'a') THEN RETURN WITH ACTION AS a SingerId", True),
+    ("INSERT INTO Singers (SingerId, Name) VALUES (1, 'a') THEN RETURN *", False),  # SELECT on every column
+    ("DELETE FROM Singers WHERE SingerId = 1 THEN RETURN Name", False),
 ])
 def test_dml_needs_the_privilege_of_its_kind_on_what_it_writes(sql, allowed):
     if allowed:
