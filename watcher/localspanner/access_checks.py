@@ -57,7 +57,15 @@ _SYS_SCHEMA = "spanner_sys."
 
 
 def check_session_role(catalog: Catalog, role: str, database: str) -> None:
-    """A session may take ``role`` only when the database has it."""
+    """A session may take ``role`` only when the database has it.
+
+    >>> check_session_role(Catalog(), "public", "d")
+    >>> try:
+    ...     check_session_role(Catalog(), "nobody", "d")
+    ... except errors.SpannerError as exc:
+    ...     print(exc.code.name)
+    PERMISSION_DENIED
+    """
     if role and catalog.role(role) is None:
         raise errors.session_role_not_found(role, database)
 
@@ -87,7 +95,13 @@ class _Checker:
 
 
 def check_read(catalog: Catalog, role: str, table: str, columns: Iterable[str]) -> None:
-    """A Read of ``columns`` of ``table`` (an unknown table is left to the read itself)."""
+    """A Read of ``columns`` of ``table`` (an unknown table is left to the read itself).
+
+    >>> from watcher.localspanner.schema_updater import apply_statements
+    >>> cat, _ = apply_statements(Catalog(), ["CREATE TABLE T (K INT64) PRIMARY KEY (K)", "CREATE ROLE r",
+    ...                                       "GRANT SELECT ON TABLE T TO ROLE public"])
+    >>> check_read(cat, "r", "t", ["k"])
+    """
     found = catalog.table(table)
     if role and found is not None:
         names = [(found.column(c).name if found.column(c) is not None else c) for c in columns]  # type: ignore[union-attr]
@@ -95,7 +109,13 @@ def check_read(catalog: Catalog, role: str, table: str, columns: Iterable[str]) 
 
 
 def check_mutations(catalog: Catalog, role: str, mutations: Iterable[Mutation]) -> None:
-    """The mutations of a commit (unknown tables and columns are left to the commit)."""
+    """The mutations of a commit (unknown tables and columns are left to the commit).
+
+    >>> from watcher.localspanner.schema_updater import apply_statements
+    >>> cat, _ = apply_statements(Catalog(), ["CREATE TABLE T (K INT64, V INT64) PRIMARY KEY (K)", "CREATE ROLE r",
+    ...                                       "GRANT UPDATE(V) ON TABLE T TO ROLE r"])
+    >>> check_mutations(cat, "r", [Mutation("update", "T", ("K", "V"))])
+    """
     if not role:
         return
     checker = _Checker(catalog, role)

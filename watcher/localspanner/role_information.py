@@ -43,6 +43,11 @@ VIEW_COLUMNS = {
 
 
 def role_rows(catalog: Catalog) -> Iterator[tuple]:
+    """ROLES: the system roles, then the user's.
+
+    >>> list(role_rows(Catalog(roles=("r",))))[-1]
+    ('r', 0)
+    """
     for name in roles.SYSTEM_ROLES:
         yield (name, 1)
     for name in catalog.roles:

@@ -114,7 +114,12 @@ def grant_role(ctx: _Context, node: nodes.GrantRole) -> Catalog:
 
 
 def prune(catalog: Catalog) -> Catalog:
-    """``catalog`` without the grants on objects and columns it no longer has (dropped with them)."""
+    """``catalog`` without the grants on objects and columns it no longer has (dropped with them).
+
+    >>> from watcher.localspanner.roles import Grant
+    >>> len(prune(Catalog(roles=("r",), grants=(Grant("SELECT", "TABLE", "Gone", "r"),))).grants)
+    0
+    """
     kept = tuple(g for g in catalog.grants if _still_there(catalog, g))
     return catalog if len(kept) == len(catalog.grants) else dataclasses.replace(catalog, grants=kept)
 

@@ -44,12 +44,22 @@ class _Parser(Protocol):
 
 
 def create(p: _Parser) -> nodes.CreateRole:
-    """After ``CREATE ROLE``."""
+    """After ``CREATE ROLE``.
+
+    >>> from watcher.localspanner.ddl.parser import parse_ddl
+    >>> parse_ddl("CREATE ROLE `Order`")
+    CreateRole(name='Order')
+    """
     return nodes.CreateRole(p.name("role name"))
 
 
 def drop(p: _Parser) -> nodes.DropRole:
-    """After ``DROP ROLE``."""
+    """After ``DROP ROLE``.
+
+    >>> from watcher.localspanner.ddl.pg_parser import parse_pg_ddl
+    >>> parse_pg_ddl('DROP ROLE "Analyst"')
+    DropRole(name='Analyst')
+    """
     return nodes.DropRole(p.name("role name"))
 
 
