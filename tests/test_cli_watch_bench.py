@@ -135,6 +135,9 @@ def test_bench_small_run_writes_its_result_and_bad_input_fails_cleanly(tmp_path:
             "in_process": ([*CLI, "bench", "--duration", "3", "--warmup", "1", "--tps", "10", "--mutations-per-transaction", "5",
                             "--update-parallelism", "2", "--writer-processes", "0", "--output", str(tmp_path / "in-out")],
                            _env()),
+            "postgresql": ([*CLI, "bench", "--dialect", "postgresql", "--duration", "3", "--warmup", "1", "--tps", "10",
+                            "--update-parallelism", "2", "--watchers", "2", "--poll-interval", "0.2", "--seed", "3",
+                            "--output", str(tmp_path / "pg-out")], _env()),
             "busy": ([*CLI, "bench", "--port", str(port), "--duration", "1", "--output", str(tmp_path / "busy-out")], _env()),
             "bad_processes": ([*CLI, "bench", "--update-parallelism", "2", "--writer-processes", "3"], _env()),
             "watchers": ([*CLI, "bench", "--watchers", "38", "--output", str(tmp_path / "w-out")], _env()),
@@ -165,6 +168,11 @@ def test_bench_small_run_writes_its_result_and_bad_input_fails_cleanly(tmp_path:
     assert in_process["figures"]["all_captured"] and in_process["figures"]["transactions"] > 0
     assert "writer_processes_cores" not in in_process["figures"]
     _one_line_error(r["bad_processes"], "writer processes")
+    # A PostgreSQL database: Singers from the DDL helpers, the polls' hint in PostgreSQL, every write captured.
+    assert r["postgresql"].returncode == 0, r["postgresql"].stderr[-3000:]
+    assert "a PostgreSQL database" in r["postgresql"].stdout
+    pg = json.loads((tmp_path / "pg-out" / "result.json").read_text())["figures"]
+    assert pg["all_captured"] and pg["transactions"] > 0 and pg["duplicate_changes"] == 0 and pg["write_errors"] == 0
 
     _one_line_error(r["busy"], str(port))
     assert not (tmp_path / "busy-out").exists()
@@ -177,5 +185,5 @@ def test_bench_small_run_writes_its_result_and_bad_input_fails_cleanly(tmp_path:
                    "--writer-processes", "--watchers",
                    "--disable-shard-provider", "--disable-table-hint", "--poll-interval", "--limit",
                    "--fallback-to-with-query", "--reset-last-seen-timestamps", "--drop-table", "--duration", "--output",
-                   "--port"):
+                   "--port", "--dialect"):
         assert option in help_text

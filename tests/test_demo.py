@@ -6,6 +6,7 @@ import json
 import os
 from pathlib import Path
 
+import pytest
 from google.cloud import spanner
 
 from tests.report_checks import check_report
@@ -55,3 +56,36 @@ def test_demo_both_modes_side_by_side(_server, tmp_path, spark):
         assert any((tmp_path / "both" / mode / "staging").rglob("*.jsonl"))
     check_report(Path(summary["report"]), "change stream", f"{stream['changes_captured']:,}", f"{poll['changes_captured']:,}")
     json.dumps(summary)
+
+
+
+def test_demo_on_a_postgresql_database(_server, tmp_path, spark):
+    """The default demo on a PostgreSQL database: Singers from the DDL helpers, the writers' mutations,
+    the backfill and the changelog unchanged."""
+    from watcher.devtools.demo import run_demo
+    from watcher.dialects import POSTGRESQL, dialect_of
+
+    summary = run_demo(seconds=2, workdir=str(tmp_path / "pg"), writers=2, keys=60, quiet=True,
+                       emulator_host=os.environ["SPANNER_EMULATOR_HOST"], dialect=POSTGRESQL)
+    assert summary["dialect"] == "PostgreSQL" and summary["writer_errors"] == 0 and summary["keys_missing"] == 0
+    project, instance, database = summary["database"].split("/")[1::2]
+    db = spanner.Client(project=project).instance(instance).database(database)
+    assert dialect_of(db) is POSTGRESQL
+    with db.snapshot() as snap:
+        (count,), = list(snap.execute_sql('SELECT COUNT(*) FROM "Singers"'))
+    assert summary["keys_written"] == count == summary["current_state_rows"]
+    assert summary["changelog_by_mod_type"]["INSERT"] == count
+    assert sum(summary["changelog_by_mod_type"].values()) == summary["changes_captured"]
+    json.dumps(summary)
+
+
+def test_demo_dialect_option(capsys):
+    from watcher.cli.main import main
+
+    assert main(["demo", "--dialect", "postgresql", "--sink", "kafka"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "spanner-watcher demo: error: --dialect postgresql goes with --sink staging " \
+                  "(the Kafka demo's database is GoogleSQL)"
+    with pytest.raises(SystemExit):
+        main(["demo", "--dialect", "mysql"])
+    assert "invalid choice: 'mysql'" in capsys.readouterr().err

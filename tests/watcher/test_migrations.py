@@ -380,6 +380,21 @@ def test_emulator_creates_a_missing_instance(spanner_client):
         target.instance.delete()
 
 
+def test_emulator_creates_a_missing_database_in_the_dialect_asked(spanner_client, instance):
+    from watcher.cli.connection import open_database
+    from watcher.dialects import GOOGLE_SQL, POSTGRESQL, dialect_of
+
+    database_id = f"pg-{uuid.uuid4().hex[:8]}"
+    with open_database(spanner_client.project, instance.instance_id, database_id, dialect=POSTGRESQL) as target:
+        assert dialect_of(target.database) is POSTGRESQL
+    try:
+        with pytest.raises(ConfigurationError, match=f"{database_id} is a PostgreSQL database, not GoogleSQL"):
+            with open_database(spanner_client.project, instance.instance_id, database_id, dialect=GOOGLE_SQL):
+                pass
+    finally:
+        instance.database(database_id).drop()
+
+
 def test_the_samples_are_read_from_ddl_samples():
     assert [f.checksum for f in m.sample_migrations("singers").files] == \
         [f.checksum for f in MigrationSet.from_directory(DDL_SINGERS).files]

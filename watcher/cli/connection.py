@@ -138,7 +138,7 @@ def ensure_reachable(host: str | None, timeout: float = REACH_TIMEOUT) -> None:
                              "the embedded local Spanner")
 
 
-def _ensure(instance: Any, database: Any, create: bool, where: str) -> None:
+def _ensure(instance: Any, database: Any, create: bool, where: str, dialect: Any = None) -> None:
     if not instance.exists():
         if not create:
             raise ConfigurationError(f"instance {instance.name} does not exist on {where}; create it first")
@@ -147,15 +147,25 @@ def _ensure(instance: Any, database: Any, create: bool, where: str) -> None:
         if not create:
             raise ConfigurationError(f"database {database.name} does not exist on {where}; create it first "
                                      "(gcloud spanner databases create ...)")
-        database.create().result(CREATE_TIMEOUT)
+        if dialect is None:
+            database.create().result(CREATE_TIMEOUT)
+        else:  # another object creates it: ``database`` learns the dialect from the database (a reload)
+            instance.database(database.database_id, database_dialect=dialect.database_dialect).create().result(CREATE_TIMEOUT)
+    if dialect is not None:
+        from ..dialects import dialect_of
+
+        found = dialect_of(database)
+        if found is not dialect:
+            raise ConfigurationError(f"database {database.name} is a {found.name} database, not {dialect.name}")
 
 
 @contextlib.contextmanager
-def open_choice(choice: DatabaseChoice, *, create: bool = True) -> Iterator[SpannerTarget]:
+def open_choice(choice: DatabaseChoice, *, create: bool = True, dialect: Any = None) -> Iterator[SpannerTarget]:
     """Open the database ``choice`` names (see the module docstring).
 
     ``create=False``: a missing instance or database is an error on an emulator too (a target
-    to write into must exist, not appear empty).
+    to write into must exist, not appear empty). ``dialect`` (a :class:`~watcher.dialects.Dialect`):
+    a database created here is of that dialect, and an existing one must be.
 
     Raises:
         ConfigurationError: a database that does not exist on Cloud Spanner, an unreachable emulator,
@@ -169,11 +179,11 @@ def open_choice(choice: DatabaseChoice, *, create: bool = True) -> Iterator[Span
         except ConnectionSettingError as exc:
             raise _as_option(exc) from None
     if choice.kind == "spanner":
-        yield _open(choice, None, None)
+        yield _open(choice, None, None, dialect=dialect)
         return
     if choice.kind == "emulator":
         ensure_reachable(choice.emulator_host)
-        yield _open(choice, choice.emulator_host, None, create)
+        yield _open(choice, choice.emulator_host, None, create, dialect)
         return
     data_dir = choice.data_dir
     if data_dir is not None and os.path.exists(data_dir) and not os.path.isdir(data_dir):
@@ -182,21 +192,21 @@ def open_choice(choice: DatabaseChoice, *, create: bool = True) -> Iterator[Span
     from ..localspanner.server import LocalSpanner
 
     with LocalSpanner(data_dir) as server:
-        yield _open(choice, server.emulator_host, server, create)
+        yield _open(choice, server.emulator_host, server, create, dialect)
 
 
 def open_database(project: str | None = None, instance: str | None = None, database: str | None = None, *,
                   data_dir: str | None = None, embedded: bool = False, credentials_file: str | None = None,
                   api_endpoint: str | None = None,
-                  database_role: str | None = None) -> contextlib.AbstractContextManager[SpannerTarget]:
+                  database_role: str | None = None, dialect: Any = None) -> contextlib.AbstractContextManager[SpannerTarget]:
     """:func:`open_choice` of the names and settings given, the environment filling in (see
     :func:`~watcher.cli.database_choice.choose`; nothing named is an error unless ``embedded``)."""
     return open_choice(choose({"project": project, "instance": instance, "database": database, "data_dir": data_dir,
                                "embedded": embedded, "credentials_file": credentials_file,
-                               "api_endpoint": api_endpoint, "database_role": database_role}))
+                               "api_endpoint": api_endpoint, "database_role": database_role}), dialect=dialect)
 
 
-def _open(choice: DatabaseChoice, host: str | None, server: Any, create: bool = True) -> SpannerTarget:
+def _open(choice: DatabaseChoice, host: str | None, server: Any, create: bool = True, dialect: Any = None) -> SpannerTarget:
     client = _client(choice, host)
     kind = choice.kind
     where, create = KINDS[kind][0].format(host=host), KINDS[kind][1] and create
@@ -206,7 +216,7 @@ def _open(choice: DatabaseChoice, host: str | None, server: Any, create: bool = 
     else:
         instance = client.instance(choice.instance)
     database = instance.database(choice.database, database_role=choice.database_role)
-    _ensure(instance, database, create, where)
+    _ensure(instance, database, create, where, dialect)
     return SpannerTarget(kind, client, instance, database, host, server)
 
 

@@ -17,6 +17,9 @@ random 63-bit numbers (not 31-bit), so no two mutations of a run hit the same ro
 ``duration`` seconds, waits for the watchers to catch up, and reports figures (see
 :mod:`watcher.devtools.bench_report`).
 
+A PostgreSQL database gets the same table from the DDL helpers (:func:`singers_ddl`): the names
+double-quoted, so they keep their case and the writers' mutations name them alike in both dialects.
+
 Example:
     >>> BenchOptions().mutations_per_second
     5.5
@@ -38,11 +41,12 @@ from typing import Any
 from ..capture.base import PollRecord, Watcher
 from ..capture.shards import split_shards
 from ..capture.table_watcher import TableWatcher
+from ..dialects import GOOGLE_SQL, POSTGRESQL, Dialect, dialect_of  # noqa: F401 (POSTGRESQL: the doctests)
 from ..errors import ConfigurationError
 from .bench_writers import TABLE, Endpoint, WriterLog, WriterPool, WriterProcesses, Writers
 
 __all__ = ["TABLE", "BenchOptions", "Endpoint", "Recorder", "Run", "WriterLog", "WriterPool", "WriterProcesses", "Writers",
-           "build_watchers", "prepare_table", "run_benchmark"]
+           "build_watchers", "count_rows", "prepare_table", "run_benchmark", "singers_ddl", "table_hint"]
 
 INDEX = "Idx_Singers_ShardId_LastUpdated"
 SHARD_COLUMN = "ShardId"
@@ -107,44 +111,83 @@ class BenchOptions:
 
 # --- the table -------------------------------------------------------------------------------------
 
-def singers_ddl() -> list[str]:
-    """The Singers table and its NULL_FILTERED shard index: the packaged sample schema the demo migrates."""
-    from ..schema_tools.migrations import sample_migrations
+#: The Singers columns as the DDL helpers declare them (the commit-timestamp, processed and shard columns follow).
+_SINGERS_COLUMNS = (("SingerId", "INT64", True), ("FirstName", "STRING(200)", False), ("LastName", "STRING(200)", True),
+                    ("BirthDate", "DATE", False), ("Picture", "BYTES(MAX)", False))
 
-    return sample_migrations("singers").statements()
+
+def singers_ddl(dialect: Dialect = GOOGLE_SQL) -> list[str]:
+    """The Singers table and its shard index in ``dialect``: in GoogleSQL the packaged sample schema the
+    demo migrates, in PostgreSQL the same table from the DDL helpers (which also wrote the sample).
+
+    >>> print(singers_ddl(POSTGRESQL)[1])
+    CREATE INDEX "Idx_Singers_ShardId_LastUpdated" ON "Singers" ("ShardId", "LastUpdated") WHERE "ShardId" IS NOT NULL AND "LastUpdated" IS NOT NULL
+    """
+    if dialect is GOOGLE_SQL:
+        from ..schema_tools.migrations import sample_migrations
+
+        return sample_migrations("singers").statements()
+    from ..schema_tools.ddl import ColumnDef, ShardSource, sharded_table
+
+    columns = [ColumnDef(name, type_, not_null=not_null) for name, type_, not_null in _SINGERS_COLUMNS]
+    setup = sharded_table(TABLE, columns, ["SingerId"], ["FirstName", ShardSource("LastName", not_null=True)],
+                          shard_column_name=SHARD_COLUMN, processed_column="Processed", index_name=INDEX, dialect=dialect)
+    return list(setup.statements)
+
+
+def table_hint(dialect: Dialect = GOOGLE_SQL) -> str:
+    """The hint that makes a poll read the shard index, in ``dialect``.
+
+    >>> table_hint(), table_hint(POSTGRESQL)
+    ('@{FORCE_INDEX=Idx_Singers_ShardId_LastUpdated}', '/*@ FORCE_INDEX=Idx_Singers_ShardId_LastUpdated */')
+    """
+    from ..schema_tools.ddl import force_index_hint
+
+    return force_index_hint(INDEX, dialect)
 
 
 def prepare_table(database: Any, options: BenchOptions, log: Callable[[str], None] = print) -> None:
     """Create Singers (dropping it first with ``drop_table``) and reset checkpoints if asked."""
     from ..capture.table_info import watchable_tables
 
+    dialect = dialect_of(database)
     exists = TABLE in watchable_tables(database)
     if exists and options.drop_table:
         log(f"dropping {TABLE}")
-        database.update_ddl([f"DROP INDEX {INDEX}", f"DROP TABLE {TABLE}"]).result(300)
+        database.update_ddl([f"DROP INDEX {dialect.quote(INDEX)}", f"DROP TABLE {dialect.quote(TABLE)}"]).result(300)
         exists = False
     if not exists:
-        log(f"creating {TABLE} with its shard column and NULL_FILTERED index")
-        database.update_ddl(singers_ddl()).result(300)
+        log(f"creating {TABLE} with its shard column and the shard index")
+        database.update_ddl(singers_ddl(dialect)).result(300)
     if options.reset_last_seen_timestamps:
         reset_checkpoints(database, log)
 
 
 def reset_checkpoints(database: Any, log: Callable[[str], None] = print) -> None:
     """Forget where earlier runs' watchers stood on Singers (all shard sets)."""
-    from ..checkpoints import DEFAULT_TABLE
+    from google.cloud.spanner_v1 import param_types
 
-    if DEFAULT_TABLE not in _tables(database):
-        return
+    from ..checkpoints import DEFAULT_TABLE
+    from ..dialects.checkpoints import checkpoint_name
+    from ..dialects.schema import tables_query
+
+    dialect = dialect_of(database)
+    table = checkpoint_name(dialect, DEFAULT_TABLE)
+    tables = tables_query(dialect)
+    with database.snapshot() as snap:
+        if table not in {r[0] for r in snap.execute_sql(tables.sql, params=tables.params, param_types=tables.types)}:
+            return
+    delete = dialect.bind(f"DELETE FROM {dialect.quote(table)} WHERE {dialect.quote(checkpoint_name(dialect, 'TABLE_NAME'))} "
+                          "= @table", {"table": TABLE}, {"table": param_types.STRING})
     removed = database.run_in_transaction(
-        lambda txn: txn.execute_update(f"DELETE FROM {DEFAULT_TABLE} WHERE TABLE_NAME = '{TABLE}'"))
+        lambda txn: txn.execute_update(delete.sql, params=delete.params, param_types=delete.types))
     log(f"reset {removed} last seen commit timestamp(s) of {TABLE}")
 
 
-def _tables(database: Any) -> set[str]:
+def count_rows(database: Any) -> int:
+    """How many rows Singers holds."""
     with database.snapshot() as snap:
-        return {r[0] for r in snap.execute_sql(
-            "SELECT TABLE_NAME FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_CATALOG = '' AND TABLE_SCHEMA = ''")}
+        return int(next(iter(snap.execute_sql(f"SELECT COUNT(*) FROM {dialect_of(database).quote(TABLE)}")))[0])
 
 
 # --- watchers --------------------------------------------------------------------------------------
@@ -176,7 +219,7 @@ def build_watchers(database: Any, options: BenchOptions) -> list[tuple[Watcher, 
     """The TableWatchers the options ask for, each with its recorder (not started)."""
     from ..capture.shards import FixedShardProvider, NotNullShardProvider
 
-    hint = "" if options.disable_table_hint else f"@{{FORCE_INDEX={INDEX}}}"
+    hint = "" if options.disable_table_hint else table_hint(dialect_of(database))
     out: list[tuple[Watcher, Recorder]] = []
     for i, shards in enumerate(options.shard_sets()):
         if options.disable_shard_provider:

@@ -14,6 +14,12 @@ transactions delete rows, which only a stream sees); ``mode="both"`` runs both c
 the same workload, each into its own staging folder and changelog, and prints them side by
 side (:mod:`.demo_capture`).
 
+``dialect=POSTGRESQL`` makes the database a PostgreSQL one: Singers (names double-quoted, so the
+writers' mutations are the same) and its shard index come from the DDL helpers in PostgreSQL
+(:func:`.bench.singers_ddl`; the packaged migrations are GoogleSQL), the watcher's checkpoint table
+is created by the watcher itself, and the polls' hint is ``/*@ FORCE_INDEX=... */``. The staged
+batches and the changelog do not depend on the dialect.
+
 Example:
     >>> summary = run_demo(seconds=2, workdir=tempfile.mkdtemp(), quiet=True)  # doctest: +SKIP
     >>> summary["keys_missing"]                                                 # doctest: +SKIP
@@ -39,11 +45,14 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table as RichTable
 
+from ..dialects import GOOGLE_SQL, Dialect, dialect_of
 from . import demo_report, html_report
+from .bench import singers_ddl, table_hint
 from .demo_capture import MODES, STREAM, STREAM_VALUE_CAPTURE, TITLES, Capture, caught_up, print_side_by_side
 
 SHARDS = list(range(-18, 19))
-HINT = "@{FORCE_INDEX=Idx_Singers_ShardId_LastUpdated}"
+#: The poll's hint in a GoogleSQL database (:func:`.bench.table_hint` gives it in either dialect).
+HINT = table_hint(GOOGLE_SQL)
 COLUMNS = ("SingerId", "FirstName", "LastName", "BirthDate", "Picture", "LastUpdated", "Processed")
 #: Written so the workdir can be wiped safely on the next run (never a folder the demo did not make).
 MARKER = ".spanner-watcher-demo"
@@ -124,19 +133,42 @@ class _Writers:
 
 
 def _final_names(database: Any) -> dict[int, str]:
+    d = dialect_of(database)
     with database.snapshot() as snap:
-        return {k: v for k, v in snap.execute_sql("SELECT SingerId, FirstName FROM Singers")}
+        return {k: v for k, v in snap.execute_sql(f"SELECT {d.quote('SingerId')}, {d.quote('FirstName')} FROM {d.quote('Singers')}")}
 
 
 def _server_now(database: Any) -> Any:
     with database.snapshot() as snap:
-        return list(snap.execute_sql("SELECT CURRENT_TIMESTAMP()"))[0][0]
+        return list(snap.execute_sql(dialect_of(database).current_timestamp_sql))[0][0]
+
+
+def create_schema(database: Any, dialect: Dialect, *, change_stream: bool) -> str:
+    """The demo's tables (and the change stream, if asked) in ``dialect``; what was made, for the console.
+
+    GoogleSQL: the packaged migrations (the watcher's tables and the Singers sample). PostgreSQL:
+    Singers from the DDL helpers; the watcher creates its checkpoint table itself.
+    """
+    from ..schema_tools.ddl import create_change_stream
+    from ..schema_tools.migrations import Migrator, default_migrations, sample_migrations
+
+    if dialect is GOOGLE_SQL:
+        report = Migrator(database).migrate([default_migrations(), sample_migrations("singers")])
+        made = f"applied {len(report.applied)} migrations: the watcher's tables and the Singers schema"
+    else:
+        database.update_ddl(singers_ddl(dialect)).result(120)
+        made = f"created the Singers table and its shard index ({dialect.name}, from the DDL helpers)"
+    if change_stream:
+        database.update_ddl([create_change_stream(STREAM, {"Singers": None}, value_capture_type=STREAM_VALUE_CAPTURE,
+                                                  dialect=dialect)]).result(120)
+        made += f", and the change stream {STREAM}"
+    return made
 
 
 def run_demo(seconds: float = 20.0, *, workdir: str = "spanner-watcher-demo", writers: int = 4, keys: int = 2_000,
              rows_per_txn: int = 20, seed: int = 7, quiet: bool = False, emulator_host: str | None = None,
              mode: str = "poll", poll_interval: float = 0.2, heartbeat: float = 1.0,
-             delete_share: float = 0.05) -> dict[str, Any]:
+             delete_share: float = 0.05, dialect: Dialect = GOOGLE_SQL) -> dict[str, Any]:
     """Run the demo; returns its figures (also printed unless ``quiet``).
 
     ``emulator_host``: use that running server (a local Spanner or the official emulator)
@@ -145,7 +177,7 @@ def run_demo(seconds: float = 20.0, *, workdir: str = "spanner-watcher-demo", wr
     ChangeStreamWatcher on the stream the demo creates) or ``both`` side by side on one
     workload, each into its own staging folder and changelog (``summary["captures"]``).
     ``delete_share``: the share of write transactions that delete a row instead (not in
-    ``poll`` mode, whose check needs every written key to stay).
+    ``poll`` mode, whose check needs every written key to stay). ``dialect``: the database's.
     """
     from google.cloud import spanner
 
@@ -156,8 +188,6 @@ def run_demo(seconds: float = 20.0, *, workdir: str = "spanner-watcher-demo", wr
     from ..changelog.session import get_session
     from ..checkpoints import SpannerCommitTimestampRepository
     from ..localspanner.server import LocalSpanner
-    from ..schema_tools.ddl import create_change_stream
-    from ..schema_tools.migrations import Migrator, default_migrations, sample_migrations
 
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
@@ -182,16 +212,11 @@ def run_demo(seconds: float = 20.0, *, workdir: str = "spanner-watcher-demo", wr
             instance_id = "demo" if server is not None else f"demo-{uuid.uuid4().hex[:8]}"
             instance = client.instance(instance_id, configuration_name="projects/demo-project/instanceConfigs/emulator-config")
             instance.create().result(60)
-            database = instance.database("singers")
+            database = instance.database("singers", database_dialect=dialect.database_dialect)
             database.create().result(60)
-            with console.status("applying migrations..."):
-                report = Migrator(database).migrate([default_migrations(), sample_migrations("singers")])
-                if "change_stream" in modes:
-                    database.update_ddl([create_change_stream(STREAM, {"Singers": None},
-                                                              value_capture_type=STREAM_VALUE_CAPTURE)]).result(120)
-            stream_note = f", and the change stream {STREAM}" if "change_stream" in modes else ""
-            console.print(f"[bold]2.[/] applied {len(report.applied)} migrations: the watcher's tables and the Singers "
-                          f"schema{stream_note}")
+            with console.status("creating the schema..."):
+                made = create_schema(database, dialect, change_stream="change_stream" in modes)
+            console.print(f"[bold]2.[/] {made}")
 
             with console.status("starting Spark and backfilling Singers..."):
                 spark = get_session("local[2]", app="spanner-watcher-demo")
@@ -210,7 +235,8 @@ def run_demo(seconds: float = 20.0, *, workdir: str = "spanner-watcher-demo", wr
             for m in modes:
                 if m == "poll":
                     watcher: Any = DatabaseWatcher(database, include=["Singers"],
-                                                   shard_provider=FixedShardProvider("ShardId", SHARDS), table_hint=HINT,
+                                                   shard_provider=FixedShardProvider("ShardId", SHARDS),
+                                                   table_hint=table_hint(dialect),
                                                    poll_interval=poll_interval, checkpoints=repo)
                 else:
                     watcher = ChangeStreamWatcher(database, STREAM, heartbeat=heartbeat, start=stream_start,
@@ -240,6 +266,7 @@ def run_demo(seconds: float = 20.0, *, workdir: str = "spanner-watcher-demo", wr
                 "rows_in_table": len(final),
                 "writer_errors": len(load.errors),
                 "database": database.name,
+                "dialect": dialect.name,
             }
             if mode == "both":
                 summary["captures"] = captured

@@ -10,8 +10,12 @@ Exit status: 0 the run finished and every write was captured; 1 a watcher failed
 writes were not captured before ``--drain-timeout``; 2 a problem to fix first (an option,
 an unreachable server, a port in use).
 
+``--dialect postgresql`` creates the database in PostgreSQL (the Singers table from the DDL helpers
+in PostgreSQL, the polls' hint ``/*@ FORCE_INDEX=... */``); an existing database keeps its own.
+
 Example:
     $ spanner-watcher bench --write-transactions-per-second 50 --mutations-per-transaction 100 --duration 60
+    $ spanner-watcher bench --dialect postgresql --duration 10
 """
 
 from __future__ import annotations
@@ -69,6 +73,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``bench`` subcommand."""
     from ...devtools.bench import BenchOptions
     from ..connection import add_arguments
+    from .ddl import DIALECT_CHOICES
     from .local_spanner import port_number
 
     d = BenchOptions()
@@ -121,6 +126,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     r.add_argument("--port", type=port_number, default=0,
                    help="port of the local Spanner server process started for the run (default 0: a free one)")
     r.add_argument("--quiet", action="store_true", help="no status line, only the final summary")
+    r.add_argument("--dialect", type=str.lower, choices=DIALECT_CHOICES, default=None,
+                   help="the SQL dialect of the database the run creates (default googlesql); a database that exists "
+                        "already must be of this dialect (default: whichever it is)")
     add_arguments(parser, embedded_by_default=True)
     return parser
 
@@ -146,9 +154,11 @@ def bench_database(args: argparse.Namespace) -> Iterator[tuple[Any, Any]]:
     """(target, server process or None): the database the options and the environment point at."""
     from ...devtools.bench_server import ServerProcess
     from ..connection import EMULATOR_ENV, open_database
+    from .ddl import dialect_named
 
+    dialect = dialect_named(args.dialect) if getattr(args, "dialect", None) else None
     settings = {"credentials_file": args.credentials_file, "api_endpoint": args.api_endpoint,
-                "database_role": args.database_role}
+                "database_role": args.database_role, "dialect": dialect}
     if os.environ.get(EMULATOR_ENV) or args.project:
         with open_database(args.project, args.instance, args.database, **settings) as target:
             yield target, None
@@ -162,18 +172,12 @@ def bench_database(args: argparse.Namespace) -> Iterator[tuple[Any, Any]]:
             os.environ.pop(EMULATOR_ENV, None)
 
 
-def _count_rows(database: Any) -> int:
-    from ...devtools.bench import TABLE
-
-    with database.snapshot() as snap:
-        return int(next(iter(snap.execute_sql(f"SELECT COUNT(*) FROM {TABLE}")))[0])
-
-
 def run(args: argparse.Namespace) -> int:
     from google.api_core.exceptions import GoogleAPICallError
 
-    from ...devtools.bench import Endpoint, prepare_table, run_benchmark
+    from ...devtools.bench import Endpoint, count_rows, prepare_table, run_benchmark
     from ...devtools.bench_report import report, status_line, write_outputs
+    from ...dialects import dialect_of
     from ...errors import ConfigurationError, WatcherError
     from ..connection import EMULATOR_ENV, ensure_reachable
     from ..main import PROG, CommandError
@@ -195,9 +199,10 @@ def run(args: argparse.Namespace) -> int:
     say = (lambda line: None) if args.quiet else (lambda line: print(line, flush=True))
     try:
         with stop_on_signals(stop), bench_database(args) as (target, server):
-            say(f"benchmark on {target.describe()}" + (f" (server process {server.pid})" if server else ""))
+            say(f"benchmark on {target.describe()}, a {dialect_of(target.database).name} database"
+                + (f" (server process {server.pid})" if server else ""))
             prepare_table(target.database, options, log=say)
-            initial_rows = _count_rows(target.database)
+            initial_rows = count_rows(target.database)
             say(f"writing {options.write_transactions_per_second:g} tx/s x 1..{2 * options.mutations_per_transaction} "
                 f"mutations (about {options.mutations_per_second:,.0f} mutations/s) with {options.update_parallelism} "
                 f"threads{_in_processes(options.writer_processes)} for {options.duration:g} s; {options.watchers} watcher(s), "

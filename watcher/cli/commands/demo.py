@@ -4,6 +4,7 @@ Example:
     $ spanner-watcher demo --keys 500
     $ spanner-watcher demo --mode both        # polling and a change stream side by side on one workload
     $ spanner-watcher demo --sink kafka       # into a Kafka broker it starts (needs mvn and java), read back
+    $ spanner-watcher demo --dialect postgresql   # the same on a PostgreSQL-dialect database
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ SINK_EXTRAS = {"staging": "spark", "kafka": "kafka"}
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``demo`` subcommand."""
+    from .ddl import DIALECT_CHOICES
+
     parser = subparsers.add_parser(
         NAME, help="run the end-to-end demo on the embedded local Spanner",
         description="Start the embedded local Spanner, apply the migrations (the watcher's tables and the "
@@ -43,6 +46,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="staging (default): stage every batch and run the Spark changelog job; kafka: start a "
                              "Kafka broker (needs mvn and java), publish every batch to the topic demo.Singers, and "
                              "print what a plain consumer received (no Spark)")
+    parser.add_argument("--dialect", type=str.lower, choices=DIALECT_CHOICES, default="googlesql",
+                        help="the SQL dialect of the demo's database (default googlesql; postgresql: Singers from the "
+                             "DDL helpers in PostgreSQL; with --sink staging)")
     return parser
 
 
@@ -53,14 +59,17 @@ def run(args: argparse.Namespace) -> int:
     for name in ("seconds", "writers", "keys"):
         if getattr(args, name) <= 0:
             raise CommandError(f"--{name} must be positive, got {getattr(args, name)}")
+    if args.sink == "kafka" and args.dialect != "googlesql":
+        raise CommandError(f"--dialect {args.dialect} goes with --sink staging (the Kafka demo's database is GoogleSQL)")
     require(SINK_EXTRAS[args.sink], "spanner-watcher demo" + (" --sink kafka" if args.sink == "kafka" else ""))
     if args.sink == "kafka":
         return _run_kafka(args)
     from ...devtools.demo import run_demo
+    from .ddl import dialect_named
 
     try:
         summary = run_demo(seconds=args.seconds, workdir=args.workdir, writers=args.writers, keys=args.keys, seed=args.seed,
-                           mode=args.mode)
+                           mode=args.mode, dialect=dialect_named(args.dialect))
     except FileExistsError as exc:
         raise CommandError(str(exc)) from None
     return 0 if summary["keys_missing"] == 0 and summary["writer_errors"] == 0 else 1
