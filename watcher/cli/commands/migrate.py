@@ -30,7 +30,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                     f"each applied file (version, checksum, time) in {MIGRATIONS_TABLE}. Running again applies "
                     "nothing new; a file changed after it was applied is refused. Each folder is tracked on its "
                     "own, under its name. One run at a time applies files: a run takes a lock (a row of "
-                    f"{MIGRATIONS_TABLE}_LOCK) and waits while another live run holds it.")
+                    f"{MIGRATIONS_TABLE}_LOCK) and waits while another live run holds it. In a PostgreSQL database both "
+                    "tables have lower-case names and the files must be PostgreSQL: a pending file in the other "
+                    "dialect stops the run before anything is applied.")
     parser.add_argument("--dir", dest="dirs", metavar="DIR", action="append", default=None,
                         help="a migration folder (repeat for several; default: the watcher's own tables, "
                              "shipped with the package, the same files as ddl/watcher)")
