@@ -362,3 +362,40 @@ def test_a_spark_run_frees_the_window_it_kept(spark, stager, dirs):
     left = {k for k in persisted.keys() if k not in before}
     # Delta keeps each table's log state cached itself (its snapshot cache); the run's own frames are freed
     assert all(persisted.get(k).name().startswith("Delta Table State") for k in left), left
+
+
+def _state_feed(spark, warehouse):
+    """The state's change data feed from its creation, without the commits' times."""
+    feed = (spark.read.format("delta").option("readChangeFeed", "true").option("startingVersion", 0)
+            .load(os.path.join(warehouse, "current_state")).drop("_commit_timestamp"))
+    return sorted(repr(r.asDict()) for r in feed.collect())
+
+
+def test_a_first_run_appends_the_state_and_its_change_feed_is_a_merges(spark, stager, dirs, tmp_path, monkeypatch):
+    """With no state of its tables yet a run appends the state (no MERGE): the rows and the change
+    data feed (inserts) are those of the MERGE it would have run; a later run MERGEs."""
+    from delta.tables import DeltaTable
+
+    from watcher.changelog.tables import frames
+
+    rows = [singer(1, "a"), singer(2, "b"), singer(1, "a2"), singer(3, "c")]
+    stager.stage("Singers", rows, types=SINGERS_TYPES, key_columns=KEY, commits=[10, 20, 30, 40])
+    stager.stage("Singers", rows[:2], types=SINGERS_TYPES, key_columns=KEY, commits=[10, 20])  # staged twice
+    stager.stage("Albums", [{"Id": 1, "V": "x"}], types={"Id": "INT64", "V": "STRING(MAX)"}, key_columns=["Id"],
+                 commits=[15])
+    appended = run(spark, dirs, "spark")
+    merged_dirs = {**dirs, "warehouse": str(tmp_path / "merged")}
+    with monkeypatch.context() as patch:  # as if the state held rows of the tables: the MERGE
+        patch.setattr(frames, "state_tables", lambda *a, **k: frozenset({"Singers", "Albums"}))
+        merged = run(spark, merged_dirs, "spark")
+    assert appended.engine == merged.engine == "spark"
+    operations = [DeltaTable.forPath(spark, os.path.join(d["warehouse"], "current_state")).history(1).first().operation
+                  for d in (dirs, merged_dirs)]
+    assert operations == ["WRITE", "MERGE"]
+    assert _state_feed(spark, dirs["warehouse"]) == _state_feed(spark, merged_dirs["warehouse"])
+    assert {r["_change_type"] for r in spark.read.format("delta").option("readChangeFeed", "true")
+            .option("startingVersion", 0).load(os.path.join(dirs["warehouse"], "current_state")).collect()} == {"insert"}
+    stager.stage("Singers", [singer(3, "c2")], types=SINGERS_TYPES, key_columns=KEY, commits=[50])
+    run(spark, dirs, "spark")
+    table = DeltaTable.forPath(spark, os.path.join(dirs["warehouse"], "current_state"))
+    assert table.history(1).first().operation == "MERGE" and table.toDF().count() == 4

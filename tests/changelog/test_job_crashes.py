@@ -65,11 +65,8 @@ def _tables(warehouse: Path) -> dict[str, list]:
     return out
 
 
-@pytest.mark.parametrize("step", STEPS)
-def test_a_run_killed_at_any_step_is_finished_once_by_the_next(spark, warehouses, tmp_path, step):
-    staging, warehouse = tmp_path / "staging", tmp_path / "warehouse"
-    shutil.copytree(warehouses / "staging-second", staging)
-    shutil.copytree(warehouses / "first", warehouse)
+def _kill_then_finish(spark, staging: Path, warehouse: Path, truth: Path, step: str) -> None:
+    """Kill a run over ``staging`` into ``warehouse`` at ``step``; the next run leaves the tables of ``truth``."""
     argv = [sys.executable, str(CHILD), str(staging), str(warehouse), step]
     done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == -9, done.stderr[-3000:]
@@ -77,9 +74,34 @@ def test_a_run_killed_at_any_step_is_finished_once_by_the_next(spark, warehouses
 
     result = _run(spark, staging, warehouse)
     assert result.committed == (step != "after:watermarks") and Ledger(warehouse).open_run() is None
-    assert _tables(warehouse) == _tables(warehouses / "truth")
+    assert _tables(warehouse) == _tables(truth)
     # the bad batch is set aside by the run that completes (killed after its last commit: left in the staging folder)
     assert [p.name for p in (warehouse / "_quarantine").rglob("*.jsonl")] == \
-        ([] if step == "after:watermarks" else [p.name for p in (warehouses / "truth" / "_quarantine").rglob("*.jsonl")])
+        ([] if step == "after:watermarks" else [p.name for p in (truth / "_quarantine").rglob("*.jsonl")])
     again = _run(spark, staging, warehouse)
-    assert not again.committed and _tables(warehouse) == _tables(warehouses / "truth")
+    assert not again.committed and _tables(warehouse) == _tables(truth)
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_a_run_killed_at_any_step_is_finished_once_by_the_next(spark, warehouses, tmp_path, step):
+    staging, warehouse = tmp_path / "staging", tmp_path / "warehouse"
+    shutil.copytree(warehouses / "staging-second", staging)
+    shutil.copytree(warehouses / "first", warehouse)
+    _kill_then_finish(spark, staging, warehouse, warehouses / "truth", step)
+
+
+@pytest.fixture(scope="module")
+def first_run(spark, warehouses):
+    """All the input in one run into an empty warehouse, uncrashed (the truth of a killed first run)."""
+    shutil.copytree(warehouses / "staging-second", warehouses / "staging-once")
+    _run(spark, warehouses / "staging-once", warehouses / "once")
+    return warehouses / "once"
+
+
+@pytest.mark.parametrize("step", ["after:runs", "after:changelog", "after:current_state"])
+def test_a_first_run_killed_between_its_commits_is_finished_once(spark, warehouses, first_run, tmp_path, step):
+    """A first run appends the state (no state yet): killed before that commit, the next run appends it
+    once; killed after it, the next run finishes the watermarks only."""
+    staging = tmp_path / "staging"
+    shutil.copytree(warehouses / "staging-second", staging)
+    _kill_then_finish(spark, staging, tmp_path / "warehouse", first_run, step)

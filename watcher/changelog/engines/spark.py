@@ -12,8 +12,10 @@ again without them. The tables' parts (:class:`SparkRun`):
   earlier run wrote from a poll *replaces* that row (:mod:`..supersede`): then the part is a MERGE
   on the change id instead, which updates the polled row to the stream's and inserts the others.
 - ``current_state``: each touched key's newest row, when it is new, MERGEd on (source, table,
-  keys) under the run's session settings. A deleted key keeps its row with ``is_deleted`` set (a
-  tombstone: a later, late change of the key must still see the delete); the views hide it.
+  keys) under the run's session settings; appended with ``txnAppId``/``txnVersion`` instead when
+  the table holds no row of the run's tables yet (a first run: every row is an insert). A deleted
+  key keeps its row with ``is_deleted`` set (a tombstone: a later, late change of the key must
+  still see the delete); the views hide it.
 - ``watermarks``: :mod:`..tables.watermark_table` (delta-rs, on the driver).
 
 A part whose write left no commit (nothing to merge) gets an empty commit as the run, so that
@@ -182,6 +184,13 @@ class SparkRun(PreparedRun):
             return
         state = pipeline.state_rows(self.rows, self.run.version, tables=touched, delta_tables=touched)
         out = frames.to_delta(records.conform(state, records.STATE_FIELDS), layout.CURRENT_STATE, self.engine.origin)
+        ledger = self.engine.ledger
+        if not frames.state_tables(ledger.warehouse, ledger.storage_options) & set(touched):
+            # No state of these tables yet (a first run): every row is an insert, which an append
+            # writes without joining the table; its change data feed shows the inserts a MERGE's would.
+            (out.write.format("delta").mode("append").options(**ledger.writer_options(self.run))
+             .save(ledger.uri(layout.CURRENT_STATE.name)))
+            return
         keys = " AND ".join(f"t.{c} = s.{c}" for c in (*SOURCE_COLUMNS, "table_name", "keys"))
         among = ", ".join(sql_text(t) for t in touched)
         self._merge(layout.CURRENT_STATE, out, f"{keys} AND t.table_name IN ({among})")

@@ -84,17 +84,24 @@ def read(spark: Any, warehouse: str, table: str, *, source: Source | None = None
     return from_delta(frame, RECORD_FIELDS[table])
 
 
-def table_state(spark: Any, warehouse: str, table: str, source: Source) -> Any | None:
-    """The current state of ``table`` of ``source`` in the record's layout, deleted keys included
-    (None: no run wrote state of the table yet)."""
+def state_tables(warehouse: str, storage_options: dict[str, str] | None = None) -> frozenset[str]:
+    """The tables ``current_state`` holds rows of, any source's (its ``table_name`` partitions, from the
+    Delta log: no read of the rows; none when the table does not exist yet)."""
     from deltalake import DeltaTable
     from deltalake.exceptions import TableNotFoundError
 
     try:
-        held = DeltaTable(f"{str(warehouse).rstrip('/')}/{layout.CURRENT_STATE.name}").partitions()
+        held = DeltaTable(f"{str(warehouse).rstrip('/')}/{layout.CURRENT_STATE.name}",
+                          storage_options=storage_options or None).partitions()
     except TableNotFoundError:
-        return None
-    if not any(p.get("table_name") == table for p in held):
+        return frozenset()
+    return frozenset(p["table_name"] for p in held if p.get("table_name") is not None)
+
+
+def table_state(spark: Any, warehouse: str, table: str, source: Source) -> Any | None:
+    """The current state of ``table`` of ``source`` in the record's layout, deleted keys included
+    (None: no run wrote state of the table yet)."""
+    if table not in state_tables(warehouse):
         return None
     from .source import sql_text
 
@@ -107,4 +114,4 @@ def empty_state(spark: Any) -> Any:
     return spark.createDataFrame([], records.schema(records.STATE_FIELDS))
 
 
-__all__ = ["empty_state", "table_state", "DEFAULT_SOURCE", "Source", "delta_frame", "delta_sql", "from_delta", "read", "record_sql", "to_delta"]
+__all__ = ["empty_state", "state_tables", "table_state", "DEFAULT_SOURCE", "Source", "delta_frame", "delta_sql", "from_delta", "read", "record_sql", "to_delta"]
