@@ -131,7 +131,7 @@ class UserConfigs:
             raise errors.instance_config_id_invalid(config_id)
         base = base_config.rsplit("/", 1)[-1]
         if base not in instance_rules.KNOWN_CONFIGS:
-            raise errors.base_config_invalid(base_config, "for example regional-us-central1 or nam3")
+            raise errors.base_config_invalid(base_config)
         if name in self._configs:
             raise errors.instance_config_already_exists(name)
         info = InstanceConfigInfo(name, display_name or config_id, check_replicas(base, replicas), base,

@@ -15,9 +15,9 @@ def instance_config_id_invalid(config_id: str) -> SpannerError:
         "be at most 64 characters and contain only lowercase letters, digits and '-'.")
 
 
-def base_config_invalid(base_config: str, known: str) -> SpannerError:
-    return invalid_argument(
-        f"Invalid base_config {base_config!r}: it must name a Google-managed instance config ({known}).")
+def base_config_invalid(base_config: str) -> SpannerError:
+    return invalid_argument(f"Invalid base_config {base_config!r}: it must name a Google-managed instance config "
+                            "(for example regional-us-central1 or nam3).")
 
 
 def replicas_missing_base_replica(location: str, replica_type: str, base_config: str) -> SpannerError:
