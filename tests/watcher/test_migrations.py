@@ -491,11 +491,13 @@ def test_migrate_command_on_a_postgresql_database(capsys, spanner_client, instan
         assert "done: 2 file(s) applied" in capsys.readouterr().out
         assert run_cli("--dir", str(folder), *names) == 0
         assert "up to date" in capsys.readouterr().out
-        # The packaged default set is GoogleSQL: refused with one line naming its first file.
-        assert run_cli(*names) == 1
-        err = capsys.readouterr().err.strip()
-        assert len(err.splitlines()) == 1
-        assert "V001__watcher_checkpoints.sql:7: written in GoogleSQL, but the database is PostgreSQL" in err
-        assert [r[:2] for r in records(database)] == [(folder.name, 1), (folder.name, 2)]   # nothing more recorded
+        # The packaged default set in the database's dialect: ddl/watcher-postgresql, recorded as "watcher".
+        assert run_cli(*names) == 0
+        out = capsys.readouterr().out
+        assert "done: 4 file(s) applied" in out
+        assert [r[:2] for r in records(database)] == [(folder.name, 1), (folder.name, 2),
+                                                      *(("watcher", v) for v in range(1, 5))]
+        assert {"last_seen_commit_timestamps", "watcher_change_stream_partitions", "CHANGE_SETS"} <= tables_of(database)
+        assert run_cli(*names) == 0 and "up to date" in capsys.readouterr().out
     finally:
         database.drop()

@@ -25,7 +25,7 @@ from typing import Any
 from google.cloud.spanner_v1 import param_types
 
 from .base import GOOGLE_SQL, POSTGRESQL, Dialect, Statement, dialect_of
-from .ddl import DDL_SQL
+from .ddl import DDL_SQL, column_definition_type
 from .types import ddl_type
 
 #: How each dialect spells the checkpoint table's names: as the Java library does, or folded as PostgreSQL folds.
@@ -93,7 +93,7 @@ def create_table_sql(dialect: Dialect, table: str, columns: Sequence[tuple[str, 
         quoted, null = _quote(dialect, name), " NOT NULL" if not_null else ""
         if name in commit_timestamps:
             return f"  {spelled.commit_timestamp_column.format(name=quoted, not_null=null)},\n"
-        return f"  {quoted} {ddl_type(dialect, google)}{null},\n"
+        return f"  {quoted} {column_definition_type(dialect, google)}{null},\n"  # lengths as the migrations have them
 
     return spelled.create_table.format(exists="", table=_quote(dialect, table, "checkpoint table"),
                                        columns="".join(column(n, t, not_null) for n, t, not_null in columns),

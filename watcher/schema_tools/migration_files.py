@@ -4,7 +4,7 @@ A migration folder holds files named ``V<version>__<name>.sql`` (``V001__watcher
 each file holds statements in the database's dialect (GoogleSQL or PostgreSQL) separated by ``;``
 (``--``, ``#`` and ``/* */`` comments allowed). A :class:`MigrationSet` is one folder's files, with a folder id (by default the folder's
 name) under which the runner (:mod:`~watcher.schema_tools.migrations`) tracks them. The default set
-(the watcher's own tables) ships inside the package: :func:`default_migrations` (see
+(the watcher's own tables) ships inside the package in both dialects: :func:`default_migrations` (see
 :func:`migrations_root` for where the files are found).
 
 Example:
@@ -22,15 +22,19 @@ import importlib.resources
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Protocol
 
+from ..dialects import POSTGRESQL, Dialect
 from ..errors import MigrationError
 
 #: The default set's folder (``ddl/watcher``) and its id in the runner's migrations table.
 DEFAULT_FOLDER_ID = "watcher"
+#: The default set's folder for a PostgreSQL database (``ddl/watcher-postgresql``); tracked as :data:`DEFAULT_FOLDER_ID`
+#: too, so a database has one history of the watcher's tables whichever dialect it is.
+POSTGRESQL_FOLDER = "watcher-postgresql"
 #: The sample schemas' folder (``ddl/samples/<name>``).
 SAMPLES_FOLDER = "samples"
 #: Where a built wheel holds ``ddl/`` inside this package (setup.py copies it there).
@@ -203,6 +207,16 @@ class MigrationSet:
     folder_id: str
     location: str
     files: tuple[MigrationFile, ...]
+    #: The same set written for other dialects, by dialect name: what :meth:`for_dialect` picks.
+    dialects: tuple[tuple[str, MigrationSet], ...] = field(default=(), compare=False, repr=False)
+
+    def for_dialect(self, dialect: Dialect) -> MigrationSet:
+        """The set to apply to a database of ``dialect``: its version for that dialect, else itself.
+
+        >>> default_migrations().for_dialect(POSTGRESQL).location
+        'spanner-watcher:watcher-postgresql'
+        """
+        return next((s for name, s in self.dialects if name == dialect.name), self)
 
     @staticmethod
     def from_entries(folder_id: str, location: str, entries: Iterable[_Entry]) -> MigrationSet:
@@ -262,10 +276,27 @@ def migrations_root() -> Traversable:
                          "(reinstall spanner-watcher)")
 
 
-def default_migrations() -> MigrationSet:
-    """The watcher's own tables (checkpoints, change sets, changelog): ``ddl/watcher``, shipped in the package."""
-    folder = migrations_root().joinpath(DEFAULT_FOLDER_ID)
-    return MigrationSet.from_entries(DEFAULT_FOLDER_ID, f"spanner-watcher:{DEFAULT_FOLDER_ID}", folder.iterdir())
+def default_migrations(dialect: Dialect | None = None) -> MigrationSet:
+    """The watcher's own tables (checkpoints, change sets, changelog), shipped in the package: ``ddl/watcher``
+    in GoogleSQL, ``ddl/watcher-postgresql`` in PostgreSQL, both tracked as :data:`DEFAULT_FOLDER_ID`.
+
+    Without ``dialect``, the GoogleSQL set that carries the PostgreSQL one: the runner applies the one of
+    its database's dialect (:meth:`MigrationSet.for_dialect`).
+
+    >>> [f.location.split(":")[1] for f in default_migrations(POSTGRESQL).files][:1]
+    ['watcher-postgresql/V001__watcher_checkpoints.sql']
+    """
+    root = migrations_root()
+
+    def load(folder: str) -> MigrationSet:
+        return MigrationSet.from_entries(DEFAULT_FOLDER_ID, f"spanner-watcher:{folder}", root.joinpath(folder).iterdir())
+
+    postgresql = load(POSTGRESQL_FOLDER)
+    if dialect is POSTGRESQL:
+        return postgresql
+    google = load(DEFAULT_FOLDER_ID)
+    return google if dialect is not None else MigrationSet(google.folder_id, google.location, google.files,
+                                                          ((POSTGRESQL.name, postgresql),))
 
 
 def sample_migrations(name: str = "singers") -> MigrationSet:

@@ -18,7 +18,9 @@ names are re-exported here).
 Both dialects: in a PostgreSQL database the tracking and lock tables have lower-case names
 (``spanner_watcher_migrations``; :mod:`watcher.dialects.migrations`), and the files are applied
 as written, so a pending file written in the other dialect than the database's is refused
-before anything runs, naming the file.
+before anything runs, naming the file. The packaged default set is the exception: it ships in both
+dialects (``ddl/watcher``, ``ddl/watcher-postgresql``, one folder id) and the runner applies the
+one of the database's dialect.
 
 Example:
     >>> MIGRATIONS_TABLE
@@ -176,7 +178,9 @@ class Migrator:
     # --- planning --------------------------------------------------------------------------------------
 
     def plan(self, migrations: MigrationSet) -> MigrationPlan:
-        """What is pending; raises when an applied file changed or a new file is out of order."""
+        """What is pending (of ``migrations`` in the database's dialect); raises when an applied file changed
+        or a new file is out of order."""
+        migrations = migrations.for_dialect(self.dialect)
         applied = self.applied(migrations.folder_id)
         files = {f.version: f for f in migrations.files}
         done = {a.version: a for a in applied}
@@ -212,7 +216,7 @@ class Migrator:
         this one waited). Raises MigrationChangedError, MigrationStatementError (file, line,
         statement, reason), MigrationLockedError or MigrationError.
         """
-        sets = [sets] if isinstance(sets, MigrationSet) else list(sets)
+        sets = [s.for_dialect(self.dialect) for s in ([sets] if isinstance(sets, MigrationSet) else sets)]
         ids = [s.folder_id for s in sets]
         if len(set(ids)) != len(ids):
             raise MigrationError(f"two migration folders share a folder id: {ids}; give one of them another id")

@@ -35,7 +35,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                     "dialect stops the run before anything is applied.")
     parser.add_argument("--dir", dest="dirs", metavar="DIR", action="append", default=None,
                         help="a migration folder (repeat for several; default: the watcher's own tables, "
-                             "shipped with the package, the same files as ddl/watcher)")
+                             "shipped with the package, the same files as ddl/watcher, or ddl/watcher-postgresql "
+                             "in a PostgreSQL database)")
     parser.add_argument("--folder-id", metavar="ID", default=None,
                         help="track the (single) --dir under this id instead of the folder's name")
     parser.add_argument("--dry-run", action="store_true", help="print what would run, change nothing")
