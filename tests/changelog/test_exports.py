@@ -269,6 +269,45 @@ def test_spanner_export_is_incremental_and_idempotent(spark, make_database, tmp_
     assert only.written == 1 and only.progress.last_run == 2  # its own progress row
 
 
+def test_spanner_export_into_a_postgresql_database(spark, make_database, tmp_path):
+    """The same export into a PostgreSQL database: both tables are created in its spellings with the names as
+    given, the rows and the progress row written and read there, and a second export adds only the new run."""
+    from google.cloud.spanner_admin_database_v1 import DatabaseDialect
+
+    from watcher.changelog.exports.spanner_table import COLUMNS, create_table_ddl, write_to_database
+
+    db = make_database((), database_dialect=DatabaseDialect.POSTGRESQL)
+    warehouse = str(tmp_path / "warehouse")
+    commit_run(warehouse, [_v(1, 100, "a"), _v(2, 200, "b", source=("p", "i", "other"))])
+    first = SpannerExport(spark, warehouse, db, "History", batch_rows=1).run()
+    assert first.written == 2 and first.progress.last_run == 1
+    commit_run(warehouse, [_v(1, 300, "c")])
+    second = SpannerExport(spark, warehouse, db, "History").run()
+    assert second.written == 1 and second.progress.last_run == 2
+    assert SpannerExport(spark, warehouse, db, "History").run().written == 0
+
+    def query(sql):
+        with db.snapshot() as snap:
+            return [list(r) for r in snap.execute_sql(sql)]
+
+    got = query('SELECT "SourceDatabase", "Keys", "ChangeType", "NewValues", "ExportedAt" IS NOT NULL FROM "History" '
+                'ORDER BY "KeyHash", "TableName", "Keys", "CommitTimestamp"')
+    assert [json.loads(r[3])["V"] for r in got if r[0] == "d"] == ["a", "c"] and len(got) == 3
+    assert all(r[2] == "UPSERT" and r[4] for r in got)
+    assert query(f'SELECT "ChangelogTable", "LastRun", "Increments", "RowsExported" FROM "{PROGRESS_TABLE}"') == \
+        [["History", 2, 2, 3]]
+    types = dict(query("SELECT column_name, spanner_type FROM information_schema.columns "
+                       "WHERE table_schema = 'public' AND table_name = 'History'"))
+    assert list(types) == [name for name, _, _ in COLUMNS]
+    assert (types["KeyHash"], types["RecordSequence"], types["CommitTimestamp"], types["ExportedAt"]) == \
+        ("character varying(16)", "bigint", "timestamp with time zone", "spanner.commit_timestamp")
+    # The changelog DataFrame straight into a table it creates (write_to_database, as the reconcile test does).
+    changelog = _all(spark, tmp_path / "warehouse")
+    assert write_to_database(changelog, db, "Direct", batch_rows=2) == changelog.count() == 3
+    assert query('SELECT count(*) FROM "Direct"') == [[3]]
+    assert create_table_ddl("Direct").startswith("CREATE TABLE `Direct`")  # GoogleSQL stays the default spelling
+
+
 # --- the export command --------------------------------------------------------------------------------------
 
 

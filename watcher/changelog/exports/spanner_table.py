@@ -26,12 +26,18 @@ same row (only ExportedAt moves). Rows of a view without source columns (a wareh
 before they existed) leave the Source columns null. The incremental export, which records its
 progress in the same database, is :mod:`.spanner_target`'s.
 
+A PostgreSQL target database gets the same table in its spellings (:mod:`watcher.dialects.ddl`:
+``varchar(16)``, ``bigint``, ``timestamptz``, ``spanner.commit_timestamp``), its names double-quoted as
+given, so the same mutations write it in both dialects.
+
 The ``export`` command reaches it as ``--format spanner --out
 projects/P/instances/I/databases/D[/tables/T]`` (through SPANNER_EMULATOR_HOST when set).
 
 Example:
     >>> create_table_ddl("History").splitlines()[0]
     'CREATE TABLE `History` ('
+    >>> create_table_ddl("History", POSTGRESQL).splitlines()[1]
+    '  "KeyHash" varchar(16) NOT NULL,'
     >>> parse_target("projects/p/instances/i/databases/d/tables/H")
     ('p', 'i', 'd', 'H')
 """
@@ -40,10 +46,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from ...sqlnames import quote_identifier
+from ...dialects import GOOGLE_SQL, POSTGRESQL, Dialect, dialect_of
+from ...dialects.ddl import DDL_SQL, column_definition_type
 from .. import cluster
 from ..spanner_source import SpannerLocation
 from . import errors
@@ -85,11 +92,33 @@ _TIMESTAMPS = ("CommitTimestamp", "ReadTimestamp")
 _TARGET = re.compile(r"^projects/([^/]+)/instances/([^/]+)/databases/([^/]+)(?:/tables/([^/]+))?/?$")
 
 
-def create_table_ddl(table: str = DEFAULT_TABLE) -> str:
-    """The CREATE TABLE statement of the changelog table."""
-    lines = [f"  {quote_identifier(name)} {kind}," for name, kind, _ in COLUMNS]
-    key = ", ".join(quote_identifier(k) for k in KEY)
-    return f"CREATE TABLE {quote_identifier(table, 'changelog table')} (\n" + "\n".join(lines) + f"\n) PRIMARY KEY ({key})"
+def create_table_ddl(table: str = DEFAULT_TABLE, dialect: Dialect = GOOGLE_SQL) -> str:
+    """The CREATE TABLE statement of the changelog table in ``dialect``."""
+    return table_ddl(dialect, table, [(name, kind) for name, kind, _ in COLUMNS], KEY, "changelog table")
+
+
+def table_ddl(dialect: Dialect, table: str, columns: Sequence[tuple[str, str]], key: Sequence[str], what: str) -> str:
+    """CREATE TABLE ``table`` in ``dialect`` for ``columns`` given as (name, GoogleSQL column definition: the type,
+    then ``NOT NULL`` and ``OPTIONS (allow_commit_timestamp=true)`` when they apply), names quoted as given.
+
+    >>> print(table_ddl(POSTGRESQL, "P", [("K", "STRING(MAX) NOT NULL"), ("At", "TIMESTAMP OPTIONS (allow_commit_timestamp=true)")], ["K"], "table"))
+    CREATE TABLE "P" (
+      "K" varchar NOT NULL,
+      "At" spanner.commit_timestamp,
+      PRIMARY KEY ("K")
+    )
+    """
+    spelled = DDL_SQL[dialect.name]
+
+    def column(name: str, kind: str) -> str:
+        quoted, null = dialect.quote(name, "column"), " NOT NULL" if " NOT NULL" in kind.upper() else ""
+        if "allow_commit_timestamp=true" in kind.replace(" ", "").lower():
+            return f"  {spelled.commit_timestamp_column.format(name=quoted, not_null=null)},\n"
+        return f"  {quoted} {column_definition_type(dialect, kind.split()[0])}{null},\n"
+
+    return spelled.create_table.format(exists="", table=dialect.quote(table, what),
+                                       columns="".join(column(n, k) for n, k in columns),
+                                       key=", ".join(dialect.quote(k) for k in key))
 
 
 def parse_target(out: str) -> tuple[str, str, str, str]:
@@ -103,19 +132,29 @@ def parse_target(out: str) -> tuple[str, str, str, str]:
 
 def ensure_table(database: Any, table: str = DEFAULT_TABLE) -> bool:
     """Create the changelog table when missing (True), or check the one there (False)."""
-    return ensure(database, table, create_table_ddl(table), [name for name, _, _ in COLUMNS], "changelog")
+    return ensure(database, table, lambda dialect: create_table_ddl(table, dialect), [name for name, _, _ in COLUMNS],
+                  "changelog")
 
 
-def ensure(database: Any, table: str, ddl: str, columns: Sequence[str], kind: str) -> bool:
-    """Create ``table`` by ``ddl`` when missing (True), or check that it has ``columns`` (False)."""
+#: The columns of a table of the default schema, in each dialect.
+_COLUMNS_SQL = {
+    GOOGLE_SQL.name: ("SELECT COLUMN_NAME FROM INFORMATION_SCHEMA.COLUMNS WHERE TABLE_CATALOG = '' AND TABLE_SCHEMA = '' "
+                      "AND TABLE_NAME = @t"),
+    POSTGRESQL.name: "SELECT column_name FROM information_schema.columns WHERE table_schema = 'public' AND table_name = @t",
+}
+
+
+def ensure(database: Any, table: str, ddl: Callable[[Dialect], str], columns: Sequence[str], kind: str) -> bool:
+    """Create ``table`` by ``ddl`` (its CREATE TABLE in the database's dialect) when missing (True), or check
+    that it has ``columns`` (False)."""
     from google.cloud.spanner_v1 import param_types
 
-    sql = ("SELECT COLUMN_NAME FROM INFORMATION_SCHEMA.COLUMNS WHERE TABLE_CATALOG = '' AND TABLE_SCHEMA = '' "
-           "AND TABLE_NAME = @t")
+    dialect = dialect_of(database)
+    statement = dialect.bind(_COLUMNS_SQL[dialect.name], {"t": table}, {"t": param_types.STRING})
     with database.snapshot() as snap:
-        present = {r[0] for r in snap.execute_sql(sql, params={"t": table}, param_types={"t": param_types.STRING})}
+        present = {r[0] for r in snap.execute_sql(statement.sql, params=statement.params, param_types=statement.types)}
     if not present:
-        database.update_ddl([ddl]).result(300)
+        database.update_ddl([ddl(dialect)]).result(300)
         return True
     missing = [name for name in columns if name not in present]
     if missing:

@@ -18,6 +18,8 @@ export writes the same rows again, and since a row's primary key is its change's
 replace themselves (only ExportedAt moves). So the table holds each change once; a reader that
 follows ExportedAt may see a rewritten row twice and de-duplicates by ChangeId (with the Source columns).
 
+A PostgreSQL target gets it in PostgreSQL's spellings, names double-quoted as given (as the changelog table).
+
 Example:
     >>> progress_table_ddl().splitlines()[-1]
     ') PRIMARY KEY (`ChangelogTable`, `Selection`)'
@@ -29,12 +31,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ...sqlnames import quote_identifier
+from ...dialects import GOOGLE_SQL, Dialect, dialect_of
 from . import errors
 from .progress import Increment, Progress
 from .rows import Snapshot, increment, snapshot
 from .selection import Selection
-from .spanner_table import DEFAULT_TABLE, ensure, ensure_table, write_to_database
+from .spanner_table import DEFAULT_TABLE, ensure, ensure_table, table_ddl, write_to_database
 
 PROGRESS_TABLE = "SpannerWatcherExportProgress"
 FORMAT = "spanner"
@@ -51,11 +53,19 @@ PROGRESS_COLUMNS: tuple[tuple[str, str], ...] = (
 _PROGRESS_KEY = ("ChangelogTable", "Selection")
 
 
-def progress_table_ddl(table: str = PROGRESS_TABLE) -> str:
-    """The CREATE TABLE statement of the progress table."""
-    lines = [f"  {quote_identifier(name)} {kind}," for name, kind in PROGRESS_COLUMNS]
-    key = ", ".join(quote_identifier(k) for k in _PROGRESS_KEY)
-    return f"CREATE TABLE {quote_identifier(table, 'progress table')} (\n" + "\n".join(lines) + f"\n) PRIMARY KEY ({key})"
+def progress_table_ddl(table: str = PROGRESS_TABLE, dialect: Dialect = GOOGLE_SQL) -> str:
+    """The CREATE TABLE statement of the progress table in ``dialect``."""
+    return table_ddl(dialect, table, PROGRESS_COLUMNS, _PROGRESS_KEY, "progress table")
+
+
+def _progress_sql(dialect: Dialect, select: str, table: str, selection: str) -> Any:
+    """SELECT ``select`` (column names) of the progress row of (``table``, ``selection``), bound for ``dialect``."""
+    from google.cloud.spanner_v1 import param_types
+
+    q = dialect.quote
+    sql = (f"SELECT {', '.join(q(c) for c in select.split(', '))} FROM {q(PROGRESS_TABLE)} "
+           f"WHERE {q('ChangelogTable')} = @t AND {q('Selection')} = @s")
+    return dialect.bind(sql, {"t": table, "s": selection}, {"t": param_types.STRING, "s": param_types.STRING})
 
 
 def selection_key(selection: Selection) -> str:
@@ -96,14 +106,10 @@ class SpannerExport:
 
     def progress(self, snap: Snapshot) -> Progress:
         """The progress the target database records for this table and selection (fresh when none)."""
-        from google.cloud.spanner_v1 import param_types
-
-        sql = (f"SELECT ChangelogTableId, LastRun, DeltaVersion, Increments, RowsExported FROM "
-               f"{quote_identifier(PROGRESS_TABLE)} WHERE ChangelogTable = @t AND Selection = @s")
-        params = {"t": self.table, "s": selection_key(self.selection)}
+        statement = _progress_sql(dialect_of(self.database), "ChangelogTableId, LastRun, DeltaVersion, Increments, "
+                                  "RowsExported", self.table, selection_key(self.selection))
         with self.database.snapshot() as snap_read:
-            found = list(snap_read.execute_sql(sql, params=params,
-                                               param_types={"t": param_types.STRING, "s": param_types.STRING}))
+            found = list(snap_read.execute_sql(statement.sql, params=statement.params, param_types=statement.types))
         if not found:
             return Progress.start(FORMAT, self.selection, snap.table_id)
         table_id, last_run, delta_version, count, rows = found[0]
@@ -119,7 +125,8 @@ class SpannerExport:
         if unknown:
             raise errors.unknown_tables(unknown, snap.tables)
         ensure_table(self.database, self.table)
-        ensure(self.database, PROGRESS_TABLE, progress_table_ddl(), [name for name, _ in PROGRESS_COLUMNS], "progress")
+        ensure(self.database, PROGRESS_TABLE, lambda dialect: progress_table_ddl(dialect=dialect),
+               [name for name, _ in PROGRESS_COLUMNS], "progress")
         progress = self.progress(snap)
         if snap.newest_run <= progress.last_run:
             return None
@@ -138,14 +145,11 @@ class SpannerExport:
                         plan.snapshot.delta_version, {"*": written}) if written else None
         after = before.recorded(inc, plan.snapshot.newest_run, plan.snapshot.delta_version)
 
-        def move(transaction: Any) -> None:
-            from google.cloud.spanner_v1 import param_types
+        statement = _progress_sql(dialect_of(self.database), "LastRun, RowsExported", self.table,
+                                  selection_key(self.selection))
 
-            rows = list(transaction.execute_sql(
-                f"SELECT LastRun, RowsExported FROM {quote_identifier(PROGRESS_TABLE)} "
-                "WHERE ChangelogTable = @t AND Selection = @s",
-                params={"t": self.table, "s": selection_key(self.selection)},
-                param_types={"t": param_types.STRING, "s": param_types.STRING}))
+        def move(transaction: Any) -> None:
+            rows = list(transaction.execute_sql(statement.sql, params=statement.params, param_types=statement.types))
             last, total = (int(rows[0][0]), int(rows[0][1])) if rows else (0, 0)
             if last != before.last_run:
                 raise errors.bad_state(self._where, f"another export moved it to run {last} meanwhile")
