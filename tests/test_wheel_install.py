@@ -134,6 +134,14 @@ def test_the_installed_package_applies_its_migrations_and_prints_ddl(installed: 
 
     again = _cli(python, "migrate", "--data-dir", str(work / "data"), cwd=work)
     assert again.returncode == 0 and "applied V00" not in again.stdout, again.stdout + again.stderr
+    # The PostgreSQL default set ships beside it, under the same folder id.
+    postgresql = subprocess.run([str(python), "-c", "from watcher.dialects import POSTGRESQL; "
+                                 "from watcher.schema_tools.migration_files import default_migrations; "
+                                 "s = default_migrations(POSTGRESQL); print(s.folder_id, *[f.filename for f in s.files])"],
+                                capture_output=True, text=True, cwd=work,
+                                env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, timeout=TIMEOUT)
+    assert postgresql.returncode == 0 and postgresql.stdout.split() == ["watcher", *MIGRATIONS], \
+        postgresql.stdout + postgresql.stderr
 
     setup = _cli(python, "ddl", "setup", "Singers", "--source", "FirstName", "--source", "LastName:STRING:not_null", cwd=work)
     assert setup.returncode == 0, setup.stdout + setup.stderr
