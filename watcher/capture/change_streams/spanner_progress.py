@@ -1,7 +1,7 @@
 """Partition progress in a Spanner table: ``WATCHER_CHANGE_STREAM_PARTITIONS``.
 
 The table is one of the library's own migrations (``ddl/watcher/V004__watcher_change_stream_partitions.sql``,
-applied by ``spanner-watcher migrate``). When it is missing, :meth:`SpannerProgressStore.initialize`
+``ddl/watcher-postgresql/V004__...`` in a PostgreSQL database; applied by ``spanner-watcher migrate``). When it is missing, :meth:`SpannerProgressStore.initialize`
 runs that file's statements itself (they are ``IF NOT EXISTS``, so a later ``migrate`` run
 applies them again harmlessly). Each save is one write of ``insert_or_update`` mutations: atomic;
 a prune is one write of the deletes and those mutations.
