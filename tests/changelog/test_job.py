@@ -399,3 +399,19 @@ def test_a_first_run_appends_the_state_and_its_change_feed_is_a_merges(spark, st
     run(spark, dirs, "spark")
     table = DeltaTable.forPath(spark, os.path.join(dirs["warehouse"], "current_state"))
     assert table.history(1).first().operation == "MERGE" and table.toDF().count() == 4
+
+
+def test_changelog_files_keep_statistics_of_the_columns_readers_skip_by(spark, stager, dirs, engine):
+    """Spark's and delta-rs' writes keep min/max of the changelog's stats columns only, run_version
+    and commit_timestamp among them (an export and the group check read those from the log)."""
+    import pyarrow as pa
+    from deltalake import DeltaTable
+
+    from watcher.changelog.tables.layout import CHANGELOG_STATS_COLUMNS
+
+    stager.stage("Singers", [singer(1, "a"), singer(2, "b")], types=SINGERS_TYPES, key_columns=KEY, commits=[10, 20])
+    assert run(spark, dirs, engine).engine == ("driver" if engine == "auto" else "spark")
+    actions = pa.table(DeltaTable(os.path.join(dirs["warehouse"], "changelog")).get_add_actions(flatten=True))
+    kept = {name.split(".", 1)[1] for name in actions.column_names if name.startswith("max.")}
+    assert kept == set(CHANGELOG_STATS_COLUMNS) and actions.num_rows
+    assert actions.column("max.run_version").to_pylist() == [1] * actions.num_rows

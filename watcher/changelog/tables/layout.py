@@ -3,7 +3,8 @@
 Four tables under the warehouse folder, each a Delta table in a folder of its name:
 
 - ``runs``: one row per job run, written first: the staged batches the run consumes (:mod:`.ledger`).
-- ``changelog``: one row per change, partitioned by table and commit date.
+- ``changelog``: one row per change, partitioned by table and commit date, with file statistics
+  on the columns readers filter on only (:data:`CHANGELOG_STATS_COLUMNS`).
 - ``current_state``: one row per key, maintained with MERGE, with Delta's change data feed on.
 - ``watermarks``: per source table, up to which commit timestamp changelog and state are complete.
 
@@ -91,7 +92,13 @@ RUNS = TableSpec("runs", (
     ("batches", "ARRAY<STRING>", "the staged batches the run consumes"),
     ("started_at", "TIMESTAMP", "when the run began"),
 ))
-CHANGELOG = TableSpec("changelog", delta_fields(records.CHANGELOG_FIELDS), ("table_name", "commit_date"))
+#: The changelog columns whose file statistics readers skip files by: the source database (a
+#: reader of one), the commit time (:func:`..engines.base.all_newer` reads ``max.commit_timestamp``)
+#: and the run (an export reads ``max.run_version``, :mod:`..exports.rows`). Partition columns skip
+#: by their folders; the wide text columns (rows, old values, types) would only cost the writers.
+CHANGELOG_STATS_COLUMNS = (*(name for name, _, _ in SOURCE_FIELDS), "commit_timestamp", "commit_nanos", "run_version")
+CHANGELOG = TableSpec("changelog", delta_fields(records.CHANGELOG_FIELDS), ("table_name", "commit_date"),
+                      (("delta.dataSkippingStatsColumns", ",".join(CHANGELOG_STATS_COLUMNS)),))
 CURRENT_STATE = TableSpec("current_state", delta_fields(records.STATE_FIELDS), ("table_name",),
                           (("delta.enableChangeDataFeed", "true"),))
 WATERMARKS = TableSpec("watermarks", (*SOURCE_FIELDS,
