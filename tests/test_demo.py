@@ -71,8 +71,10 @@ def test_demo_on_a_postgresql_database(_server, tmp_path, spark):
     project, instance, database = summary["database"].split("/")[1::2]
     db = spanner.Client(project=project).instance(instance).database(database)
     assert dialect_of(db) is POSTGRESQL
-    with db.snapshot() as snap:
+    with db.snapshot(multi_use=True) as snap:
         (count,), = list(snap.execute_sql('SELECT COUNT(*) FROM "Singers"'))
+        applied = [r[0] for r in snap.execute_sql("SELECT folder_id FROM spanner_watcher_migrations")]
+    assert applied == ["watcher"] * 4  # the watcher's own tables, from the PostgreSQL default set
     assert summary["keys_written"] == count == summary["current_state_rows"]
     assert summary["changelog_by_mod_type"]["INSERT"] == count
     assert sum(summary["changelog_by_mod_type"].values()) == summary["changes_captured"]

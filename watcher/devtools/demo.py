@@ -146,8 +146,8 @@ def _server_now(database: Any) -> Any:
 def create_schema(database: Any, dialect: Dialect, *, change_stream: bool) -> str:
     """The demo's tables (and the change stream, if asked) in ``dialect``; what was made, for the console.
 
-    GoogleSQL: the packaged migrations (the watcher's tables and the Singers sample). PostgreSQL:
-    Singers from the DDL helpers; the watcher creates its checkpoint table itself.
+    Both: the packaged migrations of the watcher's tables, in the database's dialect. GoogleSQL: the
+    Singers sample's migrations too; PostgreSQL: Singers from the DDL helpers.
     """
     from ..schema_tools.ddl import create_change_stream
     from ..schema_tools.migrations import Migrator, default_migrations, sample_migrations
@@ -156,8 +156,10 @@ def create_schema(database: Any, dialect: Dialect, *, change_stream: bool) -> st
         report = Migrator(database).migrate([default_migrations(), sample_migrations("singers")])
         made = f"applied {len(report.applied)} migrations: the watcher's tables and the Singers schema"
     else:
+        report = Migrator(database).migrate([default_migrations()])
         database.update_ddl(singers_ddl(dialect)).result(120)
-        made = f"created the Singers table and its shard index ({dialect.name}, from the DDL helpers)"
+        made = (f"applied {len(report.applied)} migrations of the watcher's tables, and created the Singers table "
+                f"and its shard index ({dialect.name}, from the DDL helpers)")
     if change_stream:
         database.update_ddl([create_change_stream(STREAM, {"Singers": None}, value_capture_type=STREAM_VALUE_CAPTURE,
                                                   dialect=dialect)]).result(120)
