@@ -21,6 +21,22 @@ def test_the_kafka_demo_publishes_every_key_s_last_version_and_a_consumer_reads_
     assert len(summary["sample"]) == 3 and all(s.startswith(f"{TOPIC_PREFIX}.Singers key=") for s in summary["sample"])
 
 
+def test_the_kafka_demo_on_a_postgresql_database(_server, broker, tmp_path: Path) -> None:
+    """The same demo on a PostgreSQL database of the suite's server: Singers from the DDL helpers, the watcher's
+    tables from the PostgreSQL migrations, the same events."""
+    import os
+
+    from watcher.dialects import POSTGRESQL
+
+    summary = run_kafka_demo(seconds=1.5, workdir=str(tmp_path / "demo"), writers=2, keys=100, quiet=True,
+                             bootstrap_servers=broker.bootstrap_servers, poll_interval=0.05, dialect=POSTGRESQL,
+                             emulator_host=os.environ["SPANNER_EMULATOR_HOST"], topic_prefix="demo-postgresql")
+    assert summary["dialect"] == "PostgreSQL" and summary["writer_errors"] == 0 and summary["mutations_written"] > 0
+    assert summary["keys_missing"] == 0 and summary["rows_in_table"] == summary["keys_written"] > 0
+    assert summary["messages_per_topic"] == {"demo-postgresql.Singers": summary["messages_consumed"]}
+    assert summary["messages_consumed"] == summary["changes_published"] >= summary["rows_in_table"]
+
+
 def _demo(*args: str, path: str | None = None) -> subprocess.CompletedProcess:
     env = _env()
     if path is not None:

@@ -1,7 +1,8 @@
 """``spanner-watcher demo --sink kafka``: the demo's tables watched into a real Kafka broker, read back by a plain consumer.
 
 1. start a Kafka broker (KRaft, a child JVM: :mod:`.kafka_broker`; needs ``mvn`` and ``java``)
-   and the embedded local Spanner, and apply the migrations (the Singers sample schema);
+   and the embedded local Spanner, and make the schema as the demo does (:func:`.demo.create_schema`: the
+   watcher's tables and Singers, in GoogleSQL or, ``dialect=POSTGRESQL``, a PostgreSQL database);
 2. run writers for a while, and a DatabaseWatcher over all 37 shards (or, ``mode="change_stream"``,
    a ChangeStreamWatcher) whose every batch a :class:`~watcher.sinks.kafka.KafkaSink` publishes
    (Debezium envelopes on ``demo.Singers`` by default) before the checkpoint moves;
@@ -21,14 +22,17 @@ import json
 import os
 import tempfile  # noqa: F401  (used by the example)
 import time
+import uuid
 from collections import Counter
 from typing import Any
 
 from rich.console import Console
 
 from . import demo_report, html_report
-from .demo import HINT, SHARDS, _final_names, _prepare_workdir, _server_now, _Writers
-from .demo_capture import STREAM, STREAM_VALUE_CAPTURE
+from ..dialects import GOOGLE_SQL, Dialect
+from .bench import table_hint
+from .demo import SHARDS, _final_names, _prepare_workdir, _server_now, _Writers, create_schema
+from .demo_capture import STREAM
 
 #: The demo's topic template: Debezium's ``<prefix>.<table>``.
 TOPIC_PREFIX = "demo"
@@ -41,11 +45,14 @@ SAMPLE = 3
 def run_kafka_demo(seconds: float = 20.0, *, workdir: str = "spanner-watcher-demo", writers: int = 4, keys: int = 2_000,
                    rows_per_txn: int = 20, seed: int = 7, quiet: bool = False, mode: str = "poll",
                    event_format: str = "debezium", bootstrap_servers: str | None = None,
-                   poll_interval: float = 0.2, heartbeat: float = 1.0) -> dict[str, Any]:
+                   poll_interval: float = 0.2, heartbeat: float = 1.0, emulator_host: str | None = None,
+                   dialect: Dialect = GOOGLE_SQL, topic_prefix: str = TOPIC_PREFIX) -> dict[str, Any]:
     """Run the Kafka demo; returns its figures (also printed unless ``quiet``).
 
     ``bootstrap_servers``: publish to that running cluster instead of starting a broker (the
-    topics ``demo.*`` must be free to use). Raises
+    topics ``<topic_prefix>.*``, ``demo.*`` by default, must be free to use). ``emulator_host``: use that running server instead of
+    starting the embedded one (the demo makes an instance of its own there). ``dialect``: the
+    database's. Raises
     :class:`~watcher.devtools.jvm_tools.JvmToolsMissing` before anything starts when a broker
     is needed and ``mvn`` or ``java`` is missing.
     """
@@ -57,8 +64,6 @@ def run_kafka_demo(seconds: float = 20.0, *, workdir: str = "spanner-watcher-dem
     from ..checkpoints import SpannerCommitTimestampRepository
     from ..localspanner.server import LocalSpanner
     from ..model import MIN_TIMESTAMP
-    from ..schema_tools.ddl import create_change_stream
-    from ..schema_tools.migrations import Migrator, default_migrations, sample_migrations
     from ..sinks.kafka import KafkaSink
     from ..sinks.metered import MeteredSink
     from ..sinks.topics import debezium_topic
@@ -80,27 +85,26 @@ def run_kafka_demo(seconds: float = 20.0, *, workdir: str = "spanner-watcher-dem
             with console.status("starting a Kafka broker..."):
                 broker = running.enter_context(KafkaBroker(work / "kafka"))
             servers = broker.bootstrap_servers
-        server = running.enter_context(LocalSpanner(data_dir=str(work / "spanner")))
-        os.environ["SPANNER_EMULATOR_HOST"] = server.emulator_host
+        server = None if emulator_host else running.enter_context(LocalSpanner(data_dir=str(work / "spanner")))
+        host = emulator_host or server.emulator_host  # type: ignore[union-attr]
+        os.environ["SPANNER_EMULATOR_HOST"] = host
         try:
             where = f"(a broker in {work / 'kafka'})" if broker is not None else "(a cluster already running)"
-            console.print(f"[bold]1.[/] Kafka at {servers} {where}; local Spanner on {server.emulator_host}")
+            console.print(f"[bold]1.[/] Kafka at {servers} {where}; local Spanner on {host}")
             client = spanner.Client(project="demo-project")
-            instance = client.instance("demo", configuration_name="projects/demo-project/instanceConfigs/emulator-config")
+            instance_id = "demo" if server is not None else f"demo-{uuid.uuid4().hex[:8]}"
+            instance = client.instance(instance_id, configuration_name="projects/demo-project/instanceConfigs/emulator-config")
             instance.create().result(60)
-            database = instance.database("singers")
+            database = instance.database("singers", database_dialect=dialect.database_dialect)
             database.create().result(60)
-            Migrator(database).migrate([default_migrations(), sample_migrations("singers")])
-            if mode == "change_stream":
-                database.update_ddl([create_change_stream(STREAM, {"Singers": None},
-                                                          value_capture_type=STREAM_VALUE_CAPTURE)]).result(120)
+            create_schema(database, dialect, change_stream=mode == "change_stream")
             watcher: Any = (
                 DatabaseWatcher(database, include=["Singers"], shard_provider=FixedShardProvider("ShardId", SHARDS),
-                                table_hint=HINT, poll_interval=poll_interval, initial_timestamp=MIN_TIMESTAMP,
+                                table_hint=table_hint(dialect), poll_interval=poll_interval, initial_timestamp=MIN_TIMESTAMP,
                                 checkpoints=SpannerCommitTimestampRepository(database))
                 if mode == "poll" else
                 ChangeStreamWatcher(database, STREAM, heartbeat=heartbeat, start=_server_now(database), watcher_id="demo"))
-            kafka = KafkaSink(servers, topic=debezium_topic(TOPIC_PREFIX), event_format=event_format,
+            kafka = KafkaSink(servers, topic=debezium_topic(topic_prefix), event_format=event_format,
                               create_topics=True, partitions=3, watcher_id="demo")
             sink = MeteredSink(kafka, "kafka")
             sink.attach(watcher)
@@ -108,7 +112,7 @@ def run_kafka_demo(seconds: float = 20.0, *, workdir: str = "spanner-watcher-dem
             watcher.add_batch_callback(lambda changes: published.update(
                 (c.keys[0], c.row.get("FirstName")) for c in changes))
             console.print(f"[bold]2.[/] watching Singers ({mode}); every batch published to "
-                          f"{TOPIC_PREFIX}.Singers ({event_format}) before the checkpoint moves")
+                          f"{topic_prefix}.Singers ({event_format}) before the checkpoint moves")
             load = _Writers(database, writers, keys, rows_per_txn, seed)
             with watcher:
                 threads = load.start()
@@ -124,7 +128,7 @@ def run_kafka_demo(seconds: float = 20.0, *, workdir: str = "spanner-watcher-dem
             figures = sink.metrics.snapshot()
             console.print(f"[bold]3.[/] {load.mutations:,} mutations written in {load.transactions:,} transactions; "
                           f"{figures['acknowledged']:,} changes published and acknowledged")
-            messages = consume(servers, f"{TOPIC_PREFIX}.", at_least=kafka.messages_sent)
+            messages = consume(servers, f"{topic_prefix}.", at_least=kafka.messages_sent)
         finally:
             if previous_host is None:
                 os.environ.pop("SPANNER_EMULATOR_HOST", None)
@@ -134,7 +138,7 @@ def run_kafka_demo(seconds: float = 20.0, *, workdir: str = "spanner-watcher-dem
     for m in messages:  # in partition order, and one key's events stay in one partition
         last[m["key"]["key"][0]] = _first_name(m["value"], event_format)
     missing = sum(1 for k, v in final.items() if last.get(str(k)) != v)
-    summary = {"mode": mode, "bootstrap_servers": servers, "mutations_written": load.mutations,
+    summary = {"mode": mode, "dialect": dialect.name, "bootstrap_servers": servers, "mutations_written": load.mutations,
                "keys_written": len(load.keys_written), "rows_in_table": len(final),
                "changes_published": figures["acknowledged"], "messages_consumed": len(messages),
                "messages_per_topic": dict(Counter(m["topic"] for m in messages)), "keys_missing": missing,

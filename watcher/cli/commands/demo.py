@@ -48,7 +48,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                              "print what a plain consumer received (no Spark)")
     parser.add_argument("--dialect", type=str.lower, choices=DIALECT_CHOICES, default="googlesql",
                         help="the SQL dialect of the demo's database (default googlesql; postgresql: Singers from the "
-                             "DDL helpers in PostgreSQL; with --sink staging)")
+                             "DDL helpers in PostgreSQL), with either sink")
     return parser
 
 
@@ -59,8 +59,6 @@ def run(args: argparse.Namespace) -> int:
     for name in ("seconds", "writers", "keys"):
         if getattr(args, name) <= 0:
             raise CommandError(f"--{name} must be positive, got {getattr(args, name)}")
-    if args.sink == "kafka" and args.dialect != "googlesql":
-        raise CommandError(f"--dialect {args.dialect} goes with --sink staging (the Kafka demo's database is GoogleSQL)")
     require(SINK_EXTRAS[args.sink], "spanner-watcher demo" + (" --sink kafka" if args.sink == "kafka" else ""))
     if args.sink == "kafka":
         return _run_kafka(args)
@@ -85,8 +83,10 @@ def _run_kafka(args: argparse.Namespace) -> int:
     try:
         from ...devtools.demo_kafka import run_kafka_demo
 
+        from .ddl import dialect_named
+
         summary = run_kafka_demo(seconds=args.seconds, workdir=args.workdir, writers=args.writers, keys=args.keys,
-                                 seed=args.seed, mode=args.mode)
+                                 seed=args.seed, mode=args.mode, dialect=dialect_named(args.dialect))
     except (ImportError, FileExistsError, JvmToolsMissing) as exc:  # ImportError: the kafka extra, which it names
         raise CommandError(str(exc)) from None
     return 0 if summary["keys_missing"] == 0 and summary["writer_errors"] == 0 else 1
