@@ -48,8 +48,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..capture.table_info import discover
-from ..dialects import dialect_of
 from ..checkpoints import CommitTimestampRepository
+from ..dialects import dialect_of
 from ..errors import ConfigurationError
 from ..model import Checkpoint, TableId
 from ..request_settings import DEFAULT_SETTINGS, RequestSettings

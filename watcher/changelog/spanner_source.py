@@ -33,7 +33,7 @@ from typing import Any
 from .. import spanner_client
 from ..codec import timestamp_text
 from ..connection import connect, settings_of
-from ..dialects import GOOGLE_SQL, POSTGRESQL, Dialect
+from ..dialects import GOOGLE_SQL, Dialect
 from ..dialects.base import BY_NAME
 from ..dialects.ddl import DDL_SQL
 from ..errors import ChangelogError, ConfigurationError

@@ -28,8 +28,8 @@ from typing import Any
 
 from rich.console import Console
 
-from . import demo_report, html_report
 from ..dialects import GOOGLE_SQL, Dialect
+from . import demo_report, html_report
 from .bench import table_hint
 from .demo import SHARDS, _final_names, _prepare_workdir, _server_now, _Writers, create_schema
 from .demo_capture import STREAM

@@ -82,7 +82,6 @@ def _run_kafka(args: argparse.Namespace) -> int:
         raise CommandError("--mode both does not go with --sink kafka (choose poll or change_stream)")
     try:
         from ...devtools.demo_kafka import run_kafka_demo
-
         from .ddl import dialect_named
 
         summary = run_kafka_demo(seconds=args.seconds, workdir=args.workdir, writers=args.writers, keys=args.keys,
