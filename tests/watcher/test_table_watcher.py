@@ -23,7 +23,6 @@ from watcher import (
     Checkpoint,
     FixedShardProvider,
     InMemoryCommitTimestampRepository,
-    Interval,
     NotNullShardProvider,
     PollError,
     RetryPolicy,
@@ -34,7 +33,6 @@ from watcher import (
     TableNotFoundError,
     TableNotWatchableError,
     TableWatcher,
-    TimebasedShardProvider,
 )
 from watcher.errors import ColumnNotFoundError, ConfigurationError
 
@@ -168,28 +166,6 @@ def test_custom_executor_is_used_and_not_shut_down(t_db, watch):
     got.wait_for(3)
     w.stop()
     executor.shutdown()
-
-
-def test_timebased_day_shard_provider_end_to_end(make_database, watch):
-    db = make_database(["CREATE TABLE TB (Id INT64 NOT NULL, Name STRING(MAX), ShardId STRING(MAX), "
-                        "Ts TIMESTAMP OPTIONS (allow_commit_timestamp=true)) PRIMARY KEY (Id)"])
-    provider = TimebasedShardProvider("ShardId", Interval.DAY)
-    assert " AND `ShardId` IN (TO_BASE64(SHA512(FORMAT_TIMESTAMP('%F', CURRENT_TIMESTAMP(), 'UTC'))), " in provider.shard_filter().sql
-    got = Collector()
-    w = watch(db, "TB", shard_provider=provider)
-    w.add_callback(got)
-    w.start()
-    now = dt.datetime.now(UTC)
-    current = Interval.DAY.shard_id(now)
-    yesterday = Interval.DAY.shard_id(now - dt.timedelta(days=1))
-    old = Interval.DAY.shard_id(now - dt.timedelta(days=10))
-    insert(db, "TB", ("Id", "Name", "ShardId"), [(1, "now", current), (2, "old", old), (3, "none", None)])
-    insert(db, "TB", ("Id", "Name", "ShardId"), [(4, "yesterday", yesterday), (5, "now", current)])
-    wait_until(lambda: w.stats()["polls"] >= 3 and len(got) >= 2)
-    time.sleep(0.05)
-    # Yesterday's id only matches during the first minute of a day (the "previous" period).
-    expected = {(1,), (5,)} | ({(4,)} if Interval.DAY.shard_id(now - dt.timedelta(seconds=60)) == yesterday else set())
-    assert set(got.keys()) == expected
 
 
 def test_fixed_commit_timestamp_column(make_database, watch):
