@@ -106,7 +106,7 @@ def grant_role(ctx: _Context, node: nodes.GrantRole) -> Catalog:
                 continue
             if roles.is_system_role(grantee):
                 raise ctx.wrap(errors.system_role_privileges(grantee))
-            if role.lower() in _members_of(memberships, grantee):  # grantee is role, or already within it
+            if role.lower() in roles.members_of(memberships, grantee):  # grantee is role, or already within it
                 raise ctx.wrap(errors.role_membership_cycle(role, grantee))
             if not present:
                 memberships.append(Membership(role, grantee))
@@ -131,18 +131,6 @@ def read_function(stream: str, dialect: str) -> str:
     ('READ_S', 'read_json_s')
     """
     return f"read_json_{stream}" if dialect == dialects.POSTGRESQL else f"READ_{stream}"
-
-
-def _members_of(memberships: list[Membership], role: str) -> frozenset[str]:
-    """Every role that is ``role`` or, through memberships, a member of it (lower-cased)."""
-    found, todo = {role.lower()}, [role.lower()]
-    while todo:
-        current = todo.pop()
-        for m in memberships:
-            if m.role.lower() == current and m.grantee.lower() not in found:
-                found.add(m.grantee.lower())
-                todo.append(m.grantee.lower())
-    return frozenset(found)
 
 
 def _object(ctx: _Context, kind: str, name: str) -> tuple[str, str, tuple[str, ...]]:

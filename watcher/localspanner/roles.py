@@ -60,15 +60,30 @@ def is_system_role(name: str) -> bool:
 
 def effective_roles(memberships: Iterable[Membership], role: str) -> frozenset[str]:
     """``role``, the roles it is a member of (directly or through others) and ``public``, lower-cased."""
-    members = tuple(memberships)
-    found = {role.lower(), PUBLIC}
-    todo = [role.lower()]
+    return reachable(role, ((m.grantee, m.role) for m in memberships), known=(PUBLIC,))
+
+
+def members_of(memberships: Iterable[Membership], role: str) -> frozenset[str]:
+    """``role`` and every role that is, directly or through others, a member of it (lower-cased)."""
+    return reachable(role, ((m.role, m.grantee) for m in memberships))
+
+
+def reachable(start: str, edges: Iterable[tuple[str, str]], known: Iterable[str] = ()) -> frozenset[str]:
+    """``start`` and every name reached from it along ``edges`` (from, to), case-folded; names in ``known``
+    are counted as reached and not followed.
+
+    >>> sorted(reachable("A", [("a", "b"), ("B", "c"), ("x", "y")]))
+    ['a', 'b', 'c']
+    """
+    pairs = [(a.lower(), b.lower()) for a, b in edges]
+    found = {start.lower(), *known}
+    todo = [start.lower()]
     while todo:
         current = todo.pop()
-        for m in members:
-            if m.grantee.lower() == current and m.role.lower() not in found:
-                found.add(m.role.lower())
-                todo.append(m.role.lower())
+        for a, b in pairs:
+            if a == current and b not in found:
+                found.add(b)
+                todo.append(b)
     return frozenset(found)
 
 
