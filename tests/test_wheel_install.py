@@ -307,8 +307,9 @@ def test_the_spark_extra_builds_the_changelog(wheel: Path, singers_with_rows, tm
 READ_WAREHOUSE = """
 import json
 from deltalake import DeltaTable
+from watcher.changelog.tables.readers import arrow_table  # delta-rs' own reader can abort at exit (an Arrow thread)
 def rows(name, *columns):
-    found = DeltaTable(f"warehouse/{name}").to_pyarrow_table(columns=["table_name", "keys", *columns]).to_pylist()
+    found = arrow_table(DeltaTable(f"warehouse/{name}"), columns=["table_name", "keys", *columns]).to_pylist()
     return sorted([r["table_name"], int(json.loads(r["keys"])["SingerId"]), *(r[c] for c in columns)] for r in found)
 print(json.dumps({"changelog": rows("changelog", "mod_type"), "current_state": rows("current_state")}))
 """
