@@ -10,7 +10,7 @@ Singers table (``shard_column`` ShardId with the 37 values -18..18, the FORCE_IN
 
 Freshness of a row = the wall time at which the micro-batch holding it committed its changelog
 run (from then on the ``changelog`` view shows it) minus the row's commit timestamp; both clocks
-are the machine's. Target: p99 <= 5 s, over the rows committed after the first minute of writes
+are the machine's. Target: p99 <= 1.5 s on ``local[2]`` (2.5 s on a standalone cluster), over the rows committed after the first minute of writes
 (the warm-up). The first minute is reported apart (``freshness_first_minute``): a query's first
 micro-batches take up to twice as long as later ones while the JVM compiles Spark's code (on two
 cores its JIT compiler takes a core's worth of CPU for the first few dozen micro-batches), once per
@@ -39,7 +39,7 @@ TITLE = "Structured Streaming source + changelog writer: commit -> visible in th
 SHARDS = list(range(-18, 19))
 #: Shard loops per Spark partition: the 37 loops in two tasks, one per core of local[2].
 SHARDS_PER_PARTITION = 19
-TARGET_P99_S = 5.0
+TARGET_P99_S = 1.5
 FULL = {"seconds": 45.0, "warmup_seconds": 60.0, "table_rows": 20_000}
 QUICK = {"seconds": 10.0, "warmup_seconds": 10.0, "table_rows": 2_000}
 #: Seconds the query gets to make the last rows visible after the writer stopped.
@@ -58,18 +58,21 @@ CLUSTER_SETTINGS = {"spark.cores.max": "2", "spark.executor.memory": "1g"}
 def _spark(master: str) -> Any:
     from pyspark.sql import SparkSession
 
+    from watcher.changelog.tables import runtime
+
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     builder = SparkSession.builder.master(master)
     if master != LOCAL_MASTER:
         for key, value in {**CLUSTER_SETTINGS, "spark.pyspark.python": sys.executable}.items():
             builder = builder.config(key, value)
-    spark = (builder.appName("bench-streaming-freshness")
-             .config("spark.sql.shuffle.partitions", "2").config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false").config("spark.sql.session.timeZone", "UTC")
-             # Python workers on a loaded machine may take longer than the default 15 s to connect back.
-             .config("spark.python.authenticate.socketTimeout", "120s")
-             .getOrCreate())
+    settings = {"spark.sql.shuffle.partitions": "2", "spark.ui.enabled": "false",
+                "spark.ui.showConsoleProgress": "false", "spark.sql.session.timeZone": "UTC",
+                # Python workers on a loaded machine may take longer than the default 15 s to connect back.
+                "spark.python.authenticate.socketTimeout": "120s"}
+    for key, value in runtime.spark_settings(settings).items():  # the changelog's tables are Delta tables
+        builder = builder.config(key, value)
+    spark = builder.appName("bench-streaming-freshness").getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 
@@ -79,26 +82,11 @@ def _figures(values_s: list[float]) -> dict[str, float]:
             (("p50_s", 0.5), ("p95_s", 0.95), ("p99_s", 0.99), ("max_s", 1.0))}
 
 
-#: Times a read of the views is tried: a reader that loaded the manifest just before the running
-#: query committed a run that rewrote the state whole may find the old state base pruned (its
-#: folder gone: PATH_NOT_FOUND); it then reads the new manifest.
-VIEW_READ_TRIES = 3
-
-
 def _visible(spark: Any, workdir: str, first_id: int, *, distinct: bool = False) -> Any:
     """Changelog rows (with ``distinct``, also the distinct (key, commit) pairs) of the ids from ``first_id``."""
-    for attempt in range(VIEW_READ_TRIES):
-        try:
-            return _count_visible(spark, workdir, first_id, distinct=distinct)
-        except Exception as exc:  # noqa: BLE001 - pyspark's AnalysisException; only the pruned-folder race is retried
-            if "PATH_NOT_FOUND" not in str(exc) or attempt == VIEW_READ_TRIES - 1:
-                raise
-    raise AssertionError("unreachable")
-
-
-def _count_visible(spark: Any, workdir: str, first_id: int, *, distinct: bool) -> Any:
     from watcher.changelog import register_views
 
+    # Each read is of one Delta snapshot: a run committing meanwhile is seen whole or not at all.
     register_views(spark, os.path.join(workdir, "warehouse"))
     where = f"CAST(get_json_object(keys, '$.SingerId') AS BIGINT) >= {first_id}"
     if not distinct:
@@ -127,7 +115,7 @@ def run(ctx: RunContext) -> Result:
     return measure(ctx, LOCAL_MASTER)
 
 
-def measure(ctx: RunContext, master: str) -> Result:
+def measure(ctx: RunContext, master: str, target_p99_s: float = TARGET_P99_S) -> Result:
     """Run the benchmark with the Spark ``master`` given (local, or a standalone cluster's URL)."""
     from watcher.changelog import streaming
 
@@ -197,7 +185,7 @@ def measure(ctx: RunContext, master: str) -> Result:
             spark_work = _spark_work(spark, str(query.runId))
         finally:
             query.stop()
-            writer.close(120)  # a merge of state layers under way
+            writer.close(120)  # a state merge under way
             spark.stop()
     if failure is not None:
         raise RuntimeError(f"the streaming query failed: {failure}")
@@ -232,6 +220,6 @@ def measure(ctx: RunContext, master: str) -> Result:
     }
     ctx.log(f"freshness over {len(fresh):,} rows: " + ", ".join(f"{k} {v}" for k, v in figures.items())
             + f"; {len(batches)} micro-batches, {distinct:,} of the {written['rows']:,} rows written in the changelog")
-    result.checks.append(check("freshness p99 (s)", figures.get("p99_s", float("inf")), "<=", TARGET_P99_S))
+    result.checks.append(check("freshness p99 (s)", figures.get("p99_s", float("inf")), "<=", target_p99_s))
     result.checks.append(check("written rows missing from or twice in the changelog", result.figures["rows_missing"] + result.figures["rows_twice"], "<=", 0))
     return result

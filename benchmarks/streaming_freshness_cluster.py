@@ -5,7 +5,7 @@ The same measurement as :mod:`.streaming_freshness` (1,000 changes/s, commit -> 
 source's reads of Spanner and the changelog job's work) on a standalone cluster started from
 the pyspark distribution: one master and one worker of two cores, loopback only
 (:mod:`watcher.devtools.spark_cluster`). The executors import this package from the zip the source ships.
-Target: p99 <= 5 s, as on local[2].
+Target: p99 <= 2.5 s (1.5 s on local[2]).
 
     python -m benchmarks streaming --only streaming_freshness_cluster
 """
@@ -17,6 +17,9 @@ from watcher.devtools.spark_cluster import StandaloneCluster
 from . import Result, RunContext
 from .streaming_freshness import measure
 
+#: The cluster adds task scheduling and shipping to every micro-batch.
+TARGET_P99_S = 2.5
+
 NAME = "streaming_freshness_cluster"
 TITLE = "Structured Streaming changelog on a standalone cluster: commit -> visible in the changelog view at 1,000 changes/s"
 
@@ -24,4 +27,4 @@ TITLE = "Structured Streaming changelog on a standalone cluster: commit -> visib
 def run(ctx: RunContext) -> Result:
     with StandaloneCluster(ctx.workdir) as cluster:
         ctx.log(f"standalone cluster at {cluster.url}")
-        return measure(ctx, cluster.url)
+        return measure(ctx, cluster.url, TARGET_P99_S)

@@ -249,7 +249,7 @@ def test_stream_and_changelog_equal_what_the_writers_committed(spark, make_datab
     first = writer.batches()[0]
     assert first.records == 3 * LIMIT, "the first micro-batch takes `limit` rows of each shard's part of the group"
     assert {"read", "classify", "write_changelog"} <= set(first.phases), "where a micro-batch's time went"
-    assert {b.engine for b in writer.batches()} == {"spark"}  # each micro-batch a run of the Spark engine
+    assert {b.engine for b in writer.batches()} == {"driver"}, [b.engine_note for b in writer.batches()]  # small: on the driver
     stats = writer.stats()
     assert stats["changes_written"] == len(writers.written) and stats["freshness_rows"] == len(writers.written)
     assert 0 < stats["freshness"]["p50"] <= stats["freshness"]["p99"] <= stats["freshness"]["p100"] < WAIT

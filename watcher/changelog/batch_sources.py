@@ -14,15 +14,23 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import ChangelogError
 from ..staging.contract import BATCH_SUFFIX, TABLE_FOLDER_PREFIX, staged_name
 from . import staging_reader
+from .arrow_fs import read_with_pyarrow
+from .driver.frame_rows import COLUMNS, frame_rows
+from .driver.staged import StagedRow, read_files
 from .files import FileEntry, FileStore, open_fs
 from .staging_reader import Quarantined
+
+#: How the driver engine reads a run's batches as change rows (raising ``driver.Ineligible`` on
+#: records it cannot hold as Spark would).
+RowReader = Callable[[list[FileEntry]], list[StagedRow]]
 
 #: Bytes a record of a DataFrame source is counted as, where its input is weighed
 #: and its sizes are not known.
@@ -54,6 +62,10 @@ class BatchSource(ABC):
                   now: dt.datetime) -> list[Quarantined]:
         """Deal with the ``bad`` batches (name -> reason) of a finished run."""
 
+    def driver_rows(self) -> RowReader | None:
+        """How the driver engine (:mod:`.engines.driver`) reads the batches as change rows; None: Spark alone reads them."""
+        return None
+
 
 class StagingFolder(BatchSource):
     """Batch files under a staging folder (what watchers, backfill and reconcile stage)."""
@@ -70,6 +82,10 @@ class StagingFolder(BatchSource):
     def set_aside(self, warehouse: FileStore, batches: list[FileEntry], bad: dict[str, str],
                   now: dt.datetime) -> list[Quarantined]:
         return staging_reader.quarantine(self.fs, warehouse, batches, bad, now)
+
+    def driver_rows(self) -> RowReader | None:
+        files = read_with_pyarrow(self.fs)
+        return None if files is None else functools.partial(read_files, files)
 
 
 class RecordFrame(BatchSource):
@@ -108,6 +124,15 @@ class RecordFrame(BatchSource):
         from pyspark.sql import functions as F
 
         return self._of(batches).withColumn("_bad", F.lit(False))
+
+    def driver_rows(self) -> RowReader | None:
+        # The frame is cached (the caller's part): bringing a small run's records to the driver is
+        # one short job, where Spark's run of them is several.
+        def read(batches: list[FileEntry]) -> list[StagedRow]:
+            frame = self._of(batches)
+            return frame_rows(frame.select(*[c for c in COLUMNS if c in frame.columns]).toArrow())
+
+        return read
 
     def _of(self, batches: list[FileEntry]) -> Any:
         from pyspark.sql import functions as F

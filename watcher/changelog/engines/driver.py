@@ -12,7 +12,7 @@ MERGEd on (source, table, keys), the watermarks as Spark's engine writes them.
 
 :meth:`DriverEngine.prepare` raises :class:`..driver.Ineligible` (naming why) before anything is
 written for a run it cannot do exactly as Spark would: more than :data:`MAX_BYTES` of input, a
-micro-batch's records, staged text Spark would render differently, change-stream, history or
+folder reached through Hadoop's filesystem, staged text Spark would render differently, change-stream, history or
 partial rows, a late change, a soft-delete column, an update off the old values' fast path, a
 batch to set aside, a transaction group an earlier run wrote rows of. The orchestration then runs
 Spark's engine (:mod:`..run`). ``tests/changelog/test_driver_engine.py`` runs the same inputs through
@@ -29,10 +29,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import records, staging_reader
-from ..arrow_fs import read_with_pyarrow
-from ..batch_sources import BatchSource, StagingFolder
+from ..batch_sources import BatchSource
 from ..driver import Ineligible
-from ..driver.staged import read_files
 from ..driver.window import Classified, StateRow, classify
 from ..grouping import commit_group
 from ..tables import arrow_rows, layout, watermark_table
@@ -59,12 +57,12 @@ class DriverEngine(Engine):
 
     def prepare(self, run: Run, batches: list[Any]) -> DriverRun:
         """The run over ``batches``, or :class:`..driver.Ineligible` when Spark must do it (nothing written)."""
-        store = read_with_pyarrow(self.source.fs) if isinstance(self.source, StagingFolder) else None
-        if store is None:
-            raise Ineligible("input the driver does not read (a micro-batch, or a folder reached through Hadoop)")
+        reader = self.source.driver_rows()
+        if reader is None:
+            raise Ineligible("input the driver does not read (a folder reached through Hadoop)")
         if sum(f.length for f in batches) > MAX_BYTES:
             raise Ineligible(f"more than {MAX_BYTES} bytes of staged input")
-        rows = read_files(store, batches)
+        rows = reader(batches)
         tables = {r.table for r in rows}
         soft = sorted(tables & set(self.soft_delete))
         if soft:
