@@ -23,6 +23,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 from google.api_core.exceptions import NotFound
@@ -37,6 +38,7 @@ from watcher import (
     Change,
     ChangeStreamWatcher,
     Checkpoint,
+    DatabaseWatcher,
     InMemoryCommitTimestampRepository,
     InMemoryProgressStore,
     SpannerCommitTimestampRepository,
@@ -149,19 +151,22 @@ def _serves_idempotent_producers(servers: str, topic: str, timeout: float = 60.0
         assert time.monotonic() < deadline, f"the broker did not take an idempotent producer's message: {errors}"
 
 
-def _caught_up(w: TableWatcher, checkpoints: CheckedCheckpoints, last: Any) -> bool:
+def _caught_up(w: Any, checkpoints: CheckedCheckpoints, last: Any) -> bool:
     assert w.failure is None, f"the watcher failed: {w.failure!r}"
     stored = checkpoints.get(TableId("Items"))
     return stored is not None and stored.commit_timestamp >= last
 
 
-def _watcher(db: Any, broker: KafkaBroker, topic: str, **kafka_options: Any) -> tuple[TableWatcher, Recorded,
-                                                                                        CheckedCheckpoints]:
+def _watcher(db: Any, broker: KafkaBroker, topic: str, kind: str = "table",
+             **kafka_options: Any) -> tuple[Any, Recorded, CheckedCheckpoints]:
+    """A watcher of Items (``kind``: a TableWatcher, or a DatabaseWatcher of that one table) publishing to ``topic``."""
     kafka = KafkaSink(broker.bootstrap_servers, topic=topic, create_topics=True, partitions=2, **kafka_options)
     sink = Recorded(kafka)
     checkpoints = CheckedCheckpoints(sink)
-    w = TableWatcher(db, "Items", poll_interval=0.01, limit=LIMIT, checkpoints=checkpoints,
-                     initial_timestamp=MIN_TIMESTAMP, max_batches_in_flight=IN_FLIGHT)
+    options = {"poll_interval": 0.01, "limit": LIMIT, "checkpoints": checkpoints, "initial_timestamp": MIN_TIMESTAMP,
+               "max_batches_in_flight": IN_FLIGHT}
+    w = (TableWatcher(db, "Items", **options) if kind == "table" else
+         DatabaseWatcher(db, ["Items"], discover_interval=None, **options))
     sink.attach(w)
     return w, sink, checkpoints
 
@@ -200,6 +205,31 @@ def test_a_paused_broker_holds_the_checkpoint_behind_the_batches_in_flight_and_t
     assert sink.most_in_flight == IN_FLIGHT
     print(f"\npaused broker: {len(writers.commits)} transactions, {len(sink.batches)} batches, "
           f"{checkpoints.writes} checkpoint writes, {len(messages)} messages read")
+
+
+@pytest.mark.parametrize("kind", ["table", "database"])
+def test_batches_in_flight_deliver_every_change_once_in_each_keys_commit_order(make_database, broker, kind):
+    db = make_database([ITEMS_DDL])
+    topic = f"t{uuid.uuid4().hex[:10]}.Items"
+    w, sink, checkpoints = _watcher(db, broker, topic, kind)
+    try:
+        w.start()
+        with Writers(db) as writers:
+            wait_until(lambda: sink.kafka.messages_sent >= 200, 30)
+        assert writers.error is None
+        last = writers.commits[-1][1]
+        wait_until(lambda: _caught_up(w, checkpoints, last), 60)
+        messages = read_topic(broker.bootstrap_servers, topic, at_least=len(writers.commits))
+    finally:
+        w.stop()
+        sink.kafka.close()
+    assert w.failure is None
+    unique = check_delivery(messages, writers.commits)
+    assert len(messages) == len(unique), "a change arrived twice without any fault"
+    assert checkpoints.violations == []
+    assert 1 < sink.most_in_flight <= IN_FLIGHT
+    if kind == "database":
+        assert w.watchers["Items"].max_batches_in_flight == IN_FLIGHT
 
 
 def test_a_broker_killed_with_batches_in_flight_fails_the_watcher_before_them_and_a_restart_delivers_all(

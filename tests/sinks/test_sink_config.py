@@ -186,3 +186,32 @@ def test_a_kafka_sink_from_the_configuration_publishes_beside_staging_through_a_
     assert sorted(m.key_values for m in messages) == [("1", "a"), ("2", "b")]
     assert {m.value["watcher_id"] for m in messages} == {"cfg-test"}
     assert sinks[0].records_written == 2  # the staging sink got the same batch
+
+
+def test_max_batches_in_flight_reaches_every_kind_of_watcher_and_a_bad_value_names_its_key(make_database) -> None:
+    from watcher.capture.helper_tables.history import HistoryWatcher
+    from watcher.cli.commands.watch_build import build_mode_watchers, build_watcher
+
+    db = make_database([ITEMS_DDL, "CREATE TABLE Orders (Id INT64, CHANGE_SET_ID STRING(36)) PRIMARY KEY (Id)",
+                        "CREATE TABLE CHANGE_SETS (CHANGE_SET_ID STRING(36) NOT NULL, COMMIT_TIMESTAMP TIMESTAMP "
+                        "OPTIONS (allow_commit_timestamp=true)) PRIMARY KEY (CHANGE_SET_ID)",
+                        "CREATE CHANGE STREAM ItemsStream FOR Items"])
+    cfg = _parse("""
+        [watch]
+        max_batches_in_flight = 7
+        [tables]
+        include = ["Items"]
+        [[change_sets]]
+        tables = ["Orders"]
+        [[change_streams]]
+        stream = "ItemsStream"
+    """)
+    watchers = [build_watcher(db, cfg, ["Items"]), *build_mode_watchers(db, cfg)]
+    assert [type(w).__name__ for w in watchers] == ["DatabaseWatcher", "ChangeSetWatcher", "ChangeStreamWatcher"]
+    polled, change_sets, stream = watchers
+    assert (polled.max_batches_in_flight, change_sets.inner.max_batches_in_flight,
+            stream.max_batches_in_flight) == (7, 7, 7)
+    assert HistoryWatcher(db, "Items", max_batches_in_flight=5).inner.max_batches_in_flight == 5
+    with pytest.raises(ConfigError) as caught:
+        _parse("[watch]\nmax_batches_in_flight = 0\n")
+    assert str(caught.value) == "watch.toml: watch.max_batches_in_flight: must be at least 1, got 0 (line 2)"

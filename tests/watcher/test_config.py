@@ -27,6 +27,7 @@ initial_timestamp = "2024-05-01T10:00:00Z"
 checkpoint_table = "MY_CHECKPOINTS"
 staging_dir = "out/staging"
 watcher_id = "w-1"
+max_batches_in_flight = 9
 
 [tables]
 include = ["Singers", "Albums", "Events", "Plain"]
@@ -54,6 +55,7 @@ def test_every_key_is_read_into_typed_settings(tmp_path: Path) -> None:
     assert cfg.checkpoint_table == "MY_CHECKPOINTS"
     assert cfg.staging_dir == tmp_path / "out" / "staging"
     assert cfg.watcher_id == "w-1"
+    assert cfg.max_batches_in_flight == 9
     assert cfg.include == ("Singers", "Albums", "Events", "Plain") and cfg.exclude == ()
     singers = cfg.tables["Singers"]
     assert singers.commit_timestamp_column == "LastUpdated"
@@ -72,7 +74,7 @@ def test_defaults_when_the_file_is_empty(tmp_path: Path) -> None:
     assert cfg == WatchConfig("w.toml", staging_dir=tmp_path / "staging")
     assert (cfg.poll_interval, cfg.limit, cfg.fallback_to_with_query_seconds) == (1.0, 10_000, 60.0)
     assert cfg.include is None and cfg.start_timestamp() is None
-    assert cfg.checkpoint_table == "LAST_SEEN_COMMIT_TIMESTAMPS"
+    assert cfg.checkpoint_table == "LAST_SEEN_COMMIT_TIMESTAMPS" and cfg.max_batches_in_flight == 4
 
 
 @pytest.mark.parametrize("text, values, single", [
@@ -126,6 +128,9 @@ ERRORS = [
     ("[watch]\nlimit = 0", "watch.limit", "at least 1"),
     ("[watch]\nlimit = 1.5", "watch.limit", "expected an integer"),
     ("[watch]\nlimit = true", "watch.limit", "expected an integer"),
+    ("[watch]\nmax_batches_in_flight = 0", "watch.max_batches_in_flight", "at least 1"),
+    ("[watch]\nmax_batches_in_flight = 2.5", "watch.max_batches_in_flight", "expected an integer"),
+    ("[watch]\nmax_batches_in_flight = '4'", "watch.max_batches_in_flight", "expected an integer"),
     ("[watch]\nfallback_to_with_query_seconds = -5", "watch.fallback_to_with_query_seconds", "at least 0"),
     ("[watch]\ninitial_timestamp = 'yesterday'", "watch.initial_timestamp", "RFC 3339"),
     ("[watch]\ninitial_timestamp = 'nwo'", "watch.initial_timestamp", "did you mean now"),

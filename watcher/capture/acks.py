@@ -43,9 +43,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from ..errors import CallbackError
+from ..errors import CallbackError, ConfigurationError
 
-__all__ = ["DEFAULT_MAX_BATCHES_IN_FLIGHT", "InFlight", "pending"]
+__all__ = ["DEFAULT_MAX_BATCHES_IN_FLIGHT", "InFlight", "checked_limit", "pending"]
 
 #: Batches one poll loop hands to its sinks before it waits for the oldest one's acknowledgement.
 DEFAULT_MAX_BATCHES_IN_FLIGHT = 4
@@ -53,6 +53,21 @@ DEFAULT_MAX_BATCHES_IN_FLIGHT = 4
 _ROOM_CHECK_SECONDS = 0.1
 
 P = TypeVar("P")
+
+
+def checked_limit(max_batches_in_flight: Any) -> int:
+    """``max_batches_in_flight`` when it is a positive integer, else the ConfigurationError every watcher raises.
+
+    >>> checked_limit(4)
+    4
+    >>> checked_limit(0)
+    Traceback (most recent call last):
+    ...
+    watcher.errors.ConfigurationError: max_batches_in_flight must be a positive integer, got 0
+    """
+    if isinstance(max_batches_in_flight, bool) or not isinstance(max_batches_in_flight, int) or max_batches_in_flight < 1:
+        raise ConfigurationError(f"max_batches_in_flight must be a positive integer, got {max_batches_in_flight!r}")
+    return max_batches_in_flight
 
 
 def pending(results: Iterable[Any]) -> list[cf.Future[Any]]:

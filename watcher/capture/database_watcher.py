@@ -52,6 +52,7 @@ from ..checkpoints import CommitTimestampRepository, SpannerCommitTimestampRepos
 from ..errors import ColumnNotFoundError, TableNotFoundError, TableNotWatchableError
 from ..request_settings import RequestSettings, settings_or_default
 from ..sqlnames import has_name
+from .acks import DEFAULT_MAX_BATCHES_IN_FLIGHT, checked_limit
 from .base import BatchCallback, Callback, OwnStateWatcher, PollListener, State
 from .database_stats import DatabaseFigures
 from .retry import is_transient
@@ -95,6 +96,8 @@ class DatabaseWatcher(DatabaseFigures, OwnStateWatcher):
             ``include`` lists names only: no table can join those.
         request_settings: the priority of the polls, the request tag of every statement and the
             transaction tag of the checkpoint writes, for every table (None: the default tags, no priority).
+        max_batches_in_flight: each table's batches handed to sinks that acknowledge later before its next
+            poll waits for the oldest (:mod:`.acks`; per table, as a TableWatcher's).
         **options: passed to every TableWatcher (poll_interval, limit, fallback_to_with_query_seconds,
             initial_timestamp, callback_error_policy, retry_policy, clock).
     """
@@ -104,8 +107,10 @@ class DatabaseWatcher(DatabaseFigures, OwnStateWatcher):
                  table_hint: str | PerTable = "", commit_timestamp_column: PerTable | Callable[[str], str | None] | None = None,
                  checkpoints: CommitTimestampRepository | None = None, scheduler: BaseScheduler | None = None,
                  max_workers: int | None = None, discover_interval: float | None = DEFAULT_DISCOVER_INTERVAL,
-                 request_settings: RequestSettings | None = None, **options: Any) -> None:
+                 request_settings: RequestSettings | None = None,
+                 max_batches_in_flight: int = DEFAULT_MAX_BATCHES_IN_FLIGHT, **options: Any) -> None:
         include, selection = table_selection(tables, include, exclude, discover_interval)
+        self.max_batches_in_flight = checked_limit(max_batches_in_flight)
         super().__init__()
         self.database = database
         self.include = include
@@ -193,7 +198,7 @@ class DatabaseWatcher(DatabaseFigures, OwnStateWatcher):
                          table_hint=per_table(self.table_hint, name, ""),
                          commit_timestamp_column=per_table(self.commit_timestamp_column, name),
                          checkpoints=self.checkpoints, scheduler=scheduler, request_settings=self.request_settings,
-                         **options)
+                         max_batches_in_flight=self.max_batches_in_flight, **options)
         for cb in self._callbacks:
             w.add_callback(cb)
         for bcb in self._batch_callbacks:

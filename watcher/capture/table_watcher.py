@@ -37,7 +37,7 @@ from ..dialects.hints import hint_entries
 from ..errors import CallbackError, ConfigurationError
 from ..model import Checkpoint, TableId, timestamp_nanos
 from ..request_settings import RequestSettings, settings_or_default
-from .acks import DEFAULT_MAX_BATCHES_IN_FLIGHT
+from .acks import DEFAULT_MAX_BATCHES_IN_FLIGHT, checked_limit
 from .base import BatchCallback, Callback, OwnStateWatcher, PollListener, State
 from .handoff import StopDelivery
 from .poll_cycle import Deliveries, PollCycle
@@ -115,8 +115,7 @@ class TableWatcher(OwnStateWatcher):
             raise ConfigurationError(f"poll_interval must be >= 0 seconds, got {poll_interval}")
         if not isinstance(limit, int) or limit < 1:
             raise ConfigurationError(f"limit must be a positive integer, got {limit!r}")
-        if not isinstance(max_batches_in_flight, int) or max_batches_in_flight < 1:
-            raise ConfigurationError(f"max_batches_in_flight must be a positive integer, got {max_batches_in_flight!r}")
+        checked_limit(max_batches_in_flight)
         hint_entries(table_hint)  # either dialect's form; sent in the database's (watcher.dialects.hints)
         super().__init__()
         self.database = database
@@ -126,6 +125,7 @@ class TableWatcher(OwnStateWatcher):
         self.commit_timestamp_column = commit_timestamp_column
         self.poll_interval = float(poll_interval)
         self.limit = limit
+        self.max_batches_in_flight = max_batches_in_flight
         self.fallback_to_with_query_seconds = fallback_to_with_query_seconds
         self.request_settings = settings_or_default(request_settings)
         self.checkpoints = checkpoints or SpannerCommitTimestampRepository(database, request_settings=self.request_settings)

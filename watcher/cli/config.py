@@ -26,6 +26,7 @@ The file (every key optional except where noted)::
     staging_dir = "staging"                  # a path (relative to this file's folder) or a URL: file:///..., gs://...
     watcher_id = "watcher-1"                 # written in every staged record (default: random)
     discover_interval = 10                   # seconds between looks for created and dropped tables (0: never)
+    max_batches_in_flight = 4                # batches a loop hands to acknowledging sinks before it waits
     mode = "poll"                            # or "change_stream": read one change stream only, named by
     change_stream = "SingersStream"          # (required then; the same as a [[change_streams]] entry with
                                              # only `stream`, see watcher.cli.config_modes)
@@ -83,6 +84,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..capture.acks import DEFAULT_MAX_BATCHES_IN_FLIGHT
 from ..capture.table_set import TableSelection, is_pattern
 from ..errors import ConfigurationError, InvalidIdentifierError
 from ..request_settings import RequestSettings
@@ -174,6 +176,8 @@ class WatchConfig:
     staging_dir: Path | str = Path(DEFAULT_STAGING_DIR)
     watcher_id: str | None = None
     discover_interval: float = DEFAULT_DISCOVER_INTERVAL
+    #: Batches one poll loop or stream partition hands to sinks that acknowledge later before it waits.
+    max_batches_in_flight: int = DEFAULT_MAX_BATCHES_IN_FLIGHT
     #: The priority and tags of the watchers' requests ([watch] priority, request_tag, transaction_tag).
     requests: RequestSettings = RequestSettings()
     #: /healthz answers 503 once a table lags more than this many seconds (None: no bound).
@@ -281,6 +285,8 @@ def parse_config(text: str, source: str = "watcher.toml", *, base_dir: Path | No
         watcher_id=watcher_id,
         discover_interval=r.attempt(DEFAULT_DISCOVER_INTERVAL, r.number, "watch.discover_interval",
                                     watch.get("discover_interval", DEFAULT_DISCOVER_INTERVAL), minimum=0.0),
+        max_batches_in_flight=r.attempt(DEFAULT_MAX_BATCHES_IN_FLIGHT, r.integer, "watch.max_batches_in_flight",
+                                        watch.get("max_batches_in_flight", DEFAULT_MAX_BATCHES_IN_FLIGHT), minimum=1),
         requests=requests, max_lag=max_lag,
         history=history, change_sets=change_sets, change_streams=change_streams,
         poll_tables="tables" in data or not (history or change_sets or change_streams),
@@ -293,7 +299,7 @@ def parse_config(text: str, source: str = "watcher.toml", *, base_dir: Path | No
 _DECODE_AT = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
 _SECTIONS = ("database", "watch", "tables", "history", "change_sets", "change_streams", "sinks", "kafka")
 _WATCH_KEYS = ("poll_interval", "limit", "fallback_to_with_query_seconds", "initial_timestamp", "checkpoint_table",
-               "staging_dir", "watcher_id", "discover_interval", *MODE_KEYS, *REQUEST_KEYS)
+               "staging_dir", "watcher_id", "discover_interval", "max_batches_in_flight", *MODE_KEYS, *REQUEST_KEYS)
 _TYPE_NAMES: dict[type, str] = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
                                 list: "a list", dict: "a table", dt.datetime: "a date-time", dt.date: "a date",
                                 dt.time: "a time"}

@@ -53,7 +53,7 @@ from google.api_core import exceptions as gexc
 from ...errors import CallbackError, ConfigurationError
 from ...model import Change, TableId, as_nanos_timestamp, from_nanos, timestamp_nanos
 from ...request_settings import RequestSettings, settings_or_default
-from ..acks import DEFAULT_MAX_BATCHES_IN_FLIGHT, InFlight
+from ..acks import DEFAULT_MAX_BATCHES_IN_FLIGHT, InFlight, checked_limit
 from ..base import BatchCallback, Callback, OwnStateWatcher, PollListener, PollRecord, State
 from ..handoff import StopDelivery
 from ..metrics import prometheus_text, stream_text
@@ -139,8 +139,7 @@ class ChangeStreamWatcher(OwnStateWatcher):
             raise ConfigurationError(f"max_concurrent_partitions must be >= 1, got {max_concurrent_partitions}")
         if max_batch_rows < 1:
             raise ConfigurationError(f"max_batch_rows must be >= 1, got {max_batch_rows}")
-        if max_batches_in_flight < 1:
-            raise ConfigurationError(f"max_batches_in_flight must be >= 1, got {max_batches_in_flight}")
+        checked_limit(max_batches_in_flight)
         if start is not None and end is not None and end < start:
             raise ConfigurationError(f"end ({end}) must not be before start ({start})")
         if not watcher_id:

@@ -50,6 +50,7 @@ from ...errors import ConfigurationError, TableNotFoundError, TableNotWatchableE
 from ...model import Change, TableId
 from ...request_settings import RequestSettings, settings_or_default
 from ...sqlnames import find_name, has_name, validate_identifier
+from ..acks import DEFAULT_MAX_BATCHES_IN_FLIGHT
 from ..base import State
 from ..database_watcher import ALL
 from ..retry import is_transient
@@ -219,6 +220,8 @@ class ChangeSetWatcher(TranslatingWatcher):
         checkpoints: the checkpoint store (default: LAST_SEEN_COMMIT_TIMESTAMPS in ``database``).
         request_settings: the priority of its polls and data-row reads, the request tag of every
             statement and the transaction tag of the default store's writes (None: the defaults).
+        max_batches_in_flight: polls of the change-set table handed to sinks that acknowledge later before
+            the next poll waits for the oldest (:mod:`watcher.capture.acks`).
         **options: passed to the TableWatcher on the change-set table (poll_interval, limit,
             initial_timestamp, scheduler, executor, callback_error_policy, retry_policy, clock, name).
 
@@ -230,7 +233,8 @@ class ChangeSetWatcher(TranslatingWatcher):
     def __init__(self, database: Database, tables: str | Iterable[str] | Any = ALL, *, exclude: Iterable[str] = (),
                  change_sets_table: str = CHANGE_SETS_TABLE, change_set_column: str = CHANGE_SET_ID_COLUMN,
                  checkpoint_name: str | None = None, checkpoints: CommitTimestampRepository | None = None,
-                 request_settings: RequestSettings | None = None, **options: Any) -> None:
+                 request_settings: RequestSettings | None = None,
+                 max_batches_in_flight: int = DEFAULT_MAX_BATCHES_IN_FLIGHT, **options: Any) -> None:
         super().__init__()
         if "commit_timestamp_column" in options or "shard_provider" in options:
             raise ConfigurationError("a ChangeSetWatcher polls the change-set table's COMMIT_TIMESTAMP column; "
@@ -255,7 +259,8 @@ class ChangeSetWatcher(TranslatingWatcher):
         helper = TableId(self.change_sets_table)
         self.checkpoints = RenamedCheckpoints(store, helper, TableId(checkpoint_name))
         self.inner = TableWatcher(database, helper, commit_timestamp_column=COMMIT_TIMESTAMP_COLUMN,
-                                  checkpoints=self.checkpoints, request_settings=self.request_settings, **options)
+                                  checkpoints=self.checkpoints, request_settings=self.request_settings,
+                                  max_batches_in_flight=max_batches_in_flight, **options)
         self.data_tables: list[TableInfo] = []
         self._prefetched: dict[str, list[Change]] = {}
 

@@ -71,6 +71,7 @@ from ...model import NEW_VALUES as NEW_VALUES_CAPTURE
 from ...model import Change, TableId, as_mod_type
 from ...request_settings import RequestSettings, settings_or_default
 from ...sqlnames import validate_identifier
+from ..acks import DEFAULT_MAX_BATCHES_IN_FLIGHT
 from ..table_info import TableInfo, _query
 from ..table_watcher import TableWatcher
 from .history_ddl import (
@@ -317,6 +318,8 @@ class HistoryWatcher(TranslatingWatcher):
         checkpoints: the checkpoint store (positions are stored under the history table's name).
         request_settings: the priority of its polls, the request tag of every statement and the
             transaction tag of the default store's writes (None: the default tags, no priority).
+        max_batches_in_flight: polls of the history table handed to sinks that acknowledge later before the
+            next poll waits for the oldest (:mod:`watcher.capture.acks`).
         **options: passed to the TableWatcher on the history table (poll_interval, limit,
             shard_provider, table_hint, initial_timestamp, scheduler, executor,
             callback_error_policy, retry_policy, clock, name).
@@ -331,7 +334,8 @@ class HistoryWatcher(TranslatingWatcher):
 
     def __init__(self, database: Database, table: str, *, history_table: str | None = None,
                  checkpoints: CommitTimestampRepository | None = None,
-                 request_settings: RequestSettings | None = None, **options: Any) -> None:
+                 request_settings: RequestSettings | None = None,
+                 max_batches_in_flight: int = DEFAULT_MAX_BATCHES_IN_FLIGHT, **options: Any) -> None:
         super().__init__()
         if "commit_timestamp_column" in options:
             raise ConfigurationError(f"a HistoryWatcher polls the {COMMIT_TIMESTAMP_COLUMN} column of the history table")
@@ -340,7 +344,8 @@ class HistoryWatcher(TranslatingWatcher):
         self.history_table = validate_identifier(history_table or history_table_name(table), "history table")
         self.request_settings = settings_or_default(request_settings)
         self.inner = TableWatcher(database, self.history_table, commit_timestamp_column=COMMIT_TIMESTAMP_COLUMN,
-                                  checkpoints=checkpoints, request_settings=self.request_settings, **options)
+                                  checkpoints=checkpoints, request_settings=self.request_settings,
+                                  max_batches_in_flight=max_batches_in_flight, **options)
         self._types: Mapping[str, str] = {}
         self._untyped: set[str] = set()
         self._key_columns: tuple[str, ...] = ()

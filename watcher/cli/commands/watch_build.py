@@ -82,7 +82,7 @@ def _change_set_watchers(database: Any, cfg: Any, requests: Any = None) -> list[
                              change_sets_table=c.change_sets_table, change_set_column=c.change_set_column,
                              checkpoints=_checkpoints(database, cfg, requests),
                              poll_interval=cfg.poll_interval, limit=cfg.limit, initial_timestamp=cfg.start_timestamp(),
-                             request_settings=requests)
+                             request_settings=requests, max_batches_in_flight=cfg.max_batches_in_flight)
             for c in cfg.change_sets]
 
 
@@ -112,7 +112,8 @@ def build_mode_watchers(database: Any, cfg: Any, requests: Any = None) -> list[A
                                        checkpoints=_checkpoints(database, cfg, requests),
                                        poll_interval=cfg.poll_interval, limit=cfg.limit,
                                        fallback_to_with_query_seconds=cfg.fallback_to_with_query_seconds,
-                                       initial_timestamp=cfg.start_timestamp(), request_settings=requests))
+                                       initial_timestamp=cfg.start_timestamp(), request_settings=requests,
+                                       max_batches_in_flight=cfg.max_batches_in_flight))
     for c, w in zip(cfg.change_sets, _change_set_watchers(database, cfg, requests), strict=True):
         try:
             w.describe_tables()
@@ -142,7 +143,8 @@ def build_stream_watchers(database: Any, cfg: Any, requests: Any = None) -> list
         watchers.append(ChangeStreamWatcher(
             database, s.stream, heartbeat=s.heartbeat, start=s.start, max_concurrent_partitions=s.max_concurrent_partitions,
             progress=SpannerProgressStore(database, table=s.progress_table, request_settings=requests),
-            watcher_id=s.watcher_id, ignore_tables=own, request_settings=requests))
+            watcher_id=s.watcher_id, ignore_tables=own, request_settings=requests,
+            max_batches_in_flight=cfg.max_batches_in_flight))
     return watchers
 
 
@@ -191,4 +193,4 @@ def build_watcher(database: Any, cfg: Any, tables: list[str], requests: Any = No
         checkpoints=_checkpoints(database, cfg, requests),
         poll_interval=cfg.poll_interval, limit=cfg.limit,
         fallback_to_with_query_seconds=cfg.fallback_to_with_query_seconds, initial_timestamp=cfg.start_timestamp(),
-        request_settings=requests)
+        request_settings=requests, max_batches_in_flight=cfg.max_batches_in_flight)
