@@ -68,30 +68,55 @@ def _sequence(record_sequence: str | None) -> str | None:
     return str(int(record_sequence)) if record_sequence.isdigit() else record_sequence
 
 
-def source(change: Change, record: Mapping[str, Any], names: SourceNames, *, server_name: str,
-           stream: str | None) -> dict[str, Any]:
-    """The ``source`` block of ``change`` (``record``: its staging record, for the exact texts)."""
-    nanos = timestamp_nanos(change.commit_timestamp)
+def source_fields(names: SourceNames, *, server_name: str, stream: str | None) -> dict[str, Any]:
+    """The ``source`` block's fields that one batch's changes share, in the block's order; the others are
+    None here and are filled per change by :func:`source_of` (so a batch works the shared ones out once)."""
     return {
         "version": VERSION, "connector": CONNECTOR, "name": server_name,
-        "ts_ms": nanos // 1_000_000, "snapshot": "false", "db": names.database or "",
-        "sequence": _sequence(change.record_sequence), "ts_us": nanos // 1_000, "ts_ns": nanos,
+        "ts_ms": None, "snapshot": "false", "db": names.database or "",
+        "sequence": None, "ts_us": None, "ts_ns": None,
         "project_id": names.project, "instance_id": names.instance, "database_id": names.database,
-        "change_stream_name": stream, "table": change.table, "server_transaction_id": change.server_transaction_id,
-        "low_watermark": _millis(change.stream_watermark), "read_at_timestamp": _millis(change.read_timestamp),
-        "number_records_in_transaction": change.number_of_records_in_transaction,
-        "transaction_tag": change.transaction_tag, "system_transaction": change.is_system_transaction,
-        "value_capture_type": change.value_capture_type,
-        "partition_token": change.partition_token, "mod_number": change.mod_index,
+        "change_stream_name": stream, "table": None, "server_transaction_id": None,
+        "low_watermark": None, "read_at_timestamp": None,
+        "number_records_in_transaction": None,
+        "transaction_tag": None, "system_transaction": None,
+        "value_capture_type": None,
+        "partition_token": None, "mod_number": None,
         "is_last_record_in_transaction_in_partition": None,
-        "number_of_partitions_in_transaction": change.number_of_partitions_in_transaction,
-        "commit_timestamp": record["commit_timestamp"], "record_sequence": change.record_sequence,
+        "number_of_partitions_in_transaction": None,
+        "commit_timestamp": None, "record_sequence": None,
     }
 
 
+def source_of(shared: Mapping[str, Any], change: Change, commit_timestamp: str) -> dict[str, Any]:
+    """The ``source`` block of ``change``: ``shared`` (:func:`source_fields`) with the change's own fields;
+    ``commit_timestamp`` is its staging record's text (nine fractional digits)."""
+    nanos = timestamp_nanos(change.commit_timestamp)
+    out = dict(shared)
+    out["ts_ms"], out["ts_us"], out["ts_ns"] = nanos // 1_000_000, nanos // 1_000, nanos
+    out["sequence"] = _sequence(change.record_sequence)
+    out["table"], out["server_transaction_id"] = change.table, change.server_transaction_id
+    out["low_watermark"], out["read_at_timestamp"] = _millis(change.stream_watermark), _millis(change.read_timestamp)
+    out["number_records_in_transaction"] = change.number_of_records_in_transaction
+    out["transaction_tag"], out["system_transaction"] = change.transaction_tag, change.is_system_transaction
+    out["value_capture_type"], out["partition_token"] = change.value_capture_type, change.partition_token
+    out["mod_number"] = change.mod_index
+    out["number_of_partitions_in_transaction"] = change.number_of_partitions_in_transaction
+    out["commit_timestamp"], out["record_sequence"] = commit_timestamp, change.record_sequence
+    return out
+
+
+def source(change: Change, record: Mapping[str, Any], names: SourceNames, *, server_name: str,
+           stream: str | None) -> dict[str, Any]:
+    """The ``source`` block of ``change`` (``record``: its staging record, for the exact texts)."""
+    return source_of(source_fields(names, server_name=server_name, stream=stream), change, record["commit_timestamp"])
+
+
 def envelope(change: Change, record: Mapping[str, Any], names: SourceNames, *, server_name: str,
-             stream: str | None, now_nanos: int) -> dict[str, Any]:
-    """The event of ``change``; ``record`` is its staging record (values already typed JSON)."""
+             stream: str | None, now_nanos: int, shared: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The event of ``change``; ``record`` is its staging record (values already typed JSON), or the part of it
+    the event reads (``mod_type``, ``key_columns``, ``keys``, ``values``, ``old_values``, ``commit_timestamp``);
+    ``shared``: the batch's :func:`source_fields` when worked out already."""
     op = op_of(record["mod_type"])
     keys = dict(zip(record["key_columns"], record["keys"], strict=True))
     old = record.get("old_values")
@@ -104,7 +129,8 @@ def envelope(change: Change, record: Mapping[str, Any], names: SourceNames, *, s
     return {
         "before": before,
         "after": None if op == "d" else dict(record["values"]),
-        "source": source(change, record, names, server_name=server_name, stream=stream),
+        "source": (source(change, record, names, server_name=server_name, stream=stream) if shared is None
+                   else source_of(shared, change, record["commit_timestamp"])),
         "op": op,
         "ts_ms": now_nanos // 1_000_000, "ts_us": now_nanos // 1_000, "ts_ns": now_nanos,
         "transaction": None,

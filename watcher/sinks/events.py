@@ -133,9 +133,14 @@ def change_id(record: Mapping[str, Any]) -> str:
 def event(change: Change, record: Mapping[str, Any], event_format: str, origin: Origin, now_nanos: int) -> Event:
     """The message of ``change`` in ``event_format`` (``record``: its staging record)."""
     value = FORMATS[event_format](change, record, origin, now_nanos)
+    return message(record, value, event_format, compact_json.may_hold_floats(record["types"], record["shard"]))
+
+
+def message(record: Mapping[str, Any], value: Mapping[str, Any], event_format: str, floats: bool) -> Event:
+    """The message of a change whose value is ``value``: key, headers and change id from ``record`` (its staging
+    record, or the fields of it these read: table, key_columns, keys, types, commit_timestamp, mod_type,
+    version_seq); ``floats``: the key or value may hold a float (:func:`.compact_json.may_hold_floats`)."""
     cid = change_id(record)
-    table = record["table"]
-    texts = (cid, record["commit_timestamp"], table, record["mod_type"] or UPSERT, event_format)
+    texts = (cid, record["commit_timestamp"], record["table"], record["mod_type"] or UPSERT, event_format)
     headers = tuple(zip(HEADERS, [text.encode("utf-8") for text in texts], strict=True))
-    floats = compact_json.may_hold_floats(record["types"], record["shard"])
     return Event(message_key(record, floats), compact_json.dumps(value, floats=floats), headers, cid)

@@ -73,6 +73,7 @@ from ..model import Change
 from ..staging import contract
 from . import events
 from .base import Sink
+from .batch_events import BatchEvents
 from .dead_letter import dead_letter, wire_size
 from .errors import MessageTooLargeError, SinkError
 from .topics import SourceNames, TopicTemplate
@@ -262,12 +263,9 @@ class KafkaSink(Sink):
         return self._messages(changes, table, self._origin(self.database, None))
 
     def _messages(self, changes: Sequence[Change], table: TableInfo, origin: events.Origin) -> list[events.Event]:
-        batch = contract.batch_id(changes[0].commit_timestamp)
-        now = self.clock()
-        messages = [events.event(change, events.staging_record(change, table.key_columns, table.column_types,
-                                                               watcher_id=self.watcher_id, batch_id=batch, seq=seq),
-                                 self.event_format, origin, now)
-                    for seq, change in enumerate(changes)]
+        build = BatchEvents(table, self.event_format, origin, self.clock(), watcher_id=self.watcher_id,
+                            batch_id=contract.batch_id(changes[0].commit_timestamp))
+        messages = [build.event(change, seq) for seq, change in enumerate(changes)]
         if self.tombstones:
             messages = [m for event in messages for m in ((event, event.tombstone()) if event.is_delete else (event,))]
         return messages
