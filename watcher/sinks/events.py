@@ -26,6 +26,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -141,6 +142,12 @@ def message(record: Mapping[str, Any], value: Mapping[str, Any], event_format: s
     record, or the fields of it these read: table, key_columns, keys, types, commit_timestamp, mod_type,
     version_seq); ``floats``: the key or value may hold a float (:func:`.compact_json.may_hold_floats`)."""
     cid = change_id(record)
-    texts = (cid, record["commit_timestamp"], record["table"], record["mod_type"] or UPSERT, event_format)
-    headers = tuple(zip(HEADERS, [text.encode("utf-8") for text in texts], strict=True))
+    headers = (("change_id", cid.encode("utf-8")), ("commit_timestamp", record["commit_timestamp"].encode("utf-8")),
+               *_shared_headers(record["table"], record["mod_type"] or UPSERT, event_format))
     return Event(message_key(record, floats), compact_json.dumps(value, floats=floats), headers, cid)
+
+
+@functools.lru_cache(maxsize=1024)
+def _shared_headers(table: str, mod_type: str, event_format: str) -> tuple[tuple[str, bytes], ...]:
+    """The headers after the change's own two (:data:`HEADERS`), which a batch's changes mostly share."""
+    return tuple(zip(HEADERS[2:], [text.encode("utf-8") for text in (table, mod_type, event_format)], strict=True))
