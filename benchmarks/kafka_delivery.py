@@ -6,7 +6,7 @@ One real broker (:class:`~watcher.devtools.kafka_broker.KafkaBroker`, KRaft, its
   changes (7 columns, 1..1,024-byte BYTES) go to a topic of :data:`PARTITIONS` partitions
   through :meth:`KafkaSink.write_batch` in batches of :data:`BATCH` (a poll's LIMIT), each batch
   returning once the broker acknowledged it; and the very same messages
-  (:meth:`KafkaSink.messages`, built before the clock starts) through a bare loop of
+  (:meth:`KafkaSink.messages` per batch, built before the clock starts) through a bare loop of
   ``Producer.produce`` with a delivery callback and one ``flush`` at the end, with the sink's
   settings (``enable.idempotence=true``, ``acks=all``). Changes/s = changes / seconds from the
   first produce to the last acknowledgement; the sink's figure includes building its messages
@@ -169,8 +169,10 @@ def _throughput(ctx: RunContext, servers: str, settings: dict[str, Any]) -> dict
     from watcher.sinks.kafka import KafkaSink
 
     changes, info = _changes(settings["changes"], 7), _table_info()
+    builder, messages = KafkaSink(servers), []
     started = time.perf_counter()
-    messages = KafkaSink(servers).messages(changes, info)
+    for first in range(0, len(changes), BATCH):  # batch by batch, as the sink builds them
+        messages.extend(builder.messages(changes[first:first + BATCH], info))
     build_seconds = time.perf_counter() - started
     rounds = []
     for r in range(settings["rounds"]):
