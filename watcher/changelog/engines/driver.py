@@ -107,7 +107,6 @@ class DriverEngine(Engine):
         numbers continue the group's: Spark's engine numbers them)."""
         import pyarrow as pa
         import pyarrow.compute as pc
-        from deltalake import DeltaTable
 
         name = layout.CHANGELOG.name
         new = [c for c in rows if not c.is_dup]
@@ -115,7 +114,7 @@ class DriverEngine(Engine):
             return
         dates = sorted({c.commit_date for c in new})
         groups = pa.array(sorted({commit_group(c.row.commit_timestamp) for c in new}), pa.string())
-        table = DeltaTable(self.ledger.uri(name), storage_options=self.ledger.storage_options or None)
+        table = self.ledger.table(name)
         read = _rows(table, [("commit_date", "in", dates)], self.origin, ["transaction_group", "run_version"])
         earlier = pc.and_(pc.is_in(read.column("transaction_group"), value_set=groups),
                           pc.less(read.column("run_version"), run.version))
@@ -148,7 +147,7 @@ class DriverRun(PreparedRun):
             if changes:
                 from deltalake import write_deltalake
 
-                write_deltalake(ledger.uri(table), arrow_rows.table(layout.CHANGELOG, changes, origin), mode="append",
+                write_deltalake(ledger.table(table), arrow_rows.table(layout.CHANGELOG, changes, origin), mode="append",
                                 partition_by=list(layout.CHANGELOG.partition_by), commit_properties=ledger.commit_properties(run),
                                 storage_options=ledger.storage_options or None)
         elif table == layout.CURRENT_STATE.name:
@@ -160,13 +159,11 @@ class DriverRun(PreparedRun):
         hold(ledger, run, table)
 
     def _merge_state(self, rows: Any) -> None:
-        from deltalake import DeltaTable
-
         ledger = self.engine.ledger
         tables = sorted(set(rows.column("table_name").to_pylist()))
         on = " AND ".join(f"t.{c} = s.{c}" for c in (*SOURCE_COLUMNS, "table_name", "keys"))
         among = ", ".join("'" + t.replace("'", "''") + "'" for t in tables)
-        (DeltaTable(ledger.uri(layout.CURRENT_STATE.name), storage_options=ledger.storage_options or None)
+        (ledger.table(layout.CURRENT_STATE.name)
          .merge(rows, f"{on} AND t.table_name IN ({among})", source_alias="s", target_alias="t",
                 commit_properties=ledger.commit_properties(self.run))
          .when_matched_update_all().when_not_matched_insert_all().execute())

@@ -32,16 +32,38 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ...errors import ChangelogError
+from ...storage_urls import local_path
 from . import layout
 from .readers import arrow_table
 
 #: The application id of the changelog job's commits (streaming writers use their own).
 APP_ID = "spanner-watcher/changelog"
+
+
+#: Tables on local disk kept open, brought up to date on each use: a streaming query's next run
+#: then replays only the commits since its last, not the table's whole log. Keyed by the folder and
+#: the identity of its first commit's file, so a table deleted and made again is opened afresh.
+_OPEN: dict[tuple[str, int, int], Any] = {}
+#: The ``runs`` rows of each data file read (a Delta data file never changes): a run reads the new ones.
+_RUN_FILES: dict[str, list[dict[str, Any]]] = {}
+_CACHE_LOCK = threading.Lock()
+#: Files of ``_RUN_FILES`` kept at most (a query of many micro-batches keeps the newest ones' rows).
+RUN_FILES_KEPT = 100_000
+
+
+def _first_commit(folder: str) -> tuple[int, int] | None:
+    """(inode, mtime) of a local table's first commit file; None when it has none."""
+    try:
+        found = os.stat(os.path.join(folder, "_delta_log", f"{0:020d}.json"))
+    except OSError:
+        return None
+    return found.st_ino, found.st_mtime_ns
 
 
 @dataclass(frozen=True)
@@ -89,13 +111,35 @@ class Ledger:
                                   storage_options=self.storage_options or None)
 
     def _open(self, table: str) -> Any | None:
+        """``table`` at its newest version (None: no such table yet)."""
         from deltalake import DeltaTable
         from deltalake.exceptions import TableNotFoundError
 
+        folder = local_path(self.uri(table))
+        first = _first_commit(folder) if folder is not None and not self.storage_options else None
+        key = (folder, *first) if first is not None and folder is not None else None
+        if key is not None:
+            with _CACHE_LOCK:
+                found = _OPEN.get(key)
+                if found is not None:
+                    found.update_incremental()
+                    return found
         try:
-            return DeltaTable(self.uri(table), storage_options=self.storage_options or None)
+            found = DeltaTable(self.uri(table), storage_options=self.storage_options or None)
         except TableNotFoundError:
             return None
+        if key is not None:
+            with _CACHE_LOCK:
+                _OPEN[key] = found
+        return found
+
+    def table(self, name: str) -> Any:
+        """Table ``name`` (a delta-rs ``DeltaTable``) at its newest version, to read or write through;
+        on local disk kept open across runs and brought up to date here (see :data:`_OPEN`)."""
+        found = self._open(name)
+        if found is None:
+            raise ChangelogError(f"warehouse {self.warehouse}: table {name} does not exist (create_tables() makes it)")
+        return found
 
     def held_version(self, table: str) -> int:
         """The newest run ``table`` holds (0: none, or no such table yet)."""
@@ -125,7 +169,25 @@ class Ledger:
         found = self._open(layout.RUNS.name)
         if found is None:
             return []
-        return arrow_table(found, columns=["run_version", "batches"]).to_pylist()
+        files = found.file_uris()
+        paths = [local_path(uri) for uri in files]
+        if self.storage_options or None in paths:
+            return arrow_table(found, columns=["run_version", "batches"]).to_pylist()
+        import pyarrow.parquet as pq
+
+        rows: list[dict[str, Any]] = []
+        for path in paths:
+            assert path is not None
+            with _CACHE_LOCK:
+                held = _RUN_FILES.get(path)
+            if held is None:
+                held = pq.read_table(path, columns=["run_version", "batches"]).to_pylist()
+                with _CACHE_LOCK:
+                    if len(_RUN_FILES) >= RUN_FILES_KEPT:
+                        _RUN_FILES.clear()
+                    _RUN_FILES[path] = held
+            rows += held
+        return rows
 
     def run(self, version: int, rows: list[dict[str, Any]] | None = None) -> Run:
         """Run ``version`` as the tables hold it (``rows``: the ``runs`` table's rows, when already read)."""
@@ -162,7 +224,7 @@ class Ledger:
         version = self.held_version(layout.RUNS.name) + 1
         row = {"run_version": version, "batches": sorted(set(batches)),
                "started_at": now or dt.datetime.now(dt.UTC)}
-        write_deltalake(self.uri(layout.RUNS.name), pa.Table.from_pylist([row], schema=layout.RUNS.arrow_schema()),
+        write_deltalake(self._open(layout.RUNS.name) or self.uri(layout.RUNS.name), pa.Table.from_pylist([row], schema=layout.RUNS.arrow_schema()),
                         mode="append", storage_options=self.storage_options or None,
                         commit_properties=CommitProperties(app_transactions=[Transaction(self.app_id, version)]))
         return self.run(version)
@@ -182,7 +244,7 @@ class Ledger:
         from deltalake import write_deltalake
 
         spec = {s.name: s for s in layout.COMMIT_ORDER}[table]
-        write_deltalake(self.uri(table), pa.Table.from_pylist([], schema=spec.arrow_schema()), mode="append",
+        write_deltalake(self._open(table) or self.uri(table), pa.Table.from_pylist([], schema=spec.arrow_schema()), mode="append",
                         commit_properties=self.commit_properties(run), storage_options=self.storage_options or None)
 
     def commit_properties(self, run: Run) -> Any:

@@ -77,17 +77,17 @@ def write(ledger: Ledger, run: Run, rows: list[dict[str, Any]]) -> None:
     """Merge ``rows`` into the table as ``run``'s commit (a commit without rows when there are none,
     so that the table holds the run either way)."""
     import pyarrow as pa
-    from deltalake import DeltaTable, write_deltalake
+    from deltalake import write_deltalake
 
     props = ledger.commit_properties(run)
     data = pa.Table.from_pylist(rows, schema=layout.WATERMARKS.arrow_schema())
     options = ledger.storage_options or None
     if not rows:
-        write_deltalake(ledger.uri(layout.WATERMARKS.name), data, mode="append", commit_properties=props,
+        write_deltalake(ledger.table(layout.WATERMARKS.name), data, mode="append", commit_properties=props,
                         storage_options=options)
         return
     on = " AND ".join(f"t.{c} = s.{c}" for c in ("source_project", "source_instance", "source_database", "table_name"))
-    (DeltaTable(ledger.uri(layout.WATERMARKS.name), storage_options=options)
+    (ledger.table(layout.WATERMARKS.name)
      .merge(data, on, source_alias="s", target_alias="t", commit_properties=props)
      .when_matched_update_all().when_not_matched_insert_all().execute())
 
