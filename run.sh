@@ -12,7 +12,7 @@ PY="${PYTHON:-python3}"
 
 need_java() {
   # PySpark 4 needs Java 17 or newer; the changelog's JVM functions are compiled with its javac
-  # (without one they take their slower SQL path: watcher/changelog/jvm).
+  # (without one they take their slower SQL path: watcher/changelog/spark/jvm).
   local v=""
   if command -v java >/dev/null 2>&1; then
     v=$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -1)
@@ -44,7 +44,7 @@ setup() {
   # Delta Lake's jars, resolved by Spark's package mechanism into its cache once (the warehouse's tables are Delta tables).
   "$VENV/bin/python" -c 'import sys; from watcher.changelog.tables import runtime; sys.exit(runtime.main())' >/dev/null 2>&1 || echo "run.sh: Delta Lake's jars were not resolved; the first Spark job tries again" >&2
   # The JVM functions' jar, built once per source (cached); on failure it says why, and jobs take the SQL path.
-  "$VENV/bin/python" -c 'import sys; from watcher.changelog.jvm import jar; sys.exit(jar.main())' >/dev/null || true
+  "$VENV/bin/python" -c 'import sys; from watcher.changelog.spark.jvm import jar; sys.exit(jar.main())' >/dev/null || true
   # The Java Spanner Change Watcher's program (watcher/devtools/javawatcher, Maven; cached per source digest,
   # jars in ~/.m2) for the handover tests; without mvn those tests skip, on failure one line says why.
   if command -v mvn >/dev/null 2>&1; then

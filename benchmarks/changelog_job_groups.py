@@ -2,7 +2,7 @@
 
 In :mod:`benchmarks.changelog_job` every change has a commit timestamp of its own, so each is
 alone in its transaction group, and the job writes the groups' numbers without joining them
-back (:func:`watcher.changelog.grouping.add_grouping`). Here the ten tables' changes of one key
+back (:func:`watcher.changelog.rules.grouping.add_grouping`). Here the ten tables' changes of one key
 and version share one commit timestamp: 100,000 groups of ten changes, every change's numbers
 joined back to its row. The same pairs (plain read + write beside the first run), the same
 second run, the same targets, so that the two workloads' figures read side by side.

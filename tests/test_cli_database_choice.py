@@ -281,7 +281,7 @@ def test_a_service_account_key_file_is_used_with_the_endpoint_and_role(tmp_path:
     # A Spark task of backfill or reconcile opens the database again with the same key, endpoint and role.
     import pickle
 
-    from watcher.changelog.spanner_source import SpannerLocation
+    from watcher.changelog.snapshots.spanner_source import SpannerLocation
 
     boosted = connect("p", "i", "d", credentials_file=key, api_endpoint="eu-spanner.googleapis.com:443",
                       database_role="cdc_reader")

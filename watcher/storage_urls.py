@@ -1,7 +1,7 @@
 """Folder URLs: the one reading of where a staging folder or warehouse lives, for every side.
 
 The staging sink (in the watcher's process), the changelog job's driver-side file access
-under Spark Connect (:mod:`watcher.changelog.arrow_fs`) and the command line all name
+under Spark Connect (:mod:`watcher.changelog.io.arrow_fs`) and the command line all name
 folders the same ways: a plain path (absolute or relative), a ``file:`` URL in each form
 Hadoop takes (``file:/p``, ``file:///p``, ``file://localhost/p``), or a URL of another
 filesystem (``hdfs://``, ``gs://``, ``s3://``/``s3a://``, ``abfs://``). Plain paths and

@@ -13,9 +13,9 @@ import json
 import sys
 
 from watcher.changelog import Changelog, register_views
-from watcher.changelog.connect import is_connect
-from watcher.changelog.jvm import registry
-from watcher.changelog.session import connect_session
+from watcher.changelog.spark.connect import is_connect
+from watcher.changelog.spark.jvm import registry
+from watcher.changelog.spark.session import connect_session
 
 #: The columns of each view the test compares with local mode.
 VIEW_COLUMNS = {

@@ -24,8 +24,8 @@ def _die() -> None:
 
 def main(staging: str, warehouse: str, step: str) -> None:
     from watcher.changelog import Changelog
-    from watcher.changelog.engines import spark as engine
-    from watcher.changelog.session import get_session
+    from watcher.changelog.engines.spark.engine import engine
+    from watcher.changelog.spark.session import get_session
     from watcher.changelog.tables.ledger import Ledger
 
     when, _, table = step.partition(":")

@@ -14,13 +14,14 @@ from google.cloud import spanner
 from tests.watcher.core_support import wait_until
 from watcher import TableWatcher
 from watcher.capture.shards import FixedShardProvider
-from watcher.changelog import Changelog, read_markers, spanner_source
-from watcher.changelog.backfill import Backfill
+from watcher.changelog import Changelog, read_markers
 from watcher.changelog.exports import FORMATS
 from watcher.changelog.exports.spanner_table import create_table_ddl, parse_target, write_to_database
-from watcher.changelog.fs import HadoopFS
-from watcher.changelog.reconcile import Reconcile
-from watcher.changelog.spanner_source import hash_partitions, shard_partitions
+from watcher.changelog.io.fs import HadoopFS
+from watcher.changelog.snapshots import spanner_source
+from watcher.changelog.snapshots.backfill import Backfill
+from watcher.changelog.snapshots.reconcile import Reconcile
+from watcher.changelog.snapshots.spanner_source import hash_partitions, shard_partitions
 from watcher.checkpoints.memory import InMemoryCommitTimestampRepository
 from watcher.cli.commands.snapshot_options import shard_values
 from watcher.cli.main import build_parser

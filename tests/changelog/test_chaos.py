@@ -33,7 +33,7 @@ from watcher import DatabaseWatcher, InMemoryCommitTimestampRepository, State
 from watcher.capture.row_values import column_types, real_bytes
 from watcher.capture.shards import FixedShardProvider
 from watcher.changelog import Changelog
-from watcher.changelog.reconcile import Reconcile
+from watcher.changelog.snapshots.reconcile import Reconcile
 from watcher.codec import encode_row, timestamp_text
 from watcher.model import MIN_TIMESTAMP
 from watcher.staging.sink import StagingSink

@@ -23,7 +23,7 @@ from google.cloud import spanner
 from tests.changelog.support import SINGERS_TYPES, Stager, singer
 from tests.cli_support import run_all
 from watcher.changelog import Changelog
-from watcher.changelog.jvm import jar
+from watcher.changelog.spark.jvm import jar
 from watcher.changelog.tables import frames, layout
 from watcher.devtools.spark_cluster import StandaloneCluster, spark_class
 from watcher.spanner_client import database_path
@@ -179,7 +179,7 @@ def test_executors_missing_a_dependency_give_one_line(make_database, tmp_path, c
 
 
 def test_the_master_comes_from_sparks_own_configuration():
-    probe = ("from watcher.changelog.session import get_session; import sys, tempfile; "
+    probe = ("from watcher.changelog.spark.session import get_session; import sys, tempfile; "
              "s = get_session(conf=dict(a.split('=', 1) for a in sys.argv[1:])); p = tempfile.mkdtemp() + '/t'; "
              "s.range(3).write.format('delta').save(p); "  # Delta's jars and extension loaded at the JVM's launch
              "print(s.sparkContext.master, s.conf.get('spark.sql.shuffle.partitions'), "

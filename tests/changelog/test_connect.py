@@ -38,7 +38,7 @@ from tests.changelog.test_cluster import (
 from tests.cli_support import run_all
 from watcher.changelog import Changelog, register_views
 from watcher.changelog.exports import bigquery
-from watcher.changelog.jvm import jar
+from watcher.changelog.spark.jvm import jar
 from watcher.changelog.tables import runtime as delta_runtime
 from watcher.devtools.spark_cluster import free_port, stop_process
 from watcher.spanner_client import database_path

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from watcher.changelog.session import temporary_conf
+from watcher.changelog.spark.session import temporary_conf
 from watcher.changelog.tables import layout, readers
 from watcher.changelog.tables.ledger import Ledger
 

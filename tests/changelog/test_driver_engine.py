@@ -1,4 +1,4 @@
-"""The driver engine (watcher/changelog/engines/driver.py) against the Spark engine it stands in for.
+"""The driver engine (watcher/changelog/engines/driver/engine.py) against the Spark engine it stands in for.
 
 A small run is classified on the driver and written with delta-rs when the engine can be sure of
 writing exactly Spark's rows. These tests hold it to that: its JSON texts against Spark's reader,
@@ -18,11 +18,13 @@ import pytest
 from tests.changelog.engine_inputs import HARD, report, stage_run, tables_of, views_of
 from tests.changelog.support import Stager, ts
 from tests.changelog.test_jvm_old_values import _pairs
-from watcher.changelog import Changelog, completeness, staging_reader
-from watcher.changelog.arrow_fs import ArrowFS
-from watcher.changelog.driver import Ineligible, spark_json, staged
-from watcher.changelog.driver.old_values import fast_old_values
-from watcher.changelog.old_values import (
+from watcher.changelog import Changelog
+from watcher.changelog.engines.driver.engine import Ineligible
+from watcher.changelog.engines.driver.old_values import fast_old_values
+from watcher.changelog.input import spark_json, staged, staging_reader
+from watcher.changelog.io.arrow_fs import ArrowFS
+from watcher.changelog.rules import completeness
+from watcher.changelog.rules.old_values import (
     FAST_SQL,
     SAME_COLUMNS_SQL,
     column_names_sql,
@@ -30,8 +32,8 @@ from watcher.changelog.old_values import (
     entries_sql,
     trusted_names_sql,
 )
-from watcher.changelog.session import temporary_conf
-from watcher.changelog.typed_json import quote_sql, staged_keys_sql
+from watcher.changelog.rules.typed_json import quote_sql, staged_keys_sql
+from watcher.changelog.spark.session import temporary_conf
 from watcher.errors import ChangelogError, ConfigurationError
 from watcher.model import rfc3339_nanos
 
@@ -157,7 +159,7 @@ def test_a_types_object_reads_as_its_own_text_whatever_was_read_before_it():
 
 
 def test_staged_lines_read_as_the_jobs_reader_and_normalize_read_them(spark, tmp_path):
-    from watcher.changelog import pipeline
+    from watcher.changelog.engines.spark.engine import pipeline
 
     stager = Stager(tmp_path / "staging")
     rng = random.Random(3)

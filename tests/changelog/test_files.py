@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from watcher.changelog.arrow_fs import ArrowFS
-from watcher.changelog.files import open_fs
-from watcher.changelog.fs import HadoopFS
+from watcher.changelog.io.arrow_fs import ArrowFS
+from watcher.changelog.io.files import open_fs
+from watcher.changelog.io.fs import HadoopFS
 
 
 @pytest.fixture(params=["hadoop", "arrow"])

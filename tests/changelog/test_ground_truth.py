@@ -30,11 +30,11 @@ from tests.watcher.core_support import wait_until
 from watcher import DatabaseWatcher
 from watcher.capture.shards import FixedShardProvider
 from watcher.changelog import Changelog
-from watcher.changelog.backfill import Backfill
 from watcher.changelog.exports.bigquery import bigquery_rows, parse_sequence_number
 from watcher.changelog.exports.datastream import datastream_events
 from watcher.changelog.exports.spanner_table import write_to_database
-from watcher.changelog.reconcile import Reconcile
+from watcher.changelog.snapshots.backfill import Backfill
+from watcher.changelog.snapshots.reconcile import Reconcile
 from watcher.checkpoints import SpannerCommitTimestampRepository
 from watcher.codec import decode_value, timestamp_text
 from watcher.model import MIN_TIMESTAMP

@@ -9,7 +9,7 @@ import pytest
 
 from tests.changelog.support import SINGERS_TYPES, singer
 from watcher.changelog import Changelog, write_marker
-from watcher.changelog.fs import HadoopFS
+from watcher.changelog.io.fs import HadoopFS
 from watcher.errors import ConfigurationError
 
 KEY = ["SingerId"]
@@ -325,7 +325,7 @@ def test_a_failed_write_leaves_the_run_open_and_the_next_run_finishes_it_once(sp
     """A write failing after its commit (the store went away right after) fails the run with that
     error and leaves it open; the next run finishes it (the tables it has not written) and every
     change is written once. (A SIGKILL at every step: test_job_crashes.py.)"""
-    from watcher.changelog.engines.spark import SparkRun
+    from watcher.changelog.engines.spark.engine import SparkRun
     from watcher.changelog.tables.ledger import Ledger
 
     stager.stage("Singers", [singer(1, "a"), singer(2, "b")], types=SINGERS_TYPES, key_columns=KEY, commits=[10, 20])

@@ -1,7 +1,7 @@
-"""The JVM old-values function (watcher/changelog/jvm) against the SQL it stands in for.
+"""The JVM old-values function (watcher/changelog/spark/jvm) against the SQL it stands in for.
 
 Where a session has the function, updates' old values on the fast path come from it instead
-of the entries columns (watcher.changelog.old_values). It must give the same text as that SQL
+of the entries columns (watcher.changelog.rules.old_values). It must give the same text as that SQL
 for every pair of texts, including those the split refuses (then both say "not the fast
 path"), and the job must write the same changelog with it and without it. Without a JDK the
 job takes the SQL path and says why, once.
@@ -18,8 +18,7 @@ import pytest
 
 from tests.changelog.support import Stager, ts
 from watcher.changelog import Changelog
-from watcher.changelog.jvm import jar, registry
-from watcher.changelog.old_values import (
+from watcher.changelog.rules.old_values import (
     FAST_SQL,
     SAME_COLUMNS_SQL,
     column_names_sql,
@@ -28,6 +27,7 @@ from watcher.changelog.old_values import (
     jvm_fast_sql,
     trusted_names_sql,
 )
+from watcher.changelog.spark.jvm import jar, registry
 from watcher.changelog.tables import frames
 from watcher.model import Change
 

@@ -1,7 +1,7 @@
 """Old values of updates whose values the entry split finds hard, through the real job.
 
 An update's old values are the previous row's values of the columns both rows hold whose
-value changed (watcher.changelog.old_values): taken from each row's JSON text split into its
+value changed (watcher.changelog.rules.old_values): taken from each row's JSON text split into its
 entries where that split is exact (or by the package's JVM function, or on the driver, both of which split the same way) (here: every update, as both rows hold the same columns; JSON
 documents are staged as strings), from maps otherwise. They must be what the rows' own
 ``new_values`` say, within a run and across runs (the previous row then comes from the current

@@ -24,8 +24,8 @@ from tests.conftest import INSTANCE, PROJECT
 from tests.watcher.core_support import wait_until
 from watcher import TableWatcher
 from watcher.changelog import Changelog
-from watcher.changelog.backfill import Backfill
-from watcher.changelog.reconcile import Reconcile
+from watcher.changelog.snapshots.backfill import Backfill
+from watcher.changelog.snapshots.reconcile import Reconcile
 from watcher.checkpoints.memory import InMemoryCommitTimestampRepository
 from watcher.model import MIN_TIMESTAMP
 from watcher.schema_tools import ddl

@@ -10,8 +10,8 @@ import random
 
 import pytest
 
-from watcher.changelog import classify, dedup, grouping, staging_reader
-from watcher.changelog.driver import staged
+from watcher.changelog.input import staged, staging_reader
+from watcher.changelog.rules import classify, dedup, grouping
 
 #: Texts that order as timestamps do, and one beyond ASCII (Spark compares UTF-8 bytes, Python code points).
 _TEXTS = (None, "2024-05-01T00:00:00.000000000Z", "2024-05-01T00:00:00.000000001Z", "2024-05-01T00:00:00.é")

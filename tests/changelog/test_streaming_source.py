@@ -22,7 +22,7 @@ from google.api_core.datetime_helpers import DatetimeWithNanoseconds
 
 from tests.changelog.streaming_kill import kill_mid_batch, resume, start_driver, stop
 from watcher.changelog import register_views, streaming
-from watcher.changelog.staging_reader import read_schema_ddl
+from watcher.changelog.input.staging_reader import read_schema_ddl
 from watcher.changelog.streaming.offsets import Offset
 from watcher.changelog.streaming.options import StreamOptions
 from watcher.changelog.streaming.source import SpannerStreamReader

@@ -20,7 +20,7 @@ from tests.conftest import INSTANCE, PROJECT
 from tests.watcher.core_support import wait_until
 from watcher import TableWatcher
 from watcher.changelog import Changelog, register_views
-from watcher.changelog.arrow_fs import ArrowFS
+from watcher.changelog.io.arrow_fs import ArrowFS
 from watcher.checkpoints.memory import InMemoryCommitTimestampRepository
 from watcher.cli.main import main
 from watcher.model import MIN_TIMESTAMP

@@ -14,8 +14,8 @@ from tests.sinks.support import read_topic
 from tests.watcher.core_support import wait_until
 from tests.watcher.test_watcher_interface import KINDS, OPTIONS, PLAIN, Kind
 from watcher import HistoryTable, HistoryWatcher, InMemoryCommitTimestampRepository
-from watcher.changelog.driver.staged import parse_batch
-from watcher.changelog.driver.window import change_id as changelog_change_id
+from watcher.changelog.engines.driver.window import change_id as changelog_change_id
+from watcher.changelog.input.staged import parse_batch
 from watcher.sinks import attach_sinks
 from watcher.sinks.debezium import op_of
 from watcher.sinks.events import change_id

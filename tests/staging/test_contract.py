@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 from google.cloud.spanner_v1 import Interval
 
-from watcher.changelog import records, spanner_source
+from watcher.changelog.rules import records
+from watcher.changelog.snapshots import spanner_source
 from watcher.codec import decode_value
 from watcher.errors import UnknownColumnTypeError
 from watcher.model import Change, from_nanos

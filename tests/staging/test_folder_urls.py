@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from watcher.changelog.arrow_fs import ArrowFS
+from watcher.changelog.io.arrow_fs import ArrowFS
 from watcher.cli.config import parse_config
 from watcher.cli.main import main
 from watcher.errors import ConfigurationError, StorageURLError

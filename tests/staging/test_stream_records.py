@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from watcher.changelog import records
+from watcher.changelog.rules import records
 from watcher.model import Change, from_nanos
 from watcher.staging import contract
 from watcher.staging.sink import StagingSink

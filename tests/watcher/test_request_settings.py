@@ -238,8 +238,8 @@ def _snapshot_reads(db, tag):
 @needs_request_log
 def test_snapshot_reads_run_on_data_boost_when_asked(spark, make_database, instance, tmp_path):
     # Backfill and reconcile read through the same snapshot step: one boosted run, one plain.
-    from watcher.changelog.backfill import Backfill
-    from watcher.changelog.reconcile import Reconcile
+    from watcher.changelog.snapshots.backfill import Backfill
+    from watcher.changelog.snapshots.reconcile import Reconcile
 
     db = make_database([ITEMS_DDL])
     with db.batch() as batch:

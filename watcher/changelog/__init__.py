@@ -7,8 +7,8 @@ Example:
 
 from __future__ import annotations
 
-from .completeness import read_markers, write_marker
 from .job import Changelog, ChangelogResult
+from .rules.completeness import read_markers, write_marker
 from .views import register_views
 
 __all__ = ["Changelog", "ChangelogResult", "read_markers", "register_views", "write_marker"]

@@ -43,7 +43,7 @@ from typing import Any
 
 from ..errors import ConfigurationError
 from ..sqlnames import quote_identifier
-from .batch_sources import RecordFrame, StagingFolder
+from .input.batch_sources import RecordFrame, StagingFolder
 from .run import ChangelogResult, Run
 from .tables.source import DEFAULT_SOURCE, Source
 
@@ -68,7 +68,7 @@ class Changelog:
     ENGINES = ("auto", "spark", "driver")
 
     def __init__(self, spark: Any) -> None:
-        from .session import DeferredSession
+        from .spark.session import DeferredSession
 
         if spark is None or not (isinstance(spark, DeferredSession) or hasattr(spark, "read")):
             raise ConfigurationError(f"spark must be a SparkSession, got {type(spark).__name__}")
@@ -153,13 +153,13 @@ class Changelog:
                     identity: str | None = None) -> ChangelogResult:
         """Process staging records given as a DataFrame instead of a staging folder.
 
-        ``records`` has the staging fields (:func:`.staging_reader.read_schema`), e.g. a micro-batch
+        ``records`` has the staging fields (:func:`.input.staging_reader.read_schema`), e.g. a micro-batch
         of the ``spanner_watcher`` streaming source (:mod:`watcher.changelog.streaming`). Its batches
         (table, batch_id) are consumed by the run like files, so running the same records again
         writes nothing; ``identity`` (a streaming micro-batch's query and batch id) is consumed too,
         so the same identity is never run twice. Cache ``records`` first: it is read more than once.
         ``batch_counts`` ((table, batch_id) -> records) with ``batch_sizes`` (-> bytes, of
-        :data:`.batch_sources.RECORD_SIZE_SQL`), when the caller counted them anyway, spare a Spark job.
+        :data:`.input.batch_sources.RECORD_SIZE_SQL`), when the caller counted them anyway, spare a Spark job.
         """
         if self._warehouse is None:
             raise ConfigurationError("warehouse is not set: call .warehouse(path) before .run_records()")

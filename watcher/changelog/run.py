@@ -8,12 +8,12 @@
 2. the batches no run consumed are listed, the ledger begins a run with them (its ``runs``
    commit), and the engine writes ``changelog``, ``current_state`` and ``watermarks``, each
    committed once as the run (:mod:`.engines.base`);
-3. bad batches are set aside (:mod:`.staging_reader`: moved to ``_quarantine`` with a report),
+3. bad batches are set aside (:mod:`.input.staging_reader`: moved to ``_quarantine`` with a report),
    and the views are registered (:mod:`.views`).
 
 A reader of the Delta tables sees a run's changelog rows before its state and watermarks; the
 ``watermarks`` table says up to where both are complete. A small run is the driver engine's when it
-can do it exactly (:mod:`.engines.driver`), every other Spark's (:mod:`.engines.spark`).
+can do it exactly (:mod:`.engines.driver.engine`), every other Spark's (:mod:`.engines.spark.engine`).
 
 Example:
     >>> ChangelogResult(version=3).summary()["quarantined"]
@@ -30,15 +30,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ChangelogError
-from . import completeness, staging_reader, views
-from .batch_sources import BatchSource
-from .driver import Ineligible
+from . import views
 from .engines.base import Engine, Outcome, PreparedRun
-from .engines.driver import DriverEngine
-from .engines.spark import SparkEngine
-from .files import open_fs
-from .session import started as started_session
-from .staging_reader import Quarantined
+from .engines.driver import Ineligible
+from .engines.driver.engine import DriverEngine
+from .engines.spark.engine import SparkEngine
+from .input import staging_reader
+from .input.batch_sources import BatchSource
+from .input.staging_reader import Quarantined
+from .io.files import open_fs
+from .rules import completeness
+from .spark.session import started as started_session
 from .tables import watermark_table
 from .tables.convert import refuse_old_layout
 from .tables.ledger import Ledger
@@ -65,9 +67,9 @@ class ChangelogResult:
     quarantined: list[Quarantined] = field(default_factory=list)
     seconds: float = 0.0
     phases: dict[str, float] = field(default_factory=dict)
-    #: How updates' old values were computed: "jvm" (the package's JVM function, :mod:`.jvm`),
+    #: How updates' old values were computed: "jvm" (the package's JVM function, :mod:`.spark.jvm`),
     #: "sql" (its SQL path: no JDK to build the function, or turned off) or "python" (the driver
-    #: engine's, :mod:`.engines.driver`); the same values each way.
+    #: engine's, :mod:`.engines.driver.engine`); the same values each way.
     old_values_by: str = ""
     #: The engine that did the run ("driver" or "spark"), and a note on the run (a crashed run it
     #: finished, why the driver engine declined it).
@@ -155,7 +157,7 @@ class Run:
         return chosen
 
     def _prepare(self, engines: list[Engine], run: LedgerRun, files: list[Any]) -> PreparedRun:
-        """The run prepared by the first engine that takes it (the driver's declines with a reason, :mod:`.engines.driver`)."""
+        """The run prepared by the first engine that takes it (the driver's declines with a reason, :mod:`.engines.driver.engine`)."""
         for engine in engines[:-1]:
             try:
                 prepared = engine.prepare(run, files)

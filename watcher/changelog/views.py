@@ -1,7 +1,7 @@
 """The warehouse as Spark SQL views: ``changelog``, ``current_state``, ``watermarks``.
 
 Each view reads the warehouse's Delta table (``spark.read.format("delta")``, so only committed
-rows are visible) and shows the changelog record's layout (:mod:`.records`: ``commit_timestamp``
+rows are visible) and shows the changelog record's layout (:mod:`.rules.records`: ``commit_timestamp``
 the exact RFC 3339 text with nine digits, ``commit_ts`` the TIMESTAMP, ``column_types`` a map;
 ``current_state`` also the row as a ``vals`` map, and only live keys: a deleted key's tombstone
 row is hidden), with the source database's columns in front. ``source`` limits every view to one
@@ -22,8 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import completeness
-from .files import open_fs
+from .io.files import open_fs
+from .rules import completeness
 from .tables import frames, layout, watermark_table
 from .tables.convert import refuse_old_layout
 from .tables.ledger import Ledger

@@ -36,7 +36,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Self
 
-from ..changelog.jvm.jar import cache_dir
+from ..changelog.spark.jvm.jar import cache_dir
 from . import jvm_tools, maven_classpath
 from .kafka_broker import free_port
 

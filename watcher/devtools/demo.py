@@ -186,8 +186,8 @@ def run_demo(seconds: float = 20.0, *, workdir: str = "spanner-watcher-demo", wr
     from ..capture.change_streams.watcher import ChangeStreamWatcher
     from ..capture.database_watcher import DatabaseWatcher
     from ..capture.shards import FixedShardProvider
-    from ..changelog.backfill import Backfill
-    from ..changelog.session import get_session
+    from ..changelog.snapshots.backfill import Backfill
+    from ..changelog.spark.session import get_session
     from ..checkpoints import SpannerCommitTimestampRepository
     from ..localspanner.server import LocalSpanner
 

@@ -8,7 +8,7 @@ Java library and ours without losing their place; benchmarks can run it side by 
 
 The build (``mvn -B package``: the program's jar and a file with the runtime classpath, jars
 in the default local Maven repository ``~/.m2``) happens once per source digest in the cache
-folder (:func:`watcher.changelog.jvm.jar.cache_dir`), offline first and online when the local
+folder (:func:`watcher.changelog.spark.jvm.jar.cache_dir`), offline first and online when the local
 repository lacks something. The child reaches the server named by ``SPANNER_EMULATOR_HOST``
 (the Java client then uses plaintext and no credentials).
 
@@ -49,7 +49,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..changelog.jvm.jar import cache_dir
+from ..changelog.spark.jvm.jar import cache_dir
 from ..spanner_client import database_path
 from . import jvm_tools
 from .json_lines_process import JsonLinesProcess

@@ -3,7 +3,7 @@
 The jars come from Maven: ``kafka/pom.xml`` beside this module names ``org.apache.kafka:kafka_2.13``
 (4.x) and a log4j2 binding; ``mvn dependency:build-classpath`` resolves them into ``~/.m2`` and
 writes the classpath, once per digest of the pom, into the cache folder
-(:func:`watcher.changelog.jvm.jar.cache_dir`); offline first, online when ``~/.m2`` lacks a jar.
+(:func:`watcher.changelog.spark.jvm.jar.cache_dir`); offline first, online when ``~/.m2`` lacks a jar.
 The first broker that stops cleanly leaves a class-data archive of the JVM beside the classpath
 (``classes.jsa``), which later brokers start from in about half the time. ``./run.sh setup``
 resolves the jars and makes the archive (``python -m watcher.devtools.kafka_broker``), so tests
@@ -40,7 +40,7 @@ import weakref
 from pathlib import Path
 from typing import Any, Self
 
-from ..changelog.jvm.jar import cache_dir
+from ..changelog.spark.jvm.jar import cache_dir
 from . import jvm_tools, maven_classpath
 from .jvm_tools import JvmToolsMissing
 

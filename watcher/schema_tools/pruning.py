@@ -19,7 +19,7 @@ runs again, or start it from its first checkpoint rather than from the beginning
 Pruning changes no data a reader of the changelog cares about, and records nothing: backfill
 and reconcile take a pruned row for unchanged (its timestamp NULL, its other values as the
 current state holds them; or, in processed mode, its commit timestamp the state's), by the
-rule of :mod:`watcher.changelog.unchanged`.
+rule of :mod:`watcher.changelog.rules.unchanged`.
 
 :func:`prune_index` does one run for a given ``now``; :class:`IndexPruningJob` runs it on an
 APScheduler 3 scheduler. Both write their statements in the database's dialect;

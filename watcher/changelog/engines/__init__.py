@@ -1,1 +1,1 @@
-"""The engines that compute a changelog run: one interface (:mod:`.base`), the Spark engine (:mod:`.spark`)."""
+"""The engines that compute a changelog run: one interface (:mod:`.base`), the Spark engine (:mod:`.spark.engine`)."""

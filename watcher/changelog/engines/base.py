@@ -4,7 +4,7 @@ The run's orchestration (:mod:`..run`) asks the ledger (:mod:`..tables.ledger`) 
 and which of its tables are still to write, and an engine does the work:
 
 1. :meth:`Engine.prepare` takes the run (its number and the staged batches the ``runs`` table
-   says it consumes, as :class:`..files.FileEntry` of the run's batch source) and builds what
+   says it consumes, as :class:`..io.files.FileEntry` of the run's batch source) and builds what
    every table's part is computed from: the batches' classified rows against the current state
    *as the tables held it before the run*: when a crashed attempt merged the run into
    ``current_state`` already, the version before that commit (Delta time travel,
@@ -50,11 +50,11 @@ from ..tables.ledger import Ledger, Run
 class Outcome:
     """What a prepared run found in its batches (filled by :meth:`Engine.prepare` and the writes)."""
 
-    #: Per good batch its stats (:class:`..staging_reader.BatchStats`).
+    #: Per good batch its stats (:class:`..input.staging_reader.BatchStats`).
     batches: list[Any] = field(default_factory=list)
     #: Bad batch name -> reason (left out of the run's rows).
     bad: dict[str, str] = field(default_factory=dict)
-    #: The tally's outcome counts (:class:`..tally.OutcomeCount`).
+    #: The tally's outcome counts (:class:`.spark.tally.OutcomeCount`).
     counts: list[Any] = field(default_factory=list)
     #: Late rows dropped because the changelog held their version already.
     late_known: int = 0

@@ -30,7 +30,7 @@ import re
 from typing import Any
 
 from ...errors import ChangelogError
-from ..fs import NO_CHECKSUMS
+from ..io.fs import NO_CHECKSUMS
 from .delta_columns import source_columns
 
 MAX_SECTIONS = 4

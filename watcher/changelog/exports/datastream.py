@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..fs import NO_CHECKSUMS
+from ..io.fs import NO_CHECKSUMS
 from . import errors
 from .delta_columns import source_columns
 

@@ -41,8 +41,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import WatcherError
-from ..files import FileStore, open_fs
-from ..fs import NO_CHECKSUMS
+from ..io.files import FileStore, open_fs
+from ..io.fs import NO_CHECKSUMS
 from . import errors
 from .delta_columns import SOURCE_COLUMNS
 from .progress import FORMAT_VERSION, Increment, Progress, read_versioned

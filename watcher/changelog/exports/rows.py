@@ -13,7 +13,7 @@ which rewrites files but not rows, changes nothing.
 
 :func:`snapshot` reads the table's version, identity and newest run from the Delta log (with
 delta-rs, no Spark job); :func:`increment` gives the increment's rows as the changelog view shows
-them (:data:`..records.CHANGELOG_FIELDS`: the exact commit timestamp as text with nine digits,
+them (:data:`..rules.records.CHANGELOG_FIELDS`: the exact commit timestamp as text with nine digits,
 ``column_types`` a map), with the source columns in front: what the export formats take.
 
 Example:
@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .. import records
+from ..rules import records
 from ..tables import layout
 from ..tables.readers import arrow_table
 from . import errors

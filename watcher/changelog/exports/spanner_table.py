@@ -51,8 +51,8 @@ from typing import Any
 
 from ...dialects import GOOGLE_SQL, POSTGRESQL, Dialect, dialect_of
 from ...dialects.ddl import DDL_SQL, column_definition_type
-from .. import cluster
-from ..spanner_source import SpannerLocation
+from ..snapshots.spanner_source import SpannerLocation
+from ..spark import cluster
 from . import errors
 from .delta_columns import SOURCE_COLUMNS
 

@@ -32,7 +32,7 @@ import os
 import threading
 from typing import Any
 
-from .. import cluster
+from ..spark import cluster
 from .options import SOURCE_NAME, StreamOptions
 from .writer import ChangelogWriter, changelog_writer
 

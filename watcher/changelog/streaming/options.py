@@ -55,7 +55,7 @@ from ...codec import timestamp_text
 from ...errors import ConfigurationError
 from ...request_settings import DEFAULT_REQUEST_TAG, DEFAULT_SETTINGS, RequestSettings
 from ...sqlnames import quote_identifier, validate_identifier
-from ..spanner_source import SpannerLocation
+from ..snapshots.spanner_source import SpannerLocation
 
 #: The name the source is registered under (``spark.readStream.format(SOURCE_NAME)``).
 SOURCE_NAME = "spanner_watcher"

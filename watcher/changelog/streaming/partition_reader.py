@@ -40,9 +40,9 @@ from ...capture.table_info import TableInfo, is_table_not_found
 from ...model import Change, Checkpoint
 from ...request_settings import DEFAULT_SETTINGS, RequestSettings
 from ...staging import contract
-from ..records import STAGING_READ_FIELDS
-from ..spanner_source import SpannerLocation
-from ..staging_reader import TEXT_FIELDS
+from ..input.staging_reader import TEXT_FIELDS
+from ..rules.records import STAGING_READ_FIELDS
+from ..snapshots.spanner_source import SpannerLocation
 from .dropped import table_dropped
 
 #: Rows one poll query of a bounded read returns at most (the read pages on within the bounds).

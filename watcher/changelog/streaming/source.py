@@ -22,7 +22,7 @@ cannot read a dropped table's last changes, and going on without them would lose
 started again from its checkpoint without the table, the query goes on with the others.
 
 Rows come out as staging records (the schema of
-:func:`watcher.changelog.staging_reader.read_schema`): the changelog job's input.
+:func:`watcher.changelog.input.staging_reader.read_schema`): the changelog job's input.
 
 Example:
     >>> SpannerWatcherSource.name()
@@ -41,7 +41,7 @@ from ...capture.table_info import TableInfo, discover, is_table_not_found, watch
 from ...codec import timestamp_text
 from ...errors import ConfigurationError
 from ...model import Checkpoint
-from .. import staging_reader
+from ..input import staging_reader
 from . import partition_reader
 from .change_stream_source import ChangeStreamReader
 from .dropped import table_dropped

@@ -36,7 +36,7 @@ from ...capture.change_streams.spanner_progress import TABLE as PROGRESS_TABLE
 from ...capture.change_streams.stream_info import StreamInfo, read_error
 from ...request_settings import DEFAULT_SETTINGS, RequestSettings, settings_or_default
 from ...staging import contract
-from ..spanner_source import SpannerLocation
+from ..snapshots.spanner_source import SpannerLocation
 from .partition_reader import database, staging_row
 
 #: Heartbeat interval of the bounded queries (they end at R, which is past: no heartbeat is awaited).

@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..batch_sources import RECORD_SIZE_SQL
+from ..input.batch_sources import RECORD_SIZE_SQL
 from ..job import Changelog
 
 #: The freshness percentiles reported.

@@ -29,7 +29,7 @@ __all__ = ["DEFAULT_SOURCE", "delta_row", "table"]
 
 
 def delta_row(record: Mapping[str, Any], source: Source) -> dict[str, Any]:
-    """A row in the record's layout (:mod:`..records`) as the Delta tables hold it.
+    """A row in the record's layout (:mod:`..rules.records`) as the Delta tables hold it.
 
     >>> delta_row({"commit_timestamp": "2024-05-01T00:00:00.000000007Z", "commit_date": "2024-05-01"},
     ...           DEFAULT_SOURCE)["commit_date"]

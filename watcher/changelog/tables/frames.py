@@ -1,6 +1,6 @@
 """The warehouse's Delta tables as Spark frames: record rows in, record rows out.
 
-The job computes rows in the changelog record's layout (:mod:`..records`: the exact commit
+The job computes rows in the changelog record's layout (:mod:`..rules.records`: the exact commit
 timestamp as RFC 3339 text with nine digits, ``commit_ts`` a TIMESTAMP, ``commit_date`` text);
 the Delta tables hold them typed for any reader (:mod:`.layout`: ``commit_timestamp`` a
 TIMESTAMP, the nanoseconds of its second in ``commit_nanos``, ``commit_date`` a DATE, the source
@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import records
-from ..records import Field
+from ..rules import records
+from ..rules.records import Field
 from . import layout
 from .source import COLUMNS as SOURCE_COLUMNS
 from .source import DEFAULT_SOURCE, Source

@@ -8,7 +8,7 @@ Four tables under the warehouse folder, each a Delta table in a folder of its na
 - ``current_state``: one row per key, maintained with MERGE, with Delta's change data feed on.
 - ``watermarks``: per source table, up to which commit timestamp changelog and state are complete.
 
-The changelog and state columns are the changelog record's (:mod:`..records`) with the types a
+The changelog and state columns are the changelog record's (:mod:`..rules.records`) with the types a
 reader of another engine wants: ``commit_timestamp`` a TIMESTAMP (microseconds, as Delta keeps
 them) with the nanoseconds of its second in ``commit_nanos``, ``commit_date`` a DATE, and the
 source database (project, instance, database) in front, so watched databases with same-named
@@ -29,8 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .. import records
-from ..records import Field
+from ..rules import records
+from ..rules.records import Field
 
 #: The source database of every changelog, state and watermark row.
 SOURCE_FIELDS: tuple[Field, ...] = (

@@ -80,7 +80,7 @@ def submit_arguments(conf: Mapping[str, str] | None = None) -> list[str]:
 
 def jars_file() -> Path:
     """Where the paths of the resolved jars are kept (one per Delta and Spark release)."""
-    from ..jvm.jar import cache_dir
+    from ..spark.jvm.jar import cache_dir
 
     return cache_dir() / f"delta-{DELTA_RELEASE}-spark-{SPARK_RELEASE}.jars"
 
@@ -97,7 +97,7 @@ def resolved_jars() -> list[str] | None:
 def main() -> int:
     """Resolve Delta's jars with Spark's package mechanism and keep their paths (``./run.sh setup``; at once
     when they are kept)."""
-    from ..session import get_session
+    from ..spark.session import get_session
 
     if resolved_jars():
         return 0

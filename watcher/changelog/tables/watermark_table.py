@@ -1,7 +1,7 @@
 """The ``watermarks`` Delta table: per source table, up to which commit timestamp changelog and state are complete.
 
 A run's last commit. Its rows are few (one per watched table), so they are computed on the
-driver from the table as it was before the run and the run's batches (:mod:`..watermarks`: each
+driver from the table as it was before the run and the run's batches (:mod:`..rules.watermarks`: each
 poll loop's greatest timestamp seen, a table's watermark the smallest of its loops'), and merged
 with delta-rs, committed as the run (:meth:`.ledger.Ledger.commit_properties`): no Spark job.
 The loops are kept in ``loop_watermarks`` (JSON), so the next run can move them.
@@ -22,7 +22,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from .. import watermarks
+from ..rules import watermarks
 from . import layout
 from .ledger import Ledger, Run
 from .readers import arrow_table
@@ -93,7 +93,7 @@ def write(ledger: Ledger, run: Run, rows: list[dict[str, Any]]) -> None:
 
 
 def write_run(ledger: Ledger, run: Run, source: Source, batches: list[Any], markers: Mapping[str, str]) -> None:
-    """A run's part of the table: the loops its ``batches`` (:class:`..staging_reader.BatchStats`) moved,
+    """A run's part of the table: the loops its ``batches`` (:class:`..input.staging_reader.BatchStats`) moved,
     merged with the source's rows before the run (what every engine writes)."""
     rows = next_rows(read_rows(ledger, source), watermarks.loops_from_batches(batches), markers, source, run.version)
     write(ledger, run, rows)

@@ -40,7 +40,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from google.api_core.exceptions import GoogleAPICallError
 
-    from ...changelog.backfill import Backfill
+    from ...changelog.snapshots.backfill import Backfill
     from ...checkpoints import SpannerCommitTimestampRepository
     from ...errors import ConfigurationError, WatcherError
     from ..connection import open_from_args

@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     check_warehouse(args.warehouse)  # the Parquet layout of older versions: refused, naming --convert
     policy(args)  # a bad retention option fails before Spark starts
     try:
-        from ...changelog.session import DeferredSession
+        from ...changelog.spark.session import DeferredSession
 
         # Spark starts only for a run the driver engine does not take (the views would be this
         # process's alone: none are registered).

@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     from google.api_core.exceptions import GoogleAPICallError
 
     from ...changelog import Changelog
-    from ...changelog.reconcile import Reconcile
+    from ...changelog.snapshots.reconcile import Reconcile
     from ...errors import ConfigurationError, WatcherError
     from ..connection import open_from_args
     from ..main import PROG, CommandError

@@ -44,7 +44,7 @@ def json_value(text: str) -> Any:
 
 def add_snapshot_arguments(parser: argparse.ArgumentParser) -> None:
     """Table, staging, warehouse, partitioning, read mode, Spark master, --json, the database and request options."""
-    from ...changelog.spanner_source import READ_MODES
+    from ...changelog.snapshots.spanner_source import READ_MODES
     from ..connection import add_arguments
     from ..request_options import add_request_arguments
     from .spark_options import add_spark_arguments

@@ -16,7 +16,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from ...changelog import cluster
+from ...changelog.spark import cluster
 from ..main import CommandError
 
 
@@ -43,7 +43,7 @@ def add_spark_arguments(parser: argparse.ArgumentParser) -> None:
 
 def session(args: argparse.Namespace, app: str) -> Any:
     """The Spark session for a command's ``--master`` / ``--remote`` and ``--conf``."""
-    from ...changelog.session import get_session
+    from ...changelog.spark.session import get_session
 
     return get_session(args.master, app, dict(args.conf), remote=getattr(args, "remote", None))
 

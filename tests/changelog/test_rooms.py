@@ -1,0 +1,62 @@
+"""The changelog package's rooms: only the job's entry points at its top, and rules free of engines.
+
+Built from the source (``ast``), so an import hidden inside a function counts too.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import watcher.changelog
+
+PACKAGE = "watcher.changelog"
+ROOT = Path(watcher.changelog.__file__).parent
+#: The modules at the package's top: its public names, the command line, the builder API, one run, the views.
+TOP = {"__init__.py", "__main__.py", "job.py", "run.py", "views.py"}
+ROOMS = {"engines", "exports", "input", "io", "rules", "snapshots", "spark", "streaming", "tables"}
+#: What the rules (engine-free data, rendered by both engines) may not import.
+NOT_FOR_RULES = ("engines", "spark", "tables")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join([PACKAGE, *parts])
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module of the package ``path`` imports (a name's module where it imports a module)."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{base}.{node.module}" if node.module else base
+            else:
+                base = node.module or ""
+            found.update(f"{base}.{a.name}" for a in node.names)
+    return {m for m in found if m.startswith(PACKAGE + ".")}
+
+
+def test_the_top_holds_only_the_entry_points() -> None:
+    assert {p.name for p in ROOT.glob("*.py")} == TOP
+    assert {p.name for p in ROOT.iterdir() if p.is_dir() and p.name != "__pycache__"} == ROOMS
+
+
+@pytest.mark.parametrize("room", sorted(ROOMS | {"engines/spark", "engines/driver", "spark/jvm"}))
+def test_every_room_says_what_it_holds(room: str) -> None:
+    assert ast.get_docstring(ast.parse((ROOT / room / "__init__.py").read_text(encoding="utf-8")))
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "rules").rglob("*.py")), ids=lambda p: p.name)
+def test_rules_import_no_engine_spark_plumbing_or_table(path: Path) -> None:
+    forbidden = tuple(f"{PACKAGE}.{room}" for room in NOT_FOR_RULES)
+    assert sorted(m for m in _imports(path) if m.startswith(forbidden)) == []

@@ -1,0 +1,199 @@
+"""One pass over a run's classified rows: batch checks and change counts.
+
+A run needs two small summaries of the rows it classified: what each batch file held (to
+tell a truncated or corrupt file, and for the processed-batches log and the watermarks),
+and how many changes each table, commit date and mod_type got (the run's report, and which
+changelog partitions late changes must be checked against). One aggregation over the kept
+rows gives both; its groups are few (batches x dates x outcomes), so they are collected and
+merged in Python.
+
+A batch's ``seq`` numbers must be exactly 0..n-1: count, min, max, sum and sum of squares
+are compared with those of 0..n-1 (cheap sums instead of an exact distinct count; lines
+lost and repeated at once would have to match two power sums to slip through).
+
+Example:
+    >>> merged = merge_batch([{"n": 2, "bad": 0, "min_seq": 0, "max_seq": 1, "sum_seq": 1, "sum_seq2": 1,
+    ...                        "max_v": 1, "table_name": "T", "shard": None, "read_ts_ns": 0, "read_method": "cdc",
+    ...                        "max_commit_ns": 0}])
+    >>> merged["n"], seq_ok(merged)
+    (2, True)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...spark.connect import default_parallelism
+from ...spark.session import temporary_conf
+
+
+def _nanos_sql(column: str) -> str:
+    """SQL: a timestamp text (nine fractional digits) as nanoseconds since the epoch; a long, so
+    that Spark can aggregate it by hash (a text maximum would make it sort all rows)."""
+    micros = f"unix_micros(try_cast({column} AS TIMESTAMP))"
+    return f"try_add(try_multiply({micros}, 1000), coalesce(try_cast(substring({column}, 27, 3) AS INT), 0))"
+
+
+#: Groups: a new row's batch and outcome; state rows (``_src = 0``) only count per table.
+#: A batch's shard and read method are the same for all its records: as group keys they cost a
+#: hash, where as aggregates of text they would make Spark sort all rows.
+_GROUP_SQL = (
+    ("_src", "_src"),
+    ("batch", "CASE WHEN _src = 1 THEN batch END"),
+    ("table_name", "table_name"),
+    ("commit_date", "CASE WHEN _src = 1 THEN commit_date END"),
+    ("mod_type", "CASE WHEN _src = 1 THEN mod_type END"),
+    ("_is_dup", "coalesce(_is_dup, FALSE)"),
+    ("_is_late", "coalesce(_is_late, FALSE)"),
+    ("shard", "CASE WHEN _src = 1 THEN shard END"),
+    ("read_method", "CASE WHEN _src = 1 THEN read_method END"),
+    ("_replaces", "coalesce(_replaces, FALSE)"),
+)
+#: Per group, all fixed-width (so Spark aggregates by hash). Seq squares are summed only while
+#: they cannot overflow (else the sum is null: bad); the newest read and commit timestamps are
+#: kept as nanoseconds since the epoch (exact up to the year 2262; past it a row adds nothing,
+#: so a watermark can only be lower, never ahead).
+_AGGREGATES_SQL = (
+    ("n", "count(1)"),
+    ("bad", "sum(CAST(_bad AS INT))"),
+    ("min_seq", "min(seq)"),
+    ("max_seq", "max(seq)"),
+    ("sum_seq", "try_sum(seq)"),
+    ("sum_seq2", "try_sum(CASE WHEN seq BETWEEN 0 AND 2000000000 THEN seq * seq END)"),
+    ("max_v", "max(v)"),
+    ("read_ts_ns", f"max(CASE WHEN _src = 1 THEN {_nanos_sql('read_timestamp')} END)"),
+    ("max_commit_ns", f"max(CASE WHEN _src = 1 AND NOT _bad THEN {_nanos_sql('commit_timestamp')} END)"),
+    ("min_commit_ns", f"min(CASE WHEN _src = 1 AND NOT _bad THEN {_nanos_sql('commit_timestamp')} END)"),
+    ("stream_mark_ns", f"max(CASE WHEN _src = 1 AND NOT _bad THEN {_nanos_sql('_stream.stream_watermark')} END)"),
+    ("finals", "count_if(_is_final)"),
+    ("new_finals", "count_if(_is_final AND _src = 1)"),
+    ("partials", "count_if(coalesce(_partial, FALSE))"),
+)
+
+
+def nanos_text(nanos: int | None) -> str | None:
+    """Nanoseconds since the epoch as the job's timestamp text (nine fractional digits).
+
+    Example:
+        >>> nanos_text(1_714_521_600_000_001_002)
+        '2024-05-01T00:00:00.000001002Z'
+    """
+    if nanos is None:
+        return None
+    seconds, fraction = divmod(nanos, 1_000_000_000)
+    when = dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(seconds=seconds)
+    return when.strftime("%Y-%m-%dT%H:%M:%S") + f".{fraction:09d}Z"
+
+
+@dataclass(frozen=True)
+class OutcomeCount:
+    """Changes of one table, commit date, mod_type and fate (duplicate, late) in a run."""
+
+    table_name: str | None
+    commit_date: str | None
+    mod_type: str | None
+    is_dup: bool
+    is_late: bool
+    count: int
+    #: Duplicates that may replace a polled row of an earlier run (:mod:`...rules.supersede`).
+    replaces: bool = False
+
+
+@dataclass
+class Tally:
+    """What one aggregation over the classified rows found (see the module docstring)."""
+
+    batches: dict[str, dict[str, Any]] = field(default_factory=dict)
+    counts: list[OutcomeCount] = field(default_factory=list)
+    #: Table -> its keys' final rows in the window (the state rows of a whole rewrite).
+    state_rows: dict[str, int] = field(default_factory=dict)
+    #: Table -> keys whose final row is new (the state rows of a delta).
+    new_state_rows: dict[str, int] = field(default_factory=dict)
+    #: Tables with partial new rows (:mod:`...rules.partial_rows`).
+    partial_tables: set[str] = field(default_factory=set)
+
+    @property
+    def tables(self) -> set[str]:
+        """The tables the run's new rows name."""
+        return {c.table_name for c in self.counts if c.table_name}
+
+
+def tally(rows: Any) -> Tally:
+    """Aggregate the per-key window's kept rows (one Spark job).
+
+    The kept rows are built by the aggregation's own tasks, as they read them: adaptive execution
+    would build a kept frame first, as a stage of its own, and then read it back for the
+    aggregation (a pass over every row of the run), so it is off for this one query. Its groups
+    are few: a shuffle partition per core.
+    """
+    from pyspark.sql import functions as F
+
+    # One Column operation per column (an alias inside the SQL text, not a second operation): each
+    # costs several calls into the driver's JVM (sql_steps). Not a SQL query over a temporary view:
+    # dropping the view afterwards would uncache the rows, which the later steps read.
+    grouped = rows.groupBy(*[F.col(name) if sql == name else F.expr(f"{sql} AS {name}") for name, sql in _GROUP_SQL])
+    aggregated = grouped.agg(*[F.expr(f"{sql} AS {name}") for name, sql in _AGGREGATES_SQL])
+    settings = {"spark.sql.adaptive.enabled": "false",
+                "spark.sql.shuffle.partitions": str(default_parallelism(rows.sparkSession))}
+    with temporary_conf(rows.sparkSession, settings):
+        collected = aggregated.collect()
+    return from_groups(row.asDict() for row in collected)
+
+
+def from_groups(groups: Iterable[dict[str, Any]]) -> Tally:
+    """Build the tally from the aggregation's groups (plain dicts; tests feed their own)."""
+    result = Tally()
+    per_batch: dict[str, list[dict[str, Any]]] = {}
+    outcomes: dict[tuple[Any, ...], int] = {}
+    for g in groups:
+        for name, counts in (("finals", result.state_rows), ("new_finals", result.new_state_rows)):
+            if g["table_name"] is not None and g[name]:
+                counts[g["table_name"]] = counts.get(g["table_name"], 0) + g[name]
+        if g["_src"] != 1:
+            continue
+        if g.get("partials") and g["table_name"] is not None:
+            result.partial_tables.add(g["table_name"])
+        per_batch.setdefault(g["batch"], []).append(g)
+        key = (g["table_name"], g["commit_date"], g["mod_type"], bool(g["_is_dup"]), bool(g["_is_late"]),
+               bool(g.get("_replaces")))
+        outcomes[key] = outcomes.get(key, 0) + g["n"]
+    result.batches = {batch: merge_batch(parts) for batch, parts in per_batch.items()}
+    result.counts = [OutcomeCount(table, date, mod, dup, late, n, replaces)
+                     for (table, date, mod, dup, late, replaces), n in sorted(outcomes.items(), key=_sort_key)]
+    return result
+
+
+def _sort_key(item: tuple[tuple[Any, ...], int]) -> tuple[str, ...]:
+    return tuple("" if v is None else str(v) for v in item[0])
+
+
+def _total(values: list[Any]) -> Any:
+    return None if any(v is None for v in values) else sum(values)
+
+
+def merge_batch(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """One batch's groups merged: counts and sums added, extremes kept, the first names taken."""
+    def pick(name: str, choose: Any) -> Any:
+        values = [p[name] for p in parts if p.get(name) is not None]
+        return choose(values) if values else None
+
+    return {
+        "n": sum(p["n"] for p in parts), "bad": sum(p["bad"] or 0 for p in parts),
+        "min_seq": pick("min_seq", min), "max_seq": pick("max_seq", max),
+        "sum_seq": _total([p["sum_seq"] for p in parts]), "sum_seq2": _total([p["sum_seq2"] for p in parts]),
+        "max_v": pick("max_v", max), "table": pick("table_name", min), "tables": sorted({p["table_name"] for p in parts
+                                                                                          if p["table_name"]}),
+        "shard": pick("shard", min), "read_ts": nanos_text(pick("read_ts_ns", max)), "read_method": pick("read_method", min),
+        "max_commit": nanos_text(pick("max_commit_ns", max)), "min_commit": nanos_text(pick("min_commit_ns", min)),
+        "stream_mark": nanos_text(pick("stream_mark_ns", max)),
+    }
+
+
+def seq_ok(batch: Mapping[str, Any]) -> bool:
+    """The batch's seq numbers are exactly 0..n-1 (by count, min, max and the first two power sums)."""
+    n = batch["n"]
+    return (batch["min_seq"] == 0 and batch["max_seq"] == n - 1 and batch["sum_seq"] == n * (n - 1) // 2
+            and batch["sum_seq2"] == (n - 1) * n * (2 * n - 1) // 6)
