@@ -24,7 +24,7 @@ def _die() -> None:
 
 def main(staging: str, warehouse: str, step: str) -> None:
     from watcher.changelog import Changelog
-    from watcher.changelog.engines.spark.engine import engine
+    from watcher.changelog.engines.spark import engine
     from watcher.changelog.spark.session import get_session
     from watcher.changelog.tables.ledger import Ledger
 

@@ -87,11 +87,17 @@ class DriverEngine(Engine):
         name = layout.CURRENT_STATE.name
         if not keys or self.ledger.held_version(name) == 0:
             return {}
-        before = self.ledger.version_before(name, run)
-        found = DeltaTable(self.ledger.uri(name), version=before, storage_options=self.ledger.storage_options or None)
-        read = _rows(found, [("table_name", "in", sorted(tables))], self.origin,
+        before = self.ledger.version_before(name, run)  # None: the state does not hold the run yet
+        found = self.ledger.table(name) if before is None else DeltaTable(
+            self.ledger.uri(name), version=before, storage_options=self.ledger.storage_options or None)
+        partitions = [("table_name", "in", sorted(tables))]
+        wanted = pa.array(sorted({k for _, k in keys}), pa.string())
+        # The keys alone first: a run of new keys (the common case of a stream) reads no row texts.
+        if not pc.any(pc.is_in(_rows(found, partitions, self.origin, ["keys"]).column("keys"), value_set=wanted)).as_py():
+            return {}
+        read = _rows(found, partitions, self.origin,
                      ["table_name", "keys", "commit_timestamp", "commit_nanos", "is_deleted", "new_values", "version_seq"])
-        read = read.filter(pc.is_in(read.column("keys"), value_set=pa.array(sorted({k for _, k in keys}), pa.string())))
+        read = read.filter(pc.is_in(read.column("keys"), value_set=wanted))
         if read.num_rows and pc.any(pc.is_valid(read.column("version_seq"))).as_py():
             raise Ineligible("state rows with version sequences (history tables)")
         state: dict[tuple[str, str], StateRow] = {}
