@@ -60,3 +60,18 @@ def test_every_room_says_what_it_holds(room: str) -> None:
 def test_rules_import_no_engine_spark_plumbing_or_table(path: Path) -> None:
     forbidden = tuple(f"{PACKAGE}.{room}" for room in NOT_FOR_RULES)
     assert sorted(m for m in _imports(path) if m.startswith(forbidden)) == []
+
+
+def test_the_zip_shipped_to_executors_holds_the_whole_package():
+    """A moved module must not change what executors get: every module a task imports is in the zip."""
+    import zipfile
+
+    from watcher.changelog.spark import cluster
+
+    with zipfile.ZipFile(cluster.package_zip()) as archive:
+        names = set(archive.namelist())
+    package = ROOT.parent
+    expected = {f"watcher/{p.relative_to(package).as_posix()}" for p in package.rglob("*.py")
+                if p.relative_to(package).parts[0] not in cluster.LEFT_OUT and "__pycache__" not in p.parts}
+    assert "watcher/__init__.py" in names and "watcher/changelog/spark/cluster.py" in names
+    assert expected == {n for n in names if n.endswith(".py")}

@@ -53,7 +53,7 @@ def package_zip() -> str:
     with _lock:
         if _zip_path is not None and os.path.exists(_zip_path):
             return _zip_path
-        package = Path(__file__).resolve().parent.parent
+        package = Path(__file__).resolve().parents[2]  # watcher/changelog/spark/cluster.py -> watcher/
         target = Path(tempfile.mkdtemp(prefix="spanner-watcher-ship-")) / "spanner_watcher.zip"
         with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
             for path in sorted(package.rglob("*")):
