@@ -19,9 +19,8 @@ from tests.changelog.engine_inputs import HARD, report, stage_run, tables_of, vi
 from tests.changelog.support import Stager, ts
 from tests.changelog.test_jvm_old_values import _pairs
 from watcher.changelog import Changelog
-from watcher.changelog.engines.driver.engine import Ineligible
 from watcher.changelog.engines.driver.old_values import fast_old_values
-from watcher.changelog.input import spark_json, staged, staging_reader
+from watcher.changelog.input import Ineligible, spark_json, staged, staging_reader
 from watcher.changelog.io.arrow_fs import ArrowFS
 from watcher.changelog.rules import completeness
 from watcher.changelog.rules.old_values import (

@@ -32,10 +32,9 @@ from typing import Any
 from ..errors import ChangelogError
 from . import views
 from .engines.base import Engine, Outcome, PreparedRun
-from .engines.driver import Ineligible
 from .engines.driver.engine import DriverEngine
 from .engines.spark.engine import SparkEngine
-from .input import staging_reader
+from .input import Ineligible, staging_reader
 from .input.batch_sources import BatchSource
 from .input.staging_reader import Quarantined
 from .io.files import open_fs

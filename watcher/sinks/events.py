@@ -12,7 +12,7 @@ The key is ``{"table": <table>, "key": [<key values as typed JSON, in primary-ke
 (compact JSON), so every change of one key goes to one partition, in the order produced.
 A DELETE may be followed by a tombstone (same key, no value, no headers), as Debezium does by
 default, so that a compacted topic forgets the key. The headers (:data:`HEADERS`) name the change without parsing the value: ``change_id`` is the
-changelog's change id (:func:`watcher.changelog.engines.driver.window.change_id` over the key as the
+changelog's change id (:func:`watcher.changelog.rules.dedup.change_id` over the key as the
 changelog renders it), so a consumer de-duplicates by it exactly as the changelog does.
 
 Example:
@@ -31,10 +31,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..changelog.engines.driver import Ineligible
-from ..changelog.engines.driver.window import change_id as changelog_change_id
+from ..changelog.input import Ineligible
 from ..changelog.input.spark_json import fast_copied
 from ..changelog.input.staged import keys_json
+from ..changelog.rules.dedup import change_id as changelog_change_id
 from ..errors import ConfigurationError
 from ..model import Change
 from ..staging import contract

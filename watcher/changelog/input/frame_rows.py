@@ -6,7 +6,7 @@ as they are (:func:`..engines.spark.pipeline.normalize`): so does a row here, no
 key of several columns is built from its array, as ``typed_json.staged_keys_sql`` builds it. A
 record the engine does not take as Spark would (a history or change-stream record, a missing
 field, a staging format it does not read, a key element that is not text) raises
-:class:`~watcher.changelog.engines.driver.Ineligible`, as :mod:`.staged` does for a line.
+:class:`~watcher.changelog.input.Ineligible`, as :mod:`.staged` does for a line.
 
 Example:
     >>> import pyarrow as pa
@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..engines.driver import Ineligible
+from . import Ineligible
 from .staged import (
     MUST_BE_NULL,
     StagedRow,

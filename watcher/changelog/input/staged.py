@@ -4,7 +4,7 @@ Each line is parsed by Python's JSON parser and checked by the rules of the job'
 ``staging_reader.bad_record_sql``; the texts the job keeps (``values``, ``types``, the key) are
 rendered as Spark's reader renders them (:mod:`.spark_json`). Anything the job would treat as a
 bad line or a bad batch, or hold in a form the engine does not reproduce, raises
-:class:`~watcher.changelog.engines.driver.Ineligible`, so that Spark runs it (and sets bad batches aside).
+:class:`~watcher.changelog.input.Ineligible`, so that Spark runs it (and sets bad batches aside).
 
 Example:
     >>> line = ('{"v":1,"batch_id":"b","seq":0,"table":"T","key_columns":["Id"],"keys":["7"],'
@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any
 
 from watcher.staging.contract import READ_FORMAT, REQUIRED_FIELDS, STREAM_FORMAT, TIMESTAMP_PATTERN, batch_name
 
-from ..engines.driver import Ineligible
 from ..rules.classify import INPUT_MOD_TYPES
 from ..rules.typed_json import FLOAT_WORDS, UNQUOTED_KINDS
+from . import Ineligible
 from .spark_json import copied, fast_copied, number, plain_float, quoted
 
 if TYPE_CHECKING:

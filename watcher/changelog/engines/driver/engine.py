@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...input import staging_reader
+from ...input import Ineligible, staging_reader
 from ...input.batch_sources import BatchSource
 from ...rules import records
 from ...rules.grouping import commit_group
@@ -39,7 +39,6 @@ from ...tables.source import COLUMNS as SOURCE_COLUMNS
 from ...tables.source import Source
 from ..base import Engine, Outcome, PreparedRun, all_newer, hold
 from ..spark.tally import Tally, from_groups
-from . import Ineligible
 from .window import Classified, StateRow, classify
 
 #: Staged input (bytes) up to which a run is done on the driver.

@@ -22,10 +22,10 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from ...input import Ineligible
 from ...input.staged import StagedRow
 from ...rules.classify import mod_type_function
 from ...rules.dedup import change_id
-from . import Ineligible
 from .old_values import fast_old_values
 
 
