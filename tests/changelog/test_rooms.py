@@ -62,6 +62,28 @@ def test_rules_import_no_engine_spark_plumbing_or_table(path: Path) -> None:
     assert sorted(m for m in _imports(path) if m.startswith(forbidden)) == []
 
 
+@pytest.mark.parametrize("path", sorted((ROOT / "input").rglob("*.py")), ids=lambda p: p.name)
+def test_input_imports_no_engine(path: Path) -> None:
+    """Engines read their input; the readers do not know which engine runs."""
+    assert sorted(m for m in _imports(path) if m.startswith(f"{PACKAGE}.engines")) == []
+
+
+def test_nothing_outside_the_changelog_imports_an_engine() -> None:
+    """The sinks and the CLI use the rules and the job's entry points, never an engine's internals."""
+    package = ROOT.parent
+    found = {}
+    for path in package.rglob("*.py"):
+        if ROOT in path.parents:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        names |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        bad = sorted(m for m in names if "changelog.engines" in m)
+        if bad:
+            found[str(path.relative_to(package))] = bad
+    assert found == {}
+
+
 def test_the_zip_shipped_to_executors_holds_the_whole_package():
     """A moved module must not change what executors get: every module a task imports is in the zip."""
     import zipfile

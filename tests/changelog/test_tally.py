@@ -6,9 +6,10 @@ import itertools
 
 import pytest
 
-from watcher.changelog.engines.spark.tally import from_groups, merge_batch, nanos_text, seq_ok
+from watcher.changelog.engines.spark.tally import from_groups, merge_batch, nanos_text
 from watcher.changelog.input.staging_reader import check_batches
 from watcher.changelog.io.fs import FileEntry
+from watcher.changelog.rules.batch_seq import seq_ok
 
 
 def group(batch="table=T/b1.jsonl", *, seqs=(0, 1), table="T", date="2024-05-01", mod="UPDATE", dup=False, late=False,

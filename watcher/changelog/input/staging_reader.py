@@ -32,9 +32,9 @@ from watcher.staging.contract import (
     batch_name,
 )
 
-from ..engines.spark.tally import seq_ok
 from ..io.files import FileEntry, FileStore
 from ..rules import records
+from ..rules.batch_seq import seq_ok
 from ..rules.classify import INPUT_MOD_TYPES, sql_literal
 from ..spark.session import temporary_conf
 

@@ -7,22 +7,21 @@ changelog partitions late changes must be checked against). One aggregation over
 rows gives both; its groups are few (batches x dates x outcomes), so they are collected and
 merged in Python.
 
-A batch's ``seq`` numbers must be exactly 0..n-1: count, min, max, sum and sum of squares
-are compared with those of 0..n-1 (cheap sums instead of an exact distinct count; lines
-lost and repeated at once would have to match two power sums to slip through).
+A batch's ``seq`` numbers must be exactly 0..n-1: the aggregation gives the sums
+:func:`...rules.batch_seq.seq_ok` compares.
 
 Example:
     >>> merged = merge_batch([{"n": 2, "bad": 0, "min_seq": 0, "max_seq": 1, "sum_seq": 1, "sum_seq2": 1,
     ...                        "max_v": 1, "table_name": "T", "shard": None, "read_ts_ns": 0, "read_method": "cdc",
     ...                        "max_commit_ns": 0}])
-    >>> merged["n"], seq_ok(merged)
-    (2, True)
+    >>> merged["n"], merged["sum_seq2"]
+    (2, 1)
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -190,10 +189,3 @@ def merge_batch(parts: list[dict[str, Any]]) -> dict[str, Any]:
         "max_commit": nanos_text(pick("max_commit_ns", max)), "min_commit": nanos_text(pick("min_commit_ns", min)),
         "stream_mark": nanos_text(pick("stream_mark_ns", max)),
     }
-
-
-def seq_ok(batch: Mapping[str, Any]) -> bool:
-    """The batch's seq numbers are exactly 0..n-1 (by count, min, max and the first two power sums)."""
-    n = batch["n"]
-    return (batch["min_seq"] == 0 and batch["max_seq"] == n - 1 and batch["sum_seq"] == n * (n - 1) // 2
-            and batch["sum_seq2"] == (n - 1) * n * (2 * n - 1) // 6)
