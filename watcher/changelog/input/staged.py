@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING, Any
 
 from watcher.staging.contract import READ_FORMAT, REQUIRED_FIELDS, STREAM_FORMAT, TIMESTAMP_PATTERN, batch_name
 
+from ..rules import typed_json
 from ..rules.classify import INPUT_MOD_TYPES
-from ..rules.typed_json import FLOAT_WORDS, UNQUOTED_KINDS
 from . import Ineligible
-from .spark_json import copied, fast_copied, number, plain_float, quoted
+from .spark_json import copied, fast_copied, number, plain_float
 
 if TYPE_CHECKING:
     from ..io.arrow_fs import ArrowFS
@@ -201,24 +201,17 @@ def _element(value: Any, where: str) -> str | None:
 
 
 def keys_json(key_columns: list[str], keys: list[Any], keys_text: str, types: dict[str, Any], where: str) -> str:
-    """The key as a JSON object text, as the job's ``typed_json.staged_keys_sql`` renders it."""
+    """The key as a JSON object text (:func:`...rules.typed_json.keys_json`), refused where Spark may render it
+    differently."""
     if len(key_columns) == 1:
-        return "{" + quoted(key_columns[0]) + ":" + keys_text[1:-1] + "}"
-    parts = []
-    for i, column in enumerate(key_columns):
-        value = _element(keys[i], where) if i < len(keys) else None
+        return typed_json.keys_json(key_columns, (), keys_text, {})
+    kinds = {}
+    for column in key_columns:
         kind = types.get(column)
         if kind is not None and (not isinstance(kind, str) or not kind.isascii()):
             raise Ineligible(f"the type of key column {column!r} is not plain text", where)
-        kind = (kind or "STRING").upper()
-        if value is None:
-            rendered = "null"
-        elif kind.startswith(UNQUOTED_KINDS) and not (kind.startswith("FLOAT") and value in FLOAT_WORDS):
-            rendered = value
-        else:
-            rendered = quoted(value)
-        parts.append(quoted(column) + ":" + rendered)
-    return "{" + ",".join(parts) + "}"
+        kinds[column] = kind
+    return typed_json.keys_json(key_columns, [_element(k, where) for k in keys[:len(key_columns)]], keys_text, kinds)
 
 
 def check_format(v: Any, seq: Any, where: str) -> None:

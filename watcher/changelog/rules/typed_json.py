@@ -9,14 +9,23 @@ as their JSON text, so the kinds whose typed JSON is not a string (BOOL, FLOAT, 
 written as they are, the others are quoted. FLOAT64's ``NaN``/``Infinity``/``-Infinity``
 are the strings among floats. Everything stays in the JVM (no Python UDFs).
 
+The same rule in Python, for the driver engine and the Kafka sink (:func:`value_json`,
+:func:`keys_json`), sits beside each SQL rendering it must equal.
+
 Example:
     >>> "transform" in json_object_sql("vals", "column_types")
     True
     >>> staged_keys_sql("key_columns", "keys", "types").startswith("CASE WHEN size(key_columns) = 1")
     True
+    >>> keys_json(["Id", "On"], ["7", "true"], '["7",true]', {"Id": "INT64", "On": "BOOL"})
+    '{"Id":"7","On":true}'
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from ..input.spark_json import quoted
 
 #: Spanner type prefixes whose typed JSON is written unquoted (the others are strings).
 UNQUOTED_KINDS = ("BOOL", "FLOAT64", "FLOAT32", "ARRAY")
@@ -43,6 +52,21 @@ def value_sql(value: str, spanner_type: str) -> str:
     return (f"CASE WHEN {value} IS NULL THEN 'null' "
             f"WHEN ({unquoted}) AND NOT (startswith({kind}, 'FLOAT') AND {value} IN ({words})) THEN {value} "
             f"ELSE {quote_sql(value)} END")
+
+
+def value_json(value: str | None, spanner_type: str | None) -> str:
+    """The JSON text of one typed-JSON value as :func:`value_sql` renders it (``value`` as Spark's
+    ``map<string, string>`` holds it; ``spanner_type`` ASCII, as the driver's readers check).
+
+    >>> value_json("1.5", "FLOAT64"), value_json("NaN", "FLOAT64"), value_json("7", "int64"), value_json(None, "BOOL")
+    ('1.5', '"NaN"', '"7"', 'null')
+    """
+    if value is None:
+        return "null"
+    kind = (spanner_type or "STRING").upper()
+    if kind.startswith(UNQUOTED_KINDS) and not (kind.startswith("FLOAT") and value in FLOAT_WORDS):
+        return value
+    return quoted(value)
 
 
 def entries_json_sql(entries: str, key: str = "k", value: str = "v", spanner_type: str = "t") -> str:
@@ -87,3 +111,17 @@ def staged_keys_sql(key_columns: str, keys_text: str, types_text: str) -> str:
     several = keys_json_sql(key_columns, f"from_json({keys_text}, 'array<string>')",
                             f"from_json({types_text}, 'map<string,string>')")
     return f"CASE WHEN size({key_columns}) = 1 THEN {single} ELSE {several} END"
+
+
+def keys_json(key_columns: Sequence[str], elements: Sequence[str | None], keys_text: str,
+              types: Mapping[str, str | None]) -> str:
+    """The primary key as a JSON object text, as :func:`staged_keys_sql` renders it: ``elements`` are the
+    staged key array's elements as ``from_json(..., 'array<string>')`` gives them, ``keys_text`` its JSON text.
+
+    >>> keys_json(["Id"], [], '["7"]', {})
+    '{"Id":"7"}'
+    """
+    if len(key_columns) == 1:
+        return "{" + quoted(key_columns[0]) + ":" + keys_text[1:-1] + "}"
+    return "{" + ",".join(quoted(column) + ":" + value_json(elements[i] if i < len(elements) else None, types.get(column))
+                          for i, column in enumerate(key_columns)) + "}"
