@@ -9,42 +9,22 @@ commits, or after the last).
 
 from __future__ import annotations
 
-import os
-import signal
+import pathlib
 import sys
 
-#: The steps a test may kill the run at.
-STEPS = ("before:runs", "after:runs", "after:changelog", "after:current_state", "after:watermarks")
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))  # run as a script: the tests package too
+
+from tests.changelog.crash_points import STEPS, install  # noqa: E402
+
+__all__ = ["SOFT_DELETE", "STEPS"]
 SOFT_DELETE = ("Singers", "Deleted")
-
-
-def _die() -> None:
-    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def main(staging: str, warehouse: str, step: str) -> None:
     from watcher.changelog import Changelog
-    from watcher.changelog.engines.spark import engine
     from watcher.changelog.spark.session import get_session
-    from watcher.changelog.tables.ledger import Ledger
 
-    when, _, table = step.partition(":")
-    begin, write = Ledger.begin, engine.SparkRun.write
-
-    def begin_then_die(self, *args, **kwargs):
-        if step == "before:runs":
-            _die()
-        run = begin(self, *args, **kwargs)
-        if step == "after:runs":
-            _die()
-        return run
-
-    def write_then_die(self, name):
-        write(self, name)
-        if when == "after" and name == table:
-            _die()
-
-    Ledger.begin, engine.SparkRun.write = begin_then_die, write_then_die
+    install(step)
     spark = get_session("local[1]", "job-crash-child", {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2",
                                                         "spark.sql.session.timeZone": "UTC"})
     Changelog(spark).staging(staging).warehouse(warehouse).views(False).soft_delete_column(*SOFT_DELETE).run()

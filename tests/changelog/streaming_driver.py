@@ -3,7 +3,8 @@
 ``python streaming_driver.py --database projects/p/instances/i/databases/d --table T --warehouse W
 --checkpoint C [--option name=value ...]`` (or ``--option change_stream=S`` in place of ``--table``): runs the ``spanner_watcher`` source into the
 changelog writer with a checkpoint until it is killed (or its parent is gone, or
-``--max-seconds`` passed: a test that died must not leave it running). SPANNER_EMULATOR_HOST
+``--max-seconds`` passed: a test that died must not leave it running), or until it kills itself at
+``--die-at`` (a step of :mod:`tests.changelog.crash_points`). SPANNER_EMULATOR_HOST
 names the server. This project's ``watcher`` is imported from the source tree this file
 belongs to. Small on purpose: one core (``local[1]``), one shuffle partition, no UI.
 """
@@ -27,7 +28,13 @@ def main() -> int:
     parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--trigger", default="200 milliseconds")
     parser.add_argument("--max-seconds", type=float, default=600.0)
+    parser.add_argument("--die-at", help="kill itself at this step of a micro-batch's run (crash_points.STEPS)")
+    parser.add_argument("--die-after-runs", type=int, default=0, help="runs (micro-batches) left whole before --die-at")
     args = parser.parse_args()
+    if args.die_at:
+        from tests.changelog.crash_points import install
+
+        install(args.die_at, args.die_after_runs)
     parent = os.getppid()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")

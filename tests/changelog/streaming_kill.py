@@ -33,12 +33,15 @@ class Killed:
     replays: bool
 
 
-def start_driver(database: str, tmp_path: Path, options: Mapping[str, str], trigger: str) -> subprocess.Popen:
+def start_driver(database: str, tmp_path: Path, options: Mapping[str, str], trigger: str,
+                 die_at: str | None = None, skip: int = 0) -> subprocess.Popen:
     """The child query on ``database`` with the source ``options``, writing ``tmp_path``'s
-    ``warehouse`` with its checkpoint in ``checkpoint``; its output goes to ``driver.log``."""
+    ``warehouse`` with its checkpoint in ``checkpoint``; its output goes to ``driver.log``.
+    With ``die_at`` it kills itself at that step of the run of its micro-batch after ``skip`` runs."""
     args = [sys.executable, str(DRIVER), "--database", database, "--trigger", trigger,
             "--warehouse", str(tmp_path / "warehouse"), "--checkpoint", str(tmp_path / "checkpoint"),
-            *[f"--option={k}={v}" for k, v in options.items()]]
+            *[f"--option={k}={v}" for k, v in options.items()],
+            *(["--die-at", die_at, "--die-after-runs", str(skip)] if die_at else [])]
     log = open(tmp_path / "driver.log", "ab")  # noqa: SIM115 - the child writes it until it ends
     return subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ), start_new_session=True)
 
@@ -72,10 +75,23 @@ def kill_mid_batch(driver: subprocess.Popen, tmp_path: Path) -> Killed:
     return Killed(acknowledged, runs_committed(warehouse) > acknowledged)
 
 
+def died_at_its_step(driver: subprocess.Popen, tmp_path: Path) -> None:
+    """Wait until the child killed itself at its ``die_at`` step (fails with its log if it did not), then
+    kill what is left of its process group (Spark's JVM)."""
+    try:
+        driver.wait(KILL_WAIT)
+    except subprocess.TimeoutExpired:
+        pass
+    stop(driver)
+    assert driver.returncode == -signal.SIGKILL, (tmp_path / "driver.log").read_text()[-3000:]
+
+
 def stop(driver: subprocess.Popen) -> None:
-    """Kill the child's process group (Spark's JVM with it) unless it ended already."""
-    if driver.poll() is None:
+    """Kill the child's process group (Spark's JVM with it), also when the child itself has ended."""
+    try:
         os.killpg(driver.pid, signal.SIGKILL)
+    except ProcessLookupError:  # the whole group is gone
+        pass
     driver.wait(30)
 
 

@@ -20,12 +20,22 @@ from pathlib import Path
 import pytest
 from google.api_core.datetime_helpers import DatetimeWithNanoseconds
 
-from tests.changelog.streaming_kill import kill_mid_batch, resume, start_driver, stop
+from tests.changelog.crash_points import STEPS
+from tests.changelog.streaming_kill import (
+    Killed,
+    batches_acknowledged,
+    died_at_its_step,
+    resume,
+    runs_committed,
+    start_driver,
+    stop,
+)
 from watcher.changelog import register_views, streaming
 from watcher.changelog.input.staging_reader import read_schema_ddl
 from watcher.changelog.streaming.offsets import Offset
 from watcher.changelog.streaming.options import StreamOptions
 from watcher.changelog.streaming.source import SpannerStreamReader
+from watcher.changelog.tables.ledger import Ledger
 from watcher.codec import timestamp_text
 from watcher.errors import ChangelogError, ConfigurationError
 from watcher.model import Checkpoint
@@ -257,15 +267,23 @@ def test_stream_and_changelog_equal_what_the_writers_committed(spark, make_datab
     assert progress["freshness"] == stats["freshness"] and "numInputRows" in progress
 
 
-def test_query_killed_mid_batch_resumes_from_its_checkpoint(spark, make_database, tmp_path):
+@pytest.mark.parametrize("step", STEPS)
+def test_a_micro_batch_killed_at_any_step_of_its_run_is_written_once_after_a_restart(spark, make_database, tmp_path,
+                                                                                     step):
+    """The query's process SIGKILLed in its second micro-batch's run, before its first commit or right after
+    one table's (after the last: the changelog holds the micro-batch, Spark has not recorded it)."""
     db = make_database(DDL)
     writers = Writers(db)
-    warehouse = tmp_path / "warehouse"
-    writers.insert(FIRST_GROUP)
-    driver = start_driver(_path(db), tmp_path, {"table": "Events", **OPTIONS}, TRIGGER)
+    warehouse, checkpoint = tmp_path / "warehouse", tmp_path / "checkpoint"
+    writers.insert(FIRST_GROUP)  # more than the first micro-batch takes (the limit): a second one follows
+    driver = start_driver(_path(db), tmp_path, {"table": "Events", **OPTIONS}, TRIGGER, die_at=step, skip=1)
     try:
-        writers.run(3)  # while the child starts: more than its first micro-batch takes (the limit)
-        killed = kill_mid_batch(driver, tmp_path)
+        writers.run(3)
+        died_at_its_step(driver, tmp_path)
+        acknowledged = batches_acknowledged(checkpoint)
+        killed = Killed(acknowledged, runs_committed(warehouse) > acknowledged)
+        assert killed.replays == (step == "after:watermarks")
+        assert (Ledger(warehouse).open_run() is None) == (step in ("before:runs", "after:watermarks"))
         writers.insert(5)  # committed while no query runs
         writer = streaming.changelog_writer(str(warehouse))
         # The same checkpoint, in this process; without the limit (it only shapes offsets not yet
@@ -274,6 +292,7 @@ def test_query_killed_mid_batch_resumes_from_its_checkpoint(spark, make_database
         resume(_start(spark, db, tmp_path, writer, rest), writer, killed)
     finally:
         stop(driver)
+    assert Ledger(warehouse).open_run() is None
     rows = _changelog(spark, warehouse)
     keys = [(i, ts) for i, ts, *_ in rows]
     assert len(keys) == len(set(keys)), "a change was written twice"

@@ -26,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator
 
-from . import constraint_information, database_options, dialects, postgresql, role_information
+from . import constraint_information, database_options, dialects, postgresql, role_information, role_visibility
 from . import types as T
 from .catalog import Catalog, ChangeStream, Column, KeyPart, Table
 from .ddl import change_stream_options, sequence_options
@@ -115,11 +115,21 @@ def sqlite_table_name(view: str) -> str:
 
 def rows(catalog: Catalog) -> dict[str, list[tuple]]:
     """Every view's rows for ``catalog``, keyed like :data:`VIEWS`, each tuple in the view's column order."""
-    out = {name: list(producer(catalog)) for name, producer in _PRODUCERS.items()}
+    return {name: view_rows(catalog, name) for name in _PRODUCERS}
+
+
+def view_rows(catalog: Catalog, view: str, role: str = "") -> list[tuple]:
+    """The rows of ``view`` (a key of :data:`VIEWS`) a session with ``role`` sees (``role_visibility``).
+
+    >>> cat = Catalog(roles=("r",), tables=(Table("T", (Column("K", T.INT64),), (KeyPart("K"),)),))
+    >>> len(view_rows(cat, "TABLES")), len(view_rows(cat, "TABLES", "r"))
+    (1, 0)
+    """
+    names = [c.name for c in VIEWS[view].columns]
+    found = role_visibility.visible(catalog, role, view, names, list(_PRODUCERS[view](catalog)))
     if catalog.dialect == dialects.POSTGRESQL:
-        out = {name: [_pg_row(catalog, name, row) for row in found if not _pg_left_out(name, row)]
-               for name, found in out.items()}
-    return out
+        return [_pg_row(catalog, view, row) for row in found if not _pg_left_out(view, row)]
+    return found
 
 
 # --- the PostgreSQL form ----------------------------------------------------------------------

@@ -189,6 +189,8 @@ class Statement:
     sql: str
     params: dict[str, Any] = field(default_factory=dict)
     param_types: dict[str, SpannerType] = field(default_factory=dict)
+    #: The database role of the session that sent it ("": none), which limits the INFORMATION_SCHEMA rows it sees.
+    database_role: str = ""
 
 
 @dataclass(frozen=True)

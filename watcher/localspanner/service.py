@@ -296,6 +296,11 @@ class LocalSpannerService(InstanceAdministration):
         """GOOGLE_STANDARD_SQL or POSTGRESQL."""
         return self.engine(database).catalog.dialect
 
+    def _as_role(self, session: str, statement: Statement) -> Statement:
+        """``statement`` as the session's database role runs it (INFORMATION_SCHEMA shows that role's rows)."""
+        role = self.get_session(session).creator_role
+        return dataclasses.replace(statement, database_role=role) if role else statement
+
     def _in_dialect(self, session: str, statement: Statement) -> Statement:
         """The statement as the session's database runs it (``dialect_statements.in_dialect``)."""
         return in_dialect(self._session_engine(session).catalog, statement)
@@ -382,7 +387,7 @@ class LocalSpannerService(InstanceAdministration):
         Boost) are recorded in the database's request log, as with every data request.
         """
         catalog = self._session_engine(session).catalog
-        original, statement = statement.sql, in_dialect(catalog, statement)
+        original, statement = statement.sql, self._as_role(session, in_dialect(catalog, statement))
         reshape = result_shape(catalog.dialect, original)
         return self._recorded(session, "ExecuteSql", original, options, as_written(lambda engine: engine.execute_sql(
             session, statement, selector, seqno=seqno, plan=plan, partition_token=partition_token),
@@ -399,7 +404,7 @@ class LocalSpannerService(InstanceAdministration):
     def partition_query(self, session: str, statement: Statement, selector: TransactionSelector | None,
                         max_partitions: int = 0) -> tuple[list[bytes], TransactionInfo | None]:
         """Partition tokens of a query in a read-only transaction (run each with ExecuteSql and the token)."""
-        original, statement = statement.sql, self._in_dialect(session, statement)
+        original, statement = statement.sql, self._as_role(session, self._in_dialect(session, statement))
         return self._recorded(session, "PartitionQuery", statement.sql, NO_OPTIONS, lambda engine: engine.partition(
             session, selector, statement.sql, max_partitions, statement=statement),
             check=lambda cat, role: access_checks.check_statement(cat, role, statement.sql, original))

@@ -19,6 +19,8 @@ NOW_PARAM = "_ls_now"
 TODAY_PARAM = "_ls_today"
 #: A SPANNER_SYS table's rows are bound as JSON to the parameter of this prefix and its name.
 SYSTEM_VIEW_PARAM_PREFIX = "_ls_sys_"
+#: For a role that sees INFORMATION_SCHEMA filtered, a view's rows are bound as JSON to this prefix and its name.
+INFORMATION_VIEW_PARAM_PREFIX = "_ls_info_"
 
 _NO_LITERAL = object()
 
@@ -73,6 +75,10 @@ class Context:
     uses_today: bool = False
     #: The SPANNER_SYS tables read (names as in ``spanner_sys.VIEWS``), their rows bound at execution.
     system_views: set[str] = field(default_factory=set)
+    #: True: INFORMATION_SCHEMA views are read from rows bound at execution (``information_views``), as the
+    #: statement's role sees them, not from the tables that hold every row.
+    bound_information: bool = False
+    information_views: set[str] = field(default_factory=set)
     deterministic: bool = False
     #: A column DEFAULT may call volatile functions (NEW_UUID()), evaluated once per row written.
     volatile_ok: bool = False

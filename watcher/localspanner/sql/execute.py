@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import constraint_storage, deadlines, errors, values
+from .. import constraint_storage, deadlines, errors, role_visibility, values
 from .. import types as T
 from ..catalog import Catalog
 from ..requests import Field, Statement
@@ -127,8 +127,10 @@ def _guarded_translation(sql: str, build: Callable[[], Any]) -> Any:
 def translate_cached(statement: Statement, catalog: Catalog) -> QueryTranslation:
     """The (cached) translation of a query statement."""
     types, declared, sig = parameter_types(statement)
-    return _cache.get(_key("q", statement.sql, catalog, sig), catalog, lambda: _guarded_translation(
-        statement.sql, lambda: translate_query(statement.sql, catalog, types, declared=declared)))
+    bound = role_visibility.filters(catalog, statement.database_role)
+    return _cache.get(_key("q", statement.sql, catalog, sig) + (bound,), catalog, lambda: _guarded_translation(
+        statement.sql, lambda: translate_query(statement.sql, catalog, types, declared=declared,
+                                               bound_information=bound)))
 
 
 def translate_dml_cached(statement: Statement, catalog: Catalog) -> DmlTranslation:

@@ -18,10 +18,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from .. import errors, values
+from .. import errors, information_schema, values
 from ..requests import Statement
 from ..types import SpannerType
-from .context import NOW_PARAM, SYSTEM_VIEW_PARAM_PREFIX, Context
+from .context import INFORMATION_VIEW_PARAM_PREFIX, NOW_PARAM, SYSTEM_VIEW_PARAM_PREFIX, Context
 
 Signature = tuple[tuple[str, str, bool], ...]
 #: The rows (stored form) of a SPANNER_SYS table by name, computed when a query reads it.
@@ -58,6 +58,9 @@ def bind(statement: Statement, ctx: Context, now_nanos: int, system_rows: System
         if system_rows is None:
             raise errors.sql_unsupported(statement.sql, errors.feature_spanner_sys("SPANNER_SYS", view))
         out[SYSTEM_VIEW_PARAM_PREFIX + view] = json.dumps(system_rows(view))
+    for view in sorted(ctx.information_views):  # as the statement's role sees them
+        out[INFORMATION_VIEW_PARAM_PREFIX + view] = json.dumps(
+            information_schema.view_rows(ctx.catalog, view, statement.database_role))
     return out
 
 

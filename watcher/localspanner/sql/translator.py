@@ -28,7 +28,7 @@ from .. import types as T
 from ..catalog import Catalog, Table
 from ..sqlite_names import KEY_INDEX_PREFIX, has_nullable_key, quote, rowid_key
 from ..types import SpannerType
-from .context import SYSTEM_VIEW_PARAM_PREFIX, CompiledQuery, Context, OutputColumn, Typed
+from .context import INFORMATION_VIEW_PARAM_PREFIX, SYSTEM_VIEW_PARAM_PREFIX, CompiledQuery, Context, OutputColumn, Typed
 from .function_table import supertype
 from .literals import element_sql
 from .protos import ProtoTranslator, rewrite_casts
@@ -351,6 +351,9 @@ class Translator(ProtoTranslator):
         if view is None:
             raise errors.query_table_not_found(f"INFORMATION_SCHEMA.{name}")
         scope.sources.append(table_source(view, alias))
+        if self.ctx.bound_information:
+            self.ctx.information_views.add(name.upper())
+            return _bound_rows(view, INFORMATION_VIEW_PARAM_PREFIX + name.upper(), alias)
         return f"{quote(information_schema.sqlite_table_name(view.name))} AS {quote(alias)}"
 
     def _spanner_sys_table(self, db: str, name: str, alias: str, scope: Scope) -> str:
@@ -359,9 +362,8 @@ class Translator(ProtoTranslator):
         if view is None:
             raise self.ctx.unsupported(errors.feature_spanner_sys(db, name))
         self.ctx.system_views.add(view.name)
-        cols = ", ".join(f"json_extract(value, '$[{i}]') AS {quote(c.name)}" for i, c in enumerate(view.columns))
         scope.sources.append(table_source(view, alias))
-        return f"(SELECT {cols} FROM json_each(:{SYSTEM_VIEW_PARAM_PREFIX}{view.name})) AS {quote(alias)}"
+        return _bound_rows(view, SYSTEM_VIEW_PARAM_PREFIX + view.name, alias)
 
     def _unnest(self, item: exp.Unnest, scope: Scope) -> str:
         if len(item.expressions) != 1:
@@ -382,6 +384,12 @@ class Translator(ProtoTranslator):
             off = SourceColumn(offset.name, T.INT64, f"{quote(internal)}.key")
             scope.sources.append(Source(offset.name, [], value_column=off))
         return f"json_each({arr.sql}) AS {quote(internal)}"
+
+
+def _bound_rows(view: Table, param: str, alias: str) -> str:
+    """A system view whose rows arrive as one JSON parameter (an array of rows, each in column order)."""
+    cols = ", ".join(f"json_extract(value, '$[{i}]') AS {quote(c.name)}" for i, c in enumerate(view.columns))
+    return f"(SELECT {cols} FROM json_each(:{param})) AS {quote(alias)}"
 
 
 def _base_table_hint(table: Table) -> str:
@@ -441,13 +449,17 @@ class QueryTranslation:
 
 
 def translate_query(sql: str, catalog: Catalog, param_types: dict[str, SpannerType] | None = None, *,
-                    declared: frozenset[str] | None = None) -> QueryTranslation:
-    """Translate a GoogleSQL query; ``param_types`` maps lower-case parameter names to types."""
+                    declared: frozenset[str] | None = None, bound_information: bool = False) -> QueryTranslation:
+    """Translate a GoogleSQL query; ``param_types`` maps lower-case parameter names to types.
+
+    ``bound_information``: INFORMATION_SCHEMA views read rows bound at execution (a role's filtered rows).
+    """
     pre = preprocess(sql)
     tree = parse(pre, sql)
     types = dict(param_types or {})
     ctx = Context(catalog, sql, types, declared if declared is not None else frozenset(types),
-                  table_hints=[(name, dict(pairs)) for name, pairs in pre.table_hints])
+                  table_hints=[(name, dict(pairs)) for name, pairs in pre.table_hints],
+                  bound_information=bound_information)
     if not isinstance(tree, (exp.Select, exp.Subquery, *_SET_OPS)):
         raise errors.sql_invalid(sql, errors.SQL_EXPECTED_QUERY)
     query = Translator(ctx).compile_query(tree, None)

@@ -1,0 +1,184 @@
+"""INFORMATION_SCHEMA as a database role sees it, through the official client in both dialects: only the
+tables, columns, indexes, views, change streams, roles and privileges the role (with the roles it is a
+member of, and ``public``) may see; every row for a session without a role and for members of
+``spanner_info_reader``."""
+
+from __future__ import annotations
+
+import pytest
+from google.cloud.spanner_admin_database_v1 import DatabaseDialect
+
+from tests.conftest import emulator_lacks
+
+GOOGLE_DDL = [
+    "CREATE TABLE Singers (SingerId INT64 NOT NULL, Name STRING(MAX), Secret STRING(MAX)) PRIMARY KEY (SingerId)",
+    "CREATE INDEX SingersByName ON Singers (Name)",
+    "CREATE INDEX SingersBySecret ON Singers (Secret)",
+    "CREATE TABLE Albums (AlbumId INT64 NOT NULL, Title STRING(MAX)) PRIMARY KEY (AlbumId)",
+    "CREATE VIEW Names SQL SECURITY INVOKER AS SELECT Singers.SingerId, Singers.Name FROM Singers",
+    "CREATE CHANGE STREAM SingerChanges FOR Singers",
+    "CREATE CHANGE STREAM AlbumChanges FOR Albums",
+    "CREATE ROLE reader", "CREATE ROLE lead", "CREATE ROLE nobody", "CREATE ROLE auditor",
+    "GRANT SELECT(SingerId, Name) ON TABLE Singers TO ROLE reader",
+    "GRANT SELECT ON CHANGE STREAM SingerChanges TO ROLE reader",
+    "GRANT ROLE reader TO ROLE lead",
+    "GRANT SELECT ON VIEW Names TO ROLE lead",
+    "GRANT UPDATE(Secret) ON TABLE Singers TO ROLE lead",
+    "GRANT ROLE spanner_info_reader TO ROLE auditor",
+]
+PG_DDL = [
+    "CREATE TABLE singers (singerid bigint NOT NULL, name text, secret text, PRIMARY KEY (singerid))",
+    "CREATE INDEX singersbyname ON singers (name)",
+    "CREATE INDEX singersbysecret ON singers (secret)",
+    "CREATE TABLE albums (albumid bigint NOT NULL, title text, PRIMARY KEY (albumid))",
+    "CREATE VIEW names SQL SECURITY INVOKER AS SELECT singers.singerid, singers.name FROM singers",
+    "CREATE CHANGE STREAM singerchanges FOR singers",
+    "CREATE CHANGE STREAM albumchanges FOR albums",
+    "CREATE ROLE reader", "CREATE ROLE lead", "CREATE ROLE nobody", "CREATE ROLE auditor",
+    "GRANT SELECT(singerid, name) ON TABLE singers TO reader",
+    "GRANT SELECT ON CHANGE STREAM singerchanges TO reader",
+    "GRANT reader TO lead",
+    "GRANT SELECT ON TABLE names TO lead",
+    "GRANT UPDATE(secret) ON TABLE singers TO lead",
+    "GRANT spanner_info_reader TO auditor",
+]
+DIALECTS = ["google", "postgresql"]
+
+
+class Schema:
+    """A database of ``dialect`` with the objects and roles above, queried as one role or another."""
+
+    def __init__(self, make_database, instance, dialect: str) -> None:
+        self.pg = dialect == "postgresql"
+        if self.pg:
+            self.db = make_database(database_dialect=DatabaseDialect.POSTGRESQL)
+            self.db.update_ddl(PG_DDL).result(120)
+        else:
+            self.db = make_database(GOOGLE_DDL)
+        self.instance = instance
+        self.schema = "public" if self.pg else ""
+
+    def name(self, n: str) -> str:
+        return n.lower() if self.pg else n
+
+    def names(self, *ns: str) -> list[list[str]]:
+        return [[self.name(n)] for n in ns]
+
+    def rows(self, role: str | None, sql: str) -> list[list]:
+        db = self.instance.database(self.db.database_id, database_role=role) if role else self.db
+        with db.snapshot() as snap:
+            return [list(r) for r in snap.execute_sql(sql.replace("$schema", f"'{self.schema}'"))]
+
+    def tables(self, role: str | None) -> list[list]:
+        return self.rows(role, "SELECT table_name FROM information_schema.tables WHERE table_schema = $schema "
+                               "ORDER BY table_name")
+
+    def columns(self, role: str | None) -> list[list]:
+        return self.rows(role, "SELECT table_name, column_name FROM information_schema.columns "
+                               "WHERE table_schema = $schema ORDER BY table_name, column_name")
+
+
+@pytest.fixture(params=DIALECTS)
+def schema(request, make_database, instance) -> Schema:
+    return Schema(make_database, instance, request.param)
+
+
+@emulator_lacks("fine-grained access control")
+def test_a_role_sees_the_table_it_may_read_and_only_its_granted_columns(schema):
+    n = schema.name
+    assert schema.tables("reader") == schema.names("Singers")
+    assert schema.columns("reader") == [[n("Singers"), n("Name")], [n("Singers"), n("SingerId")]]
+    assert schema.rows("reader", "SELECT table_name FROM information_schema.views") == []
+    assert schema.tables("nobody") == [] and schema.columns("nobody") == []
+
+
+@emulator_lacks("fine-grained access control")
+def test_without_a_role_or_as_a_member_of_spanner_info_reader_every_row_shows(schema):
+    every = schema.names("Albums", "Names", "Singers")
+    assert schema.tables(None) == every and schema.tables("auditor") == every
+    assert schema.columns("auditor") == schema.columns(None)
+    assert len(schema.columns(None)) == 2 + 2 + 3
+    assert schema.rows("auditor", "SELECT COUNT(*) FROM information_schema.roles") == [[7]]
+
+
+@emulator_lacks("fine-grained access control")
+def test_inherited_roles_count(schema):
+    n = schema.name
+    assert schema.tables("lead") == schema.names("Names", "Singers")  # reader's table, its own view
+    assert schema.rows("lead", "SELECT table_name FROM information_schema.views") == schema.names("Names")
+    assert [n("Secret")] in [[c] for _, c in schema.columns("lead")]  # its own UPDATE(Secret)
+    assert [n("Names"), n("Name")] in schema.columns("lead")  # a view's columns with SELECT on the view
+
+
+@emulator_lacks("fine-grained access control")
+def test_what_public_is_granted_every_role_sees(schema):
+    grant = "GRANT SELECT ON TABLE albums TO public" if schema.pg else "GRANT SELECT ON TABLE Albums TO ROLE public"
+    schema.db.update_ddl([grant]).result(60)
+    assert schema.tables("nobody") == schema.names("Albums")
+    assert schema.tables("reader") == schema.names("Albums", "Singers")
+    assert [c for t, c in schema.columns("nobody")] == [schema.name("AlbumId"), schema.name("Title")]
+
+
+@emulator_lacks("fine-grained access control")
+def test_a_role_sees_the_change_streams_it_may_read(schema):
+    n = schema.name
+    streams = "SELECT change_stream_name FROM information_schema.change_streams ORDER BY change_stream_name"
+    assert schema.rows("reader", streams) == schema.names("SingerChanges")
+    assert schema.rows(None, streams) == schema.names("AlbumChanges", "SingerChanges")
+    assert schema.rows("reader", "SELECT change_stream_name, table_name FROM information_schema.change_stream_tables") == [
+        [n("SingerChanges"), n("Singers")]]
+    assert schema.rows("nobody", streams) == []
+    schema.db.update_ddl([f"GRANT SELECT ON CHANGE STREAM {n('AlbumChanges')} TO {'' if schema.pg else 'ROLE '}nobody"]
+                         ).result(60)
+    assert schema.rows("nobody", streams) == schema.names("AlbumChanges")
+
+
+@emulator_lacks("fine-grained access control")
+def test_the_role_views_show_the_roles_memberships_and_grants_of_the_role(schema):
+    n = schema.name
+    roles = "SELECT role_name FROM information_schema.roles ORDER BY role_name"
+    assert schema.rows("reader", roles) == [["public"], ["reader"]]
+    assert schema.rows("lead", roles) == [["lead"], ["public"], ["reader"]]
+    grantees = "SELECT role_name, grantee FROM information_schema.role_grantees ORDER BY role_name, grantee"
+    assert schema.rows("lead", grantees) == [["reader", "lead"]]
+    assert schema.rows("reader", grantees) == []
+    column_grants = ("SELECT table_name, column_name, privilege_type, grantee FROM information_schema.role_column_grants "
+                     "ORDER BY column_name, privilege_type")
+    assert schema.rows("reader", column_grants) == [
+        [n("Singers"), n("Name"), "SELECT", "reader"], [n("Singers"), n("SingerId"), "SELECT", "reader"]]
+    assert len(schema.rows("lead", column_grants)) == 3
+    stream_grants = "SELECT change_stream_name, grantee FROM information_schema.change_stream_privileges"
+    assert schema.rows("lead", stream_grants) == [[n("SingerChanges"), "reader"]]
+    assert schema.rows("nobody", stream_grants) == []
+
+
+@emulator_lacks("fine-grained access control")
+def test_column_privileges_follow_each_dialects_rule(schema):
+    """GoogleSQL shows the privileges on the columns the role sees; PostgreSQL those granted to its roles."""
+    schema.db.update_ddl(["GRANT SELECT(name) ON TABLE singers TO nobody" if schema.pg else
+                          "GRANT SELECT(Name) ON TABLE Singers TO ROLE nobody"]).result(60)
+    privileges = ("SELECT column_name, grantee FROM information_schema.column_privileges "
+                  "ORDER BY column_name, grantee")
+    name = schema.name("Name")
+    if schema.pg:
+        assert schema.rows("nobody", privileges) == [[name, "nobody"]]
+    else:  # every grant on the Name column, reader's too
+        assert schema.rows("nobody", privileges) == [[name, "nobody"], [name, "reader"]]
+
+
+@emulator_lacks("fine-grained access control")
+def test_googlesql_indexes_show_when_the_role_holds_a_privilege_on_every_column(schema):
+    n = schema.name
+    indexes = (f"SELECT index_name FROM information_schema.indexes WHERE table_name = '{n('Singers')}' "
+               "ORDER BY index_name")
+    every = [["PRIMARY_KEY"], [n("SingersByName")], [n("SingersBySecret")]]
+    if schema.pg:  # PostgreSQL's indexes, index_columns and key_column_usage are not filtered
+        assert schema.rows("reader", indexes) == every
+        assert schema.rows("nobody", "SELECT COUNT(*) FROM information_schema.key_column_usage") == [[2]]
+        return
+    assert schema.rows("reader", indexes) == every[:2]
+    assert schema.rows("lead", indexes) == every
+    assert schema.rows("reader", "SELECT DISTINCT index_name FROM information_schema.index_columns "
+                                 "WHERE table_name = 'Singers' ORDER BY index_name") == every[:2]
+    assert schema.rows("nobody", "SELECT COUNT(*) FROM information_schema.key_column_usage") == [[0]]
+    assert schema.rows("reader", "SELECT COUNT(*) FROM information_schema.key_column_usage") == [[1]]
