@@ -3,9 +3,9 @@
 ROLES lists the system roles then the user's (IS_SYSTEM); ROLE_GRANTEES each membership;
 TABLE_PRIVILEGES the grants on whole tables and views, COLUMN_PRIVILEGES those on columns,
 CHANGE_STREAM_PRIVILEGES the SELECT grants on change streams and ROUTINE_PRIVILEGES the
-EXECUTE grants on their read functions. The ROLE_..._GRANTS views show the same rows, as a
-principal with database-level access sees them (unfiltered). Rows are in stored form
-(``information_schema.py``).
+EXECUTE grants on their read functions. The ROLE_..._GRANTS views show the same rows. These are
+the rows a principal with database-level access sees; ``role_visibility`` keeps those a session's
+database role sees. Rows are in stored form (``information_schema.py``).
 
 Example:
     >>> from watcher.localspanner.schema_updater import apply_statements
