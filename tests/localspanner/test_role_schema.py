@@ -182,3 +182,22 @@ def test_googlesql_indexes_show_when_the_role_holds_a_privilege_on_every_column(
                                  "WHERE table_name = 'Singers' ORDER BY index_name") == every[:2]
     assert schema.rows("nobody", "SELECT COUNT(*) FROM information_schema.key_column_usage") == [[0]]
     assert schema.rows("reader", "SELECT COUNT(*) FROM information_schema.key_column_usage") == [[1]]
+
+
+@emulator_lacks("fine-grained access control")
+def test_postgresql_shows_the_constraints_of_the_tables_a_role_may_write(schema):
+    constraints = "SELECT DISTINCT table_name FROM information_schema.table_constraints ORDER BY table_name"
+    if not schema.pg:  # GoogleSQL does not filter constraints
+        assert schema.rows("nobody", constraints) == schema.rows(None, constraints) == schema.names("Albums", "Singers")
+        return
+    assert schema.rows("reader", constraints) == []  # SELECT is not enough
+    assert schema.rows("lead", constraints) == schema.names("singers")  # UPDATE(secret) is
+
+
+@emulator_lacks("fine-grained access control")
+def test_googlesql_sequences_show_to_no_role_for_none_is_granted_usage(schema):
+    schema.db.update_ddl(["CREATE SEQUENCE ids BIT_REVERSED_POSITIVE" if schema.pg else
+                          "CREATE SEQUENCE Ids OPTIONS (sequence_kind = 'bit_reversed_positive')"]).result(60)
+    sequences = "SELECT COUNT(*) FROM information_schema.sequences"
+    assert schema.rows(None, sequences) == schema.rows("auditor", sequences) == [[1]]
+    assert schema.rows("lead", sequences) == [[1 if schema.pg else 0]]  # PostgreSQL does not filter them
