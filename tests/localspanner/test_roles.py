@@ -207,10 +207,19 @@ def test_information_schema_lists_roles_memberships_and_privileges(make_database
                     "ORDER BY table_name, privilege_type") == [
         ["SELECT", schema, name("Names"), "reader"], ["DELETE", schema, name("Singers"), "lead"],
         ["INSERT", schema, name("Singers"), "lead"]]
+    granted = [["SELECT", name("Singers"), name("Name"), "reader"], ["SELECT", name("Singers"), name("SingerId"), "reader"],
+               ["UPDATE", name("Singers"), name("Name"), "reader"]]
+    # with what each column inherits from a grant on its table or view (PostgreSQL's column_privileges, and
+    # role_column_grants in both dialects)
+    inherited = [["INSERT", name("Singers"), name("Name"), "lead"], ["INSERT", name("Singers"), name("Secret"), "lead"],
+                 ["INSERT", name("Singers"), name("SingerId"), "lead"], ["SELECT", name("Names"), name("Name"), "reader"],
+                 granted[0], ["SELECT", name("Names"), name("SingerId"), "reader"], *granted[1:]]
+    by_column = "ORDER BY privilege_type, column_name, table_name"
     assert rows(db, "SELECT privilege_type, table_name, column_name, grantee FROM information_schema.column_privileges "
-                    "ORDER BY privilege_type, column_name") == [
-        ["SELECT", name("Singers"), name("Name"), "reader"], ["SELECT", name("Singers"), name("SingerId"), "reader"],
-        ["UPDATE", name("Singers"), name("Name"), "reader"]]
+                    + by_column) == (inherited if pg else granted)
+    assert rows(db, "SELECT privilege_type, table_name, column_name, grantee FROM information_schema.role_column_grants "
+                    + by_column) == inherited
+    assert rows(db, "SELECT grantor, is_grantable FROM information_schema.role_table_grants LIMIT 1") == [[None, "NO"]]
     assert rows(db, "SELECT change_stream_schema, change_stream_name, privilege_type, grantee "
                     "FROM information_schema.change_stream_privileges") == [[schema, name("Everything"), "SELECT", "reader"]]
     function = "read_json_everything" if pg else "READ_Everything"
