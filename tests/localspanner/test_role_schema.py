@@ -204,3 +204,15 @@ def test_googlesql_sequences_show_to_no_role_for_none_is_granted_usage(schema):
     sequences = "SELECT COUNT(*) FROM information_schema.sequences"
     assert schema.rows(None, sequences) == schema.rows("auditor", sequences) == [[1]]
     assert schema.rows("lead", sequences) == [[1 if schema.pg else 0]]  # PostgreSQL does not filter them
+
+
+@emulator_lacks("fine-grained access control")
+def test_dml_reads_information_schema_as_its_role_sees_it(schema):
+    n = schema.name
+    schema.db.update_ddl([f"GRANT INSERT ON TABLE {n('Albums')} TO {'' if schema.pg else 'ROLE '}nobody"]).result(60)
+    writer = schema.instance.database(schema.db.database_id, database_role="nobody")
+    insert = (f"INSERT INTO {n('Albums')} ({n('AlbumId')}, {n('Title')}) SELECT COUNT(*), 'tables' "
+              f"FROM information_schema.tables WHERE table_schema = '{schema.schema}'")
+    writer.run_in_transaction(lambda tx: tx.execute_update(insert))
+    writer.run_in_transaction(lambda tx: tx.batch_update([insert.replace("COUNT(*)", "COUNT(*) + 10")]))
+    assert schema.rows(None, f"SELECT {n('AlbumId')} FROM {n('Albums')} ORDER BY 1") == [[1], [11]]  # Albums alone

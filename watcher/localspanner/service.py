@@ -428,6 +428,7 @@ class LocalSpannerService(InstanceAdministration):
         catalog = self._session_engine(session).catalog
         run, refused = batch_in_dialect(catalog, statements)
         run, refused = access_checks.check_batch(catalog, self.get_session(session).creator_role, run, statements, refused)
+        run = [self._as_role(session, r) for r in run]
         return self._recorded(session, "ExecuteBatchDml", text, options, as_written(
             lambda engine: engine.execute_batch_dml(session, run, selector, seqno=seqno),
             [(r.sql, s.sql) for r, s in zip(run, statements, strict=False)], refused=refused))

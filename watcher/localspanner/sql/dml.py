@@ -78,13 +78,14 @@ class _Build:
 
 
 def translate_dml(sql: str, catalog: Catalog, param_types: dict[str, SpannerType] | None = None, *,
-                  declared: frozenset[str] | None = None) -> DmlTranslation:
-    """Translate one INSERT / UPDATE / DELETE statement."""
+                  declared: frozenset[str] | None = None, bound_information: bool = False) -> DmlTranslation:
+    """Translate one INSERT / UPDATE / DELETE statement (``bound_information`` as for ``translate_query``)."""
     pre = preprocess(sql)
     tree = parse(pre, sql)
     types = dict(param_types or {})
     ctx = Context(catalog, sql, types, declared if declared is not None else frozenset(types),
-                  table_hints=[(name, dict(pairs)) for name, pairs in pre.table_hints])
+                  table_hints=[(name, dict(pairs)) for name, pairs in pre.table_hints],
+                  bound_information=bound_information)
     tr = Translator(ctx)
     with_action = pre.then_return is not None and _WITH_ACTION.match(pre.then_return) is not None
     if isinstance(tree, exp.Insert):

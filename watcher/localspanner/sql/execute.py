@@ -135,8 +135,10 @@ def translate_cached(statement: Statement, catalog: Catalog) -> QueryTranslation
 
 def translate_dml_cached(statement: Statement, catalog: Catalog) -> DmlTranslation:
     types, declared, sig = parameter_types(statement)
-    return _cache.get(_key("d", statement.sql, catalog, sig), catalog, lambda: _guarded_translation(
-        statement.sql, lambda: translate_dml(statement.sql, catalog, types, declared=declared)))
+    bound = role_visibility.filters(catalog, statement.database_role)
+    return _cache.get(_key("d", statement.sql, catalog, sig) + (bound,), catalog, lambda: _guarded_translation(
+        statement.sql, lambda: translate_dml(statement.sql, catalog, types, declared=declared,
+                                             bound_information=bound)))
 
 
 # --- running -----------------------------------------------------------------------------------------
