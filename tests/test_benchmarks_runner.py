@@ -23,11 +23,13 @@ def test_quick_localspanner_suite_writes_json_results(tmp_path: Path) -> None:
     results = tmp_path / "results"
     env = {k: v for k, v in os.environ.items() if k != "SPANNER_EMULATOR_HOST"}  # the benchmarks start their own server
     run = subprocess.run(
-        [sys.executable, "-m", "benchmarks", "localspanner", "--quick", "--results", str(results), "--workdir", str(tmp_path / "work")],
+        [sys.executable, "-m", "benchmarks", "localspanner", "--quick", "--only", *EXPECTED, "--results", str(results),
+         "--workdir", str(tmp_path / "work")],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=240,
     )
     # 1 = a target missed, which quick sizes may do; 2 = a benchmark crashed.
     assert run.returncode in (0, 1), run.stdout + run.stderr
+    assert sorted(p.stem for p in results.glob("*.json")) == sorted(EXPECTED)  # --only ran these alone
     for name in EXPECTED:
         document = json.loads((results / f"{name}.json").read_text())
         assert document["benchmark"] == name
