@@ -14,9 +14,8 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))  # run as a script: the tests package too
 
-from tests.changelog.crash_points import STEPS, install  # noqa: E402
+from tests.changelog.crash_points import install  # noqa: E402
 
-__all__ = ["SOFT_DELETE", "STEPS"]
 SOFT_DELETE = ("Singers", "Deleted")
 
 

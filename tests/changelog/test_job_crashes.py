@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.changelog.job_crash_child import SOFT_DELETE, STEPS
+from tests.changelog.crash_points import STEPS
+from tests.changelog.job_crash_child import SOFT_DELETE
 from tests.changelog.support import SINGERS_TYPES, Stager, singer
 from watcher.changelog import Changelog
 from watcher.changelog.tables import layout, readers
