@@ -68,6 +68,15 @@ def test_input_imports_no_engine(path: Path) -> None:
     assert sorted(m for m in _imports(path) if m.startswith(f"{PACKAGE}.engines")) == []
 
 
+@pytest.mark.parametrize("engine", ["driver", "spark"])
+def test_an_engine_imports_no_other_engine(engine: str) -> None:
+    """What two engines share sits beside them (engines/base, engines/tally), not inside one of them."""
+    other = f"{PACKAGE}.engines.{'spark' if engine == 'driver' else 'driver'}"
+    found = {p.name: sorted(m for m in _imports(p) if m.startswith(other))
+             for p in sorted((ROOT / "engines" / engine).rglob("*.py"))}
+    assert {name: bad for name, bad in found.items() if bad} == {}
+
+
 def test_nothing_outside_the_changelog_imports_an_engine() -> None:
     """The sinks and the CLI use the rules and the job's entry points, never an engine's internals."""
     package = ROOT.parent

@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from watcher.changelog.engines.spark.tally import from_groups, merge_batch, nanos_text
+from watcher.changelog.engines.tally import from_groups, merge_batch, nanos_text
 from watcher.changelog.input.staging_reader import check_batches
 from watcher.changelog.io.fs import FileEntry
 from watcher.changelog.rules.batch_seq import seq_ok

@@ -54,7 +54,7 @@ class Outcome:
     batches: list[Any] = field(default_factory=list)
     #: Bad batch name -> reason (left out of the run's rows).
     bad: dict[str, str] = field(default_factory=dict)
-    #: The tally's outcome counts (:class:`.spark.tally.OutcomeCount`).
+    #: The tally's outcome counts (:class:`.tally.OutcomeCount`).
     counts: list[Any] = field(default_factory=list)
     #: Late rows dropped because the changelog held their version already.
     late_known: int = 0

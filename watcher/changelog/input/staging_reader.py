@@ -160,7 +160,7 @@ def check_batches(batches: Mapping[str, Mapping[str, Any]],
                   files: list[FileEntry]) -> tuple[list[BatchStats], dict[str, str]]:
     """Per-file stats of the good files, and the bad files with their reasons.
 
-    ``batches`` maps a batch name to what its records held (:func:`..engines.spark.tally.merge_batch`).
+    ``batches`` maps a batch name to what its records held (:func:`..engines.tally.merge_batch`).
     """
     stats: list[BatchStats] = []
     bad: dict[str, str] = {}

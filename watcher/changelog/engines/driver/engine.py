@@ -6,7 +6,7 @@ small run of polled rows is done here instead, from the same rules as Spark's pl
 files parsed as Spark's reader reads them (:mod:`...input.staged`), each key's state row read from
 ``current_state`` (as the table held it before the run, by time travel after a crash), each new
 row classified by :data:`...rules.classify.RULES` with its old values and change id (:mod:`.window`),
-the transaction groups numbered, the tally and batch checks of :mod:`..spark.tally` and
+the transaction groups numbered, the tally and batch checks of :mod:`..tally` and
 :mod:`...input.staging_reader`; then the parts written as the run: the changelog appended, the state
 MERGEd on (source, table, keys), the watermarks as Spark's engine writes them.
 
@@ -38,7 +38,7 @@ from ...tables.readers import arrow_table
 from ...tables.source import COLUMNS as SOURCE_COLUMNS
 from ...tables.source import Source
 from ..base import Engine, Outcome, PreparedRun, all_newer, hold
-from ..spark.tally import Tally, from_groups
+from ..tally import Tally, from_groups
 from .window import Classified, StateRow, classify
 
 #: Staged input (bytes) up to which a run is done on the driver.
