@@ -239,12 +239,14 @@ def _changelog_mods(spark, warehouse) -> dict[tuple[int, str], tuple[str, str | 
     return got
 
 
-def test_change_stream_query_killed_mid_batch_resumes_from_its_checkpoint(spark, make_database, tmp_path):
+@pytest.mark.parametrize("ddl", [DDL, MUTABLE_DDL], ids=["IMMUTABLE_KEY_RANGE", "MUTABLE_KEY_RANGE"])
+def test_change_stream_query_killed_mid_batch_resumes_from_its_checkpoint(spark, make_database, tmp_path, ddl):
     """The query in a child process is killed between a micro-batch's changelog commit and Spark's;
     started again from its checkpoint in this process, it replays that micro-batch (planned again
-    from the two offsets) and goes on. Without churn: its planning cost grows with the window
-    since the kill, and a replan across splits and merges is the test of the reads above."""
-    db = make_database(DDL)
+    from the two offsets) and goes on, in either partition mode. Without churn: its planning cost
+    grows with the window since the kill, and a replan across splits and merges is the test of the
+    reads above."""
+    db = make_database(ddl)
     writers = Writers(db)
     writers.run(3)
     first = min(ts for _, ts in writers.mods)
