@@ -6,6 +6,7 @@ member of, and ``public``) may see; every row for a session without a role and f
 from __future__ import annotations
 
 import pytest
+from google.api_core import exceptions
 from google.cloud.spanner_admin_database_v1 import DatabaseDialect
 
 from tests.conftest import emulator_lacks
@@ -69,6 +70,12 @@ class Schema:
         with db.snapshot() as snap:
             return [list(r) for r in snap.execute_sql(sql.replace("$schema", f"'{self.schema}'"))]
 
+    def fields(self, view: str) -> list[str]:
+        with self.db.snapshot() as snap:
+            result = snap.execute_sql(f"SELECT * FROM information_schema.{view}")
+            list(result)
+            return [f.name for f in result.fields]
+
     def tables(self, role: str | None) -> list[list]:
         return self.rows(role, "SELECT table_name FROM information_schema.tables WHERE table_schema = $schema "
                                "ORDER BY table_name")
@@ -81,6 +88,11 @@ class Schema:
 @pytest.fixture(params=DIALECTS)
 def schema(request, make_database, instance) -> Schema:
     return Schema(make_database, instance, request.param)
+
+
+@pytest.fixture
+def pg_schema(make_database, instance) -> Schema:
+    return Schema(make_database, instance, "postgresql")
 
 
 @emulator_lacks("fine-grained access control")
@@ -153,6 +165,57 @@ def test_the_role_views_show_the_roles_memberships_and_grants_of_the_role(schema
     stream_grants = "SELECT change_stream_name, grantee FROM information_schema.change_stream_privileges"
     assert schema.rows("lead", stream_grants) == [[n("SingerChanges"), "reader"]]
     assert schema.rows("nobody", stream_grants) == []
+
+
+_GOOGLE_PRIVILEGE_COLUMNS = {
+    "table_privileges": ["TABLE_CATALOG", "TABLE_SCHEMA", "TABLE_NAME", "PRIVILEGE_TYPE", "GRANTEE"],
+    "column_privileges": ["TABLE_CATALOG", "TABLE_SCHEMA", "TABLE_NAME", "COLUMN_NAME", "PRIVILEGE_TYPE", "GRANTEE"],
+}
+_PG_PRIVILEGE_COLUMNS = {
+    "table_privileges": ["grantor", "grantee", "table_catalog", "table_schema", "table_name", "privilege_type",
+                         "is_grantable", "with_hierarchy"],
+    "column_privileges": ["grantor", "grantee", "table_catalog", "table_schema", "table_name", "column_name",
+                          "privilege_type", "is_grantable"],
+    "enabled_roles": ["role_name"],
+    "applicable_roles": ["grantee", "role_name", "is_grantable"],
+}
+
+
+@emulator_lacks("fine-grained access control")
+def test_the_privilege_views_have_each_dialects_columns(schema):
+    expected = _PG_PRIVILEGE_COLUMNS if schema.pg else _GOOGLE_PRIVILEGE_COLUMNS
+    assert {view: schema.fields(view) for view in expected} == expected
+    if not schema.pg:  # PostgreSQL's role views are not GoogleSQL's
+        with pytest.raises(exceptions.InvalidArgument, match="(?i)enabled_roles"):
+            schema.fields("enabled_roles")
+
+
+@emulator_lacks("fine-grained access control")
+def test_postgresql_privilege_views_show_grantee_grantor_and_grant_option(pg_schema):
+    schema = pg_schema
+    sql = ("SELECT grantor, grantee, table_schema, table_name, privilege_type, is_grantable, with_hierarchy "
+           "FROM information_schema.table_privileges")
+    assert schema.rows(None, sql) == [[None, "lead", "public", "names", "SELECT", "NO", None]]
+    assert schema.rows("reader", sql) == []
+    columns = ("SELECT grantee, table_name, column_name, privilege_type, is_grantable "
+               "FROM information_schema.column_privileges ORDER BY grantee, column_name")
+    assert schema.rows("lead", columns) == [  # the view's columns inherit the SELECT on it
+        ["lead", "names", "name", "SELECT", "NO"], ["lead", "singers", "secret", "UPDATE", "NO"],
+        ["lead", "names", "singerid", "SELECT", "NO"],
+        ["reader", "singers", "name", "SELECT", "NO"], ["reader", "singers", "singerid", "SELECT", "NO"]]
+
+
+@emulator_lacks("fine-grained access control")
+def test_postgresql_enabled_and_applicable_roles_show_the_roles_of_the_role(pg_schema):
+    schema = pg_schema
+    enabled = "SELECT role_name FROM information_schema.enabled_roles ORDER BY role_name"
+    assert schema.rows("lead", enabled) == [["lead"], ["public"], ["reader"]]
+    assert schema.rows("nobody", enabled) == [["nobody"], ["public"]]
+    assert len(schema.rows(None, enabled)) == len(schema.rows("auditor", enabled)) == 7
+    applicable = "SELECT grantee, role_name, is_grantable FROM information_schema.applicable_roles ORDER BY grantee"
+    assert schema.rows("lead", applicable) == [["lead", "reader", "NO"]]
+    assert schema.rows("nobody", applicable) == []
+    assert schema.rows(None, applicable) == [["auditor", "spanner_info_reader", "NO"], ["lead", "reader", "NO"]]
 
 
 @emulator_lacks("fine-grained access control")

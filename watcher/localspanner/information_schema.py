@@ -89,15 +89,32 @@ def _pg_view_column(c: Column) -> Column:
     return dataclasses.replace(c, name=c.name.lower(), type=T.STRING if c.type.code == T.TypeCode.BOOL else c.type)
 
 
-#: A PostgreSQL database's views: the same tables under lower-case column names (SQLite's names ignore case).
+#: A PostgreSQL database's views in stored form: GoogleSQL's, but for PostgreSQL's privilege and role views.
+PG_STORED: dict[str, Table] = {
+    **VIEWS, **{name: view_table(name, columns) for name, columns in role_information.PG_VIEW_COLUMNS.items()}}
+#: A PostgreSQL database's views: the tables of :data:`PG_STORED` under lower-case column names (SQLite's
+#: names ignore case).
 PG_VIEWS: dict[str, Table] = {
-    name: Table(name.lower(), tuple(_pg_view_column(c) for c in view.columns), ()) for name, view in VIEWS.items()
+    name: Table(name.lower(), tuple(_pg_view_column(c) for c in view.columns), ()) for name, view in PG_STORED.items()
 }
 
 
 def views_of(catalog: Catalog) -> dict[str, Table]:
     """The views as ``catalog``'s dialect names them, keyed by upper-case view name."""
     return PG_VIEWS if catalog.dialect == dialects.POSTGRESQL else VIEWS
+
+
+def stored_views(catalog: Catalog) -> dict[str, Table]:
+    """The views of ``catalog``'s dialect in stored form (upper-case columns, BOOL kept), keyed by view name.
+
+    >>> "ENABLED_ROLES" in stored_views(Catalog()), "ENABLED_ROLES" in stored_views(Catalog(dialect="POSTGRESQL"))
+    (False, True)
+    """
+    return PG_STORED if catalog.dialect == dialects.POSTGRESQL else VIEWS
+
+
+def _producers(catalog: Catalog) -> dict[str, Callable[[Catalog], Iterator[tuple]]]:
+    return _PG_PRODUCERS if catalog.dialect == dialects.POSTGRESQL else _PRODUCERS
 
 
 _YES_NO = {True: "YES", False: "NO"}
@@ -115,7 +132,7 @@ def sqlite_table_name(view: str) -> str:
 
 def rows(catalog: Catalog) -> dict[str, list[tuple]]:
     """Every view's rows for ``catalog``, keyed like :data:`VIEWS`, each tuple in the view's column order."""
-    return {name: view_rows(catalog, name) for name in _PRODUCERS}
+    return {name: view_rows(catalog, name) for name in _producers(catalog)}
 
 
 def view_rows(catalog: Catalog, view: str, role: str = "") -> list[tuple]:
@@ -125,8 +142,8 @@ def view_rows(catalog: Catalog, view: str, role: str = "") -> list[tuple]:
     >>> len(view_rows(cat, "TABLES")), len(view_rows(cat, "TABLES", "r"))
     (1, 0)
     """
-    names = [c.name for c in VIEWS[view].columns]
-    found = role_visibility.visible(catalog, role, view, names, list(_PRODUCERS[view](catalog)))
+    names = [c.name for c in stored_views(catalog)[view].columns]
+    found = role_visibility.visible(catalog, role, view, names, list(_producers(catalog)[view](catalog)))
     if catalog.dialect == dialects.POSTGRESQL:
         return [_pg_row(catalog, view, row) for row in found if not _pg_left_out(view, row)]
     return found
@@ -186,12 +203,12 @@ PG_LEFT_OUT: dict[tuple[str, str], frozenset[object]] = {
 
 
 def _pg_left_out(view: str, row: tuple) -> bool:
-    names = [c.name for c in VIEWS[view].columns]
+    names = [c.name for c in PG_STORED[view].columns]
     return any(row[names.index(column)] in values for (v, column), values in PG_LEFT_OUT.items() if v == view)
 
 
 def _pg_row(catalog: Catalog, view: str, row: tuple) -> tuple:
-    columns = VIEWS[view].columns
+    columns = PG_STORED[view].columns
     named = dict(zip([c.name for c in columns], row, strict=True))
     out = []
     for column, (name, value) in zip(columns, named.items(), strict=True):
@@ -370,3 +387,5 @@ _PRODUCERS: dict[str, Callable[[Catalog], Iterator[tuple]]] = {
     **role_information.PRODUCERS,
 }
 assert _PRODUCERS.keys() == VIEWS.keys()
+_PG_PRODUCERS = {**_PRODUCERS, **role_information.PG_PRODUCERS}
+assert _PG_PRODUCERS.keys() == PG_STORED.keys()

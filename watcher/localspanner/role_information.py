@@ -6,7 +6,10 @@ CHANGE_STREAM_PRIVILEGES the SELECT grants on change streams and ROUTINE_PRIVILE
 EXECUTE grants on their read functions. The ROLE_..._GRANTS views show the same grants with
 GRANTOR (NULL) and IS_GRANTABLE ('NO'); ROLE_COLUMN_GRANTS, and a PostgreSQL database's
 COLUMN_PRIVILEGES, also hold the SELECT, INSERT and UPDATE each column inherits from a grant on its
-whole table or view. Columns are in the order of Spanner's GoogleSQL views. These are the rows a
+whole table or view. Columns are in the order of Spanner's GoogleSQL views; a PostgreSQL database has
+PostgreSQL's columns instead (:data:`PG_VIEW_COLUMNS`): TABLE_PRIVILEGES and COLUMN_PRIVILEGES begin with
+GRANTOR and GRANTEE and end with IS_GRANTABLE, and ENABLED_ROLES and APPLICABLE_ROLES list the roles and
+memberships as PostgreSQL does. These are the rows a
 principal with database-level access sees; ``role_visibility`` keeps those a session's database
 role sees. Rows are in stored form (``information_schema.py``).
 
@@ -18,13 +21,15 @@ Example:
     ([('', '', 'T', 'SELECT', 'r')], [('', '', 'T', 'K', 'INSERT', 'r')])
     >>> list(role_column_grants(cat))
     [(None, 'r', '', '', 'T', 'K', 'INSERT', 'NO'), (None, 'r', '', '', 'T', 'K', 'SELECT', 'NO')]
+    >>> list(pg_table_privileges(cat))
+    [(None, 'r', '', '', 'T', 'SELECT', 'NO', None)]
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from . import dialects, roles
+from . import roles
 from .catalog import Catalog
 from .roles import Grant
 
@@ -47,6 +52,16 @@ VIEW_COLUMNS = {
     "ROLE_COLUMN_GRANTS": f"{_GRANTED}, {_TABLE}, COLUMN_NAME STRING(MAX), {_TYPE}, IS_GRANTABLE STRING(MAX)",
     "ROLE_CHANGE_STREAM_GRANTS": _STREAM,
     "ROLE_ROUTINE_GRANTS": f"{_GRANTED}, {_ROUTINE}, {_TYPE}, IS_GRANTABLE STRING(MAX)",
+}
+
+
+#: A PostgreSQL database's privilege and role views, as PostgreSQL's information_schema has them
+#: (https://cloud.google.com/spanner/docs/information-schema-pg); the other views keep :data:`VIEW_COLUMNS`.
+PG_VIEW_COLUMNS = {
+    "TABLE_PRIVILEGES": f"{_GRANTED}, {_TABLE}, {_TYPE}, IS_GRANTABLE STRING(MAX), WITH_HIERARCHY STRING(MAX)",
+    "COLUMN_PRIVILEGES": f"{_GRANTED}, {_TABLE}, COLUMN_NAME STRING(MAX), {_TYPE}, IS_GRANTABLE STRING(MAX)",
+    "ENABLED_ROLES": "ROLE_NAME STRING(MAX)",
+    "APPLICABLE_ROLES": "GRANTEE STRING(MAX), ROLE_NAME STRING(MAX), IS_GRANTABLE STRING(MAX)",
 }
 
 
@@ -73,8 +88,7 @@ def table_privileges(catalog: Catalog) -> Iterator[tuple]:
 
 
 def column_privileges(catalog: Catalog) -> Iterator[tuple]:
-    grants = _column_grants(catalog, inherited=catalog.dialect == dialects.POSTGRESQL)
-    for g in grants:
+    for g in _column_grants(catalog, inherited=False):
         yield ("", "", g.name, g.column, g.privilege, g.grantee)
 
 
@@ -102,6 +116,33 @@ def role_column_grants(catalog: Catalog) -> Iterator[tuple]:
 def role_routine_grants(catalog: Catalog) -> Iterator[tuple]:
     for g in _routine_grants(catalog):
         yield (None, g.grantee, "", "", g.name, g.privilege, _NOT_GRANTABLE)
+
+
+def pg_table_privileges(catalog: Catalog) -> Iterator[tuple]:
+    """PostgreSQL's TABLE_PRIVILEGES: GRANTOR unknown (NULL), no grant option, no hierarchy (NULL)."""
+    for g in _table_grants(catalog):
+        yield (None, g.grantee, "", "", g.name, g.privilege, _NOT_GRANTABLE, None)
+
+
+def pg_column_privileges(catalog: Catalog) -> Iterator[tuple]:
+    for g in _column_grants(catalog, inherited=True):
+        yield (None, g.grantee, "", "", g.name, g.column, g.privilege, _NOT_GRANTABLE)
+
+
+def enabled_roles(catalog: Catalog) -> Iterator[tuple]:
+    """ENABLED_ROLES: every role (a session with a role sees those it holds, ``role_visibility``).
+
+    >>> list(enabled_roles(Catalog(roles=("r",))))[-1]
+    ('r',)
+    """
+    for name, _ in role_rows(catalog):
+        yield (name,)
+
+
+def applicable_roles(catalog: Catalog) -> Iterator[tuple]:
+    """APPLICABLE_ROLES: each membership as (grantee, role), without admin option."""
+    for m in catalog.memberships:
+        yield (m.grantee, m.role, _NOT_GRANTABLE)
 
 
 def _table_grants(catalog: Catalog) -> Iterator[Grant]:
@@ -150,3 +191,11 @@ PRODUCERS: dict[str, Callable[[Catalog], Iterator[tuple]]] = {
     "ROLE_ROUTINE_GRANTS": role_routine_grants,
 }
 assert PRODUCERS.keys() == VIEW_COLUMNS.keys()
+
+PG_PRODUCERS: dict[str, Callable[[Catalog], Iterator[tuple]]] = {
+    "TABLE_PRIVILEGES": pg_table_privileges,
+    "COLUMN_PRIVILEGES": pg_column_privileges,
+    "ENABLED_ROLES": enabled_roles,
+    "APPLICABLE_ROLES": applicable_roles,
+}
+assert PG_PRODUCERS.keys() == PG_VIEW_COLUMNS.keys()

@@ -122,9 +122,11 @@ class Storage:
     def refresh_information_schema(self, conn: sqlite3.Connection, catalog: Catalog) -> None:
         """Rewrite the tables behind the INFORMATION_SCHEMA views for ``catalog``."""
         all_rows = info.rows(catalog)
-        for view, table in info.VIEWS.items():
+        for view, table in info.stored_views(catalog).items():
             name = quote(info.sqlite_table_name(view))
             cols = ", ".join(quote(c.name) for c in table.columns)
+            if len(conn.execute(f"PRAGMA table_info({name})").fetchall()) not in (0, len(table.columns)):
+                conn.execute(f"DROP TABLE {name}")  # made before the dialect was set: PostgreSQL's columns differ
             conn.execute(f"CREATE TABLE IF NOT EXISTS {name} ({cols})")
             conn.execute(f"DELETE FROM {name}")
             rows = all_rows.get(view, [])
