@@ -218,6 +218,47 @@ def test_postgresql_enabled_and_applicable_roles_show_the_roles_of_the_role(pg_s
     assert schema.rows(None, applicable) == [["auditor", "spanner_info_reader", "NO"], ["lead", "reader", "NO"]]
 
 
+_ROUTINE_COLUMNS = {
+    "routines": ["SPECIFIC_CATALOG", "SPECIFIC_SCHEMA", "SPECIFIC_NAME", "ROUTINE_CATALOG", "ROUTINE_SCHEMA",
+                 "ROUTINE_NAME", "ROUTINE_TYPE", "DATA_TYPE", "ROUTINE_BODY", "ROUTINE_DEFINITION", "SECURITY_TYPE",
+                 "SPANNER_TYPE"],
+    "routine_options": ["SPECIFIC_CATALOG", "SPECIFIC_SCHEMA", "SPECIFIC_NAME", "OPTION_NAME", "OPTION_TYPE",
+                        "OPTION_VALUE"],
+    "parameters": ["SPECIFIC_CATALOG", "SPECIFIC_SCHEMA", "SPECIFIC_NAME", "ORDINAL_POSITION", "PARAMETER_NAME",
+                   "DATA_TYPE", "PARAMETER_DEFAULT", "SPANNER_TYPE"],
+}
+
+
+@emulator_lacks("fine-grained access control")
+def test_routines_and_parameters_list_the_read_functions_a_role_may_execute(schema):
+    names = {view: [c.lower() if schema.pg else c for c in columns] for view, columns in _ROUTINE_COLUMNS.items()}
+    assert {view: schema.fields(view) for view in names} == names
+    routines = ("SELECT specific_schema, routine_name, routine_type, routine_body, security_type "
+                "FROM information_schema.routines ORDER BY routine_name")
+    if schema.pg:
+        function, grant = "read_json_singerchanges", "GRANT EXECUTE ON FUNCTION spanner.read_json_singerchanges TO reader"
+        every = ["read_json_albumchanges", function, "read_proto_bytes_albumchanges", "read_proto_bytes_singerchanges"]
+    else:
+        function, grant = "READ_SingerChanges", "GRANT EXECUTE ON TABLE FUNCTION READ_SingerChanges TO ROLE reader"
+        every = ["READ_AlbumChanges", function]
+    fn_schema = "spanner" if schema.pg else ""
+    assert schema.rows(None, routines) == [[fn_schema, n, "FUNCTION", "EXTERNAL", "INVOKER"] for n in every]
+    params = ("SELECT specific_name, ordinal_position, parameter_name, spanner_type FROM information_schema.parameters "
+              "ORDER BY specific_name, ordinal_position")
+    timestamp, text, bigint, options = (("timestamp with time zone", "character varying", "bigint", "character varying[]")
+                                        if schema.pg else ("TIMESTAMP", "STRING(MAX)", "INT64", "ARRAY<STRING(MAX)>"))
+    assert [r for r in schema.rows(None, params) if r[0] == function] == [
+        [function, 1, "start_timestamp", timestamp], [function, 2, "end_timestamp", timestamp],
+        [function, 3, "partition_token", text], [function, 4, "heartbeat_milliseconds", bigint],
+        [function, 5, "read_options", options]]
+    assert schema.rows("reader", routines) == [] and schema.rows("reader", params) == []
+    assert schema.rows(None, "SELECT COUNT(*) FROM information_schema.routine_options") == [[0]]
+    schema.db.update_ddl([grant]).result(60)
+    assert schema.rows("reader", routines) == [[fn_schema, function, "FUNCTION", "EXTERNAL", "INVOKER"]]
+    assert [r[0] for r in schema.rows("lead", params)] == [function] * 5  # through its membership in reader
+    assert schema.rows("nobody", routines) == []
+
+
 @emulator_lacks("fine-grained access control")
 def test_column_privileges_follow_each_dialects_rule(schema):
     """GoogleSQL shows the privileges on the columns the role sees; PostgreSQL those granted to its roles."""

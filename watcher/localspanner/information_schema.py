@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator
 from . import constraint_information, database_options, dialects, postgresql, role_information, role_visibility
 from . import types as T
 from .catalog import Catalog, ChangeStream, Column, KeyPart, Table
+from .change_streams import routine_information
 from .ddl import change_stream_options, sequence_options
 
 SCHEMA_NAME = "INFORMATION_SCHEMA"
@@ -81,6 +82,7 @@ VIEWS: dict[str, Table] = {
         view_table("SEQUENCE_OPTIONS", "CATALOG STRING(MAX), SCHEMA STRING(MAX), NAME STRING(MAX), "
               "OPTION_NAME STRING(MAX), OPTION_TYPE STRING(MAX), OPTION_VALUE STRING(MAX)"),
         *(view_table(name, columns) for name, columns in role_information.VIEW_COLUMNS.items()),
+        *(view_table(name, columns) for name, columns in routine_information.VIEW_COLUMNS.items()),
     )
 }
 
@@ -385,6 +387,7 @@ _PRODUCERS: dict[str, Callable[[Catalog], Iterator[tuple]]] = {
     "SEQUENCES": _sequences,
     "SEQUENCE_OPTIONS": _sequence_options,
     **role_information.PRODUCERS,
+    **routine_information.PRODUCERS,
 }
 assert _PRODUCERS.keys() == VIEWS.keys()
 _PG_PRODUCERS = {**_PRODUCERS, **role_information.PG_PRODUCERS}

@@ -17,7 +17,8 @@ The tests (``Sight.test``):
   the role holds SELECT on the view;
 * ``index``: one of ``privileges`` on the index's table, or one of ``column_privileges`` on
   every column of the index (key and stored columns; the key of ``PRIMARY_KEY``);
-* ``object``: one of ``privileges`` on the object of ``kind`` (a view, a change stream, a sequence);
+* ``object``: one of ``privileges`` on the object of ``kind`` (a view, a change stream, a sequence, a
+  change stream's read function);
 * ``grantee``: a privilege granted to the role or a role it is a member of, and (``public``) to ``public``;
 * ``role``: the role, a role it is a member of, or ``public``;
 * ``constraint``: a foreign key whose referencing table passes ``relation``.
@@ -66,6 +67,7 @@ _TABLE = Sight("relation", ("TABLE_NAME",), _ANY_TABLE, _ANY_COLUMN)
 _COLUMN = Sight("column", ("TABLE_NAME", "COLUMN_NAME"), _ANY_COLUMN)
 _STREAM = Sight("object", ("CHANGE_STREAM_NAME",), (roles.SELECT,), kind=roles.CHANGE_STREAM)
 _SEQUENCE = Sight("object", ("NAME",), (USAGE,), kind=SEQUENCE)
+_ROUTINE = Sight("object", ("SPECIFIC_NAME",), (roles.EXECUTE,), kind=roles.TABLE_FUNCTION)
 _GRANTED = Sight("grantee", ("GRANTEE",))
 _GRANTED_NOT_PUBLIC = Sight("grantee", ("GRANTEE",), public=False)
 
@@ -86,6 +88,9 @@ RULES: dict[str, Sight] = {
     "CHANGE_STREAM_OPTIONS": _STREAM,
     "SEQUENCES": _SEQUENCE,
     "SEQUENCE_OPTIONS": _SEQUENCE,
+    "ROUTINES": _ROUTINE,
+    "ROUTINE_OPTIONS": _ROUTINE,
+    "PARAMETERS": _ROUTINE,
     "ROLES": Sight("role", ("ROLE_NAME",)),
     "ROLE_GRANTEES": Sight("role", ("GRANTEE",)),
     "CHANGE_STREAM_PRIVILEGES": _GRANTED,
