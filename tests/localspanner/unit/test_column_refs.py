@@ -46,6 +46,9 @@ def resolved(sql: str) -> dict[str, set[str]] | None:
     ("SELECT K FROM A WHERE V IN (SELECT V FROM B)", {"A": {"K", "V"}, "B": {"V"}}),
     ("SELECT K, (SELECT MAX(V) FROM B) FROM A", {"A": {"K"}, "B": {"V"}}),
     ("SELECT K FROM A UNION ALL SELECT V FROM B", {"A": {"K"}, "B": {"V"}}),
+    # a range variable as a value reads its whole row
+    ("SELECT a FROM A a", {"A": {"K", "V", "W"}}),
+    ("SELECT TO_JSON(d) FROM Docs AS d", {"Docs": {"Id", "Body"}}),
     # hidden columns: read when named, never by ``*``
     ("SELECT * FROM Docs", {"Docs": {"Id", "Body"}}),
     ("SELECT Id FROM Docs WHERE Tokens IS NOT NULL", {"Docs": {"Id", "Tokens"}}),

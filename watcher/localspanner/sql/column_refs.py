@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.qualify import qualify
-from sqlglot.optimizer.scope import Scope, traverse_scope
+from sqlglot.optimizer.scope import Scope, find_all_in_scope, traverse_scope
 
 _EXPLICIT = "explicit_reference"
 
@@ -99,13 +99,25 @@ def columns_read(tree: exp.Expression, schema: Mapping[str, Iterable[str]],
                     return None  # a hidden column a nested ``*`` took in: the statement fails anyway
                 continue
             read.setdefault(names[table], set()).add(columns[table][column.name.lower()])
+        for row in find_all_in_scope(scope.expression, exp.TableColumn):  # a range variable as a value: its row
+            found = _source(scope, row.name, qualified)
+            if found is None:
+                return None
+            if isinstance(found, exp.Table):
+                table = found.name.lower()
+                visible = set(columns[table].values()) - {columns[table][c] for c in concealed[table]}
+                read.setdefault(names[table], set()).update(visible)
     return read
 
 
 def _alias_reference(column: exp.Column) -> bool:
     """An unqualified name its SELECT's list gives as an alias (``ORDER BY v`` after ``k AS v``)."""
-    select = column.find_ancestor(exp.Select)
-    return not column.table and select is not None and column.name in select.named_selects
+    node: exp.Expression = column
+    while node.parent is not None and not isinstance(node.parent, exp.Select):
+        node = node.parent
+    select = node.parent
+    return (not column.table and isinstance(select, exp.Select) and node.arg_key != "expressions"
+            and column.name in select.named_selects)
 
 
 def _source(scope: Scope, alias: str, root: exp.Expression) -> exp.Expression | Scope | None:
