@@ -392,3 +392,55 @@ def test_a_batch_runs_up_to_the_statement_the_role_may_not_run(make_database, in
     assert outcome["counts"] == [1] and outcome["status"].code == 7
     assert "DELETE" in outcome["status"].message
     assert rows(db, "SELECT SingerId, Name FROM Singers ORDER BY SingerId") == [[1, "Cy"], [2, "Bo"]]
+
+
+#: Statements for reader, who holds SELECT(SingerId, Name) and UPDATE(Name) on Singers and SELECT on all of
+#: Albums, whose Secret column shares its name with Singers'. Each column is checked on the table it resolves
+#: to, as Spanner resolves names: (statement, the Singers column it is refused for, or None when allowed).
+RESOLVED = [
+    ("SELECT Name FROM Singers WHERE SingerId IN (SELECT SingerId FROM Albums WHERE Secret = 'x')", None),
+    ("SELECT Name FROM Singers s WHERE EXISTS (SELECT 1 FROM Albums a WHERE a.SingerId = s.SingerId AND Secret = 'x')", None),
+    ("SELECT Name AS Secret FROM Singers ORDER BY Secret", None),
+    ("WITH s AS (SELECT SingerId, Name FROM Singers) SELECT * FROM s", None),
+    ("SELECT Name, (SELECT COUNT(*) FROM (SELECT * FROM Albums) x) AS n FROM Singers", None),
+    ("SELECT a.* FROM Albums a JOIN Singers s ON a.SingerId = s.SingerId", None),
+    ("SELECT s.Name, a.Secret FROM Singers s JOIN Albums a ON a.SingerId = s.SingerId", None),
+    ("UPDATE Singers SET Name = 'x' WHERE SingerId IN (SELECT SingerId FROM Albums WHERE Secret = 'y')", None),
+    ("SELECT s.Secret FROM Singers s JOIN Albums a ON a.SingerId = s.SingerId", "Secret"),
+    ("SELECT * FROM Singers s JOIN Albums a ON a.SingerId = s.SingerId", "Secret"),
+    ("SELECT Name FROM Singers s WHERE EXISTS (SELECT 1 FROM Albums a WHERE a.SingerId = s.SingerId AND s.Secret = 'x')", "Secret"),
+    ("WITH x AS (SELECT Secret FROM Singers) SELECT COUNT(*) AS n FROM x", "Secret"),
+    ("SELECT Name FROM (SELECT Name, Secret FROM Singers) AS t", "Secret"),
+    ("UPDATE Singers SET Name = Secret WHERE SingerId = 1", "Secret"),
+    ("UPDATE Singers s SET Name = 'x' WHERE SingerId IN (SELECT a.SingerId FROM Albums a WHERE a.Secret = s.Secret)", "Secret"),
+]
+
+
+@emulator_lacks("fine-grained access control")
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_each_column_is_checked_on_the_table_it_resolves_to(make_database, instance, dialect):
+    db = seeded(make_database, dialect)
+    pg = dialect == "postgresql"
+    db.update_ddl([
+        "CREATE TABLE albums (singerid bigint NOT NULL, albumid bigint NOT NULL, secret text, PRIMARY KEY (singerid, albumid))"
+        if pg else "CREATE TABLE Albums (SingerId INT64 NOT NULL, AlbumId INT64 NOT NULL, Secret STRING(MAX)) "
+                   "PRIMARY KEY (SingerId, AlbumId)",
+        "GRANT SELECT ON TABLE albums TO reader" if pg else "GRANT SELECT ON TABLE Albums TO ROLE reader",
+    ]).result(120)
+    reader = as_role(instance, db, "reader")
+
+    def run(sql: str) -> None:
+        if sql.upper().startswith("UPDATE"):
+            reader.run_in_transaction(lambda tx: tx.execute_update(sql))
+        else:
+            rows(reader, sql)
+
+    for sql, refused_for in RESOLVED:
+        sql = sql.lower() if pg else sql
+        if refused_for is None:
+            run(sql)
+        else:
+            err = denied(lambda sql=sql: run(sql))
+            column = refused_for.lower() if pg else refused_for
+            assert f"{'singers' if pg else 'Singers'}.{column}" in err.message or column in err.message, (sql, err.message)
+            assert "reader" in err.message, sql

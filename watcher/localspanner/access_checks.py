@@ -6,7 +6,9 @@ the roles it is a member of, or ``public`` (``roles.effective_roles``):
 
 * Read: SELECT on each column read (a table-level grant covers them all);
 * a query: SELECT on each table and view it names, at column level for the columns it
-  names when the role has no table-level grant (``*`` names every visible column); a view
+  reads when the role has no table-level grant, each column on the table it resolves to
+  (``sql.column_refs``; by name on every table that has it where names cannot be resolved;
+  ``*`` reads every visible column of the sources it covers); a view
   of SQL SECURITY INVOKER also needs what its own query needs; INFORMATION_SCHEMA is open
   to every role and SPANNER_SYS to members of ``spanner_sys_reader``;
 * DML: INSERT on the columns inserted (INSERT OR UPDATE: UPDATE too), UPDATE on those set,
@@ -44,6 +46,7 @@ from .change_streams.read_function import is_change_stream_read
 from .change_streams.read_function import parse as parse_read
 from .requests import Mutation, Statement
 from .role_rules import read_function
+from .sql.column_refs import columns_read
 from .sql.spanner_syntax import preprocess
 from .sql.translator import parse
 
@@ -217,6 +220,7 @@ def _check_tree(checker: _Checker, tree: exp.Expression, *, upsert: bool = False
     target = tables[0] if isinstance(tree, (exp.Insert, exp.Update, exp.Delete)) and tables else None
     written = _written_columns(tree)
     star = _selects_star(tree)
+    resolved = _columns_read(catalog, tree)
     for t in tables:
         low = f"{t.db}.{t.name}".lower() if t.db else t.name.lower()
         if low.startswith(_OPEN_SCHEMA):
@@ -233,10 +237,15 @@ def _check_tree(checker: _Checker, tree: exp.Expression, *, upsert: bool = False
             continue
         if table is None:
             continue
-        qualifiers = {t.alias_or_name.lower(), table.name.lower()}
-        read = [c for c in _columns_named(tree, table, qualifiers) if t is not target or c.lower() not in written]
-        if star and t is not target:
-            read = [c.name for c in table.columns if not c.hidden]
+        if resolved is not None:
+            read = sorted(resolved.get(table.name, ()))
+            if t is target:
+                read += [c for c in _target_columns_named(tree, table, t) if c.lower() not in written and c not in read]
+        else:
+            qualifiers = {t.alias_or_name.lower(), table.name.lower()}
+            read = [c for c in _columns_named(tree, table, qualifiers) if t is not target or c.lower() not in written]
+            if star and t is not target:
+                read = [c.name for c in table.columns if not c.hidden]
         if t is target:
             _check_target(checker, tree, table.name, written, upsert)
             if read:
@@ -258,6 +267,28 @@ def _check_target(checker: _Checker, tree: exp.Expression, table: str, written: 
             checker.need(roles.UPDATE, roles.TABLE, table, [c for c in names if c.lower() not in keys])
     else:
         checker.need(roles.UPDATE, roles.TABLE, table, names)
+
+
+def _columns_read(catalog: Catalog, tree: exp.Expression) -> dict[str, set[str]] | None:
+    """{table: columns} the statement reads, each column resolved to its table by scope (a DML target's
+    own columns aside); None when names cannot be resolved, which leaves the coarser check by name."""
+    schema: dict[str, list[str]] = {v.name: [c.name for c in v.columns] for v in catalog.views}
+    schema.update({t.name: [c.name for c in t.columns if not c.hidden] for t in catalog.tables})
+    hidden = {t.name: [c.name for c in t.columns if c.hidden] for t in catalog.tables}
+    return columns_read(tree, schema, hidden)
+
+
+def _target_columns_named(tree: exp.Expression, table, target: exp.Table) -> list[str]:  # type: ignore[no-untyped-def]
+    """The target's columns a DML statement names outside its queries (WHERE, SET values)."""
+    qualifiers = {target.alias_or_name.lower(), table.name.lower()}
+    out: list[str] = []
+    for c in tree.find_all(exp.Column):
+        if c.find_ancestor(exp.Query) is not None or (c.table and c.table.lower() not in qualifiers):
+            continue
+        column = table.column(c.name) if c.name != "*" else None
+        if column is not None and column.name not in out:
+            out.append(column.name)
+    return out
 
 
 def _written_columns(tree: exp.Expression) -> set[str]:
