@@ -13,7 +13,7 @@ import pytest
 import sqlglot
 
 from watcher.localspanner.sql import register_functions
-from watcher.localspanner.sql.function_docs import DOCS_PATH, markdown
+from watcher.localspanner.sql.function_docs import DOCS_PATH, README_PATH, markdown, with_readme_summary
 from watcher.localspanner.sql.function_rules import Fn
 from watcher.localspanner.sql.function_table import BUILTIN, ROWS, ROWS_BY_NAME, function_name
 from watcher.localspanner.sql.translator import Translator
@@ -25,6 +25,14 @@ def test_docs_file_is_generated_from_the_table():
     path = ROOT / DOCS_PATH
     assert path.read_text(encoding="utf-8") == markdown(), (
         "docs/functions.md is stale: run python -m watcher.localspanner.sql.function_docs")
+
+
+def test_the_readme_summary_is_generated_from_the_table():
+    text = (ROOT / README_PATH).read_text(encoding="utf-8")
+    assert text == with_readme_summary(text), (
+        "README.md's function summary is stale: run python -m watcher.localspanner.sql.function_docs")
+    refused = [r.name for r in ROWS if r.state == "refused"]
+    assert refused and all(f"`{name}`" in text for name in refused)
 
 
 def test_names_are_unique_and_upper_case():
