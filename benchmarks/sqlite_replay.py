@@ -27,9 +27,10 @@ import random
 import sqlite3
 import time
 
-from watcher.localspanner import storage, values
-from watcher.localspanner import types as T
+from watcher.localspanner.datamodel import types as T
+from watcher.localspanner.datamodel import values
 from watcher.localspanner.sql import register_functions
+from watcher.localspanner.storage import store as storage
 
 from .localspanner_server import SINGERS_COLUMNS, RowMaker, RowShape
 
@@ -100,7 +101,7 @@ def replay_cpu_us_per_mutation(server_file: str, workdir: str, *, mutations: int
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA cache_size=-65536")
-        conn.execute(f"PRAGMA mmap_size={storage.MMAP_BYTES}")  # as the server's connections (storage.py)
+        conn.execute(f"PRAGMA mmap_size={storage.MMAP_BYTES}")  # as the server's connections (storage/store.py)
         conn.execute("PRAGMA wal_autocheckpoint=10000")
         register_functions(conn)
         for statement in _singers_ddl(server_file):

@@ -15,7 +15,7 @@ import pytest
 from google.api_core import exceptions
 from google.cloud.spanner_v1 import param_types
 
-from watcher.localspanner import engine as engine_module
+from watcher.localspanner.database import engine as engine_module
 
 SCHEMA = ["CREATE TABLE T (K INT64 NOT NULL, V STRING(MAX)) PRIMARY KEY (K)"]
 

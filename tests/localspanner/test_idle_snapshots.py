@@ -8,7 +8,7 @@ import time
 
 from google.cloud import spanner
 
-from watcher.localspanner import limits
+from watcher.localspanner.common import limits
 
 DDL = ["CREATE TABLE Kv (K STRING(MAX) NOT NULL, V INT64) PRIMARY KEY (K)"]
 

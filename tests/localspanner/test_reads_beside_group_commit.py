@@ -12,7 +12,7 @@ import threading
 import pytest
 from google.cloud import spanner
 
-from watcher.localspanner import engine as engine_module
+from watcher.localspanner.database import engine as engine_module
 
 SCHEMA = ["CREATE TABLE T (K INT64 NOT NULL, Ts TIMESTAMP OPTIONS (allow_commit_timestamp=true)) PRIMARY KEY (K)"]
 

@@ -19,8 +19,8 @@ the roles it is a member of, or ``public`` (``roles.effective_roles``):
 * a change stream query: SELECT on the stream and EXECUTE on its read function.
 
 Example:
-    >>> from watcher.localspanner.schema_updater import apply_statements
-    >>> from watcher.localspanner.catalog import Catalog
+    >>> from watcher.localspanner.schema.schema_updater import apply_statements
+    >>> from watcher.localspanner.schema.catalog import Catalog
     >>> cat, _ = apply_statements(Catalog(), ["CREATE TABLE T (K INT64, V STRING(MAX)) PRIMARY KEY (K)",
     ...                                       "CREATE ROLE r", "GRANT SELECT(K) ON TABLE T TO ROLE r"])
     >>> check_statement(cat, "r", "SELECT K FROM T WHERE K > 0")
@@ -39,13 +39,15 @@ from collections.abc import Iterable
 
 from sqlglot import exp
 
-from . import dialects, errors, roles
-from .catalog import Catalog
+from . import errors
 from .change_streams import pg_reads
 from .change_streams.read_function import is_change_stream_read
 from .change_streams.read_function import parse as parse_read
-from .requests import Mutation, Statement
-from .role_rules import read_function
+from .common.requests import Mutation, Statement
+from .dialects import dialects
+from .schema import roles
+from .schema.catalog import Catalog
+from .schema.role_rules import read_function
 from .sql.column_refs import columns_read
 from .sql.spanner_syntax import preprocess
 from .sql.translator import parse
@@ -100,7 +102,7 @@ class _Checker:
 def check_read(catalog: Catalog, role: str, table: str, columns: Iterable[str]) -> None:
     """A Read of ``columns`` of ``table`` (an unknown table is left to the read itself).
 
-    >>> from watcher.localspanner.schema_updater import apply_statements
+    >>> from watcher.localspanner.schema.schema_updater import apply_statements
     >>> cat, _ = apply_statements(Catalog(), ["CREATE TABLE T (K INT64) PRIMARY KEY (K)", "CREATE ROLE r",
     ...                                       "GRANT SELECT ON TABLE T TO ROLE public"])
     >>> check_read(cat, "r", "t", ["k"])
@@ -114,7 +116,7 @@ def check_read(catalog: Catalog, role: str, table: str, columns: Iterable[str]) 
 def check_mutations(catalog: Catalog, role: str, mutations: Iterable[Mutation]) -> None:
     """The mutations of a commit (unknown tables and columns are left to the commit).
 
-    >>> from watcher.localspanner.schema_updater import apply_statements
+    >>> from watcher.localspanner.schema.schema_updater import apply_statements
     >>> cat, _ = apply_statements(Catalog(), ["CREATE TABLE T (K INT64, V INT64) PRIMARY KEY (K)", "CREATE ROLE r",
     ...                                       "GRANT UPDATE(V) ON TABLE T TO ROLE r"])
     >>> check_mutations(cat, "r", [Mutation("update", "T", ("K", "V"))])
@@ -176,7 +178,7 @@ def check_batch(catalog: Catalog, role: str, run: list[Statement], sent: list[St
     its first statement the role may not run: that one runs as empty text and its refusal is the batch's,
     so the statements before it run, as on Spanner.
 
-    >>> from watcher.localspanner.schema_updater import apply_statements
+    >>> from watcher.localspanner.schema.schema_updater import apply_statements
     >>> cat, _ = apply_statements(Catalog(), ["CREATE TABLE T (K INT64) PRIMARY KEY (K)", "CREATE ROLE r",
     ...                                       "GRANT UPDATE, SELECT ON TABLE T TO ROLE r"])
     >>> sent = [Statement("UPDATE T SET K = 1 WHERE TRUE"), Statement("DELETE FROM T WHERE TRUE")]

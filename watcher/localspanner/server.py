@@ -22,14 +22,14 @@ from typing import Any
 import grpc
 
 from .change_streams.load import LoadPolicy
-from .clock import Clock
-from .faults import FaultInjector
+from .common.clock import Clock
+from .common.limits import DEFAULT_HOST, DEFAULT_PORT  # re-exported: the CLI reads them without importing gRPC
 from .frontend.database_admin_service import DatabaseAdminServicer
+from .frontend.faults import FaultInjector
 from .frontend.instance_admin_service import InstanceAdminServicer
 from .frontend.operations import OperationRegistry, OperationsServicer
 from .frontend.rpc import generic_handler, unserved_handler
 from .frontend.spanner_service import SpannerServicer
-from .limits import DEFAULT_HOST, DEFAULT_PORT  # re-exported: the CLI reads them without importing gRPC
 from .service import LocalSpannerService
 
 log = logging.getLogger("watcher.localspanner")

@@ -33,17 +33,12 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
-from . import access_checks, database_settings, dialects, errors, instance_rules, limits, roles, split_points
-from .catalog import Catalog
+from . import access_checks, errors
 from .change_streams.load import TIMELINES_SUFFIX, LoadPolicy
-from .clock import Clock
-from .dialect_statements import as_written, batch_in_dialect, in_dialect, result_shape
-from .engine import DatabaseEngine, read_request_text
-from .instance_admin import InstanceAdministration
-from .instance_configs import UserConfigs
-from .instance_partitions import InstancePartitions
-from .request_log import RequestRecord
-from .requests import (
+from .common import limits
+from .common.clock import Clock
+from .common.request_log import RequestRecord
+from .common.requests import (
     NO_OPTIONS,
     BatchDmlResult,
     BatchWriteResult,
@@ -61,8 +56,18 @@ from .requests import (
     TransactionOptions,
     TransactionSelector,
 )
-from .row_deletion import Sweeper
-from .storage import FORMAT_VERSION, Storage
+from .database import database_settings, split_points
+from .database.dialect_statements import as_written, batch_in_dialect, in_dialect, result_shape
+from .database.engine import DatabaseEngine, read_request_text
+from .database.row_deletion import Sweeper
+from .dialects import dialects
+from .instances import instance_rules
+from .instances.instance_admin import InstanceAdministration
+from .instances.instance_configs import UserConfigs
+from .instances.instance_partitions import InstancePartitions
+from .schema import roles
+from .schema.catalog import Catalog
+from .storage.store import FORMAT_VERSION, Storage
 
 EMULATOR_CONFIG = instance_rules.EMULATOR_CONFIG
 STATE_FILE = "state.json"
@@ -82,7 +87,7 @@ _FILE_SUFFIXES = ("", "-wal", "-shm", TIMELINES_SUFFIX)
 
 class LocalSpannerService(InstanceAdministration):
     """All instances, databases and sessions of one local server (thread-safe); the InstanceAdmin
-    methods are :class:`~watcher.localspanner.instance_admin.InstanceAdministration`'s."""
+    methods are :class:`~watcher.localspanner.instances.instance_admin.InstanceAdministration`'s."""
 
     def __init__(self, data_dir: str | None = None, clock: Clock | None = None, *,
                  change_stream_partition_churn_seconds: float = 0.0, row_deletion_sweep_seconds: float = 0.0,

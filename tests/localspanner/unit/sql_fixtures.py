@@ -1,6 +1,6 @@
 """Shared test fixtures for the SQL layer: the Singers schema on a plain in-memory SQLite.
 
-The storage layout mirrors storage.py's contract: one WITHOUT ROWID table per Spanner
+The storage layout mirrors storage/store.py's contract: one WITHOUT ROWID table per Spanner
 table with untyped columns, generated columns from ``translate_expression``, a
 NULL_FILTERED index as a partial index, INFORMATION_SCHEMA views as real tables.
 """
@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import sqlite3
 
-from watcher.localspanner import information_schema
-from watcher.localspanner import types as T
-from watcher.localspanner.catalog import Catalog, Column, Index, KeyPart, Table
+from watcher.localspanner.datamodel import types as T
+from watcher.localspanner.information import information_schema
+from watcher.localspanner.schema.catalog import Catalog, Column, Index, KeyPart, Table
 from watcher.localspanner.sql import register_functions, translate_expression
-from watcher.localspanner.sqlite_names import quote, rowid_key
+from watcher.localspanner.storage.sqlite_names import quote, rowid_key
 
 SHARD_EXPR = "CASE WHEN Processed THEN NULL ELSE MOD(FARM_FINGERPRINT(COALESCE(FirstName || ' ', '') || LastName), 19) END"
 

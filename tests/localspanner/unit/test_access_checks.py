@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from watcher.localspanner.access_checks import check_mutations, check_read, check_statement
-from watcher.localspanner.catalog import Catalog
+from watcher.localspanner.common.requests import Mutation
 from watcher.localspanner.errors import Code, SpannerError
-from watcher.localspanner.requests import Mutation
-from watcher.localspanner.schema_updater import apply_statements
+from watcher.localspanner.schema.catalog import Catalog
+from watcher.localspanner.schema.schema_updater import apply_statements
 
 CATALOG, _ = apply_statements(Catalog(), [
     "CREATE TABLE Singers (SingerId INT64 NOT NULL, Name STRING(MAX), Secret STRING(MAX)) PRIMARY KEY (SingerId)",

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from tests.localspanner.unit.sql_fixtures import CATALOG, build
-from watcher.localspanner import types as T
-from watcher.localspanner.catalog import Catalog, Column, KeyPart, Table
+from watcher.localspanner.datamodel import types as T
+from watcher.localspanner.schema.catalog import Catalog, Column, KeyPart, Table
 from watcher.localspanner.sql.translator import translate_query
 
 POLL = ("SELECT SingerId FROM Singers@{{FORCE_INDEX={index}}} WHERE LastUpdated > @ts AND ShardId IS NOT NULL "

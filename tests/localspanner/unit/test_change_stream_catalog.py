@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from watcher.localspanner.catalog import Catalog
+from watcher.localspanner.database.schema_changes import load_catalog, write_schema_change
 from watcher.localspanner.ddl import change_stream_options
-from watcher.localspanner.schema_changes import load_catalog, write_schema_change
-from watcher.localspanner.schema_updater import apply_statement, apply_statements
-from watcher.localspanner.storage import Storage
+from watcher.localspanner.schema.catalog import Catalog
+from watcher.localspanner.schema.schema_updater import apply_statement, apply_statements
+from watcher.localspanner.storage.store import Storage
 
 
 def test_creation_timestamp_survives_alter_and_reload(tmp_path):

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import sqlite3
 
-from watcher.localspanner.catalog import Catalog
 from watcher.localspanner.change_streams import capture, records
-from watcher.localspanner.schema_updater import apply_statements
+from watcher.localspanner.schema.catalog import Catalog
+from watcher.localspanner.schema.schema_updater import apply_statements
 
 DAY = 86_400 * 10**9
 

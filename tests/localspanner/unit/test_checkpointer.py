@@ -6,7 +6,7 @@ import os
 import sqlite3
 import time
 
-from watcher.localspanner.storage import WAL_AUTOCHECKPOINT_PAGES, Storage
+from watcher.localspanner.storage.store import WAL_AUTOCHECKPOINT_PAGES, Storage
 
 
 def _wait_for(predicate, seconds: float = 10.0) -> bool:
@@ -51,7 +51,7 @@ def test_a_closed_storage_is_no_longer_visited(tmp_path):
 def test_a_long_log_is_rewound_with_the_writer_paused_and_nothing_is_lost(tmp_path, monkeypatch):
     from contextlib import contextmanager
 
-    from watcher.localspanner import checkpointer
+    from watcher.localspanner.storage import checkpointer
 
     monkeypatch.setattr(checkpointer, "RESTART_FRAMES", 16)
     path = str(tmp_path / "db.sqlite")

@@ -12,12 +12,12 @@ import math
 import pytest
 from google.protobuf import struct_pb2
 
-from watcher.localspanner import types as T
-from watcher.localspanner.catalog import Column, KeyPart, Table
-from watcher.localspanner.column_converters import STAMP, _general, column_converter
+from watcher.localspanner.common.requests import RowWidthError
+from watcher.localspanner.datamodel import types as T
 from watcher.localspanner.errors import SpannerError
 from watcher.localspanner.frontend.pb_values import PbRows, list_to_wire
-from watcher.localspanner.requests import RowWidthError
+from watcher.localspanner.schema.catalog import Column, KeyPart, Table
+from watcher.localspanner.storage.column_converters import STAMP, _general, column_converter
 
 COLUMNS = (
     Column("K", T.INT64, not_null=True),

@@ -12,8 +12,8 @@ import datetime
 from google.cloud.spanner_v1._helpers import _parse_value_pb
 from google.protobuf import struct_pb2
 
-from watcher.localspanner import types as T
-from watcher.localspanner import values
+from watcher.localspanner.datamodel import types as T
+from watcher.localspanner.datamodel import values
 from watcher.localspanner.frontend import wire
 from watcher.localspanner.frontend.converters import type_to_pb
 

@@ -14,17 +14,11 @@ from google.cloud.spanner_v1.types import transaction as txn_types
 from google.cloud.spanner_v1.types import type as type_types
 from google.protobuf import duration_pb2, struct_pb2, timestamp_pb2
 
-from watcher.localspanner import types as T
+from watcher.localspanner.common.requests import Field, ResultStream, Staleness, TransactionInfo, TransactionKind
+from watcher.localspanner.datamodel import types as T
 from watcher.localspanner.errors import Code, SpannerError
 from watcher.localspanner.frontend import converters as conv
 from watcher.localspanner.frontend import wire
-from watcher.localspanner.requests import (
-    Field,
-    ResultStream,
-    Staleness,
-    TransactionInfo,
-    TransactionKind,
-)
 
 PartialResultSet = result_set_types.PartialResultSet.pb()
 ResultSet = result_set_types.ResultSet.pb()

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from watcher.localspanner.catalog import Catalog
 from watcher.localspanner.ddl import nodes
 from watcher.localspanner.ddl.parser import parse_ddl
 from watcher.localspanner.ddl.printer import print_catalog, print_statement
-from watcher.localspanner.schema_updater import apply_statements
+from watcher.localspanner.schema.catalog import Catalog
+from watcher.localspanner.schema.schema_updater import apply_statements
 
 GOLDEN = Path(__file__).parent / "ddl_golden"
 STATEMENTS = sorted((GOLDEN / "statements").glob("*.sql"))

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from watcher.localspanner import types as T
-from watcher.localspanner.catalog import Column, KeyPart
+from watcher.localspanner.datamodel import types as T
 from watcher.localspanner.ddl import nodes
 from watcher.localspanner.ddl.lexer import quote_identifier, tokenize
 from watcher.localspanner.ddl.parser import parse_ddl
 from watcher.localspanner.errors import Code, SpannerError
+from watcher.localspanner.schema.catalog import Column, KeyPart
 
 
 def syntax_error(statement: str) -> str:

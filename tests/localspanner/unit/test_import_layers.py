@@ -1,4 +1,4 @@
-"""The local server's import graph: acyclic, self-contained, gRPC only at the edge.
+"""The local server's import graph: acyclic, layered by rooms, self-contained, gRPC only at the edge.
 
 Built from the source (``ast``), so an import hidden inside a function counts too.
 """
@@ -98,7 +98,7 @@ def test_nothing_else_of_watcher_is_imported() -> None:
 
 #: Below the edge, the one module that parses the users' own protobuf messages (PROTO columns and
 #: their descriptors are data of a database, not the wire protocol); it never touches gRPC.
-USER_PROTOBUF = "watcher.localspanner.proto_bundle"
+USER_PROTOBUF = "watcher.localspanner.schema.proto_bundle"
 
 
 def test_grpc_and_protobuf_stay_at_the_edge() -> None:
@@ -106,3 +106,76 @@ def test_grpc_and_protobuf_stay_at_the_edge() -> None:
              for m, _ in _imports(name, path) if m.split(".")[0] in ("grpc", "google")
              and not (name == USER_PROTOBUF and m.startswith("google.protobuf"))]
     assert below == []
+
+
+#: The package's rooms from the bottom up: a module may import its own layer and the layers below.
+#: The rooms of one layer lean on each other: the catalog checks change-stream options with the DDL's
+#: specs while the DDL's nodes hold catalog objects (and PostgreSQL's DDL is translated by dialects);
+#: SQL runs on SQLite's names, constraints and sequence counters while storage registers SQL's
+#: functions on each connection.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("errors",),
+    ("datamodel", "common"),
+    ("dialects", "schema", "ddl"),
+    ("information",),
+    ("sql", "storage"),
+    ("change_streams",),
+    ("transactions",),
+    ("database",),
+    ("instances",),
+    ("access_checks",),
+    ("service",),
+    ("frontend",),
+    ("server",),
+)
+#: The modules that sit at the top of the package, beside the rooms.
+TOP_MODULES = ("__init__", "access_checks", "server", "service")
+#: (module, room it imports from a higher layer): why the import goes up.
+UPWARD: dict[tuple[str, str], str] = {
+    ("schema.view_rules", "sql"): "a view's query is checked by translating it, as Spanner analyses it at CREATE VIEW",
+    ("information.information_schema", "change_streams"): "the change streams' read functions, listed in ROUTINES "
+                                                         "and PARAMETERS, are described where they are defined",
+}
+
+
+def _room(module: str) -> str:
+    rest = module[len(PACKAGE) + 1:]
+    return rest.split(".")[0] if rest else "__init__"
+
+
+def _short(module: str) -> str:
+    return module[len(PACKAGE) + 1:]
+
+
+def _upward(graph: dict[str, set[str]], layers: tuple[tuple[str, ...], ...]) -> list[tuple[str, str]]:
+    """(module, imported module) for each import of a room in a higher layer, names below the package."""
+    level = {room: i for i, layer in enumerate(layers) for room in layer}
+    return [(_short(name), _short(m)) for name, imported in sorted(graph.items()) for m in sorted(imported)
+            if _room(name) != "__init__" and level[_room(m)] > level[_room(name)]]
+
+
+def test_every_room_sits_in_one_layer() -> None:
+    listed = [room for layer in LAYERS for room in layer]
+    assert len(listed) == len(set(listed))
+    assert set(listed) | {"__init__"} == {_room(name) for name in MODULES}
+
+
+def test_no_module_imports_a_higher_layer() -> None:
+    found = [f"{module} -> {m}" for module, m in _upward(_graph(), LAYERS) if (module, m.split(".")[0]) not in UPWARD]
+    assert found == []
+
+
+def test_each_upward_exception_is_still_needed() -> None:
+    assert set(UPWARD) <= {(module, m.split(".")[0]) for module, m in _upward(_graph(), LAYERS)}
+
+
+def test_the_layer_check_finds_an_import_of_a_higher_layer() -> None:
+    graph = {f"{PACKAGE}.schema.catalog": {f"{PACKAGE}.storage.store", f"{PACKAGE}.datamodel.types"},
+             f"{PACKAGE}.storage.store": {f"{PACKAGE}.schema.catalog"}}
+    assert _upward(graph, LAYERS) == [("schema.catalog", "storage.store")]
+
+
+def test_only_the_top_modules_sit_at_the_top() -> None:
+    assert sorted(p.stem for p in ROOT.glob("*.py")) == sorted(TOP_MODULES)
+    rooms = [room for layer in LAYERS for room in layer if room not in TOP_MODULES]
+    assert sorted(p.parent.name for p in ROOT.glob("*/__init__.py")) == sorted(rooms)

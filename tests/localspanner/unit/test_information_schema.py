@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from watcher.localspanner import information_schema as IS
-from watcher.localspanner.catalog import Catalog
-from watcher.localspanner.schema_updater import apply_statements
+from watcher.localspanner.information import information_schema as IS
+from watcher.localspanner.schema.catalog import Catalog
+from watcher.localspanner.schema.schema_updater import apply_statements
 
 SCHEMA = [
     "CREATE TABLE Singers (SingerId INT64 NOT NULL, FirstName STRING(200), LastName STRING(200) NOT NULL, "

@@ -20,7 +20,7 @@ BUILDER_MARKS = ("invalid", "unsupported", "error", "ddl_", "sql_")
 #: (file relative to the package, called name): calls whose strings never reach a client.
 ALLOWED: dict[tuple[str, str], str] = {
     ("ddl/printer.py", "TypeError"): "a programming error (a non-node handed to the printer), never a client's input",
-    ("faults.py", "ValueError"): "the fault-injection API rejects a Python caller's arguments; no gRPC client reaches it",
+    ("frontend/faults.py", "ValueError"): "the fault-injection API rejects a Python caller's arguments; no gRPC client reaches it",
     ("change_streams/load.py", "ValueError"): "the partition load policy rejects the embedding program's or the "
                                               "command line's settings at start; no gRPC client reaches it",
     ("server.py", "ValueError"): "LocalSpanner rejects the embedding program's settings at start; no gRPC client reaches it",

@@ -8,7 +8,7 @@ so this is checked here rather than through the client).
 
 from __future__ import annotations
 
-from watcher.localspanner.proto_bundle import ProtoBundle
+from watcher.localspanner.schema.proto_bundle import ProtoBundle
 from watcher.localspanner.sql.protos import proto_cast, proto_field, rewrite_casts
 
 from ..test_proto_columns import DESCRIPTORS, INFO

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from watcher.localspanner import types as T
-from watcher.localspanner.catalog import Catalog, Column, Index, KeyPart
+from watcher.localspanner.datamodel import types as T
 from watcher.localspanner.ddl import nodes
 from watcher.localspanner.ddl.parser import parse_ddl
 from watcher.localspanner.errors import Code, SpannerError
-from watcher.localspanner.schema_updater import MAX_INTERLEAVE_DEPTH, apply_ddl, apply_statement, apply_statements
+from watcher.localspanner.schema.catalog import Catalog, Column, Index, KeyPart
+from watcher.localspanner.schema.schema_updater import MAX_INTERLEAVE_DEPTH, apply_ddl, apply_statement, apply_statements
 
 SINGERS = (
     "CREATE TABLE Singers (SingerId INT64 NOT NULL, FirstName STRING(200), LastName STRING(200) NOT NULL, "

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from watcher.localspanner.catalog import Catalog
 from watcher.localspanner.errors import Code, SpannerError
-from watcher.localspanner.schema_updater import apply_statements
+from watcher.localspanner.schema.catalog import Catalog
+from watcher.localspanner.schema.schema_updater import apply_statements
 
 ALBUMS = ("CREATE TABLE Albums (Id UUID NOT NULL, Title STRING(MAX), Rating FLOAT32, "
           "Title_Tokens TOKENLIST AS (TOKENIZE_FULLTEXT(Title)) HIDDEN) PRIMARY KEY (Id)")

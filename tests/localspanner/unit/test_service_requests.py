@@ -6,14 +6,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from watcher.localspanner import types as T
+from watcher.localspanner.common.requests import Statement, TransactionKind, TransactionOptions, TransactionSelector
+from watcher.localspanner.datamodel import types as T
 from watcher.localspanner.errors import Code, SpannerError
-from watcher.localspanner.requests import (
-    Statement,
-    TransactionKind,
-    TransactionOptions,
-    TransactionSelector,
-)
 from watcher.localspanner.service import LocalSpannerService
 
 INSTANCE = "projects/p/instances/i"

@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 
 from tests.localspanner.unit.sql_fixtures import CATALOG, build
-from watcher.localspanner import errors, values
-from watcher.localspanner import types as T
+from watcher.localspanner import errors
+from watcher.localspanner.common.requests import Statement
+from watcher.localspanner.datamodel import types as T
+from watcher.localspanner.datamodel import values
 from watcher.localspanner.errors import Code, SpannerError
-from watcher.localspanner.requests import Statement
 from watcher.localspanner.sql import PENDING_COMMIT_TIMESTAMP_SENTINEL, execute_dml, execute_query, is_dml
 
 NOW = values.parse_timestamp("2024-05-01T10:00:00Z")
@@ -146,7 +147,7 @@ def test_default_keyword_uses_the_column_default():
     from dataclasses import replace
 
     from tests.localspanner.unit.sql_fixtures import ALBUMS, SHARD_INDEX, SINGERS
-    from watcher.localspanner.catalog import Catalog
+    from watcher.localspanner.schema.catalog import Catalog
 
     albums = replace(ALBUMS, columns=tuple(replace(c, default="'untitled'") if c.name == "Title" else c for c in ALBUMS.columns))
     catalog = Catalog(tables=(SINGERS, albums), indexes=(SHARD_INDEX,), version=2)

@@ -10,10 +10,11 @@ import farmhash
 import pytest
 
 from tests.localspanner.unit.sql_fixtures import CATALOG, build
-from watcher.localspanner import errors, values
-from watcher.localspanner import types as T
+from watcher.localspanner import errors
+from watcher.localspanner.common.requests import Statement
+from watcher.localspanner.datamodel import types as T
+from watcher.localspanner.datamodel import values
 from watcher.localspanner.errors import Code, SpannerError
-from watcher.localspanner.requests import Statement
 from watcher.localspanner.sql import execute_dml, execute_query
 from watcher.localspanner.sql.execute import translate_cached
 

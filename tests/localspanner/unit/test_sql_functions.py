@@ -8,10 +8,10 @@ import hashlib
 import pytest
 
 from tests.localspanner.unit.sql_fixtures import CATALOG, build
-from watcher.localspanner import types as T
-from watcher.localspanner import values
+from watcher.localspanner.common.requests import Statement
+from watcher.localspanner.datamodel import types as T
+from watcher.localspanner.datamodel import values
 from watcher.localspanner.errors import Code, SpannerError
-from watcher.localspanner.requests import Statement
 from watcher.localspanner.sql import execute_query
 
 NOW = values.parse_timestamp("2024-05-01T10:20:30.123456789Z")

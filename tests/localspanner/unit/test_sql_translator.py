@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from tests.localspanner.unit.sql_fixtures import CATALOG, SINGERS, build
-from watcher.localspanner import types as T
-from watcher.localspanner import values
+from watcher.localspanner.common.requests import Statement
+from watcher.localspanner.datamodel import types as T
+from watcher.localspanner.datamodel import values
 from watcher.localspanner.errors import Code, SpannerError
-from watcher.localspanner.requests import Statement
 from watcher.localspanner.sql import execute_dml, execute_query, translate_expression
 from watcher.localspanner.sql.spanner_syntax import preprocess
 from watcher.localspanner.sql.translator import translate_query

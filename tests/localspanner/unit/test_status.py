@@ -7,8 +7,8 @@ import pytest
 from google.rpc import error_details_pb2
 
 from watcher.localspanner import errors
-from watcher.localspanner.faults import FaultInjector
 from watcher.localspanner.frontend import status
+from watcher.localspanner.frontend.faults import FaultInjector
 
 
 class _Aborted(Exception):

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from watcher.localspanner import version_log, versions
-from watcher.localspanner.schema_changes import load_catalog, write_schema_change
-from watcher.localspanner.schema_updater import apply_statement
-from watcher.localspanner.storage import Storage
+from watcher.localspanner.database.schema_changes import load_catalog, write_schema_change
+from watcher.localspanner.schema.schema_updater import apply_statement
+from watcher.localspanner.storage import version_log, versions
+from watcher.localspanner.storage.store import Storage
 
 DDL = [
     "CREATE TABLE P (K INT64 NOT NULL, V STRING(MAX)) PRIMARY KEY (K)",

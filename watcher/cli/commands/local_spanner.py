@@ -28,7 +28,7 @@ def port_number(text: str) -> int:
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``local-spanner`` subcommand."""
-    from ...localspanner.limits import DEFAULT_HOST, DEFAULT_PORT
+    from ...localspanner.common.limits import DEFAULT_HOST, DEFAULT_PORT
 
     parser = subparsers.add_parser(
         NAME, help="run a local Spanner-compatible server (no cloud account, no Docker)",

@@ -1,7 +1,7 @@
 """Change streams of the local Spanner: capture of data change records at commit, and their reading.
 
 * :mod:`.records`: the hidden records table (one row per data change record) and its queries.
-* :mod:`.capture`: a commit's :class:`~watcher.localspanner.versions.RowChange` list turned into
+* :mod:`.capture`: a commit's :class:`~watcher.localspanner.storage.versions.RowChange` list turned into
   the records of every stream that tracks the changed tables, written in the commit's SQLite transaction.
 * :mod:`.partitions`: the partitions of a stream over time and their tokens; :mod:`.timeline` says
   when each generation starts (on the churn timer, or where :mod:`.load` split or merged them by write load).

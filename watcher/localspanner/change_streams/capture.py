@@ -17,7 +17,7 @@ records nothing. Values are JSON as Spanner writes them: INT64 and NUMERIC as st
 FLOAT64 as numbers, BYTES base64, TIMESTAMP RFC 3339 (the wire form of each type).
 
 Example:
-    >>> from watcher.localspanner import types as T
+    >>> from watcher.localspanner.datamodel import types as T
     >>> type_json(T.array_of(T.STRING))
     '{"code":"ARRAY","array_element_type":{"code":"STRING"}}'
 """
@@ -32,11 +32,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .. import values
-from ..catalog import Catalog, ChangeStream, Table
+from ..datamodel import values
+from ..datamodel.types import NOT_ON_WIRE, SpannerType, TypeCode, schema_type_text
 from ..ddl.change_stream_options import retention_seconds
-from ..types import NOT_ON_WIRE, SpannerType, TypeCode, schema_type_text
-from ..versions import RowChange
+from ..schema.catalog import Catalog, ChangeStream, Table
+from ..storage.versions import RowChange
 from .records import Record, encode_body, insert, purge
 
 #: value_capture_type -> (new values: "changed" columns or the whole "row", old values kept).

@@ -15,10 +15,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .. import errors, values
-from .. import types as T
-from ..catalog import ChangeStream
-from ..requests import Field
+from .. import errors
+from ..common.requests import Field
+from ..datamodel import types as T
+from ..datamodel import values
+from ..schema.catalog import ChangeStream
 from . import key_ranges, proto_records
 from .key_ranges import Event, KeyRangePartition
 from .partitions import WHOLE, is_split

@@ -36,8 +36,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..catalog import ChangeStream
-from ..clock import Clock
+from ..common.clock import Clock
+from ..schema.catalog import ChangeStream
 from .capture import BUCKETS
 from .partitions import is_split_generation
 from .records import bucket_counts

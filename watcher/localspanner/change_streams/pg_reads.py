@@ -31,9 +31,9 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from .. import errors
-from .. import types as T
-from ..requests import Field, ResultStream
-from ..types import SpannerType, TypeCode
+from ..common.requests import Field, ResultStream
+from ..datamodel import types as T
+from ..datamodel.types import SpannerType, TypeCode
 
 #: The read functions' prefixes: the original partition mode's and MUTABLE_KEY_RANGE's.
 JSON, PROTO_BYTES = "read_json_", "read_proto_bytes_"

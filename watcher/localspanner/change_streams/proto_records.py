@@ -21,7 +21,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..types import TypeCode
+from ..datamodel.types import TypeCode
 from .proto_wire import json_value, message, timestamp
 
 #: The full name of the message, as the result's column type names it.

@@ -5,7 +5,7 @@ heartbeat_milliseconds, read_options) or by name (``name => value``); a value is
 parameter (``@p``), ``NULL``, an integer, a string, or ``TIMESTAMP '...'``.
 
 Example:
-    >>> from watcher.localspanner.requests import Statement
+    >>> from watcher.localspanner.common.requests import Statement
     >>> sql = "SELECT ChangeRecord FROM READ_S(start_timestamp => '2024-01-01T00:00:00Z', heartbeat_milliseconds => 1000)"
     >>> is_change_stream_read(sql), is_change_stream_read("SELECT * FROM READ_S(NULL)")
     (True, True)
@@ -19,8 +19,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .. import errors, values
-from ..requests import Statement
+from .. import errors
+from ..common.requests import Statement
+from ..datamodel import values
 
 ARGUMENTS = ("start_timestamp", "end_timestamp", "partition_token", "heartbeat_milliseconds", "read_options")
 MIN_HEARTBEAT_MS = 1_000

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .. import types as T
+from ..datamodel import types as T
 from .capture import json_values
 
 

@@ -25,13 +25,14 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .. import errors, values
-from .. import types as T
-from ..catalog import Catalog, ChangeStream
-from ..clock import Clock
+from .. import errors
+from ..common.clock import Clock
+from ..common.requests import Field, ReadOnlyOptions, ResultStream, Staleness, Statement, TransactionKind, TransactionSelector
+from ..datamodel import types as T
+from ..datamodel import values
 from ..ddl.change_stream_options import MUTABLE_KEY_RANGE, retention_seconds
-from ..requests import Field, ReadOnlyOptions, ResultStream, Staleness, Statement, TransactionKind, TransactionSelector
-from ..storage import Storage
+from ..schema.catalog import Catalog, ChangeStream
+from ..storage.store import Storage
 from . import key_range_reads, partitions, read_function
 from .load import TIMELINES_SUFFIX, LoadPolicy, LoadTimelines
 from .read_plan import Plan, mod_values

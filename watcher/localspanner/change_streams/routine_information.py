@@ -9,7 +9,7 @@ GoogleSQL views; rows are in stored form (``information_schema.py``), and a sess
 sees the functions it may EXECUTE (``role_visibility``).
 
 Example:
-    >>> from watcher.localspanner.catalog import Catalog, ChangeStream
+    >>> from watcher.localspanner.schema.catalog import Catalog, ChangeStream
     >>> cat = Catalog(change_streams=(ChangeStream("S", all=True),))
     >>> [r[5] for r in routines(cat)], [(r[3], r[4], r[7]) for r in parameters(cat)][:2]
     (['READ_S'], [(1, 'start_timestamp', 'TIMESTAMP'), (2, 'end_timestamp', 'TIMESTAMP')])
@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from .. import dialects
-from .. import types as T
-from ..catalog import Catalog
-from ..role_rules import read_functions
+from ..datamodel import types as T
+from ..dialects import dialects
+from ..schema.catalog import Catalog
+from ..schema.role_rules import read_functions
 from .read_function import ARGUMENTS
 
 _SPECIFIC = "SPECIFIC_CATALOG STRING(MAX), SPECIFIC_SCHEMA STRING(MAX), SPECIFIC_NAME STRING(MAX)"
@@ -65,7 +65,7 @@ def routine_options(catalog: Catalog) -> Iterator[tuple]:
 def parameters(catalog: Catalog) -> Iterator[tuple]:
     """PARAMETERS: each read function's five parameters, typed as its dialect spells types.
 
-    >>> from watcher.localspanner.catalog import ChangeStream
+    >>> from watcher.localspanner.schema.catalog import ChangeStream
     >>> cat = Catalog(dialect="POSTGRESQL", change_streams=(ChangeStream("s", all=True),))
     >>> next(parameters(cat))
     ('', 'spanner', 'read_json_s', 1, 'start_timestamp', 'timestamp with time zone', None, 'timestamp with time zone')

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any, Protocol, cast
 
 from .. import errors
-from ..catalog import TrackedTable
+from ..schema.catalog import TrackedTable
 from . import nodes
 from .lexer import IDENT, NUMBER, STRING, Token
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..catalog import CheckConstraint, ForeignKey
+from ..schema.catalog import CheckConstraint, ForeignKey
 from . import nodes
 
 #: The words that start a constraint element of a table.

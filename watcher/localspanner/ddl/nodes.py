@@ -3,11 +3,11 @@
 ``parser.parse_ddl`` turns statement text into one of these nodes,
 ``schema_updater.apply_ddl`` applies a node to a catalog and ``printer.print_statement``
 turns a node back into canonical text. Columns and key parts reuse the catalog's own
-:class:`~watcher.localspanner.catalog.Column` and :class:`~watcher.localspanner.catalog.KeyPart`,
+:class:`~watcher.localspanner.schema.catalog.Column` and :class:`~watcher.localspanner.schema.catalog.KeyPart`,
 so a ``CREATE TABLE`` node carries exactly what the new table will hold.
 
 Example:
-    >>> from watcher.localspanner import types as T
+    >>> from watcher.localspanner.datamodel import types as T
     >>> DropTable("Singers", if_exists=True).if_exists
     True
     >>> CreateTable("T", (Column("K", T.INT64, not_null=True),), (KeyPart("K"),)).parent is None
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..catalog import CheckConstraint, Column, ForeignKey, KeyPart, RowDeletionPolicy, Sequence, TrackedTable
-from ..types import SpannerType
+from ..datamodel.types import SpannerType
+from ..schema.catalog import CheckConstraint, Column, ForeignKey, KeyPart, RowDeletionPolicy, Sequence, TrackedTable
 
 __all__ = [
     "AlterColumnSetDefault",

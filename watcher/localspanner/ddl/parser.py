@@ -21,8 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .. import database_options, errors, types
-from ..catalog import Column, KeyPart
+from .. import errors
+from ..datamodel import types
+from ..schema import database_options
+from ..schema.catalog import Column, KeyPart
 from . import (
     change_stream_parser,
     constraint_parser,

@@ -40,9 +40,11 @@ from __future__ import annotations
 
 import re
 
-from .. import database_options, dialects, errors
-from ..catalog import BIT_REVERSED_POSITIVE, Catalog, Column, KeyPart, RowDeletionPolicy
-from ..postgresql import expression_to_google_sql, to_google_sql
+from .. import errors
+from ..dialects import dialects
+from ..dialects.postgresql import expression_to_google_sql, to_google_sql
+from ..schema import database_options
+from ..schema.catalog import BIT_REVERSED_POSITIVE, Catalog, Column, KeyPart, RowDeletionPolicy
 from . import change_stream_parser, constraint_parser, nodes, role_parser, sequence_options, sequence_parser
 from .lexer import EOF, IDENT, NUMBER, QUOTED, STRING, SYMBOL, Token
 from .parser import _Parser

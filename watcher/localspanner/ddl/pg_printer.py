@@ -7,8 +7,8 @@ GoogleSQL printer's: one column per line, the primary key as the last element of
 list, the interleave clause after the closing parenthesis.
 
 Example:
-    >>> from watcher.localspanner.catalog import Catalog
-    >>> from watcher.localspanner.schema_updater import apply_ddl
+    >>> from watcher.localspanner.schema.catalog import Catalog
+    >>> from watcher.localspanner.schema.schema_updater import apply_ddl
     >>> from watcher.localspanner.ddl.pg_parser import parse_pg_ddl
     >>> cat = apply_ddl(Catalog(), parse_pg_ddl('CREATE TABLE t (k bigint NOT NULL, "V" text, PRIMARY KEY (k))'))
     >>> print(print_pg_catalog(cat)[0])
@@ -21,11 +21,11 @@ Example:
 
 from __future__ import annotations
 
-from .. import database_options
-from ..catalog import Catalog, ChangeStream, CheckConstraint, Column, ForeignKey, Index, KeyPart, Sequence, Table, View
-from ..dialects import pg_identifier as q
-from ..dialects import pg_type_text
-from ..postgresql import expression_to_pg, statement_to_pg
+from ..dialects.dialects import pg_identifier as q
+from ..dialects.dialects import pg_type_text
+from ..dialects.postgresql import expression_to_pg, statement_to_pg
+from ..schema import database_options
+from ..schema.catalog import Catalog, ChangeStream, CheckConstraint, Column, ForeignKey, Index, KeyPart, Sequence, Table, View
 from . import constraint_parser, role_printer
 
 

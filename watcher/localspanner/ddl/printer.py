@@ -18,7 +18,18 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ..catalog import Catalog, ChangeStream, CheckConstraint, Column, ForeignKey, Index, KeyPart, SearchIndex, Sequence, Table
+from ..schema.catalog import (
+    Catalog,
+    ChangeStream,
+    CheckConstraint,
+    Column,
+    ForeignKey,
+    Index,
+    KeyPart,
+    SearchIndex,
+    Sequence,
+    Table,
+)
 from . import constraint_parser, nodes, role_printer, row_deletion_parser, sequence_options
 from .change_stream_options import print_value
 from .lexer import quote_identifier as q
@@ -31,7 +42,7 @@ def print_catalog(catalog: Catalog) -> list[str]:
     creation order, each followed by its indexes, then the views, the change streams in creation order and the roles.
 
     >>> from watcher.localspanner.ddl.parser import parse_ddl
-    >>> from watcher.localspanner.schema_updater import apply_ddl
+    >>> from watcher.localspanner.schema.schema_updater import apply_ddl
     >>> cat = apply_ddl(Catalog(), parse_ddl("CREATE TABLE T (K INT64) PRIMARY KEY (K)"))
     >>> cat = apply_ddl(cat, parse_ddl("CREATE UNIQUE INDEX TK ON T (K DESC)"))
     >>> print_catalog(cat)[1]

@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from .. import errors, roles
+from .. import errors
+from ..schema import roles
 from . import nodes
 from .lexer import Token
 

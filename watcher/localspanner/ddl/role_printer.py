@@ -6,8 +6,8 @@ shapes print in PostgreSQL form (grantees without ``ROLE``, ``GRANT a TO b``, vi
 TABLE``, a read function ``ON FUNCTION spanner.read_json_s``).
 
 Example:
-    >>> from watcher.localspanner.roles import Grant, Membership
-    >>> from watcher.localspanner.catalog import Catalog
+    >>> from watcher.localspanner.schema.roles import Grant, Membership
+    >>> from watcher.localspanner.schema.catalog import Catalog
     >>> cat = Catalog(roles=("r", "lead"), grants=(Grant("SELECT", "TABLE", "T", "r", "A"),
     ...       Grant("SELECT", "TABLE", "T", "r", "B")), memberships=(Membership("r", "lead"),))
     >>> print(*role_statements(cat), sep="\\n")
@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .. import roles
-from ..catalog import Catalog
-from ..dialects import pg_identifier
+from ..dialects.dialects import pg_identifier
+from ..schema import roles
+from ..schema.catalog import Catalog
 from . import nodes
 from .lexer import quote_identifier
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..catalog import RowDeletionPolicy
+from ..schema.catalog import RowDeletionPolicy
 from . import nodes
 from .lexer import NUMBER
 

@@ -22,7 +22,7 @@ import dataclasses
 from collections.abc import Iterable
 
 from .. import errors
-from ..catalog import BIT_REVERSED_POSITIVE, Sequence
+from ..schema.catalog import BIT_REVERSED_POSITIVE, Sequence
 
 INT64_MAX = 2**63 - 1
 

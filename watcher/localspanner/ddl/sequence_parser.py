@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from .. import errors
-from ..catalog import BIT_REVERSED_POSITIVE, Sequence
+from ..schema.catalog import BIT_REVERSED_POSITIVE, Sequence
 from . import nodes, sequence_options
 from .lexer import IDENT, NUMBER, STRING, Token
 

@@ -9,7 +9,7 @@ Example:
     >>> from google.protobuf import struct_pb2
     >>> value_to_wire(struct_pb2.Value(string_value="42"))
     '42'
-    >>> from watcher.localspanner import types as T
+    >>> from watcher.localspanner.datamodel import types as T
     >>> type_from_pb(type_to_pb(T.array_of(T.INT64))) == T.array_of(T.INT64)
     True
 """
@@ -28,7 +28,7 @@ from google.cloud.spanner_v1.types import type as type_types
 from google.protobuf import struct_pb2, timestamp_pb2
 
 from .. import errors
-from ..requests import (
+from ..common.requests import (
     KeyRange,
     KeySet,
     Mutation,
@@ -42,7 +42,7 @@ from ..requests import (
     TransactionOptions,
     TransactionSelector,
 )
-from ..types import NOT_ON_WIRE, SpannerType, TypeCode
+from ..datamodel.types import NOT_ON_WIRE, SpannerType, TypeCode
 from . import wire
 from .pb_values import PbRows, list_to_wire, value_to_wire
 

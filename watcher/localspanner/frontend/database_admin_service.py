@@ -21,11 +21,12 @@ from google.cloud.spanner_admin_database_v1.types import spanner_database_admin 
 from google.cloud.spanner_v1.testing import spanner_database_admin_pb2_grpc
 from google.protobuf import empty_pb2
 
-from .. import dialects, errors
+from .. import errors
+from ..common.requests import DatabaseInfo
+from ..database.split_points import SplitPoint
+from ..dialects import dialects
 from ..errors import SchemaChangeStopped
-from ..requests import DatabaseInfo
 from ..service import LocalSpannerService
-from ..split_points import SplitPoint
 from . import converters as conv
 from .operations import OperationRegistry
 from .pb_values import list_to_wire

@@ -18,9 +18,9 @@ from typing import Any
 from google.cloud.spanner_admin_instance_v1.types import spanner_instance_admin as admin
 
 from .. import errors
-from ..instance_configs import InstanceConfigInfo, Replica
-from ..instance_partitions import InstancePartitionInfo
-from ..requests import InstanceInfo
+from ..common.requests import InstanceInfo
+from ..instances.instance_configs import InstanceConfigInfo, Replica
+from ..instances.instance_partitions import InstancePartitionInfo
 from . import converters as conv
 
 A = admin

@@ -10,7 +10,7 @@ general decoding (:func:`value_to_wire`) otherwise (NULL, empty text, arrays, a 
 sent as "NaN", a value of the wrong kind the converter refuses).
 
 Example:
-    >>> from watcher.localspanner import types as T
+    >>> from watcher.localspanner.datamodel import types as T
     >>> value_to_wire(struct_pb2.Value(string_value="42"))
     '42'
     >>> rows = struct_pb2.ListValue(values=[struct_pb2.Value(string_value="7"), struct_pb2.Value(null_value=0)])
@@ -30,8 +30,8 @@ from typing import Any
 from google.protobuf import struct_pb2
 
 from .. import errors
-from ..requests import EncodedRows, RowWidthError
-from ..types import SpannerType, TypeCode
+from ..common.requests import EncodedRows, RowWidthError
+from ..datamodel.types import SpannerType, TypeCode
 
 _VALUE_KIND: dict[str | None, Callable[[Any], Any]] = {
     "null_value": lambda v: None,

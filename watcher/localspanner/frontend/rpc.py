@@ -20,8 +20,8 @@ from typing import Any
 import grpc
 
 from .. import errors
-from ..faults import FaultInjector
 from . import status
+from .faults import FaultInjector
 
 
 @dataclass(frozen=True)

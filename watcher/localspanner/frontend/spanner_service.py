@@ -22,8 +22,8 @@ from google.protobuf import empty_pb2
 from google.rpc import status_pb2
 
 from .. import errors
+from ..common.requests import SessionInfo
 from ..errors import SpannerError
-from ..requests import SessionInfo
 from ..service import LocalSpannerService
 from . import converters as conv
 from .rpc import Rpc

@@ -22,9 +22,10 @@ import grpc
 from google.protobuf import duration_pb2
 from google.rpc import error_details_pb2, status_pb2
 
-from .. import deadlines, errors
+from .. import errors
+from ..common import deadlines
 from ..errors import SpannerError
-from ..faults import FaultInjector
+from .faults import FaultInjector
 
 log = logging.getLogger("watcher.localspanner")
 

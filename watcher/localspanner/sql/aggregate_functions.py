@@ -24,8 +24,8 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from .. import composite_values, values
-from .. import types as T
+from ..datamodel import composite_values, values
+from ..datamodel import types as T
 from .json_functions import _type
 
 #: Suffix of a kind whose NULL values are left out before anything else (ARRAY_AGG(x IGNORE NULLS)).

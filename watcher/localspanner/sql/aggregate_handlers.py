@@ -8,7 +8,8 @@ HAVING value.
 
 Example:
     >>> from watcher.localspanner.sql.translator import translate_query
-    >>> from watcher.localspanner import catalog as C, types as T
+    >>> from watcher.localspanner.schema import catalog as C
+    >>> from watcher.localspanner.datamodel import types as T
     >>> t = C.Table("T", (C.Column("A", T.INT64), C.Column("B", T.STRING)), (C.KeyPart("A"),))
     >>> translate_query("SELECT ARRAY_AGG(B ORDER BY A DESC LIMIT 2) FROM T", C.Catalog(tables=(t,))).sql
     'SELECT ls_agg(\\'ARRAY\\', "T"."B", \\'STRING(MAX)\\', NULL, 2, 0, \\'\\', NULL, \\'\\', "T"."A", 1, \\'INT64\\') AS "_ls_c0" FROM "T" AS "T"'
@@ -21,8 +22,8 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from .. import errors
-from .. import types as T
-from ..types import SpannerType, TypeCode
+from ..datamodel import types as T
+from ..datamodel.types import SpannerType, TypeCode
 from .aggregate_functions import IGNORE_NULLS
 from .call_args import CallTranslator
 from .context import Typed

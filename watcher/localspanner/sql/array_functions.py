@@ -20,7 +20,7 @@ import json
 import math
 from typing import Any
 
-from ..scalar_values import NAN_TEXT
+from ..datamodel.scalar_values import NAN_TEXT
 from . import time_functions
 from .udf import UdfSpec, fail
 

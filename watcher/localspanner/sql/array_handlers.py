@@ -5,7 +5,8 @@ and calls the matching function of :mod:`.array_functions` with the element's st
 
 Example:
     >>> from watcher.localspanner.sql.translator import translate_expression
-    >>> from watcher.localspanner import catalog as C, types as T
+    >>> from watcher.localspanner.schema import catalog as C
+    >>> from watcher.localspanner.datamodel import types as T
     >>> t = C.Table("T", (C.Column("A", T.STRING), C.Column("B", T.STRING)), (C.KeyPart("A"),))
     >>> translate_expression('ARRAY_TO_STRING([A, B], " ")', t, C.Catalog(tables=(t,)))
     'ls_array_to_string(json_array("A", "B"), \\' \\', NULL, 0, \\'STRING\\')'
@@ -16,9 +17,9 @@ from __future__ import annotations
 from sqlglot import exp
 
 from .. import errors
-from .. import types as T
-from ..sqlite_names import quote
-from ..types import SpannerType, TypeCode
+from ..datamodel import types as T
+from ..datamodel.types import SpannerType, TypeCode
+from ..storage.sqlite_names import quote
 from .call_args import CallTranslator, positional
 from .context import Typed
 from .function_table import ROWS_BY_NAME, function_name

@@ -20,7 +20,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from .. import intervals, scalar_values, values
+from ..datamodel import intervals, scalar_values, values
 from .functions import format_float
 from .time_functions import DEFAULT_TIME_ZONE, date_from, format_timestamp, timestamp_from
 from .udf import UdfError, UdfSpec, clear_error, fail

@@ -1,7 +1,7 @@
 """Shared state of one translation: the catalog, parameters, and the pieces it produces.
 
 Example:
-    >>> from watcher.localspanner import types as T
+    >>> from watcher.localspanner.datamodel import types as T
     >>> Typed("1", T.INT64, literal=1).is_literal
     True
 """
@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import errors
-from ..catalog import Catalog
-from ..types import SpannerType
+from ..datamodel.types import SpannerType
+from ..schema.catalog import Catalog
 
 NOW_PARAM = "_ls_now"
 TODAY_PARAM = "_ls_today"

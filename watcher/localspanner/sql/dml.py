@@ -8,7 +8,8 @@ type, and ``PENDING_COMMIT_TIMESTAMP()`` may only be the whole value of an
 of each row so that the transaction can put the real commit timestamp there at commit.
 
 Example:
-    >>> from watcher.localspanner import catalog as C, types as T
+    >>> from watcher.localspanner.schema import catalog as C
+    >>> from watcher.localspanner.datamodel import types as T
     >>> t = C.Table("T", (C.Column("K", T.INT64, not_null=True), C.Column("V", T.STRING)), (C.KeyPart("K"),))
     >>> d = translate_dml("UPDATE T SET V = 'x' WHERE K = 1", C.Catalog(tables=(t,)))
     >>> d.sql
@@ -23,11 +24,12 @@ from typing import Any
 
 from sqlglot import exp
 
-from .. import errors, values
-from .. import types as T
-from ..catalog import Catalog, Column, Table
-from ..sqlite_names import quote, rowid_key
-from ..types import SpannerType, TypeCode
+from .. import errors
+from ..datamodel import types as T
+from ..datamodel import values
+from ..datamodel.types import SpannerType, TypeCode
+from ..schema.catalog import Catalog, Column, Table
+from ..storage.sqlite_names import quote, rowid_key
 from . import dml_keys
 from .context import Context, OutputColumn, Typed
 from .function_table import comparable

@@ -13,8 +13,8 @@ for an untyped NULL).
 
 Example:
     >>> import sqlite3
-    >>> from watcher.localspanner.catalog import Catalog
-    >>> from watcher.localspanner.requests import Statement
+    >>> from watcher.localspanner.schema.catalog import Catalog
+    >>> from watcher.localspanner.common.requests import Statement
     >>> conn = sqlite3.connect(":memory:"); register_functions(conn)
     >>> fields, rows = execute_query(conn, Statement("SELECT 1 + 1 AS two"), Catalog(), now_nanos=0)
     >>> [(f.name, str(f.type)) for f in fields], list(rows)
@@ -30,12 +30,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import constraint_storage, deadlines, errors, role_visibility, values
-from .. import types as T
-from ..catalog import Catalog
-from ..requests import Field, Statement
-from ..sqlite_errors import integrity_error, interleaving_violation
-from ..types import SpannerType
+from .. import errors
+from ..common import deadlines
+from ..common.requests import Field, Statement
+from ..datamodel import types as T
+from ..datamodel import values
+from ..datamodel.types import SpannerType
+from ..information import role_visibility
+from ..schema.catalog import Catalog
+from ..storage import constraint_storage
+from ..storage.sqlite_errors import integrity_error, interleaving_violation
 from .aggregate_functions import register_aggregates
 from .casts import SPECS as CAST_SPECS
 from .context import Context

@@ -8,7 +8,8 @@ both. Anything not handled is an UNIMPLEMENTED error naming the construct.
 
 Example:
     >>> from watcher.localspanner.sql.translator import translate_expression
-    >>> from watcher.localspanner import catalog as C, types as T
+    >>> from watcher.localspanner.schema import catalog as C
+    >>> from watcher.localspanner.datamodel import types as T
     >>> t = C.Table("T", (C.Column("A", T.INT64),), (C.KeyPart("A"),))
     >>> translate_expression("MOD(A, 19) = 3", t, C.Catalog(tables=(t,)))
     '(("A" % 19) = 3)'
@@ -22,10 +23,11 @@ from typing import Any, ClassVar
 
 from sqlglot import exp
 
-from .. import errors, values
-from .. import types as T
-from ..types import SpannerType, TypeCode
-from ..values import array_to_stored
+from .. import errors
+from ..datamodel import types as T
+from ..datamodel import values
+from ..datamodel.types import SpannerType, TypeCode
+from ..datamodel.values import array_to_stored
 from .casts import can_cast, cast_value
 from .context import NOW_PARAM, CompiledQuery, Context, Typed
 from .function_table import comparable, supertype

@@ -8,7 +8,8 @@ are not calls, so the caller reports them as unsupported.
 
 Example:
     >>> from watcher.localspanner.sql.translator import translate_expression
-    >>> from watcher.localspanner import catalog as C, types as T
+    >>> from watcher.localspanner.schema import catalog as C
+    >>> from watcher.localspanner.datamodel import types as T
     >>> t = C.Table("T", (C.Column("S", T.STRING),), (C.KeyPart("S"),))
     >>> translate_expression("FARM_FINGERPRINT(S)", t, C.Catalog(tables=(t,)))
     'ls_farm_fingerprint("S")'
@@ -22,10 +23,11 @@ from typing import Any
 
 from sqlglot import exp
 
-from .. import errors, intervals
-from .. import types as T
-from ..sqlite_names import quote
-from ..types import SpannerType, TypeCode
+from .. import errors
+from ..datamodel import intervals
+from ..datamodel import types as T
+from ..datamodel.types import SpannerType, TypeCode
+from ..storage.sqlite_names import quote
 from . import interval_functions, sequence_functions
 from .aggregate_handlers import AggregateTranslator
 from .array_handlers import ArrayTranslator

@@ -6,7 +6,7 @@ server supports. :class:`Fn` is a function translated as ``sql(arg1, arg2, ...)`
 of :mod:`.function_table` use both.
 
 Example:
-    >>> from watcher.localspanner import types as T
+    >>> from watcher.localspanner.datamodel import types as T
     >>> supertype([T.INT64, T.FLOAT64]) == T.FLOAT64
     True
     >>> Fn("ls_md5", ("this",), fixed(T.BYTES)).result([T.STRING]) == T.BYTES
@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .. import types as T
-from ..types import SpannerType, TypeCode
+from ..datamodel import types as T
+from ..datamodel.types import SpannerType, TypeCode
 
 TypeRule = Callable[[Sequence["SpannerType | None"]], "SpannerType | None"]
 

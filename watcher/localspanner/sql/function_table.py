@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from .. import types as T
+from ..datamodel import types as T
 from .function_rules import (  # noqa: F401  (the coercion rules' old home)
     BOOL,
     BYTES,

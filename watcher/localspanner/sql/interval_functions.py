@@ -6,7 +6,7 @@ operand or a node is an interval. Month and day parts are added to a timestamp i
 a month past the end of a shorter month lands on its last day.
 
 Example:
-    >>> from watcher.localspanner import intervals
+    >>> from watcher.localspanner.datamodel import intervals
     >>> i = interval_of(36, "HOUR")
     >>> timestamp_add_interval("2024-01-31T00:00:00.000000000Z", interval_of(1, "MONTH"), 1)
     '2024-02-29T00:00:00.000000000Z'
@@ -21,9 +21,9 @@ import datetime as dt
 import uuid
 from typing import Any
 
-from .. import intervals, values
-from .. import types as T
-from ..types import TypeCode
+from ..datamodel import intervals, values
+from ..datamodel import types as T
+from ..datamodel.types import TypeCode
 from .context import Typed
 from .udf import UdfSpec, fail
 

@@ -23,9 +23,9 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any
 
-from .. import composite_values, scalar_values, values
-from .. import types as T
-from ..types import SpannerType, TypeCode
+from ..datamodel import composite_values, scalar_values, values
+from ..datamodel import types as T
+from ..datamodel.types import SpannerType, TypeCode
 from .udf import UdfSpec, fail
 
 _MISSING = object()

@@ -6,7 +6,8 @@ as type text, so every type (ARRAY, STRUCT, BYTES, TIMESTAMP...) converts as Goo
 
 Example:
     >>> from watcher.localspanner.sql.translator import translate_expression
-    >>> from watcher.localspanner import catalog as C, types as T
+    >>> from watcher.localspanner.schema import catalog as C
+    >>> from watcher.localspanner.datamodel import types as T
     >>> t = C.Table("T", (C.Column("J", T.JSON),), (C.KeyPart("J"),))
     >>> translate_expression("LAX_INT64(JSON_QUERY(J, '$.a'))", t, C.Catalog(tables=(t,)))
     'ls_json_convert(ls_json_query("J", \\'$.a\\'), \\'LAX_INT64\\')'
@@ -17,8 +18,8 @@ from __future__ import annotations
 from sqlglot import exp
 
 from .. import errors
-from .. import types as T
-from ..types import TypeCode
+from ..datamodel import types as T
+from ..datamodel.types import TypeCode
 from .call_args import CallTranslator, positional
 from .context import Typed
 from .function_table import ROWS_BY_NAME, function_name

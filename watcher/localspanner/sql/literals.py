@@ -16,8 +16,8 @@ from typing import Any
 from sqlglot import exp
 
 from .. import errors
-from .. import types as T
-from ..types import SpannerType, TypeCode
+from ..datamodel import types as T
+from ..datamodel.types import SpannerType, TypeCode
 from .context import Context, Typed
 
 _DTYPES: dict[str, SpannerType] = {

@@ -19,8 +19,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from .. import values
-from ..scalar_values import NAN_TEXT
+from ..datamodel import values
+from ..datamodel.scalar_values import NAN_TEXT
 from .udf import UdfSpec, fail
 
 _EPOCH = dt.date(1970, 1, 1)

@@ -6,7 +6,8 @@ GoogleSQL does ("No matching signature for operator ...").
 
 Example:
     >>> from watcher.localspanner.sql.translator import translate_expression
-    >>> from watcher.localspanner import catalog as C, types as T
+    >>> from watcher.localspanner.schema import catalog as C
+    >>> from watcher.localspanner.datamodel import types as T
     >>> t = C.Table("T", (C.Column("A", T.INT64), C.Column("S", T.STRING)), (C.KeyPart("A"),))
     >>> print(translate_expression("A BETWEEN 1 AND 3 AND S != 'x'", t, C.Catalog(tables=(t,))))
     (("A" BETWEEN 1 AND 3) AND ("S" != 'x'))
@@ -17,8 +18,8 @@ from __future__ import annotations
 from sqlglot import exp
 
 from .. import errors
-from .. import types as T
-from ..types import SpannerType, TypeCode
+from ..datamodel import types as T
+from ..datamodel.types import SpannerType, TypeCode
 from . import interval_functions
 from .context import Typed
 from .expressions import ExpressionTranslator

@@ -6,7 +6,7 @@ as LIMIT, ...) when the translator learned it, else from the wire value itself
 (``values.infer_type``). A value that fits neither is a clear INVALID_ARGUMENT.
 
 Example:
-    >>> from watcher.localspanner.requests import Statement
+    >>> from watcher.localspanner.common.requests import Statement
     >>> types, declared, sig = parameter_types(Statement("SELECT @n", {"n": "5"}))
     >>> str(types["n"]), sorted(declared)
     ('INT64', [])
@@ -18,9 +18,11 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from .. import errors, information_schema, values
-from ..requests import Statement
-from ..types import SpannerType
+from .. import errors
+from ..common.requests import Statement
+from ..datamodel import values
+from ..datamodel.types import SpannerType
+from ..information import information_schema
 from .context import INFORMATION_VIEW_PARAM_PREFIX, NOW_PARAM, SYSTEM_VIEW_PARAM_PREFIX, Context
 
 Signature = tuple[tuple[str, str, bool], ...]

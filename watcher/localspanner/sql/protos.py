@@ -32,10 +32,11 @@ from typing import Any
 
 from sqlglot import exp
 
-from .. import errors, values
-from .. import types as T
-from ..proto_bundle import ProtoBundle, ProtoField, bundle_for
-from ..types import SpannerType, TypeCode
+from .. import errors
+from ..datamodel import types as T
+from ..datamodel import values
+from ..datamodel.types import SpannerType, TypeCode
+from ..schema.proto_bundle import ProtoBundle, ProtoField, bundle_for
 from .context import Typed
 from .literals import sql_string, stored_literal_sql
 from .scope import ResolveError, Scope

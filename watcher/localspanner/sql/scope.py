@@ -5,7 +5,7 @@ scope of the enclosing query, so correlated subqueries resolve outer names. Name
 case-insensitive, as in Spanner.
 
 Example:
-    >>> from watcher.localspanner import types as T
+    >>> from watcher.localspanner.datamodel import types as T
     >>> s = Scope([Source("s", [SourceColumn("SingerId", T.INT64, '"s"."SingerId"')])])
     >>> s.resolve(None, "singerid").sql
     '"s"."SingerId"'
@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .. import errors
-from ..types import SpannerType
+from ..datamodel.types import SpannerType
 
 
 class ResolveError(Exception):

@@ -7,7 +7,7 @@ engine makes available to the statements it runs. A query that draws a value mus
 read/write transaction: :func:`check_can_draw` refuses it otherwise, before it runs.
 
 Example:
-    >>> from watcher.localspanner.catalog import Catalog, Sequence
+    >>> from watcher.localspanner.schema.catalog import Catalog, Sequence
     >>> translate("GET_NEXT_SEQUENCE_VALUE", "s", Catalog(sequences=(Sequence("S"),)))
     "ls_sequence_next('S')"
 """
@@ -17,8 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 from .. import errors
-from ..catalog import Catalog
-from ..sequences import active, bit_reverse
+from ..schema.catalog import Catalog
+from ..storage.sequences import active, bit_reverse
 from .literals import sql_string
 from .udf import UdfSpec, fail
 

@@ -12,7 +12,7 @@ the declared types), and :meth:`StructTranslator.struct_of` for ``SELECT AS STRU
 
 Example:
     >>> from watcher.localspanner.sql.translator import translate_query
-    >>> from watcher.localspanner.catalog import Catalog
+    >>> from watcher.localspanner.schema.catalog import Catalog
     >>> q = translate_query("SELECT STRUCT(1 AS a, 'x' AS b) AS s", Catalog())
     >>> q.sql, str(q.columns[0].type)
     ('SELECT json_array(1, \\'x\\') AS "s"', 'STRUCT<a INT64, b STRING(MAX)>')
@@ -23,8 +23,8 @@ from __future__ import annotations
 from sqlglot import exp
 
 from .. import errors
-from .. import types as T
-from ..types import SpannerType, TypeCode
+from ..datamodel import types as T
+from ..datamodel.types import SpannerType, TypeCode
 from .context import Typed
 from .function_handlers import FunctionTranslator
 from .function_table import function_name

@@ -7,7 +7,8 @@ and the NET functions (one node class, the name inside), each named by a row of
 
 Example:
     >>> from watcher.localspanner.sql.translator import translate_expression
-    >>> from watcher.localspanner import catalog as C, types as T
+    >>> from watcher.localspanner.schema import catalog as C
+    >>> from watcher.localspanner.datamodel import types as T
     >>> t = C.Table("T", (C.Column("S", T.STRING),), (C.KeyPart("S"),))
     >>> translate_expression("LPAD(S, 5, '*')", t, C.Catalog(tables=(t,)))
     'ls_pad("S", 5, \\'*\\', 1)'
@@ -18,8 +19,8 @@ from __future__ import annotations
 from sqlglot import exp
 
 from .. import errors
-from .. import types as T
-from ..types import SpannerType, TypeCode
+from ..datamodel import types as T
+from ..datamodel.types import SpannerType, TypeCode
 from .call_args import CallTranslator, positional
 from .context import Typed
 from .function_table import ROWS_BY_NAME, function_name

@@ -23,7 +23,7 @@ import time
 from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from .. import values
+from ..datamodel import values
 from .udf import UdfSpec, fail
 
 DEFAULT_TIME_ZONE = "America/Los_Angeles"

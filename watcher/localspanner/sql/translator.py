@@ -6,7 +6,8 @@ Spanner name and type. Table hints become ``INDEXED BY``; INFORMATION_SCHEMA vie
 read from their materialised tables; a user's view is inlined as a subquery of its definition.
 
 Example:
-    >>> from watcher.localspanner import catalog as C, types as T
+    >>> from watcher.localspanner.schema import catalog as C
+    >>> from watcher.localspanner.datamodel import types as T
     >>> t = C.Table("T", (C.Column("A", T.INT64), C.Column("B", T.STRING)), (C.KeyPart("A"),))
     >>> q = translate_query("SELECT * FROM T WHERE A > @a", C.Catalog(tables=(t,)), {"a": T.INT64})
     >>> q.sql
@@ -23,11 +24,12 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
-from .. import errors, information_schema, spanner_sys
-from .. import types as T
-from ..catalog import Catalog, Table
-from ..sqlite_names import KEY_INDEX_PREFIX, has_nullable_key, quote, rowid_key
-from ..types import SpannerType
+from .. import errors
+from ..datamodel import types as T
+from ..datamodel.types import SpannerType
+from ..information import information_schema, spanner_sys
+from ..schema.catalog import Catalog, Table
+from ..storage.sqlite_names import KEY_INDEX_PREFIX, has_nullable_key, quote, rowid_key
 from .context import INFORMATION_VIEW_PARAM_PREFIX, SYSTEM_VIEW_PARAM_PREFIX, CompiledQuery, Context, OutputColumn, Typed
 from .function_table import supertype
 from .literals import element_sql

@@ -1,0 +1,1 @@
+"""GoogleSQL and PostgreSQL: what differs between the dialects, and PostgreSQL statements as GoogleSQL."""

@@ -1,0 +1,1 @@
+"""INFORMATION_SCHEMA and SPANNER_SYS: the system views, computed from a catalog."""

@@ -1,0 +1,1 @@
+"""Instance administration: instance configs, instances and instance partitions, with their rules."""

@@ -1,0 +1,1 @@
+"""A database's SQLite file: connections, tables in step with the catalog, mutations, row versions, counters."""

@@ -1,0 +1,1 @@
+"""Transactions and commits: their records, the writer, group commit, parked snapshots, reads by key."""
