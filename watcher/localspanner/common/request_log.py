@@ -1,7 +1,7 @@
 """What each request said about itself: tags, priority, Data Boost, the session's role.
 
 Spanner keeps request and transaction tags in its statistics tables
-(``SPANNER_SYS.QUERY_STATS_TOP_MINUTE`` and its siblings, :mod:`.spanner_sys`); a client's
+(``SPANNER_SYS.QUERY_STATS_TOP_MINUTE`` and its siblings, :mod:`..information.spanner_sys`); a client's
 priority, its session's database role and a partitioned query's Data Boost flag it shows
 nowhere. The local server keeps one :class:`RequestRecord` per data request of a database in
 a :class:`RequestLog`, a ring of the last :data:`MAX_RECORDS`, from which both the statistics

@@ -52,7 +52,7 @@ class SchemaChanges:
         BUNDLE statements among them take their types from.
 
         A failing first statement raises its error (nothing was applied); a later one raises
-        :class:`~.errors.SchemaChangeStopped` carrying the completed statements' timestamps.
+        :class:`~..errors.SchemaChangeStopped` carrying the completed statements' timestamps.
         """
         stamps: list[int] = []
         self._writer.acquire(None)

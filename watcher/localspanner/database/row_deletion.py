@@ -5,7 +5,7 @@ once ``col`` plus ``n`` days is before the server's wall clock (a NULL never exp
 As on Spanner, the deletes run in the background as system transactions, one per table
 and batch: their change stream records have ``is_system_transaction`` true and the tag
 ``RowDeletionPolicy``, and streams with ``exclude_ttl_deletes`` leave them out
-(:data:`~.change_streams.capture.TTL_DELETE`). Deleting a row deletes its interleaved
+(:data:`~..change_streams.capture.TTL_DELETE`). Deleting a row deletes its interleaved
 children (the schema requires them to be ON DELETE CASCADE). Expired rows stay
 readable until a sweep deletes them, and inserting an expired row is allowed.
 

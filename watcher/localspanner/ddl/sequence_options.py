@@ -1,4 +1,4 @@
-"""The OPTIONS a sequence takes, as data, and building a :class:`~..catalog.Sequence` from them.
+"""The OPTIONS a sequence takes, as data, and building a :class:`~..schema.catalog.Sequence` from them.
 
 ``sequence_kind`` (STRING; ``'bit_reversed_positive'`` is the only kind), ``skip_range_min``
 and ``skip_range_max`` (INT64, set together: output values in that range are never handed

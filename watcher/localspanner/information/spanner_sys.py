@@ -1,4 +1,4 @@
-"""SPANNER_SYS tables computed from a database's :class:`~.request_log.RequestLog`.
+"""SPANNER_SYS tables computed from a database's :class:`~..common.request_log.RequestLog`.
 
 The parts of Spanner's statistics tables that hold what a request said about itself, so the
 query a DBA runs on Spanner to find an application by its tags runs here too:

@@ -6,7 +6,7 @@ and DROP on a table without one fail); every interleaved child of a table with a
 policy is ON DELETE CASCADE, and so is every enforced foreign key referencing it,
 since the policy's deletes would otherwise fail; the
 policy's column cannot be dropped or change its type while the policy names it.
-The deletes themselves are :mod:`.row_deletion`'s.
+The deletes themselves are :mod:`..database.row_deletion`'s.
 
 Example:
     >>> from watcher.localspanner.schema.schema_updater import apply_statements

@@ -21,7 +21,7 @@ the PASSIVE copy with a RESTART checkpoint while it holds the database's writer
 appended meanwhile, waits at most :data:`READERS_WAIT_MS` for reads of older snapshots to
 end, and rewinds the log, so the next commits overwrite the file from its start. A read
 transaction that stays open stops every checkpoint at its snapshot: idle multi-use
-read-only transactions give theirs back (:mod:`.parked_snapshots`).
+read-only transactions give theirs back (:mod:`..transactions.parked_snapshots`).
 
 Durability does not change: a commit is durable once it is in the WAL, before any checkpoint;
 a RESTART checkpoint syncs the database file before the log is rewound (SQLite's own order).

@@ -5,7 +5,7 @@ once (per catalog, table and column list, see ``mutations.py``) and takes the co
 wire form of its type in a few C calls: an INT64 as decimal text (``int``), BYTES as
 strict base64 (``binascii``), a DATE already in the canonical ``YYYY-MM-DD``, a STRING
 within its length. Anything else, and every refusal, goes through the general codec
-(:func:`~.values.wire_to_stored`), so the fast paths decide nothing on their own: they
+(:func:`~..datamodel.values.wire_to_stored`), so the fast paths decide nothing on their own: they
 return exactly what the codec would, or hand over to it.
 
 ``spanner.commit_timestamp()`` in a TIMESTAMP column that allows it becomes :data:`STAMP`

@@ -115,7 +115,7 @@ _ROW_OPS = frozenset({"insert", "update", "insert_or_update"})
 def written_rows(database: str, catalog: Catalog, mutations: Sequence[Mutation]) -> frozenset[tuple[str, str, str]] | None:
     """The rows a blind-write commit writes, as (database, table, key) identities; None when
     they are not known exactly (deletes, replaces, interleaved tables): such a commit never
-    shares its commit timestamp with another (see :class:`~.clock.Clock`).
+    shares its commit timestamp with another (see :class:`~..common.clock.Clock`).
 
     >>> from ..schema.catalog import Catalog
     >>> written_rows("d", Catalog(), []) == frozenset()

@@ -2,9 +2,9 @@
 
 A commit that only carries mutations (a single-use commit, or a read/write transaction
 that neither read nor ran DML) does not need the writer until it applies them. Its values
-are converted before it queues (:func:`~.mutations.prepare_mutations`); then the first
+are converted before it queues (:func:`~..storage.mutations.prepare_mutations`); then the first
 waiter to find no leader becomes the leader, takes the writer, and applies every commit
-queued by then (at most :data:`~.limits.MAX_GROUP_COMMITS`) in one SQLite transaction
+queued by then (at most :data:`~..common.limits.MAX_GROUP_COMMITS`) in one SQLite transaction
 (or a few, see the deferred constraints below):
 
 * each gets its own commit timestamp, in queue order, from the clock (so timestamps

@@ -3,15 +3,15 @@
 A multi-use read-only transaction (a pinned :class:`~.transactions.Snapshot`) holds a read
 transaction on a reader connection, so its reads see the database as of its timestamp.
 The official client never ends one (read-only transactions have no end on Spanner), so it
-stays until :data:`~.limits.SNAPSHOT_IDLE_SECONDS` pass and another one is registered; and
+stays until :data:`~..common.limits.SNAPSHOT_IDLE_SECONDS` pass and another one is registered; and
 while a WAL reader holds an old snapshot, no checkpoint can copy frames past it. The
 watchers' schema discovery leaves such snapshots behind, and with them the WAL would never be
 copied back: it would grow by everything written, every commit appending to a growing file.
 
-So a snapshot idle for :data:`~.limits.SNAPSHOT_PARK_SECONDS` with no request running in
+So a snapshot idle for :data:`~..common.limits.SNAPSHOT_PARK_SECONDS` with no request running in
 it is *parked*: its connection's read transaction ends and the connection goes back to the
 pool. Its next request pins a new read transaction and reads the row versions as of the
-snapshot's timestamp (:func:`~.versions.enter_past`, the same path as a stale read), which
+snapshot's timestamp (:func:`~..storage.versions.enter_past`, the same path as a stale read), which
 returns exactly what the old read transaction would have: every commit after that
 timestamp kept its old row images. A snapshot older than the version retention period
 cannot be read that way and fails as a stale read that old does. A schema change first

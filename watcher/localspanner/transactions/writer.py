@@ -40,8 +40,8 @@ class Writer:
     def acquire(self, txn: ReadWriteTransaction | None) -> None:
         """Take the writer for ``txn`` (None: a single-use commit or a schema change); a no-op if it holds it.
 
-        Waits at most :data:`~.limits.WRITER_WAIT_SECONDS` (then ABORTED), taking the writer
-        from a holder idle for :data:`~.limits.TRANSACTION_IDLE_SECONDS`. A transaction that
+        Waits at most :data:`~..common.limits.WRITER_WAIT_SECONDS` (then ABORTED), taking the writer
+        from a holder idle for :data:`~..common.limits.TRANSACTION_IDLE_SECONDS`. A transaction that
         gets the writer has a SQLite transaction begun for it.
         """
         if txn is not None and txn.holds_writer:
