@@ -132,6 +132,15 @@ def run_file(root: Path, test_file: str, env: dict[str, str], extra: list[str]) 
         return read_report(test_file, report)
 
 
+def _emulator_skip(message: str) -> bool:
+    """Whether a skip's reason is the client's for an emulator (its marks name SPANNER_EMULATOR_HOST or the emulator).
+
+    >>> _emulator_skip("Backup operations not supported by emulator."), _emulator_skip("PostgreSQL only")
+    (True, False)
+    """
+    return "SPANNER_EMULATOR_HOST" in message or "emulator" in message.lower()
+
+
 def read_report(test_file: str, report: Path) -> FileResult:
     """Count outcomes in a JUnit XML report; skips the client marks emulator-only are counted apart."""
     result = FileResult(test_file)
@@ -146,7 +155,7 @@ def read_report(test_file: str, report: Path) -> FileResult:
             result.passed += 1
         elif outcome.tag == "skipped":
             result.skipped += 1
-            if "SPANNER_EMULATOR_HOST" in (outcome.get("message") or ""):
+            if _emulator_skip(outcome.get("message") or ""):
                 result.emulator_skipped += 1
         else:
             if outcome.tag == "failure":
