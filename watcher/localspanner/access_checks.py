@@ -242,7 +242,8 @@ def _check_tree(checker: _Checker, tree: exp.Expression, *, upsert: bool = False
         if resolved is not None:
             read = sorted(resolved.get(table.name, ()))
             if t is target:
-                read += [c for c in _target_columns_named(tree, table, t) if c.lower() not in written and c not in read]
+                own = _columns_named(tree, table, {t.alias_or_name.lower(), table.name.lower()}, outside_queries=True)
+                read += [c for c in own if c.lower() not in written and c not in read]
         else:
             qualifiers = {t.alias_or_name.lower(), table.name.lower()}
             read = [c for c in _columns_named(tree, table, qualifiers) if t is not target or c.lower() not in written]
@@ -280,19 +281,6 @@ def _columns_read(catalog: Catalog, tree: exp.Expression) -> dict[str, set[str]]
     return columns_read(tree, schema, hidden)
 
 
-def _target_columns_named(tree: exp.Expression, table, target: exp.Table) -> list[str]:  # type: ignore[no-untyped-def]
-    """The target's columns a DML statement names outside its queries (WHERE, SET values)."""
-    qualifiers = {target.alias_or_name.lower(), table.name.lower()}
-    out: list[str] = []
-    for c in tree.find_all(exp.Column):
-        if c.find_ancestor(exp.Query) is not None or (c.table and c.table.lower() not in qualifiers):
-            continue
-        column = table.column(c.name) if c.name != "*" else None
-        if column is not None and column.name not in out:
-            out.append(column.name)
-    return out
-
-
 def _written_columns(tree: exp.Expression) -> set[str]:
     """The columns an INSERT lists or an UPDATE sets, lower-cased."""
     if isinstance(tree, exp.Insert) and isinstance(tree.this, exp.Schema):
@@ -311,11 +299,13 @@ def _selects_star(tree: exp.Expression) -> bool:
     return False
 
 
-def _columns_named(tree: exp.Expression, table, qualifiers: set[str]) -> list[str]:  # type: ignore[no-untyped-def]
-    """The columns of ``table`` the statement names, unqualified or qualified by its alias or name."""
+def _columns_named(tree: exp.Expression, table, qualifiers: set[str], *,  # type: ignore[no-untyped-def]
+                   outside_queries: bool = False) -> list[str]:
+    """The columns of ``table`` the statement names, unqualified or qualified by its alias or name
+    (``outside_queries``: only where no subquery is, as a DML statement names its target's columns)."""
     out: list[str] = []
     for c in tree.find_all(exp.Column):
-        if c.table and c.table.lower() not in qualifiers:
+        if (c.table and c.table.lower() not in qualifiers) or (outside_queries and c.find_ancestor(exp.Query) is not None):
             continue
         column = table.column(c.name) if c.name != "*" else None
         if column is not None and column.name not in out:
