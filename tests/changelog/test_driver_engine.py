@@ -267,6 +267,31 @@ def test_a_driver_run_that_dies_while_writing_is_finished_by_the_next(spark, tmp
     assert tables_of(str(tmp_path / "on")) == tables_of(str(tmp_path / "off"))
 
 
+def test_a_run_of_new_keys_appends_the_state_and_a_run_touching_one_merges(spark, tmp_path):
+    """With none of a run's keys in the state the driver appends its state rows (no MERGE): every
+    table and the state's change data feed are those of Spark's engine, which MERGEs."""
+    from deltalake import DeltaTable
+
+    from tests.changelog.support import SINGERS_TYPES, singer
+
+    stager = Stager(tmp_path / "staging")
+    operations, feeds = [], {}
+    for n, (ids, commits) in enumerate([((1, 2), (10, 20)), ((3, 4), (30, 40)), ((1, 5), (50, 60))]):
+        stager.stage("Singers", [singer(i, f"v{n}") for i in ids], types=SINGERS_TYPES, key_columns=["SingerId"],
+                     commits=list(commits))
+        assert _job(spark, tmp_path, "on", "driver").run().engine == "driver"
+        assert _job(spark, tmp_path, "off", "spark").run().engine == "spark"
+        operations.append(DeltaTable(str(tmp_path / "on" / "current_state")).history(1)[0]["operation"])
+    assert operations == ["WRITE", "WRITE", "MERGE"]
+    assert tables_of(str(tmp_path / "on")) == tables_of(str(tmp_path / "off"))
+    for side in ("on", "off"):
+        feed = (spark.read.format("delta").option("readChangeFeed", "true").option("startingVersion", 0)
+                .load(str(tmp_path / side / "current_state")).collect())
+        feeds[side] = sorted((r["keys"], r["_change_type"], r["new_values"]) for r in feed)
+    assert feeds["on"] == feeds["off"]
+    assert [t for k, t, _ in feeds["on"] if k == '{"SingerId":"1"}'] == ["insert", "update_postimage", "update_preimage"]
+
+
 def _line(**fields) -> str:
     record = {"v": 1, "batch_id": "b1", "seq": 0, "table": "Odd", "key_columns": ["Id"], "keys": ["1"],
               "commit_timestamp": "2024-05-01T00:00:00.000000001Z", "read_timestamp": "2024-05-01T00:00:01.000000000Z",

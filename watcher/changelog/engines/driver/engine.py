@@ -8,7 +8,8 @@ files parsed as Spark's reader reads them (:mod:`...input.staged`), each key's s
 row classified by :data:`...rules.classify.RULES` with its old values and change id (:mod:`.window`),
 the transaction groups numbered, the tally and batch checks of :mod:`..tally` and
 :mod:`...input.staging_reader`; then the parts written as the run: the changelog appended, the state
-MERGEd on (source, table, keys), the watermarks as Spark's engine writes them.
+MERGEd on (source, table, keys) (appended when none of the run's keys is in it: all inserts), the
+watermarks as Spark's engine writes them.
 
 :meth:`DriverEngine.prepare` raises :class:`.Ineligible` (naming why) before anything is
 written for a run it cannot do exactly as Spark would: more than :data:`MAX_BYTES` of input, a
@@ -75,7 +76,7 @@ class DriverEngine(Engine):
             raise Ineligible("a batch the job sets aside", ", ".join(sorted(bad)))
         firsts = [b.get("min_commit") for b in counted.batches.values()]
         self._refuse_continued_groups(run, classified, firsts)
-        return DriverRun(self, run, classified, counted, stats)
+        return DriverRun(self, run, classified, counted, stats, keys_new=not state)
 
     def _state(self, run: Run, tables: set[str], keys: set[tuple[str, str]]) -> dict[tuple[str, str], StateRow]:
         """Each of ``keys``' state row, as ``current_state`` held it before the run."""
@@ -141,8 +142,11 @@ def _rows(table: Any, partitions: list[tuple[str, str, Any]], origin: Source, co
 class DriverRun(PreparedRun):
     """A prepared small run: its classified rows, written table by table."""
 
-    def __init__(self, engine: DriverEngine, run: Run, rows: list[Classified], counted: Tally, stats: list[Any]) -> None:
+    def __init__(self, engine: DriverEngine, run: Run, rows: list[Classified], counted: Tally, stats: list[Any], *,
+                 keys_new: bool = False) -> None:
         self.engine, self.run, self.rows = engine, run, rows
+        #: No key of the run was in the state before it: its state rows are all inserts.
+        self.keys_new = keys_new
         self.outcome = Outcome(batches=stats, counts=counted.counts, old_values_by="python")
         self.groups = number_groups(rows)
 
@@ -151,18 +155,25 @@ class DriverRun(PreparedRun):
         if table == layout.CHANGELOG.name:
             changes = [self._changelog_record(c) for c in self.rows if not c.is_dup]
             if changes:
-                from deltalake import write_deltalake
-
-                write_deltalake(ledger.table(table), arrow_rows.table(layout.CHANGELOG, changes, origin), mode="append",
-                                partition_by=list(layout.CHANGELOG.partition_by), commit_properties=ledger.commit_properties(run),
-                                storage_options=ledger.storage_options or None)
+                self._append(layout.CHANGELOG, arrow_rows.table(layout.CHANGELOG, changes, origin))
         elif table == layout.CURRENT_STATE.name:
             finals = [self._state_record(c) for c in self.rows if c.is_final]
-            if finals:
+            if finals and self.keys_new:
+                # Every row an insert, as the MERGE would make it, without the MERGE's scan of the state
+                # (one run at a time per warehouse: no key can have come in since the state was read).
+                self._append(layout.CURRENT_STATE, arrow_rows.table(layout.CURRENT_STATE, finals, origin))
+            elif finals:
                 self._merge_state(arrow_rows.table(layout.CURRENT_STATE, finals, origin))
         else:
             watermark_table.write_run(ledger, run, origin, self.outcome.batches, self.engine.markers)
         hold(ledger, run, table)
+
+    def _append(self, spec: layout.TableSpec, rows: Any) -> None:
+        from deltalake import write_deltalake
+
+        ledger = self.engine.ledger
+        write_deltalake(ledger.table(spec.name), rows, mode="append", partition_by=list(spec.partition_by),
+                        commit_properties=ledger.commit_properties(self.run), storage_options=ledger.storage_options or None)
 
     def _merge_state(self, rows: Any) -> None:
         ledger = self.engine.ledger
