@@ -8,8 +8,8 @@ Singers table (``shard_column`` ShardId with the 37 values -18..18, the FORCE_IN
 (``writeStream.foreachBatch(changelog_writer(warehouse))``, a checkpoint location, trigger
 ``processingTime`` 0: the next micro-batch as soon as the last one ended).
 
-Freshness of a row = the wall time at which the micro-batch holding it committed its changelog
-run (from then on the ``changelog`` view shows it) minus the row's commit timestamp; both clocks
+Freshness of a row = the wall time at which the micro-batch holding it committed its run's
+changelog part (from then on the ``changelog`` view shows it) minus the row's commit timestamp; both clocks
 are the machine's. Target: p99 <= 1.5 s on ``local[2]`` (2.5 s on a standalone cluster), over the rows committed after the first minute of writes
 (the warm-up). The first minute is reported apart (``freshness_first_minute``): a query's first
 micro-batches take up to twice as long as later ones while the JVM compiles Spark's code (on two
@@ -127,7 +127,7 @@ def measure(ctx: RunContext, master: str, target_p99_s: float = TARGET_P99_S) ->
         "source": f"spanner_watcher, shard_column ShardId, shards -18..18, hint {HINT}, start now, shards_per_partition {SHARDS_PER_PARTITION}",
         "sink": "foreachBatch(changelog_writer(warehouse)), checkpointLocation, trigger processingTime 0",
         "master": master if master == LOCAL_MASTER else f"standalone cluster (one master, one worker of 2 cores, loopback), {CLUSTER_SETTINGS}",
-        "freshness": "changelog run committed (wall clock) minus the row's commit timestamp, rows after the warm-up "
+        "freshness": "the run's changelog part committed (wall clock) minus the row's commit timestamp, rows after the warm-up "
                      "(freshness_first_minute: the rows of the warm-up)",
     })
     workdir = ctx.workdir

@@ -96,7 +96,7 @@ def tables_of(warehouse: str) -> dict:
 def report(result) -> dict:
     """A run's summary without what differs between engines that wrote the same rows."""
     summary = result.summary()
-    for noise in ("seconds", "phases", "engine", "engine_note", "old_values_by", "quarantined"):
+    for noise in ("seconds", "phases", "engine", "engine_note", "old_values_by", "quarantined", "changelog_visible_at"):
         summary.pop(noise)
     return summary
 

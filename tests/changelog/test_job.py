@@ -60,6 +60,7 @@ def test_rerun_changes_nothing_and_reads_no_old_batch(spark, stager, dirs, engin
     before = spark.sql("SELECT * FROM changelog").collect()
     again = run(spark, dirs, engine)
     assert not again.committed and again.version == first.version and again.batches_read == 0
+    assert first.changelog_visible_at is not None and again.changelog_visible_at is None  # rows visible from then
     assert sorted(map(str, spark.sql("SELECT * FROM changelog").collect())) == sorted(map(str, before))
     # Incremental: a processed batch is never read again (garbage in it now goes unnoticed).
     with open(first_batch, "w") as f:

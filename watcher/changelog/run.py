@@ -40,7 +40,7 @@ from .input.staging_reader import Quarantined
 from .io.files import open_fs
 from .rules import completeness
 from .spark.session import started as started_session
-from .tables import watermark_table
+from .tables import layout, watermark_table
 from .tables.convert import refuse_old_layout
 from .tables.ledger import Ledger
 from .tables.ledger import Run as LedgerRun
@@ -74,6 +74,9 @@ class ChangelogResult:
     #: finished, why the driver engine declined it).
     engine: str = ""
     engine_note: str = ""
+    #: When (by the job's clock) the last run's changelog part committed: its rows are visible from
+    #: then on, before the state and watermarks commit. None when no run wrote the changelog here.
+    changelog_visible_at: dt.datetime | None = None
 
     def summary(self) -> dict[str, Any]:
         out = dict(self.__dict__)
@@ -189,6 +192,8 @@ class Run:
             for table in run.pending():
                 with self._phase(f"write_{table}"):
                     prepared.write(table)
+                if table == layout.CHANGELOG.name:
+                    result.changelog_visible_at = self.clock()
         outcome = prepared.outcome
         self._summarize(outcome)
         result.quarantined += self.source.set_aside(self.fs, files, outcome.bad, self.clock())

@@ -13,7 +13,7 @@ for a streaming query, so nobody would see them there); readers register them in
 (:func:`watcher.changelog.register_views`).
 
 **Freshness** is the time from a change's commit to its row being visible in the ``changelog``
-view (its run committed). The writer measures it for every row it commits and reports it in
+view: its run's changelog part committed (the state and watermarks commit after it). The writer measures it for every row it commits and reports it in
 :meth:`ChangelogWriter.stats` and, merged into the query's own progress, in
 :meth:`ChangelogWriter.progress` (the Python Data Source API has no custom source metrics).
 
@@ -124,7 +124,7 @@ class ChangelogWriter:
             query = _query_id(spark)
             result = job.run_records(frame, batch_counts=counts, batch_sizes=sizes,
                                      identity=f"micro-batch:{query}:{batch_id}" if query else None)
-            visible = self.clock()
+            visible = result.changelog_visible_at or self.clock()
             rows = self._lags_of(micros, visible) if result.changes_written else []
         finally:
             frame.unpersist()
