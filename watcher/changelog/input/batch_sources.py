@@ -138,7 +138,10 @@ class RecordFrame(BatchSource):
     def _of(self, batches: list[FileEntry]) -> Any:
         from pyspark.sql import functions as F
 
-        return self.frame.where(F.col("batch").isin([b.uri for b in batches]))
+        wanted = {b.uri for b in batches}
+        if self.counts is not None and wanted >= {staged_name(*key) for key in self.counts}:
+            return self.frame  # all of it (a micro-batch's run): no filter of a literal per batch to build
+        return self.frame.where(F.col("batch").isin(sorted(wanted)))
 
     def set_aside(self, warehouse: FileStore, batches: list[FileEntry], bad: dict[str, str],
                   now: dt.datetime) -> list[Quarantined]:

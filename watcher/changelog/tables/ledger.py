@@ -122,7 +122,10 @@ class Ledger:
             with _CACHE_LOCK:
                 found = _OPEN.get(key)
                 if found is not None:
-                    found.update_incremental()
+                    # Versions are consecutive: with no file of the next one the table is current
+                    # (one stat, where bringing it up to date lists the whole log folder).
+                    if os.path.exists(os.path.join(folder, "_delta_log", f"{found.version() + 1:020d}.json")):
+                        found.update_incremental()
                     return found
         try:
             found = DeltaTable(self.uri(table), storage_options=self.storage_options or None)
