@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from tests.changelog.conftest import each_engine  # noqa: F401  (the pipeline's changelog runs, on each engine)
 from tests.cli_support import run_all
 from tests.conftest import INSTANCE, PROJECT
 from watcher.schema_tools.migration_files import default_migrations
@@ -309,6 +310,7 @@ def _watch_config(path: Path, database_id: str) -> Path:
     return path
 
 
+@pytest.mark.usefixtures("each_engine")
 def test_pipeline_backfill_watch_changelog_export_reconcile(instance, host: str, fresh_id: str, tmp_path: Path,
                                                             spark) -> None:
     from google.cloud import spanner

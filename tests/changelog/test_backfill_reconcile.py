@@ -84,6 +84,7 @@ def test_command_options_and_registration():
 
 # --- with Spark and the local Spanner ----------------------------------------------------------------------
 
+@pytest.mark.usefixtures("each_engine")
 def test_backfill_then_watch_classifies_exactly(spark, make_database, dirs):
     db = make_database(DDL)
     _write(db, [(i, f"n{i}", spanner.COMMIT_TIMESTAMP) for i in range(1, 8)])
@@ -119,6 +120,7 @@ def test_backfill_then_watch_classifies_exactly(spark, make_database, dirs):
     assert commits[9] > result.read_timestamp
 
 
+@pytest.mark.usefixtures("each_engine")
 @pytest.mark.parametrize("mode", ["auto", "shared"])  # old modes: still accepted, and read at R like "timestamp"
 def test_backfill_reads_at_r_even_after_later_commits(spark, make_database, dirs, monkeypatch, mode):
     db = make_database(DDL)
@@ -143,6 +145,7 @@ def test_backfill_reads_at_r_even_after_later_commits(spark, make_database, dirs
     assert names == {1: "n1", 2: "n2", 3: "n3", 4: "n4"}  # row 1 as it was at R, row 2 not yet deleted
 
 
+@pytest.mark.usefixtures("each_engine")
 def test_reconcile_records_hard_deletes_and_exports_to_spanner(spark, make_database, dirs):
     db = make_database(DDL)
     _write(db, [(i, f"n{i}", spanner.COMMIT_TIMESTAMP) for i in range(1, 6)])
@@ -182,6 +185,7 @@ PG_DDL = ['CREATE TABLE "Items" ("Code" varchar NOT NULL, "Name" varchar, "Ts" s
           '"ShardId" bigint GENERATED ALWAYS AS (mod(spanner.farm_fingerprint("Code"), 3)) STORED, PRIMARY KEY ("Code"))']
 
 
+@pytest.mark.usefixtures("each_engine")
 def test_backfill_and_reconcile_read_a_postgresql_database(spark, make_database, dirs):
     """The snapshot's partitions are written in the database's dialect: shard values with = ANY($1), a string
     key hashed with spanner.farm_fingerprint, names double-quoted."""

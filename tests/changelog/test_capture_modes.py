@@ -77,6 +77,8 @@ def state(spark, table="Documents"):
             for r in spark.sql(f"SELECT keys, new_values FROM current_state WHERE table_name = '{table}'").collect()}
 
 
+@pytest.mark.driver_declines("history-table records")
+@pytest.mark.usefixtures("each_engine")
 def test_history_versions_partial_rows_dml_and_deletes_reach_the_changelog(spark, docs, dirs):
     db, history = docs
 
@@ -142,6 +144,8 @@ def test_dml_history_needs_every_changed_key(docs):
         assert sorted(snap.execute_sql("SELECT Score FROM Documents")) == [[1], [2]]
 
 
+@pytest.mark.driver_declines("history-table records")
+@pytest.mark.usefixtures("each_engine")
 def test_watch_command_stages_history_and_change_sets_into_one_changelog(spark, docs, dirs, tmp_path):
     db, history = docs
     write(db, history, lambda h: h.insert_or_update(COLUMNS, [[7, "d", "one", 1, None]]))

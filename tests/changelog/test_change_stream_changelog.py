@@ -31,6 +31,8 @@ from watcher.codec import encode_value, timestamp_text
 from watcher.model import MIN_TIMESTAMP, Change, from_nanos
 from watcher.staging.sink import StagingSink
 
+pytestmark = [pytest.mark.usefixtures("each_engine"), pytest.mark.driver_declines("change-stream records")]
+
 TABLE = ("CREATE TABLE {table} (SingerId INT64 NOT NULL, Name STRING(MAX), Score FLOAT64, Photo BYTES(MAX), "
          "LastUpdated TIMESTAMP OPTIONS (allow_commit_timestamp=true)) PRIMARY KEY (SingerId)")
 TYPES = {"SingerId": "INT64", "Name": "STRING", "Score": "FLOAT64", "Photo": "BYTES", "LastUpdated": "TIMESTAMP"}

@@ -28,12 +28,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 from google.cloud import spanner
 
 from tests.conftest import INSTANCE, PROJECT
 from tests.watcher.core_support import wait_until
 from watcher.changelog import Changelog
 from watcher.codec import encode_value, timestamp_text
+
+pytestmark = [pytest.mark.usefixtures("each_engine"), pytest.mark.driver_declines("change-stream records")]
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = 1414

@@ -25,6 +25,7 @@ import threading
 import time
 from typing import Any
 
+import pytest
 from google.cloud import spanner
 from google.cloud.spanner_v1.data_types import JsonObject
 
@@ -37,6 +38,8 @@ from watcher.changelog.snapshots.reconcile import Reconcile
 from watcher.codec import encode_row, timestamp_text
 from watcher.model import MIN_TIMESTAMP
 from watcher.staging.sink import StagingSink
+
+pytestmark = [pytest.mark.usefixtures("each_engine"), pytest.mark.driver_declines("a float Spark writes differently (the writers' -1.25e+300)")]
 
 SEED = 20261124
 SCRIPT_STEPS = 24  # schema changes per mode: several of each kind, the writers writing until the last is done

@@ -209,6 +209,7 @@ def test_the_job_and_the_views_refuse_the_old_layout(spark, old, tmp_path):
     assert not (old / "runs").exists()
 
 
+@pytest.mark.usefixtures("each_engine")
 def test_the_job_goes_on_from_a_converted_warehouse(spark, old, tmp_path):
     """The next run reads only what was staged after the old runs, and continues each key from its converted state."""
     from watcher.changelog import Changelog

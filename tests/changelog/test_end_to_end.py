@@ -10,6 +10,7 @@ import datetime as dt
 import decimal
 import json
 
+import pytest
 from google.cloud import spanner
 
 from tests.watcher.core_support import wait_until
@@ -19,6 +20,8 @@ from watcher.checkpoints.memory import InMemoryCommitTimestampRepository
 from watcher.codec import decode_value
 from watcher.model import MIN_TIMESTAMP
 from watcher.staging.sink import StagingSink
+
+pytestmark = [pytest.mark.usefixtures("each_engine"), pytest.mark.driver_declines("a soft-delete column")]
 
 DDL = ["""CREATE TABLE Items (
     Id INT64 NOT NULL, Name STRING(MAX), Price NUMERIC, Raw BYTES(MAX), Day DATE, Tags ARRAY<STRING(MAX)>,

@@ -19,6 +19,8 @@ from watcher.changelog.exports.bigquery import compare_sequence_numbers
 from watcher.changelog.exports.folder_target import FolderExport
 from watcher.errors import ChangelogError
 
+pytestmark = [pytest.mark.usefixtures("each_engine"), pytest.mark.driver_declines("a late change (the second run's row is older than its key's state)")]
+
 TYPES = {"Id": "INT64", "V": "STRING(MAX)"}
 
 

@@ -24,6 +24,7 @@ import threading
 import time
 from typing import Any
 
+import pytest
 from google.cloud import spanner
 
 from tests.watcher.core_support import wait_until
@@ -39,6 +40,8 @@ from watcher.checkpoints import SpannerCommitTimestampRepository
 from watcher.codec import decode_value, timestamp_text
 from watcher.model import MIN_TIMESTAMP
 from watcher.staging.sink import StagingSink
+
+pytestmark = [pytest.mark.usefixtures("each_engine"), pytest.mark.driver_declines("soft-delete columns")]
 
 SEED = 20240501
 TRANSACTIONS = 70

@@ -15,17 +15,14 @@ from watcher.errors import ConfigurationError
 KEY = ["SingerId"]
 
 
-def run(spark, dirs, engine="auto", **soft):
-    job = Changelog(spark).staging(dirs["staging"]).warehouse(dirs["warehouse"]).engine(engine)
+def run(spark, dirs, engine=None, **soft):
+    """A run on ``engine``, or by default on the environment's (``each_engine``'s)."""
+    job = Changelog(spark).staging(dirs["staging"]).warehouse(dirs["warehouse"])
+    if engine is not None:
+        job.engine(engine)
     for table, column in soft.items():
         job.soft_delete_column(table, column)
     return job.run()
-
-
-@pytest.fixture(params=["auto", "spark"])
-def engine(request):
-    """The engine choice: ``auto`` (the driver's for the runs it takes, else Spark's) and Spark's alone."""
-    return request.param
 
 
 def changes(spark, table="Singers"):
@@ -35,30 +32,30 @@ def changes(spark, table="Singers"):
              r.commit_timestamp) for r in rows]
 
 
-def test_batch_staged_twice_yields_each_change_once(spark, stager, dirs, engine):
+def test_batch_staged_twice_yields_each_change_once(spark, stager, dirs, each_engine):
     rows = [singer(1, "a"), singer(2, "b")]
     stager.stage("Singers", rows, types=SINGERS_TYPES, key_columns=KEY, commits=[10, 20])
     stager.stage("Singers", rows, types=SINGERS_TYPES, key_columns=KEY, commits=[10, 20])  # crash before checkpoint
-    result = run(spark, dirs, engine)
+    result = run(spark, dirs)
     assert result.batches_read == 2 and result.records_read == 4
     assert result.changes_written == 2 and result.duplicates_dropped == 2
     assert [(k, m) for k, m, *_ in changes(spark)] == [("1", "UPSERT"), ("2", "UPSERT")]
 
 
-def test_restaged_change_in_a_later_run_is_dropped(spark, stager, dirs, engine):
+def test_restaged_change_in_a_later_run_is_dropped(spark, stager, dirs, each_engine):
     stager.stage("Singers", [singer(1, "a")], types=SINGERS_TYPES, key_columns=KEY, commits=[10])
-    run(spark, dirs, engine)
+    run(spark, dirs)
     stager.stage("Singers", [singer(1, "a")], types=SINGERS_TYPES, key_columns=KEY, commits=[10])
-    second = run(spark, dirs, engine)
+    second = run(spark, dirs)
     assert second.batches_read == 1 and second.changes_written == 0 and second.duplicates_dropped == 1
     assert len(changes(spark)) == 1
 
 
-def test_rerun_changes_nothing_and_reads_no_old_batch(spark, stager, dirs, engine):
+def test_rerun_changes_nothing_and_reads_no_old_batch(spark, stager, dirs, each_engine):
     first_batch = stager.stage("Singers", [singer(1, "a")], types=SINGERS_TYPES, key_columns=KEY, commits=[10])
-    first = run(spark, dirs, engine)
+    first = run(spark, dirs)
     before = spark.sql("SELECT * FROM changelog").collect()
-    again = run(spark, dirs, engine)
+    again = run(spark, dirs)
     assert not again.committed and again.version == first.version and again.batches_read == 0
     assert first.changelog_visible_at is not None and again.changelog_visible_at is None  # rows visible from then
     assert sorted(map(str, spark.sql("SELECT * FROM changelog").collect())) == sorted(map(str, before))
@@ -66,19 +63,19 @@ def test_rerun_changes_nothing_and_reads_no_old_batch(spark, stager, dirs, engin
     with open(first_batch, "w") as f:
         f.write("not json at all\n")
     stager.stage("Singers", [singer(2, "b")], types=SINGERS_TYPES, key_columns=KEY, commits=[20])
-    third = run(spark, dirs, engine)
+    third = run(spark, dirs)
     assert third.batches_read == 1 and third.records_read == 1 and third.quarantined == []
     assert [k for k, *_ in changes(spark)] == ["1", "2"]
 
 
-def test_first_sightings_are_upserts_until_the_table_is_complete(spark, stager, dirs, engine):
+def test_first_sightings_are_upserts_until_the_table_is_complete(spark, stager, dirs, each_engine):
     stager.stage("Singers", [singer(1, "a")], types=SINGERS_TYPES, key_columns=KEY, commits=[10])
-    run(spark, dirs, engine)
+    run(spark, dirs)
     # A backfill made the state complete as of commit 15 (its rows would be staged first).
     write_marker(HadoopFS(spark, dirs["warehouse"]), "Singers", "2024-05-01T10:00:00.000000015Z")
     stager.stage("Singers", [singer(1, "a2"), singer(2, "b"), singer(3, "c")], types=SINGERS_TYPES, key_columns=KEY,
                  commits=[20, 20, 12])
-    run(spark, dirs, engine)
+    run(spark, dirs)
     # Key 3 committed at 12, before the snapshot: it may have existed, so no INSERT claim.
     by_key = {}
     for k, m, *_ in changes(spark):
@@ -87,6 +84,8 @@ def test_first_sightings_are_upserts_until_the_table_is_complete(spark, stager, 
     assert spark.sql("SELECT complete_from FROM watermarks").first()[0] == "2024-05-01T10:00:00.000000015Z"
 
 
+@pytest.mark.driver_declines("a soft-delete column")
+@pytest.mark.usefixtures("each_engine")
 def test_soft_delete_and_return_of_a_key(spark, stager, dirs):
     stager.stage("Singers", [singer(1, "a")], types=SINGERS_TYPES, key_columns=KEY, commits=[10])
     stager.stage("Singers", [singer(1, "a", deleted=True)], types=SINGERS_TYPES, key_columns=KEY, commits=[20])
@@ -102,6 +101,7 @@ def test_soft_delete_and_return_of_a_key(spark, stager, dirs):
     assert [(json.loads(r.keys), json.loads(r.new_values)["Name"]) for r in state] == [({"SingerId": "1"}, "back")]
 
 
+@pytest.mark.usefixtures("each_engine")
 def test_without_soft_delete_config_a_flag_is_just_an_update(spark, stager, dirs):
     stager.stage("Singers", [singer(1, "a"), singer(1, "a", deleted=True)], types=SINGERS_TYPES, key_columns=KEY,
                  commits=[10, 20])
@@ -109,6 +109,7 @@ def test_without_soft_delete_config_a_flag_is_just_an_update(spark, stager, dirs
     assert [m for _, m, *_ in changes(spark)] == ["UPSERT", "UPDATE"]
 
 
+@pytest.mark.usefixtures("each_engine")
 def test_history_input_carries_its_mod_types(spark, stager, dirs):
     stager.stage("Singers", [singer(1, "a"), singer(1, "b"), singer(1, "b")], types=SINGERS_TYPES, key_columns=KEY,
                  commits=[10, 20, 30], mod_types=["INSERT", "UPDATE", "DELETE"])
@@ -120,14 +121,14 @@ def test_history_input_carries_its_mod_types(spark, stager, dirs):
     assert spark.sql("SELECT count(*) FROM current_state").first()[0] == 0
 
 
-def test_old_values_hold_exactly_the_changed_columns(spark, stager, dirs, engine):
+def test_old_values_hold_exactly_the_changed_columns(spark, stager, dirs, each_engine):
     types = {"Id": "INT64", "A": "STRING(MAX)", "B": "FLOAT64", "C": "ARRAY<INT64>"}
     rows = [{"Id": 1, "A": "x", "B": 1.5, "C": [1, 2]}, {"Id": 1, "A": "x", "B": 2.5, "C": [1, 2]},
             {"Id": 1, "A": None, "B": 2.5, "C": [3]}]
     stager.stage("T", rows[:2], types=types, key_columns=["Id"], commits=[10, 20])
-    run(spark, dirs, engine)
+    run(spark, dirs)
     stager.stage("T", rows[2:], types=types, key_columns=["Id"], commits=[30])  # previous row from the state
-    run(spark, dirs, engine)
+    run(spark, dirs)
     got = spark.sql("SELECT mod_type, old_values FROM changelog ORDER BY commit_timestamp").collect()
     assert [(r.mod_type, json.loads(r.old_values)) for r in got] == [
         ("UPSERT", {}), ("UPDATE", {"B": 1.5}), ("UPDATE", {"A": "x", "C": ["1", "2"]})]
@@ -135,14 +136,15 @@ def test_old_values_hold_exactly_the_changed_columns(spark, stager, dirs, engine
 
 
 
-def test_transaction_groups_span_tables_and_runs(spark, stager, dirs, engine):
+@pytest.mark.driver_declines("a change that continues a transaction group an earlier run wrote")
+def test_transaction_groups_span_tables_and_runs(spark, stager, dirs, each_engine):
     other = {"Id": "INT64", "V": "STRING(MAX)"}
     stager.stage("Singers", [singer(1, "a"), singer(2, "b")], types=SINGERS_TYPES, key_columns=KEY, commits=[10, 10])
     stager.stage("Albums", [{"Id": 5, "V": "x"}], types=other, key_columns=["Id"], commits=[10])
     stager.stage("Albums", [{"Id": 6, "V": "y"}], types=other, key_columns=["Id"], commits=[20])
-    run(spark, dirs, engine)
+    run(spark, dirs)
     stager.stage("Tracks", [{"Id": 7, "V": "z"}], types=other, key_columns=["Id"], commits=[10])  # polled later
-    run(spark, dirs, engine)
+    run(spark, dirs)
     rows = spark.sql("SELECT table_name, transaction_group, record_sequence, number_of_records_in_group, run_version "
                      "FROM changelog ORDER BY commit_timestamp, record_sequence").collect()
     group = [r for r in rows if r.transaction_group == rows[0].transaction_group]
@@ -153,16 +155,17 @@ def test_transaction_groups_span_tables_and_runs(spark, stager, dirs, engine):
     assert len({r.transaction_group for r in rows}) == 2
 
 
-def test_a_group_continues_after_a_run_that_only_had_newer_rows(spark, stager, dirs, engine):
+@pytest.mark.driver_declines("a change that continues a transaction group an earlier run wrote")
+def test_a_group_continues_after_a_run_that_only_had_newer_rows(spark, stager, dirs, each_engine):
     # The second run's rows are all newer than the first's: it does not read the changelog for its
     # groups, yet it must leave the third run (a late poll of the same commit) able to continue them.
     stager.stage("Singers", [singer(1, "a")], types=SINGERS_TYPES, key_columns=KEY, commits=[10])
-    run(spark, dirs, engine)
+    run(spark, dirs)
     stager.stage("Singers", [singer(2, "b"), singer(3, "c")], types=SINGERS_TYPES, key_columns=KEY, commits=[20, 20])
-    run(spark, dirs, engine)
+    run(spark, dirs)
     stager.stage("Albums", [{"Id": 7, "V": "z"}], types={"Id": "INT64", "V": "STRING(MAX)"}, key_columns=["Id"],
                  commits=[20])
-    run(spark, dirs, engine)
+    run(spark, dirs)
     rows = spark.sql("SELECT table_name, keys, record_sequence, number_of_records_in_group FROM changelog "
                      "WHERE commit_timestamp > (SELECT min(commit_timestamp) FROM changelog) "
                      "ORDER BY record_sequence").collect()
@@ -170,20 +173,21 @@ def test_a_group_continues_after_a_run_that_only_had_newer_rows(spark, stager, d
         ("Singers", 0, 2), ("Singers", 1, 2), ("Albums", 2, 3)]
 
 
-def test_changes_alone_in_their_groups_and_a_later_poll_of_one(spark, stager, dirs, engine):
+@pytest.mark.driver_declines("a change that continues a transaction group an earlier run wrote")
+def test_changes_alone_in_their_groups_and_a_later_poll_of_one(spark, stager, dirs, each_engine):
     # A run whose changes each have a commit timestamp of their own (no numbers to join back on
     # Spark), then a run that brings one more row of one of those commits and one alone.
     other = {"Id": "INT64", "V": "STRING(MAX)"}
     stager.stage("Singers", [singer(k, "a") for k in range(4)], types=SINGERS_TYPES, key_columns=KEY,
                  commits=[10, 20, 30, 40])
     stager.stage("Albums", [{"Id": 1, "V": "x"}], types=other, key_columns=["Id"], commits=[50])
-    first = run(spark, dirs, engine)
+    first = run(spark, dirs)
     numbers = "SELECT table_name, keys, record_sequence, number_of_records_in_group FROM changelog"
     assert first.changes_written == 5
     assert {(r.record_sequence, r.number_of_records_in_group) for r in spark.sql(numbers).collect()} == {(0, 1)}
     stager.stage("Albums", [{"Id": 2, "V": "y"}, {"Id": 3, "V": "z"}], types=other, key_columns=["Id"],
                  commits=[20, 60])
-    run(spark, dirs, engine)
+    run(spark, dirs)
     got = {(r.table_name, int(*json.loads(r.keys).values()), r.record_sequence, r.number_of_records_in_group)
            for r in spark.sql(numbers).collect()}
     # The row written before keeps the count it was written with; the late one continues its group.
@@ -191,7 +195,7 @@ def test_changes_alone_in_their_groups_and_a_later_poll_of_one(spark, stager, di
                    ("Albums", 1, 0, 1), ("Albums", 2, 1, 2), ("Albums", 3, 0, 1)}
 
 
-def test_runs_append_by_table_and_day_and_merge_only_the_changed_keys_into_the_state(spark, stager, dirs, engine):
+def test_runs_append_by_table_and_day_and_merge_only_the_changed_keys_into_the_state(spark, stager, dirs, each_engine):
     day = 86_400 * 10**9
     other = {"Id": "INT64", "V": "STRING(MAX)"}
     for n in range(3):  # several batches per table and day: every task sees every table otherwise
@@ -199,12 +203,12 @@ def test_runs_append_by_table_and_day_and_merge_only_the_changed_keys_into_the_s
                      commits=[k * day + n for k in range(5)])
         stager.stage("Albums", [{"Id": 10 * n + k, "V": "x"} for k in range(5)], types=other, key_columns=["Id"],
                      commits=[k * day + n for k in range(5)])
-    first = run(spark, dirs, engine)
+    first = run(spark, dirs)
     stager.stage("Singers", [singer(k, "b") for k in (0, 1, 100, 101)], types=SINGERS_TYPES, key_columns=KEY,
                  commits=[k * day + 100 for k in range(4)])  # two updates, two new keys
-    second = run(spark, dirs, engine)
+    second = run(spark, dirs)
     assert second.mod_types == {"UPDATE": 2, "UPSERT": 2}
-    assert {first.engine, second.engine} == {"driver" if engine == "auto" else "spark"}
+    assert {first.engine, second.engine} == {each_engine}
     changelog = os.path.join(dirs["warehouse"], "changelog")
     folders = [os.path.join(changelog, t, d) for t in os.listdir(changelog) if t.startswith("table_name=")
                for d in os.listdir(os.path.join(changelog, t)) if d.startswith("commit_date=")]
@@ -216,6 +220,8 @@ def test_runs_append_by_table_and_day_and_merge_only_the_changed_keys_into_the_s
     assert {r["_change_type"]: r["count"] for r in feed} == {"insert": 32, "update_preimage": 2, "update_postimage": 2}
 
 
+@pytest.mark.driver_declines("a batch the job sets aside")
+@pytest.mark.usefixtures("each_engine")
 def test_corrupt_and_truncated_batches_are_quarantined_by_name(spark, stager, dirs):
     good = stager.stage("Singers", [singer(1, "a")], types=SINGERS_TYPES, key_columns=KEY, commits=[10])
     cut = stager.stage("Singers", [singer(2, "b"), singer(3, "c")], types=SINGERS_TYPES, key_columns=KEY, commits=[20, 30])
@@ -234,6 +240,8 @@ def test_corrupt_and_truncated_batches_are_quarantined_by_name(spark, stager, di
     assert [k for k, *_ in changes(spark)] == ["1"]
 
 
+@pytest.mark.driver_declines("a batch the job sets aside")
+@pytest.mark.usefixtures("each_engine")
 def test_batches_with_lines_repeated_or_of_another_table_are_quarantined(spark, stager, dirs):
     three = [singer(1, "a"), singer(2, "b"), singer(3, "c")]
     repeated = stager.stage("Singers", three, types=SINGERS_TYPES, key_columns=KEY, commits=[10, 20, 30])
@@ -253,6 +261,8 @@ def test_batches_with_lines_repeated_or_of_another_table_are_quarantined(spark, 
     assert [k for k, *_ in changes(spark)] == ["6"]
 
 
+@pytest.mark.driver_declines("a batch the job sets aside")
+@pytest.mark.usefixtures("each_engine")
 def test_a_line_that_is_not_utf8_sets_its_batch_aside_and_blank_lines_are_not_records(spark, stager, dirs):
     damaged = stager.stage("Singers", [singer(1, "a")], types=SINGERS_TYPES, key_columns=KEY, commits=[10])
     raw = open(damaged, "rb").read()
@@ -271,13 +281,13 @@ def test_a_line_that_is_not_utf8_sets_its_batch_aside_and_blank_lines_are_not_re
     assert [(k, v["Name"]) for k, _, v, *_ in changes(spark)] == [("2", "b"), ("3", "c")]
 
 
-def test_watermark_is_the_slowest_shard(spark, stager, dirs, engine):
+def test_watermark_is_the_slowest_shard(spark, stager, dirs, each_engine):
     stager.stage("Singers", [singer(1, "a")], types=SINGERS_TYPES, key_columns=KEY, commits=[10], shard=1, read_offset=100)
     stager.stage("Singers", [singer(2, "b")], types=SINGERS_TYPES, key_columns=KEY, commits=[20], shard=2, read_offset=50)
-    result = run(spark, dirs, engine)
+    result = run(spark, dirs)
     assert result.watermarks == {"Singers": "2024-05-01T10:00:00.000000050Z"}
     stager.stage("Singers", [singer(2, "c")], types=SINGERS_TYPES, key_columns=KEY, commits=[60], shard=2, read_offset=200)
-    assert run(spark, dirs, engine).watermarks["Singers"] == "2024-05-01T10:00:00.000000100Z"
+    assert run(spark, dirs).watermarks["Singers"] == "2024-05-01T10:00:00.000000100Z"
 
 
 def test_arguments_are_checked_on_entry(spark, dirs):
@@ -307,6 +317,8 @@ def _stage_partial_update(dirs, batch_id, singer_id, name, commit):
         f.write(contract.batch_text([record]))
 
 
+@pytest.mark.driver_declines("history-table (partial) records")
+@pytest.mark.usefixtures("each_engine")
 def test_partial_rows_are_filled_in_the_run_that_first_sees_them_and_after(spark, stager, dirs):
     stager.stage("Singers", [singer(1, "a"), singer(2, "b")], types=SINGERS_TYPES, key_columns=KEY, commits=[10, 20])
     run(spark, dirs)
@@ -402,7 +414,7 @@ def test_a_first_run_appends_the_state_and_its_change_feed_is_a_merges(spark, st
     assert table.history(1).first().operation == "MERGE" and table.toDF().count() == 4
 
 
-def test_changelog_files_keep_statistics_of_the_columns_readers_skip_by(spark, stager, dirs, engine):
+def test_changelog_files_keep_statistics_of_the_columns_readers_skip_by(spark, stager, dirs, each_engine):
     """Spark's and delta-rs' writes keep min/max of the changelog's stats columns only, run_version
     and commit_timestamp among them (an export and the group check read those from the log)."""
     import pyarrow as pa
@@ -411,7 +423,7 @@ def test_changelog_files_keep_statistics_of_the_columns_readers_skip_by(spark, s
     from watcher.changelog.tables.layout import CHANGELOG_STATS_COLUMNS
 
     stager.stage("Singers", [singer(1, "a"), singer(2, "b")], types=SINGERS_TYPES, key_columns=KEY, commits=[10, 20])
-    assert run(spark, dirs, engine).engine == ("driver" if engine == "auto" else "spark")
+    assert run(spark, dirs).engine == each_engine
     actions = pa.table(DeltaTable(os.path.join(dirs["warehouse"], "changelog")).get_add_actions(flatten=True))
     kept = {name.split(".", 1)[1] for name in actions.column_names if name.startswith("max.")}
     assert kept == set(CHANGELOG_STATS_COLUMNS) and actions.num_rows

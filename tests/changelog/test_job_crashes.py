@@ -22,6 +22,8 @@ from watcher.changelog import Changelog
 from watcher.changelog.tables import layout, readers
 from watcher.changelog.tables.ledger import Ledger
 
+pytestmark = [pytest.mark.usefixtures("each_engine"), pytest.mark.driver_declines("the killed run's input: a bad batch, a soft-delete column, a late change")]
+
 ROOT = Path(__file__).resolve().parents[2]
 CHILD = Path(__file__).with_name("job_crash_child.py")
 KEY = ["SingerId"]

@@ -33,6 +33,8 @@ from watcher.schema_tools.ddl import ShardSource
 from watcher.schema_tools.pruning import PruneSpec, prune_index
 from watcher.staging.sink import StagingSink
 
+pytestmark = pytest.mark.usefixtures("each_engine")
+
 REPO = Path(__file__).resolve().parents[2]
 BASE = "CREATE TABLE Items (Id INT64 NOT NULL, Name STRING(MAX), Ts TIMESTAMP OPTIONS (allow_commit_timestamp=true)) " \
        "PRIMARY KEY (Id)"

@@ -10,6 +10,7 @@ import base64
 import json
 from typing import Any
 
+import pytest
 from google.cloud import spanner
 
 from tests.watcher.core_support import wait_until
@@ -19,6 +20,8 @@ from watcher.checkpoints.memory import InMemoryCommitTimestampRepository
 from watcher.codec import decode_value
 from watcher.model import MIN_TIMESTAMP
 from watcher.staging.sink import StagingSink
+
+pytestmark = [pytest.mark.usefixtures("each_engine"), pytest.mark.driver_declines("an update whose columns changed (Spark's exact old-values path)")]
 
 DDL = ["CREATE TABLE Items (Id INT64 NOT NULL, Name STRING(10), Sh INT64, "
        "Ts TIMESTAMP OPTIONS (allow_commit_timestamp=true)) PRIMARY KEY (Id)"]

@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from google.cloud import spanner
 
 from tests.cli_support import watch_config
@@ -26,6 +27,8 @@ from watcher.cli.main import main
 from watcher.model import MIN_TIMESTAMP
 from watcher.staging import contract
 from watcher.staging.sink import StagingSink
+
+pytestmark = pytest.mark.usefixtures("each_engine")
 
 REPO = Path(__file__).resolve().parents[2]
 DDL = ["CREATE TABLE Items (Id INT64 NOT NULL, Name STRING(MAX), "

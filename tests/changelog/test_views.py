@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.changelog.support import SINGERS_TYPES, Stager, singer
 from watcher.changelog import Changelog
 from watcher.changelog.tables.source import Source
@@ -38,6 +40,7 @@ def test_no_tables_give_no_rows_with_the_same_columns(spark):
     assert frame.schema.simpleString() == spark.createDataFrame([], WATERMARK_SCHEMA).schema.simpleString()
 
 
+@pytest.mark.usefixtures("each_engine")
 def test_two_databases_with_same_named_tables_share_a_warehouse(spark, tmp_path):
     """The same table and keys from two databases: neither's rows meet the other's (state, groups,
     watermarks); the views show both, or one source's."""
