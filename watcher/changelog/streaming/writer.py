@@ -13,9 +13,10 @@ for a streaming query, so nobody would see them there); readers register them in
 (:func:`watcher.changelog.register_views`).
 
 **Freshness** is the time from a change's commit to its row being visible in the ``changelog``
-view: its run's changelog part committed (the state and watermarks commit after it). The writer measures it for every row it commits and reports it in
-:meth:`ChangelogWriter.stats` and, merged into the query's own progress, in
-:meth:`ChangelogWriter.progress` (the Python Data Source API has no custom source metrics).
+view: its run's changelog part committed (the state and watermarks commit after it). The writer
+measures it for every row it commits and reports it in :meth:`ChangelogWriter.stats` and, merged
+into the query's own progress, in :meth:`ChangelogWriter.progress` (the Python Data Source API has
+no custom source metrics).
 
 Example:
     >>> percentiles([5, 1, 3, 2, 4], (0.5, 1.0))
