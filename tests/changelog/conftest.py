@@ -14,6 +14,10 @@ from watcher.changelog.job import ENGINE_VARIABLE
 #: The changelog job's engines a test of the job runs on (watcher/changelog/engines).
 ENGINES = ("driver", "spark")
 
+#: ``each_engine`` over ``auto`` too, for a test of several runs of which the driver engine declines
+#: some (marked ``driver_declines``): ``auto`` gives it the others, so that one warehouse is written by both.
+AND_AUTO = pytest.mark.parametrize("each_engine", ("driver", "auto", "spark"), indirect=True)
+
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "driver_declines(why): the driver engine declines the test's runs by design "
@@ -32,11 +36,13 @@ def each_engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
 
     The driver engine declines by design a run it cannot do exactly (it raises ``Ineligible``, and
     asked for alone the run fails): a test whose runs it declines says why with
-    ``@pytest.mark.driver_declines("...")``, and its driver run is skipped with that reason.
+    ``@pytest.mark.driver_declines("...")``, and its driver run is skipped with that reason. When it
+    declines only some of a test's runs, :data:`AND_AUTO` runs the test on ``auto`` too: the driver
+    writes the runs it takes and Spark's engine the others, each going on from what the other wrote.
     """
     declined = request.node.get_closest_marker("driver_declines")
     if request.param == "driver" and declined is not None:
-        pytest.skip(f"the driver engine declines {declined.args[0]} by design")
+        pytest.skip(f"the driver engine declines by design: {declined.args[0]}")
     monkeypatch.setenv(ENGINE_VARIABLE, request.param)
     yield request.param
 

@@ -21,6 +21,7 @@ import pytest
 from google.cloud import spanner
 
 from tests.change_stream_reader import as_changes, read_stream
+from tests.changelog.conftest import AND_AUTO
 from tests.watcher.core_support import wait_until
 from watcher import ChangeStreamWatcher, InMemoryProgressStore, TableWatcher
 from watcher.changelog import Changelog
@@ -306,6 +307,7 @@ def test_both_modes_on_one_table_yield_one_changelog_without_duplicates(spark, m
     assert current_state(spark) == table_now(db)
 
 
+@AND_AUTO
 def test_the_streams_row_replaces_a_version_polled_in_an_earlier_run(spark, make_database, dirs):
     """Run 1 writes the polled versions; run 2 brings the stream's rows of the same versions (the older
     ones late, the newest repeating the current state): each replaces the polled row, none is added beside it."""

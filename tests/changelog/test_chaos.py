@@ -29,6 +29,7 @@ import pytest
 from google.cloud import spanner
 from google.cloud.spanner_v1.data_types import JsonObject
 
+from tests.changelog.conftest import AND_AUTO
 from tests.watcher.core_support import wait_until
 from watcher import DatabaseWatcher, InMemoryCommitTimestampRepository, State
 from watcher.capture.row_values import column_types, real_bytes
@@ -228,6 +229,7 @@ def _staged_records(staging: str) -> list[dict[str, Any]]:
             for line in f.read_text().splitlines() if line]
 
 
+@AND_AUTO
 def test_every_change_exact_while_the_world_changes(spark, make_database, tmp_path, commit_timestamps):
     db = make_database([_ddl("Plain"), _ddl("Pairs", composite=True)])
     staging, warehouse = str(tmp_path / "staging"), str(tmp_path / "warehouse")

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.changelog.conftest import AND_AUTO
 from watcher.changelog import Changelog
 from watcher.changelog.exports import rows
 from watcher.changelog.exports.bigquery import compare_sequence_numbers
@@ -31,6 +32,7 @@ def _delta_warehouse(warehouse: str) -> None:
         pytest.skip("the changelog job writes its changelog as a Delta table only from the Delta layout on")
 
 
+@AND_AUTO
 def test_job_export_late_row_export(spark, stager, dirs, tmp_path):
     out = tmp_path / "bq"
     stager.stage("T", [{"Id": 1, "V": "a"}, {"Id": 2, "V": "b"}, {"Id": 1, "V": "c"}], types=TYPES, key_columns=["Id"],

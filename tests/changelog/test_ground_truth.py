@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 from google.cloud import spanner
 
+from tests.changelog.conftest import AND_AUTO
 from tests.watcher.core_support import wait_until
 from watcher import DatabaseWatcher
 from watcher.capture.shards import FixedShardProvider
@@ -157,6 +158,7 @@ def _soft_deleted(table: str, row: dict[str, Any] | None) -> bool:
     return row is not None and table in SOFT_DELETE and bool(row.get(SOFT_DELETE[table]))
 
 
+@AND_AUTO
 def test_changelog_state_and_exports_match_the_truth(spark, make_database, tmp_path, commit_timestamps):
     started = time.monotonic()
     db = make_database(DDL)

@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from tests.changelog.conftest import AND_AUTO
 from tests.changelog.support import SINGERS_TYPES, singer
 from watcher.changelog import Changelog, write_marker
 from watcher.changelog.io.fs import HadoopFS
@@ -136,6 +137,7 @@ def test_old_values_hold_exactly_the_changed_columns(spark, stager, dirs, each_e
 
 
 
+@AND_AUTO
 @pytest.mark.driver_declines("a change that continues a transaction group an earlier run wrote")
 def test_transaction_groups_span_tables_and_runs(spark, stager, dirs, each_engine):
     other = {"Id": "INT64", "V": "STRING(MAX)"}
@@ -155,6 +157,7 @@ def test_transaction_groups_span_tables_and_runs(spark, stager, dirs, each_engin
     assert len({r.transaction_group for r in rows}) == 2
 
 
+@AND_AUTO
 @pytest.mark.driver_declines("a change that continues a transaction group an earlier run wrote")
 def test_a_group_continues_after_a_run_that_only_had_newer_rows(spark, stager, dirs, each_engine):
     # The second run's rows are all newer than the first's: it does not read the changelog for its
@@ -173,6 +176,7 @@ def test_a_group_continues_after_a_run_that_only_had_newer_rows(spark, stager, d
         ("Singers", 0, 2), ("Singers", 1, 2), ("Albums", 2, 3)]
 
 
+@AND_AUTO
 @pytest.mark.driver_declines("a change that continues a transaction group an earlier run wrote")
 def test_changes_alone_in_their_groups_and_a_later_poll_of_one(spark, stager, dirs, each_engine):
     # A run whose changes each have a commit timestamp of their own (no numbers to join back on
@@ -317,6 +321,7 @@ def _stage_partial_update(dirs, batch_id, singer_id, name, commit):
         f.write(contract.batch_text([record]))
 
 
+@AND_AUTO
 @pytest.mark.driver_declines("history-table (partial) records")
 @pytest.mark.usefixtures("each_engine")
 def test_partial_rows_are_filled_in_the_run_that_first_sees_them_and_after(spark, stager, dirs):

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from google.cloud import spanner
 
+from tests.changelog.conftest import AND_AUTO
 from tests.watcher.core_support import wait_until
 from watcher import DatabaseWatcher
 from watcher.changelog import Changelog
@@ -36,6 +37,7 @@ def _ddl(db: Any, statement: str) -> None:
     db.update_ddl([statement]).result(60)
 
 
+@AND_AUTO
 def test_changelog_keeps_each_records_types_across_added_dropped_and_widened_columns(spark, make_database, tmp_path):
     db = make_database(DDL)
     staging, warehouse = str(tmp_path / "staging"), str(tmp_path / "warehouse")
