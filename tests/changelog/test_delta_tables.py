@@ -111,6 +111,35 @@ def test_a_run_is_not_begun_while_one_is_open(tmp_path):
     assert ledger.open_run() == run
 
 
+def _complete_run(ledger: Ledger, batch: str) -> int:
+    run = ledger.begin([batch])
+    for table in run.pending():
+        ledger.commit_empty(run, table)
+    return run.version
+
+
+def test_a_warehouse_put_back_from_a_copy_is_read_as_the_copy_holds_it(tmp_path):
+    # One process, as a streaming query or a notebook: its tables are kept open across runs.
+    warehouse, backup = tmp_path / "warehouse", tmp_path / "backup"
+    ledger = Ledger(warehouse)
+    ledger.create_tables()
+    assert _complete_run(ledger, "b1") == 1
+    shutil.copytree(warehouse, backup)
+    assert _complete_run(ledger, "b2") == 2
+    # Put back as `cp -a backup/. warehouse/` does after the newer files are removed: each file
+    # written over in place, with its inode and modification time as they were.
+    for path in sorted(warehouse.rglob("*"), reverse=True):
+        if not (backup / path.relative_to(warehouse)).exists():
+            path.rmdir() if path.is_dir() else path.unlink()
+    shutil.copytree(backup, warehouse, dirs_exist_ok=True)
+    again = Ledger(warehouse)
+    assert again.open_run() is None
+    assert {spec.name: again.held_version(spec.name) for spec in layout.COMMIT_ORDER} == \
+        {spec.name: 1 for spec in layout.COMMIT_ORDER}
+    assert sorted(again.consumed_batches()) == ["b1"]
+    assert _complete_run(again, "b3") == 2
+
+
 def _spark_rows(spark, run: int, keys: range, value: str):
     return spark.createDataFrame([{"table_name": "Singers", "keys": json.dumps({"id": k}), "new_values": value,
                                    "run_version": run, "commit_nanos": 5} for k in keys]) \
