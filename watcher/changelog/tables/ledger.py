@@ -50,7 +50,7 @@ APP_ID = "spanner-watcher/changelog"
 #: then replays only the commits since its last, not the table's whole log. Keyed by the folder and
 #: the identity of its first commit's file, each kept with the identity of the commit file of its
 #: version, so a table deleted and made again, or put back from a copy, is opened afresh.
-_OPEN: dict[tuple[str, int, int], tuple[Any, tuple[int, int]]] = {}
+_OPEN: dict[tuple[str, int, int], tuple[Any, tuple[int, int] | None]] = {}
 #: The ``runs`` rows of each data file read (a Delta data file never changes): a run reads the new ones.
 _RUN_FILES: dict[str, list[dict[str, Any]]] = {}
 _CACHE_LOCK = threading.Lock()
@@ -123,7 +123,7 @@ class Ledger:
         if key is not None:
             with _CACHE_LOCK:
                 kept = _OPEN.get(key)
-                if kept is not None and _commit_file(folder, kept[0].version()) == kept[1]:
+                if kept is not None and kept[1] is not None and _commit_file(folder, kept[0].version()) == kept[1]:
                     found = kept[0]
                     # Versions are consecutive: with no file of the next one the table is current
                     # (one stat, where bringing it up to date lists the whole log folder).
