@@ -47,10 +47,10 @@ APP_ID = "spanner-watcher/changelog"
 
 
 #: Tables on local disk kept open, brought up to date on each use: a streaming query's next run
-#: then replays only the commits since its last, not the table's whole log. Keyed by the folder and
-#: the identity of its first commit's file, each kept with the identity of the commit file of its
-#: version, so a table deleted and made again, or put back from a copy, is opened afresh.
-_OPEN: dict[tuple[str, int, int], tuple[Any, tuple[int, int] | None]] = {}
+#: then replays only the commits since its last, not the table's whole log. Keyed by the folder,
+#: each kept with the identity of the commit file of its version, so a table deleted and made
+#: again, or put back from a copy, is opened afresh.
+_OPEN: dict[str, tuple[Any, tuple[int, int]]] = {}
 #: The ``runs`` rows of each data file read (a Delta data file never changes): a run reads the new ones.
 _RUN_FILES: dict[str, list[dict[str, Any]]] = {}
 _CACHE_LOCK = threading.Lock()
@@ -58,7 +58,7 @@ _CACHE_LOCK = threading.Lock()
 RUN_FILES_KEPT = 100_000
 
 
-def _commit_file(folder: str, version: int = 0) -> tuple[int, int] | None:
+def _commit_file(folder: str, version: int) -> tuple[int, int] | None:
     """(inode, change time) of a local table's commit file of ``version``; None when it has none.
     The change time, not the modification time: a copy keeps the one, never the other."""
     try:
@@ -117,31 +117,33 @@ class Ledger:
         from deltalake import DeltaTable
         from deltalake.exceptions import TableNotFoundError
 
-        folder = local_path(self.uri(table))
-        first = _commit_file(folder) if folder is not None and not self.storage_options else None
-        key = (folder, *first) if first is not None and folder is not None else None
-        if key is not None:
+        folder = local_path(self.uri(table)) if not self.storage_options else None
+        if folder is not None:
             with _CACHE_LOCK:
-                kept = _OPEN.get(key)
-                if kept is not None and kept[1] is not None and _commit_file(folder, kept[0].version()) == kept[1]:
+                kept = _OPEN.pop(folder, None)
+                if kept is not None and _commit_file(folder, kept[0].version()) == kept[1]:
                     found = kept[0]
                     # Versions are consecutive: with no file of the next one the table is current
                     # (one stat, where bringing it up to date lists the whole log folder).
                     if os.path.exists(os.path.join(folder, "_delta_log", f"{found.version() + 1:020d}.json")):
                         found.update_incremental()
-                        _OPEN[key] = (found, _commit_file(folder, found.version()))
+                    self._keep(folder, found)
                     return found
-                _OPEN.pop(key, None)
         try:
             found = DeltaTable(self.uri(table), storage_options=self.storage_options or None)
         except TableNotFoundError:
             return None
-        if key is not None and folder is not None:
-            ident = _commit_file(folder, found.version())
-            if ident is not None:
-                with _CACHE_LOCK:
-                    _OPEN[key] = (found, ident)
+        if folder is not None:
+            with _CACHE_LOCK:
+                self._keep(folder, found)
         return found
+
+    @staticmethod
+    def _keep(folder: str, found: Any) -> None:
+        """Keep ``found`` open for ``folder`` with its version's commit file (not kept when that is gone)."""
+        ident = _commit_file(folder, found.version())
+        if ident is not None:
+            _OPEN[folder] = (found, ident)
 
     def table(self, name: str) -> Any:
         """Table ``name`` (a delta-rs ``DeltaTable``) at its newest version, to read or write through;
