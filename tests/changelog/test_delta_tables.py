@@ -170,6 +170,45 @@ def test_spark_writes_committed_as_a_run_are_skipped_when_repeated(spark, tmp_pa
     assert spark.conf.get("spark.databricks.delta.write.txnVersion", None) is None  # the settings were put back
 
 
+def _long_key(n: int) -> str:
+    # Longer than the statistics Delta keeps of a text (they are cut, and the cut bound moved on),
+    # with a shared prefix and a letter outside ASCII.
+    return json.dumps({"name": "é" + "x" * 80, "id": n}, ensure_ascii=False)
+
+
+@pytest.mark.parametrize("writer", ["delta-rs", "spark"])
+def test_keys_looked_up_by_file_statistics_find_what_a_scan_finds(spark, tmp_path, writer):
+    import pyarrow as pa
+    from deltalake import DeltaTable, write_deltalake
+
+    folder = str(tmp_path / "state")
+    batches = [[("a b/c", _long_key(n), f"v{n}") for n in range(first, first + 5)] for first in (0, 5, 10)]
+    batches.append([("Albums", _long_key(n), f"album {n}") for n in range(3)])  # the same keys in another partition
+    batches.append([("a b/c", json.dumps({"id": n}), f"short {n}") for n in (20, 21, 22)])  # kept whole in the statistics
+    for rows in batches:
+        table = pa.table({"table_name": [r[0] for r in rows], "keys": [r[1] for r in rows], "new_values": [r[2] for r in rows]})
+        if writer == "spark":
+            spark.createDataFrame(table.to_pylist()).write.format("delta").mode("append").partitionBy("table_name").save(folder)
+        else:
+            write_deltalake(folder, table, partition_by=["table_name"], mode="append")
+    # An update rewrites a file: the rows of the file it replaced are not read.
+    spark.sql(f"UPDATE delta.`{folder}` SET new_values = 'changed' WHERE keys = '{_long_key(6)}'")
+    found = DeltaTable(folder)
+    every = readers.arrow_table(found).to_pylist()
+    assert len(found.file_uris()) >= 4
+    for wanted in ([_long_key(0)], [_long_key(4), _long_key(5)], [_long_key(6)], [_long_key(14), _long_key(99)],
+                   [_long_key(99), _long_key(-1), _long_key(0)[:-3]], [_long_key(n) for n in range(15)],
+                   [json.dumps({"id": 20})], [json.dumps({"id": 22})], [json.dumps({"id": 2})]):
+        for tables in (["a b/c"], ["a b/c", "Albums"]):
+            got = readers.rows_holding(found, "keys", wanted, partitions={"table_name": tables},
+                                       columns=["keys", "new_values", "table_name"]).to_pylist()
+            expected = [{"keys": r["keys"], "new_values": r["new_values"], "table_name": r["table_name"]}
+                        for r in every if r["keys"] in wanted and r["table_name"] in tables]
+            assert sorted(got, key=str) == sorted(expected, key=str), (wanted, tables)
+    assert readers.rows_holding(found, "keys", [_long_key(6)], partitions={"table_name": ["a b/c"]},
+                                columns=["new_values"]).to_pylist() == [{"new_values": "changed"}]
+
+
 def test_every_engine_reads_the_committed_rows_only(spark, tmp_path):
     warehouse, staging = tmp_path / "warehouse", tmp_path / "staging"
     changes = _batches(staging)

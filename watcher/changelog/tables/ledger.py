@@ -48,9 +48,10 @@ APP_ID = "spanner-watcher/changelog"
 
 #: Tables on local disk kept open, brought up to date on each use: a streaming query's next run
 #: then replays only the commits since its last, not the table's whole log. Keyed by the folder,
-#: each kept with the identity of the commit file of its version, so a table deleted and made
-#: again, or put back from a copy, is opened afresh.
-_OPEN: dict[str, tuple[Any, tuple[int, int]]] = {}
+#: each kept with the version it was kept at and the identity of that version's commit file, so a
+#: table deleted and made again, or put back from a copy, is opened afresh. A write through the kept
+#: table moves it to the version it committed, which is still the same table.
+_OPEN: dict[str, tuple[Any, int, tuple[int, int]]] = {}
 #: The ``runs`` rows of each data file read (a Delta data file never changes): a run reads the new ones.
 _RUN_FILES: dict[str, list[dict[str, Any]]] = {}
 _CACHE_LOCK = threading.Lock()
@@ -121,7 +122,7 @@ class Ledger:
         if folder is not None:
             with _CACHE_LOCK:
                 kept = _OPEN.pop(folder, None)
-                if kept is not None and _commit_file(folder, kept[0].version()) == kept[1]:
+                if kept is not None and _commit_file(folder, kept[1]) == kept[2]:
                     found = kept[0]
                     # Versions are consecutive: with no file of the next one the table is current
                     # (one stat, where bringing it up to date lists the whole log folder).
@@ -141,9 +142,10 @@ class Ledger:
     @staticmethod
     def _keep(folder: str, found: Any) -> None:
         """Keep ``found`` open for ``folder`` with its version's commit file (not kept when that is gone)."""
-        ident = _commit_file(folder, found.version())
+        version = found.version()
+        ident = _commit_file(folder, version)
         if ident is not None:
-            _OPEN[folder] = (found, ident)
+            _OPEN[folder] = (found, version, ident)
 
     def table(self, name: str) -> Any:
         """Table ``name`` (a delta-rs ``DeltaTable``) at its newest version, to read or write through;

@@ -35,7 +35,7 @@ from ...rules import records
 from ...rules.grouping import commit_group
 from ...tables import arrow_rows, layout, watermark_table
 from ...tables.ledger import Ledger, Run
-from ...tables.readers import arrow_table
+from ...tables.readers import arrow_table, rows_holding
 from ...tables.source import COLUMNS as SOURCE_COLUMNS
 from ...tables.source import Source
 from ..base import Engine, Outcome, PreparedRun, all_newer, hold
@@ -80,7 +80,6 @@ class DriverEngine(Engine):
 
     def _state(self, run: Run, tables: set[str], keys: set[tuple[str, str]]) -> dict[tuple[str, str], StateRow]:
         """Each of ``keys``' state row, as ``current_state`` held it before the run."""
-        import pyarrow as pa
         import pyarrow.compute as pc
         from deltalake import DeltaTable
 
@@ -90,14 +89,13 @@ class DriverEngine(Engine):
         before = self.ledger.version_before(name, run)  # None: the state does not hold the run yet
         found = self.ledger.table(name) if before is None else DeltaTable(
             self.ledger.uri(name), version=before, storage_options=self.ledger.storage_options or None)
-        partitions = [("table_name", "in", sorted(tables))]
-        wanted = pa.array(sorted({k for _, k in keys}), pa.string())
+        partitions, wanted = {"table_name": sorted(tables)}, sorted({k for _, k in keys})
         # The keys alone first: a run of new keys (the common case of a stream) reads no row texts.
-        if not pc.any(pc.is_in(_rows(found, partitions, self.origin, ["keys"]).column("keys"), value_set=wanted)).as_py():
+        if not _rows(found, partitions, self.origin, ["keys"], keys=wanted).num_rows:
             return {}
         read = _rows(found, partitions, self.origin,
-                     ["table_name", "keys", "commit_timestamp", "commit_nanos", "is_deleted", "new_values", "version_seq"])
-        read = read.filter(pc.is_in(read.column("keys"), value_set=wanted))
+                     ["table_name", "keys", "commit_timestamp", "commit_nanos", "is_deleted", "new_values", "version_seq"],
+                     keys=wanted)
         if read.num_rows and pc.any(pc.is_valid(read.column("version_seq"))).as_py():
             raise Ineligible("state rows with version sequences (history tables)")
         state: dict[tuple[str, str], StateRow] = {}
@@ -122,18 +120,21 @@ class DriverEngine(Engine):
         dates = sorted({c.commit_date for c in new})
         groups = pa.array(sorted({commit_group(c.row.commit_timestamp) for c in new}), pa.string())
         table = self.ledger.table(name)
-        read = _rows(table, [("commit_date", "in", dates)], self.origin, ["transaction_group", "run_version"])
+        read = _rows(table, {"commit_date": dates}, self.origin, ["transaction_group", "run_version"])
         earlier = pc.and_(pc.is_in(read.column("transaction_group"), value_set=groups),
                           pc.less(read.column("run_version"), run.version))
         if pc.any(earlier).as_py():
             raise Ineligible("changes that continue a transaction group an earlier run wrote")
 
 
-def _rows(table: Any, partitions: list[tuple[str, str, Any]], origin: Source, columns: list[str]) -> Any:
-    """``columns`` of the rows of ``origin`` in ``table``'s ``partitions`` (delta-rs' partition filter), as Arrow."""
+def _rows(table: Any, partitions: dict[str, list[str]], origin: Source, columns: list[str], *,
+          keys: list[str] | None = None) -> Any:
+    """``columns`` of the rows of ``origin`` in ``table``'s ``partitions`` (column -> values), as Arrow;
+    with ``keys``, of the rows of those keys alone (reading only the files that may hold them)."""
     import pyarrow.compute as pc
 
-    read = arrow_table(table, filters=partitions, columns=[*SOURCE_COLUMNS, *columns])
+    read = (arrow_table(table, filters=[(p, "in", v) for p, v in partitions.items()], columns=[*SOURCE_COLUMNS, *columns])
+            if keys is None else rows_holding(table, "keys", keys, partitions=partitions, columns=[*SOURCE_COLUMNS, *columns]))
     for column, value in zip(SOURCE_COLUMNS, origin.values(), strict=True):
         read = read.filter(pc.equal(read.column(column), value))
     return read.select(columns)
