@@ -54,6 +54,11 @@ APP_ID = "spanner-watcher/changelog"
 _OPEN: dict[str, tuple[Any, int, tuple[int, int]]] = {}
 #: The ``runs`` rows of each data file read (a Delta data file never changes): a run reads the new ones.
 _RUN_FILES: dict[str, list[dict[str, Any]]] = {}
+#: The run each kept table (by id, version and app id) holds: a run asks many times, and a table's
+#: transactions change only with its version.
+_HELD: dict[tuple[int, int, str], tuple[Any, int]] = {}
+#: Entries of ``_HELD`` kept at most.
+HELD_KEPT = 1_000
 _CACHE_LOCK = threading.Lock()
 #: Files of ``_RUN_FILES`` kept at most (a query of many micro-batches keeps the newest ones' rows).
 RUN_FILES_KEPT = 100_000
@@ -158,8 +163,18 @@ class Ledger:
     def held_version(self, table: str) -> int:
         """The newest run ``table`` holds (0: none, or no such table yet)."""
         found = self._open(table)
-        version = found.transaction_version(self.app_id) if found is not None else None
-        return int(version or 0)
+        if found is None:
+            return 0
+        if self.storage_options or local_path(self.uri(table)) is None:  # opened afresh each time: nothing to keep
+            return int(found.transaction_version(self.app_id) or 0)
+        key = (id(found), found.version(), self.app_id)
+        with _CACHE_LOCK:
+            if key not in _HELD:
+                if len(_HELD) >= HELD_KEPT:
+                    _HELD.clear()
+                # Kept with the table, so that its id is not reused while the entry lives.
+                _HELD[key] = (found, int(found.transaction_version(self.app_id) or 0))
+            return _HELD[key][1]
 
     def version_before(self, table: str, run: Run) -> int | None:
         """The Delta version of ``table`` right before ``run``'s commit to it (None: it does not hold the run),
