@@ -24,7 +24,6 @@ from typing import Any
 
 import pytest
 
-from tests.changelog.conftest import each_engine  # noqa: F401  (the pipeline's changelog runs, on each engine)
 from tests.cli_support import run_all
 from tests.conftest import INSTANCE, PROJECT
 from watcher.schema_tools.migration_files import default_migrations

@@ -21,7 +21,7 @@ import pytest
 from google.cloud import spanner
 
 from tests.change_stream_reader import as_changes, read_stream
-from tests.changelog.conftest import AND_AUTO
+from tests.conftest import AND_AUTO
 from tests.watcher.core_support import wait_until
 from watcher import ChangeStreamWatcher, InMemoryProgressStore, TableWatcher
 from watcher.changelog import Changelog

@@ -29,7 +29,7 @@ import pytest
 from google.cloud import spanner
 from google.cloud.spanner_v1.data_types import JsonObject
 
-from tests.changelog.conftest import AND_AUTO
+from tests.conftest import AND_AUTO
 from tests.watcher.core_support import wait_until
 from watcher import DatabaseWatcher, InMemoryCommitTimestampRepository, State
 from watcher.capture.row_values import column_types, real_bytes

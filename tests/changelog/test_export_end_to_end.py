@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.changelog.conftest import AND_AUTO
+from tests.conftest import AND_AUTO
 from watcher.changelog import Changelog
 from watcher.changelog.exports import rows
 from watcher.changelog.exports.bigquery import compare_sequence_numbers

@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from tests.changelog.conftest import AND_AUTO
 from tests.changelog.support import SINGERS_TYPES, singer
+from tests.conftest import AND_AUTO
 from watcher.changelog import Changelog, write_marker
 from watcher.changelog.io.fs import HadoopFS
 from watcher.errors import ConfigurationError

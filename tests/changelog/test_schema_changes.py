@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from google.cloud import spanner
 
-from tests.changelog.conftest import AND_AUTO
+from tests.conftest import AND_AUTO
 from tests.watcher.core_support import wait_until
 from watcher import DatabaseWatcher
 from watcher.changelog import Changelog
