@@ -99,8 +99,10 @@ def rows_holding(table: Any, column: str, values: Iterable[str], *, partitions: 
     folder = local_path(table.table_uri)
     actions = pa.table(table.get_add_actions(flatten=True)) if folder and table.protocol().min_reader_version == 1 else None
     bounds = (f"min.{column}", f"max.{column}")
-    if actions is None or not all(name in actions.column_names for name in
-                                  (*bounds, *(f"partition.{p}" for p in allowed))):
+    paths = actions.column("path").to_pylist() if actions is not None else []
+    # A file named by an absolute URL (a shallow clone's) is left to delta-rs' scan.
+    if actions is None or any(":" in path or path.startswith("/") for path in paths) or not all(
+            name in actions.column_names for name in (*bounds, *(f"partition.{p}" for p in allowed))):
         read = arrow_table(table, columns=columns, filters=[(p, "in", sorted(v)) for p, v in allowed.items()] or None)
         return read.filter(pc.is_in(read.column(column), value_set=pa.array(wanted, pa.string())))
     schema = pa.schema(table.schema().to_arrow())
@@ -112,7 +114,7 @@ def rows_holding(table: Any, column: str, values: Iterable[str], *, partitions: 
     parts = {name.removeprefix("partition."): actions.column(name).to_pylist()
              for name in actions.column_names if name.startswith("partition.")}
     pieces = []
-    for i, path in enumerate(actions.column("path").to_pylist()):
+    for i, path in enumerate(paths):
         if any(parts[name][i] not in among for name, among in allowed.items()):
             continue
         low, high = lows[i], highs[i]
