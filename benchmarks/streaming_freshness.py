@@ -211,7 +211,7 @@ def measure(ctx: RunContext, master: str, target_p99_s: float = TARGET_P99_S) ->
         "micro_batch_engines": dict(collections.Counter(b.engine for b in batches)),
         "micro_batches": [{"records": b.records, "seconds": b.seconds, "phases": dict(b.phases), "engine": b.engine}
                           for b in batches],
-        "state_merges_apart": stats.get("compaction"),
+        "compactions": stats.get("compactions"),
         "trigger_phases_p50_ms": _phases(progress),
         "spark_jobs_and_tasks_per_micro_batch": {k: round(v / max(1, len(writer.batches())), 1) for k, v in spark_work.items()},
         "cpu_cores_benchmark_process_and_spark_python": round(cpu / window, 2),

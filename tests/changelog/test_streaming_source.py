@@ -235,7 +235,8 @@ def test_stream_and_changelog_equal_what_the_writers_committed(spark, make_datab
     db = make_database(DDL)
     writers = Writers(db)
     writers.insert(FIRST_GROUP)  # before the query starts: one group larger than the limit
-    writer = streaming.changelog_writer(str(tmp_path / "warehouse"))
+    # Compacting every second small file: the micro-batches' runs then go on over compacted tables.
+    writer = streaming.changelog_writer(str(tmp_path / "warehouse"), compact_files=2)
     sink = StreamRows(writer)
     query = _start(spark, db, tmp_path, sink)
     try:
@@ -263,6 +264,7 @@ def test_stream_and_changelog_equal_what_the_writers_committed(spark, make_datab
     stats = writer.stats()
     assert stats["changes_written"] == len(writers.written) and stats["freshness_rows"] == len(writers.written)
     assert 0 < stats["freshness"]["p50"] <= stats["freshness"]["p99"] <= stats["freshness"]["p100"] < WAIT
+    assert stats["compactions"] > 0 and len(Ledger(str(tmp_path / "warehouse")).table("changelog").file_uris()) < stats["batches"]
     progress = writer.progress(query)
     assert progress["freshness"] == stats["freshness"] and "numInputRows" in progress
 

@@ -45,6 +45,7 @@ from ..errors import ConfigurationError
 from ..sqlnames import quote_identifier
 from .input.batch_sources import RecordFrame, StagingFolder
 from .run import ChangelogResult, Run
+from .tables.compaction import DEFAULT_MIN_FILES, DEFAULT_TARGET_SIZE, CompactionPolicy
 from .tables.source import DEFAULT_SOURCE, Source
 
 #: The environment variable naming the default engine (see :meth:`Changelog.engine`).
@@ -80,6 +81,7 @@ class Changelog:
         self._views = True
         self._source = DEFAULT_SOURCE
         self._engine = _engine_name(os.environ.get(ENGINE_VARIABLE) or "auto")
+        self._compaction = CompactionPolicy()
 
     def staging(self, path: str) -> Changelog:
         """The staging folder (``<path>/table=<T>/<batch>.jsonl``: :mod:`watcher.staging.contract`)."""
@@ -135,6 +137,16 @@ class Changelog:
         self._engine = _engine_name(name)
         return self
 
+    def compaction(self, min_files: int = DEFAULT_MIN_FILES, target_size: int = DEFAULT_TARGET_SIZE) -> Changelog:
+        """After a run, compact a table once one of its partitions holds ``min_files`` files under
+        ``target_size`` bytes (:mod:`.tables.compaction`; on by default, ``min_files=0`` turns it off).
+
+        >>> CompactionPolicy().min_files, CompactionPolicy(min_files=0).active   # the default; what 0 asks for
+        (64, False)
+        """
+        self._compaction = CompactionPolicy(min_files, target_size).check()
+        return self
+
     def driver_runs(self, allowed: bool) -> Changelog:
         """``engine("auto")`` when ``allowed``, else ``engine("spark")`` (older callers' spelling)."""
         return self.engine("auto" if allowed else "spark")
@@ -146,7 +158,8 @@ class Changelog:
         if self._warehouse is None:
             raise ConfigurationError("warehouse is not set: call .warehouse(path) before .run()")
         return Run(self._spark, StagingFolder(self._spark, self._staging), self._warehouse, dict(self._soft_delete),
-                   self._clock, origin=self._source, views=self._views, engine=self._engine).execute()
+                   self._clock, origin=self._source, views=self._views, engine=self._engine,
+                   compact=self._compaction).execute()
 
     def run_records(self, records: Any, *, batch_counts: Mapping[tuple[str, str], int] | None = None,
                     batch_sizes: Mapping[tuple[str, str], int] | None = None,
@@ -169,7 +182,7 @@ class Changelog:
             raise ConfigurationError(f"identity must be a non-empty text, got {identity!r}")
         return Run(self._spark, RecordFrame(records, batch_counts, batch_sizes), self._warehouse, dict(self._soft_delete),
                    self._clock, origin=self._source, views=self._views, identity=identity,
-                   engine=self._engine).execute()
+                   engine=self._engine, compact=self._compaction).execute()
 
 
 def _engine_name(name: str) -> str:
@@ -189,7 +202,7 @@ def _path_arg(name: str, path: Any) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``spark-submit watcher/changelog/job.py --staging DIR --warehouse DIR [--soft-delete T=COL ...]``."""
+    """``spark-submit watcher/changelog/job.py --staging DIR --warehouse DIR [--soft-delete T=COL ...] [--compact-files N]``."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="changelog job", description="Build the changelog from staged batches.")
@@ -197,11 +210,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warehouse", required=True)
     parser.add_argument("--soft-delete", action="append", default=[], metavar="TABLE=COLUMN")
     parser.add_argument("--source", nargs=3, metavar=("PROJECT", "INSTANCE", "DATABASE"), default=None)
+    parser.add_argument("--compact-files", type=int, default=DEFAULT_MIN_FILES, metavar="N",
+                        help="compact a table once a partition holds N small files (0: never)")
     args = parser.parse_args(argv)
     from pyspark.sql import SparkSession
 
     spark = SparkSession.builder.appName("spanner-watcher changelog").getOrCreate()
-    job = Changelog(spark).staging(args.staging).warehouse(args.warehouse)
+    job = Changelog(spark).staging(args.staging).warehouse(args.warehouse).compaction(args.compact_files)
     if args.source:
         job.source(*args.source)
     for item in args.soft_delete:

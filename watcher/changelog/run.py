@@ -9,7 +9,8 @@
    commit), and the engine writes ``changelog``, ``current_state`` and ``watermarks``, each
    committed once as the run (:mod:`.engines.base`);
 3. bad batches are set aside (:mod:`.input.staging_reader`: moved to ``_quarantine`` with a report),
-   and the views are registered (:mod:`.views`).
+   tables crowded with small files are compacted (:mod:`.tables.compaction`), and the views are
+   registered (:mod:`.views`).
 
 A reader of the Delta tables sees a run's changelog rows before its state and watermarks; the
 ``watermarks`` table says up to where both are complete. A small run is the driver engine's when it
@@ -40,7 +41,7 @@ from .input.staging_reader import Quarantined
 from .io.files import open_fs
 from .rules import completeness
 from .spark.session import started as started_session
-from .tables import layout, watermark_table
+from .tables import compaction, layout, watermark_table
 from .tables.convert import refuse_old_layout
 from .tables.ledger import Ledger
 from .tables.ledger import Run as LedgerRun
@@ -77,6 +78,8 @@ class ChangelogResult:
     #: When (by the job's clock) the last run's changelog part committed: its rows are visible from
     #: then on, before the state and watermarks commit. None when no run wrote the changelog here.
     changelog_visible_at: dt.datetime | None = None
+    #: Table -> small files rewritten by the compaction after the run (:mod:`.tables.compaction`).
+    compacted: dict[str, int] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
         out = dict(self.__dict__)
@@ -93,9 +96,11 @@ class Run:
 
     def __init__(self, spark: Any, source: BatchSource, warehouse: str, soft_delete: dict[str, str],
                  clock: Callable[[], dt.datetime], *, origin: Source, views: bool = True,
-                 identity: str | None = None, engine: str = "auto") -> None:
+                 identity: str | None = None, engine: str = "auto",
+                 compact: compaction.CompactionPolicy = compaction.DEFAULT) -> None:
         self.spark, self.source, self.soft_delete, self.clock = spark, source, soft_delete, clock
         self.origin, self.with_views, self.identity, self.engine_choice = origin, views, identity, engine
+        self.compaction = compact.check()
         self.warehouse = warehouse
         self.fs = open_fs(spark, warehouse)
         self.ledger = Ledger(warehouse)
@@ -127,6 +132,9 @@ class Run:
         if files:
             names = [staging_reader.batch_name(f.uri) for f in files] + ([self.identity] if self.identity else [])
             self._do(engines, ledger.begin(names, now=self.clock()), files)
+        if result.committed and self.compaction.active:
+            with self._phase("compact"):  # after the watermarks: the run's rows are visible and complete
+                result.compacted = compaction.compact(ledger, self.compaction)
         if self.with_views:
             with self._phase("views"):
                 views.register_views(started_session(self.spark), self.warehouse)

@@ -37,6 +37,7 @@ from typing import Any
 
 from ..input.batch_sources import RECORD_SIZE_SQL
 from ..job import Changelog
+from ..tables.compaction import DEFAULT_MIN_FILES, CompactionPolicy
 
 #: The freshness percentiles reported.
 PERCENTILES = (0.5, 0.95, 0.99, 1.0)
@@ -86,7 +87,10 @@ class ChangelogWriter:
         warehouse: the warehouse folder or URL (as :meth:`Changelog.warehouse`).
         soft_delete: table -> column whose set value marks a deleted row.
         clock: time source of the freshness measure (tests drive it).
-        compact_apart: accepted for older callers (the Delta state needs no merging apart; ignored).
+        compact_files: compact a table after a micro-batch once one of its partitions holds this many
+            small files (:meth:`Changelog.compaction`; 0: never). A micro-batch adds files to every
+            table it writes, so a long query would otherwise leave its readers thousands of them.
+        compact_apart: accepted for older callers (ignored).
 
     Example::
 
@@ -97,15 +101,16 @@ class ChangelogWriter:
     """
 
     def __init__(self, warehouse: str, *, soft_delete: Mapping[str, str] | None = None,
-                 clock: Callable[[], dt.datetime] = _utcnow, compact_apart: bool = True) -> None:
+                 clock: Callable[[], dt.datetime] = _utcnow, compact_files: int = DEFAULT_MIN_FILES,
+                 compact_apart: bool = True) -> None:
         self.warehouse = warehouse
-        self.compactor = None
+        self.compaction = CompactionPolicy(compact_files).check()
         self.soft_delete = dict(soft_delete or {})
         self.clock = clock
         self._lock = threading.Lock()
         self._lags: collections.deque[tuple[float, float]] = collections.deque(maxlen=KEEP_ROWS)  # (commit, lag)
         self._batches: collections.deque[BatchReport] = collections.deque(maxlen=KEEP_BATCHES)
-        self._totals = {"batches": 0, "records": 0, "changes_written": 0, "duplicates_dropped": 0}
+        self._totals = {"batches": 0, "records": 0, "changes_written": 0, "duplicates_dropped": 0, "compactions": 0}
 
     def __call__(self, frame: Any, batch_id: int) -> None:
         """Run the changelog job over one micro-batch (Spark calls it; a replay writes nothing twice)."""
@@ -113,7 +118,8 @@ class ChangelogWriter:
 
         started = time.perf_counter()
         spark = frame.sparkSession
-        job = Changelog(spark).warehouse(self.warehouse).clock(self.clock).views(False)
+        job = (Changelog(spark).warehouse(self.warehouse).clock(self.clock).views(False)
+               .compaction(self.compaction.min_files, self.compaction.target_size))
         for table, column in self.soft_delete.items():
             job.soft_delete_column(table, column)
         frame = frame.persist(StorageLevel.MEMORY_AND_DISK)
@@ -139,6 +145,7 @@ class ChangelogWriter:
             self._totals["batches"] += 1
             for name in ("records", "changes_written", "duplicates_dropped"):
                 self._totals[name] += getattr(report, name)
+            self._totals["compactions"] += len(result.compacted)
 
     @staticmethod
     def _seen(frame: Any) -> tuple[dict[tuple[str, str], int], dict[tuple[str, str], int], list[int | None]]:
@@ -164,8 +171,7 @@ class ChangelogWriter:
             last = self._batches[-1].__dict__ if self._batches else None
             return {**self._totals, "freshness": percentiles([lag for _, lag in self._lags]),
                     "freshness_rows": len(self._lags),
-                    "last_batch": dict(last) if last else None,
-                    "compaction": None}
+                    "last_batch": dict(last) if last else None}
 
     def close(self, timeout: float | None = None) -> None:
         """Nothing to wait for (kept for callers that close the writer after stopping the query)."""

@@ -87,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
         if args.engine or args.spark_only:
             job.engine("spark" if args.spark_only else args.engine)
         job.views(False)
+        if args.compact_files is not None:
+            job.compaction(args.compact_files)
         job.warehouse(args.warehouse).source(args.source_project, args.source_instance, args.source_database)
         for table, column in args.soft_delete:
             job.soft_delete_column(table, column)
@@ -107,6 +109,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"  watermark {table}: {mark}")
         if retained:
             print(f"  retention: {retained}")
+        if result.compacted:
+            print(f"  compacted: {', '.join(f'{t} ({n} files)' for t, n in sorted(result.compacted.items()))}")
     for q in result.quarantined:
         print(f"quarantined {q.batch}: {q.reason} -> {q.moved_to}", file=sys.stderr)
     return EXIT_QUARANTINED if result.quarantined else 0

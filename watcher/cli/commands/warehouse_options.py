@@ -4,7 +4,8 @@ Every command that opens a warehouse calls :func:`check_warehouse` before it sta
 warehouse of the Parquet layout of older versions is refused with one line naming
 ``spanner-watcher changelog --convert --warehouse DIR``. ``changelog`` takes the options of
 :func:`add_arguments`: ``--convert`` (:mod:`watcher.changelog.tables.convert`) and the retention
-options (:mod:`watcher.changelog.tables.retention`), applied after its run committed.
+options (:mod:`watcher.changelog.tables.retention`), applied after its run committed, and
+``--compact-files`` (:mod:`watcher.changelog.tables.compaction`, which the run applies itself).
 
 Example:
     >>> import argparse
@@ -42,6 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "Delta's; time travel past it is gone); shorter needs --force-vacuum-retention")
     parser.add_argument("--force-vacuum-retention", action="store_true",
                         help="allow a --vacuum-retention under 7 days")
+    parser.add_argument("--compact-files", type=int, metavar="N", default=None,
+                        help="after the run, compact a table once one of its partitions holds N small files (default: "
+                             "the job's, 64; 0: never): the same rows in fewer files, which readers plan and scan faster")
 
 
 def check_warehouse(warehouse: str) -> None:
