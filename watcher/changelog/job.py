@@ -142,7 +142,7 @@ class Changelog:
         ``target_size`` bytes (:mod:`.tables.compaction`; on by default, ``min_files=0`` turns it off).
 
         >>> CompactionPolicy().min_files, CompactionPolicy(min_files=0).active   # the default; what 0 asks for
-        (64, False)
+        (256, False)
         """
         self._compaction = CompactionPolicy(min_files, target_size).check()
         return self

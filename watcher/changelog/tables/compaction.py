@@ -5,7 +5,9 @@ of a micro-batch a second adds thousands an hour, and a reader's planning and sc
 by the file, not by the row. After a run committed, a table with at least
 :attr:`CompactionPolicy.min_files` files under :attr:`CompactionPolicy.target_size` in one
 partition is compacted: delta-rs' OPTIMIZE bin-packs its small files into files of about the
-target size, in one commit.
+target size, in one commit. A compaction is a pause of the job, longer as its
+partitions' small files hold more rows (up to the target size), so it is rare: a streaming
+query pauses once in ``min_files`` micro-batches.
 
 What compaction leaves alone: the rows (the same rows in fewer files); the commits' application
 transactions (a table holds the same runs, :mod:`.ledger`); the change data feed and any
@@ -32,7 +34,7 @@ from . import layout
 from .ledger import Ledger
 
 #: Files under the target size one partition may hold before its table is compacted.
-DEFAULT_MIN_FILES = 64
+DEFAULT_MIN_FILES = 256
 #: The size compaction packs files to (and below which a file counts as small).
 DEFAULT_TARGET_SIZE = 64 << 20
 
@@ -66,11 +68,19 @@ class CompactionPolicy:
 DEFAULT, OFF = CompactionPolicy(), CompactionPolicy(min_files=0)
 
 
+def small_files(files: Iterable[tuple[Any, int]], target_size: int) -> Counter[Any]:
+    """Per partition (of ``(partition, size)`` pairs, one per file), its files smaller than ``target_size``.
+
+    >>> small_files([(("T",), 10), (("T",), 12), (("T",), 20), (("U",), 30)], 15)
+    Counter({('T',): 2})
+    """
+    return Counter(partition for partition, size in files if size < target_size)
+
+
 def crowded(files: Iterable[tuple[Any, int]], *, min_files: int, target_size: int) -> list[Any]:
     """The partitions (of ``(partition, size)`` pairs, one per file) holding at least ``min_files``
     files smaller than ``target_size``, in order."""
-    small = Counter(partition for partition, size in files if size < target_size)
-    return sorted(partition for partition, n in small.items() if n >= min_files)
+    return sorted(partition for partition, n in small_files(files, target_size).items() if n >= min_files)
 
 
 def _files(table: Any, partition_by: tuple[str, ...]) -> list[tuple[tuple[Any, ...], int]]:
@@ -87,6 +97,10 @@ def compact(ledger: Ledger, policy: CompactionPolicy = DEFAULT) -> dict[str, int
     """Compact each table of the warehouse that ``policy`` finds crowded; returns, per table compacted,
     the files its compaction removed.
 
+    All in the same run: every run adds a file to most tables, so they fill up together, and a
+    streaming query's next micro-batch then waits for one pause every ``min_files`` micro-batches
+    rather than one per table.
+
     >>> import tempfile
     >>> ledger = Ledger(tempfile.mkdtemp()); ledger.create_tables()
     >>> compact(ledger)
@@ -101,8 +115,8 @@ def compact(ledger: Ledger, policy: CompactionPolicy = DEFAULT) -> dict[str, int
             table = ledger.table(spec.name)
         except ChangelogError:  # not made yet: nothing to compact
             continue
-        if not crowded(_files(table, spec.partition_by), min_files=policy.min_files, target_size=policy.target_size):
-            continue
-        metrics = table.optimize.compact(target_size=policy.target_size)
-        out[spec.name] = int(metrics.get("numFilesRemoved", 0) or 0)
+        small = small_files(_files(table, spec.partition_by), policy.target_size)
+        if max(small.values(), default=0) >= policy.min_files:
+            metrics = table.optimize.compact(target_size=policy.target_size)
+            out[spec.name] = int(metrics.get("numFilesRemoved", 0) or 0)
     return out

@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="allow a --vacuum-retention under 7 days")
     parser.add_argument("--compact-files", type=int, metavar="N", default=None,
                         help="after the run, compact a table once one of its partitions holds N small files (default: "
-                             "the job's, 64; 0: never): the same rows in fewer files, which readers plan and scan faster")
+                             "the job's, 256; 0: never): the same rows in fewer files, which readers plan and scan faster")
 
 
 def check_warehouse(warehouse: str) -> None:
