@@ -115,6 +115,8 @@ def compact(ledger: Ledger, policy: CompactionPolicy = DEFAULT) -> dict[str, int
             table = ledger.table(spec.name)
         except ChangelogError:  # not made yet: nothing to compact
             continue
+        if table.get_add_actions(flatten=False).num_rows < policy.min_files:
+            continue  # too few files in all: the per-partition count (its statistics flattened) is not needed
         small = small_files(_files(table, spec.partition_by), policy.target_size)
         if max(small.values(), default=0) >= policy.min_files:
             metrics = table.optimize.compact(target_size=policy.target_size)
