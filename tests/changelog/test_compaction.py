@@ -115,3 +115,33 @@ def test_a_bad_compaction_option_is_refused_before_any_run(tmp_path, capsys):
 def test_a_table_is_crowded_by_the_partitions_holding_min_files_small_files(sizes, min_files, expected):
     files = [((p,), size) for p, each in sizes.items() for size in each]
     assert compaction.crowded(files, min_files=min_files, target_size=100) == [(p,) for p in expected]
+
+
+def test_a_compaction_that_fails_leaves_the_run_committed_and_is_tried_after_the_next(spark, tmp_path, monkeypatch, caplog):
+    """A commit conflict cannot be caused on cue here (one writer per warehouse), so delta-rs' compaction
+    is made to fail once, as a concurrent writer's commit would make it."""
+    from deltalake.exceptions import CommitFailedError
+    from deltalake.table import TableOptimizer
+
+    stager, staging, warehouse = Stager(tmp_path / "staging"), tmp_path / "staging", tmp_path / "warehouse"
+    real = TableOptimizer.compact
+    failures = iter([True])
+
+    def compact_once_failing(self, *args, **kwargs):
+        if next(failures, False):
+            raise CommitFailedError("a concurrent transaction removed files this one read")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(TableOptimizer, "compact", compact_once_failing)
+    compacted = []
+    for n in (1, 2, 3):
+        _stage(stager, n)
+        result = Changelog(spark).staging(str(staging)).warehouse(str(warehouse)).engine("driver").views(False) \
+            .compaction(2).run()
+        assert result.committed and Ledger(warehouse).held_version(layout.WATERMARKS.name) == n
+        compacted.append(set(result.compacted))
+    assert "compaction of runs failed, tried again after the next run: a concurrent transaction" in caplog.text
+    # the runs table, the first crowded (two runs' files after the second run), fails; the others go on
+    assert layout.RUNS.name not in compacted[1] and layout.CHANGELOG.name in compacted[1]
+    assert layout.RUNS.name in compacted[2], "the next run compacts what the one before could not"
+    assert len(readers.delta_rs_rows(str(warehouse / layout.CHANGELOG.name))) == 12

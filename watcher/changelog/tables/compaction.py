@@ -13,7 +13,9 @@ What compaction leaves alone: the rows (the same rows in fewer files); the commi
 transactions (a table holds the same runs, :mod:`.ledger`); the change data feed and any
 Delta stream reader (an OPTIMIZE commit changes no data, ``dataChange`` false, so both skip
 it); exports (they select rows by ``run_version``). A process killed mid-compaction leaves
-the table as it was: the new files are in no commit, and VACUUM removes them later.
+the table as it was: the new files are in no commit, and VACUUM removes them later. A compaction
+that fails (a concurrent writer's commit first, say) is logged and tried again after the next run;
+the run it follows is committed either way.
 
 Example:
     >>> CompactionPolicy().active, CompactionPolicy(min_files=0).active
@@ -24,6 +26,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -32,6 +35,8 @@ from typing import Any
 from ...errors import ChangelogError, ConfigurationError
 from . import layout
 from .ledger import Ledger
+
+log = logging.getLogger(__name__)
 
 #: Files under the target size one partition may hold before its table is compacted.
 DEFAULT_MIN_FILES = 256
@@ -64,8 +69,8 @@ class CompactionPolicy:
         return self.min_files > 0
 
 
-#: The job's policy unless told otherwise, and no compaction.
-DEFAULT, OFF = CompactionPolicy(), CompactionPolicy(min_files=0)
+#: The job's policy unless told otherwise.
+DEFAULT = CompactionPolicy()
 
 
 def small_files(files: Iterable[tuple[Any, int]], target_size: int) -> Counter[Any]:
@@ -106,6 +111,8 @@ def compact(ledger: Ledger, policy: CompactionPolicy = DEFAULT) -> dict[str, int
     >>> compact(ledger)
     {}
     """
+    from deltalake.exceptions import DeltaError
+
     policy.check()
     if not policy.active:
         return {}
@@ -117,8 +124,13 @@ def compact(ledger: Ledger, policy: CompactionPolicy = DEFAULT) -> dict[str, int
             continue
         if table.get_add_actions(flatten=False).num_rows < policy.min_files:
             continue  # too few files in all: the per-partition count (its statistics flattened) is not needed
-        small = small_files(_files(table, spec.partition_by), policy.target_size)
-        if max(small.values(), default=0) >= policy.min_files:
+        if not crowded(_files(table, spec.partition_by), min_files=policy.min_files, target_size=policy.target_size):
+            continue
+        try:
             metrics = table.optimize.compact(target_size=policy.target_size)
-            out[spec.name] = int(metrics.get("numFilesRemoved", 0) or 0)
+        except DeltaError as exc:  # the run is committed: a compaction that failed is tried after the next
+            log.warning("warehouse %s: compaction of %s failed, tried again after the next run: %s",
+                        ledger.warehouse, spec.name, exc)
+            continue
+        out[spec.name] = int(metrics.get("numFilesRemoved", 0) or 0)
     return out
