@@ -8,7 +8,6 @@ whichever engine wrote it, while later runs update keys whose rows were compacte
 from __future__ import annotations
 
 import datetime as dt
-import itertools
 from pathlib import Path
 
 import pytest
@@ -46,10 +45,8 @@ def _feed(spark, warehouse: Path) -> list[tuple]:
 
 
 def _small_files_per_partition(warehouse: Path, spec: layout.TableSpec) -> int:
-    table = Ledger(warehouse).table(spec.name)
-    files = compaction._files(table, spec.partition_by)
-    per = itertools.groupby(sorted(p for p, size in files if size < compaction.DEFAULT_TARGET_SIZE))
-    return max((len(list(group)) for _, group in per), default=0)
+    files = compaction._files(Ledger(warehouse).table(spec.name), spec.partition_by)
+    return max(compaction.small_files(files, compaction.DEFAULT_TARGET_SIZE).values(), default=0)
 
 
 @pytest.mark.usefixtures("each_engine")
