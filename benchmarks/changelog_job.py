@@ -6,6 +6,9 @@ directly as staging files (watcher.staging.contract's records). In one Spark ses
 (local[2], Delta loaded):
 
 * baseline: ``spark.read.json`` of those files with the staging schema, appended to a Delta table;
+* floor: the same read, each key's versions in commit order (a shuffle by key, a sort, one
+  window) and a Delta append partitioned by table and commit date, as every changelog run needs
+  (no state, old values, ids or groups): a figure beside the target, how much of it any job pays;
 * first run: the changelog job over the same files (dedup, classify, old values, groups; the
   ``changelog``, ``current_state`` and ``watermarks`` Delta tables committed as one run);
   the pair is timed :data:`PAIRS` times (each first run into an empty warehouse), medians reported;
@@ -161,6 +164,26 @@ def _baseline(spark: Any, staging: str, out: str) -> float:
     return time.perf_counter() - started
 
 
+#: The least any changelog of these files costs: each key's versions in commit order (a shuffle by
+#: key, a sort, one window giving each row its previous row) appended to a Delta table partitioned
+#: by table and commit date, as the changelog is. No state, old values, ids or groups.
+_FLOOR_WINDOW = "OVER (PARTITION BY `table`, keys ORDER BY commit_timestamp, seq)"
+
+
+def _floor(spark: Any, staging: str, out: str) -> float:
+    """The plain read, then the per-key order and the partitioned append every changelog run needs."""
+    from watcher.changelog.rules import records
+
+    shutil.rmtree(out, ignore_errors=True)
+    started = time.perf_counter()
+    rows = (spark.read.schema(records.schema(records.STAGING_FIELDS)).json(os.path.join(staging, contract.BATCH_GLOB))
+            .repartition("table", "keys").sortWithinPartitions("table", "keys", "commit_timestamp", "seq"))
+    (rows.selectExpr("*", f"lag(`values`) {_FLOOR_WINDOW} AS previous_values",
+                     "substring(commit_timestamp, 1, 10) AS commit_date")
+     .write.format("delta").partitionBy("table", "commit_date").mode("append").save(out))
+    return time.perf_counter() - started
+
+
 def _job(spark: Any, staging: str, warehouse: str) -> tuple[float, Any]:
     from watcher.changelog import Changelog
 
@@ -219,6 +242,7 @@ def measure(ctx: RunContext, s: dict[str, Any], name: str) -> Result:
     tiny = {**QUICK, "keys_per_table": 20}
     generate(os.path.join(warm, "staging"), tiny, day=0, versions=range(2), keys=range(20), tag="w")
     _baseline(spark, os.path.join(warm, "staging"), os.path.join(warm, "plain"))
+    _floor(spark, os.path.join(warm, "staging"), os.path.join(warm, "floor"))
     _job(spark, os.path.join(warm, "staging"), os.path.join(warm, "warehouse"))
     generate(os.path.join(warm, "staging"), {**tiny, "batch_size": 10}, day=10, versions=range(2, 3), keys=range(10),
              tag="x")
@@ -231,19 +255,25 @@ def measure(ctx: RunContext, s: dict[str, Any], name: str) -> Result:
                      workers=2)
     ctx.log(f"staged {total} changes in {time.perf_counter() - started:.1f} s")
     # The pair side by side, several times: one pair's ratio moves with the machine's moment.
-    baselines, firsts, ratios = [], [], []
+    # The floor beside them: how much of the ratio any changelog of these files pays.
+    baselines, firsts, ratios, floors, floor_ratios = [], [], [], [], []
     for n in range(PAIRS):
         shutil.rmtree(warehouse, ignore_errors=True)
         baseline = _baseline(spark, staging, plain)
+        floor = _floor(spark, staging, plain + "-floor")
         first, r1 = _job(spark, staging, warehouse)
         baselines.append(round(baseline, 2))
         firsts.append(round(first, 2))
         ratios.append(round(first / baseline, 2))
-        ctx.log(f"pair {n + 1}: plain read + Delta append {baseline:.1f} s, first run {first:.1f} s "
-                f"({r1.changes_written} changes): {first / baseline:.2f}x")
-    baseline, first, ratio = (statistics.median(v) for v in (baselines, firsts, ratios))
+        floors.append(round(floor, 2))
+        floor_ratios.append(round(floor / baseline, 2))
+        ctx.log(f"pair {n + 1}: plain read + Delta append {baseline:.1f} s, floor {floor:.1f} s "
+                f"({floor / baseline:.2f}x), first run {first:.1f} s ({r1.changes_written} changes): "
+                f"{first / baseline:.2f}x")
+    baseline, first, ratio, floor, floor_ratio = (statistics.median(v) for v in (baselines, firsts, ratios, floors,
+                                                                                   floor_ratios))
     rows = spark.read.format("delta").load(os.path.join(warehouse, "changelog")).count()
-    for folder in (staging, warehouse, plain):
+    for folder in (staging, warehouse, plain, plain + "-floor"):
         shutil.rmtree(folder, ignore_errors=True)
 
     # The incremental run over a state of tables x state_keys_per_table keys.
@@ -273,12 +303,16 @@ def measure(ctx: RunContext, s: dict[str, Any], name: str) -> Result:
     result = Result(settings={"shared_commits": False, **s, "changes": total, "new_changes": new, "master": "local[2]",
                               "shuffle_partitions": 4, "pairs": PAIRS, "second_runs": SECOND_RUNS,
                               "baseline": "spark.read.json(staged files, staging schema).write.format('delta').save()",
+                              "floor": "the baseline's read, repartition and sort by (table, keys), lag(values) per "
+                                       "key, Delta append partitioned by (table, commit date)",
                               "plain_merge": "DeltaTable.merge of the state rows of the 10,000 changed keys "
                                              "(run_version + 1) ON the state key; whenMatchedUpdateAll, "
                                              "whenNotMatchedInsertAll"})
     result.figures = {
         "baseline_seconds": round(baseline, 2), "first_run_seconds": round(first, 2), "first_vs_baseline": ratio,
         "baseline_runs": baselines, "first_runs": firsts, "first_vs_baseline_runs": ratios,
+        "floor_seconds": round(floor, 2), "floor_vs_baseline": floor_ratio, "floor_runs": floors,
+        "floor_vs_baseline_runs": floor_ratios, "first_vs_floor": round(first / floor, 2),
         "incremental_seconds": round(second, 3), "plain_merge_seconds": round(merge, 3),
         "incremental_vs_merge": round(second / merge, 3), "incremental_runs": seconds, "plain_merge_runs": merges,
         "first_run_changes": r1.changes_written, "incremental_changes": r2.changes_written,

@@ -146,10 +146,7 @@ class FolderExport:
         return self._plan()[0]
 
     def _plan(self) -> tuple[Plan | None, Progress, Increment | None]:
-        snap = snapshot(self.warehouse, storage_options=self._storage)
-        unknown = sorted(set(self.selection.tables) - set(snap.tables))
-        if unknown:
-            raise errors.unknown_tables(unknown, snap.tables)
+        snap = snapshot(self.warehouse, storage_options=self._storage).check_tables(self.selection)
         progress, adopted = self._adopt(self.progress(snap))
         self._fs.delete(PENDING)
         if snap.newest_run <= progress.last_run:

@@ -53,6 +53,19 @@ class Snapshot:
     def uri(self) -> str:
         return f"{self.warehouse}/{layout.CHANGELOG.name}"
 
+    def check_tables(self, selection: Selection) -> Snapshot:
+        """This snapshot, when it holds every table ``selection`` names (else a ConfigurationError naming them).
+
+        >>> Snapshot("w", 1, "id", 1, ("Singers",)).check_tables(Selection(tables=("Albums",)))
+        Traceback (most recent call last):
+        ...
+        watcher.errors.ConfigurationError: --table Albums: not in the changelog (tables: Singers)
+        """
+        unknown = sorted(set(selection.tables) - set(self.tables))
+        if unknown:
+            raise errors.unknown_tables(unknown, self.tables)
+        return self
+
 
 def snapshot(warehouse: str, *, storage_options: dict[str, str] | None = None) -> Snapshot:
     """The changelog of ``warehouse`` as its newest Delta version holds it."""

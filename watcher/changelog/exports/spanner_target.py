@@ -120,10 +120,7 @@ class SpannerExport:
 
     def plan(self) -> SpannerPlan | None:
         """The rows to write (None: no run is newer than the recorded one); creates the tables when missing."""
-        snap = snapshot(self.warehouse, storage_options=self._storage)
-        unknown = sorted(set(self.selection.tables) - set(snap.tables))
-        if unknown:
-            raise errors.unknown_tables(unknown, snap.tables)
+        snap = snapshot(self.warehouse, storage_options=self._storage).check_tables(self.selection)
         ensure_table(self.database, self.table)
         ensure(self.database, PROGRESS_TABLE, lambda dialect: progress_table_ddl(dialect=dialect),
                [name for name, _ in PROGRESS_COLUMNS], "progress")

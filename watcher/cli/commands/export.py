@@ -140,8 +140,8 @@ def _export(args: argparse.Namespace, selection: Any, spanner: tuple[Any, str] |
     from ...errors import StorageURLError, WatcherError
     from ..main import CommandError
 
-    try:
-        snapshot(args.warehouse)  # no changelog yet: said before Spark starts
+    try:  # no changelog yet, or a table it does not hold: said before Spark starts
+        snapshot(args.warehouse).check_tables(selection)
     except WatcherError as exc:
         raise CommandError(str(exc)) from None
     done: Any
