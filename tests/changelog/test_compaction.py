@@ -17,6 +17,7 @@ from watcher.changelog import Changelog
 from watcher.changelog.tables import compaction, layout, readers
 from watcher.changelog.tables.ledger import Ledger
 
+ROOT = Path(__file__).resolve().parents[2]
 KEY = ["SingerId"]
 RUNS = 3
 MIN_FILES = 2
@@ -98,6 +99,9 @@ def test_a_bad_compaction_option_is_refused_before_any_run(tmp_path, capsys):
     add_arguments(parser)
     wanted = next(a for a in parser._actions if "--compact-files" in a.option_strings)
     assert f"the job's, {compaction.DEFAULT_MIN_FILES};" in wanted.help  # the help names the job's default
+    guide = " ".join((ROOT / "docs" / "operating.md").read_text().split())
+    assert (f"holds {compaction.DEFAULT_MIN_FILES} files under {compaction.DEFAULT_TARGET_SIZE >> 20} MiB" in guide
+            and f"once in {compaction.DEFAULT_MIN_FILES} micro-batches" in guide)  # so does the operators' guide
 
 
 @pytest.mark.parametrize(("sizes", "min_files", "expected"), [
