@@ -153,14 +153,18 @@ def _session() -> Any:
     return spark
 
 
-def _baseline(spark: Any, staging: str, out: str) -> float:
-    """A plain Spark read of the staged files and a plain Delta append of their rows."""
+def _read(spark: Any, staging: str) -> Any:
+    """A plain Spark read of the staged files, with the staging schema."""
     from watcher.changelog.rules import records
 
+    return spark.read.schema(records.schema(records.STAGING_FIELDS)).json(os.path.join(staging, contract.BATCH_GLOB))
+
+
+def _baseline(spark: Any, staging: str, out: str) -> float:
+    """A plain Spark read of the staged files and a plain Delta append of their rows."""
     shutil.rmtree(out, ignore_errors=True)
     started = time.perf_counter()
-    (spark.read.schema(records.schema(records.STAGING_FIELDS)).json(os.path.join(staging, contract.BATCH_GLOB))
-     .write.format("delta").mode("append").save(out))
+    _read(spark, staging).write.format("delta").mode("append").save(out)
     return time.perf_counter() - started
 
 
@@ -172,12 +176,10 @@ _FLOOR_WINDOW = "OVER (PARTITION BY `table`, keys ORDER BY commit_timestamp, seq
 
 def _floor(spark: Any, staging: str, out: str) -> float:
     """The plain read, then the per-key order and the partitioned append every changelog run needs."""
-    from watcher.changelog.rules import records
-
     shutil.rmtree(out, ignore_errors=True)
     started = time.perf_counter()
-    rows = (spark.read.schema(records.schema(records.STAGING_FIELDS)).json(os.path.join(staging, contract.BATCH_GLOB))
-            .repartition("table", "keys").sortWithinPartitions("table", "keys", "commit_timestamp", "seq"))
+    rows = _read(spark, staging).repartition("table", "keys").sortWithinPartitions("table", "keys", "commit_timestamp",
+                                                                                    "seq")
     (rows.selectExpr("*", f"lag(`values`) {_FLOOR_WINDOW} AS previous_values",
                      "substring(commit_timestamp, 1, 10) AS commit_date")
      .write.format("delta").partitionBy("table", "commit_date").mode("append").save(out))

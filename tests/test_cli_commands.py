@@ -312,7 +312,7 @@ def _watch_config(path: Path, database_id: str) -> Path:
 
 @pytest.mark.usefixtures("each_engine")
 def test_pipeline_backfill_watch_changelog_reconcile(instance, host: str, fresh_id: str, tmp_path: Path,
-                                                            spark) -> None:
+                                                     spark) -> None:
     from google.cloud import spanner
 
     env = _env(host)
